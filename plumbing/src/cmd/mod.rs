@@ -1,0 +1,4 @@
+//! The plumbing commands: one file each, holding its clap `Args` and `run(ctx, args, out)`.
+//! Their output is a contract (`docs/plumbing.md`).
+
+pub mod project;

@@ -1,0 +1,29 @@
+//! `shake project`: the model context pi builds for a leaf, as pi's own code returns it.
+
+use std::io::Write;
+
+use crate::pi::{Projection, Session};
+use crate::rev::RevArgs;
+use crate::{Context, Result};
+
+/// Print the context pi would send the model for a leaf
+#[derive(clap::Args, Debug)]
+pub struct ProjectArgs {
+    #[command(flatten)]
+    pub rev: RevArgs,
+    /// Print JSON: {"leafId","entries":[{"id","type","messages"}],"messages"} (the only format)
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `shake project`.
+pub fn run(ctx: &Context, args: &ProjectArgs, out: &mut dyn Write) -> Result {
+    let (file, rev) = args.rev.load(ctx)?;
+    let session = Session::parse(&file)?;
+    ctx.warn_session(&session);
+    let leaf = rev.leaf(&session)?;
+    let projection = Projection::at(&session, leaf)?;
+    serde_json::to_writer(&mut *out, &projection.to_json()).map_err(std::io::Error::from)?;
+    writeln!(out)?;
+    Ok(0)
+}

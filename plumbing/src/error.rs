@@ -1,0 +1,86 @@
+//! The error every command returns: a message, hints, and what kind of failure it is (which
+//! decides the exit code).
+
+use std::fmt;
+
+/// What kind of failure an error is; each maps to one exit code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// Bad input or a refusal: exit 1.
+    User,
+    /// The store is corrupt: exit 3.
+    Corrupt,
+}
+
+impl ErrorKind {
+    /// Returns the process exit code for this kind.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            ErrorKind::User => 1,
+            ErrorKind::Corrupt => 3,
+        }
+    }
+}
+
+/// A command's failure, ready to print as `shake: error: …` plus `hint: …` lines.
+#[derive(Debug)]
+pub struct Error {
+    /// Decides the exit code.
+    pub kind: ErrorKind,
+    /// One line saying what went wrong, naming the file and line where there is one.
+    pub message: String,
+    /// What the user can do about it.
+    pub hints: Vec<String>,
+}
+
+impl Error {
+    /// Returns a user error with this message.
+    pub fn user(message: impl Into<String>) -> Error {
+        Error { kind: ErrorKind::User, message: message.into(), hints: Vec::new() }
+    }
+
+    /// Returns a corrupt-store error with this message.
+    pub fn corrupt(message: impl Into<String>) -> Error {
+        Error { kind: ErrorKind::Corrupt, message: message.into(), hints: Vec::new() }
+    }
+
+    /// Adds a hint line.
+    pub fn hint(mut self, hint: impl Into<String>) -> Error {
+        self.hints.push(hint.into());
+        self
+    }
+
+    /// Wraps an I/O error with what was being done and to which path.
+    pub fn io(what: impl fmt::Display, err: std::io::Error) -> Error {
+        Error::user(format!("{what}: {err}"))
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<crate::pi::ParseError> for Error {
+    fn from(e: crate::pi::ParseError) -> Error {
+        Error::user(e.to_string())
+    }
+}
+
+impl From<crate::pi::ProjectError> for Error {
+    fn from(e: crate::pi::ProjectError) -> Error {
+        Error::user(e.to_string())
+    }
+}
+
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Error {
+        Error::user(e.to_string())
+    }
+}
+
+/// What a command returns: its exit code (0, or 1 for "found a difference"), or an error.
+pub type Result<T = u8> = std::result::Result<T, Error>;

@@ -1,0 +1,12 @@
+//! shake's engine: the pi session model and projection, the content-addressed store, token
+//! counting, and the low-level (plumbing) commands whose output is a contract.
+
+pub mod cmd;
+pub mod context;
+pub mod error;
+pub mod id;
+pub mod pi;
+pub mod rev;
+
+pub use context::Context;
+pub use error::{Error, ErrorKind, Result};

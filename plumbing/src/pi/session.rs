@@ -1,0 +1,329 @@
+//! A parsed pi session: the header, the entries pi loads, and what pi would skip, as warnings.
+//!
+//! Loading follows pi 1.6.0's `loadEntriesFromFile` and `SessionManager` exactly: the header is the
+//! first parseable line; blank and unparseable lines are skipped; later `session` lines are dropped;
+//! v1/v2 files are migrated in memory (ids are synthetic here, random in pi).
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fmt;
+
+use super::entry::{as_str, Entry, Fields};
+use super::file::SessionFile;
+
+/// pi's current session format version.
+pub const CURRENT_VERSION: u64 = 3;
+
+/// Something pi reads differently from what the file says, or skips silently.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Warning {
+    /// 1-based line (0 when it concerns the whole file).
+    pub line: usize,
+    /// What is wrong, in words.
+    pub message: String,
+}
+
+/// Why a file cannot be read as a pi session at all.
+#[derive(Debug, thiserror::Error)]
+pub enum ParseError {
+    /// The first parseable line is not a `session` header (pi refuses such a file).
+    #[error("{path}:{line}: not a pi session: the first JSON line is not a session header")]
+    NotASession { path: String, line: usize },
+    /// The file has no parseable line at all (and is not empty).
+    #[error("{path}: not a pi session: no line is valid JSON")]
+    NoHeader { path: String },
+}
+
+/// The header line.
+#[derive(Debug)]
+pub struct Header<'a> {
+    /// 1-based line number of the header.
+    pub line: usize,
+    /// The header's exact bytes.
+    pub raw: &'a [u8],
+    /// The session id.
+    pub id: Cow<'a, str>,
+    /// The declared format version (1 when absent, as pi assumes).
+    pub version: u64,
+    /// The working directory the session belongs to.
+    pub cwd: Option<Cow<'a, str>>,
+    /// The file this session was forked from, if any.
+    pub parent_session: Option<Cow<'a, str>>,
+}
+
+/// A session as pi loads it.
+pub struct Session<'a> {
+    /// The file read.
+    pub file: &'a SessionFile,
+    /// The header; `None` only for an empty file.
+    pub header: Option<Header<'a>>,
+    /// Non-header entries in file order, as pi's `getEntries()` returns them.
+    pub entries: Vec<Entry<'a>>,
+    /// Lines pi skips or reads with a loss, and other things worth telling.
+    pub warnings: Vec<Warning>,
+    by_id: HashMap<String, usize>,
+}
+
+impl fmt::Debug for Session<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Session").field("path", &self.file.path).field("entries", &self.entries.len()).finish()
+    }
+}
+
+impl<'a> Session<'a> {
+    /// Parses a session file as pi 1.6.0 loads it.
+    pub fn parse(file: &'a SessionFile) -> Result<Session<'a>, ParseError> {
+        let mut warnings = Vec::new();
+        let mut header: Option<Header<'a>> = None;
+        let mut entries = Vec::new();
+        let last = file.lines.len();
+        for line in &file.lines {
+            let text = file.line_text(line);
+            if text.trim().is_empty() {
+                continue;
+            }
+            if !line.valid_utf8 {
+                warnings.push(Warning {
+                    line: line.number,
+                    message: "invalid UTF-8; read with U+FFFD replacements, as pi reads it".into(),
+                });
+            }
+            let fields: Fields<'a> = match serde_json::from_str(text) {
+                Ok(f) => f,
+                Err(e) => {
+                    let partial = line.number == last && !file.ends_with_newline();
+                    warnings.push(Warning { line: line.number, message: malformed_message(text, &e, partial) });
+                    continue;
+                }
+            };
+            let raw = file.line_raw(line);
+            let kind = as_str(fields.kind).unwrap_or_default();
+            if header.is_none() {
+                if kind != "session" || as_str(fields.id).is_none() {
+                    return Err(ParseError::NotASession { path: file.display().into_owned(), line: line.number });
+                }
+                header = Some(Header {
+                    line: line.number,
+                    raw,
+                    id: as_str(fields.id).unwrap_or_default(),
+                    version: fields.version.and_then(|v| v.get().parse::<u64>().ok()).unwrap_or(1),
+                    cwd: as_str(fields.cwd),
+                    parent_session: as_str(fields.parent_session),
+                });
+                continue;
+            }
+            if kind == "session" {
+                warnings.push(Warning { line: line.number, message: "a second session header; pi ignores it".into() });
+                continue;
+            }
+            let id = as_str(fields.id);
+            if id.is_none() && header.as_ref().is_some_and(|h| h.version >= 2) {
+                warnings.push(Warning { line: line.number, message: "entry has no string \"id\"; shake skips it".into() });
+                continue;
+            }
+            let parent_id = as_str(fields.parent_id).filter(|p| !p.is_empty());
+            entries.push(Entry {
+                line: line.number,
+                raw,
+                kind,
+                id: id.unwrap_or_default(),
+                parent_id,
+                migrated_first_kept: None,
+                hook_message_role: false,
+                fields,
+            });
+        }
+        let header = match header {
+            Some(h) => Some(h),
+            None if file.raw().is_empty() => None,
+            None if file.lines.iter().all(|l| file.line_text(l).trim().is_empty()) => None,
+            None => return Err(ParseError::NoHeader { path: file.display().into_owned() }),
+        };
+        let mut session = Session { file, header, entries, warnings, by_id: HashMap::new() };
+        session.migrate();
+        session.by_id = session.entries.iter().enumerate().map(|(i, e)| (e.id.to_string(), i)).collect();
+        Ok(session)
+    }
+
+    /// Returns the header's declared version (3 for an empty file).
+    pub fn version(&self) -> u64 {
+        self.header.as_ref().map_or(CURRENT_VERSION, |h| h.version)
+    }
+
+    /// Tells whether pi would migrate (and so rewrite) this file when it opens it.
+    pub fn needs_migration(&self) -> bool {
+        self.version() < CURRENT_VERSION
+    }
+
+    /// Returns the index of the entry with this id (the later one when ids repeat, as in pi).
+    pub fn index_of(&self, id: &str) -> Option<usize> {
+        self.by_id.get(id).copied()
+    }
+
+    /// Returns the entry with this id.
+    pub fn get(&self, id: &str) -> Option<&Entry<'a>> {
+        self.index_of(id).map(|i| &self.entries[i])
+    }
+
+    /// Returns pi's leaf on load: the last entry in file order.
+    pub fn default_leaf(&self) -> Option<usize> {
+        self.entries.len().checked_sub(1)
+    }
+
+    /// Returns the parent's index, or `None` at a root or when the parent is unknown (pi then
+    /// ends the path there).
+    pub fn parent_of(&self, index: usize) -> Option<usize> {
+        self.entries[index].parent_id.as_deref().and_then(|p| self.index_of(p))
+    }
+
+    /// Returns the root→leaf path as entry indexes, or the cycle that makes pi loop forever.
+    pub fn path(&self, leaf: usize) -> Result<Vec<usize>, Cycle> {
+        let mut path = vec![leaf];
+        let mut current = leaf;
+        while let Some(parent) = self.parent_of(current) {
+            if path.len() > self.entries.len() {
+                return Err(Cycle { id: self.entries[parent].id.to_string(), line: self.entries[parent].line });
+            }
+            path.push(parent);
+            current = parent;
+        }
+        path.reverse();
+        Ok(path)
+    }
+
+    /// Returns every branch tip: entries no other entry names as its parent, in file order.
+    pub fn leaves(&self) -> Vec<usize> {
+        let mut has_child = vec![false; self.entries.len()];
+        for i in 0..self.entries.len() {
+            if let Some(p) = self.parent_of(i) {
+                has_child[p] = true;
+            }
+        }
+        (0..self.entries.len()).filter(|&i| !has_child[i]).collect()
+    }
+
+    /// Applies pi's v1→v2→v3 migration in memory (`migrateV1ToV2`, `migrateV2ToV3`).
+    fn migrate(&mut self) {
+        let version = self.version();
+        if version < 2 {
+            // pi indexes firstKeptEntryIndex into [header, ...entries]; malformed lines do not count.
+            let ids: Vec<String> = (0..self.entries.len()).map(|i| synthetic_id(self.entries[i].line)).collect();
+            for (i, entry) in self.entries.iter_mut().enumerate() {
+                entry.id = Cow::Owned(ids[i].clone());
+                entry.parent_id = i.checked_sub(1).map(|p| Cow::Owned(ids[p].clone()));
+                if entry.kind == "compaction" {
+                    let index = entry.fields.first_kept_entry_index.and_then(|r| r.get().parse::<usize>().ok());
+                    entry.migrated_first_kept = index
+                        .and_then(|k| k.checked_sub(1))
+                        .and_then(|k| ids.get(k))
+                        .map(|id| Cow::Owned(id.clone()));
+                }
+            }
+            self.warnings.push(Warning {
+                line: 0,
+                message: "v1 session (no entry ids): read as pi migrates it, with synthetic ids; pi assigns random ids and rewrites the file when it opens it".into(),
+            });
+        }
+        if version < 3 {
+            for entry in &mut self.entries {
+                if entry.kind == "message" && entry.fields.message.is_some_and(|m| has_hook_message_role(m.get())) {
+                    entry.hook_message_role = true;
+                }
+            }
+        }
+    }
+}
+
+/// Returns the id shake gives a v1 entry: its line number as 8 hex digits.
+fn synthetic_id(line: usize) -> String {
+    format!("{line:08x}")
+}
+
+fn has_hook_message_role(message: &str) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Role<'b> {
+        #[serde(borrow)]
+        role: Option<Cow<'b, str>>,
+    }
+    serde_json::from_str::<Role>(message).ok().and_then(|r| r.role).as_deref() == Some("hookMessage")
+}
+
+fn malformed_message(text: &str, error: &serde_json::Error, partial: bool) -> String {
+    if partial {
+        return "partial last line (no trailing newline and not valid JSON); pi skips it".into();
+    }
+    let valid_json = serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok();
+    if valid_json {
+        format!("valid JSON but not a session entry shake can read ({error}); skipped")
+    } else {
+        format!("malformed JSON ({error}); pi skips this line")
+    }
+}
+
+/// A `parentId` chain that loops (pi would hang on it).
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("parentId cycle through entry {id} (line {line}); pi would hang on this branch")]
+pub struct Cycle {
+    /// An entry on the cycle.
+    pub id: String,
+    /// Its line.
+    pub line: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(s: &str) -> SessionFile {
+        SessionFile::from_bytes("t.jsonl".into(), s.as_bytes().to_vec())
+    }
+
+    const HEAD: &str = r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#;
+
+    #[test]
+    fn garbage_before_header_and_malformed_lines_warn() {
+        let f = file(&format!(
+            "garbage\n{HEAD}\n\n{{\"type\":\"message\",\"id\":\"a\",\"parentId\":null}}\n{{broken\n{{\"type\":\"label\",\"id\":\"b\",\"parentId\":\"a\"}}\n{{\"type\":\"x\""
+        ));
+        let s = Session::parse(&f).unwrap();
+        assert_eq!(s.entries.len(), 2);
+        let lines: Vec<_> = s.warnings.iter().map(|w| w.line).collect();
+        assert_eq!(lines, [1, 5, 7]);
+        assert!(s.warnings[2].message.contains("partial last line"));
+        assert_eq!(s.path(1).unwrap(), [0, 1]);
+    }
+
+    #[test]
+    fn first_json_line_must_be_a_header() {
+        let f = file("{\"type\":\"message\",\"id\":\"a\"}\n");
+        let err = Session::parse(&f).unwrap_err();
+        assert_eq!(err.to_string(), "t.jsonl:1: not a pi session: the first JSON line is not a session header");
+        assert!(matches!(Session::parse(&file("nope\n")), Err(ParseError::NoHeader { .. })));
+        assert!(Session::parse(&file("")).unwrap().header.is_none());
+    }
+
+    #[test]
+    fn cycles_are_reported_not_followed() {
+        let f = file(&format!(
+            "{HEAD}\n{{\"type\":\"x\",\"id\":\"a\",\"parentId\":\"b\"}}\n{{\"type\":\"x\",\"id\":\"b\",\"parentId\":\"a\"}}\n"
+        ));
+        let s = Session::parse(&f).unwrap();
+        assert!(s.path(1).is_err());
+        assert!(s.leaves().is_empty());
+    }
+
+    #[test]
+    fn v1_is_migrated_in_memory() {
+        let f = file(concat!(
+            "{\"type\":\"session\",\"id\":\"old\",\"timestamp\":\"t\",\"cwd\":\"/\"}\n",
+            "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n",
+            "{\"type\":\"message\",\"message\":{\"role\":\"hookMessage\",\"content\":\"x\"}}\n",
+            "{\"type\":\"compaction\",\"summary\":\"s\",\"firstKeptEntryIndex\":2}\n",
+        ));
+        let s = Session::parse(&f).unwrap();
+        assert!(s.needs_migration());
+        assert_eq!(s.path(2).unwrap(), [0, 1, 2]);
+        assert_eq!(s.entries[2].first_kept_entry_id().as_deref(), Some(s.entries[1].id.as_ref()));
+        assert_eq!(s.entries[1].role().as_deref(), Some("custom"));
+    }
+}

@@ -1,0 +1,180 @@
+//! Revisions: how a command line names a session and a leaf in it (`docs/revisions.md`).
+//!
+//! `REV` is a session file path, or a session id (or a unique prefix of one), optionally followed
+//! by `:<entry-id>` (an entry id or a unique prefix). No suffix means pi's own leaf, the last entry
+//! in file order. No `REV` at all means pi's `--continue` choice for the current directory.
+
+use std::path::{Path, PathBuf};
+
+use crate::pi::{Session, SessionFile};
+use crate::{Context, Error, Result};
+
+/// The `[REV]` and `--leaf` arguments every command that reads a leaf takes.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct RevArgs {
+    /// Session file, or session id (prefix), optionally `:<entry-id>`; default: pi's current session here
+    #[arg(value_name = "REV")]
+    pub rev: Option<String>,
+    /// Leaf entry id (or unique prefix) to act on, e.g. pi's in-memory leaf after /tree
+    #[arg(long, value_name = "ID")]
+    pub leaf: Option<String>,
+}
+
+/// A revision split into its session part and its entry part.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rev {
+    /// The session: a path or an id; `None` for pi's default session here.
+    pub session: Option<String>,
+    /// The entry id (prefix) naming the leaf; `None` for pi's leaf on load.
+    pub entry: Option<String>,
+}
+
+impl RevArgs {
+    /// Returns the revision these arguments name (`--leaf` wins over a `:` suffix).
+    pub fn rev(&self) -> Rev {
+        let mut rev = self.rev.as_deref().map(Rev::parse).unwrap_or(Rev { session: None, entry: None });
+        if let Some(leaf) = &self.leaf {
+            rev.entry = Some(leaf.clone());
+        }
+        rev
+    }
+
+    /// Finds and reads the session file these arguments name.
+    pub fn load(&self, ctx: &Context) -> Result<(SessionFile, Rev)> {
+        let rev = self.rev();
+        let path = rev.session_path(ctx)?;
+        let file = SessionFile::read(&path).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+        Ok((file, rev))
+    }
+}
+
+impl Rev {
+    /// Splits `session[:entry]`. A string that is an existing file is all session: paths may
+    /// hold `:`.
+    pub fn parse(s: &str) -> Rev {
+        if Path::new(s).is_file() {
+            return Rev { session: Some(s.to_string()), entry: None };
+        }
+        match s.rsplit_once(':') {
+            Some((session, entry)) if !entry.contains('/') => Rev {
+                session: (!session.is_empty()).then(|| session.to_string()),
+                entry: (!entry.is_empty()).then(|| entry.to_string()),
+            },
+            _ => Rev { session: Some(s.to_string()), entry: None },
+        }
+    }
+
+    /// Returns the session file this revision names.
+    pub fn session_path(&self, ctx: &Context) -> Result<PathBuf> {
+        match &self.session {
+            None => default_session(ctx),
+            Some(s) if Path::new(s).is_file() => Ok(PathBuf::from(s)),
+            Some(s) if s.contains('/') || s.ends_with(".jsonl") => Err(Error::user(format!("no such session file: {s}"))),
+            Some(id) => session_by_id(ctx, id),
+        }
+    }
+
+    /// Resolves the entry part to a leaf index in `session` (pi's leaf on load when absent).
+    pub fn leaf(&self, session: &Session<'_>) -> Result<Option<usize>> {
+        match &self.entry {
+            None => Ok(session.default_leaf()),
+            Some(prefix) => resolve_entry(session, prefix).map(Some),
+        }
+    }
+}
+
+/// Resolves an entry id or unique prefix to an entry index.
+pub fn resolve_entry(session: &Session<'_>, prefix: &str) -> Result<usize> {
+    if let Some(i) = session.index_of(prefix) {
+        return Ok(i);
+    }
+    let mut hits = session.entries.iter().enumerate().filter(|(_, e)| e.id.starts_with(prefix));
+    match (hits.next(), hits.next()) {
+        (Some((i, _)), None) => Ok(i),
+        (None, _) => Err(Error::user(format!("{}: no entry {prefix:?}", session.file.display()))),
+        (Some(_), Some(_)) => Err(Error::user(format!("{}: entry prefix {prefix:?} is ambiguous", session.file.display()))
+            .hint("type more of the id")),
+    }
+}
+
+/// pi's `--continue` choice: the most recently modified session file of this directory.
+pub fn default_session(ctx: &Context) -> Result<PathBuf> {
+    let (dir, flat) = ctx.session_dir_for_cwd();
+    let mut newest: Option<(std::time::SystemTime, PathBuf)> = None;
+    for path in jsonl_files(&dir) {
+        if flat && !header_cwd_is(&path, &ctx.cwd) {
+            continue;
+        }
+        let Ok(modified) = path.metadata().and_then(|m| m.modified()) else { continue };
+        if newest.as_ref().is_none_or(|(t, _)| modified > *t) {
+            newest = Some((modified, path));
+        }
+    }
+    newest.map(|(_, p)| p).ok_or_else(|| {
+        Error::user(format!("no pi session for {} (looked in {})", ctx.cwd.display(), dir.display()))
+            .hint("name a session file, or run shake from the directory you ran pi in")
+    })
+}
+
+/// Finds a session file by session id or unique prefix under pi's session folders.
+fn session_by_id(ctx: &Context, id: &str) -> Result<PathBuf> {
+    let mut roots = vec![ctx.sessions_root()];
+    roots.extend(ctx.custom_session_dir.clone());
+    let mut hits: Vec<PathBuf> = Vec::new();
+    for root in roots {
+        for entry in walkdir::WalkDir::new(&root).max_depth(2).into_iter().filter_map(|e| e.ok()) {
+            let name = entry.file_name().to_string_lossy();
+            let Some(stem) = name.strip_suffix(".jsonl") else { continue };
+            // pi names files `<timestamp>_<session id>.jsonl`.
+            if stem.split_once('_').is_some_and(|(_, sid)| sid.starts_with(id)) {
+                hits.push(entry.into_path());
+            }
+        }
+    }
+    hits.sort();
+    hits.dedup();
+    match hits.len() {
+        1 => Ok(hits.remove(0)),
+        0 => Err(Error::user(format!("no session file or session id {id:?}"))),
+        n => Err(Error::user(format!("session id prefix {id:?} matches {n} sessions")).hint("type more of the id")),
+    }
+}
+
+fn jsonl_files(dir: &Path) -> Vec<PathBuf> {
+    let Ok(read) = std::fs::read_dir(dir) else { return Vec::new() };
+    read.filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl") && p.is_file())
+        .collect()
+}
+
+/// Reads just the header line's `cwd` (pi filters a flat session folder by it).
+fn header_cwd_is(path: &Path, cwd: &Path) -> bool {
+    use std::io::{BufRead, BufReader, Read};
+    let Ok(f) = std::fs::File::open(path) else { return false };
+    // pi reads at most 1 MiB looking for the header.
+    let mut reader = BufReader::new(f.take(1 << 20));
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return false;
+        }
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) {
+            return v.get("cwd").and_then(|c| c.as_str()) == Some(&*cwd.to_string_lossy());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_entry_suffix() {
+        assert_eq!(Rev::parse("abc:12ef"), Rev { session: Some("abc".into()), entry: Some("12ef".into()) });
+        assert_eq!(Rev::parse(":12ef"), Rev { session: None, entry: Some("12ef".into()) });
+        assert_eq!(Rev::parse("abc"), Rev { session: Some("abc".into()), entry: None });
+        assert_eq!(Rev::parse("./x:y/z.jsonl"), Rev { session: Some("./x:y/z.jsonl".into()), entry: None });
+    }
+}

@@ -1,0 +1,34 @@
+//! The command line: one enum naming every command, and the dispatch to its `run`.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+use shake_plumbing::cmd as plumbing;
+use shake_plumbing::{Context, Result};
+
+/// Fold stale heavy content out of pi sessions, with pi-compatible context edits
+#[derive(Parser, Debug)]
+#[command(name = "shake", version, about, max_term_width = 100)]
+pub struct Cli {
+    /// The store folder (default: $SHAKE_DIR, else <pi agent dir>/shake)
+    #[arg(long, global = true, value_name = "DIR")]
+    pub store: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Every shake command.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    Project(plumbing::project::ProjectArgs),
+}
+
+impl Command {
+    /// Runs the command, writing its output to `out`.
+    pub fn run(&self, ctx: &Context, out: &mut dyn Write) -> Result {
+        match self {
+            Command::Project(args) => plumbing::project::run(ctx, args, out),
+        }
+    }
+}
