@@ -1,1 +1,5 @@
-fn main(){}
+//! The one integration-test binary: each module tests one command or one property end to end,
+//! running the real `shake` binary against a private store and pi session folder.
+
+mod env;
+mod project;

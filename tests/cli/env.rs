@@ -1,0 +1,137 @@
+//! `TestEnv`: a private HOME, pi agent dir and shake store per test, and helpers to run `shake`
+//! and pi's own code (the oracle) on the same files.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A sandbox for one test: temp HOME with `.pi/agent`, a temp store, a working directory.
+pub struct TestEnv {
+    pub dir: tempfile::TempDir,
+}
+
+impl TestEnv {
+    /// Creates an empty sandbox.
+    pub fn new() -> TestEnv {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::create_dir_all(dir.path().join("home/.pi/agent/sessions")).unwrap();
+        std::fs::create_dir_all(dir.path().join("work")).unwrap();
+        TestEnv { dir }
+    }
+
+    /// The sandbox's pi agent dir.
+    pub fn agent_dir(&self) -> PathBuf {
+        self.dir.path().join("home/.pi/agent")
+    }
+
+    /// The sandbox's store.
+    pub fn store(&self) -> PathBuf {
+        self.dir.path().join("store")
+    }
+
+    /// The working directory commands run in.
+    pub fn cwd(&self) -> PathBuf {
+        self.dir.path().join("work")
+    }
+
+    /// Copies a fixture from `tests/fixtures/` into the sandbox and returns its path.
+    pub fn fixture(&self, name: &str) -> PathBuf {
+        let to = self.dir.path().join(name);
+        std::fs::copy(fixture_path(name), &to).expect("copy fixture");
+        to
+    }
+
+    /// Writes a file into the sandbox and returns its path.
+    pub fn write(&self, name: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
+        let to = self.dir.path().join(name);
+        std::fs::write(&to, bytes).unwrap();
+        to
+    }
+
+    /// Returns a `shake` command set up to run in the sandbox.
+    pub fn cmd(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_shake"));
+        cmd.current_dir(self.cwd())
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.dir.path().join("home"))
+            .env("SHAKE_DIR", self.store())
+            .env("NO_COLOR", "1")
+            .env("TZ", "UTC");
+        cmd
+    }
+
+    /// Runs `shake ARGS…` and returns its output.
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.cmd().args(args).output().expect("run shake")
+    }
+
+    /// Runs `shake ARGS…`, asserts success, and returns stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "shake {args:?} failed ({}):\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).expect("utf-8 stdout")
+    }
+
+    /// Runs `shake ARGS…`, asserts it fails with `code`, and returns stderr.
+    pub fn fails(&self, args: &[&str], code: i32) -> String {
+        let out = self.run(args);
+        assert_eq!(out.status.code(), Some(code), "shake {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stderr).expect("utf-8 stderr")
+    }
+}
+
+/// The path of a checked-in fixture.
+pub fn fixture_path(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+}
+
+/// Every checked-in session fixture.
+pub fn fixtures() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".jsonl"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// pi's own code, installed by `tests/oracle/setup` (npm, pinned by its lock file).
+pub struct Oracle;
+
+impl Oracle {
+    fn dir() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracle")
+    }
+
+    /// Installs pi 1.6.0 if it is not there yet (`npm ci` from the lock file).
+    pub fn ensure() {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            if Self::dir().join("node_modules/@earendil-works/pi-coding-agent/package.json").exists() {
+                return;
+            }
+            let status = Command::new("npm")
+                .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
+                .current_dir(Self::dir())
+                .status()
+                .expect("npm is needed for the pi oracle");
+            assert!(status.success(), "npm ci in tests/oracle failed");
+        });
+    }
+
+    /// Runs an oracle script (`project.mjs`, `append-check.mjs`, …) and returns stdout as JSON.
+    pub fn run(script: &str, args: &[&str]) -> serde_json::Value {
+        Self::ensure();
+        let out = Command::new("node").arg(Self::dir().join(script)).args(args).output().expect("node");
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!("oracle {script} {args:?}: {e}\n{}", String::from_utf8_lossy(&out.stderr))
+        })
+    }
+}
