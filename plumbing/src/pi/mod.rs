@@ -8,6 +8,7 @@ pub mod file;
 pub mod message;
 pub mod project;
 pub mod session;
+pub mod write;
 
 pub use entry::Entry;
 pub use file::SessionFile;
