@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 use shake_plumbing::cmd as plumbing;
+use shake_porcelain as porcelain;
 use shake_plumbing::{Context, Result};
 
 /// Fold stale heavy content out of pi sessions, with pi-compatible context edits
@@ -21,14 +22,26 @@ pub struct Cli {
 /// Every shake command.
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    Fold(porcelain::fold::FoldArgs),
+    Log(porcelain::log::LogArgs),
     Project(plumbing::project::ProjectArgs),
+    Regions(plumbing::regions::RegionsArgs),
+    Show(porcelain::show::ShowArgs),
+    Status(porcelain::status::StatusArgs),
+    Undo(porcelain::undo::UndoArgs),
 }
 
 impl Command {
     /// Runs the command, writing its output to `out`.
     pub fn run(&self, ctx: &Context, out: &mut dyn Write) -> Result {
         match self {
+            Command::Fold(args) => porcelain::fold::run(ctx, args, out),
+            Command::Log(args) => porcelain::log::run(ctx, args, out),
             Command::Project(args) => plumbing::project::run(ctx, args, out),
+            Command::Regions(args) => plumbing::regions::run(ctx, args, out),
+            Command::Show(args) => porcelain::show::run(ctx, args, out),
+            Command::Status(args) => porcelain::status::run(ctx, args, out),
+            Command::Undo(args) => porcelain::undo::run(ctx, args, out),
         }
     }
 }

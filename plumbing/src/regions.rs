@@ -12,7 +12,7 @@ use std::ops::Range;
 
 use crate::pi::message::Message;
 use crate::pi::{BlockKind, Content, Entry, Projected, Projection};
-use crate::tokens::{entry_tokens, Tokenizer};
+use crate::tokens::{entry_tokens, Tokenizer, IMAGE_TOKENS};
 
 /// What a fold acts on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
@@ -214,6 +214,103 @@ pub fn placeholder(kind: RegionKind, label: &str, tokens: u64) -> String {
         RegionKind::Image => label.to_string(),
     };
     format!("[{what} omitted (~{} tokens)]", thousands(tokens))
+}
+
+/// One region a fold may replace inside one entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Region {
+    /// What it is.
+    pub kind: RegionKind,
+    /// Tool name, fence info string, XML tag or image type.
+    pub label: String,
+    /// Its own size.
+    pub tokens: u64,
+    /// The content block holding it (`None` for string content or a whole tool result).
+    pub block: Option<usize>,
+    /// A block region's UTF-8 byte range in that text.
+    pub at: Option<(usize, usize)>,
+}
+
+impl Region {
+    /// The identity of a region inside its entry.
+    pub fn key(&self) -> (RegionKind, Option<usize>, Option<(usize, usize)>) {
+        (self.kind, self.block, self.at)
+    }
+
+    /// The text that replaces it.
+    pub fn placeholder(&self) -> String {
+        placeholder(self.kind, &self.label, self.tokens)
+    }
+}
+
+/// Finds the regions of one editable entry with content `content` that `scope` would fold:
+/// for `elide`, a tool result's text when it costs more than its placeholder, and blocks of at
+/// least the profile's block minimum elsewhere; for `thinking`, each thinking block of an
+/// assistant message; for `images`, each image outside assistant messages.
+pub fn regions(entry: &Entry<'_>, content: &Content<'_>, scope: Scope, profile: Profile, tok: &Tokenizer) -> Vec<Region> {
+    let role = entry.role().map_or_else(|| "custom".to_string(), |r| r.into_owned());
+    let blocks: &[crate::pi::Block<'_>] = match content {
+        Content::Blocks(b) => b,
+        _ => &[],
+    };
+    let region = |kind, label: String, tokens, block, at| Region { kind, label, tokens, block, at };
+    let mut out = Vec::new();
+    match scope {
+        Scope::Elide if role == "toolResult" => {
+            let mut tally = tok.tally();
+            let mut any_text = false;
+            for b in blocks {
+                if let BlockKind::Text(t) = &b.kind {
+                    any_text |= !t.is_empty();
+                    tally.text(t);
+                }
+            }
+            let label = tool_label(entry);
+            let tokens = tally.total();
+            if any_text && tokens > tok.count(&placeholder(RegionKind::ToolResult, &label, tokens)) {
+                out.push(region(RegionKind::ToolResult, label, tokens, None, None));
+            }
+        }
+        Scope::Elide => {
+            let texts: Vec<(Option<usize>, &str)> = match content {
+                Content::Text(s) => vec![(None, s.as_ref())],
+                _ => blocks
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, b)| match &b.kind {
+                        BlockKind::Text(t) => Some((Some(i), t.as_ref())),
+                        _ => None,
+                    })
+                    .collect(),
+            };
+            for (block, text) in texts {
+                for span in find_spans(text) {
+                    let tokens = tok.count(&text[span.range.clone()]);
+                    if tokens >= profile.block_min() {
+                        let at = Some((span.range.start, span.range.end));
+                        out.push(region(RegionKind::Block, span.label, tokens, block, at));
+                    }
+                }
+            }
+        }
+        Scope::Thinking if role == "assistant" => {
+            for (i, b) in blocks.iter().enumerate() {
+                if let BlockKind::Thinking(t) = &b.kind {
+                    out.push(region(RegionKind::Thinking, "thinking".into(), tok.count(t), Some(i), None));
+                }
+            }
+        }
+        Scope::Images if role != "assistant" => {
+            for (i, b) in blocks.iter().enumerate() {
+                if let BlockKind::Image { mime } = &b.kind {
+                    let label = mime.as_deref().filter(|m| !m.is_empty()).unwrap_or("image").to_string();
+                    out.push(region(RegionKind::Image, label, IMAGE_TOKENS, Some(i), None));
+                }
+            }
+        }
+        Scope::Thinking | Scope::Images => {}
+    }
+    out
 }
 
 /// Why an entry of the context is not in play for a fold.

@@ -2,3 +2,4 @@
 //! Their output is a contract (`docs/plumbing.md`).
 
 pub mod project;
+pub mod regions;
