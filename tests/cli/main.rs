@@ -2,4 +2,6 @@
 //! running the real `shake` binary against a private store and pi session folder.
 
 mod env;
+mod lifecycle;
 mod project;
+mod synthetic;
