@@ -1,6 +1,7 @@
 //! The one integration-test binary: each module tests one command or one property end to end,
 //! running the real `shake` binary against a private store and pi session folder.
 
+mod append;
 mod env;
 mod lifecycle;
 mod project;
