@@ -3,6 +3,13 @@
 
 mod append;
 mod env;
+mod fold;
+mod inspect;
 mod lifecycle;
 mod project;
 mod synthetic;
+
+/// `27838` → `27,838`, as shake prints counts.
+pub fn render_thousands(n: u64) -> String {
+    shake_porcelain::render::thousands(n)
+}
