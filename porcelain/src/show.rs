@@ -6,35 +6,29 @@ use std::io::Write;
 use serde_json::{json, Value};
 use shake_plumbing::pi::{Entry, Projected, Projection, Session};
 use shake_plumbing::regions::{placeholder, RegionKind};
-use shake_plumbing::rev::{resolve_entry, RevArgs};
-use shake_plumbing::tokens::{entry_tokens, Tokenizer, TokenizerName};
+use shake_plumbing::rev::resolve_entry;
+use shake_plumbing::tokens::{entry_tokens, Tokenizer};
 use shake_plumbing::{Context, Result};
 
 use crate::log::describe;
 use crate::log_entry::{self, LogData};
-use crate::render::{counts, thousands, Paint};
+use crate::render::{counts, thousands, Paint, ReadArgs};
 use crate::wall::Wall;
 
 /// Show a shake log entry, any other entry, or the projected context at a leaf
 #[derive(clap::Args, Debug)]
 pub struct ShowArgs {
     #[command(flatten)]
-    pub rev: RevArgs,
-    /// Tokenizer for every token figure
-    #[arg(long, value_enum, default_value_t = TokenizerName::Pi)]
-    pub tokenizer: TokenizerName,
-    /// Print JSON instead of text
-    #[arg(long)]
-    pub json: bool,
+    pub read: ReadArgs,
 }
 
 /// Runs `shake show`.
 pub fn run(ctx: &Context, args: &ShowArgs, out: &mut dyn Write) -> Result {
-    let (file, rev) = args.rev.load(ctx)?;
+    let (file, rev) = args.read.rev.load(ctx)?;
     let session = Session::parse(&file)?;
     ctx.warn_session(&session);
-    let tok = Tokenizer::new(args.tokenizer);
-    let named = match (&args.rev.leaf, &rev.entry) {
+    let tok = Tokenizer::new(args.read.tokenizer);
+    let named = match (&args.read.rev.leaf, &rev.entry) {
         (None, Some(prefix)) => Some(resolve_entry(&session, prefix)?),
         _ => None,
     };
@@ -42,10 +36,10 @@ pub fn run(ctx: &Context, args: &ShowArgs, out: &mut dyn Write) -> Result {
     let value = match named {
         Some(i) if log_entry::parse(&session.entries[i]).is_some() => {
             let data = log_entry::parse(&session.entries[i]).unwrap_or_else(|| unreachable!());
-            show_log(&session, i, &data, args.json, out)?
+            show_log(&session, i, &data, args.read.json, out)?
         }
-        Some(i) if !is_tip(i) => show_entry(&session, i, args.json, out)?,
-        _ => show_leaf(&Projection::at(&session, rev.leaf(&session)?)?, &tok, args.json, out)?,
+        Some(i) if !is_tip(i) => show_entry(&session, i, args.read.json, out)?,
+        _ => show_leaf(&Projection::at(&session, rev.leaf(&session)?)?, &tok, args.read.json, out)?,
     };
     if let Some(v) = value {
         serde_json::to_writer(&mut *out, &v).map_err(std::io::Error::from)?;
