@@ -237,9 +237,9 @@ impl Region {
         (self.kind, self.block, self.at)
     }
 
-    /// The text that replaces it.
-    pub fn placeholder(&self) -> String {
-        placeholder(self.kind, &self.label, self.tokens)
+    /// The text that replaces it; `None` for a thinking block, which is dropped.
+    pub fn placeholder(&self) -> Option<String> {
+        (self.kind != RegionKind::Thinking).then(|| placeholder(self.kind, &self.label, self.tokens))
     }
 }
 

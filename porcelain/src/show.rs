@@ -52,7 +52,7 @@ fn show_log(session: &Session<'_>, i: usize, d: &LogData, json: bool, out: &mut 
     let e = &session.entries[i];
     let written = |id: &str| session.get(id).is_some_and(|x| x.kind == "context_edit");
     let placeholder_of = |t: &log_entry::LogTarget| {
-        RegionKind::parse(&t.kind).map(|k| placeholder(k, &t.label, t.tokens))
+        RegionKind::parse(&t.kind).filter(|k| *k != RegionKind::Thinking).map(|k| placeholder(k, &t.label, t.tokens))
     };
     if json {
         let targets: Vec<Value> = d

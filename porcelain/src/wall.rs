@@ -46,9 +46,9 @@ impl Item {
         (self.kind, self.block, self.at)
     }
 
-    /// The text the model sees instead of the region.
-    pub fn placeholder(&self) -> String {
-        placeholder(self.kind, &self.label, self.tokens)
+    /// The text the model sees instead of the region; `None` for a dropped thinking block.
+    pub fn placeholder(&self) -> Option<String> {
+        (self.kind != RegionKind::Thinking).then(|| placeholder(self.kind, &self.label, self.tokens))
     }
 }
 
