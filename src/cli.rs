@@ -21,6 +21,7 @@ pub struct Cli {
 /// Every shake command.
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    Export(plumbing::export::ExportArgs),
     Project(plumbing::project::ProjectArgs),
 }
 
@@ -28,6 +29,7 @@ impl Command {
     /// Runs the command, writing its output to `out`.
     pub fn run(&self, ctx: &Context, out: &mut dyn Write) -> Result {
         match self {
+            Command::Export(args) => plumbing::export::run(ctx, args, out),
             Command::Project(args) => plumbing::project::run(ctx, args, out),
         }
     }
