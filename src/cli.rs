@@ -21,7 +21,9 @@ pub struct Cli {
 /// Every shake command.
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    Completions(crate::cmd::completions::CompletionsArgs),
     Export(plumbing::export::ExportArgs),
+    Man(crate::cmd::man::ManArgs),
     Project(plumbing::project::ProjectArgs),
 }
 
@@ -29,6 +31,8 @@ impl Command {
     /// Runs the command, writing its output to `out`.
     pub fn run(&self, ctx: &Context, out: &mut dyn Write) -> Result {
         match self {
+            Command::Completions(args) => crate::cmd::completions::run(args, out),
+            Command::Man(args) => crate::cmd::man::run(args, out),
             Command::Export(args) => plumbing::export::run(ctx, args, out),
             Command::Project(args) => plumbing::project::run(ctx, args, out),
         }
