@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 use shake_plumbing::cmd as plumbing;
+use shake_porcelain as porcelain;
 use shake_plumbing::{Context, Result};
 
 /// Fold stale heavy content out of pi sessions, with pi-compatible context edits
@@ -23,8 +24,14 @@ pub struct Cli {
 pub enum Command {
     Completions(crate::cmd::completions::CompletionsArgs),
     Export(plumbing::export::ExportArgs),
+    Fold(porcelain::fold::FoldArgs),
+    Log(porcelain::log::LogArgs),
     Man(crate::cmd::man::ManArgs),
     Project(plumbing::project::ProjectArgs),
+    Regions(plumbing::regions::RegionsArgs),
+    Show(porcelain::show::ShowArgs),
+    Status(porcelain::status::StatusArgs),
+    Undo(porcelain::undo::UndoArgs),
 }
 
 impl Command {
@@ -32,9 +39,15 @@ impl Command {
     pub fn run(&self, ctx: &Context, out: &mut dyn Write) -> Result {
         match self {
             Command::Completions(args) => crate::cmd::completions::run(args, out),
-            Command::Man(args) => crate::cmd::man::run(args, out),
             Command::Export(args) => plumbing::export::run(ctx, args, out),
+            Command::Fold(args) => porcelain::fold::run(ctx, args, out),
+            Command::Log(args) => porcelain::log::run(ctx, args, out),
+            Command::Man(args) => crate::cmd::man::run(args, out),
             Command::Project(args) => plumbing::project::run(ctx, args, out),
+            Command::Regions(args) => plumbing::regions::run(ctx, args, out),
+            Command::Show(args) => porcelain::show::run(ctx, args, out),
+            Command::Status(args) => porcelain::status::run(ctx, args, out),
+            Command::Undo(args) => porcelain::undo::run(ctx, args, out),
         }
     }
 }
