@@ -21,14 +21,23 @@ pub struct Cli {
 /// Every shake command.
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    #[command(hide = true)]
+    GenerateSession(plumbing::generate_session::GenerateSessionArgs),
+    LsEntries(plumbing::ls_entries::LsEntriesArgs),
+    LsLeaves(plumbing::ls_leaves::LsLeavesArgs),
     Project(plumbing::project::ProjectArgs),
+    RevParse(plumbing::rev_parse::RevParseArgs),
 }
 
 impl Command {
     /// Runs the command, writing its output to `out`.
     pub fn run(&self, ctx: &Context, out: &mut dyn Write) -> Result {
         match self {
+            Command::GenerateSession(args) => plumbing::generate_session::run(ctx, args, out),
+            Command::LsEntries(args) => plumbing::ls_entries::run(ctx, args, out),
+            Command::LsLeaves(args) => plumbing::ls_leaves::run(ctx, args, out),
             Command::Project(args) => plumbing::project::run(ctx, args, out),
+            Command::RevParse(args) => plumbing::rev_parse::run(ctx, args, out),
         }
     }
 }

@@ -4,6 +4,7 @@
 pub mod cmd;
 pub mod context;
 pub mod error;
+pub mod generate;
 pub mod id;
 pub mod pi;
 pub mod rev;
