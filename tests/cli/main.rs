@@ -1,5 +1,8 @@
 //! The one integration-test binary: each module tests one command or one property end to end,
 //! running the real `shake` binary against a private store and pi session folder.
 
+mod bad_input;
+mod conformance;
 mod env;
 mod project;
+mod tree;

@@ -59,7 +59,7 @@ pub fn leaf_path(session: &Session<'_>, rev: &Rev) -> Result<(usize, Vec<usize>)
 pub fn path_of(session: &Session<'_>, leaf: usize) -> Result<Vec<usize>> {
     session.path(leaf).map_err(|cycle| {
         Error::from(ProjectError::Cycle { path: session.file.display().into_owned(), cycle })
-            .hint("pi hangs on this branch; fix the entry's parentId by hand")
+            .hint("repair the parentId of one entry on the loop by hand")
     })
 }
 

@@ -1,0 +1,164 @@
+//! pi is the oracle: `shake project`, `ls-entries --context` and `ls-leaves` against pi 1.6.0's
+//! own code, for every branch tip of every fixture and of a few hundred generated sessions.
+//!
+//! One node process projects every tip of many files (`tests/oracle/project-all.mjs`), so the
+//! suite stays fast; the bulk compares against the library functions the commands run, and a
+//! sample goes through the `shake` binary itself.
+
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+use shake_plumbing::generate::{generate, Limit, Options};
+use shake_plumbing::pi::{Projection, Session, SessionFile};
+
+use crate::env::{fixtures, Oracle, TestEnv};
+
+/// How many generated sessions the suite checks (seeds `0..SEEDS`).
+const SEEDS: u64 = 300;
+/// How many of them also go through the `shake` binary.
+const BINARY_SEEDS: u64 = 8;
+
+/// Runs `project-all.mjs` over `files` in one node process; one JSON value per file.
+fn pi_project_all(files: &[PathBuf]) -> Vec<Value> {
+    Oracle::ensure();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracle/project-all.mjs");
+    let mut child = Command::new("node")
+        .arg(script)
+        .arg("--roundtrip")
+        .args(files)
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("node");
+    let stdout = child.stdout.take().expect("stdout");
+    let values: Vec<Value> = std::io::BufReader::new(stdout)
+        .lines()
+        .map(|line| serde_json::from_str(&line.expect("oracle output")).expect("oracle JSON"))
+        .collect();
+    assert!(child.wait().expect("node").success(), "project-all.mjs failed");
+    assert_eq!(values.len(), files.len());
+    values
+}
+
+/// v1 files get random ids from pi's migration, so only entry types and messages compare.
+fn comparable(p: &Value, with_ids: bool) -> Value {
+    if with_ids {
+        return serde_json::json!({"leafId": p["leafId"], "entries": p["entries"], "messages": p["messages"]});
+    }
+    let entries = p["entries"].as_array().expect("entries");
+    Value::Array(entries.iter().map(|e| serde_json::json!([e["type"], e["messages"]])).collect())
+}
+
+fn ids(list: &Value) -> Vec<&str> {
+    list.as_array().expect("array").iter().map(|v| v.as_str().expect("id")).collect()
+}
+
+/// Every tip of every fixture, through the binary.
+#[test]
+fn fixtures_every_leaf_equals_pi() {
+    let env = TestEnv::new();
+    let names = fixtures();
+    let paths: Vec<PathBuf> = names.iter().map(|n| env.fixture(n)).collect();
+    for ((name, path), pi) in names.iter().zip(&paths).zip(pi_project_all(&paths)) {
+        let path = path.to_str().unwrap();
+        let v3 = !name.contains(".v1.") && !name.contains("v1-legacy");
+        if !v3 {
+            // Only pi's leaf on load can be named: the ids differ.
+            let ours: Value = serde_json::from_str(&env.ok(&["project", path, "--json"])).unwrap();
+            let last = pi["leaves"].as_array().unwrap().last().unwrap();
+            assert_eq!(comparable(&ours, false), comparable(last, false), "{name}");
+            continue;
+        }
+        for leaf in pi["leaves"].as_array().unwrap() {
+            let rev = format!("{path}:{}", leaf["leafId"].as_str().unwrap());
+            let ours: Value = serde_json::from_str(&env.ok(&["project", &rev, "--json"])).unwrap();
+            assert_eq!(comparable(&ours, true), comparable(leaf, true), "{name} leaf {}", leaf["leafId"]);
+            let listed: Value = serde_json::from_str(&env.ok(&["ls-entries", &rev, "--context", "--json"])).unwrap();
+            let listed: Vec<&str> = listed["entries"].as_array().unwrap().iter().map(|e| e["id"].as_str().unwrap()).collect();
+            assert_eq!(listed, ids(&leaf["contextEntryIds"]), "{name} leaf {}", leaf["leafId"]);
+        }
+        let leaves: Value = serde_json::from_str(&env.ok(&["ls-leaves", path, "--json"])).unwrap();
+        assert_eq!(tip_ids(&leaves, &pi), ids(&pi["tips"]), "{name}");
+    }
+}
+
+/// Our tips in file order, without pi's leaf on load when it is listed only for that reason.
+fn tip_ids<'v>(ours: &'v Value, pi: &Value) -> Vec<&'v str> {
+    let pi_tips = ids(&pi["tips"]);
+    ours["leaves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["id"].as_str().unwrap())
+        .filter(|id| pi_tips.contains(id) || *id != pi["lastEntryId"])
+        .collect()
+}
+
+/// Writes generated sessions for `seeds` into `dir`.
+fn generated(dir: &Path, seeds: std::ops::Range<u64>) -> Vec<PathBuf> {
+    seeds
+        .map(|seed| {
+            let path = dir.join(format!("gen-{seed}.jsonl"));
+            std::fs::write(&path, generate(&Options { seed, limit: Limit::Default, cwd: None })).unwrap();
+            path
+        })
+        .collect()
+}
+
+/// Checks one generated file against pi's output, with the library functions the commands use.
+fn check_generated(path: &Path, pi: &Value) {
+    let name = path.display();
+    assert!(pi.get("error").is_none(), "{name}: pi refused it: {}", pi["error"]);
+    assert_eq!(pi["piChangedFile"], "unchanged", "{name}: pi rewrote it");
+    assert_eq!(pi["notRoundTripping"], serde_json::json!([]), "{name}: lines JSON.stringify would print differently");
+    let file = SessionFile::read(path).unwrap();
+    let session = Session::parse(&file).unwrap();
+    assert!(session.warnings.is_empty(), "{name}: {:?}", session.warnings);
+    let tips: Vec<&str> = session.leaves().iter().map(|&i| session.entries[i].id.as_ref()).collect();
+    assert_eq!(tips, ids(&pi["tips"]), "{name}: tips");
+    for leaf in pi["leaves"].as_array().unwrap() {
+        let id = leaf["leafId"].as_str().unwrap();
+        let projection = Projection::at(&session, session.index_of(id)).unwrap();
+        assert_eq!(comparable(&projection.to_json(), true), comparable(leaf, true), "{name} leaf {id}");
+        let context: Vec<&str> = projection.context.iter().map(|&i| session.entries[i].id.as_ref()).collect();
+        assert_eq!(context, ids(&leaf["contextEntryIds"]), "{name} leaf {id}: context");
+        let path: Vec<&str> = projection.path.iter().map(|&i| session.entries[i].id.as_ref()).collect();
+        assert_eq!(path, ids(&leaf["pathIds"]), "{name} leaf {id}: path");
+    }
+}
+
+/// Every tip of `SEEDS` generated sessions, two node processes at once (the machines have 2 cores).
+#[test]
+fn generated_sessions_every_leaf_equals_pi() {
+    let env = TestEnv::new();
+    let files = generated(env.dir.path(), 0..SEEDS);
+    let (a, b) = files.split_at(files.len() / 2);
+    let (pi_a, pi_b) = std::thread::scope(|s| {
+        let first = s.spawn(|| pi_project_all(a));
+        (first.join().unwrap(), pi_project_all(b))
+    });
+    for (path, pi) in files.iter().zip(pi_a.iter().chain(&pi_b)) {
+        check_generated(path, pi);
+    }
+}
+
+/// A sample of generated sessions through the `shake` binary: project, ls-entries, ls-leaves.
+#[test]
+fn generated_sessions_through_the_binary() {
+    let env = TestEnv::new();
+    let files = generated(env.dir.path(), 0..BINARY_SEEDS);
+    for (path, pi) in files.iter().zip(pi_project_all(&files)) {
+        let path = path.to_str().unwrap();
+        for leaf in pi["leaves"].as_array().unwrap() {
+            let rev = format!("{path}:{}", leaf["leafId"].as_str().unwrap());
+            let ours: Value = serde_json::from_str(&env.ok(&["project", &rev, "--json"])).unwrap();
+            assert_eq!(comparable(&ours, true), comparable(leaf, true), "{rev}");
+            let listed = env.ok(&["ls-entries", &rev, "--context"]);
+            let listed: Vec<&str> = listed.lines().map(|l| l.split('\t').next().unwrap()).collect();
+            assert_eq!(listed, ids(&leaf["contextEntryIds"]), "{rev}");
+        }
+        let leaves: Value = serde_json::from_str(&env.ok(&["ls-leaves", path, "--json"])).unwrap();
+        assert_eq!(tip_ids(&leaves, &pi), ids(&pi["tips"]), "{path}");
+    }
+}
