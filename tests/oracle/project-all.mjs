@@ -1,13 +1,15 @@
 #!/usr/bin/env node
 // Project EVERY branch tip of many session files with pi's own code, in one node process.
 //
-//   node project-all.mjs [--roundtrip] <session.jsonl>...
+//   node project-all.mjs [--roundtrip] [--no-flat] <session.jsonl>...
 //
 // Prints one JSON line per file (NDJSON), in argument order:
 //   { file, error?, piChangedFile, lastEntryId, tips: [id...], leaves: [{ leafId, pathIds,
 //     contextEntryIds, entries: [{id, type, messages}], messages }], notRoundTripping? }
 // `tips` are the entries without children in the tree pi's getTree() builds, in file order; each
 // is projected with buildSessionProjection (pi's leaf on load is projected too, last).
+// --no-flat leaves out each leaf's `messages` (the concatenation of its entries' messages), which
+// halves the output for callers that check entries only.
 // --roundtrip also lists lines (1-based) for which JSON.stringify(JSON.parse(line)) !== line,
 // i.e. lines pi itself would not have written byte for byte.
 // Works on private copies (pi may rewrite what it opens). Exit code 0 unless usage is wrong.
@@ -18,9 +20,10 @@ import { describeRewrite, loadPi, privateCopy } from "./pi-loader.mjs";
 
 const args = process.argv.slice(2);
 const roundTrip = args.includes("--roundtrip");
+const flat = !args.includes("--no-flat");
 const files = args.filter((a) => !a.startsWith("--"));
 if (files.length === 0) {
-	process.stderr.write("usage: node project-all.mjs [--roundtrip] <session.jsonl>...\n");
+	process.stderr.write("usage: node project-all.mjs [--roundtrip] [--no-flat] <session.jsonl>...\n");
 	process.exit(1);
 }
 // privateCopy() registers one exit listener per file.
@@ -59,7 +62,7 @@ function projectAll(file) {
 			pathIds: sm.getBranch(leafId).map((e) => e.id),
 			contextEntryIds: projection.entries.map((e) => e.sourceEntry.id),
 			entries: projection.entries.map(({ sourceEntry, messages }) => ({ id: sourceEntry.id, type: sourceEntry.type, messages })),
-			messages: projection.messages,
+			...(flat ? { messages: projection.messages } : {}),
 		};
 	});
 	return out;

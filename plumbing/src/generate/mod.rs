@@ -109,7 +109,7 @@ impl Generator {
         // 2026-01-01 plus up to ~300 days, so timestamps differ between seeds.
         let now = 1_767_225_600_000 + rng.below(300 * 86_400_000);
         let big = match options.limit {
-            Limit::Default => 12_000,
+            Limit::Default => 4_000,
             Limit::Entries(_) => 64_000,
             Limit::Bytes(_) => 256_000,
         };
