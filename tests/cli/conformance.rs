@@ -191,3 +191,21 @@ fn generated_sessions_through_the_binary() {
         assert_eq!(tip_ids(&leaves, &pi), ids(&pi["tips"]), "{path}");
     }
 }
+
+/// Generated context edits are exactly what pi's `appendContextEdit` would write at their place.
+#[test]
+fn generated_edits_are_what_pi_would_append() {
+    let env = TestEnv::new();
+    let files = generated(env.dir.path(), 0..8);
+    let mut edits = 0;
+    for path in &files {
+        let report = Oracle::run("append-check.mjs", &[path.to_str().unwrap(), "--no-probe"]);
+        assert_eq!(report["accepted"], true, "{}", path.display());
+        for edit in report["contextEdits"].as_array().unwrap() {
+            edits += 1;
+            assert_eq!(edit["piWouldAppend"], true, "{}: {edit}", path.display());
+            assert!(edit.get("piWouldNormalizeTo").is_none(), "{}: {edit}", path.display());
+        }
+    }
+    assert!(edits > 10, "the sample holds only {edits} edits");
+}
