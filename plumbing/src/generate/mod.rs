@@ -656,7 +656,11 @@ impl Generator {
             return self.turn();
         }
         let old_leaf = self.nodes[*self.path.last().unwrap_or(&0)].id.clone();
-        let mut pos = self.rng.range(1, self.path.len() as u64 - 2) as usize;
+        // People go back a few turns, now and then half the way: paths keep growing, as in real sessions.
+        let len = self.path.len() as u64;
+        let far = if self.rng.chance(97) { 30 } else { len / 2 };
+        let back = self.rng.range(1, far.min(len - 2));
+        let mut pos = (len - 1 - back) as usize;
         let target = self.path[pos];
         if matches!(self.nodes[target].kind, Kind::User | Kind::CustomMessage) {
             pos -= 1;
