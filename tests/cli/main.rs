@@ -2,6 +2,8 @@
 //! running the real `shake` binary against a private store and pi session folder.
 
 mod append;
+mod bad_input;
+mod conformance;
 mod env;
 mod export;
 mod fold;
@@ -9,6 +11,7 @@ mod inspect;
 mod lifecycle;
 mod project;
 mod synthetic;
+mod tree;
 
 /// `27838` → `27,838`, as shake prints counts.
 pub fn render_thousands(n: u64) -> String {
