@@ -5,9 +5,10 @@
 //   node fork.mjs from <session.jsonl> <outDir>                SessionManager.forkFrom(session, cwd, outDir)
 //
 // Works on a private copy of the source (pi may rewrite files it opens). Prints JSON
-// { file: <path of the new session file> }. Exit codes: 0 ok, 1 usage, 2 pi refused.
+// { file: <path of the new session file>, lines: [the new file's lines, parsed] }.
+// Exit codes: 0 ok, 1 usage, 2 pi refused.
 
-import { copyFileSync, mkdirSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { loadPi, privateCopy } from "./pi-loader.mjs";
 
@@ -28,17 +29,21 @@ try {
 		const local = join(resolve(outDir), `source-${basename(source)}`);
 		copyFileSync(copy, local);
 		const sm = pi.SessionManager.open(local, resolve(outDir));
-		const file = sm.createBranchedSession(leafId);
-		process.stdout.write(`${JSON.stringify({ file })}\n`);
+		report(sm.createBranchedSession(leafId));
 	} else {
 		if (rest.length !== 2) usage();
 		const [source, outDir] = rest;
 		mkdirSync(outDir, { recursive: true });
 		const { copy } = privateCopy(resolve(source));
 		const sm = pi.SessionManager.forkFrom(copy, process.cwd(), resolve(outDir));
-		process.stdout.write(`${JSON.stringify({ file: sm.getSessionFile() })}\n`);
+		report(sm.getSessionFile());
 	}
 } catch (error) {
 	process.stderr.write(`${error?.stack ?? error}\n`);
 	process.exit(2);
+}
+
+function report(file) {
+	const lines = readFileSync(file, "utf8").split("\n").filter((l) => l.length > 0).map((l) => JSON.parse(l));
+	process.stdout.write(`${JSON.stringify({ file, lines })}\n`);
 }
