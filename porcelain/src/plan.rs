@@ -93,7 +93,7 @@ pub fn plan_with_wall(projection: &Projection<'_, '_>, wall: &Wall, options: &Fo
             continue;
         }
         let target = projection.session.entries[index].id.to_string();
-        let mut all: Vec<&Item> = wall.items_of(&target).collect();
+        let mut all: Vec<&Item> = wall.items_of(&target).iter().collect();
         all.extend(&new);
         let content = compose(&base, base_raw, &all);
         let before = entry_tokens(projection, pos, tok);
@@ -119,7 +119,7 @@ pub fn tokens_with(session: &Session<'_>, index: usize, content: &Content<'_>, t
 fn regions_in(session: &Session<'_>, index: usize, base: &Content<'_>, wall: &Wall, o: &FoldOptions) -> Vec<Item> {
     let entry = &session.entries[index];
     let target = entry.id.to_string();
-    let folded: Vec<_> = wall.items_of(&target).map(Item::key).collect();
+    let folded: Vec<_> = wall.items_of(&target).iter().map(Item::key).collect();
     regions(entry, base, o.scope, o.profile, &o.tokenizer)
         .into_iter()
         .filter(|r| !folded.contains(&r.key()))

@@ -116,7 +116,7 @@ fn show_leaf(projection: &Projection<'_, '_>, tok: &Tokenizer, json: bool, out: 
     let mut rows = Vec::new();
     for (pos, &i) in projection.context.iter().enumerate() {
         let e = &session.entries[i];
-        let items: Vec<_> = wall.items_of(&e.id).collect();
+        let items = wall.items_of(&e.id);
         let count = |k| items.iter().filter(|it| it.kind == k).count();
         let folded = counts(&[
             (count(RegionKind::ToolResult), "tool result"),

@@ -38,9 +38,10 @@ pub struct UndoPlan {
 pub fn undo_plan(projection: &Projection<'_, '_>, wall: &Wall, tok: &Tokenizer) -> UndoPlan {
     let mut edits = Vec::new();
     let mut restored = 0;
+    let position: std::collections::HashMap<usize, usize> = projection.context.iter().enumerate().map(|(p, &i)| (i, p)).collect();
     for index in wall.targets() {
         let Some(base) = wall.base_content(projection, index) else { continue };
-        let Some(pos) = projection.context.iter().position(|&i| i == index) else { continue };
+        let Some(&pos) = position.get(&index) else { continue };
         let before = entry_tokens(projection, pos, tok);
         let after = tokens_with(projection.session, index, &Content::parse(Some(base)), tok);
         restored += after.saturating_sub(before);
