@@ -7,6 +7,7 @@ pub mod error;
 pub mod id;
 pub mod pi;
 pub mod rev;
+pub mod store;
 
 pub use context::Context;
 pub use error::{Error, ErrorKind, Result};
