@@ -21,14 +21,30 @@ pub struct Cli {
 /// Every shake command.
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    CatObject(plumbing::cat_object::CatObjectArgs),
+    CatSession(plumbing::cat_session::CatSessionArgs),
+    CountObjects(plumbing::count_objects::CountObjectsArgs),
+    Fsck(plumbing::fsck::FsckArgs),
+    HashEntry(plumbing::hash_entry::HashEntryArgs),
+    Import(plumbing::import::ImportArgs),
     Project(plumbing::project::ProjectArgs),
+    ShowRef(plumbing::show_ref::ShowRefArgs),
+    UpdateRef(plumbing::update_ref::UpdateRefArgs),
 }
 
 impl Command {
     /// Runs the command, writing its output to `out`.
     pub fn run(&self, ctx: &Context, out: &mut dyn Write) -> Result {
         match self {
+            Command::CatObject(args) => plumbing::cat_object::run(ctx, args, out),
+            Command::CatSession(args) => plumbing::cat_session::run(ctx, args, out),
+            Command::CountObjects(args) => plumbing::count_objects::run(ctx, args, out),
+            Command::Fsck(args) => plumbing::fsck::run(ctx, args, out),
+            Command::HashEntry(args) => plumbing::hash_entry::run(ctx, args, out),
+            Command::Import(args) => plumbing::import::run(ctx, args, out),
             Command::Project(args) => plumbing::project::run(ctx, args, out),
+            Command::ShowRef(args) => plumbing::show_ref::run(ctx, args, out),
+            Command::UpdateRef(args) => plumbing::update_ref::run(ctx, args, out),
         }
     }
 }
