@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::id::{Kind, ObjectId};
 
-use super::version::Version;
+use super::version::{split_node, Version};
 use super::{refs, state, Pack, Store};
 
 /// What `fsck` found.
@@ -63,33 +63,31 @@ fn check_links(store: &Store, report: &mut FsckReport) {
             let id = pack.id_at(i);
             let what = format!("{}: {} {id}", pack.path.display(), obj.kind);
             match obj.kind {
-                Kind::Version => match Version::decode(obj.bytes, &what) {
-                    Err(e) => report.problems.push(e.message),
-                    Ok(v) => {
+                Kind::Version => {
+                    let lines = Version::decode(obj.bytes, &what).and_then(|v| {
                         if let Some(parent) = v.parent {
                             expect(store, &parent, Some(Kind::Version), &what, report);
                         }
-                        v.lines.iter().for_each(|line| expect(store, line, Some(Kind::Entry), &what, report));
+                        v.lines(store, &what)
+                    });
+                    match lines {
+                        Err(e) => report.problems.push(format!("{what}: {}", e.message)),
+                        Ok(lines) => lines.iter().for_each(|line| expect(store, line, Some(Kind::Entry), &what, report)),
                     }
-                },
-                Kind::Node => match obj.bytes.len() {
-                    32 => expect(store, &id_in(obj.bytes, 0), Some(Kind::Entry), &what, report),
-                    64 => {
-                        expect(store, &id_in(obj.bytes, 0), Some(Kind::Node), &what, report);
-                        expect(store, &id_in(obj.bytes, 32), Some(Kind::Entry), &what, report);
+                }
+                Kind::Node => match split_node(obj.bytes) {
+                    Some((parent, entry)) => {
+                        if let Some(parent) = parent {
+                            expect(store, &parent, Some(Kind::Node), &what, report);
+                        }
+                        expect(store, &entry, Some(Kind::Entry), &what, report);
                     }
-                    n => report.problems.push(format!("{what}: {n} bytes, want 32 or 64")),
+                    None => report.problems.push(format!("{what}: {} bytes, want 32 or 64", obj.bytes.len())),
                 },
                 Kind::Entry | Kind::Overlay => {}
             }
         }
     }
-}
-
-fn id_in(bytes: &[u8], at: usize) -> ObjectId {
-    let mut id = [0u8; 32];
-    id.copy_from_slice(&bytes[at..at + 32]);
-    ObjectId(id)
 }
 
 /// Records a problem unless `id` is in the store (and of kind `want`, when given).

@@ -21,7 +21,7 @@ use crate::pi::Warning;
 use crate::{Error, Result};
 
 use super::state::{self, FileState, Resume};
-use super::version::Version;
+use super::version::{self, LineRef, Version};
 use super::{refs, Batch, Store};
 
 /// What importing one file did.
@@ -196,7 +196,7 @@ impl Batch<'_> {
             parent: base.parent,
             offset: base.start as u64,
             newline: bytes.is_empty() || bytes.ends_with(b"\n"),
-            lines: read.lines,
+            items: version::items(&read.lines),
         };
         let version_id = self.put(Kind::Version, &version.encode())?;
         if let Some(sid) = &session_id {
@@ -242,7 +242,7 @@ impl Batch<'_> {
             let end = memchr::memchr(b'\n', &bytes[at..]).map(|i| at + i);
             let line = &bytes[at..end.unwrap_or(bytes.len())];
             let entry_id = self.put(Kind::Entry, line)?;
-            out.lines.push(entry_id);
+            out.lines.push(LineRef { entry: entry_id, node: None, parent: None });
             let Some(end) = end else {
                 warnings.push(Warning {
                     line: resume.lines as usize + 1,
@@ -261,6 +261,9 @@ impl Batch<'_> {
                 }
                 Line::Entry { id, parent } => {
                     let node = self.put(Kind::Node, &node_bytes(parent.as_ref(), &entry_id))?;
+                    if let Some(last) = out.lines.last_mut() {
+                        (last.node, last.parent) = (Some(node), parent);
+                    }
                     if let Some(id) = id {
                         nodes.insert(id.clone(), node);
                         resume.nodes.push((id, node.0));
@@ -278,8 +281,8 @@ impl Batch<'_> {
 
 /// What reading lines produced.
 struct ReadLines {
-    /// Entry ids of every physical line read (a partial last one included).
-    lines: Vec<ObjectId>,
+    /// Every physical line read (a partial last one included).
+    lines: Vec<LineRef>,
     /// Offset just past the last complete line.
     committed: usize,
     /// The header's session id, when the header was among the lines read.

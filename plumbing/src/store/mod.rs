@@ -171,21 +171,11 @@ impl Store {
         refs::list(&self.dir)
     }
 
-    /// Rebuilds the bytes of the session file a version object describes.
-    pub fn version_bytes(&self, id: &ObjectId) -> Result<Vec<u8>> {
-        let load = |v: &ObjectId| Version::decode(self.read_kind(v, Kind::Version)?, &format_args!("version {v}"));
-        let entry = |e: &ObjectId, out: &mut Vec<u8>| {
-            out.extend_from_slice(self.read_kind(e, Kind::Entry)?);
-            Ok(())
-        };
-        version::rebuild(id, &load, &entry)
-    }
-
     /// Returns a version's chain, oldest first (version 1 is the first import).
     pub fn version_chain(&self, id: &ObjectId) -> Result<Vec<ObjectId>> {
         let mut chain = vec![*id];
         let mut seen = HashSet::from([*id]);
-        while let Some(parent) = Version::decode(self.read_kind(&chain[chain.len() - 1], Kind::Version)?, id)?.parent {
+        while let Some(parent) = self.version(&chain[chain.len() - 1])?.parent {
             if !seen.insert(parent) {
                 return Err(Error::corrupt(format!("version {id}: its chain loops at {parent}")));
             }
