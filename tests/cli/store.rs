@@ -298,3 +298,25 @@ fn leftovers_of_an_interrupted_import_are_harmless() {
     assert_eq!(report["notes"].as_array().unwrap().len(), 2);
     assert_eq!(cat_session(&env, &[path.to_str().unwrap()]), std::fs::read(&path).unwrap());
 }
+
+#[test]
+fn many_small_imports_are_merged_into_few_packs() {
+    let env = TestEnv::new();
+    let mut text = format!("{HEAD}\n");
+    let path = env.write("s.jsonl", &text);
+    import(&env, &path);
+    let mut parent = None;
+    for i in 0..20 {
+        let id = format!("e{i:02}");
+        text.push_str(&entry(&id, parent.as_deref(), &format!("line {i}")));
+        text.push('\n');
+        std::fs::write(&path, &text).unwrap();
+        assert_eq!(import(&env, &path)["new_objects"], 3, "entry, node, version");
+        parent = Some(id);
+    }
+    let counts = objects(&env);
+    assert!(counts["packs"].as_u64().unwrap() <= 16, "{counts}");
+    assert_eq!(counts["objects"], 1 + 1 + 20 * 3);
+    assert_eq!(cat_session(&env, &[path.to_str().unwrap()]), text.as_bytes());
+    assert_eq!(json(&env.ok(&["fsck", "--json"]))["ok"], true);
+}

@@ -24,6 +24,9 @@ pub use pack::{Object, Pack};
 pub use refs::Expect;
 pub use version::Version;
 
+/// More packs than this get merged (all but the largest) by the next write.
+pub const MAX_PACKS: usize = 16;
+
 /// An open store: its folder and the packs found there when opened (or last refreshed).
 pub struct Store {
     dir: PathBuf,
@@ -55,16 +58,61 @@ impl Store {
         Ok(store)
     }
 
-    /// Re-reads the list of packs (another process may have added some).
+    /// Re-reads the list of packs (another process may have added some, or merged some away).
     pub fn refresh(&mut self) -> Result<()> {
-        let mut packs = Vec::new();
-        for idx in self.index_files()? {
-            match self.packs.iter().position(|p| p.idx_path == idx) {
-                Some(i) => packs.push(self.packs.swap_remove(i)),
-                None => packs.push(Pack::open(&idx)?),
+        // A pack listed and then deleted was merged into a new pack by a writer: list again.
+        for _ in 0..3 {
+            let mut packs = Vec::new();
+            let mut vanished = false;
+            for idx in self.index_files()? {
+                match self.packs.iter().position(|p| p.idx_path == idx) {
+                    Some(i) => packs.push(self.packs.swap_remove(i)),
+                    None => match Pack::open(&idx) {
+                        Ok(pack) => packs.push(pack),
+                        Err(_) if !idx.exists() => vanished = true,
+                        Err(e) => return Err(e),
+                    },
+                }
+            }
+            self.packs = packs;
+            if !vanished {
+                return Ok(());
             }
         }
-        self.packs = packs;
+        Err(Error::user(format!("{}: packs keep changing under this process; try again", self.packs_dir().display())))
+    }
+
+    /// Merges every pack but the largest into one when there are more than [`MAX_PACKS`]
+    /// (each command that writes adds a pack). Objects are re-hashed as they are copied; the new
+    /// pack is in place before the old ones go, index first.
+    fn consolidate(&mut self) -> Result<()> {
+        if self.packs.len() <= MAX_PACKS {
+            return Ok(());
+        }
+        self.packs.sort_by_key(|p| std::cmp::Reverse(p.disk_bytes()));
+        let small = self.packs.split_off(1);
+        let mut writer = pack::PackWriter::new(&self.packs_dir())?;
+        for pack in &small {
+            for i in 0..pack.len() {
+                let (id, obj) = (pack.id_at(i), pack.object_at(i)?);
+                if ObjectId::hash(obj.kind, obj.bytes) != id {
+                    return Err(Error::corrupt(format!("{}: object {id} does not match its id; run shake fsck", pack.path.display())));
+                }
+                if !writer.contains(&id) && self.packs[0].find(&id).is_none() {
+                    writer.add(id, obj.kind, obj.bytes)?;
+                }
+            }
+        }
+        if let Some(idx) = writer.finish()? {
+            self.packs.push(Pack::open(&idx)?);
+        }
+        for pack in small {
+            let (idx, path) = (pack.idx_path.clone(), pack.path.clone());
+            drop(pack);
+            std::fs::remove_file(&idx).map_err(|e| Error::io(format!("cannot remove {}", idx.display()), e))?;
+            std::fs::remove_file(&path).map_err(|e| Error::io(format!("cannot remove {}", path.display()), e))?;
+        }
+        self.packs.sort_by(|a, b| a.idx_path.cmp(&b.idx_path));
         Ok(())
     }
 
@@ -274,6 +322,7 @@ impl Batch<'_> {
                 store.packs.push(Pack::open(&idx)?);
             }
         }
+        store.consolidate()?;
         for item in after {
             match item {
                 After::Ref(name, id) => refs::update(&store.dir, &name, &id, Expect::Any, false)?,
