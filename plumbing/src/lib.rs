@@ -8,6 +8,7 @@ pub mod id;
 pub mod pi;
 pub mod rev;
 pub mod store;
+pub mod tokens;
 
 pub use context::Context;
 pub use error::{Error, ErrorKind, Result};

@@ -4,6 +4,7 @@
 pub mod cat_object;
 pub mod cat_session;
 pub mod count_objects;
+pub mod export;
 pub mod fsck;
 pub mod hash_entry;
 pub mod import;
