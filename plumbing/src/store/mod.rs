@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use crate::id::{HexPrefix, Kind, ObjectId};
 use crate::{Context, Error, Result};
 
-pub use import::{ImportReport, SessionInfo};
+pub use import::{path_nodes, ImportReport, SessionInfo};
 pub use pack::{Object, Pack};
 pub use refs::Expect;
 pub use version::Version;

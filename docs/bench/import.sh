@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Import benchmark (docs/benchmarks.md, "Import"): shake import of one big session (cold, then
+# unchanged, then after an append) and of a folder of small sessions, next to `cat` of the same
+# bytes and pi's own SessionManager.open in Node, in the same run. Not a test: read the numbers.
+#
+# usage: docs/bench/import.sh BIG.jsonl SMALL_DIR [REPEATS]
+#   BIG.jsonl  a ~50 MB pi session; SMALL_DIR  a folder of ~1,000 small sessions
+# Needs a release build (cargo build --release) and `npm ci` in tests/oracle.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+big=$(realpath "$1"); small=$(realpath "$2"); repeats=${3:-5}
+shake=$PWD/target/release/shake
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+export SHAKE_QUIET=1
+
+# Median wall time in ms of running "$@" `repeats` times; $setup runs before each (untimed).
+median() {
+  local times=()
+  for _ in $(seq "$repeats"); do
+    eval "${setup:-true}"
+    local t0 t1; t0=$(date +%s%N); "$@" >/dev/null; t1=$(date +%s%N)
+    times+=($(( (t1 - t0) / 1000 )))
+  done
+  printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {printf "%.1f", a[int((NR+1)/2)]/1000}'
+}
+rate() { awk -v b="$1" -v ms="$2" 'BEGIN {printf "%.0f", b / 1e6 / (ms / 1000)}'; }
+row() { printf '| %s | %s ms | %s MB/s |\n' "$1" "$2" "$(rate "$3" "$2")"; }
+
+bytes_big=$(stat -c %s "$big")
+bytes_small=$(cat "$small"/*.jsonl | wc -c)
+files_small=$(ls "$small"/*.jsonl | wc -l)
+cat "$big" "$small"/*.jsonl >/dev/null   # warm the page cache
+
+pi_open=$work/pi-open.mjs
+cat >"$pi_open" <<JS
+const { SessionManager } = await import("$PWD/tests/oracle/node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js");
+const { readdirSync, statSync } = await import("node:fs");
+const target = process.argv[2];
+const files = statSync(target).isDirectory() ? readdirSync(target).map((f) => target + "/" + f) : [target];
+// Open read-only copies' worth: SessionManager.open loads and builds the tree; time only that.
+const t0 = performance.now();
+let entries = 0;
+for (const f of files) entries += SessionManager.open(f, "$work/pi-sessions").getEntries().length;
+console.error(JSON.stringify({ ms: performance.now() - t0, entries }));
+JS
+# pi time measured inside Node (excluding Node's ~50 ms start-up), median of runs.
+pi_ms() {
+  local times=()
+  for _ in $(seq "$repeats"); do times+=($(node "$pi_open" "$1" 2>&1 >/dev/null | sed 's/.*"ms":\([0-9.]*\).*/\1/')); done
+  printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {printf "%.1f", a[int((NR+1)/2)]}'
+}
+
+echo "big: $bytes_big bytes; small: $files_small files, $bytes_small bytes; repeats: $repeats (median)"
+echo
+echo "| what | time | rate |"
+echo "|---|---:|---:|"
+row "cat, big session" "$(median cat "$big")" "$bytes_big"
+row "shake import, big session, cold" "$(setup="rm -rf $work/store" median "$shake" --store "$work/store" import "$big")" "$bytes_big"
+printf '| shake import, big session, unchanged | %s ms | |\n' "$(median "$shake" --store "$work/store" import "$big")"
+cp "$big" "$work/grow.jsonl"; "$shake" --store "$work/store" import "$work/grow.jsonl" >/dev/null
+tail -n 100 "$big" | sed 's/"id":"/"id":"x/; s/"parentId":"/"parentId":"x/' > "$work/tail.jsonl"
+printf '| shake import, big session + %s appended bytes | %s ms | |\n' "$(stat -c %s "$work/tail.jsonl")" \
+  "$(setup="cp $big $work/grow.jsonl; $shake --store $work/store import $work/grow.jsonl >/dev/null; cat $work/tail.jsonl >> $work/grow.jsonl" median "$shake" --store "$work/store" import "$work/grow.jsonl")"
+row "pi SessionManager.open, big session (in Node)" "$(pi_ms "$big")" "$bytes_big"
+row "cat, small sessions" "$(median sh -c "cat $small/*.jsonl")" "$bytes_small"
+row "shake import, small sessions, cold" "$(setup="rm -rf $work/store2" median "$shake" --store "$work/store2" import "$small")" "$bytes_small"
+printf '| shake import, small sessions, unchanged | %s ms | |\n' "$(median "$shake" --store "$work/store2" import "$small")"
+row "pi SessionManager.open, small sessions (in Node)" "$(pi_ms "$small")" "$bytes_small"
+echo
+"$shake" --store "$work/store" count-objects --json
