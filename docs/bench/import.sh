@@ -3,15 +3,23 @@
 # unchanged, then after an append) and of a folder of small sessions, next to `cat` of the same
 # bytes and pi's own SessionManager.open in Node, in the same run. Not a test: read the numbers.
 #
-# usage: docs/bench/import.sh BIG.jsonl SMALL_DIR [REPEATS]
-#   BIG.jsonl  a ~50 MB pi session; SMALL_DIR  a folder of ~1,000 small sessions
+# usage: docs/bench/import.sh [BIG.jsonl SMALL_DIR [REPEATS]]
+#   BIG.jsonl  a ~50 MB pi session; SMALL_DIR  a folder of ~1,000 small sessions. Without them,
+#   both are generated: `shake generate-session --seed 1 --size 50M` and seeds 1..1000.
 # Needs a release build (cargo build --release) and `npm ci` in tests/oracle.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-big=$(realpath "$1"); small=$(realpath "$2"); repeats=${3:-5}
 shake=$PWD/target/release/shake
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 export SHAKE_QUIET=1
+if [ $# -ge 2 ]; then
+  big=$(realpath "$1"); small=$(realpath "$2")
+else
+  big=$work/big.jsonl; small=$work/small; mkdir -p "$small"
+  "$shake" generate-session --seed 1 --size 50M -o "$big"
+  for i in $(seq 1000); do "$shake" generate-session --seed "$i" -o "$small/$i.jsonl"; done
+fi
+repeats=${3:-5}
 
 # Runs "$@" `repeats` times ($setup first, untimed) and prints "WALL_MS CPU_MS", the medians of
 # wall-clock and user+system time. The machine is shared: CPU time is the steadier figure.

@@ -117,10 +117,11 @@ pub fn default_session(ctx: &Context) -> Result<PathBuf> {
 }
 
 /// Finds a session file by session id or unique prefix: among the store's imported sessions
-/// whose file still exists, then under pi's session folders.
+/// whose file still exists, and under pi's session folders. A store that cannot be read is
+/// skipped here (`shake fsck` reports it), so a damaged store never hides a session file.
 fn session_by_id(ctx: &Context, id: &str) -> Result<PathBuf> {
-    let mut hits: Vec<PathBuf> = crate::store::Store::open(ctx)?
-        .sessions()?
+    let imported = crate::store::Store::open(ctx).and_then(|store| store.sessions()).unwrap_or_default();
+    let mut hits: Vec<PathBuf> = imported
         .into_iter()
         .filter(|s| s.session_id.as_deref().is_some_and(|sid| sid.starts_with(id)) && s.path.is_file())
         .map(|s| s.path)
