@@ -142,6 +142,11 @@ impl Version {
             match *item {
                 Item::Line(id) => out.push(id),
                 Item::Path { node, count } => {
+                    // A path cannot be longer than the store has objects (a corrupt count must
+                    // not loop for ages).
+                    if count > store.counts().objects {
+                        return Err(Error::corrupt(format!("{what}: path {node} claims {count} lines")));
+                    }
                     let start = out.len();
                     let mut at = Some(node);
                     for _ in 0..count {
