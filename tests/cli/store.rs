@@ -320,3 +320,17 @@ fn many_small_imports_are_merged_into_few_packs() {
     assert_eq!(cat_session(&env, &[path.to_str().unwrap()]), text.as_bytes());
     assert_eq!(json(&env.ok(&["fsck", "--json"]))["ok"], true);
 }
+
+#[test]
+fn a_same_size_rewrite_within_one_mtime_tick_is_seen() {
+    let env = TestEnv::new();
+    let path = env.write("s.jsonl", format!("{HEAD}\n{}\n", entry("a1", None, "aaaa")));
+    let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+    import(&env, &path);
+    let rewritten = format!("{HEAD}\n{}\n", entry("a1", None, "bbbb"));
+    std::fs::write(&path, &rewritten).unwrap();
+    std::fs::File::options().write(true).open(&path).unwrap().set_modified(mtime).unwrap();
+    let r = import(&env, &path);
+    assert_eq!(r["unchanged"], false);
+    assert_eq!(cat_session(&env, &[path.to_str().unwrap()]), rewritten.as_bytes());
+}

@@ -181,7 +181,7 @@ impl Batch<'_> {
         if let Some((head, rest)) = &previous {
             if head.file_hash == file_hash {
                 // Touched, not changed: remember the new mtime so the next check is a stat again.
-                let head = FileState { size, mtime_ns, ..head.clone() };
+                let head = FileState { size, mtime_ns: remembered_mtime(mtime_ns), ..head.clone() };
                 let resume = state::decode_resume(rest).unwrap_or_default();
                 self.set_state(state_file, state::encode(&head, &resume)?);
                 return Ok(unchanged_report(path, &head));
@@ -210,7 +210,7 @@ impl Batch<'_> {
         let head = FileState {
             path: key,
             size,
-            mtime_ns,
+            mtime_ns: remembered_mtime(mtime_ns),
             committed: committed as u64,
             prefix_hash: match committed == bytes.len() {
                 true => file_hash,
@@ -375,6 +375,7 @@ fn canonical(path: &Path) -> Result<String> {
         .map_err(|p| Error::user(format!("{}: shake needs UTF-8 paths", PathBuf::from(p).display())))
 }
 
+/// Returns a file's size and mtime (nanoseconds since the epoch).
 fn stat(path: &Path) -> Result<(u64, u64)> {
     let meta = std::fs::metadata(path).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
     if !meta.is_file() {
@@ -382,6 +383,21 @@ fn stat(path: &Path) -> Result<(u64, u64)> {
     }
     let mtime = meta.modified().ok().and_then(|t| t.duration_since(UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos() as u64);
     Ok((meta.len(), mtime))
+}
+
+/// A file modified less than this before it was read may change again within the same mtime
+/// tick (ext4 timestamps move in kernel ticks), unseen by a size-and-mtime check.
+const RACY_NS: u64 = 1_000_000_000;
+
+/// The mtime to remember: 0 (never equal to a real one, so the next import compares content)
+/// when the file was modified moments ago, as git does with racily clean index entries.
+fn remembered_mtime(mtime_ns: u64) -> u64 {
+    let now = std::time::SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    if now.saturating_sub(mtime_ns) < RACY_NS {
+        0
+    } else {
+        mtime_ns
+    }
 }
 
 /// Returns the node id of every entry on the root→leaf path of `leaf` (root first), as import
