@@ -34,7 +34,7 @@ pub fn run(ctx: &Context, args: &ImportArgs, out: &mut dyn Write) -> Result {
     let show = std::io::stderr().is_terminal() && files.len() >= PROGRESS_MIN_FILES;
     let total = files.len();
     let mut progress = |done: usize| {
-        if show && (done % 50 == 0 || done == total) {
+        if show && (done.is_multiple_of(50) || done == total) {
             eprint!("\rimporting {done}/{total}{}", if done == total { "\n" } else { "" });
         }
     };
