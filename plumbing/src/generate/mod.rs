@@ -200,7 +200,13 @@ impl Generator {
                 rand & 0xffff_ffff_ffff
             }
         );
-        j.obj().kv("type", "session").kn("version", 3).kv("id", &id).kv("timestamp", &iso(ms)).kv("cwd", cwd).end();
+        j.obj().kv("type", "session").kn("version", 3).kv("id", &id).kv("timestamp", &iso(ms)).kv("cwd", cwd);
+        if self.rng.chance(15) {
+            // A fork or clone names the file it came from.
+            let from = format!("/home/dev/.pi/agent/sessions/--home-dev-proj--/{}_{}.jsonl", iso(ms - 86_400_000).replace([':', '.'], "-"), id);
+            j.kv("parentSession", &from);
+        }
+        j.end();
         self.cwd = cwd.to_string();
         self.out.push_str(&j.buf);
         self.out.push('\n');
@@ -370,7 +376,11 @@ impl Generator {
                 text::code(&mut self.rng, &mut body, lang, lines);
                 body.push_str("```\n\nThat should fix it.");
             }
-            blocks.obj().kv("type", "text").kv("text", &body).end();
+            blocks.obj().kv("type", "text").kv("text", &body);
+            if self.rng.chance(10) {
+                blocks.kv("textSignature", r#"{"v":1,"id":"msg_01","phase":"final_answer"}"#);
+            }
+            blocks.end();
         }
         let mut calls = Vec::new();
         let mut call_json = Json::default();
@@ -416,6 +426,9 @@ impl Generator {
         j.kn("timestamp", started);
         if self.rng.chance(30) {
             j.kn("durationMs", self.now - started + self.rng.below(900));
+        }
+        if self.rng.chance(20) {
+            j.kv("thinkingLevel", *self.rng.pick(LEVELS));
         }
         self.finish_message(j, id, Kind::Assistant, call_blocks);
         calls
