@@ -1,7 +1,7 @@
 //! Bad input: every kind of damage a session file can have gets a clear warning or error naming
 //! the file and line, never a panic; where pi itself gets through, shake reads what pi reads.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -31,7 +31,7 @@ fn project(env: &TestEnv, path: &str) -> (Value, String) {
 }
 
 /// Asserts shake projects the file as pi does, and returns shake's warnings.
-fn same_as_pi(env: &TestEnv, path: &PathBuf) -> String {
+fn same_as_pi(env: &TestEnv, path: &Path) -> String {
     let p = path.to_str().unwrap();
     let (ours, stderr) = project(env, p);
     assert_eq!(ours, Oracle::run("project.mjs", &[p, "--compact"]), "{p}");

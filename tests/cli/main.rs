@@ -4,5 +4,6 @@
 mod bad_input;
 mod conformance;
 mod env;
+mod generate;
 mod project;
 mod tree;

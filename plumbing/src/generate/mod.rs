@@ -428,7 +428,7 @@ impl Generator {
             j.kn("durationMs", self.now - started + self.rng.below(900));
         }
         if self.rng.chance(20) {
-            j.kv("thinkingLevel", *self.rng.pick(LEVELS));
+            j.kv("thinkingLevel", self.rng.pick::<&str>(LEVELS));
         }
         self.finish_message(j, id, Kind::Assistant, call_blocks);
         calls
