@@ -159,7 +159,11 @@ fn check_generated(path: &Path, pi: &Value) {
 #[test]
 fn generated_sessions_every_leaf_equals_pi() {
     let env = TestEnv::new();
-    let files = generated(env.dir.path(), 0..SEEDS);
+    let mut files = generated(env.dir.path(), 0..SEEDS);
+    // One long session too (long paths, many compactions and branches, bigger outputs).
+    let long = env.dir.path().join("gen-long.jsonl");
+    std::fs::write(&long, generate(&Options { seed: 1, limit: Limit::Entries(2500), cwd: None })).unwrap();
+    files.insert(0, long);
     let check = |half: &[PathBuf]| {
         for (path, pi) in half.iter().zip(pi_project_all(half, false)) {
             check_generated(path, &pi);
