@@ -176,29 +176,26 @@ impl Generator {
     }
 
     /// Ends the entry, appends its line and makes it the leaf.
-    fn finish(&mut self, mut j: Json, id: String, kind: Kind, tool_calls: String) -> usize {
+    fn finish(&mut self, mut j: Json, id: String, kind: Kind, tool_calls: String) {
         j.end();
         self.out.push_str(&j.buf);
         self.out.push('\n');
         self.nodes.push(Node { id, kind, tool_calls });
         self.path.push(self.nodes.len() - 1);
-        self.nodes.len() - 1
     }
 
     fn header(&mut self, cwd: &str) {
         let mut j = Json::default();
         let ms = self.now;
-        let mut rand = self.rng.next();
+        let (a, b) = (self.rng.next(), self.rng.next());
+        // uuidv7: 48 bits of milliseconds, version 7, variant 10, random bits.
         let id = format!(
             "{:08x}-{:04x}-7{:03x}-{:04x}-{:012x}",
             ms >> 16,
             ms & 0xffff,
-            rand & 0xfff,
-            0x8000 | ((rand >> 12) & 0x3fff),
-            {
-                rand = self.rng.next();
-                rand & 0xffff_ffff_ffff
-            }
+            a & 0xfff,
+            0x8000 | ((a >> 12) & 0x3fff),
+            b & 0xffff_ffff_ffff
         );
         j.obj().kv("type", "session").kn("version", 3).kv("id", &id).kv("timestamp", &iso(ms)).kv("cwd", cwd);
         if self.rng.chance(15) {
@@ -269,7 +266,7 @@ impl Generator {
     }
 
     /// Closes the message object and the entry.
-    fn finish_message(&mut self, mut j: Json, id: String, kind: Kind, tool_calls: String) -> usize {
+    fn finish_message(&mut self, mut j: Json, id: String, kind: Kind, tool_calls: String) {
         j.end();
         self.finish(j, id, kind, tool_calls)
     }
@@ -581,7 +578,6 @@ impl Generator {
         }
         let mut targets = Vec::new();
         for _ in 0..self.rng.range(1, 4) {
-            // Prefer recent tool results, as folds do.
             let i = *self.rng.pick(&editable);
             let target = &self.nodes[i];
             let (id, kind, calls) = (target.id.clone(), target.kind, target.tool_calls.clone());
