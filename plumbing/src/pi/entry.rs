@@ -37,6 +37,7 @@ pub struct Fields<'a> {
     pub thinking_level: Option<&'a RawValue>,
     pub provider: Option<&'a RawValue>,
     pub model_id: Option<&'a RawValue>,
+    pub label: Option<&'a RawValue>,
     pub cwd: Option<&'a RawValue>,
     pub parent_session: Option<&'a RawValue>,
 }
@@ -67,6 +68,7 @@ impl<'a> Fields<'a> {
             "thinkingLevel" => &mut self.thinking_level,
             "provider" => &mut self.provider,
             "modelId" => &mut self.model_id,
+            "label" => &mut self.label,
             "cwd" => &mut self.cwd,
             "parentSession" => &mut self.parent_session,
             _ => return None,

@@ -5,9 +5,12 @@
 
 pub mod entry;
 pub mod file;
+pub mod ids;
+pub mod json;
 pub mod message;
 pub mod project;
 pub mod session;
+pub mod write;
 
 pub use entry::Entry;
 pub use file::SessionFile;
