@@ -7,9 +7,11 @@ mod conformance;
 mod env;
 mod export;
 mod fold;
+mod generate;
 mod inspect;
 mod lifecycle;
 mod project;
+mod store;
 mod synthetic;
 mod tree;
 
