@@ -21,14 +21,18 @@ pub struct Cli {
 /// Every shake command.
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    CountTokens(plumbing::count_tokens::CountTokensArgs),
     Project(plumbing::project::ProjectArgs),
+    Tokens(plumbing::tokens::TokensArgs),
 }
 
 impl Command {
     /// Runs the command, writing its output to `out`.
     pub fn run(&self, ctx: &Context, out: &mut dyn Write) -> Result {
         match self {
+            Command::CountTokens(args) => plumbing::count_tokens::run(ctx, args, out),
             Command::Project(args) => plumbing::project::run(ctx, args, out),
+            Command::Tokens(args) => plumbing::tokens::run(ctx, args, out),
         }
     }
 }

@@ -7,6 +7,7 @@ pub mod error;
 pub mod id;
 pub mod pi;
 pub mod rev;
+pub mod token_cache;
 pub mod tokens;
 
 pub use context::Context;

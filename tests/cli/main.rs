@@ -3,3 +3,4 @@
 
 mod env;
 mod project;
+mod tokens;

@@ -1,4 +1,6 @@
 //! The plumbing commands: one file each, holding its clap `Args` and `run(ctx, args, out)`.
 //! Their output is a contract (`docs/plumbing.md`).
 
+pub mod count_tokens;
 pub mod project;
+pub mod tokens;
