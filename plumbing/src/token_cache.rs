@@ -64,7 +64,7 @@ struct Inner {
 pub struct CacheStats {
     /// Lookups answered from the cache.
     pub hits: usize,
-    /// Counts computed and added.
+    /// Counts computed and added since the last save.
     pub added: usize,
     /// Counts held.
     pub len: usize,
@@ -165,6 +165,7 @@ impl TokenCache {
         let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
         std::io::Write::write_all(&mut tmp, &bytes)?;
         tmp.persist(path).map_err(|e| e.error)?;
+        self.lock().added = 0;
         Ok(())
     }
 

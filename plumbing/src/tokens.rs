@@ -15,7 +15,6 @@ mod js_json;
 
 use std::fmt;
 use std::str::FromStr;
-use std::sync::Arc;
 
 use serde_json::value::RawValue;
 
@@ -83,13 +82,16 @@ impl FromStr for TokenizerName {
 }
 
 /// A tokenizer, ready to count: a base tokenizer, a scale (1 unless calibrated), and maybe a cache.
-#[derive(Clone, Debug)]
+///
+/// A command opens one cache per tokenizer and keeps it for the whole process, so the cache is
+/// held by `&'static` reference and a `Tokenizer` stays `Copy` (plans and options hold it by value).
+#[derive(Clone, Copy, Debug)]
 pub struct Tokenizer {
     /// Which one, as printed.
     pub name: TokenizerName,
     base: TokenizerName,
     scale: f64,
-    cache: Option<Arc<TokenCache>>,
+    cache: Option<&'static TokenCache>,
 }
 
 impl Tokenizer {
@@ -106,7 +108,7 @@ impl Tokenizer {
     }
 
     /// Returns this tokenizer counting through `cache` (which must be for its base tokenizer).
-    pub fn with_cache(mut self, cache: Arc<TokenCache>) -> Tokenizer {
+    pub fn with_cache(mut self, cache: &'static TokenCache) -> Tokenizer {
         if cache.tokenizer() == self.base && self.base.is_bpe() {
             self.cache = Some(cache);
         }
@@ -124,13 +126,13 @@ impl Tokenizer {
     }
 
     /// Returns the cache counts go through, if any.
-    pub fn cache(&self) -> Option<&Arc<TokenCache>> {
-        self.cache.as_ref()
+    pub fn cache(&self) -> Option<&'static TokenCache> {
+        self.cache
     }
 
     /// Starts a tally for one message (pi rounds once per message, not per piece).
-    pub fn tally(&self) -> Tally<'_> {
-        Tally { tokenizer: self, chars: 0, tokens: 0, done: 0 }
+    pub fn tally(&self) -> Tally {
+        Tally { tokenizer: *self, chars: 0, tokens: 0, done: 0 }
     }
 
     /// Counts one piece of text on its own (a region, a placeholder).
@@ -142,7 +144,7 @@ impl Tokenizer {
 
     /// Counts the BPE tokens of one piece, through the cache when there is one.
     fn bpe(&self, text: &str) -> u64 {
-        match &self.cache {
+        match self.cache {
             // Every piece goes through the cache, short ones too: a warm run then never builds
             // the BPE tables (0.15-0.35 s).
             Some(cache) => {
@@ -168,7 +170,7 @@ impl Tokenizer {
     /// Tokenizes, on every core, the texts of `projection` the cache does not hold yet, so the
     /// counts that follow are lookups. Does nothing without a cache or for `pi`.
     pub fn prefetch(&self, projection: &Projection<'_, '_>) {
-        let Some(cache) = &self.cache else { return };
+        let Some(cache) = self.cache else { return };
         let mut misses = Misses { cache, seen: Default::default(), texts: Vec::new() };
         for pos in 0..projection.context.len() {
             visit_entry(projection, pos, &mut misses);
@@ -240,14 +242,14 @@ impl Pieces for Misses<'_> {
 
 /// A running count: for one message, or for several when each is ended with `end_message`.
 #[derive(Clone, Copy, Debug)]
-pub struct Tally<'t> {
-    tokenizer: &'t Tokenizer,
+pub struct Tally {
+    tokenizer: Tokenizer,
     chars: u64,
     tokens: u64,
     done: u64,
 }
 
-impl Tally<'_> {
+impl Tally {
     /// Adds a piece of text.
     pub fn text(&mut self, text: &str) {
         match self.tokenizer.base {
@@ -275,7 +277,7 @@ impl Tally<'_> {
     }
 }
 
-impl Pieces for Tally<'_> {
+impl Pieces for Tally {
     fn text(&mut self, text: &str) {
         Tally::text(self, text)
     }
@@ -471,9 +473,9 @@ mod tests {
 
     #[test]
     fn counts_come_from_the_cache_when_it_has_them() {
-        let cache = Arc::new(TokenCache::in_memory(TokenizerName::O200k));
+        let cache: &'static TokenCache = Box::leak(Box::new(TokenCache::in_memory(TokenizerName::O200k)));
         cache.insert(token_cache::key("hello world"), 99);
-        let o = Tokenizer::new(TokenizerName::O200k).with_cache(cache.clone());
+        let o = Tokenizer::new(TokenizerName::O200k).with_cache(cache);
         assert_eq!(o.count("hello world"), 99);
         assert_eq!(o.count("hello there"), 2);
         assert_eq!(cache.stats(), token_cache::CacheStats { hits: 1, added: 2, len: 2 });

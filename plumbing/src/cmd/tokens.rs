@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
-use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -232,19 +231,31 @@ fn latest_model(session: &Session<'_>) -> Option<String> {
 }
 
 /// Returns the tokenizer a command counts with: BPE ones through the store's token cache,
-/// `calibrated` with its ratio worked out for this session.
+/// `calibrated` with its ratio worked out for this session. Call [`save_cache`] at the end.
 pub fn open_tokenizer(ctx: &Context, name: TokenizerName, session: &Session<'_>) -> Result<Tokenizer> {
-    let cached = |n: TokenizerName| Tokenizer::new(n).with_cache(Arc::new(TokenCache::open(ctx, n)));
+    let tok = open_cached(ctx, name);
     match name {
-        TokenizerName::Pi => Ok(Tokenizer::new(name)),
-        TokenizerName::O200k | TokenizerName::Cl100k => Ok(cached(name)),
-        TokenizerName::Calibrated => {
-            let base = cached(CALIBRATION_BASE);
-            let ratio = calibrate(ctx, session, session.default_leaf(), &base)?;
-            let cache = base.cache().cloned();
-            Ok(cache.into_iter().fold(Tokenizer::calibrated(ratio), Tokenizer::with_cache))
-        }
+        TokenizerName::Calibrated => calibrated_for(ctx, session, tok),
+        _ => Ok(tok),
     }
+}
+
+/// Returns the tokenizer with its cache opened (BPE and calibrated), not yet calibrated. The
+/// cache lives as long as the process, so that a `Tokenizer` stays `Copy`: open it once per
+/// process (a watching meter re-calibrates with [`calibrated_for`], it does not reopen).
+pub fn open_cached(ctx: &Context, name: TokenizerName) -> Tokenizer {
+    let tok = Tokenizer::new(name);
+    match tok.base() {
+        TokenizerName::Pi => tok,
+        base => tok.with_cache(Box::leak(Box::new(TokenCache::open(ctx, base)))),
+    }
+}
+
+/// Returns `calibrated` for this session, counting through `tok`'s cache.
+pub fn calibrated_for(ctx: &Context, session: &Session<'_>, tok: Tokenizer) -> Result<Tokenizer> {
+    let base = tok.cache().into_iter().fold(Tokenizer::new(CALIBRATION_BASE), Tokenizer::with_cache);
+    let ratio = calibrate(ctx, session, session.default_leaf(), &base)?;
+    Ok(tok.cache().into_iter().fold(Tokenizer::calibrated(ratio), Tokenizer::with_cache))
 }
 
 /// Saves the tokenizer's cache, if it has one that learnt something.
