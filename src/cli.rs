@@ -21,7 +21,10 @@ pub struct Cli {
 /// Every shake command.
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    Completions(crate::cmd::completions::CompletionsArgs),
     CountTokens(plumbing::count_tokens::CountTokensArgs),
+    Export(plumbing::export::ExportArgs),
+    Man(crate::cmd::man::ManArgs),
     Project(plumbing::project::ProjectArgs),
     Tokens(plumbing::tokens::TokensArgs),
 }
@@ -30,7 +33,10 @@ impl Command {
     /// Runs the command, writing its output to `out`.
     pub fn run(&self, ctx: &Context, out: &mut dyn Write) -> Result {
         match self {
+            Command::Completions(args) => crate::cmd::completions::run(args, out),
             Command::CountTokens(args) => plumbing::count_tokens::run(ctx, args, out),
+            Command::Man(args) => crate::cmd::man::run(args, out),
+            Command::Export(args) => plumbing::export::run(ctx, args, out),
             Command::Project(args) => plumbing::project::run(ctx, args, out),
             Command::Tokens(args) => plumbing::tokens::run(ctx, args, out),
         }

@@ -2,5 +2,6 @@
 //! Their output is a contract (`docs/plumbing.md`).
 
 pub mod count_tokens;
+pub mod export;
 pub mod project;
 pub mod tokens;
