@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 use shake_plumbing::cmd as plumbing;
+use shake_porcelain as porcelain;
 use shake_plumbing::{Context, Result};
 
 /// Fold stale heavy content out of pi sessions, with pi-compatible context edits
@@ -24,9 +25,21 @@ pub enum Command {
     Completions(crate::cmd::completions::CompletionsArgs),
     CountTokens(plumbing::count_tokens::CountTokensArgs),
     Export(plumbing::export::ExportArgs),
+    Fold(porcelain::fold::FoldArgs),
+    #[command(hide = true)]
+    GenerateSession(plumbing::generate_session::GenerateSessionArgs),
+    Log(porcelain::log::LogArgs),
+    LsEntries(plumbing::ls_entries::LsEntriesArgs),
+    LsLeaves(plumbing::ls_leaves::LsLeavesArgs),
     Man(crate::cmd::man::ManArgs),
+    Meter(porcelain::meter::MeterArgs),
     Project(plumbing::project::ProjectArgs),
+    Regions(plumbing::regions::RegionsArgs),
+    RevParse(plumbing::rev_parse::RevParseArgs),
+    Show(porcelain::show::ShowArgs),
+    Status(porcelain::status::StatusArgs),
     Tokens(plumbing::tokens::TokensArgs),
+    Undo(porcelain::undo::UndoArgs),
 }
 
 impl Command {
@@ -35,10 +48,21 @@ impl Command {
         match self {
             Command::Completions(args) => crate::cmd::completions::run(args, out),
             Command::CountTokens(args) => plumbing::count_tokens::run(ctx, args, out),
-            Command::Man(args) => crate::cmd::man::run(args, out),
             Command::Export(args) => plumbing::export::run(ctx, args, out),
+            Command::Fold(args) => porcelain::fold::run(ctx, args, out),
+            Command::GenerateSession(args) => plumbing::generate_session::run(ctx, args, out),
+            Command::Log(args) => porcelain::log::run(ctx, args, out),
+            Command::LsEntries(args) => plumbing::ls_entries::run(ctx, args, out),
+            Command::LsLeaves(args) => plumbing::ls_leaves::run(ctx, args, out),
+            Command::Man(args) => crate::cmd::man::run(args, out),
+            Command::Meter(args) => porcelain::meter::run(ctx, args, out),
             Command::Project(args) => plumbing::project::run(ctx, args, out),
+            Command::Regions(args) => plumbing::regions::run(ctx, args, out),
+            Command::RevParse(args) => plumbing::rev_parse::run(ctx, args, out),
+            Command::Show(args) => porcelain::show::run(ctx, args, out),
+            Command::Status(args) => porcelain::status::run(ctx, args, out),
             Command::Tokens(args) => plumbing::tokens::run(ctx, args, out),
+            Command::Undo(args) => porcelain::undo::run(ctx, args, out),
         }
     }
 }

@@ -293,6 +293,23 @@ impl Pieces for Tally {
     }
 }
 
+/// Every piece of text a tokenizer counts in `projection`, in order (images are not text): what a
+/// raw tokenizer run must get through to count the context (the benchmark's limit).
+pub fn context_texts(projection: &Projection<'_, '_>) -> Vec<String> {
+    struct Texts(Vec<String>);
+    impl Pieces for Texts {
+        fn text(&mut self, text: &str) {
+            self.0.push(text.to_string());
+        }
+        fn image(&mut self) {}
+    }
+    let mut texts = Texts(Vec::new());
+    for pos in 0..projection.context.len() {
+        visit_entry(projection, pos, &mut texts);
+    }
+    texts.0
+}
+
 /// Returns a string's length in UTF-16 code units (JavaScript's `.length`).
 pub fn utf16_len(s: &str) -> u64 {
     if s.is_ascii() {

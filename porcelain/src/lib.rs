@@ -1,1 +1,15 @@
+//! shake for people: fold policy (profiles, scopes, placeholders, the wall), the commands that
+//! write folds back (`fold`, `undo`) and the ones that read them (`status`, `log`, `show`).
 
+pub mod batch;
+pub mod fold;
+pub mod log;
+pub mod log_entry;
+pub mod meter;
+pub mod plan;
+pub mod profile;
+pub mod render;
+pub mod show;
+pub mod status;
+pub mod undo;
+pub mod wall;

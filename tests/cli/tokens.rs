@@ -1,7 +1,7 @@
 //! `shake count-tokens` against pi's own `estimateTokens`, the token cache across runs, and
 //! `shake tokens` (provider usage beside each tokenizer, calibration).
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::env::{fixture_path, fixtures, Oracle, TestEnv};
 
@@ -140,7 +140,7 @@ fn calibrated_needs_usage_or_a_stored_ratio() {
     let path = env.fixture("pi-v3-edge-edits.jsonl");
     let path = path.to_str().unwrap();
     let err = env.fails(&["count-tokens", path, "--tokenizer", "calibrated"], 1);
-    assert!(err.contains("too few assistant turns"), "{err}");
+    assert!(err.contains("cannot calibrate"), "{err}");
     assert!(err.contains("hint: run `shake tokens`"), "{err}");
     // A ratio stored for the session's model is used.
     let report = json(&env.ok(&["tokens", path, "--json"]));
@@ -164,4 +164,79 @@ fn latest_model(path: &str) -> String {
         .map(|e| format!("{}/{}", e["message"]["provider"].as_str().unwrap(), e["message"]["model"].as_str().unwrap()))
         .last()
         .unwrap()
+}
+
+#[test]
+fn usage_that_does_not_follow_the_content_does_not_calibrate() {
+    let env = TestEnv::new();
+    let path = env.write("g.jsonl", generate(7, 40));
+    let path = path.to_str().unwrap();
+    let report = json(&env.ok(&["tokens", path, "--json"]));
+    assert!(report["summary"]["o200k"]["fitError"].as_f64().unwrap() > 0.10);
+    assert!(report["calibration"].is_null());
+    env.fails(&["count-tokens", path, "--tokenizer", "calibrated"], 1);
+    assert!(!env.store().join("calibration.json").exists());
+}
+
+/// A seeded linear congruential generator: the same session for the same seed, everywhere.
+struct Lcg(u64);
+
+impl Lcg {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n.max(1)
+    }
+
+    /// `lines` lines of code-ish words (some non-ASCII).
+    fn text(&mut self, lines: u64) -> String {
+        const WORDS: [&str; 12] =
+            ["fn", "let", "the", "config", "error:", "src/main.rs", "{", "}", "0x1f3a", "résumé", "value", "=>"];
+        let mut out = String::new();
+        for _ in 0..lines {
+            let words: Vec<&str> = (0..1 + self.below(12)).map(|_| WORDS[self.below(12) as usize]).collect();
+            out.push_str(&words.join(" "));
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// A small deterministic pi v3 session: user turns with fenced and XML blocks, assistant turns
+/// with thinking and tool calls, tool results of every size (some with images).
+pub fn generate(seed: u64, turns: usize) -> String {
+    let mut rng = Lcg(seed);
+    let header = json!({"type": "session", "version": 3, "id": format!("gen-{seed}"), "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/p"});
+    let mut lines = vec![header];
+    let mut parent = Value::Null;
+    let mut push = |lines: &mut Vec<Value>, message: Value| {
+        let id = format!("{seed:02x}{:06x}", lines.len());
+        lines.push(json!({"type": "message", "id": id, "parentId": parent, "timestamp": "2026-01-01T00:00:01.000Z", "message": message}));
+        parent = Value::from(id);
+    };
+    for turn in 0..turns {
+        let user = match turn % 4 {
+            0 => format!("look at this:\n```rust\n{}```\nthanks", rng.text(5 + seed * 13 % 200)),
+            1 => format!("<context>\n{}</context>\nok?", rng.text(3 + seed % 90)),
+            _ => rng.text(2),
+        };
+        push(&mut lines, json!({"role": "user", "content": user, "timestamp": 1}));
+        let call = format!("call{turn}");
+        let assistant = json!({"role": "assistant", "content": [
+            {"type": "thinking", "thinking": rng.text(3), "thinkingSignature": "sig"},
+            {"type": "text", "text": rng.text(2)},
+            {"type": "toolCall", "id": call, "name": "bash", "arguments": {"command": "cargo build", "timeout": 60}}],
+            "provider": "anthropic", "model": "claude-test",
+            // Usage that does not follow the content: such a session must not calibrate.
+            "usage": {"input": 10, "output": 20, "cacheRead": turn * 7919 % 50_000, "cacheWrite": 50, "totalTokens": 0},
+            "stopReason": "toolUse", "timestamp": 1});
+        push(&mut lines, assistant);
+        let size = rng.below(3) * rng.below(400) + 1;
+        let mut content = vec![json!({"type": "text", "text": rng.text(size)})];
+        if rng.below(7) == 0 {
+            content.push(json!({"type": "image", "data": "QUJD", "mimeType": "image/png"}));
+        }
+        let tool = if turn % 5 == 0 { "read" } else { "bash" };
+        push(&mut lines, json!({"role": "toolResult", "toolCallId": call, "toolName": tool, "content": content, "isError": false, "timestamp": 1}));
+    }
+    lines.iter().map(|v| format!("{v}\n")).collect()
 }

@@ -3,5 +3,10 @@
 
 pub mod count_tokens;
 pub mod export;
+pub mod generate_session;
+pub mod ls_entries;
+pub mod ls_leaves;
 pub mod project;
+pub mod regions;
+pub mod rev_parse;
 pub mod tokens;

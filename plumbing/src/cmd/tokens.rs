@@ -29,6 +29,11 @@ pub struct TokensArgs {
 const MEASURED: [TokenizerName; 3] = [TokenizerName::Pi, TokenizerName::O200k, TokenizerName::Cl100k];
 /// A session needs this many usable turns before its own ratio calibrates.
 const MIN_CALIBRATION_TURNS: usize = 3;
+/// ... and a fit this close: real sessions fit within 2-5% (`docs/tokens.md`); usage that does
+/// not follow the content (generated sessions, a proxy that rewrites requests) must not calibrate.
+const MAX_CALIBRATION_FIT_ERROR: f64 = 0.10;
+/// ... and a plausible ratio (real Claude sessions: 1.25-1.34 provider tokens per o200k token).
+const CALIBRATION_RANGE: std::ops::RangeInclusive<f64> = 0.5..=3.0;
 
 /// One assistant reply whose request the provider counted.
 #[derive(Clone, Debug)]
@@ -197,7 +202,10 @@ fn calibration_from(ctx: &Context, session: &Session<'_>, turns: &[Turn], col: u
     let own = summarize(turns, col);
     let key = model_key(turns);
     let mut stored = Calibrations::load(ctx);
-    if own.turns >= MIN_CALIBRATION_TURNS && own.slope > 0.0 {
+    let trusted = own.turns >= MIN_CALIBRATION_TURNS
+        && own.fit_error <= MAX_CALIBRATION_FIT_ERROR
+        && CALIBRATION_RANGE.contains(&own.slope);
+    if trusted {
         if let Some(key) = key {
             let c = Calibration { ratio: own.slope, turns: own.turns, session: session.file.display().into_owned() };
             stored.base = CALIBRATION_BASE.as_str().into();
@@ -213,7 +221,7 @@ fn calibration_from(ctx: &Context, session: &Session<'_>, turns: &[Turn], col: u
     let model = key.or_else(|| latest_model(session));
     model.and_then(|k| stored.models.get(&k).map(|c| c.ratio)).ok_or_else(|| {
         Error::user(format!(
-            "{}: too few assistant turns with usage to calibrate, and no stored ratio for its model",
+            "{}: cannot calibrate: too few assistant turns whose usage follows the content, and no stored ratio for its model",
             session.file.display()
         ))
         .hint("run `shake tokens` on a longer session of the same model first, or pick another --tokenizer")
@@ -337,7 +345,7 @@ fn write_table(out: &mut dyn Write, turns: &[Turn], summary: &[ErrorSummary], ca
     }
     match calibration {
         Some(r) => writeln!(out, "calibrated = {CALIBRATION_BASE} × {r:.3}")?,
-        None => writeln!(out, "calibrated: not enough usable turns, and no stored ratio for this model")?,
+        None => writeln!(out, "calibrated: usage too sparse or too far from the content here, and no stored ratio for this model")?,
     }
     Ok(())
 }

@@ -68,9 +68,7 @@ fn array_index(key: &str) -> Option<u64> {
 }
 
 fn write_string(out: &mut String, s: &str) {
-    // serde_json escapes exactly what JSON.stringify does for valid strings: `"`, `\`, and
-    // control characters (\b \f \n \r \t, else \u00xx in lowercase hex).
-    out.push_str(&serde_json::to_string(s).unwrap_or_default());
+    out.push_str(&crate::pi::write::js_string(s));
 }
 
 fn write_number(out: &mut String, n: &serde_json::Number) {
