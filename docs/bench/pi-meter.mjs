@@ -5,7 +5,7 @@
 //
 //   node docs/bench/pi-meter.mjs <session.jsonl> [runs]      (needs tests/oracle: npm ci there)
 //
-// Prints one line per run and the median, in milliseconds. Runs happen in one process, so the
+// Prints one line per run and the medians, in milliseconds (wall, and CPU: user + system). Runs happen in one process, so the
 // first is cold (JIT, page cache) and the rest are warm: the best case for pi.
 
 import { performance } from "node:perf_hooks";
@@ -20,6 +20,7 @@ const { copy } = privateCopy(file);
 
 const rows = [];
 for (let i = 0; i < runs; i++) {
+	const c0 = process.cpuUsage();
 	const t0 = performance.now();
 	const sm = pi.SessionManager.open(copy);
 	const entries = sm.getEntries();
@@ -29,10 +30,14 @@ for (let i = 0; i < runs; i++) {
 	let tokens = 0;
 	for (const m of projection.messages) tokens += pi.estimateTokens(m);
 	const t3 = performance.now();
-	rows.push({ open: t1 - t0, project: t2 - t1, estimate: t3 - t2, total: t3 - t0, tokens });
+	const c = process.cpuUsage(c0);
+	const cpu = (c.user + c.system) / 1000;
+	rows.push({ open: t1 - t0, project: t2 - t1, estimate: t3 - t2, total: t3 - t0, cpu, tokens });
 	console.log(
-		`run ${i + 1}: open ${(t1 - t0).toFixed(1)} ms, project ${(t2 - t1).toFixed(1)} ms, estimate ${(t3 - t2).toFixed(1)} ms, total ${(t3 - t0).toFixed(1)} ms (${tokens} tokens)`,
+		`run ${i + 1}: open ${(t1 - t0).toFixed(1)} ms, project ${(t2 - t1).toFixed(1)} ms, estimate ${(t3 - t2).toFixed(1)} ms, total ${(t3 - t0).toFixed(1)} ms, cpu ${cpu.toFixed(1)} ms (${tokens} tokens)`,
 	);
 }
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-console.log(`median total ${median(rows.map((r) => r.total)).toFixed(1)} ms over ${runs} runs`);
+console.log(
+	`median total ${median(rows.map((r) => r.total)).toFixed(1)} ms, cpu ${median(rows.map((r) => r.cpu)).toFixed(1)} ms over ${runs} runs`,
+);

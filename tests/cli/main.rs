@@ -11,6 +11,7 @@ mod inspect;
 mod lifecycle;
 mod meter;
 mod project;
+mod store;
 mod synthetic;
 mod tokens;
 mod tree;

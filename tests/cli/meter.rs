@@ -74,6 +74,20 @@ fn meter_equals_fold_dry_run_on_generated_sessions() {
 }
 
 #[test]
+fn meter_equals_fold_dry_run_on_sessions_from_generate_session() {
+    let env = TestEnv::new();
+    for seed in 1..=8u64 {
+        let path = env.dir.path().join(format!("g{seed}.jsonl"));
+        let path = path.to_str().unwrap();
+        env.ok(&["generate-session", "--seed", &seed.to_string(), "-o", path]);
+        let profile = ["default", "aggressive", "conservative"][seed as usize % 3];
+        for tokenizer in ["pi", "o200k"] {
+            assert_one_number(&env, path, &["--tokenizer", tokenizer, "--profile", profile]);
+        }
+    }
+}
+
+#[test]
 fn meter_prints_a_plain_figure_off_a_terminal() {
     let env = TestEnv::new();
     let path = env.fixture("pi-mono-before-compaction.v3-migrated-by-pi-1.6.0.jsonl");

@@ -8,7 +8,12 @@ use crate::env::{fixture_path, fixtures, Oracle, TestEnv};
 /// The branch tips of a v3 file (entries nobody names as parent), read straight from its lines;
 /// `None` stands for pi's default leaf (v1 files have no ids to name).
 fn leaves(name: &str) -> Vec<Option<String>> {
-    let text = String::from_utf8_lossy(&std::fs::read(fixture_path(name)).unwrap()).into_owned();
+    leaves_of(&fixture_path(name))
+}
+
+/// [`leaves`] of any session file.
+fn leaves_of(path: &std::path::Path) -> Vec<Option<String>> {
+    let text = String::from_utf8_lossy(&std::fs::read(path).unwrap()).into_owned();
     let entries: Vec<Value> = text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
     let ids: Vec<&str> = entries.iter().filter(|e| e["type"] != "session").filter_map(|e| e["id"].as_str()).collect();
     let parents: Vec<&str> = entries.iter().filter_map(|e| e["parentId"].as_str()).collect();
@@ -59,6 +64,22 @@ fn pi_tokenizer_equals_pi_at_every_entry_of_the_v3_fixtures() {
             let id = leaf["leafId"].as_str().unwrap();
             let ours = json(&env.ok(&["count-tokens", &format!("{path}:{id}"), "--tokenizer", "pi", "--json"]));
             assert_eq!(ours["perEntry"], leaf["perEntry"], "{name} at {id}");
+        }
+    }
+}
+
+#[test]
+fn pi_tokenizer_equals_pi_on_generated_sessions_at_every_leaf() {
+    let env = TestEnv::new();
+    for seed in 1..=6 {
+        let path = env.dir.path().join(format!("gen-{seed}.jsonl"));
+        let path_str = path.to_str().unwrap();
+        env.ok(&["generate-session", "--seed", &seed.to_string(), "-o", path_str]);
+        let pi = Oracle::run("tokens-per-leaf.mjs", &[path_str]);
+        for leaf in leaves_of(&path).into_iter().flatten() {
+            let ours = json(&env.ok(&["count-tokens", &format!("{path_str}:{leaf}"), "--tokenizer", "pi", "--json"]));
+            let theirs = pi.as_array().unwrap().iter().find(|l| l["leafId"] == leaf.as_str()).unwrap();
+            assert_eq!(ours["perEntry"], theirs["perEntry"], "seed {seed} at {leaf}");
         }
     }
 }
