@@ -183,9 +183,19 @@ pub fn run(ctx: &Context, args: &MeterArgs, out: &mut dyn Write) -> Result {
     let (profile, _) = profile::resolve(ctx, args.profile)?;
     let tok = open_cached(ctx, args.tokenizer);
     let color = !args.json && color_on();
-    let mut stamp = file_stamp(ctx, &args.rev)?;
+    let mut state = FileState::of(ctx, &args.rev)?;
     loop {
-        let reading = read(ctx, args, profile, tok)?;
+        let key = memo_key(&state, args, profile);
+        let reading = match key.as_deref().and_then(|k| recall(ctx, k, &state)) {
+            Some(reading) => reading,
+            None => {
+                let reading = read(ctx, args, profile, tok)?;
+                if let Some(k) = &key {
+                    remember(ctx, k, &state, &reading);
+                }
+                reading
+            }
+        };
         if args.json {
             writeln!(out, "{}", reading.json())?;
         } else {
@@ -201,9 +211,9 @@ pub fn run(ctx: &Context, args: &MeterArgs, out: &mut dyn Write) -> Result {
         // Poll: a stat every half second; read again only when the file changed.
         loop {
             std::thread::sleep(POLL);
-            let now = file_stamp(ctx, &args.rev)?;
-            if now != stamp {
-                stamp = now;
+            let now = FileState::of(ctx, &args.rev)?;
+            if now != state {
+                state = now;
                 break;
             }
         }
@@ -215,11 +225,134 @@ fn color_on() -> bool {
     std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal()
 }
 
-/// What `--watch` compares: which file the revision names now, its size and modification time.
-fn file_stamp(ctx: &Context, rev: &RevArgs) -> Result<(PathBuf, u64, Option<SystemTime>)> {
-    let path = rev.rev().session_path(ctx)?;
-    let meta = std::fs::metadata(&path).map_err(|e| shake_plumbing::Error::io(path.display(), e))?;
-    Ok((path, meta.len(), meta.modified().ok()))
+/// What `--watch` and the memo compare: which file the revision names now, and its size,
+/// modification time and inode (as git's index does for a work-tree file).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct FileState {
+    path: PathBuf,
+    len: u64,
+    mtime_ns: u128,
+    inode: u64,
+}
+
+impl FileState {
+    fn of(ctx: &Context, rev: &RevArgs) -> Result<FileState> {
+        let path = rev.rev().session_path(ctx)?;
+        let meta = std::fs::metadata(&path).map_err(|e| shake_plumbing::Error::io(path.display(), e))?;
+        let mtime_ns = meta.modified().ok().and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok());
+        #[cfg(unix)]
+        let inode = std::os::unix::fs::MetadataExt::ino(&meta);
+        #[cfg(not(unix))]
+        let inode = 0;
+        Ok(FileState { path, len: meta.len(), mtime_ns: mtime_ns.map_or(0, |d| d.as_nanos()), inode })
+    }
+
+    /// Tells whether the file was modified long enough ago that a write in the same clock tick
+    /// cannot hide behind an unchanged stamp (git's "racily clean" rule).
+    fn settled(&self) -> bool {
+        let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        self.mtime_ns > 0 && now.saturating_sub(self.mtime_ns) >= SETTLED.as_nanos()
+    }
+}
+
+/// A file modified less than this long ago is measured, never recalled from the memo.
+const SETTLED: Duration = Duration::from_secs(2);
+/// Readings the memo keeps (one per session, leaf, tokenizer and profile measured lately).
+const MEMO_ENTRIES: usize = 64;
+
+/// Readings remembered per (session file state, leaf, tokenizer, profile), so a meter with
+/// nothing new to measure reads one small file instead of the session:
+/// `<store>/cache/meter.json`. Only an optimisation: unreadable means empty.
+#[derive(Default, serde::Serialize, serde::Deserialize)]
+struct Memo {
+    entries: Vec<MemoEntry>,
+}
+
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
+struct MemoEntry {
+    key: String,
+    len: u64,
+    mtime_ns: u128,
+    inode: u64,
+    tokens: u64,
+    tool_results: usize,
+    blocks: usize,
+    leaf_id: Option<String>,
+}
+
+/// The memo key of a reading, or `None` when it must always be measured: `calibrated` (its
+/// ratio may come from `calibration.json`) and files modified moments ago.
+fn memo_key(state: &FileState, args: &MeterArgs, profile: Profile) -> Option<String> {
+    if args.tokenizer == TokenizerName::Calibrated || !state.settled() {
+        return None;
+    }
+    let rev = args.rev.rev();
+    // The version, because what a plan frees is a function of shake's rules too.
+    Some(format!(
+        "{} {} {} {} {}",
+        env!("CARGO_PKG_VERSION"),
+        args.tokenizer,
+        profile.as_str(),
+        rev.entry.as_deref().unwrap_or("-"),
+        std::fs::canonicalize(&state.path).unwrap_or_else(|_| state.path.clone()).display()
+    ))
+}
+
+fn memo_path(ctx: &Context) -> PathBuf {
+    ctx.store_dir.join("cache").join("meter.json")
+}
+
+fn load_memo(ctx: &Context) -> Memo {
+    std::fs::read(memo_path(ctx)).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default()
+}
+
+/// The remembered reading for `key`, if the file is still exactly as it was measured.
+fn recall(ctx: &Context, key: &str, state: &FileState) -> Option<Reading> {
+    let memo = load_memo(ctx);
+    let e = memo.entries.into_iter().find(|e| e.key == key)?;
+    if (e.len, e.mtime_ns, e.inode) != (state.len, state.mtime_ns, state.inode) {
+        return None;
+    }
+    let tokenizer = key.split(' ').nth(1)?.parse().ok()?;
+    let profile = Profile::parse(key.split(' ').nth(2)?)?;
+    Some(Reading {
+        tokens: e.tokens,
+        tool_results: e.tool_results,
+        blocks: e.blocks,
+        tokenizer,
+        profile,
+        session: state.path.clone(),
+        leaf_id: e.leaf_id,
+    })
+}
+
+/// Remembers a reading (temporary file, then rename); failing to is not an error.
+fn remember(ctx: &Context, key: &str, state: &FileState, r: &Reading) {
+    let mut memo = load_memo(ctx);
+    memo.entries.retain(|e| e.key != key);
+    memo.entries.push(MemoEntry {
+        key: key.to_string(),
+        len: state.len,
+        mtime_ns: state.mtime_ns,
+        inode: state.inode,
+        tokens: r.tokens,
+        tool_results: r.tool_results,
+        blocks: r.blocks,
+        leaf_id: r.leaf_id.clone(),
+    });
+    let excess = memo.entries.len().saturating_sub(MEMO_ENTRIES);
+    memo.entries.drain(..excess);
+    let path = memo_path(ctx);
+    let write = || -> std::io::Result<()> {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir)?;
+        let tmp = dir.join(format!(".meter.json.{}", std::process::id()));
+        std::fs::write(&tmp, serde_json::to_vec(&memo)?)?;
+        std::fs::rename(&tmp, &path)
+    };
+    if let Err(e) = write() {
+        ctx.warn(format_args!("{}: cannot save the meter memo: {e}", path.display()));
+    }
 }
 
 /// Appends the reading to the log unless the log's last line already says the same.

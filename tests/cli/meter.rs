@@ -164,6 +164,31 @@ fn meter_watch_reprints_when_the_file_changes() {
     assert_ne!(first["leafId"], second["leafId"]);
 }
 
+#[test]
+fn an_unchanged_settled_file_is_answered_from_the_memo() {
+    let env = TestEnv::new();
+    let path = env.write("m.jsonl", generate(4, 50));
+    let p = path.to_str().unwrap();
+    let set_mtime = |t: std::time::SystemTime| {
+        std::fs::File::options().write(true).open(&path).unwrap().set_modified(t).unwrap();
+    };
+    let hour_ago = std::time::SystemTime::now() - Duration::from_secs(3600);
+    set_mtime(hour_ago);
+    let first = env.ok(&["meter", p, "--json", "--tokenizer", "pi"]);
+    // Same size, time and inode, other bytes (the header blanked): only the memo still answers.
+    let mut bytes = std::fs::read(&path).unwrap();
+    let header_end = bytes.iter().position(|&b| b == b'\n').unwrap();
+    bytes[..header_end].fill(b' ');
+    std::fs::File::options().write(true).open(&path).unwrap().write_all(&bytes).unwrap();
+    set_mtime(hour_ago);
+    assert_eq!(env.ok(&["meter", p, "--json", "--tokenizer", "pi"]), first);
+    // Another tokenizer is another reading: measured, and the damage shows.
+    env.fails(&["meter", p, "--json", "--tokenizer", "cl100k"], 1);
+    // A new modification time measures again.
+    set_mtime(hour_ago + Duration::from_secs(1));
+    env.fails(&["meter", p, "--json", "--tokenizer", "pi"], 1);
+}
+
 fn append(path: &std::path::Path, line: &Value) {
     let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
     writeln!(f, "{line}").unwrap();
