@@ -5,6 +5,7 @@ pub mod batch;
 pub mod fold;
 pub mod log;
 pub mod log_entry;
+pub mod meter;
 pub mod plan;
 pub mod profile;
 pub mod render;
