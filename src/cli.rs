@@ -22,7 +22,9 @@ pub struct Cli {
 /// Every shake command.
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    Audit(porcelain::audit::AuditArgs),
     Completions(crate::cmd::completions::CompletionsArgs),
+    Diff(porcelain::diff::DiffArgs),
     Export(plumbing::export::ExportArgs),
     Fold(porcelain::fold::FoldArgs),
     #[command(hide = true)]
@@ -43,7 +45,9 @@ impl Command {
     /// Runs the command, writing its output to `out`.
     pub fn run(&self, ctx: &Context, out: &mut dyn Write) -> Result {
         match self {
+            Command::Audit(args) => porcelain::audit::run(ctx, args, out),
             Command::Completions(args) => crate::cmd::completions::run(args, out),
+            Command::Diff(args) => porcelain::diff::run(ctx, args, out),
             Command::Export(args) => plumbing::export::run(ctx, args, out),
             Command::Fold(args) => porcelain::fold::run(ctx, args, out),
             Command::GenerateSession(args) => plumbing::generate_session::run(ctx, args, out),
