@@ -6,10 +6,9 @@ use std::io::Write;
 
 use serde_json::{json, Value};
 use shake_plumbing::cmd::rev_parse::write_record;
-use shake_plumbing::pi::Session;
 use shake_plumbing::{Context, Error, Result};
 
-use crate::leaf::{id_of, load_rev, LeafView, Seen, Shared};
+use crate::leaf::{id_of, with_two_leaves, LeafView, Seen, Shared};
 
 /// Show how two leaves differ: shared prefix, entries only on each side, what the model sees differently
 #[derive(clap::Args, Debug)]
@@ -38,44 +37,36 @@ struct Changed {
 
 /// Runs `shake diff`: exit 0 when the leaves are the same, 1 when they differ, 2 on error.
 pub fn run(ctx: &Context, args: &DiffArgs, out: &mut dyn Write) -> Result {
-    diff(ctx, args, out).map_err(Error::trouble)
+    with_two_leaves(ctx, &args.a, &args.b, |a, b| report(a, b, args, out)).map_err(Error::trouble)
 }
 
-fn diff(ctx: &Context, args: &DiffArgs, out: &mut dyn Write) -> Result {
-    let (file_a, rev_a) = load_rev(ctx, &args.a)?;
-    let (file_b, rev_b) = load_rev(ctx, &args.b)?;
-    let (session_a, session_b) = (Session::parse(&file_a)?, Session::parse(&file_b)?);
-    ctx.warn_session(&session_a);
-    ctx.warn_session(&session_b);
-    let a = LeafView::of_rev(&session_a, &rev_a)?;
-    let b = LeafView::of_rev(&session_b, &rev_b)?;
-    let shared = Shared::of(&a, &b);
+fn report(a: &LeafView<'_, '_>, b: &LeafView<'_, '_>, args: &DiffArgs, out: &mut dyn Write) -> Result {
+    let shared = Shared::of(a, b);
     let (only_a, only_b) = (&a.path()[shared.length..], &b.path()[shared.length..]);
-    let changed = changed(&a, &b);
+    let changed = changed(a, b);
     let same = only_a.is_empty() && only_b.is_empty() && changed.is_empty();
     if args.json {
         let value = json!({
             "a": a.describe(),
             "b": b.describe(),
             "shared": shared.json(),
-            "onlyA": entries_json(&a, only_a, shared.length),
-            "onlyB": entries_json(&b, only_b, shared.length),
-            "targets": changed.iter().map(|c| json!({"id": c.id, "type": c.kind, "a": side_json(&a, c.a), "b": side_json(&b, c.b)})).collect::<Vec<_>>(),
+            "onlyA": entries_json(a, only_a, shared.length),
+            "onlyB": entries_json(b, only_b, shared.length),
+            "targets": changed.iter().map(|c| json!({"id": c.id, "type": c.kind, "a": side_json(a, c.a), "b": side_json(b, c.b)})).collect::<Vec<_>>(),
             "same": same,
         });
         serde_json::to_writer(&mut *out, &value).map_err(std::io::Error::from)?;
         writeln!(out)?;
     } else {
-        let fields = shared.fields();
-        write_record(out, &fields.each_ref().map(String::as_str), args.nul)?;
-        for (mark, side, only) in [("<", &a, only_a), (">", &b, only_b)] {
+        shared.write_record(out, args.nul)?;
+        for (mark, side, only) in [("<", a, only_a), (">", b, only_b)] {
             for &i in only {
                 let e = &side.session().entries[i];
                 write_record(out, &[mark, &e.id, &e.kind, &e.line.to_string()], args.nul)?;
             }
         }
         for c in &changed {
-            write_record(out, &["~", &c.id, seen(&a, c.a).as_str(), seen(&b, c.b).as_str()], args.nul)?;
+            write_record(out, &["~", &c.id, seen(a, c.a).as_str(), seen(b, c.b).as_str()], args.nul)?;
         }
     }
     Ok(u8::from(!same))

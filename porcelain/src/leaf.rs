@@ -2,11 +2,12 @@
 //! wall, and what the model sees of each entry, in words scripts can compare ([`Seen`]).
 
 use std::collections::{HashMap, HashSet};
+use std::io::Write;
 
 use serde_json::{json, Value};
-use shake_plumbing::cmd::rev_parse::{leaf_path, NodeIds};
+use shake_plumbing::cmd::rev_parse::{leaf_path, write_record, NodeIds};
 use shake_plumbing::id::ObjectId;
-use shake_plumbing::pi::{Projected, Projection, Session, SessionFile};
+use shake_plumbing::pi::{Projected, Projection, Session};
 use shake_plumbing::rev::{Rev, RevArgs};
 use shake_plumbing::{Context, Result};
 
@@ -55,9 +56,17 @@ pub struct LeafView<'s, 'a> {
     position: HashMap<usize, usize>,
 }
 
-/// Reads the session file a revision string names (`SESSION[:ENTRY]`, `docs/revisions.md`).
-pub fn load_rev(ctx: &Context, rev: &str) -> Result<(SessionFile, Rev)> {
-    RevArgs { rev: Some(rev.to_string()), leaf: None }.load(ctx)
+/// Loads the leaves two revisions name (`SESSION[:ENTRY]`, in one session file or two) and
+/// hands them to `f`; warnings about a file are printed once.
+pub fn with_two_leaves<T>(ctx: &Context, a: &str, b: &str, f: impl FnOnce(&LeafView<'_, '_>, &LeafView<'_, '_>) -> Result<T>) -> Result<T> {
+    let load = |rev: &str| RevArgs { rev: Some(rev.to_string()), leaf: None }.load(ctx);
+    let ((file_a, rev_a), (file_b, rev_b)) = (load(a)?, load(b)?);
+    let (session_a, session_b) = (Session::parse(&file_a)?, Session::parse(&file_b)?);
+    ctx.warn_session(&session_a);
+    if file_b.path != file_a.path {
+        ctx.warn_session(&session_b);
+    }
+    f(&LeafView::of_rev(&session_a, &rev_a)?, &LeafView::of_rev(&session_b, &rev_b)?)
 }
 
 impl<'s, 'a> LeafView<'s, 'a> {
@@ -185,9 +194,10 @@ impl Shared {
         json!({"length": self.length, "node": self.node.map(|n| n.to_hex()), "id": self.id})
     }
 
-    /// The line-output record: `=`, length, entry id, node id (empty fields when nothing is shared).
-    pub fn fields(&self) -> [String; 4] {
+    /// Writes the line-output record: `=`, length, entry id, node id (empty fields when nothing
+    /// is shared).
+    pub fn write_record(&self, out: &mut dyn Write, nul: bool) -> std::io::Result<()> {
         let node = self.node.map(|n| n.to_hex()).unwrap_or_default();
-        ["=".into(), self.length.to_string(), self.id.clone().unwrap_or_default(), node]
+        write_record(out, &["=", &self.length.to_string(), self.id.as_deref().unwrap_or_default(), &node], nul)
     }
 }

@@ -111,8 +111,7 @@ pub fn line_of(path: &Path, id: &str) -> Value {
         .unwrap()
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|v| v["type"] != "session" && v["id"] == id)
-        .last()
+        .rfind(|v| v["type"] != "session" && v["id"] == id)
         .unwrap_or_else(|| panic!("no entry {id} in {}", path.display()))
 }
 

@@ -13,7 +13,7 @@ use shake_plumbing::pi::{Content, Entry, Session};
 use shake_plumbing::regions::{placeholder, RegionKind};
 use shake_plumbing::{Context, Result};
 
-use crate::leaf::{id_of, load_rev, LeafView, Shared};
+use crate::leaf::{id_of, with_two_leaves, LeafView, Shared};
 use super::fold_of;
 use crate::log_entry::LogData;
 
@@ -88,31 +88,27 @@ impl Verdict {
 
 /// Runs `shake audit fork`.
 pub fn run(ctx: &Context, args: &ForkArgs, out: &mut dyn Write) -> Result {
-    let (source_file, source_rev) = load_rev(ctx, &args.source)?;
-    let (fork_file, fork_rev) = load_rev(ctx, &args.fork)?;
-    let (source_session, fork_session) = (Session::parse(&source_file)?, Session::parse(&fork_file)?);
-    ctx.warn_session(&source_session);
-    ctx.warn_session(&fork_session);
-    let source = LeafView::of_rev(&source_session, &source_rev)?;
-    let fork = LeafView::of_rev(&fork_session, &fork_rev)?;
-    let fork_point = fork_point(&source, &fork);
-    let verdicts = verdicts(&source, &fork, fork_point);
+    with_two_leaves(ctx, &args.source, &args.fork, |source, fork| report(source, fork, args, out))
+}
+
+fn report(source: &LeafView<'_, '_>, fork: &LeafView<'_, '_>, args: &ForkArgs, out: &mut dyn Write) -> Result {
+    let fork_point = fork_point(source, fork);
+    let verdicts = verdicts(source, fork, fork_point);
     let consistent = !verdicts.iter().any(Verdict::is_difference);
-    let shared = Shared::of(&source, &fork);
+    let shared = Shared::of(source, fork);
     if args.json {
         let value = json!({
             "source": source.describe(),
             "fork": fork.describe(),
             "shared": shared.json(),
-            "forkPoint": fork_point.map(|p| id_of(&source_session, source.path()[p])),
+            "forkPoint": fork_point.map(|p| id_of(source.session(), source.path()[p])),
             "folds": verdicts.iter().map(verdict_json).collect::<Vec<_>>(),
             "consistent": consistent,
         });
         serde_json::to_writer(&mut *out, &value).map_err(std::io::Error::from)?;
         writeln!(out)?;
     } else {
-        let fields = shared.fields();
-        write_record(out, &fields.each_ref().map(String::as_str), args.nul)?;
+        shared.write_record(out, args.nul)?;
         for v in &verdicts {
             let lost = v.targets.iter().filter(|t| t.problem.is_some()).count();
             write_record(out, &[v.status.as_str(), &v.log, &v.targets.len().to_string(), &lost.to_string()], args.nul)?;
