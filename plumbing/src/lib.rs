@@ -7,9 +7,11 @@ pub mod context;
 pub mod error;
 pub mod generate;
 pub mod id;
+pub mod nodes;
 pub mod pi;
 pub mod regions;
 pub mod rev;
+pub mod store;
 pub mod tokens;
 
 pub use context::Context;

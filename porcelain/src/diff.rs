@@ -52,7 +52,10 @@ fn report(a: &LeafView<'_, '_>, b: &LeafView<'_, '_>, args: &DiffArgs, out: &mut
             "shared": shared.json(),
             "onlyA": entries_json(a, only_a, shared.length),
             "onlyB": entries_json(b, only_b, shared.length),
-            "targets": changed.iter().map(|c| json!({"id": c.id, "type": c.kind, "a": side_json(a, c.a), "b": side_json(b, c.b)})).collect::<Vec<_>>(),
+            "targets": changed
+                .iter()
+                .map(|c| json!({"id": c.id, "type": c.kind, "a": side_json(a, c.a), "b": side_json(b, c.b)}))
+                .collect::<Vec<_>>(),
             "same": same,
         });
         serde_json::to_writer(&mut *out, &value).map_err(std::io::Error::from)?;

@@ -5,7 +5,8 @@ use std::collections::{HashMap, HashSet};
 use std::io::Write;
 
 use serde_json::{json, Value};
-use shake_plumbing::cmd::rev_parse::{leaf_path, write_record, NodeIds};
+use shake_plumbing::cmd::rev_parse::{leaf_path, write_record};
+use shake_plumbing::nodes::NodeIds;
 use shake_plumbing::id::ObjectId;
 use shake_plumbing::pi::{Projected, Projection, Session};
 use shake_plumbing::rev::{Rev, RevArgs};
@@ -58,7 +59,12 @@ pub struct LeafView<'s, 'a> {
 
 /// Loads the leaves two revisions name (`SESSION[:ENTRY]`, in one session file or two) and
 /// hands them to `f`; warnings about a file are printed once.
-pub fn with_two_leaves<T>(ctx: &Context, a: &str, b: &str, f: impl FnOnce(&LeafView<'_, '_>, &LeafView<'_, '_>) -> Result<T>) -> Result<T> {
+pub fn with_two_leaves<T>(
+    ctx: &Context,
+    a: &str,
+    b: &str,
+    f: impl FnOnce(&LeafView<'_, '_>, &LeafView<'_, '_>) -> Result<T>,
+) -> Result<T> {
     let load = |rev: &str| RevArgs { rev: Some(rev.to_string()), leaf: None }.load(ctx);
     let ((file_a, rev_a), (file_b, rev_b)) = (load(a)?, load(b)?);
     let (session_a, session_b) = (Session::parse(&file_a)?, Session::parse(&file_b)?);

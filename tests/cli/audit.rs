@@ -174,6 +174,8 @@ fn a_target_folded_in_place_fails_the_rewind_check() {
     let text = env.run(&["audit", "rewind", f.p()]);
     let text = String::from_utf8(text.stdout).unwrap();
     assert!(text.contains(&format!("fold\t{}\t{}\tfail\n!\t{}\t{target}\tshows the fold\n", f.log, f.before, f.log)), "{text}");
+    let z = env.run(&["audit", "rewind", f.p(), "-z"]).stdout;
+    assert_eq!(String::from_utf8(z).unwrap(), text.replace(['\t', '\n'], "\0"), "-z: the same fields, NUL-ended");
 }
 
 #[test]
@@ -185,6 +187,8 @@ fn audit_errors_exit_2() {
     assert!(env.fails(&["audit", "rewind", &format!("{}:{}", f.p(), f.leaf)], 2).contains("takes a session"));
     env.fails(&["audit", "rewind", "./missing.jsonl"], 2);
     env.fails(&["audit"], 2);
+    let unrelated = env.fixture("pi-v3-branch-compaction-edit.jsonl");
+    assert!(env.fails(&["audit", "fork", f.p(), unrelated.to_str().unwrap()], 2).contains("is not a fork of"));
     // pi's own loader refuses a non-session file; so does the audit, with exit 2.
     let bad = env.write("bad.jsonl", "[1,2]\n");
     env.fails(&["audit", "rewind", bad.to_str().unwrap()], 2);

@@ -10,9 +10,11 @@ mod env;
 mod export;
 mod family;
 mod fold;
+mod generate;
 mod inspect;
 mod lifecycle;
 mod project;
+mod store;
 mod synthetic;
 mod tree;
 

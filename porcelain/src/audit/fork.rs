@@ -11,7 +11,7 @@ use shake_plumbing::pi::entry::is_null;
 use shake_plumbing::pi::project::own_content;
 use shake_plumbing::pi::{Content, Entry, Session};
 use shake_plumbing::regions::{placeholder, RegionKind};
-use shake_plumbing::{Context, Result};
+use shake_plumbing::{Context, Error, Result};
 
 use crate::leaf::{id_of, with_two_leaves, LeafView, Shared};
 use super::fold_of;
@@ -93,6 +93,13 @@ pub fn run(ctx: &Context, args: &ForkArgs, out: &mut dyn Write) -> Result {
 
 fn report(source: &LeafView<'_, '_>, fork: &LeafView<'_, '_>, args: &ForkArgs, out: &mut dyn Write) -> Result {
     let fork_point = fork_point(source, fork);
+    if fork_point.is_none() {
+        return Err(Error::user(format!(
+            "{} is not a fork of {}: no entry of the source path is on the fork's path",
+            fork.session().file.display(),
+            source.session().file.display()
+        )));
+    }
     let verdicts = verdicts(source, fork, fork_point);
     let consistent = !verdicts.iter().any(Verdict::is_difference);
     let shared = Shared::of(source, fork);
@@ -139,19 +146,23 @@ fn verdicts(source: &LeafView<'_, '_>, fork: &LeafView<'_, '_>, fork_point: Opti
         let id = id_of(ss, i);
         let forked = in_fork.contains(id).then(|| fs.index_of(id)).flatten();
         let status = match forked {
-            Some(j) if fold_of(&fs.entries[j]).as_ref() == Some(&data) && same_edits(&data, source, fork) => Status::Carried,
+            Some(j) if fold_of(&fs.entries[j]).as_ref() == Some(&data) && same_edits(&data, source, fork) => {
+                Status::Carried
+            }
             Some(_) => Status::Changed,
             None if fork_point.is_some_and(|p| pos <= p) => Status::Dropped,
             None => Status::Later,
         };
         let targets = if status == Status::Later { Vec::new() } else { originals(&data, ss, fs) };
-        out.push(Verdict { log: id.to_string(), status, source_line: Some(ss.entries[i].line), fork_line: forked.map(|j| fs.entries[j].line), targets });
+        let (source_line, fork_line) = (Some(ss.entries[i].line), forked.map(|j| fs.entries[j].line));
+        out.push(Verdict { log: id.to_string(), status, source_line, fork_line, targets });
     }
     for &j in fork.path() {
         let id = id_of(fs, j);
         let Some(data) = fold_of(&fs.entries[j]).filter(|_| !in_source.contains(id)) else { continue };
         let targets = originals(&data, ss, fs);
-        out.push(Verdict { log: id.to_string(), status: Status::New, source_line: None, fork_line: Some(fs.entries[j].line), targets });
+        let fork_line = Some(fs.entries[j].line);
+        out.push(Verdict { log: id.to_string(), status: Status::New, source_line: None, fork_line, targets });
     }
     out
 }
@@ -159,7 +170,8 @@ fn verdicts(source: &LeafView<'_, '_>, fork: &LeafView<'_, '_>, fork_point: Opti
 /// Tells whether every edit a fold announces is on both paths with the same `replacement` bytes.
 fn same_edits(data: &LogData, source: &LeafView<'_, '_>, fork: &LeafView<'_, '_>) -> bool {
     let replacement = |side: &LeafView<'_, '_>, on_path: &HashSet<&str>, id: &str| {
-        on_path.contains(id).then(|| side.session().get(id).and_then(|e| e.fields.replacement).map(|r| r.get().to_string())).flatten()
+        let entry = on_path.contains(id).then(|| side.session().get(id)).flatten();
+        entry.and_then(|e| e.fields.replacement).map(|r| r.get().to_string())
     };
     let (in_source, in_fork) = (source.path_ids(), fork.path_ids());
     data.edit_ids().into_iter().all(|id| replacement(source, &in_source, id) == replacement(fork, &in_fork, id))

@@ -57,11 +57,12 @@ impl FoldCheck {
 pub fn run(ctx: &Context, args: &RewindArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = RevArgs { rev: args.session.clone(), leaf: None }.load(ctx)?;
     if rev.entry.is_some() {
-        return Err(Error::user("audit rewind takes a session, not a leaf: it audits every leaf").hint("drop the `:ENTRY` suffix"));
+        return Err(Error::user("audit rewind takes a session, not a leaf: it audits every leaf")
+            .hint("drop the `:ENTRY` suffix"));
     }
     let session = Session::parse(&file)?;
     ctx.warn_session(&session);
-    let leaves = tips(&session).into_iter().map(|i| LeafView::at(&session, Some(i))).collect::<Result<Vec<_>>>()?;
+    let leaves: Vec<LeafView> = tips(&session).into_iter().map(|i| LeafView::at(&session, Some(i))).collect::<Result<_>>()?;
     let current = LeafView::at(&session, session.default_leaf())?;
     let stranded = stranded(&session, &current.projection);
     let checks = session
@@ -156,7 +157,10 @@ fn shows_fold(view: &LeafView<'_, '_>, index: usize, data: &LogData) -> bool {
 }
 
 fn check_json(c: &FoldCheck) -> Value {
-    let targets: Vec<Value> =
-        c.targets.iter().map(|t| json!({"id": t.id, "seen": t.seen.as_str(), "ok": t.problem.is_none(), "problem": t.problem})).collect();
+    let targets: Vec<Value> = c
+        .targets
+        .iter()
+        .map(|t| json!({"id": t.id, "seen": t.seen.as_str(), "ok": t.problem.is_none(), "problem": t.problem}))
+        .collect();
     json!({"log": c.log, "line": c.line, "before": c.before, "ok": c.ok(), "targets": targets})
 }
