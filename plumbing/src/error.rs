@@ -98,3 +98,17 @@ impl From<std::io::Error> for Error {
 
 /// What a command returns: its exit code (0, or 1 for "found a difference"), or an error.
 pub type Result<T = u8> = std::result::Result<T, Error>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interrogators_exit_2_on_user_errors_and_3_on_corruption() {
+        assert_eq!(Error::user("x").kind.exit_code(), 1);
+        assert_eq!(Error::user("x").trouble().kind.exit_code(), 2);
+        assert_eq!(Error::corrupt("x").trouble().kind.exit_code(), 3);
+        let e = Error::user("x").hint("h").trouble();
+        assert_eq!((e.message.as_str(), e.hints.as_slice()), ("x", ["h".to_string()].as_slice()));
+    }
+}
