@@ -197,7 +197,7 @@ pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -237,9 +237,9 @@ impl Region {
         (self.kind, self.block, self.at)
     }
 
-    /// The text that replaces it.
-    pub fn placeholder(&self) -> String {
-        placeholder(self.kind, &self.label, self.tokens)
+    /// The text that replaces it; `None` for a thinking block, which is dropped.
+    pub fn placeholder(&self) -> Option<String> {
+        (self.kind != RegionKind::Thinking).then(|| placeholder(self.kind, &self.label, self.tokens))
     }
 }
 
@@ -456,5 +456,39 @@ mod tests {
         assert_eq!(placeholder(RegionKind::Block, "python", 1210), "[python block omitted (~1,210 tokens)]");
         assert_eq!(thousands(0), "0");
         assert_eq!(thousands(1_234_567), "1,234,567");
+    }
+}
+
+#[cfg(test)]
+mod tail_tests {
+    use super::*;
+    use crate::pi::{Session, SessionFile};
+    use crate::tokens::TokenizerName;
+
+    /// A linear session of user messages with these sizes in characters (pi: 4 chars a token).
+    fn session(sizes: &[usize]) -> SessionFile {
+        let mut text = String::from("{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/\"}\n");
+        for (i, n) in sizes.iter().enumerate() {
+            let parent = if i == 0 { "null".to_string() } else { format!("\"e{}\"", i - 1) };
+            text.push_str(&format!(
+                "{{\"type\":\"message\",\"id\":\"e{i}\",\"parentId\":{parent},\"timestamp\":\"t\",\"message\":{{\"role\":\"user\",\"content\":\"{}\"}}}}\n",
+                "x".repeat(*n)
+            ));
+        }
+        SessionFile::from_bytes("t.jsonl".into(), text.into_bytes())
+    }
+
+    #[test]
+    fn the_entry_straddling_the_tail_is_protected() {
+        let file = session(&[400, 400, 400, 400]); // 100 tokens each
+        let s = Session::parse(&file).unwrap();
+        let p = Projection::at(&s, s.default_leaf()).unwrap();
+        let tok = Tokenizer::new(TokenizerName::Pi);
+        // Newer than e3: 0; e2: 100; e1: 200; e0: 300.
+        assert_eq!(tail_start(&p, 150, &tok), 2); // e3 and e2 (100 < 150) protected, e1 (200) not
+        assert_eq!(tail_start(&p, 200, &tok), 2);
+        assert_eq!(tail_start(&p, 201, &tok), 1);
+        assert_eq!(tail_start(&p, 0, &tok), 4);
+        assert_eq!(tail_start(&p, 10_000, &tok), 0);
     }
 }

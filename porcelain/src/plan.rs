@@ -5,7 +5,6 @@
 use std::collections::HashMap;
 
 use serde_json::value::RawValue;
-use serde_json::{Map, Value};
 use shake_plumbing::pi::message::Message;
 use shake_plumbing::pi::write::js_string;
 use shake_plumbing::pi::{BlockKind, Content, Projection, Session};
@@ -93,7 +92,7 @@ pub fn plan_with_wall(projection: &Projection<'_, '_>, wall: &Wall, options: &Fo
             continue;
         }
         let target = projection.session.entries[index].id.to_string();
-        let mut all: Vec<&Item> = wall.items_of(&target).collect();
+        let mut all: Vec<&Item> = wall.items_of(&target).iter().collect();
         all.extend(&new);
         let content = compose(&base, base_raw, &all);
         let before = entry_tokens(projection, pos, tok);
@@ -119,7 +118,7 @@ pub fn tokens_with(session: &Session<'_>, index: usize, content: &Content<'_>, t
 fn regions_in(session: &Session<'_>, index: usize, base: &Content<'_>, wall: &Wall, o: &FoldOptions) -> Vec<Item> {
     let entry = &session.entries[index];
     let target = entry.id.to_string();
-    let folded: Vec<_> = wall.items_of(&target).map(Item::key).collect();
+    let folded: Vec<_> = wall.items_of(&target).iter().map(Item::key).collect();
     regions(entry, base, o.scope, o.profile, &o.tokenizer)
         .into_iter()
         .filter(|r| !folded.contains(&r.key()))
@@ -141,7 +140,7 @@ pub fn compose(base: &Content<'_>, base_raw: &RawValue, items: &[&Item]) -> Box<
                 match &b.kind {
                     BlockKind::Text(t) if whole.is_some() => {
                         if !placed && !t.is_empty() {
-                            out.push(with_text(b.raw, &whole.map(|w| w.placeholder()).unwrap_or_default()));
+                            out.push(with_text(b.raw, &whole.and_then(|w| w.placeholder()).unwrap_or_default()));
                             placed = true;
                         }
                     }
@@ -149,7 +148,7 @@ pub fn compose(base: &Content<'_>, base_raw: &RawValue, items: &[&Item]) -> Box<
                     BlockKind::Thinking(_) if has(RegionKind::Thinking) => {}
                     BlockKind::Image { .. } if has(RegionKind::Image) => {
                         let it = items.iter().find(|it| it.kind == RegionKind::Image && it.block == Some(i));
-                        let text = it.map(|it| it.placeholder()).unwrap_or_default();
+                        let text = it.and_then(|it| it.placeholder()).unwrap_or_default();
                         out.push(format!("{{\"type\":\"text\",\"text\":{}}}", js_string(&text)));
                     }
                     _ => out.push(b.raw.get().to_string()),
@@ -167,7 +166,7 @@ fn replace_spans(text: &str, items: &[&Item], block: Option<usize>) -> String {
     let mut spans: Vec<(usize, usize, String)> = items
         .iter()
         .filter(|it| it.kind == RegionKind::Block && it.block == block)
-        .filter_map(|it| it.at.map(|(a, b)| (a, b, it.placeholder())))
+        .filter_map(|it| Some((it.at?.0, it.at?.1, it.placeholder()?)))
         .filter(|(a, b, _)| text.get(*a..*b).is_some())
         .collect();
     spans.sort_by_key(|s| std::cmp::Reverse(s.0));
@@ -182,14 +181,43 @@ fn replace_spans(text: &str, items: &[&Item], block: Option<usize>) -> String {
     out
 }
 
-/// A block's JSON with its `text` replaced, other keys kept in order.
+/// A block's JSON with its `text` replaced; every other key keeps its place and exact bytes.
 fn with_text(raw: &RawValue, text: &str) -> String {
-    match serde_json::from_str::<Map<String, Value>>(raw.get()) {
-        Ok(mut m) => {
-            m.insert("text".into(), Value::String(text.to_string()));
-            serde_json::to_string(&m).unwrap_or_default()
+    let Ok(Fields(fields)) = serde_json::from_str::<Fields<'_>>(raw.get()) else {
+        return format!("{{\"type\":\"text\",\"text\":{}}}", js_string(text));
+    };
+    let new_text = js_string(text);
+    let body: Vec<String> = fields
+        .iter()
+        .map(|(k, v)| format!("{}:{}", js_string(k), if k == "text" { new_text.as_str() } else { v.get() }))
+        .collect();
+    format!("{{{}}}", body.join(","))
+}
+
+/// An object's fields in order, values as raw JSON (a duplicate key keeps its first place and
+/// takes the later value, as `JSON.parse` does).
+struct Fields<'a>(Vec<(String, &'a RawValue)>);
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Fields<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visit<'a> {
+            type Value = Fields<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> Result<Fields<'a>, M::Error> {
+                let mut fields: Vec<(String, &'a RawValue)> = Vec::new();
+                while let Some((k, v)) = map.next_entry::<String, &'de RawValue>()? {
+                    match fields.iter_mut().find(|(old, _)| *old == k) {
+                        Some(slot) => slot.1 = v,
+                        None => fields.push((k, v)),
+                    }
+                }
+                Ok(Fields(fields))
+            }
         }
-        Err(_) => format!("{{\"type\":\"text\",\"text\":{}}}", js_string(text)),
+        d.deserialize_map(Visit(std::marker::PhantomData))
     }
 }
 
@@ -231,13 +259,13 @@ mod tests {
 
     #[test]
     fn blocks_thinking_and_images_compose() {
-        let r = raw(r#"[{"type":"thinking","thinking":"hm","thinkingSignature":"s"},{"type":"text","text":"p\n```\nc\n```\nq","textSignature":"z"},{"type":"image","data":"","mimeType":"image/png"}]"#);
+        let r = raw(r#"[{"type":"thinking","thinking":"hm","thinkingSignature":"s"},{"type":"text","text":"p\n```\nc\n```\nq","textSignature":"z","n":1.0},{"type":"image","data":"","mimeType":"image/png"}]"#);
         let c = Content::parse(Some(&r));
         let items = [item(RegionKind::Thinking, Some(0), None), item(RegionKind::Block, Some(1), Some((2, 11))), item(RegionKind::Image, Some(2), None)];
         let refs: Vec<&Item> = items.iter().collect();
         assert_eq!(
             compose(&c, &r, &refs).get(),
-            r#"[{"type":"text","text":"p\n[x block omitted (~5 tokens)]\nq","textSignature":"z"},{"type":"text","text":"[x omitted (~5 tokens)]"}]"#
+            r#"[{"type":"text","text":"p\n[x block omitted (~5 tokens)]\nq","textSignature":"z","n":1.0},{"type":"text","text":"[x omitted (~5 tokens)]"}]"#
         );
         assert_eq!(compose(&c, &r, &[]).get(), r.get());
     }

@@ -7,12 +7,12 @@ use std::io::Write;
 use serde_json::json;
 use shake_plumbing::pi::{Projection, Session};
 use shake_plumbing::regions::RegionKind;
-use shake_plumbing::rev::RevArgs;
-use shake_plumbing::tokens::{Tokenizer, TokenizerName};
+use shake_plumbing::tokens::Tokenizer;
 use shake_plumbing::{Context, Result};
 
 use crate::batch::torn_last_line;
-use crate::render::{counts, plural, thousands, Paint};
+use crate::log_entry;
+use crate::render::{counts, plural, thousands, Paint, ReadArgs};
 use crate::undo::undo_plan;
 use crate::wall::Wall;
 
@@ -20,13 +20,7 @@ use crate::wall::Wall;
 #[derive(clap::Args, Debug)]
 pub struct StatusArgs {
     #[command(flatten)]
-    pub rev: RevArgs,
-    /// Tokenizer for every token figure
-    #[arg(long, value_enum, default_value_t = TokenizerName::Pi)]
-    pub tokenizer: TokenizerName,
-    /// Print JSON instead of text
-    #[arg(long)]
-    pub json: bool,
+    pub read: ReadArgs,
 }
 
 /// Folds that apply on another branch of the session but not at this leaf.
@@ -40,22 +34,31 @@ pub struct Stranded {
     pub leaves: Vec<String>,
 }
 
-/// Finds folds in force at other leaves whose log entries are not on `current`'s path.
+/// Finds folds in force at other leaves whose log entries are not on `current`'s path. Only
+/// branches that hold a shake log entry below their fork from the current path are projected.
 pub fn stranded(session: &Session<'_>, current: &Projection<'_, '_>) -> Vec<Stranded> {
     let on_path: HashSet<usize> = current.path.iter().copied().collect();
+    let off_path_log = |i: usize| !on_path.contains(&i) && log_entry::parse(&session.entries[i]).is_some();
     let mut by_log: BTreeMap<usize, Stranded> = BTreeMap::new();
     for leaf in session.leaves() {
-        if Some(leaf) == current.leaf {
+        let mut branch = Some(leaf);
+        let mut holds_log = false;
+        let mut steps = 0;
+        while let Some(i) = branch.filter(|i| !on_path.contains(i) && steps <= session.entries.len()) {
+            holds_log |= off_path_log(i);
+            branch = session.parent_of(i);
+            steps += 1;
+        }
+        if !holds_log {
             continue;
         }
         let Ok(projection) = Projection::at(session, Some(leaf)) else { continue };
-        let wall = Wall::at(&projection);
-        for item in &wall.items {
+        let leaf_id = session.entries[leaf].id.to_string();
+        for item in &Wall::at(&projection).items {
             let Some(log) = session.index_of(&item.log).filter(|i| !on_path.contains(i)) else { continue };
             let s = by_log.entry(log).or_insert_with(|| Stranded { log: item.log.clone(), regions: 0, leaves: Vec::new() });
-            let leaf_id = session.entries[leaf].id.to_string();
             if !s.leaves.contains(&leaf_id) {
-                s.leaves.push(leaf_id);
+                s.leaves.push(leaf_id.clone());
             }
             if s.leaves.len() == 1 {
                 s.regions += 1;
@@ -67,18 +70,18 @@ pub fn stranded(session: &Session<'_>, current: &Projection<'_, '_>) -> Vec<Stra
 
 /// Runs `shake status`.
 pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result {
-    let (file, rev) = args.rev.load(ctx)?;
+    let (file, rev) = args.read.rev.load(ctx)?;
     let session = Session::parse(&file)?;
     ctx.warn_session(&session);
     let projection = Projection::at(&session, rev.leaf(&session)?)?;
-    let tok = Tokenizer::new(args.tokenizer);
+    let tok = Tokenizer::new(args.read.tokenizer);
     let wall = Wall::at(&projection);
     let freed = undo_plan(&projection, &wall, &tok).tokens_restored;
     let stranded = stranded(&session, &projection);
     let torn_line = torn_last_line(&file);
     let count = |k| wall.items.iter().filter(|it| it.kind == k).count();
     let leaf = projection.leaf.map(|l| session.entries[l].id.to_string());
-    if args.json {
+    if args.read.json {
         let targets: Vec<_> = wall
             .items
             .iter()

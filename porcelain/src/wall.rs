@@ -46,9 +46,9 @@ impl Item {
         (self.kind, self.block, self.at)
     }
 
-    /// The text the model sees instead of the region.
-    pub fn placeholder(&self) -> String {
-        placeholder(self.kind, &self.label, self.tokens)
+    /// The text the model sees instead of the region; `None` for a dropped thinking block.
+    pub fn placeholder(&self) -> Option<String> {
+        (self.kind != RegionKind::Thinking).then(|| placeholder(self.kind, &self.label, self.tokens))
     }
 }
 
@@ -78,6 +78,8 @@ pub struct Wall {
     pub logs: Vec<(usize, LogData)>,
     /// Every edit id a shake log on the path announced.
     shake_edits: HashSet<String>,
+    /// Target id → its items (contiguous, as items are in context order).
+    by_target: HashMap<String, std::ops::Range<usize>>,
     /// Target id → index of the latest non-shake edit for it in the context.
     foreign_edits: HashMap<String, usize>,
 }
@@ -157,6 +159,9 @@ impl Wall {
             wall.items.push(item);
         }
         wall.items.sort_by_key(|it| (position[&it.index], it.block, it.at));
+        for (n, it) in wall.items.iter().enumerate() {
+            wall.by_target.entry(it.target.clone()).or_insert(n..n).end = n + 1;
+        }
         wall.logs = logs;
         wall
     }
@@ -167,18 +172,14 @@ impl Wall {
     }
 
     /// Returns the folded regions of one target.
-    pub fn items_of<'w>(&'w self, target: &'w str) -> impl Iterator<Item = &'w Item> + 'w {
-        self.items.iter().filter(move |it| it.target == target)
+    pub fn items_of(&self, target: &str) -> &[Item] {
+        self.by_target.get(target).map_or(&[], |r| &self.items[r.clone()])
     }
 
     /// Returns the folded targets as entry indexes, in context order, each once.
     pub fn targets(&self) -> Vec<usize> {
-        let mut out: Vec<usize> = Vec::new();
-        for it in &self.items {
-            if !out.contains(&it.index) {
-                out.push(it.index);
-            }
-        }
+        let mut out: Vec<usize> = self.items.iter().map(|it| it.index).collect();
+        out.dedup();
         out
     }
 
@@ -225,4 +226,59 @@ fn replacement_content(replacement: &RawValue) -> Option<&RawValue> {
         content: Option<&'b RawValue>,
     }
     serde_json::from_str::<Option<Replacement>>(replacement.get()).ok()??.content.filter(|c| c.get() != "null")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shake_plumbing::pi::{Session, SessionFile};
+
+    const HEAD: &str = r#"{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/"}"#;
+    const TARGET: &str = r#"{"type":"message","id":"m1","parentId":null,"timestamp":"t","message":{"role":"toolResult","toolCallId":"c","toolName":"bash","content":[{"type":"text","text":"long"}]}}"#;
+
+    fn log(id: &str, parent: &str, op: &str, edit: &str) -> String {
+        format!(
+            r#"{{"type":"custom","customType":"shake","data":{{"v":1,"op":"{op}","tokenizer":"pi","tokens":1,"targets":[{{"id":"m1","kind":"{}","label":"bash","tokens":1,"edit":"{edit}"}}]}},"id":"{id}","parentId":"{parent}","timestamp":"t"}}"#,
+            if op == "fold" { "toolResult" } else { "restore" }
+        )
+    }
+
+    fn edit(id: &str, parent: &str, text: &str) -> String {
+        format!(
+            r#"{{"type":"context_edit","id":"{id}","parentId":"{parent}","timestamp":"t","targetId":"m1","replacement":{{"content":[{{"type":"text","text":"{text}"}}]}}}}"#
+        )
+    }
+
+    fn wall_of(lines: &[String]) -> (Wall, String) {
+        let text = format!("{HEAD}\n{TARGET}\n{}\n", lines.join("\n"));
+        let file = SessionFile::from_bytes("t.jsonl".into(), text.into_bytes());
+        let session = Session::parse(&file).unwrap();
+        let p = Projection::at(&session, session.default_leaf()).unwrap();
+        let wall = Wall::at(&p);
+        let base = wall.base_content(&p, 0).map(|c| c.get().to_string()).unwrap_or_default();
+        (wall, base)
+    }
+
+    #[test]
+    fn fold_then_undo_then_torn() {
+        let folded = [log("l1", "m1", "fold", "e1"), edit("e1", "l1", "[ph]")];
+        let (wall, base) = wall_of(&folded);
+        assert_eq!(wall.items.len(), 1);
+        assert_eq!(base, r#"[{"type":"text","text":"long"}]"#);
+        let undone = [folded[0].clone(), folded[1].clone(), log("l2", "e1", "undo", "e2"), edit("e2", "l2", "long")];
+        assert!(wall_of(&undone).0.is_empty());
+        // A fold whose edit was never written: nothing folded, a torn batch.
+        let (wall, _) = wall_of(&[log("l1", "m1", "fold", "e1")]);
+        assert!(wall.is_empty());
+        assert_eq!(wall.torn, [Torn { log: "l1".into(), line: 3, listed: 1, written: 0 }]);
+    }
+
+    #[test]
+    fn another_tools_later_edit_supersedes_and_becomes_the_base() {
+        let lines = [log("l1", "m1", "fold", "e1"), edit("e1", "l1", "[ph]"), edit("x1", "e1", "theirs")];
+        let (wall, base) = wall_of(&lines);
+        assert!(wall.is_empty());
+        assert_eq!(wall.superseded, ["m1"]);
+        assert_eq!(base, r#"[{"type":"text","text":"theirs"}]"#);
+    }
 }
