@@ -1,8 +1,11 @@
 //! shake for people: fold policy (profiles, scopes, placeholders, the wall), the commands that
 //! write folds back (`fold`, `undo`) and the ones that read them (`status`, `log`, `show`).
 
+pub mod audit;
 pub mod batch;
+pub mod diff;
 pub mod fold;
+pub mod leaf;
 pub mod log;
 pub mod log_entry;
 pub mod meter;
