@@ -147,7 +147,7 @@ fn check(session: &Session<'_>, log: usize, data: &LogData) -> Result<FoldCheck>
 /// no fold already in force there explains.
 fn shows_fold(view: &LeafView<'_, '_>, index: usize, data: &LogData) -> bool {
     let id = id_of(view.session(), index);
-    let earlier: Vec<String> = view.wall.items_of(id).iter().map(|it| it.placeholder()).collect();
+    let earlier: Vec<String> = view.wall.items_of(id).iter().filter_map(|it| it.placeholder()).collect();
     let text = view.projection.content(index).map(|c| c.joined_text()).unwrap_or_default();
     data.targets
         .iter()
