@@ -39,10 +39,12 @@ impl RevArgs {
         rev
     }
 
-    /// Finds and reads the session file these arguments name.
+    /// Finds and reads the session file these arguments name, importing it into the store
+    /// first (incrementally; a store failure only warns).
     pub fn load(&self, ctx: &Context) -> Result<(SessionFile, Rev)> {
         let rev = self.rev();
         let path = rev.session_path(ctx)?;
+        crate::store::touch::import(ctx, &path);
         let file = SessionFile::read(&path).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
         Ok((file, rev))
     }

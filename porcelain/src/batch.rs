@@ -79,6 +79,9 @@ pub fn commit(
     if !args.dry_run && (!edits.is_empty() || repaired) {
         let contents: Vec<(String, &RawValue)> = edits.iter().map(|e| (e.target.clone(), &*e.content)).collect();
         outcome.appended = write(ctx, session, leaf, data(repairs), &contents)?;
+        if let Some(last) = outcome.appended.last() {
+            crate::overlay::after_write(ctx, &session.file.path, last);
+        }
     }
     outcome.moved &= args.dry_run || !outcome.appended.is_empty();
     Ok(outcome)

@@ -9,6 +9,7 @@ pub mod leaf;
 pub mod log;
 pub mod log_entry;
 pub mod meter;
+pub mod overlay;
 pub mod plan;
 pub mod profile;
 pub mod render;

@@ -15,6 +15,7 @@ mod inspect;
 mod lifecycle;
 mod meter;
 mod project;
+mod sessions;
 mod store;
 mod synthetic;
 mod tokens;

@@ -7,7 +7,7 @@ use serde_json::json;
 use crate::store::fsck;
 use crate::{Context, Error, Result};
 
-/// Re-hash every object and check indexes, packs, refs and import states; exit 3 on corruption
+/// Re-hash every object, check indexes, packs, refs and import states, recompute overlays; exit 3 on corruption
 #[derive(clap::Args, Debug)]
 pub struct FsckArgs {
     /// Print JSON: {"ok","objects","packs","refs","sessions","problems":[..],"notes":[..]}
@@ -15,9 +15,10 @@ pub struct FsckArgs {
     pub json: bool,
 }
 
-/// Runs `shake fsck`.
-pub fn run(ctx: &Context, args: &FsckArgs, out: &mut dyn Write) -> Result {
-    let r = fsck::check(&ctx.store_dir)?;
+/// Runs `shake fsck`; `overlays` recomputes a leaf's overlay (the porcelain's wall) to compare
+/// with the stored one.
+pub fn run(ctx: &Context, args: &FsckArgs, out: &mut dyn Write, overlays: fsck::OverlayCheck<'_>) -> Result {
+    let r = fsck::check(&ctx.store_dir, overlays)?;
     if args.json {
         let report = json!({
             "ok": r.problems.is_empty(),

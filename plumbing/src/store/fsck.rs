@@ -1,8 +1,12 @@
 //! `fsck` logic: re-hash every object, re-check every index, pack, ref and import state, and
-//! check that what objects name exists. Each problem is one message naming the file and, where
-//! there is one, the object.
+//! check that what objects name exists, and recompute every overlay whose session is imported
+//! (through a function the caller passes: overlays are the porcelain's wall). Each problem is one
+//! message naming the file and, where there is one, the object.
 
+use std::collections::HashMap;
 use std::path::Path;
+
+use crate::pi::SessionFile;
 
 use crate::id::{Kind, ObjectId};
 
@@ -26,8 +30,13 @@ pub struct FsckReport {
     pub notes: Vec<String>,
 }
 
-/// Checks the store in `dir` as deeply as it can, never stopping at the first problem.
-pub fn check(dir: &Path) -> crate::Result<FsckReport> {
+/// Recomputes a leaf's overlay from a session file: the leaf's node id and the overlay's
+/// canonical bytes, or `None` when the file has no entry with this id.
+pub type OverlayCheck<'a> = &'a dyn Fn(&SessionFile, &str) -> crate::Result<Option<(ObjectId, Vec<u8>)>>;
+
+/// Checks the store in `dir` as deeply as it can, never stopping at the first problem;
+/// `overlays` recomputes overlays to compare with the stored ones.
+pub fn check(dir: &Path, overlays: OverlayCheck<'_>) -> crate::Result<FsckReport> {
     let mut report = FsckReport::default();
     let mut store = Store { dir: dir.to_path_buf(), packs: Vec::new() };
     for idx in store.index_files()? {
@@ -52,7 +61,58 @@ pub fn check(dir: &Path) -> crate::Result<FsckReport> {
         }
     }
     check_states(&store, &mut report);
+    check_overlays(&store, overlays, &mut report)?;
     Ok(report)
+}
+
+/// Recomputes every overlay ref's object from an imported file of its session (the file as
+/// the store holds it) and reports those that differ. Overlays of sessions not imported, or
+/// of leaves no imported file holds, are noted, not checked.
+fn check_overlays(store: &Store, recompute: OverlayCheck<'_>, report: &mut FsckReport) -> crate::Result<()> {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        session: Option<String>,
+        leaf: String,
+    }
+    let sessions = store.sessions()?;
+    let mut files: HashMap<ObjectId, SessionFile> = HashMap::new();
+    for (name, id) in refs::list_all(store.dir())? {
+        let (Some(node), Ok(id)) = (name.strip_prefix("refs/overlays/"), id) else { continue };
+        let Ok(Some(obj)) = store.get(&id) else { continue };
+        let what = store.dir().join(&name);
+        let Ok(head) = serde_json::from_slice::<Head>(obj.bytes) else {
+            report.problems.push(format!("{}: overlay {id} is not an overlay object (want {{\"session\",\"leaf\",\"wall\"}})", what.display()));
+            continue;
+        };
+        // The first file that holds the leaf at the ref's node decides; a file that holds the
+        // leaf elsewhere (a rewritten copy of the session) only counts when none does.
+        let mut found: Option<std::result::Result<(), String>> = None;
+        for s in sessions.iter().filter(|s| s.session_id.is_some() && s.session_id == head.session) {
+            if !files.contains_key(&s.version) {
+                let Ok(bytes) = store.version_bytes(&s.version) else { continue };
+                files.insert(s.version, SessionFile::from_bytes(s.path.clone(), bytes));
+            }
+            let here = match recompute(&files[&s.version], &head.leaf) {
+                Ok(Some((n, bytes))) if n.to_hex() == node => {
+                    found = Some(match bytes == obj.bytes {
+                        true => Ok(()),
+                        false => Err(format!("overlay {id} differs from the one recomputed from {}", s.path.display())),
+                    });
+                    break;
+                }
+                Ok(Some((n, _))) => format!("overlay {id} is for leaf {} at node {n}, not this ref's node", head.leaf),
+                Ok(None) => continue,
+                Err(e) => format!("cannot recompute from {}: {}", s.path.display(), e.message),
+            };
+            found.get_or_insert(Err(here));
+        }
+        match found {
+            None => report.notes.push(format!("{}: not recomputed (no imported file of its session holds leaf {})", what.display(), head.leaf)),
+            Some(Err(problem)) => report.problems.push(format!("{}: {problem}", what.display())),
+            Some(Ok(())) => {}
+        }
+    }
+    Ok(())
 }
 
 /// Checks that every version and node names objects that exist, of the right kinds.

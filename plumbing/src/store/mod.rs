@@ -5,11 +5,14 @@
 //! Readers never lock: packs are immutable once renamed into place and refs change by rename.
 //! Writers ([`Batch`]) hold an advisory lock on `lock` so two shake processes never race.
 
+pub mod family;
 pub mod fsck;
+pub mod gc;
 pub mod import;
 pub mod pack;
 pub mod refs;
 pub mod state;
+pub mod touch;
 pub mod version;
 
 use std::collections::HashSet;

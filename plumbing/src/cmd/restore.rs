@@ -1,0 +1,60 @@
+//! `shake restore`: write any imported version of a session file back, byte for byte.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::store::{pack, Store};
+use crate::{Context, Error, Result};
+
+/// Rebuild an imported version of a session file byte for byte (e.g. after a tool rewrote it)
+#[derive(clap::Args, Debug)]
+pub struct RestoreArgs {
+    /// Session file (it may be gone), or session id (or unique prefix) of an imported session
+    #[arg(value_name = "SESSION")]
+    pub session: String,
+    /// Restore version N (1 = first import; see shake sessions --versions) instead of the latest
+    #[arg(long, value_name = "N")]
+    pub version: Option<usize>,
+    /// Write to FILE ("-" for stdout) instead of the session's own path
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Overwrite an existing file (its current bytes are imported first, so nothing is lost)
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Runs `shake restore`: prints `<version id> <N> <path>` for the file written.
+pub fn run(ctx: &Context, args: &RestoreArgs, out: &mut dyn Write) -> Result {
+    let mut store = Store::open(ctx)?;
+    let info = super::sessions::find(ctx, &store, &args.session)?;
+    let chain = store.version_chain(&info.version)?;
+    let n = args.version.unwrap_or(chain.len());
+    let id = *n
+        .checked_sub(1)
+        .and_then(|i| chain.get(i))
+        .ok_or_else(|| Error::user(format!("{}: no version {n} (it has {})", info.path.display(), chain.len())))?;
+    let bytes = store.version_bytes(&id)?;
+    let target = args.output.clone().unwrap_or_else(|| info.path.clone());
+    if target == Path::new("-") {
+        out.write_all(&bytes)?;
+        return Ok(0);
+    }
+    if target.exists() {
+        if !args.force {
+            return Err(Error::user(format!("{} exists; not overwritten", target.display()))
+                .hint("pass --force to replace it (its current bytes are imported first), or -o FILE"));
+        }
+        // Keep what is there now as a version of its own before replacing it.
+        if target.is_file() {
+            store.import_file(&target)?;
+        }
+    }
+    let dir = match target.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(dir) => dir.to_path_buf(),
+        None => PathBuf::from("."),
+    };
+    pack::write_durably(&dir, &target, &bytes)?;
+    pack::sync_dir(&dir)?;
+    writeln!(out, "{id} {n} {}", target.display())?;
+    Ok(0)
+}

@@ -1,0 +1,127 @@
+//! `shake sessions`: every imported session file with its size, tree and family (forks found
+//! through shared node ids), and optionally each imported version.
+
+use std::io::Write;
+
+use serde_json::{json, Value};
+
+use crate::id::ObjectId;
+use crate::store::{family, SessionInfo, Store};
+use crate::{Context, Result};
+
+/// List imported sessions: file, entries, leaves, bytes, versions and family (forks)
+#[derive(clap::Args, Debug)]
+pub struct SessionsArgs {
+    /// Also list every imported version of each file (number, version id, bytes, how it came)
+    #[arg(long)]
+    pub versions: bool,
+    /// Print JSON: [{"session","path","entries","leaves","bytes","versions","version","family":[{"session","path","shared"}]}]
+    #[arg(long)]
+    pub json: bool,
+    /// End each record with NUL instead of a newline (paths may hold any character)
+    #[arg(short = 'z')]
+    pub nul: bool,
+}
+
+/// One imported version of a file.
+struct VersionRow {
+    id: ObjectId,
+    bytes: usize,
+    how: &'static str,
+}
+
+/// Runs `shake sessions`.
+pub fn run(ctx: &Context, args: &SessionsArgs, out: &mut dyn Write) -> Result {
+    let store = Store::open(ctx)?;
+    let sessions = store.sessions()?;
+    let trees = sessions.iter().map(|s| store.session_tree(s)).collect::<Result<Vec<_>>>()?;
+    let relatives = family::families(&trees);
+    let group = family_numbers(&relatives);
+    let mut rows = Vec::new();
+    for (i, s) in sessions.iter().enumerate() {
+        let versions = if args.versions { versions(&store, &s.version)? } else { Vec::new() };
+        if args.json {
+            let family: Vec<Value> = relatives[i]
+                .iter()
+                .map(|&(j, shared)| json!({"session": sessions[j].session_id, "path": sessions[j].path.to_string_lossy(), "shared": shared}))
+                .collect();
+            let mut row = json!({
+                "session": s.session_id, "path": s.path.to_string_lossy(), "entries": s.entries,
+                "leaves": trees[i].leaves, "bytes": s.size, "versions": s.versions, "version": s.version.to_hex(),
+                "family": family,
+            });
+            if args.versions {
+                row["history"] = versions
+                    .iter()
+                    .enumerate()
+                    .map(|(n, v)| json!({"number": n + 1, "version": v.id.to_hex(), "bytes": v.bytes, "how": v.how}))
+                    .collect();
+            }
+            rows.push(row);
+            continue;
+        }
+        let end = if args.nul { '\0' } else { '\n' };
+        let sid = s.session_id.as_deref().unwrap_or("-");
+        write!(out, "session {sid} {} {} {} {} {} {}{end}", s.entries, trees[i].leaves, s.size, s.versions, group[i], s.path.display())?;
+        for (n, v) in versions.iter().enumerate() {
+            write!(out, "version {} {} {} {}{end}", n + 1, v.id, v.bytes, v.how)?;
+        }
+    }
+    if args.json {
+        writeln!(out, "{}", Value::Array(rows))?;
+    }
+    Ok(0)
+}
+
+/// Numbers families 1, 2, … in the order their first member is listed.
+fn family_numbers(relatives: &[Vec<(usize, usize)>]) -> Vec<usize> {
+    let mut number = vec![0; relatives.len()];
+    let mut next = 0;
+    for start in 0..relatives.len() {
+        if number[start] != 0 {
+            continue;
+        }
+        next += 1;
+        let mut todo = vec![start];
+        while let Some(i) = todo.pop() {
+            if number[i] == 0 {
+                number[i] = next;
+                todo.extend(relatives[i].iter().map(|&(j, _)| j));
+            }
+        }
+    }
+    number
+}
+
+/// Lists a file's versions, oldest first, with their sizes and whether each appended to its
+/// parent or rewrote the file.
+fn versions(store: &Store, latest: &ObjectId) -> Result<Vec<VersionRow>> {
+    let mut rows = Vec::new();
+    for id in store.version_chain(latest)? {
+        let v = store.version(&id)?;
+        let how = match (v.parent, v.offset) {
+            (None, _) => "first",
+            (Some(_), 0) => "rewritten",
+            (Some(_), _) => "appended",
+        };
+        rows.push(VersionRow { id, bytes: store.version_bytes(&id)?.len(), how });
+    }
+    Ok(rows)
+}
+
+/// Finds the imported session a `SESSION` argument names: an existing file's import, a file path
+/// the store recorded (the file may be gone), or a session id or unique prefix.
+pub fn find(ctx: &Context, store: &Store, arg: &str) -> Result<SessionInfo> {
+    let path = std::path::Path::new(arg);
+    if path.is_file() {
+        if let Some(info) = store.session(path)? {
+            return Ok(info);
+        }
+    }
+    let sessions = store.sessions()?;
+    let full = ctx.cwd.join(path);
+    if let Some(info) = sessions.iter().find(|s| s.path == full || s.path == path) {
+        return Ok(info.clone());
+    }
+    super::cat_session::find(&sessions, arg).cloned()
+}

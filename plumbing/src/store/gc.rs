@@ -1,0 +1,158 @@
+//! Garbage collection: keep what refs and import states reach, repack it into one pack, drop the
+//! rest.
+//!
+//! Reached: every ref's object; every version a ref or an import state names, with its whole
+//! parent chain and the entries and nodes its lines name; every node whose entry is kept (and
+//! whose parent, if any, is kept), so node ids of kept paths stay resolvable. Crash safety: the new
+//! pack is written completely and made durable (fsync, rename, index last) before any old pack is
+//! removed, so an interruption leaves the old packs, or the old and the new ones (duplicate
+//! objects, which lookups tolerate), or the new one: every state is a valid store.
+
+use std::collections::HashSet;
+
+use crate::id::{Kind, ObjectId};
+use crate::{Error, Result};
+
+use super::version::{split_node, Item};
+use super::{pack, Batch, Store};
+
+/// What a collection found (and, unless a dry run, did).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GcReport {
+    /// Distinct objects before.
+    pub objects: u64,
+    /// Objects kept.
+    pub kept: u64,
+    /// Objects dropped, by kind: entry, node, version, overlay.
+    pub dropped: [u64; 4],
+    /// Packs before.
+    pub packs_before: u64,
+    /// Pack and index bytes before.
+    pub bytes_before: u64,
+    /// Pack and index bytes after (as before for a dry run).
+    pub bytes_after: u64,
+}
+
+impl Store {
+    /// Collects garbage under the store's write lock; `dry_run` only counts.
+    pub fn gc(&mut self, dry_run: bool) -> Result<GcReport> {
+        let Batch { store, _lock, .. } = self.batch()?;
+        let keep = reachable(store)?;
+        let counts = store.counts();
+        let mut report = GcReport { packs_before: counts.packs, bytes_before: counts.bytes, bytes_after: counts.bytes, ..Default::default() };
+        let mut seen = HashSet::new();
+        for p in store.packs() {
+            for i in 0..p.len() {
+                let id = p.id_at(i);
+                if seen.insert(id) && !keep.contains(&id) {
+                    report.dropped[p.object_at(i)?.kind.code() as usize - 1] += 1;
+                }
+            }
+        }
+        report.objects = seen.len() as u64;
+        report.kept = report.objects - report.dropped.iter().sum::<u64>();
+        if dry_run || (report.kept == report.objects && counts.packs <= 1) {
+            return Ok(report);
+        }
+        repack(store, &keep)?;
+        report.bytes_after = store.counts().bytes;
+        Ok(report)
+    }
+}
+
+/// Writes the kept objects into one new durable pack, then removes every other pack (index
+/// first, so a half-removed pack is an ignored orphan).
+fn repack(store: &mut Store, keep: &HashSet<ObjectId>) -> Result<()> {
+    let dir = store.packs_dir();
+    let mut writer = pack::PackWriter::new(&dir)?;
+    for p in &store.packs {
+        for i in 0..p.len() {
+            let id = p.id_at(i);
+            if !keep.contains(&id) || writer.contains(&id) {
+                continue;
+            }
+            let obj = p.object_at(i)?;
+            if ObjectId::hash(obj.kind, obj.bytes) != id {
+                return Err(Error::corrupt(format!("{}: object {id} does not match its id; run shake fsck", p.path.display())));
+            }
+            writer.add(id, obj.kind, obj.bytes)?;
+        }
+    }
+    let new_idx = writer.finish()?;
+    for old in std::mem::take(&mut store.packs) {
+        // The new pack can have the name of an old one with the same contents: that one stays.
+        if Some(&old.idx_path) == new_idx.as_ref() {
+            continue;
+        }
+        let (idx, path) = (old.idx_path.clone(), old.path.clone());
+        drop(old);
+        for file in [idx, path] {
+            std::fs::remove_file(&file).map_err(|e| Error::io(format!("cannot remove {}", file.display()), e))?;
+        }
+    }
+    pack::sync_dir(&dir)?;
+    store.refresh()
+}
+
+/// Returns every object id a ref or an import state reaches (see the module doc).
+fn reachable(store: &Store) -> Result<HashSet<ObjectId>> {
+    let mut keep = HashSet::new();
+    let mut todo = Vec::new();
+    for (_, id) in store.refs()? {
+        keep.insert(id);
+        todo.push(id);
+    }
+    todo.extend(store.sessions()?.into_iter().map(|s| s.version));
+    let mut expanded = HashSet::new();
+    while let Some(id) = todo.pop() {
+        if !store.get(&id)?.is_some_and(|o| o.kind == Kind::Version) || !expanded.insert(id) {
+            continue;
+        }
+        keep.insert(id);
+        let version = store.version(&id)?;
+        keep.extend(version.lines(store, &format_args!("version {id}"))?);
+        for item in &version.items {
+            if let Item::Path { node, .. } = item {
+                keep.insert(*node);
+            }
+        }
+        todo.extend(version.parent);
+    }
+    keep_nodes(store, &mut keep)?;
+    Ok(keep)
+}
+
+/// Adds every node whose entry is kept, less those whose parent is not kept (repeated until
+/// nothing changes: a kept node always has its parent).
+fn keep_nodes(store: &Store, keep: &mut HashSet<ObjectId>) -> Result<()> {
+    let mut nodes = Vec::new();
+    for p in store.packs() {
+        for i in 0..p.len() {
+            let obj = p.object_at(i)?;
+            if obj.kind != Kind::Node {
+                continue;
+            }
+            let id = p.id_at(i);
+            let (parent, entry) = split_node(obj.bytes).ok_or_else(|| Error::corrupt(format!("{}: node {id} is not 32 or 64 bytes", p.path.display())))?;
+            if keep.contains(&entry) {
+                nodes.push((id, parent));
+            }
+        }
+    }
+    let mut kept: HashSet<ObjectId> = nodes.iter().map(|(n, _)| *n).collect();
+    loop {
+        let before = kept.len();
+        nodes.retain(|(n, parent)| {
+            let ok = parent.is_none_or(|p| kept.contains(&p));
+            if !ok {
+                kept.remove(n);
+            }
+            ok
+        });
+        if kept.len() == before {
+            break;
+        }
+    }
+    keep.extend(kept);
+    Ok(())
+}

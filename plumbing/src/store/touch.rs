@@ -1,0 +1,32 @@
+//! Implicit import: every command that reads a session file brings it into the store first (one
+//! `stat` when unchanged), so a user never runs `shake import`. The store is a cache of the
+//! session files, never a reason to fail: a store that cannot be opened or written is reported
+//! once per process and the command goes on.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::{Context, Error};
+
+use super::{ImportReport, Store};
+
+static WARNED: AtomicBool = AtomicBool::new(false);
+
+/// Imports `path` into the context's store; on failure warns (once per process) and returns
+/// `None`.
+pub fn import(ctx: &Context, path: &Path) -> Option<ImportReport> {
+    match Store::open(ctx).and_then(|mut store| store.import_file(path)) {
+        Ok(report) => Some(report),
+        Err(e) => {
+            warn_once(ctx, &e);
+            None
+        }
+    }
+}
+
+/// Warns about a store failure the first time one happens in this process.
+pub fn warn_once(ctx: &Context, e: &Error) {
+    if !WARNED.swap(true, Ordering::Relaxed) {
+        ctx.warn(format_args!("store {} not updated: {}; going on without it", ctx.store_dir.display(), e.message));
+    }
+}

@@ -1,0 +1,180 @@
+//! The store as a tool: `sessions` (families through shared node ids, versions), `restore`
+//! (byte-exact, refusing to clobber), `gc` (drops what nothing reaches, keeps every version),
+//! implicit import by reading commands, and overlays stored per leaf and checked by `fsck`.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::env::TestEnv;
+use crate::family::folded;
+
+fn json(s: &str) -> Value {
+    serde_json::from_str(s).unwrap_or_else(|e| panic!("{e}: {s}"))
+}
+
+fn p(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+/// A fork as pi's `createBranchedSession` writes one: a new header, then the source's first
+/// `keep` entry lines byte for byte.
+fn fork(env: &TestEnv, source: &Path, keep: usize, name: &str) -> PathBuf {
+    let text = std::fs::read_to_string(source).unwrap();
+    let mut lines = text.lines();
+    let mut head: Value = json(lines.next().unwrap());
+    head["id"] = "0bb22cc3-0000-7000-8000-00000000f0e1".into();
+    head["parentSession"] = p(source).into();
+    let body: Vec<&str> = lines.take(keep).collect();
+    env.write(name, format!("{head}\n{}\n", body.join("\n")))
+}
+
+fn sessions(env: &TestEnv, extra: &[&str]) -> Vec<Value> {
+    json(&env.ok(&[&["sessions", "--json"], extra].concat())).as_array().unwrap().clone()
+}
+
+fn by_path<'a>(rows: &'a [Value], path: &Path) -> &'a Value {
+    let want = std::fs::canonicalize(path).unwrap();
+    rows.iter().find(|r| r["path"] == p(&want)).unwrap_or_else(|| panic!("{} not listed: {rows:?}", path.display()))
+}
+
+#[test]
+fn reading_commands_import_and_sessions_finds_forks() {
+    let env = TestEnv::new();
+    let source = env.dir.path().join("source.jsonl");
+    env.ok(&["generate-session", "--seed", "3", "-o", p(&source)]);
+    let other = env.dir.path().join("other.jsonl");
+    env.ok(&["generate-session", "--seed", "4", "-o", p(&other)]);
+    let fork = fork(&env, &source, 5, "fork.jsonl");
+    assert!(sessions(&env, &[]).is_empty());
+    // No `shake import`: reading commands bring the files in.
+    for f in [&source, &other, &fork] {
+        env.ok(&["ls-leaves", p(f)]);
+    }
+    let rows = sessions(&env, &[]);
+    assert_eq!(rows.len(), 3);
+    let (s, o, f) = (by_path(&rows, &source), by_path(&rows, &other), by_path(&rows, &fork));
+    assert_eq!(f["entries"], 5);
+    assert_eq!(f["leaves"], 1);
+    assert_eq!(f["bytes"], std::fs::metadata(&fork).unwrap().len());
+    assert_eq!(f["family"].as_array().unwrap().len(), 1);
+    assert_eq!(f["family"][0]["session"], s["session"]);
+    assert_eq!(f["family"][0]["shared"], 5);
+    assert_eq!(s["family"][0]["shared"], 5);
+    assert!(o["family"].as_array().unwrap().is_empty(), "{o}");
+    // Text: one record per session, the family number shared by relatives; -z ends with NUL.
+    let text = env.ok(&["sessions"]);
+    let family_of = |path: &Path| {
+        let path = std::fs::canonicalize(path).unwrap();
+        let line = text.lines().find(|l| l.ends_with(p(&path))).unwrap().to_string();
+        line.split(' ').nth(6).unwrap().to_string()
+    };
+    assert_eq!(family_of(&source), family_of(&fork));
+    assert_ne!(family_of(&source), family_of(&other));
+    let z = env.ok(&["sessions", "-z"]);
+    assert_eq!(z.matches('\0').count(), 3);
+    assert!(!z.contains('\n'));
+}
+
+#[test]
+fn versions_are_listed_and_restored_byte_for_byte() {
+    let env = TestEnv::new();
+    let path = env.dir.path().join("s.jsonl");
+    env.ok(&["generate-session", "--seed", "5", "-o", p(&path)]);
+    env.ok(&["import", p(&path)]);
+    let v1 = std::fs::read(&path).unwrap();
+    let mut v2 = v1.clone();
+    v2.extend_from_slice(b"{\"type\":\"custom\",\"customType\":\"x\",\"id\":\"zz01\",\"parentId\":null,\"timestamp\":\"t\"}\n");
+    std::fs::write(&path, &v2).unwrap();
+    env.ok(&["ls-entries", p(&path)]);
+    let v3 = v1[..v1.len() / 2].iter().chain(b"\n").copied().collect::<Vec<u8>>();
+    std::fs::write(&path, &v3).unwrap();
+    env.ok(&["ls-entries", p(&path)]);
+    let rows = sessions(&env, &["--versions"]);
+    let history: Vec<(u64, String)> =
+        rows[0]["history"].as_array().unwrap().iter().map(|v| (v["bytes"].as_u64().unwrap(), v["how"].as_str().unwrap().to_string())).collect();
+    let sizes = [v1.len() as u64, v2.len() as u64, v3.len() as u64];
+    assert_eq!(history, [(sizes[0], "first".into()), (sizes[1], "appended".into()), (sizes[2], "rewritten".into())]);
+    let text = env.ok(&["sessions", "--versions"]);
+    assert_eq!(text.lines().filter(|l| l.starts_with("version ")).count(), 3);
+    // The session's own path exists: refused without --force, restored with it.
+    let err = env.fails(&["restore", p(&path), "--version", "2"], 1);
+    assert!(err.contains("exists"), "{err}");
+    env.ok(&["restore", p(&path), "--version", "2", "--force"]);
+    assert_eq!(std::fs::read(&path).unwrap(), v2);
+    let out = env.dir.path().join("v1.jsonl");
+    let sid = rows[0]["session"].as_str().unwrap();
+    env.ok(&["restore", &sid[..8], "--version", "1", "-o", p(&out)]);
+    assert_eq!(std::fs::read(&out).unwrap(), v1);
+    env.fails(&["restore", p(&path), "-o", p(&out)], 1);
+    // The bytes replaced by --force were imported first: nothing is lost.
+    let n = sessions(&env, &[])[0]["versions"].as_u64().unwrap();
+    let last = env.cmd().args(["restore", p(&path), "--version", &n.to_string(), "-o", "-"]).output().unwrap();
+    assert_eq!(last.stdout, v3);
+    env.fails(&["restore", p(&path), "--version", "99", "-o", "-"], 1);
+}
+
+fn refs(env: &TestEnv) -> Vec<(String, String)> {
+    env.ok(&["show-ref"]).lines().map(|l| l.split_once(' ').map(|(a, b)| (b.to_string(), a.to_string())).unwrap()).collect()
+}
+
+#[test]
+fn fold_stores_overlays_fsck_recomputes_them_and_gc_keeps_every_version() {
+    let env = TestEnv::new();
+    let Some(f) = (1..20).find_map(|seed| folded(&env, seed, &format!("s{seed}.jsonl"))) else { panic!("nothing folds") };
+    env.ok(&["status", f.p(), "--leaf", &f.before]);
+    let overlays: Vec<(String, String)> = refs(&env).into_iter().filter(|(n, _)| n.starts_with("refs/overlays/")).collect();
+    assert_eq!(overlays.len(), 2, "{overlays:?}");
+    let fsck = json(&env.ok(&["fsck", "--json"]));
+    assert_eq!(fsck["ok"], true, "{fsck}");
+    assert!(fsck["notes"].as_array().unwrap().is_empty(), "every overlay is recomputed: {fsck}");
+    // The folded leaf's overlay lists the fold's targets.
+    let leaf_overlay = overlays
+        .iter()
+        .map(|(_, id)| json(&env.ok(&["cat-object", id])))
+        .find(|o| o["leaf"] == f.leaf.as_str())
+        .expect("overlay of the folded leaf");
+    assert_eq!(leaf_overlay["wall"]["items"][0]["log"], f.log.as_str());
+    // An overlay under another leaf's ref is corruption, named by its ref.
+    let (a, b) = (&overlays[0], &overlays[1]);
+    env.ok(&["update-ref", &a.0, &b.1]);
+    env.fails(&["fsck"], 3);
+    let out = json(&String::from_utf8(env.run(&["fsck", "--json"]).stdout).unwrap());
+    assert!(out["problems"].as_array().unwrap().iter().any(|p| p.as_str().unwrap().contains(&a.0)), "{out}");
+    env.ok(&["update-ref", &a.0, &a.1]);
+    // Remove one overlay ref: gc drops that object and nothing any version needs.
+    let versions: Vec<Vec<u8>> = (1..=sessions(&env, &[])[0]["versions"].as_u64().unwrap())
+        .map(|n| env.cmd().args(["cat-session", f.p(), "--version", &n.to_string()]).output().unwrap().stdout)
+        .collect();
+    std::fs::remove_file(env.store().join(&b.0)).unwrap();
+    let dry = json(&env.ok(&["gc", "--dry-run", "--json"]));
+    assert_eq!(dry["dropped"]["overlay"], 1, "{dry}");
+    assert_eq!(json(&env.ok(&["gc", "--dry-run", "--json"])), dry, "a dry run changes nothing");
+    let gc = json(&env.ok(&["gc", "--json"]));
+    assert_eq!(gc["dropped"], dry["dropped"]);
+    assert!(env.cmd().args(["cat-object", &b.1]).output().unwrap().status.code() != Some(0));
+    let counts = json(&env.ok(&["count-objects", "--json"]));
+    assert_eq!(counts["packs"], 1, "{counts}");
+    assert_eq!(counts["objects"], gc["kept"], "{counts}");
+    assert_eq!(json(&env.ok(&["fsck", "--json"]))["ok"], true);
+    for (n, bytes) in versions.iter().enumerate() {
+        let out = env.cmd().args(["cat-session", f.p(), "--version", &(n + 1).to_string()]).output().unwrap();
+        assert_eq!(&out.stdout, bytes, "version {}", n + 1);
+    }
+    // A second gc finds nothing to drop.
+    let again = json(&env.ok(&["gc", "--json"]));
+    assert_eq!(again["kept"], again["objects"]);
+}
+
+#[test]
+fn an_unwritable_store_warns_once_and_reading_goes_on() {
+    let env = TestEnv::new();
+    let path = env.dir.path().join("s.jsonl");
+    env.ok(&["generate-session", "--seed", "2", "-o", p(&path)]);
+    // A file where the store's folder should be: it can be neither opened nor written.
+    let blocker = env.write("not-a-dir", "x");
+    let out = env.cmd().args(["--store", p(&blocker), "status", p(&path)]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.matches("not updated").count(), 1, "{stderr}");
+}
