@@ -67,12 +67,12 @@ fn reading_commands_import_and_sessions_finds_forks() {
     let family_of = |path: &Path| {
         let path = std::fs::canonicalize(path).unwrap();
         let line = text.lines().find(|l| l.ends_with(p(&path))).unwrap().to_string();
-        line.split(' ').nth(6).unwrap().to_string()
+        line.split('\t').nth(6).unwrap().to_string()
     };
     assert_eq!(family_of(&source), family_of(&fork));
     assert_ne!(family_of(&source), family_of(&other));
     let z = env.ok(&["sessions", "-z"]);
-    assert_eq!(z.matches('\0').count(), 3);
+    assert_eq!(z.matches('\0').count(), 3 * 8);
     assert!(!z.contains('\n'));
 }
 
@@ -96,7 +96,7 @@ fn versions_are_listed_and_restored_byte_for_byte() {
     let sizes = [v1.len() as u64, v2.len() as u64, v3.len() as u64];
     assert_eq!(history, [(sizes[0], "first".into()), (sizes[1], "appended".into()), (sizes[2], "rewritten".into())]);
     let text = env.ok(&["sessions", "--versions"]);
-    assert_eq!(text.lines().filter(|l| l.starts_with("version ")).count(), 3);
+    assert_eq!(text.lines().filter(|l| l.starts_with("version\t")).count(), 3);
     // The session's own path exists: refused without --force, restored with it.
     let err = env.fails(&["restore", p(&path), "--version", "2"], 1);
     assert!(err.contains("exists"), "{err}");

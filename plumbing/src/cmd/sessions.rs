@@ -5,6 +5,7 @@ use std::io::Write;
 
 use serde_json::{json, Value};
 
+use super::rev_parse::write_record;
 use crate::id::ObjectId;
 use crate::store::{family, SessionInfo, Store};
 use crate::{Context, Result};
@@ -16,10 +17,10 @@ pub struct SessionsArgs {
     #[arg(long)]
     pub versions: bool,
     /// Print JSON: [{"session","path","entries","leaves","bytes","versions","version","family":[{"session","path","shared"}]}]
-    #[arg(long)]
+    #[arg(long, conflicts_with = "nul")]
     pub json: bool,
-    /// End each record with NUL instead of a newline (paths may hold any character)
-    #[arg(short = 'z')]
+    /// End every field with NUL and print paths verbatim (paths may hold any character)
+    #[arg(short = 'z', id = "nul")]
     pub nul: bool,
 }
 
@@ -60,11 +61,12 @@ pub fn run(ctx: &Context, args: &SessionsArgs, out: &mut dyn Write) -> Result {
             rows.push(row);
             continue;
         }
-        let end = if args.nul { '\0' } else { '\n' };
+        let numbers = [s.entries.to_string(), trees[i].leaves.to_string(), s.size.to_string(), s.versions.to_string(), group[i].to_string()];
+        let path = s.path.to_string_lossy();
         let sid = s.session_id.as_deref().unwrap_or("-");
-        write!(out, "session {sid} {} {} {} {} {} {}{end}", s.entries, trees[i].leaves, s.size, s.versions, group[i], s.path.display())?;
+        write_record(out, &[&["session", sid], numbers.each_ref().map(String::as_str).as_slice(), &[&path]].concat(), args.nul)?;
         for (n, v) in versions.iter().enumerate() {
-            write!(out, "version {} {} {} {}{end}", n + 1, v.id, v.bytes, v.how)?;
+            write_record(out, &["version", &(n + 1).to_string(), &v.id.to_hex(), &v.bytes.to_string(), v.how], args.nul)?;
         }
     }
     if args.json {
