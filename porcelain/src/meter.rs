@@ -1,7 +1,7 @@
 //! `shake meter`: the tokens a plain `shake fold` would free now, as one short figure
 //! (`~27k shakeable`), for a status bar or a script.
 //!
-//! The figure is the fold engine's own plan ([`crate::plan::plan`]) with the same options a plain
+//! The figure is the fold engine's own plan ([`crate::plan::plan_with_wall`]) with the same options a plain
 //! fold resolves, so meter, `fold --dry-run` and the fold's report are one number.
 
 use std::io::{IsTerminal, Read, Seek, SeekFrom, Write};
@@ -17,7 +17,8 @@ use shake_plumbing::rev::RevArgs;
 use shake_plumbing::tokens::{Tokenizer, TokenizerName, DEFAULT_TOKENIZER};
 use shake_plumbing::{Context, Result};
 
-use crate::plan::{plan, FoldOptions};
+use crate::plan::{plan_with_wall, FoldOptions};
+use crate::wall::Wall;
 use crate::profile;
 
 /// From this many shakeable tokens the meter shows a warning colour.
@@ -145,12 +146,17 @@ impl Reading {
     }
 }
 
-/// Measures a session at a leaf: the plan a plain `shake fold` would make there.
-pub fn measure(session: &Session<'_>, leaf: Option<usize>, profile: Profile, tok: Tokenizer) -> Result<Reading> {
+/// Measures a session at a leaf: the plan a plain `shake fold` would make there. The wall it
+/// derives is stored as the leaf's overlay.
+pub fn measure(ctx: &Context, session: &Session<'_>, leaf: Option<usize>, profile: Profile, tok: Tokenizer) -> Result<Reading> {
     let projection = Projection::at(session, leaf)?;
     // Tokenize what the cache lacks on every core first; the plan's counts are then lookups.
     tok.prefetch(&projection);
-    let plan = plan(&projection, &FoldOptions { scope: Scope::Elide, profile, tokenizer: tok });
+    let wall = Wall::at(&projection);
+    if let Some(leaf) = leaf {
+        crate::overlay::save(ctx, session, leaf, &wall);
+    }
+    let plan = plan_with_wall(&projection, &wall, &FoldOptions { scope: Scope::Elide, profile, tokenizer: tok });
     Ok(Reading {
         tokens: plan.tokens_freed,
         tool_results: plan.count(RegionKind::ToolResult),
@@ -173,7 +179,7 @@ fn read(ctx: &Context, args: &MeterArgs, profile: Profile, tok: Tokenizer) -> Re
         TokenizerName::Calibrated => calibrated_for(ctx, &session, tok)?,
         _ => tok,
     };
-    let reading = measure(&session, leaf, profile, tok);
+    let reading = measure(ctx, &session, leaf, profile, tok);
     save_cache(ctx, &tok);
     reading
 }

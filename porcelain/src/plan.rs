@@ -66,11 +66,6 @@ impl Plan {
     }
 }
 
-/// Plans a fold at a projection's leaf, with the wall derived from the same projection.
-pub fn plan(projection: &Projection<'_, '_>, options: &FoldOptions) -> Plan {
-    plan_with_wall(projection, &Wall::at(projection), options)
-}
-
 /// Plans a fold given the wall already derived for this projection.
 pub fn plan_with_wall(projection: &Projection<'_, '_>, wall: &Wall, options: &FoldOptions) -> Plan {
     let tok = &options.tokenizer;

@@ -177,4 +177,52 @@ fn an_unwritable_store_warns_once_and_reading_goes_on() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stderr.matches("not updated").count(), 1, "{stderr}");
+    // fold still appends (the store fails before and after the append: still one warning).
+    let seed = (1..20).find(|seed| {
+        let path = env.dir.path().join(format!("f{seed}.jsonl"));
+        env.ok(&["generate-session", "--seed", &seed.to_string(), "-o", p(&path)]);
+        let dry = json(&env.ok(&["fold", p(&path), "--dry-run", "--json"]));
+        !dry["targets"].as_array().unwrap().is_empty()
+    });
+    let path = env.dir.path().join(format!("f{}.jsonl", seed.expect("a session that folds")));
+    let before = std::fs::metadata(&path).unwrap().len();
+    let out = env.cmd().args(["--store", p(&blocker), "fold", p(&path), "--json"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!json(&String::from_utf8_lossy(&out.stdout))["appended"].as_array().unwrap().is_empty());
+    assert!(std::fs::metadata(&path).unwrap().len() > before);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.matches("not updated").count(), 1, "{stderr}");
+}
+
+#[test]
+fn gc_interrupted_after_the_new_pack_leaves_a_valid_store() {
+    let env = TestEnv::new();
+    let path = env.dir.path().join("s.jsonl");
+    env.ok(&["generate-session", "--seed", "6", "-o", p(&path)]);
+    env.ok(&["status", p(&path)]);
+    let first = std::fs::read(&path).unwrap();
+    let mut grown = first.clone();
+    grown.extend_from_slice(b"{\"type\":\"custom\",\"customType\":\"x\",\"id\":\"zz02\",\"parentId\":null,\"timestamp\":\"t\"}\n");
+    std::fs::write(&path, &grown).unwrap();
+    env.ok(&["status", p(&path)]);
+    let packs = env.store().join("packs");
+    let saved = tempfile::tempdir().unwrap();
+    let old: Vec<PathBuf> = std::fs::read_dir(&packs).unwrap().map(|e| e.unwrap().path()).collect();
+    assert!(old.len() >= 2, "{old:?}");
+    for f in &old {
+        std::fs::copy(f, saved.path().join(f.file_name().unwrap())).unwrap();
+    }
+    env.ok(&["gc"]);
+    // A crash between the new pack's rename and the old packs' removal: both sets are there.
+    for f in &old {
+        std::fs::copy(saved.path().join(f.file_name().unwrap()), f).unwrap();
+    }
+    // And one before any rename: a temp pack left behind.
+    std::fs::write(packs.join("tmp-pack-crashed"), b"SHAKPACK half").unwrap();
+    let fsck = json(&String::from_utf8(env.run(&["fsck", "--json"]).stdout).unwrap());
+    assert_eq!(fsck["ok"], true, "{fsck}");
+    assert_eq!(env.cmd().args(["cat-session", p(&path), "--version", "1"]).output().unwrap().stdout, first);
+    assert_eq!(env.cmd().args(["cat-session", p(&path)]).output().unwrap().stdout, grown);
+    env.ok(&["gc"]);
+    assert_eq!(json(&env.ok(&["count-objects", "--json"]))["packs"], 1);
 }
