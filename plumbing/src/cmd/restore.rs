@@ -39,7 +39,8 @@ pub fn run(ctx: &Context, args: &RestoreArgs, out: &mut dyn Write) -> Result {
         out.write_all(&bytes)?;
         return Ok(0);
     }
-    if target.exists() {
+    let permissions = std::fs::metadata(&target).ok().map(|m| m.permissions());
+    if permissions.is_some() {
         if !args.force {
             return Err(Error::user(format!("{} exists; not overwritten", target.display()))
                 .hint("pass --force to replace it (its current bytes are imported first), or -o FILE"));
@@ -55,6 +56,10 @@ pub fn run(ctx: &Context, args: &RestoreArgs, out: &mut dyn Write) -> Result {
     };
     pack::write_durably(&dir, &target, &bytes)?;
     pack::sync_dir(&dir)?;
+    // The temp file was private (0600); a replaced file keeps the mode it had.
+    if let Some(p) = permissions {
+        std::fs::set_permissions(&target, p).map_err(|e| Error::io(format!("cannot set the mode of {}", target.display()), e))?;
+    }
     writeln!(out, "{id} {n} {}", target.display())?;
     Ok(0)
 }

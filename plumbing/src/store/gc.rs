@@ -97,26 +97,30 @@ fn repack(store: &mut Store, keep: &HashSet<ObjectId>) -> Result<()> {
 /// Returns every object id a ref or an import state reaches (see the module doc).
 fn reachable(store: &Store) -> Result<HashSet<ObjectId>> {
     let mut keep = HashSet::new();
-    let mut todo = Vec::new();
-    for (_, id) in store.refs()? {
-        keep.insert(id);
-        todo.push(id);
-    }
+    let mut todo: Vec<ObjectId> = store.refs()?.into_iter().map(|(_, id)| id).collect();
     todo.extend(store.sessions()?.into_iter().map(|s| s.version));
-    let mut expanded = HashSet::new();
     while let Some(id) = todo.pop() {
-        if !store.get(&id)?.is_some_and(|o| o.kind == Kind::Version) || !expanded.insert(id) {
+        let Some(obj) = store.get(&id)? else { continue };
+        if !keep.insert(id) {
             continue;
         }
-        keep.insert(id);
-        let version = store.version(&id)?;
-        keep.extend(version.lines(store, &format_args!("version {id}"))?);
-        for item in &version.items {
-            if let Item::Path { node, .. } = item {
-                keep.insert(*node);
+        match obj.kind {
+            Kind::Version => {
+                let version = store.version(&id)?;
+                keep.extend(version.lines(store, &format_args!("version {id}"))?);
+                todo.extend(version.items.iter().filter_map(|item| match item {
+                    Item::Path { node, .. } => Some(*node),
+                    Item::Line(_) => None,
+                }));
+                todo.extend(version.parent);
             }
+            Kind::Node => {
+                let (parent, entry) = split_node(obj.bytes).ok_or_else(|| Error::corrupt(format!("node {id} is not 32 or 64 bytes")))?;
+                keep.insert(entry);
+                todo.extend(parent);
+            }
+            Kind::Entry | Kind::Overlay => {}
         }
-        todo.extend(version.parent);
     }
     keep_nodes(store, &mut keep)?;
     Ok(keep)
@@ -155,4 +159,39 @@ fn keep_nodes(store: &Store, keep: &mut HashSet<ObjectId>) -> Result<()> {
     }
     keep.extend(kept);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_nothing_names_goes_and_the_rest_is_one_pack() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = concat!(
+            "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/\"}\n",
+            "{\"type\":\"message\",\"id\":\"a\",\"parentId\":null}\n",
+        );
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, text).unwrap();
+        let mut store = Store::open_dir(&dir.path().join("store")).unwrap();
+        let version = store.import_file(&path).unwrap().version;
+        let mut batch = store.batch().unwrap();
+        let loose = batch.put(Kind::Overlay, b"{}").unwrap();
+        batch.commit().unwrap();
+        store.refresh().unwrap();
+        assert_eq!(store.counts().packs, 2);
+        let report = store.gc(false).unwrap();
+        assert_eq!((report.objects, report.kept, report.dropped), (5, 4, [0, 0, 0, 1]));
+        assert_eq!(store.counts().packs, 1);
+        assert!(!store.contains(&loose));
+        assert_eq!(store.version_bytes(&version).unwrap(), text.as_bytes());
+        // With the session's ref and import state gone, nothing is reached.
+        std::fs::remove_dir_all(dir.path().join("store/refs")).unwrap();
+        std::fs::remove_dir_all(dir.path().join("store/import")).unwrap();
+        assert_eq!(store.gc(true).unwrap().kept, 0);
+        assert_eq!(store.counts().objects, 4, "a dry run changes nothing");
+        store.gc(false).unwrap();
+        assert_eq!(store.counts().objects, 0);
+    }
 }
