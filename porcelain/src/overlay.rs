@@ -1,6 +1,7 @@
 //! Per-leaf overlays in the store: the wall at a leaf as a canonical-JSON `overlay` object under
 //! `refs/overlays/<leaf node id>` (`docs/format.md`, "Overlay objects"), written after fold and
-//! undo and whenever `status` computes a wall, and recomputed by `shake fsck` to check.
+//! undo and whenever `status` or `meter` derives a wall, read back by `status`, and recomputed by
+//! `shake fsck` to check.
 
 use std::path::Path;
 
@@ -23,15 +24,19 @@ pub fn bytes(session: &Session<'_>, leaf: usize, wall: &Wall) -> Vec<u8> {
 /// Stores the overlay of `leaf` under its ref unless the ref already names it. A store failure
 /// only warns (once per process): overlays are a cache of what the session file says.
 pub fn save(ctx: &Context, session: &Session<'_>, leaf: usize, wall: &Wall) {
-    if let Err(e) = try_save(ctx, session, leaf, wall) {
+    if let Err(e) = leaf_node(session, leaf).and_then(|node| save_at(ctx, session, leaf, &node, wall)) {
         touch::warn_once(ctx, &e);
     }
 }
 
-fn try_save(ctx: &Context, session: &Session<'_>, leaf: usize, wall: &Wall) -> Result<()> {
-    let Some(&node) = path_nodes(session, leaf)?.last() else { return Ok(()) };
+/// The node id of `leaf` (what its overlay ref is named by).
+fn leaf_node(session: &Session<'_>, leaf: usize) -> Result<ObjectId> {
+    path_nodes(session, leaf)?.last().copied().ok_or_else(|| Error::user("an empty path has no leaf node"))
+}
+
+fn save_at(ctx: &Context, session: &Session<'_>, leaf: usize, node: &ObjectId, wall: &Wall) -> Result<()> {
     let bytes = bytes(session, leaf, wall);
-    let name = refs::overlay_ref(&node);
+    let name = refs::overlay_ref(node);
     let mut store = Store::open(ctx)?;
     if store.read_ref(&name)? == Some(ObjectId::hash(Kind::Overlay, &bytes)) {
         return Ok(());
@@ -40,6 +45,30 @@ fn try_save(ctx: &Context, session: &Session<'_>, leaf: usize, wall: &Wall) -> R
     let id = batch.put(Kind::Overlay, &bytes)?;
     batch.set_ref(&name, id)?;
     batch.commit()
+}
+
+/// Returns the wall at the projection's leaf: rebuilt from the leaf's stored overlay when there
+/// is one that fits this session, else derived from the path (and then stored).
+pub fn wall_at(ctx: &Context, session: &Session<'_>, projection: &Projection<'_, '_>) -> Wall {
+    let Some((leaf, node)) = projection.leaf.and_then(|l| Some((l, leaf_node(session, l).ok()?))) else {
+        return Wall::at(projection);
+    };
+    if let Some(wall) = stored(ctx, &node, &session.entries[leaf].id).and_then(|v| Wall::from_overlay(projection, &v["wall"])) {
+        return wall;
+    }
+    let wall = Wall::at(projection);
+    if let Err(e) = save_at(ctx, session, leaf, &node, &wall) {
+        touch::warn_once(ctx, &e);
+    }
+    wall
+}
+
+/// The stored overlay at `node`, when there is one for the entry `leaf_id` (any failure: `None`).
+fn stored(ctx: &Context, node: &ObjectId, leaf_id: &str) -> Option<serde_json::Value> {
+    let store = Store::open(ctx).ok()?;
+    let id = store.read_ref(&refs::overlay_ref(node)).ok()??;
+    let value: serde_json::Value = serde_json::from_slice(store.read_kind(&id, Kind::Overlay).ok()?).ok()?;
+    (value["leaf"] == leaf_id).then_some(value)
 }
 
 /// Reads the session file again after an append, imports it, and stores the overlay at the entry
@@ -61,6 +90,5 @@ pub fn recompute(file: &SessionFile, leaf_id: &str) -> Result<Option<(ObjectId, 
     let session = Session::parse(file)?;
     let Some(leaf) = session.index_of(leaf_id) else { return Ok(None) };
     let projection = Projection::at(&session, Some(leaf))?;
-    let node = *path_nodes(&session, leaf)?.last().ok_or_else(|| Error::user("empty path"))?;
-    Ok(Some((node, bytes(&session, leaf, &Wall::at(&projection)))))
+    Ok(Some((leaf_node(&session, leaf)?, bytes(&session, leaf, &Wall::at(&projection)))))
 }

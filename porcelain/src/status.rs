@@ -75,10 +75,7 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result {
     ctx.warn_session(&session);
     let projection = Projection::at(&session, rev.leaf(&session)?)?;
     let tok = open_tokenizer(ctx, args.read.tokenizer, &session)?;
-    let wall = Wall::at(&projection);
-    if let Some(leaf) = projection.leaf {
-        crate::overlay::save(ctx, &session, leaf, &wall);
-    }
+    let wall = crate::overlay::wall_at(ctx, &session, &projection);
     let freed = undo_plan(&projection, &wall, &tok).tokens_restored;
     save_cache(ctx, &tok);
     let stranded = stranded(&session, &projection);

@@ -82,6 +82,9 @@ pub struct Wall {
     by_target: HashMap<String, std::ops::Range<usize>>,
     /// Target id → index of the latest non-shake edit for it in the context.
     foreign_edits: HashMap<String, usize>,
+    /// Entry ids of `logs` and of the `foreign_edits` values (the overlay names entries by id:
+    /// indexes differ between a session and its forks).
+    ids: HashMap<usize, String>,
 }
 
 impl Wall {
@@ -141,6 +144,7 @@ impl Wall {
             if e.kind == "context_edit" && !wall.shake_edits.contains(e.id.as_ref()) {
                 if let Some(target) = e.target_id() {
                     wall.foreign_edits.insert(target.into_owned(), i);
+                    wall.ids.insert(i, e.id.to_string());
                 }
             }
         }
@@ -159,11 +163,63 @@ impl Wall {
             wall.items.push(item);
         }
         wall.items.sort_by_key(|it| (position[&it.index], it.block, it.at));
-        for (n, it) in wall.items.iter().enumerate() {
-            wall.by_target.entry(it.target.clone()).or_insert(n..n).end = n + 1;
-        }
+        wall.index_targets();
+        wall.ids.extend(logs.iter().map(|(i, _)| (*i, session.entries[*i].id.to_string())));
         wall.logs = logs;
         wall
+    }
+
+    fn index_targets(&mut self) {
+        for (n, it) in self.items.iter().enumerate() {
+            self.by_target.entry(it.target.clone()).or_insert(n..n).end = n + 1;
+        }
+    }
+
+    /// Rebuilds the wall at a projection's leaf from its stored overlay ([`Wall::overlay`])
+    /// without walking the path; `None` when the overlay does not fit this session (an entry
+    /// it names is missing, or a field is malformed).
+    pub fn from_overlay(projection: &Projection<'_, '_>, overlay: &Value) -> Option<Wall> {
+        let session = projection.session;
+        let index = |v: &Value| v.as_str().and_then(|id| session.index_of(id));
+        let mut ids = HashMap::new();
+        let text = |v: &Value| v.as_str().map(str::to_string);
+        let mut wall = Wall::default();
+        for id in overlay["logs"].as_array()? {
+            let i = index(id)?;
+            wall.logs.push((i, log_entry::parse(&session.entries[i])?));
+            ids.insert(i, text(id)?);
+        }
+        wall.shake_edits = wall.logs.iter().flat_map(|(_, d)| d.edit_ids()).map(str::to_string).collect();
+        for pair in overlay["foreign"].as_array()? {
+            let i = index(&pair[1])?;
+            wall.foreign_edits.insert(text(&pair[0])?, i);
+            ids.insert(i, text(&pair[1])?);
+        }
+        for it in overlay["items"].as_array()? {
+            let at = match &it["at"] {
+                Value::Null => None,
+                v => Some((v[0].as_u64()? as usize, v[1].as_u64()? as usize)),
+            };
+            let region = Region {
+                kind: RegionKind::parse(it["kind"].as_str()?)?,
+                label: text(&it["label"])?,
+                tokens: it["tokens"].as_u64()?,
+                block: match &it["block"] {
+                    Value::Null => None,
+                    v => Some(v.as_u64()? as usize),
+                },
+                at,
+            };
+            wall.items.push(Item::new(text(&it["target"])?, index(&it["target"])?, region, text(&it["log"])?));
+        }
+        wall.superseded = overlay["superseded"].as_array()?.iter().map(text).collect::<Option<_>>()?;
+        for t in overlay["torn"].as_array()? {
+            let n = |k: &str| t[k].as_u64().map(|n| n as usize);
+            wall.torn.push(Torn { log: text(&t["log"])?, line: n("line")?, listed: n("listed")?, written: n("written")? });
+        }
+        wall.index_targets();
+        wall.ids = ids;
+        Some(wall)
     }
 
     /// Tells whether no region is folded.
@@ -199,7 +255,8 @@ impl Wall {
         }
     }
 
-    /// The wall as a serialisable overlay value: `{"items":[…],"superseded":[…],"torn":[…]}`.
+    /// The wall as a serialisable overlay value:
+    /// `{"items":[…],"superseded":[…],"torn":[…],"logs":[…],"foreign":[[target,edit]…]}`.
     pub fn overlay(&self) -> Value {
         let items: Vec<Value> = self
             .items
@@ -214,7 +271,11 @@ impl Wall {
             .iter()
             .map(|t| json!({"log": t.log, "line": t.line, "listed": t.listed, "written": t.written}))
             .collect();
-        json!({"items": items, "superseded": self.superseded, "torn": torn})
+        let id = |i: &usize| self.ids.get(i).map_or("", String::as_str);
+        let logs: Vec<&str> = self.logs.iter().map(|(i, _)| id(i)).collect();
+        let mut foreign: Vec<[&str; 2]> = self.foreign_edits.iter().map(|(t, i)| [t.as_str(), id(i)]).collect();
+        foreign.sort_unstable();
+        json!({"items": items, "superseded": self.superseded, "torn": torn, "logs": logs, "foreign": foreign})
     }
 }
 
@@ -256,6 +317,11 @@ mod tests {
         let p = Projection::at(&session, session.default_leaf()).unwrap();
         let wall = Wall::at(&p);
         let base = wall.base_content(&p, 0).map(|c| c.get().to_string()).unwrap_or_default();
+        // The stored overlay rebuilds the same wall, base contents included.
+        let rebuilt = Wall::from_overlay(&p, &wall.overlay()).expect("overlay fits");
+        assert_eq!(rebuilt.overlay(), wall.overlay());
+        assert_eq!(rebuilt.base_content(&p, 0).map(|c| c.get().to_string()).unwrap_or_default(), base);
+        assert_eq!(rebuilt.logs.len(), wall.logs.len());
         (wall, base)
     }
 

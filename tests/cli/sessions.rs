@@ -135,6 +135,12 @@ fn fold_stores_overlays_fsck_recomputes_them_and_gc_keeps_every_version() {
         .find(|o| o["leaf"] == f.leaf.as_str())
         .expect("overlay of the folded leaf");
     assert_eq!(leaf_overlay["wall"]["items"][0]["log"], f.log.as_str());
+    // status reads the stored overlay back: the same report as derived from the path.
+    let stored = env.ok(&["status", f.p(), "--json"]);
+    std::fs::rename(env.store().join("refs/overlays"), env.dir.path().join("overlays")).unwrap();
+    assert_eq!(env.ok(&["status", f.p(), "--json"]), stored);
+    std::fs::remove_dir_all(env.store().join("refs/overlays")).unwrap();
+    std::fs::rename(env.dir.path().join("overlays"), env.store().join("refs/overlays")).unwrap();
     // An overlay under another leaf's ref is corruption, named by its ref.
     let (a, b) = (&overlays[0], &overlays[1]);
     env.ok(&["update-ref", &a.0, &b.1]);
