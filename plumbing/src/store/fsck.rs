@@ -3,6 +3,7 @@
 //! (through a function the caller passes: overlays are the porcelain's wall). Each problem is one
 //! message naming the file and, where there is one, the object.
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -88,11 +89,14 @@ fn check_overlays(store: &Store, recompute: OverlayCheck<'_>, report: &mut FsckR
         // leaf elsewhere (a rewritten copy of the session) only counts when none does.
         let mut found: Option<std::result::Result<(), String>> = None;
         for s in sessions.iter().filter(|s| s.session_id.is_some() && s.session_id == head.session) {
-            if !files.contains_key(&s.version) {
-                let Ok(bytes) = store.version_bytes(&s.version) else { continue };
-                files.insert(s.version, SessionFile::from_bytes(s.path.clone(), bytes));
-            }
-            let here = match recompute(&files[&s.version], &head.leaf) {
+            let file = match files.entry(s.version) {
+                Entry::Occupied(o) => o.into_mut(),
+                Entry::Vacant(v) => {
+                    let Ok(bytes) = store.version_bytes(&s.version) else { continue };
+                    v.insert(SessionFile::from_bytes(s.path.clone(), bytes))
+                }
+            };
+            let here = match recompute(file, &head.leaf) {
                 Ok(Some((n, bytes))) if n.to_hex() == node => {
                     found = Some(match bytes == obj.bytes {
                         true => Ok(()),
