@@ -71,16 +71,26 @@ fn stored(ctx: &Context, node: &ObjectId, leaf_id: &str) -> Option<serde_json::V
     (value["leaf"] == leaf_id).then_some(value)
 }
 
-/// Reads the session file again after an append, imports it, and stores the overlay at the entry
-/// `leaf_id` (the batch's last entry).
+/// After an append: imports the session file again and stores the overlay at the entry
+/// `leaf_id` (the batch's last entry), in one store write. A failure only warns.
 pub fn after_write(ctx: &Context, path: &Path, leaf_id: &str) {
-    touch::import(ctx, path);
-    let Ok(file) = SessionFile::read(path) else { return };
-    let Ok(session) = Session::parse(&file) else { return };
-    let Some(leaf) = session.index_of(leaf_id) else { return };
-    if let Ok(projection) = Projection::at(&session, Some(leaf)) {
-        save(ctx, &session, leaf, &Wall::at(&projection));
+    if let Err(e) = import_with_overlay(ctx, path, leaf_id) {
+        touch::warn_once(ctx, &e);
     }
+}
+
+fn import_with_overlay(ctx: &Context, path: &Path, leaf_id: &str) -> Result<()> {
+    let mut store = Store::open(ctx)?;
+    let mut batch = store.batch()?;
+    batch.import(path)?;
+    let file = SessionFile::read(path).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+    let session = Session::parse(&file)?;
+    if let Some(leaf) = session.index_of(leaf_id) {
+        let wall = Wall::at(&Projection::at(&session, Some(leaf))?);
+        let id = batch.put(Kind::Overlay, &bytes(&session, leaf, &wall))?;
+        batch.set_ref(&refs::overlay_ref(&leaf_node(&session, leaf)?), id)?;
+    }
+    batch.commit()
 }
 
 /// Recomputes the overlay at entry `leaf_id` of a session file (as the store rebuilt it) for
