@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::env::TestEnv;
-use crate::family::folded;
+use crate::family::{folded, pi_fork};
 
 fn json(s: &str) -> Value {
     serde_json::from_str(s).unwrap_or_else(|e| panic!("{e}: {s}"))
@@ -231,4 +231,19 @@ fn gc_interrupted_after_the_new_pack_leaves_a_valid_store() {
     assert_eq!(env.cmd().args(["cat-session", p(&path)]).output().unwrap().stdout, grown);
     env.ok(&["gc"]);
     assert_eq!(json(&env.ok(&["count-objects", "--json"]))["packs"], 1);
+}
+
+#[test]
+fn a_fork_made_by_pi_is_in_its_sources_family() {
+    let env = TestEnv::new();
+    let Some(f) = (1..20).find_map(|seed| folded(&env, seed, &format!("s{seed}.jsonl"))) else { panic!("nothing folds") };
+    let fork = pi_fork(&env, "branched", &f.path, &f.before, "forks");
+    env.ok(&["ls-leaves", p(&fork)]);
+    let rows = sessions(&env, &[]);
+    let (s, k) = (by_path(&rows, &f.path), by_path(&rows, &fork));
+    assert_ne!(s["session"], k["session"]);
+    let shared = k["family"][0]["shared"].as_u64().unwrap();
+    assert_eq!(k["family"][0]["session"], s["session"], "{k}");
+    assert!(shared > 0 && shared <= k["entries"].as_u64().unwrap(), "{k}");
+    assert_eq!(s["family"][0]["shared"], shared);
 }
