@@ -18,7 +18,6 @@ use shake_plumbing::tokens::{Tokenizer, TokenizerName, DEFAULT_TOKENIZER};
 use shake_plumbing::{Context, Result};
 
 use crate::plan::{plan_with_wall, FoldOptions};
-use crate::wall::Wall;
 use crate::profile;
 
 /// From this many shakeable tokens the meter shows a warning colour.
@@ -146,16 +145,13 @@ impl Reading {
     }
 }
 
-/// Measures a session at a leaf: the plan a plain `shake fold` would make there. The wall it
-/// derives is stored as the leaf's overlay.
+/// Measures a session at a leaf: the plan a plain `shake fold` would make there, with the wall
+/// read from the leaf's stored overlay (or derived and stored).
 pub fn measure(ctx: &Context, session: &Session<'_>, leaf: Option<usize>, profile: Profile, tok: Tokenizer) -> Result<Reading> {
     let projection = Projection::at(session, leaf)?;
     // Tokenize what the cache lacks on every core first; the plan's counts are then lookups.
     tok.prefetch(&projection);
-    let wall = Wall::at(&projection);
-    if let Some(leaf) = leaf {
-        crate::overlay::save(ctx, session, leaf, &wall);
-    }
+    let wall = crate::overlay::wall_at(ctx, session, &projection);
     let plan = plan_with_wall(&projection, &wall, &FoldOptions { scope: Scope::Elide, profile, tokenizer: tok });
     Ok(Reading {
         tokens: plan.tokens_freed,

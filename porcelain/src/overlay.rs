@@ -1,7 +1,8 @@
 //! Per-leaf overlays in the store: the wall at a leaf as a canonical-JSON `overlay` object under
 //! `refs/overlays/<leaf node id>` (`docs/format.md`, "Overlay objects"), written after fold and
-//! undo and whenever `status` or `meter` derives a wall, read back by `status`, and recomputed by
-//! `shake fsck` to check.
+//! undo and whenever `status` or `meter` derives a wall, read back by them, and recomputed by
+//! `shake fsck` to check. Overlays are a cache of what the session file says: a store failure
+//! only warns (once per process).
 
 use std::path::Path;
 
@@ -21,19 +22,12 @@ pub fn bytes(session: &Session<'_>, leaf: usize, wall: &Wall) -> Vec<u8> {
     serde_json::to_vec(&value).unwrap_or_default()
 }
 
-/// Stores the overlay of `leaf` under its ref unless the ref already names it. A store failure
-/// only warns (once per process): overlays are a cache of what the session file says.
-pub fn save(ctx: &Context, session: &Session<'_>, leaf: usize, wall: &Wall) {
-    if let Err(e) = leaf_node(session, leaf).and_then(|node| save_at(ctx, session, leaf, &node, wall)) {
-        touch::warn_once(ctx, &e);
-    }
-}
-
 /// The node id of `leaf` (what its overlay ref is named by).
 fn leaf_node(session: &Session<'_>, leaf: usize) -> Result<ObjectId> {
     path_nodes(session, leaf)?.last().copied().ok_or_else(|| Error::user("an empty path has no leaf node"))
 }
 
+/// Stores the overlay of `leaf` under its ref unless the ref already names it.
 fn save_at(ctx: &Context, session: &Session<'_>, leaf: usize, node: &ObjectId, wall: &Wall) -> Result<()> {
     let bytes = bytes(session, leaf, wall);
     let name = refs::overlay_ref(node);
