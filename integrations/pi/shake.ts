@@ -1,0 +1,263 @@
+// shake.ts: the pi extension for `shake` (pi 1.6.0). A footer meter (`✂ ~27k shakeable`) and
+// `/shake [elide|thinking|images] [--profile P] | undo | status | dry-run` inside a running session.
+//
+// The `shake` CLI computes every plan; pi writes it, so the very next request sees the change:
+//   idle  -> route A: pi's own SessionManager.appendContextEdit (the live object behind ctx.sessionManager)
+//   busy  -> route B: the edits become turn_end boundary drafts, applied before the next request
+//   no A  -> route C: the CLI writes under --leaf, then ctx.switchSession re-reads the file
+// Install: `shake pi-extension --install`, or copy this file to ~/.pi/agent/extensions/, or `pi -e shake.ts`.
+// Loaded by pi through jiti: TypeScript, no build step. Facts behind it: docs/pi.md.
+import { existsSync } from "node:fs";
+import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
+
+/** The CLI to run: $SHAKE_BIN, else `shake` on PATH. */
+const BIN = process.env.SHAKE_BIN || "shake";
+const STATUS_KEY = "shake";
+const SCOPES = ["elide", "thinking", "images"];
+const PROFILES = ["default", "conservative", "aggressive"];
+const VERBS: Record<string, string> = {
+	elide: "fold stale tool output and big blocks (the default)",
+	thinking: "drop thinking blocks",
+	images: "replace images with a short marker",
+	undo: "restore everything shake folded on this branch",
+	status: "what is folded now",
+	"dry-run": "what /shake would fold, changing nothing",
+};
+
+type Replacement = null | { content: string | unknown[] };
+type Edit = { targetId: string; replacement: Replacement };
+/** `shake fold --plan --json` / `shake undo --plan --json` (contract: docs/pi.md). */
+type Plan = { edits: Edit[]; log: unknown; tokensFreed: number; message: string };
+/** `shake meter --json`. */
+type Meter = { tokens: number; severity?: string };
+/** What a command line asks for. */
+type Request = { verb: "fold" | "undo" | "status" | "dry-run"; cliArgs: string[] } | { error: string };
+type Level = "info" | "warning" | "error";
+
+/** Splits `/shake` arguments into a verb and the CLI flags it maps to. */
+export function parseArgs(text: string): Request {
+	const words = text.trim().split(/\s+/).filter(Boolean);
+	let verb: "fold" | "undo" | "status" | "dry-run" = "fold";
+	const cliArgs: string[] = [];
+	for (let i = 0; i < words.length; i++) {
+		const w = words[i];
+		if (i === 0 && (w === "undo" || w === "status" || w === "dry-run")) verb = w;
+		else if (SCOPES.includes(w) && verb !== "undo" && verb !== "status") cliArgs.push("--scope", w);
+		else if (w === "--profile" && i + 1 < words.length && verb !== "undo" && verb !== "status") cliArgs.push("--profile", words[++i]);
+		else if (w.startsWith("--profile=") && verb !== "undo" && verb !== "status") cliArgs.push(w);
+		else return { error: `unknown argument "${w}". Usage: /shake [${SCOPES.join("|")}] [--profile P] | undo | status | dry-run` };
+	}
+	return { verb, cliArgs };
+}
+
+/** Argument completions: pi replaces the whole argument text with the item's value. */
+export function completions(prefix: string): { value: string; label: string; description?: string }[] | null {
+	const words = prefix.split(/\s+/);
+	const last = words.pop() ?? "";
+	const head = words.filter(Boolean);
+	let options: [string, string | undefined][];
+	if (head.length === 0) options = Object.entries(VERBS);
+	else if (head.at(-1) === "--profile") options = PROFILES.map((p) => [p, `profile ${p}`]);
+	else if (head[0] === "undo" || head[0] === "status") options = [];
+	else options = [["--profile", "tail and block minimum: default, conservative, aggressive"]];
+	const items = options
+		.filter(([v]) => v.startsWith(last))
+		.map(([v, description]) => ({ value: [...head, v].join(" "), label: v, description }));
+	return items.length > 0 ? items : null;
+}
+
+/** The footer text and its colour for a shakeable figure (thresholds as in `shake meter`). */
+export function meterLabel(tokens: number): { text: string; color: "dim" | "warning" | "error" } {
+	const text = tokens < 1000 ? "✂ <1k shakeable" : `✂ ~${Math.round(tokens / 1000)}k shakeable`;
+	return { text, color: tokens >= 25_000 ? "error" : tokens >= 10_000 ? "warning" : "dim" };
+}
+
+export default function (pi: ExtensionAPI) {
+	/** Plans made while pi was busy, committed at the next turn boundary (route B). */
+	let pending: Plan[] = [];
+	/** Said once per session: the binary is missing. */
+	let missingSaid = false;
+	/** A meter run is in flight; a second request only marks it to run again. */
+	let metering: Promise<void> | undefined;
+	let meterAgain = false;
+
+	/** Tells the user: a toast with a UI, stderr in print and json mode. */
+	function say(ctx: ExtensionContext, message: string, level: Level = "info"): void {
+		if (ctx.hasUI) ctx.ui.notify(`shake: ${message}`, level);
+		else process.stderr.write(`shake: ${message}\n`);
+	}
+
+	/** The session file, or why there is none. */
+	function sessionFile(ctx: ExtensionContext): { file: string } | { why: string } {
+		const file = ctx.sessionManager.getSessionFile();
+		if (!file) return { why: "this session is not saved (pi --no-session), so there is nothing to shake" };
+		// pi writes the file only once the first reply arrives.
+		if (!existsSync(file)) return { why: "this session is not on disk yet: pi writes it after the first reply" };
+		return { file };
+	}
+
+	/** Runs `shake <args> <file> --leaf <pi's leaf>`; returns stdout, or undefined after telling why. */
+	async function cli(ctx: ExtensionContext, args: string[], quiet = false): Promise<string | undefined> {
+		const where = sessionFile(ctx);
+		if ("why" in where) {
+			if (!quiet) say(ctx, where.why, "warning");
+			return undefined;
+		}
+		// pi's leaf lives in memory and differs from the file's last line after /tree.
+		const leaf = ctx.sessionManager.getLeafId();
+		const argv = [...args, where.file, ...(leaf ? ["--leaf", leaf] : [])];
+		const r = await pi.exec(BIN, argv, { cwd: ctx.cwd, timeout: 60_000 });
+		if (r.code === 0) return r.stdout;
+		if (/ENOENT/.test(r.stderr)) {
+			if (!quiet || !missingSaid) {
+				say(ctx, `the \`${BIN}\` binary was not found; install shake or set SHAKE_BIN to its path`, "error");
+			}
+			missingSaid = true;
+			if (ctx.hasUI) ctx.ui.setStatus(STATUS_KEY, undefined);
+		} else if (!quiet) {
+			say(ctx, r.stderr.trim().replace(/^shake: (error: )?/, "") || `\`shake ${args[0]}\` exited with ${r.code}`, "error");
+		}
+		return undefined;
+	}
+
+	async function cliJson<T>(ctx: ExtensionContext, args: string[], quiet = false): Promise<T | undefined> {
+		const out = await cli(ctx, [...args, "--json"], quiet);
+		if (out === undefined) return undefined;
+		try {
+			return JSON.parse(out) as T;
+		} catch {
+			if (!quiet) say(ctx, `\`shake ${args.join(" ")} --json\` printed something that is not JSON`, "error");
+			return undefined;
+		}
+	}
+
+	/** Refreshes the footer meter; never overlaps itself, never runs without a UI. */
+	function refresh(ctx: ExtensionContext): Promise<void> {
+		if (!ctx.hasUI) return Promise.resolve();
+		if (metering) {
+			meterAgain = true;
+			return metering;
+		}
+		metering = (async () => {
+			do {
+				meterAgain = false;
+				const m = await cliJson<Meter>(ctx, ["meter"], true);
+				if (m && typeof m.tokens === "number") {
+					const { text, color } = meterLabel(m.tokens);
+					ctx.ui.setStatus(STATUS_KEY, ctx.ui.theme.fg(color, text));
+				}
+			} while (meterAgain);
+		})().finally(() => {
+			metering = undefined;
+		});
+		return metering;
+	}
+
+	/** Why pi would refuse an edit, checked for the whole batch before anything is written. */
+	function refusal(ctx: ExtensionContext, e: Edit): string | undefined {
+		const target = ctx.sessionManager.getEntry(e.targetId) as { type: string; message?: { role: string } } | undefined;
+		if (!target) return `entry ${e.targetId} not found`;
+		if (!ctx.sessionManager.getBranch().some((x) => x.id === e.targetId)) return `entry ${e.targetId} is not on the current branch`;
+		const role = target.message?.role;
+		const editable = target.type === "custom_message" || (target.type === "message" && (role === "user" || role === "assistant" || role === "toolResult"));
+		return editable ? undefined : `entry ${e.targetId} has no editable content`;
+	}
+
+	/** Route A: pi's own writer. ctx.sessionManager is typed read-only but is the live SessionManager in pi 1.6.0. */
+	function appendViaPi(ctx: ExtensionContext, plan: Plan): "ok" | "unavailable" | string {
+		const sm = ctx.sessionManager as unknown as { appendContextEdit?: (id: string, r: Replacement) => string };
+		if (typeof sm.appendContextEdit !== "function") return "unavailable";
+		const why = plan.edits.map((e) => refusal(ctx, e)).find(Boolean);
+		if (why) return why;
+		for (const e of plan.edits) sm.appendContextEdit(e.targetId, e.replacement);
+		pi.appendEntry("shake", plan.log);
+		return "ok";
+	}
+
+	/** /shake and /shake undo: plan with the CLI, then write through pi. */
+	async function apply(ctx: ExtensionCommandContext, verb: "fold" | "undo", cliArgs: string[]): Promise<void> {
+		const plan = await cliJson<Plan>(ctx, [verb, "--plan", ...cliArgs]);
+		if (!plan) return;
+		if (plan.edits.length === 0) {
+			say(ctx, plan.message || (verb === "undo" ? "nothing to undo" : "nothing to shake"));
+			return;
+		}
+		// Checked after the plan arrives: a run may have started or settled meanwhile.
+		if (!ctx.isIdle()) {
+			pending.push(plan);
+			say(ctx, `pi is busy: ${plan.message} (applies at the end of this turn)`);
+			return;
+		}
+		const done = appendViaPi(ctx, plan);
+		if (done === "ok") {
+			say(ctx, plan.message);
+			await refresh(ctx);
+			return;
+		}
+		if (done !== "unavailable") {
+			say(ctx, `pi refused the plan (${done}); nothing was written. Try /shake status`, "error");
+			return;
+		}
+		// Route C: the CLI appends under pi's leaf, then pi re-reads the file. This ctx is stale afterwards.
+		const file = ctx.sessionManager.getSessionFile() as string;
+		const out = await cli(ctx, [verb, ...cliArgs]);
+		if (out === undefined) return;
+		await ctx.switchSession(file, {
+			withSession: async (fresh) => {
+				say(fresh, `${out.trim()} (session reloaded)`);
+			},
+		});
+	}
+
+	pi.registerCommand("shake", {
+		description: "Fold stale heavy content: /shake [elide|thinking|images] [--profile P] | undo | status | dry-run",
+		getArgumentCompletions: completions,
+		handler: async (args, ctx) => {
+			const req = parseArgs(args);
+			if ("error" in req) return say(ctx, req.error, "error");
+			if (req.verb === "fold" || req.verb === "undo") return apply(ctx, req.verb, req.cliArgs);
+			const out = await cli(ctx, req.verb === "status" ? ["status"] : ["fold", "--dry-run", ...req.cliArgs]);
+			if (out !== undefined) say(ctx, out.trim());
+			await refresh(ctx);
+		},
+	});
+
+	// Plans made mid-run: committed after this turn's messages are persisted, before the next request.
+	pi.on("turn_end", async (event, ctx) => {
+		if (pending.length === 0) return;
+		const plans = pending;
+		pending = [];
+		const stale = plans.flatMap((p) => p.edits).map((e) => refusal(ctx, e)).find(Boolean);
+		if (stale) {
+			// pi rejects a whole boundary for one bad draft, other extensions' drafts included.
+			say(ctx, `dropped a plan made while busy (${stale}); run /shake again`, "warning");
+			return;
+		}
+		for (const p of plans) say(ctx, `${p.message} (applied at the turn boundary)`);
+		const drafts = plans.flatMap((p) => [
+			...p.edits.map((e) => ({ type: "context_edit" as const, targetId: e.targetId, replacement: e.replacement as never })),
+			{ type: "custom" as const, customType: "shake", data: p.log },
+		]);
+		return { entries: [...event.entries, ...drafts] };
+	});
+
+	pi.on("session_start", async (_e, ctx) => {
+		pending = [];
+		await refresh(ctx);
+	});
+	pi.on("session_shutdown", async () => {
+		pending = [];
+	});
+	pi.on("agent_settled", async (_e, ctx) => {
+		// A plan queued after the run's last boundary: pi is idle now, so write it directly.
+		const plans = pending;
+		pending = [];
+		for (const p of plans) {
+			const done = appendViaPi(ctx, p);
+			say(ctx, done === "ok" ? p.message : `a plan made while busy was not applied (${done}); run /shake again`, done === "ok" ? "info" : "warning");
+		}
+		await refresh(ctx);
+	});
+	pi.on("session_compact", async (_e, ctx) => refresh(ctx));
+	pi.on("session_tree", async (_e, ctx) => refresh(ctx));
+}
