@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 use shake_plumbing::cmd as plumbing;
+use shake_porcelain as porcelain;
 use shake_plumbing::{Context, Result};
 
 /// Fold stale heavy content out of pi sessions, with pi-compatible context edits
@@ -21,6 +22,7 @@ pub struct Cli {
 /// Every shake command.
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    PiExtension(porcelain::pi_extension::PiExtensionArgs),
     Project(plumbing::project::ProjectArgs),
 }
 
@@ -28,6 +30,7 @@ impl Command {
     /// Runs the command, writing its output to `out`.
     pub fn run(&self, ctx: &Context, out: &mut dyn Write) -> Result {
         match self {
+            Command::PiExtension(args) => porcelain::pi_extension::run(ctx, args, out),
             Command::Project(args) => plumbing::project::run(ctx, args, out),
         }
     }

@@ -12,6 +12,8 @@ import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@e
 
 /** The CLI to run: $SHAKE_BIN, else `shake` on PATH. */
 const BIN = process.env.SHAKE_BIN || "shake";
+/** `SHAKE_PI_WRITER=cli` skips pi's writer (route A): the CLI writes and pi reloads the session. */
+const CLI_WRITES = process.env.SHAKE_PI_WRITER === "cli";
 const STATUS_KEY = "shake";
 const SCOPES = ["elide", "thinking", "images"];
 const PROFILES = ["default", "conservative", "aggressive"];
@@ -166,7 +168,7 @@ export default function (pi: ExtensionAPI) {
 	/** Route A: pi's own writer. ctx.sessionManager is typed read-only but is the live SessionManager in pi 1.6.0. */
 	function appendViaPi(ctx: ExtensionContext, plan: Plan): "ok" | "unavailable" | string {
 		const sm = ctx.sessionManager as unknown as { appendContextEdit?: (id: string, r: Replacement) => string };
-		if (typeof sm.appendContextEdit !== "function") return "unavailable";
+		if (CLI_WRITES || typeof sm.appendContextEdit !== "function") return "unavailable";
 		const why = plan.edits.map((e) => refusal(ctx, e)).find(Boolean);
 		if (why) return why;
 		for (const e of plan.edits) sm.appendContextEdit(e.targetId, e.replacement);

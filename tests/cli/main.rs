@@ -2,4 +2,5 @@
 //! running the real `shake` binary against a private store and pi session folder.
 
 mod env;
+mod pi_live;
 mod project;

@@ -3,9 +3,16 @@
 // per request: {"n", "messages"}), so the test can see exactly what each request carried.
 //
 // Script: a user message `READ <path>` makes the model call pi's `read` tool on <path>; a
-// `BASH <command>` one calls `bash`; anything else (including a tool result) gets the text `ok <n>`.
+// `STEER <text>` one calls the `steer` tool below; anything else (including a tool result) gets the
+// text `ok <n>`.
+//
+// `steer` makes a slash command arrive while pi is busy, deterministically: inside a running tool it
+// sends <text> as a steering message (pi runs extension commands at once, even mid-run) and holds the
+// tool open until pi's stderr shows a line containing $SHAKE_E2E_STEER_UNTIL (what shake.ts prints in
+// print mode once it has queued its plan), so the plan is queued before this turn ends.
 import { appendFileSync } from "node:fs";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { Type } from "typebox";
 import { fauxAssistantMessage, fauxProvider, fauxText, fauxToolCall } from "@earendil-works/pi-ai";
 
 const RECORD = process.env.SHAKE_E2E_RECORD;
@@ -29,11 +36,43 @@ export default function (pi: ExtensionAPI) {
 		const text = lastUserText(context.messages) ?? "";
 		const read = /^READ (\S+)/.exec(text);
 		if (read) return fauxAssistantMessage(fauxToolCall("read", { path: read[1] }), { stopReason: "toolUse" });
-		const bash = /^BASH (.+)$/s.exec(text);
-		if (bash) return fauxAssistantMessage(fauxToolCall("bash", { command: bash[1] }), { stopReason: "toolUse" });
+		const steer = /^STEER (.+)$/s.exec(text);
+		if (steer) return fauxAssistantMessage(fauxToolCall("steer", { text: steer[1] }), { stopReason: "toolUse" });
 		return fauxAssistantMessage(fauxText(`ok ${n}`));
 	};
 	// The faux provider consumes one step per request; queue more than any test sends.
 	faux.setResponses(Array.from({ length: 200 }, () => respond));
 	pi.registerProvider(faux.provider);
+
+	// Everything written to stderr so far, and who waits for what.
+	let stderr = "";
+	const waiters: { until: string; from: number; resolve: () => void }[] = [];
+	const write = process.stderr.write.bind(process.stderr);
+	process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
+		stderr += typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8");
+		for (const w of waiters.splice(0)) {
+			if (stderr.indexOf(w.until, w.from) >= 0) w.resolve();
+			else waiters.push(w);
+		}
+		return write(chunk, ...rest);
+	}) as typeof process.stderr.write;
+
+	pi.registerTool({
+		name: "steer",
+		label: "Steer",
+		description: "Send a steering message while this tool runs (test only)",
+		parameters: Type.Object({ text: Type.String() }),
+		async execute(_id, params) {
+			const until = process.env.SHAKE_E2E_STEER_UNTIL ?? "";
+			const seen = stderr.length;
+			const arrived = new Promise<void>((resolve) => {
+				waiters.push({ until, from: seen, resolve });
+			});
+			await pi.sendUserMessage(params.text, { deliverAs: "steer", expandPromptTemplates: true });
+			// A missing line must fail the test, not hang it: give up after a minute.
+			const gaveUp = await Promise.race([arrived.then(() => false), new Promise<boolean>((r) => setTimeout(() => r(true), 60_000).unref())]);
+			const text = gaveUp ? `gave up waiting for "${until}"` : `steered: ${stderr.slice(seen).trim()}`;
+			return { content: [{ type: "text", text }], details: {} };
+		},
+	});
 }
