@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 use shake_plumbing::cmd as plumbing;
-use shake_porcelain as porcelain;
 use shake_plumbing::{Context, Result};
+use shake_porcelain as porcelain;
 
 /// Fold stale heavy content out of pi sessions, with pi-compatible context edits
 #[derive(Parser, Debug)]
@@ -22,6 +22,9 @@ pub struct Cli {
 /// Every shake command.
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    Completions(crate::cmd::completions::CompletionsArgs),
+    Export(plumbing::export::ExportArgs),
+    Man(crate::cmd::man::ManArgs),
     PiExtension(porcelain::pi_extension::PiExtensionArgs),
     Project(plumbing::project::ProjectArgs),
 }
@@ -30,6 +33,9 @@ impl Command {
     /// Runs the command, writing its output to `out`.
     pub fn run(&self, ctx: &Context, out: &mut dyn Write) -> Result {
         match self {
+            Command::Completions(args) => crate::cmd::completions::run(args, out),
+            Command::Man(args) => crate::cmd::man::run(args, out),
+            Command::Export(args) => plumbing::export::run(ctx, args, out),
             Command::PiExtension(args) => porcelain::pi_extension::run(ctx, args, out),
             Command::Project(args) => plumbing::project::run(ctx, args, out),
         }

@@ -1,6 +1,9 @@
 //! The `shake` binary: parse the command line, run the command, map errors to exit codes.
 
 mod cli;
+mod cmd;
+#[cfg(test)]
+mod reference;
 
 use std::io::Write;
 use std::process::ExitCode;

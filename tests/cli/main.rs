@@ -2,5 +2,6 @@
 //! running the real `shake` binary against a private store and pi session folder.
 
 mod env;
+mod export;
 mod pi_live;
 mod project;

@@ -1,4 +1,5 @@
 //! The plumbing commands: one file each, holding its clap `Args` and `run(ctx, args, out)`.
 //! Their output is a contract (`docs/plumbing.md`).
 
+pub mod export;
 pub mod project;

@@ -57,6 +57,8 @@ pub struct Fields<'a> {
     #[serde(borrow, default, deserialize_with = "present")]
     pub model_id: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "present")]
+    pub label: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
     pub cwd: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "present")]
     pub parent_session: Option<&'a RawValue>,

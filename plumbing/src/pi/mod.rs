@@ -5,6 +5,8 @@
 
 pub mod entry;
 pub mod file;
+pub mod ids;
+pub mod json;
 pub mod message;
 pub mod project;
 pub mod session;

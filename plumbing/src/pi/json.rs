@@ -1,0 +1,122 @@
+//! Exact JSON writing for lines shake emits: objects rebuilt key by key from raw values, so
+//! every value shake does not change keeps its bytes, and the result equals `JSON.stringify`'s.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+/// A JSON object's members in order, values kept raw.
+#[derive(Debug, Default)]
+pub struct RawObject<'a> {
+    /// `(key, value)` in source order.
+    pub members: Vec<(Cow<'a, str>, Cow<'a, RawValue>)>,
+}
+
+impl<'a> RawObject<'a> {
+    /// Parses a JSON object; `None` if the text is not one.
+    pub fn parse(text: &'a str) -> Option<RawObject<'a>> {
+        serde_json::from_str(text).ok()
+    }
+
+    /// Returns a member's raw value.
+    pub fn get(&self, key: &str) -> Option<&RawValue> {
+        self.members.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_ref())
+    }
+
+    /// Replaces a member's value in place, or appends the member (as `{...o, key}` does in JS).
+    pub fn set(&mut self, key: &str, value: Box<RawValue>) {
+        let value = Cow::Owned(value);
+        match self.members.iter_mut().find(|(k, _)| k == key) {
+            Some(member) => member.1 = value,
+            None => self.members.push((Cow::Owned(key.to_string()), value)),
+        }
+    }
+
+    /// Writes the object compactly, as `JSON.stringify` would for the same members.
+    pub fn to_json(&self) -> String {
+        let mut out = String::from("{");
+        for (i, (key, value)) in self.members.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(&string(key));
+            out.push(':');
+            out.push_str(value.get());
+        }
+        out.push('}');
+        out
+    }
+}
+
+/// Encodes a string as JSON, escaping exactly what `JSON.stringify` escapes.
+pub fn string(s: &str) -> String {
+    // serde_json escapes `"`, `\`, and U+0000–U+001F as \b \f \n \r \t or lowercase \u00xx, and
+    // leaves everything else raw: the same output as JSON.stringify for any valid string.
+    serde_json::to_string(s).unwrap_or_default()
+}
+
+/// Returns a raw JSON value for a string.
+pub fn raw_string(s: &str) -> Box<RawValue> {
+    raw(string(s))
+}
+
+/// Wraps JSON text known to be valid as a raw value.
+pub fn raw(json: String) -> Box<RawValue> {
+    // Box<RawValue>'s default is `null`, which only an invalid caller would ever see.
+    RawValue::from_string(json).unwrap_or_default()
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for RawObject<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Members;
+        impl<'de> Visitor<'de> for Members {
+            type Value = RawObject<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+
+            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+                let mut members = Vec::new();
+                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                    let value: &'de RawValue = map.next_value()?;
+                    // JSON.parse keeps the last of duplicate keys, at the first key's position.
+                    match members.iter_mut().find(|(k, _): &&mut (Cow<'de, str>, Cow<'de, RawValue>)| *k == key) {
+                        Some(m) => m.1 = Cow::Borrowed(value),
+                        None => members.push((key, Cow::Borrowed(value))),
+                    }
+                }
+                Ok(RawObject { members })
+            }
+        }
+        d.deserialize_map(Members)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_pi_lines_byte_for_byte() {
+        let line = r#"{"type":"message","id":"a1","parentId":null,"message":{"role":"user","content":"é \n","n":1.5e-7}}"#;
+        let o = RawObject::parse(line).unwrap();
+        assert_eq!(o.to_json(), line);
+    }
+
+    #[test]
+    fn set_replaces_in_place_or_appends() {
+        let mut o = RawObject::parse(r#"{"a":1,"parentId":"x","b":2}"#).unwrap();
+        o.set("parentId", raw_string("y"));
+        o.set("c", raw("null".into()));
+        assert_eq!(o.to_json(), r#"{"a":1,"parentId":"y","b":2,"c":null}"#);
+    }
+
+    #[test]
+    fn escapes_like_json_stringify() {
+        assert_eq!(string("a\"b\\c\u{1}\u{7f}\u{2028}/é\t"), "\"a\\\"b\\\\c\\u0001\u{7f}\u{2028}/é\\t\"");
+    }
+}

@@ -1,0 +1,19 @@
+//! `shake completions <shell>`: a completion script generated from the clap definitions.
+
+use std::io::Write;
+
+use clap::CommandFactory;
+use shake_plumbing::Result;
+
+/// Print a shell completion script
+#[derive(clap::Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell to complete for
+    pub shell: clap_complete::Shell,
+}
+
+/// Runs `shake completions`.
+pub fn run(args: &CompletionsArgs, out: &mut dyn Write) -> Result {
+    clap_complete::generate(args.shell, &mut crate::cli::Cli::command(), "shake", out);
+    Ok(0)
+}
