@@ -79,9 +79,8 @@ export default function (pi: ExtensionAPI) {
 	let pending: Plan[] = [];
 	/** Said once per session: the binary is missing. */
 	let missingSaid = false;
-	/** A meter run is in flight; a second request only marks it to run again. */
-	let metering: Promise<void> | undefined;
-	let meterAgain = false;
+	/** Meter runs started; only the latest one's figure reaches the footer. */
+	let meterRuns = 0;
 
 	/** Tells the user: a toast with a UI, stderr in print and json mode. */
 	function say(ctx: ExtensionContext, message: string, level: Level = "info"): void {
@@ -133,26 +132,15 @@ export default function (pi: ExtensionAPI) {
 		}
 	}
 
-	/** Refreshes the footer meter; never overlaps itself, never runs without a UI. */
-	function refresh(ctx: ExtensionContext): Promise<void> {
-		if (!ctx.hasUI) return Promise.resolve();
-		if (metering) {
-			meterAgain = true;
-			return metering;
-		}
-		metering = (async () => {
-			do {
-				meterAgain = false;
-				const m = await cliJson<Meter>(ctx, ["meter"], true);
-				if (m && typeof m.tokens === "number") {
-					const { text, color } = meterLabel(m.tokens);
-					ctx.ui.setStatus(STATUS_KEY, ctx.ui.theme.fg(color, text));
-				}
-			} while (meterAgain);
-		})().finally(() => {
-			metering = undefined;
-		});
-		return metering;
+	/** Refreshes the footer meter (never without a UI). Runs may overlap: a slower, older figure
+	 * never overwrites a newer one. */
+	async function refresh(ctx: ExtensionContext): Promise<void> {
+		if (!ctx.hasUI) return;
+		const run = ++meterRuns;
+		const m = await cliJson<Meter>(ctx, ["meter"], true);
+		if (run !== meterRuns || !m || typeof m.tokens !== "number") return;
+		const { text, color } = meterLabel(m.tokens);
+		ctx.ui.setStatus(STATUS_KEY, ctx.ui.theme.fg(color, text));
 	}
 
 	/** Why pi would refuse an edit, checked for the whole batch before anything is written. */

@@ -251,3 +251,70 @@ fn fold_while_busy_applies_before_the_next_request_of_the_run() {
     assert!(results[0].contains("omitted"), "{results:?}");
     assert!(results[1].starts_with("steered: shake: pi is busy"), "{results:?}");
 }
+
+/// Runs pi in RPC mode through `tests/pi-e2e/rpc.mjs`; returns the extension UI records with one
+/// `settled`/`handled` marker per prompt.
+fn pi_rpc(env: &TestEnv, prompts: &[&str]) -> Vec<Value> {
+    PiCli::ensure();
+    let out = Command::new(PiCli::node())
+        .arg(PiCli::dir().join("rpc.mjs"))
+        .args(["-e", PiCli::dir().join("faux.ts").to_str().unwrap(), "--model", "faux/faux-1", "--"])
+        .args(prompts)
+        .current_dir(env.cwd())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", env.dir.path().join("home"))
+        .env("SHAKE_DIR", env.store())
+        .env("SHAKE_BIN", env!("CARGO_BIN_EXE_shake"))
+        .output()
+        .expect("run rpc.mjs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "rpc.mjs failed ({}):\n{stderr}", out.status);
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("rpc.mjs output: {e}\n{stderr}"))
+}
+
+/// The footer text `shake meter` gives for `tokens`, as the extension draws it (without colour).
+fn footer_for(tokens: u64) -> String {
+    match tokens {
+        0..1000 => "✂ <1k shakeable".to_string(),
+        n => format!("✂ ~{}k shakeable", (n + 500) / 1000),
+    }
+}
+
+#[test]
+#[ignore = "needs `shake meter --json` (branch tokens) and `shake fold --plan` (branch fold)"]
+fn footer_meter_follows_settles_and_commands_not_tool_turns() {
+    let env = sandbox();
+    let filler = filler();
+    let records = pi_rpc(&env, &["READ big.txt", &filler, "/shake", "/shake undo"]);
+    // Per prompt: the footer texts set before its marker, and the messages shown.
+    let mut steps: Vec<(Vec<String>, Vec<String>)> = vec![Default::default()];
+    for r in &records {
+        match (r["type"].as_str(), r["method"].as_str()) {
+            (Some("extension_ui_request"), Some("setStatus")) => {
+                assert_eq!(r["statusKey"], "shake");
+                let text = r["statusText"].as_str().unwrap();
+                // Strip the theme's colour codes.
+                let plain: String = text.split('\u{1b}').map(|s| s.split_once('m').map_or(s, |(_, t)| t)).collect();
+                steps.last_mut().unwrap().0.push(plain);
+            }
+            (Some("extension_ui_request"), Some("notify")) => {
+                steps.last_mut().unwrap().1.push(r["message"].as_str().unwrap().to_string());
+            }
+            _ => steps.push(Default::default()),
+        }
+    }
+    steps.pop();
+    assert_eq!(steps.len(), 4, "{records:#?}");
+    // One refresh per settled run, though the first run took two model turns, and one per command.
+    for (footers, _) in &steps {
+        assert_eq!(footers.len(), 1, "{steps:?}");
+    }
+    let file = walk_jsonl(&env.agent_dir().join("sessions")).pop().unwrap();
+    let meter: Value = serde_json::from_str(&env.ok(&["meter", file.to_str().unwrap(), "--json"])).unwrap();
+    let buried = &steps[1].0[0];
+    assert_eq!(&steps[3].0[0], &footer_for(meter["tokens"].as_u64().unwrap()), "after undo: the meter now");
+    assert_eq!(&steps[3].0[0], buried, "undo gives back what the fold took");
+    assert_ne!(&steps[2].0[0], buried, "the fold lowers the meter");
+    assert!(steps[2].1[0].starts_with("shake: Shook"), "{steps:?}");
+}
