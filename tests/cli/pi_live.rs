@@ -105,25 +105,33 @@ fn filler() -> String {
     "This is a long plain message that shake never folds. ".repeat(400)
 }
 
-/// Runs `pi -p PROMPTS…` in the sandbox with the faux model; `vars` adds environment variables.
-fn pi(env: &TestEnv, vars: &[(&str, &str)], prompts: &[&str]) -> PiRun {
+/// Node 22 running `script` (pi's CLI or a driver) in the sandbox, with the faux model loaded and
+/// this build of shake as the extension's CLI.
+fn node_in(env: &TestEnv, script: &Path) -> Command {
     PiCli::ensure();
-    let record = env.dir.path().join("requests.jsonl");
-    let _ = std::fs::remove_file(&record);
     let mut cmd = Command::new(PiCli::node());
-    cmd.arg(PiCli::cli())
-        .args(["-e", PiCli::dir().join("faux.ts").to_str().unwrap(), "--model", "faux/faux-1", "-p"])
-        .args(prompts)
+    cmd.arg(script)
+        .args(["-e", PiCli::dir().join("faux.ts").to_str().unwrap(), "--model", "faux/faux-1"])
         .current_dir(env.cwd())
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", env.dir.path().join("home"))
         .env("SHAKE_DIR", env.store())
-        .env("SHAKE_BIN", env!("CARGO_BIN_EXE_shake"))
+        .env("SHAKE_BIN", env!("CARGO_BIN_EXE_shake"));
+    cmd
+}
+
+/// Runs `pi -p PROMPTS…` in the sandbox with the faux model; `vars` adds environment variables.
+fn pi(env: &TestEnv, vars: &[(&str, &str)], prompts: &[&str]) -> PiRun {
+    let record = env.dir.path().join("requests.jsonl");
+    let _ = std::fs::remove_file(&record);
+    let out: Output = node_in(env, &PiCli::cli())
+        .arg("-p")
+        .args(prompts)
         .env("SHAKE_E2E_RECORD", &record)
-        .env("NO_COLOR", "1")
-        .envs(vars.iter().copied());
-    let out: Output = cmd.output().expect("run pi");
+        .envs(vars.iter().copied())
+        .output()
+        .expect("run pi");
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "pi failed ({}):\n{stderr}", out.status);
     let requests = std::fs::read_to_string(&record)
@@ -164,6 +172,13 @@ fn pi_extension_installs_the_copy_the_binary_carries() {
     std::fs::write(&path, "old").unwrap();
     assert!(env.ok(&["pi-extension", "--install"]).starts_with("Updated"));
     assert_eq!(env.ok(&["pi-extension"]), source);
+}
+
+#[test]
+fn extension_parses_completes_and_labels_like_pi_will_load_it() {
+    PiCli::ensure();
+    let out = Command::new(PiCli::node()).arg(PiCli::dir().join("unit.mjs")).output().expect("run unit.mjs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
 #[test]
@@ -255,19 +270,7 @@ fn fold_while_busy_applies_before_the_next_request_of_the_run() {
 /// Runs pi in RPC mode through `tests/pi-e2e/rpc.mjs`; returns the extension UI records with one
 /// `settled`/`handled` marker per prompt.
 fn pi_rpc(env: &TestEnv, prompts: &[&str]) -> Vec<Value> {
-    PiCli::ensure();
-    let out = Command::new(PiCli::node())
-        .arg(PiCli::dir().join("rpc.mjs"))
-        .args(["-e", PiCli::dir().join("faux.ts").to_str().unwrap(), "--model", "faux/faux-1", "--"])
-        .args(prompts)
-        .current_dir(env.cwd())
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", env.dir.path().join("home"))
-        .env("SHAKE_DIR", env.store())
-        .env("SHAKE_BIN", env!("CARGO_BIN_EXE_shake"))
-        .output()
-        .expect("run rpc.mjs");
+    let out = node_in(env, &PiCli::dir().join("rpc.mjs")).arg("--").args(prompts).output().expect("run rpc.mjs");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "rpc.mjs failed ({}):\n{stderr}", out.status);
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("rpc.mjs output: {e}\n{stderr}"))
