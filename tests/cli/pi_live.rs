@@ -321,3 +321,27 @@ fn footer_meter_follows_settles_and_commands_not_tool_turns() {
     assert_ne!(&steps[2].0[0], buried, "the fold lowers the meter");
     assert!(steps[2].1[0].starts_with("shake: Shook"), "{steps:?}");
 }
+
+#[test]
+#[ignore = "needs `shake fold --plan` (branch fold)"]
+fn shake_plans_at_pis_leaf_after_a_tree_move() {
+    let env = sandbox();
+    let side = filler();
+    let main = "Another long plain message on the main line. ".repeat(450);
+    // The side branch buries the file; /tree goes back to before it, in pi's memory only: the
+    // file's last line is still the side branch's reply.
+    let run = pi(
+        &env,
+        &[],
+        &["READ big.txt", "tiny", &side, "/e2e-tree This is a long", "/shake", "back on the main line", &main, "/shake", "folded on the main line"],
+    );
+    let back = run.request_for("back on the main line");
+    assert!(tool_results(back)[0].starts_with("line of big file number 1\n"), "nothing to fold at pi's leaf");
+    assert!(!back.iter().any(|m| user_text(m) == side), "the side branch is not in context");
+    let folded = run.request_for("folded on the main line");
+    assert!(tool_results(folded)[0].contains("omitted"), "{:?}", tool_results(folded));
+    assert!(!folded.iter().any(|m| user_text(m) == side));
+    run.assert_file_projects_request("folded on the main line");
+    let logs = run.entries().iter().filter(|e| e["type"] == "custom" && e["customType"] == "shake").count();
+    assert_eq!(logs, 1, "one fold, on the main line");
+}

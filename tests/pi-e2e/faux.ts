@@ -10,6 +10,9 @@
 // sends <text> as a steering message (pi runs extension commands at once, even mid-run) and holds the
 // tool open until pi's stderr shows a line containing $SHAKE_E2E_STEER_UNTIL (what shake.ts prints in
 // print mode once it has queued its plan), so the plan is queued before this turn ends.
+//
+// `/e2e-tree <prefix>` does what `/tree` does when the user picks the user message starting with
+// <prefix>: pi's leaf moves (in memory only) to that message's parent.
 import { appendFileSync } from "node:fs";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
@@ -56,6 +59,17 @@ export default function (pi: ExtensionAPI) {
 		}
 		return write(chunk, ...rest);
 	}) as typeof process.stderr.write;
+
+	pi.registerCommand("e2e-tree", {
+		description: "Move pi's leaf to before the user message starting with the argument (test only)",
+		handler: async (prefix, ctx) => {
+			const target = ctx.sessionManager
+				.getEntries()
+				.find((e) => e.type === "message" && e.message.role === "user" && lastUserText([e.message as Msg])?.startsWith(prefix));
+			if (!target) throw new Error(`e2e-tree: no user message starts with ${prefix}`);
+			await ctx.navigateTree(target.id, { summarize: false });
+		},
+	});
 
 	pi.registerTool({
 		name: "steer",
