@@ -2,9 +2,9 @@
 // `/shake [elide|thinking|images] [--profile P] | undo | status | dry-run` inside a running session.
 //
 // The `shake` CLI computes every plan; pi writes it, so the very next request sees the change:
-//   idle  -> route A: pi's own SessionManager.appendContextEdit (the live object behind ctx.sessionManager)
-//   busy  -> route B: the edits become turn_end boundary drafts, applied before the next request
-//   no A  -> route C: the CLI writes under --leaf, then ctx.switchSession re-reads the file
+//   idle  -> pi's own SessionManager.appendContextEdit (the live object behind ctx.sessionManager)
+//   busy  -> the same writer, at the next turn boundary (turn_end), before the next request
+//   no pi writer -> the CLI writes under --leaf, then ctx.switchSession re-reads the file
 // Install: `shake pi-extension --install`, or copy this file to ~/.pi/agent/extensions/, or `pi -e shake.ts`.
 // Loaded by pi through jiti: TypeScript, no build step. Facts behind it: docs/pi.md.
 import { existsSync } from "node:fs";
@@ -12,7 +12,7 @@ import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@e
 
 /** The CLI to run: $SHAKE_BIN, else `shake` on PATH. */
 const BIN = process.env.SHAKE_BIN || "shake";
-/** `SHAKE_PI_WRITER=cli` skips pi's writer (route A): the CLI writes and pi reloads the session. */
+/** `SHAKE_PI_WRITER=cli` skips pi's writer: the CLI writes and pi reloads the session. */
 const CLI_WRITES = process.env.SHAKE_PI_WRITER === "cli";
 const STATUS_KEY = "shake";
 const SCOPES = ["elide", "thinking", "images"];
@@ -74,8 +74,16 @@ export function meterLabel(tokens: number): { text: string; color: "dim" | "warn
 	return { text, color: tokens >= 25_000 ? "error" : tokens >= 10_000 ? "warning" : "dim" };
 }
 
+/** The log entry's data with each target's `edit` set to the id pi gave the edit of that target
+ * (the CLI cannot know pi's ids; contract in docs/pi.md). */
+export function withEditIds(log: unknown, ids: Map<string, string>): unknown {
+	const data = log as { targets?: { id: string }[] } | null;
+	if (!data || !Array.isArray(data.targets)) return log;
+	return { ...data, targets: data.targets.map((t) => (ids.has(t.id) ? { ...t, edit: ids.get(t.id) } : t)) };
+}
+
 export default function (pi: ExtensionAPI) {
-	/** Plans made while pi was busy, committed at the next turn boundary (route B). */
+	/** Plans made while pi was busy, written at the next turn boundary. */
 	let pending: Plan[] = [];
 	/** Said once per session: the binary is missing. */
 	let missingSaid = false;
@@ -153,15 +161,35 @@ export default function (pi: ExtensionAPI) {
 		return editable ? undefined : `entry ${e.targetId} has no editable content`;
 	}
 
-	/** Route A: pi's own writer. ctx.sessionManager is typed read-only but is the live SessionManager in pi 1.6.0. */
-	function appendViaPi(ctx: ExtensionContext, plan: Plan): "ok" | "unavailable" | string {
+	/** pi's own writer, when this pi exposes it: ctx.sessionManager is typed read-only but is the live
+	 * SessionManager in pi 1.6.0. Undefined when it is not reachable (or SHAKE_PI_WRITER=cli). */
+	function piWriter(ctx: ExtensionContext): ((id: string, r: Replacement) => string) | undefined {
 		const sm = ctx.sessionManager as unknown as { appendContextEdit?: (id: string, r: Replacement) => string };
-		if (CLI_WRITES || typeof sm.appendContextEdit !== "function") return "unavailable";
+		if (CLI_WRITES || typeof sm.appendContextEdit !== "function") return undefined;
+		return sm.appendContextEdit.bind(sm);
+	}
+
+	/** Writes a plan through pi: the edits, then the log entry naming the ids pi gave them. Returns
+	 * undefined when written, else why not (nothing is written then). */
+	function appendViaPi(ctx: ExtensionContext, plan: Plan): string | undefined {
+		const write = piWriter(ctx);
+		if (!write) return "pi's writer is not reachable";
 		const why = plan.edits.map((e) => refusal(ctx, e)).find(Boolean);
 		if (why) return why;
-		for (const e of plan.edits) sm.appendContextEdit(e.targetId, e.replacement);
-		pi.appendEntry("shake", plan.log);
-		return "ok";
+		const ids = new Map(plan.edits.map((e) => [e.targetId, write(e.targetId, e.replacement)]));
+		pi.appendEntry("shake", withEditIds(plan.log, ids));
+		return undefined;
+	}
+
+	/** Writes the plans queued while pi was busy, and says what happened to each. */
+	function writePending(ctx: ExtensionContext, when: string): void {
+		const plans = pending;
+		pending = [];
+		for (const p of plans) {
+			const why = appendViaPi(ctx, p);
+			if (why) say(ctx, `a plan made while pi was busy was not applied (${why}); run /shake again`, "warning");
+			else say(ctx, `${p.message} (${when})`);
+		}
 	}
 
 	/** /shake and /shake undo: plan with the CLI, then write through pi. */
@@ -174,18 +202,19 @@ export default function (pi: ExtensionAPI) {
 		}
 		// Checked after the plan arrives: a run may have started or settled meanwhile.
 		if (!ctx.isIdle()) {
+			if (!piWriter(ctx)) {
+				say(ctx, "pi is busy, and without pi's writer shake must reload the session: run /shake again when pi is idle", "warning");
+				return;
+			}
 			pending.push(plan);
 			say(ctx, `pi is busy: ${plan.message} (applies at the end of this turn)`);
 			return;
 		}
-		const done = appendViaPi(ctx, plan);
-		if (done === "ok") {
-			say(ctx, plan.message);
+		if (piWriter(ctx)) {
+			const why = appendViaPi(ctx, plan);
+			if (why) say(ctx, `pi refused the plan (${why}); nothing was written. Try /shake status`, "error");
+			else say(ctx, plan.message);
 			await refresh(ctx);
-			return;
-		}
-		if (done !== "unavailable") {
-			say(ctx, `pi refused the plan (${done}); nothing was written. Try /shake status`, "error");
 			return;
 		}
 		// Route C: the CLI appends under pi's leaf, then pi re-reads the file. This ctx is stale afterwards.
@@ -212,23 +241,12 @@ export default function (pi: ExtensionAPI) {
 		},
 	});
 
-	// Plans made mid-run: committed after this turn's messages are persisted, before the next request.
-	pi.on("turn_end", async (event, ctx) => {
-		if (pending.length === 0) return;
-		const plans = pending;
-		pending = [];
-		const stale = plans.flatMap((p) => p.edits).map((e) => refusal(ctx, e)).find(Boolean);
-		if (stale) {
-			// pi rejects a whole boundary for one bad draft, other extensions' drafts included.
-			say(ctx, `dropped a plan made while busy (${stale}); run /shake again`, "warning");
-			return;
-		}
-		for (const p of plans) say(ctx, `${p.message} (applied at the turn boundary)`);
-		const drafts = plans.flatMap((p) => [
-			...p.edits.map((e) => ({ type: "context_edit" as const, targetId: e.targetId, replacement: e.replacement as never })),
-			{ type: "custom" as const, customType: "shake", data: p.log },
-		]);
-		return { entries: [...event.entries, ...drafts] };
+	// Plans made mid-run are written when the turn ends: its messages are persisted, and every
+	// provider request rebuilds its context from the session manager, so the next request of the
+	// same run sees them. (Boundary drafts would be the documented route, but pi assigns the edits'
+	// ids only when it commits them, and the log entry must name them.)
+	pi.on("turn_end", async (_event, ctx) => {
+		if (pending.length > 0) writePending(ctx, "applied at the turn boundary");
 	});
 
 	pi.on("session_start", async (_e, ctx) => {
@@ -239,13 +257,8 @@ export default function (pi: ExtensionAPI) {
 		pending = [];
 	});
 	pi.on("agent_settled", async (_e, ctx) => {
-		// A plan queued after the run's last boundary: pi is idle now, so write it directly.
-		const plans = pending;
-		pending = [];
-		for (const p of plans) {
-			const done = appendViaPi(ctx, p);
-			say(ctx, done === "ok" ? p.message : `a plan made while busy was not applied (${done}); run /shake again`, done === "ok" ? "info" : "warning");
-		}
+		// A plan that arrived after the run's last turn boundary: pi is idle now.
+		if (pending.length > 0) writePending(ctx, "applied when pi settled");
 		await refresh(ctx);
 	});
 	pi.on("session_compact", async (_e, ctx) => refresh(ctx));

@@ -7,7 +7,7 @@ import { createJiti } from "jiti";
 
 const file = fileURLToPath(new URL("../../integrations/pi/shake.ts", import.meta.url));
 const jiti = createJiti(import.meta.url, { moduleCache: false });
-const { parseArgs, completions, meterLabel } = await jiti.import(file);
+const { parseArgs, completions, meterLabel, withEditIds } = await jiti.import(file);
 
 // /shake arguments -> the CLI flags.
 assert.deepEqual(parseArgs(""), { verb: "fold", cliArgs: [] });
@@ -43,5 +43,15 @@ assert.deepEqual(meterLabel(1500), { text: "✂ ~2k shakeable", color: "dim" });
 assert.deepEqual(meterLabel(9_999), { text: "✂ ~10k shakeable", color: "dim" });
 assert.deepEqual(meterLabel(10_000), { text: "✂ ~10k shakeable", color: "warning" });
 assert.deepEqual(meterLabel(27_400), { text: "✂ ~27k shakeable", color: "error" });
+
+// The log entry names the ids pi gave the edits, per target (several regions can share a target).
+const plan = { v: 1, op: "fold", targets: [{ id: "t1", edit: "" }, { id: "t2", edit: "" }, { id: "t1", edit: "" }] };
+assert.deepEqual(withEditIds(plan, new Map([["t1", "e1"], ["t2", "e2"]])), {
+	v: 1,
+	op: "fold",
+	targets: [{ id: "t1", edit: "e1" }, { id: "t2", edit: "e2" }, { id: "t1", edit: "e1" }],
+});
+assert.equal(plan.targets[0].edit, "", "the plan itself is not changed");
+assert.equal(withEditIds(null, new Map()), null);
 
 process.stdout.write("shake.ts unit checks: ok\n");
