@@ -4,7 +4,7 @@
 // The `shake` CLI computes every plan; pi writes it, so the very next request sees the change:
 //   idle  -> pi's own SessionManager.appendContextEdit (the live object behind ctx.sessionManager)
 //   busy  -> the same writer, at the next turn boundary (turn_end), before the next request
-//   no pi writer -> the CLI writes under --leaf, then ctx.switchSession re-reads the file
+//   no pi writer -> the CLI writes at pi's leaf, then ctx.switchSession re-reads the file
 // Install: `shake pi-extension --install`, or copy this file to ~/.pi/agent/extensions/, or `pi -e shake.ts`.
 // Loaded by pi through jiti: TypeScript, no build step. Facts behind it: docs/pi.md.
 import { existsSync } from "node:fs";
@@ -105,7 +105,7 @@ export default function (pi: ExtensionAPI) {
 		return { file };
 	}
 
-	/** Runs `shake <args> <file> --leaf <pi's leaf>`; returns stdout, or undefined after telling why. */
+	/** Runs `shake <args> <file>:<pi's leaf>`; returns stdout, or undefined after telling why. */
 	async function cli(ctx: ExtensionContext, args: string[], quiet = false): Promise<string | undefined> {
 		const where = sessionFile(ctx);
 		if ("why" in where) {
@@ -114,7 +114,8 @@ export default function (pi: ExtensionAPI) {
 		}
 		// pi's leaf lives in memory and differs from the file's last line after /tree.
 		const leaf = ctx.sessionManager.getLeafId();
-		const argv = [...args, where.file, ...(leaf ? ["--leaf", leaf] : [])];
+		// `FILE:ID` names a leaf for every command (`--leaf` is only on the reading ones).
+		const argv = [...args, leaf ? `${where.file}:${leaf}` : where.file];
 		const r = await pi.exec(BIN, argv, { cwd: ctx.cwd, timeout: 60_000 });
 		if (r.code === 0) return r.stdout;
 		if (/ENOENT/.test(r.stderr)) {
