@@ -24,9 +24,15 @@ pub struct Cli {
 pub enum Command {
     Completions(crate::cmd::completions::CompletionsArgs),
     Export(plumbing::export::ExportArgs),
+    Fold(porcelain::fold::FoldArgs),
+    Log(porcelain::log::LogArgs),
     Man(crate::cmd::man::ManArgs),
     PiExtension(porcelain::pi_extension::PiExtensionArgs),
     Project(plumbing::project::ProjectArgs),
+    Regions(plumbing::regions::RegionsArgs),
+    Show(porcelain::show::ShowArgs),
+    Status(porcelain::status::StatusArgs),
+    Undo(porcelain::undo::UndoArgs),
 }
 
 impl Command {
@@ -34,10 +40,16 @@ impl Command {
     pub fn run(&self, ctx: &Context, out: &mut dyn Write) -> Result {
         match self {
             Command::Completions(args) => crate::cmd::completions::run(args, out),
-            Command::Man(args) => crate::cmd::man::run(args, out),
             Command::Export(args) => plumbing::export::run(ctx, args, out),
+            Command::Fold(args) => porcelain::fold::run(ctx, args, out),
+            Command::Log(args) => porcelain::log::run(ctx, args, out),
+            Command::Man(args) => crate::cmd::man::run(args, out),
             Command::PiExtension(args) => porcelain::pi_extension::run(ctx, args, out),
             Command::Project(args) => plumbing::project::run(ctx, args, out),
+            Command::Regions(args) => plumbing::regions::run(ctx, args, out),
+            Command::Show(args) => porcelain::show::run(ctx, args, out),
+            Command::Status(args) => porcelain::status::run(ctx, args, out),
+            Command::Undo(args) => porcelain::undo::run(ctx, args, out),
         }
     }
 }

@@ -1,11 +1,13 @@
 //! shake's engine: the pi session model and projection, the content-addressed store, token
 //! counting, and the low-level (plumbing) commands whose output is a contract.
 
+pub mod append;
 pub mod cmd;
 pub mod context;
 pub mod error;
 pub mod id;
 pub mod pi;
+pub mod regions;
 pub mod rev;
 pub mod tokens;
 

@@ -1,3 +1,16 @@
-//! shake for people: fold policy, meter, status, log, show, rendering, and the pi integration.
+//! shake for people: fold policy (profiles, scopes, placeholders, the wall), the commands that
+//! write folds back (`fold`, `undo`) and the ones that read them (`status`, `log`, `show`), and the
+//! pi integration (`pi-extension`).
 
+pub mod batch;
+pub mod fold;
+pub mod log;
+pub mod log_entry;
 pub mod pi_extension;
+pub mod plan;
+pub mod profile;
+pub mod render;
+pub mod show;
+pub mod status;
+pub mod undo;
+pub mod wall;

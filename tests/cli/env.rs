@@ -119,8 +119,18 @@ impl Oracle {
     /// Runs an oracle script (`project.mjs`, `append-check.mjs`, …) and returns stdout as JSON.
     pub fn run(script: &str, args: &[&str]) -> serde_json::Value {
         Self::ensure();
-        let out = Command::new("node").arg(Self::dir().join(script)).args(args).output().expect("node");
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        // stdout goes to a file, not a pipe: the scripts end with process.exit(), which drops
+        // output still queued for a full pipe (seen under load), while file writes are synchronous.
+        let mut sink = tempfile::tempfile().expect("temp file");
+        let out = Command::new("node")
+            .arg(Self::dir().join(script))
+            .args(args)
+            .stdout(sink.try_clone().expect("dup"))
+            .output()
+            .expect("node");
+        let mut stdout = Vec::new();
+        std::io::Seek::rewind(&mut sink).and_then(|_| std::io::Read::read_to_end(&mut sink, &mut stdout)).expect("read");
+        serde_json::from_slice(&stdout).unwrap_or_else(|e| {
             panic!("oracle {script} {args:?}: {e}\n{}", String::from_utf8_lossy(&out.stderr))
         })
     }

@@ -52,7 +52,8 @@ fn export_writes_what_pi_fork_writes_and_projects_the_same() {
             let rev = format!("{}:{leaf}", src.display());
             env.ok(&["export", &rev, "-o", out.to_str().unwrap()]);
             let ours = parse_lines(&out);
-            let pi = Oracle::run("fork.mjs", &["branch", src.to_str().unwrap(), &leaf]);
+            let forks = env.dir.path().join("pi-forks");
+            let pi = Oracle::run("fork.mjs", &["branched", src.to_str().unwrap(), &leaf, forks.to_str().unwrap()]);
             let pi_lines: Vec<Value> = pi["lines"].as_array().unwrap().clone();
             assert_eq!(comparable(&ours), comparable(&pi_lines), "{name} at {leaf}");
             assert_eq!(ours[0]["parentSession"], Value::from(std::fs::canonicalize(&src).unwrap().to_str().unwrap()));

@@ -1,7 +1,17 @@
 //! The one integration-test binary: each module tests one command or one property end to end,
 //! running the real `shake` binary against a private store and pi session folder.
 
+mod append;
 mod env;
 mod export;
+mod fold;
+mod inspect;
+mod lifecycle;
 mod pi_live;
 mod project;
+mod synthetic;
+
+/// `27838` → `27,838`, as shake prints counts.
+pub fn render_thousands(n: u64) -> String {
+    shake_porcelain::render::thousands(n)
+}

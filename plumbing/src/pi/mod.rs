@@ -10,6 +10,7 @@ pub mod json;
 pub mod message;
 pub mod project;
 pub mod session;
+pub mod write;
 
 pub use entry::Entry;
 pub use file::SessionFile;

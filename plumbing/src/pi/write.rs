@@ -1,0 +1,137 @@
+//! How shake writes pi entries: the exact key order, fresh 8-hex ids, ISO timestamps, and
+//! `JSON.stringify`-identical bytes (`spec/pi-session-format.md` §1.5).
+
+use std::collections::HashSet;
+
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use super::Session;
+
+/// Makes entry lines for one batch appended to a session.
+pub struct EntryWriter {
+    taken: HashSet<String>,
+    seed: blake3::Hash,
+    counter: u64,
+    timestamp: String,
+}
+
+impl EntryWriter {
+    /// Prepares to write into `session`: ids are fresh against every id in the file, the
+    /// timestamp is now (or `$SHAKE_TIMESTAMP`, for reproducible runs).
+    pub fn new(session: &Session<'_>) -> EntryWriter {
+        let timestamp = std::env::var("SHAKE_TIMESTAMP").ok().filter(|t| !t.is_empty()).unwrap_or_else(now_iso);
+        let mut seed = blake3::Hasher::new();
+        seed.update(session.file.raw());
+        seed.update(timestamp.as_bytes());
+        EntryWriter {
+            taken: session.entries.iter().map(|e| e.id.to_string()).collect(),
+            seed: seed.finalize(),
+            counter: 0,
+            timestamp,
+        }
+    }
+
+    /// The timestamp every entry of this batch carries.
+    pub fn timestamp(&self) -> &str {
+        &self.timestamp
+    }
+
+    /// Returns a fresh 8-hex id, unique in the file and in this batch. Ids derive from the
+    /// file's bytes and the timestamp, so a run with `$SHAKE_TIMESTAMP` set is reproducible.
+    pub fn fresh_id(&mut self) -> String {
+        loop {
+            let mut h = blake3::Hasher::new();
+            h.update(self.seed.as_bytes());
+            h.update(&self.counter.to_le_bytes());
+            self.counter += 1;
+            let id = h.finalize().to_hex()[..8].to_string();
+            if self.taken.insert(id.clone()) {
+                return id;
+            }
+        }
+    }
+
+    /// A `context_edit` line replacing `target`'s content with `content` (raw JSON), without
+    /// the trailing newline. Key order: type, id, parentId, timestamp, targetId, replacement.
+    pub fn context_edit(&self, id: &str, parent: Option<&str>, target: &str, content: &RawValue) -> String {
+        format!(
+            "{{\"type\":\"context_edit\",\"id\":{},\"parentId\":{},\"timestamp\":{},\"targetId\":{},\"replacement\":{{\"content\":{}}}}}",
+            js_string(id),
+            parent.map_or("null".to_string(), js_string),
+            js_string(&self.timestamp),
+            js_string(target),
+            content.get()
+        )
+    }
+
+    /// A `custom` line. Key order: type, customType, data, id, parentId, timestamp.
+    pub fn custom(&self, id: &str, parent: Option<&str>, custom_type: &str, data: &Value) -> String {
+        format!(
+            "{{\"type\":\"custom\",\"customType\":{},\"data\":{},\"id\":{},\"parentId\":{},\"timestamp\":{}}}",
+            js_string(custom_type),
+            js_json(data),
+            js_string(id),
+            parent.map_or("null".to_string(), js_string),
+            js_string(&self.timestamp)
+        )
+    }
+}
+
+/// A string as `JSON.stringify` writes it (serde_json escapes valid strings identically).
+pub fn js_string(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
+}
+
+/// A JSON value as `JSON.stringify` writes it. Only for values shake builds itself: integers
+/// and strings print identically; floats are not used.
+pub fn js_json(v: &Value) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+/// Now as `new Date().toISOString()`: `2026-11-30T14:05:47.123Z`.
+pub fn now_iso() -> String {
+    let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
+    iso_from_millis(ms)
+}
+
+/// Formats milliseconds since the epoch as ISO-8601 UTC with milliseconds.
+pub fn iso_from_millis(ms: i64) -> String {
+    let days = ms.div_euclid(86_400_000);
+    let rest = ms.rem_euclid(86_400_000);
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rest / 3_600_000,
+        rest / 60_000 % 60,
+        rest / 1000 % 60,
+        rest % 1000
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pi::project::parse_iso_millis;
+
+    #[test]
+    fn iso_round_trips() {
+        for s in ["1970-01-01T00:00:00.000Z", "2026-11-21T09:00:35.000Z", "2024-02-29T23:59:59.999Z"] {
+            assert_eq!(iso_from_millis(parse_iso_millis(s).unwrap()), s);
+        }
+    }
+
+    #[test]
+    fn strings_escape_like_javascript() {
+        assert_eq!(js_string("a\"\\\n\u{1}\u{7f}é/\u{2028}"), "\"a\\\"\\\\\\n\\u0001\u{7f}é/\u{2028}\"");
+    }
+}

@@ -1,0 +1,460 @@
+//! Region finding: what a fold may replace in a projected context, and the rules that say which
+//! entries are in play (`docs/folding.md`).
+//!
+//! Detection follows oh-my-pi's `collectShakeRegions` (`spec/peer-rules.md` §2(a)): fenced blocks
+//! and top-level XML spans are found line by line, conservatively (an unterminated fence yields
+//! nothing, only the outermost span counts). The tail rule is §2(b). Which regions a fold takes,
+//! and how the replacement is composed, is policy and lives in the porcelain.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::ops::Range;
+
+use crate::pi::message::Message;
+use crate::pi::{BlockKind, Content, Entry, Projected, Projection};
+use crate::tokens::{entry_tokens, Tokenizer, IMAGE_TOKENS};
+
+/// What a fold acts on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    /// Whole tool results and big fenced/XML blocks outside the tail
+    Elide,
+    /// Every thinking block on the context path
+    Thinking,
+    /// Every image on the context path
+    Images,
+}
+
+impl Scope {
+    /// Returns the scope's name as typed and logged.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Elide => "elide",
+            Scope::Thinking => "thinking",
+            Scope::Images => "images",
+        }
+    }
+
+    /// Parses a logged scope name.
+    pub fn parse(s: &str) -> Option<Scope> {
+        [Scope::Elide, Scope::Thinking, Scope::Images].into_iter().find(|x| x.as_str() == s)
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The built-in profiles (DESIGN §5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+pub enum Profile {
+    /// Protect the last 4,000 tokens; blocks of 400 tokens or more
+    Default,
+    /// Protect the last 8,000 tokens; blocks of 800 tokens or more
+    Conservative,
+    /// Protect the last 2,000 tokens; blocks of 200 tokens or more
+    Aggressive,
+}
+
+impl Profile {
+    /// Returns the profile's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Profile::Default => "default",
+            Profile::Conservative => "conservative",
+            Profile::Aggressive => "aggressive",
+        }
+    }
+
+    /// Parses a profile name (as in settings files).
+    pub fn parse(s: &str) -> Option<Profile> {
+        [Profile::Default, Profile::Conservative, Profile::Aggressive].into_iter().find(|p| p.as_str() == s)
+    }
+
+    /// The protect window, in tokens, measured from the newest entry back.
+    pub fn tail(self) -> u64 {
+        match self {
+            Profile::Default => 4_000,
+            Profile::Conservative => 8_000,
+            Profile::Aggressive => 2_000,
+        }
+    }
+
+    /// The smallest block (fenced or XML) worth folding, in tokens.
+    pub fn block_min(self) -> u64 {
+        match self {
+            Profile::Default => 400,
+            Profile::Conservative => 800,
+            Profile::Aggressive => 200,
+        }
+    }
+}
+
+/// What one region is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RegionKind {
+    /// A whole tool result's text (images stay).
+    ToolResult,
+    /// A fenced or top-level XML block inside a text.
+    Block,
+    /// One thinking block of an assistant message.
+    Thinking,
+    /// One image block.
+    Image,
+}
+
+impl RegionKind {
+    /// Returns the kind's name as logged and printed.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RegionKind::ToolResult => "toolResult",
+            RegionKind::Block => "block",
+            RegionKind::Thinking => "thinking",
+            RegionKind::Image => "image",
+        }
+    }
+
+    /// Parses a logged kind.
+    pub fn parse(s: &str) -> Option<RegionKind> {
+        [RegionKind::ToolResult, RegionKind::Block, RegionKind::Thinking, RegionKind::Image]
+            .into_iter()
+            .find(|k| k.as_str() == s)
+    }
+}
+
+/// A fenced or XML block found in a text: its byte range and its label.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Span {
+    /// From the start of the opening line to the end of the closing line (newline excluded).
+    pub range: Range<usize>,
+    /// The fence's info string (first word; `code` when empty) or the XML tag.
+    pub label: String,
+}
+
+/// Finds the outermost fenced blocks and top-level XML spans in `text` (`spec/peer-rules.md`
+/// §2(a)), in document order.
+pub fn find_spans(text: &str) -> Vec<Span> {
+    let mut spans: Vec<Span> = Vec::new();
+    let mut fence: Option<(usize, String)> = None;
+    let mut xml: Vec<(&str, usize)> = Vec::new();
+    let mut start = 0;
+    for line in text.split('\n') {
+        let end = start + line.len();
+        let bare = line.strip_suffix('\r').unwrap_or(line);
+        let trimmed = bare.trim_start();
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            match fence.take() {
+                Some((open, label)) => spans.push(Span { range: open..end, label }),
+                None => fence = Some((start, fence_label(&trimmed[3..]))),
+            }
+        } else if fence.is_none() {
+            if let Some(tag) = trimmed.strip_prefix("</").and_then(|t| t.strip_suffix('>')) {
+                if xml.last().is_some_and(|(top, _)| *top == tag) {
+                    let (_, open) = xml.pop().unwrap_or_default();
+                    if xml.is_empty() {
+                        spans.push(Span { range: open..end, label: tag.to_string() });
+                    }
+                }
+            } else if let Some(tag) = xml_open(bare) {
+                xml.push((tag, start));
+            }
+        }
+        start = end + 1;
+    }
+    // Keep the outer range where spans overlap (a fence inside an XML span).
+    spans.sort_by_key(|s| (s.range.start, std::cmp::Reverse(s.range.end)));
+    let mut kept: Vec<Span> = Vec::new();
+    for span in spans {
+        if kept.last().is_none_or(|k| span.range.start >= k.range.end) {
+            kept.push(span);
+        }
+    }
+    kept
+}
+
+fn fence_label(info: &str) -> String {
+    let word = info.trim_start_matches(['`', '~']).split_whitespace().next().unwrap_or("");
+    if word.is_empty() { "code".to_string() } else { word.to_string() }
+}
+
+/// Matches `^<([a-z_-]+)(?:\s+[^>]*)?>$` and returns the tag.
+fn xml_open(line: &str) -> Option<&str> {
+    let inner = line.strip_prefix('<')?.strip_suffix('>')?;
+    let tag_len = inner.bytes().take_while(|b| b.is_ascii_lowercase() || *b == b'_' || *b == b'-').count();
+    if tag_len == 0 {
+        return None;
+    }
+    let (tag, rest) = inner.split_at(tag_len);
+    let attrs_ok = rest.is_empty() || (rest.starts_with(char::is_whitespace) && !rest.contains('>'));
+    attrs_ok.then_some(tag)
+}
+
+/// Formats a count with thousands separators: `27838` → `27,838`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The text that replaces a folded region: `[bash output omitted (~9,045 tokens)]`.
+pub fn placeholder(kind: RegionKind, label: &str, tokens: u64) -> String {
+    let what = match kind {
+        RegionKind::ToolResult => format!("{label} output"),
+        RegionKind::Block => format!("{label} block"),
+        RegionKind::Thinking => "thinking".to_string(),
+        RegionKind::Image => label.to_string(),
+    };
+    format!("[{what} omitted (~{} tokens)]", thousands(tokens))
+}
+
+/// One region a fold may replace inside one entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Region {
+    /// What it is.
+    pub kind: RegionKind,
+    /// Tool name, fence info string, XML tag or image type.
+    pub label: String,
+    /// Its own size.
+    pub tokens: u64,
+    /// The content block holding it (`None` for string content or a whole tool result).
+    pub block: Option<usize>,
+    /// A block region's UTF-8 byte range in that text.
+    pub at: Option<(usize, usize)>,
+}
+
+impl Region {
+    /// The identity of a region inside its entry.
+    pub fn key(&self) -> (RegionKind, Option<usize>, Option<(usize, usize)>) {
+        (self.kind, self.block, self.at)
+    }
+
+    /// The text that replaces it.
+    pub fn placeholder(&self) -> String {
+        placeholder(self.kind, &self.label, self.tokens)
+    }
+}
+
+/// Finds the regions of one editable entry with content `content` that `scope` would fold:
+/// for `elide`, a tool result's text when it costs more than its placeholder, and blocks of at
+/// least the profile's block minimum elsewhere; for `thinking`, each thinking block of an
+/// assistant message; for `images`, each image outside assistant messages.
+pub fn regions(entry: &Entry<'_>, content: &Content<'_>, scope: Scope, profile: Profile, tok: &Tokenizer) -> Vec<Region> {
+    let role = entry.role().map_or_else(|| "custom".to_string(), |r| r.into_owned());
+    let blocks: &[crate::pi::Block<'_>] = match content {
+        Content::Blocks(b) => b,
+        _ => &[],
+    };
+    let region = |kind, label: String, tokens, block, at| Region { kind, label, tokens, block, at };
+    let mut out = Vec::new();
+    match scope {
+        Scope::Elide if role == "toolResult" => {
+            let mut tally = tok.tally();
+            let mut any_text = false;
+            for b in blocks {
+                if let BlockKind::Text(t) = &b.kind {
+                    any_text |= !t.is_empty();
+                    tally.text(t);
+                }
+            }
+            let label = tool_label(entry);
+            let tokens = tally.total();
+            if any_text && tokens > tok.count(&placeholder(RegionKind::ToolResult, &label, tokens)) {
+                out.push(region(RegionKind::ToolResult, label, tokens, None, None));
+            }
+        }
+        Scope::Elide => {
+            let texts: Vec<(Option<usize>, &str)> = match content {
+                Content::Text(s) => vec![(None, s.as_ref())],
+                _ => blocks
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, b)| match &b.kind {
+                        BlockKind::Text(t) => Some((Some(i), t.as_ref())),
+                        _ => None,
+                    })
+                    .collect(),
+            };
+            for (block, text) in texts {
+                for span in find_spans(text) {
+                    let tokens = tok.count(&text[span.range.clone()]);
+                    if tokens >= profile.block_min() {
+                        let at = Some((span.range.start, span.range.end));
+                        out.push(region(RegionKind::Block, span.label, tokens, block, at));
+                    }
+                }
+            }
+        }
+        Scope::Thinking if role == "assistant" => {
+            for (i, b) in blocks.iter().enumerate() {
+                if let BlockKind::Thinking(t) = &b.kind {
+                    out.push(region(RegionKind::Thinking, "thinking".into(), tok.count(t), Some(i), None));
+                }
+            }
+        }
+        Scope::Images if role != "assistant" => {
+            for (i, b) in blocks.iter().enumerate() {
+                if let BlockKind::Image { mime } = &b.kind {
+                    let label = mime.as_deref().filter(|m| !m.is_empty()).unwrap_or("image").to_string();
+                    out.push(region(RegionKind::Image, label, IMAGE_TOKENS, Some(i), None));
+                }
+            }
+        }
+        Scope::Thinking | Scope::Images => {}
+    }
+    out
+}
+
+/// Why an entry of the context is not in play for a fold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Skip {
+    /// pi's `appendContextEdit` would refuse it (not a user/assistant/toolResult message or a
+    /// custom_message).
+    NotEditable,
+    /// pi omitted it (a `replacement: null` edit wins).
+    Omitted,
+    /// A `skill` result or a read of a `skill://` path: instructions the model keeps using.
+    Skill,
+    /// Its content is not something a fold can rewrite and undo exactly (absent, or a string on
+    /// an assistant/toolResult message, which pi's writer would turn into blocks).
+    OddContent,
+}
+
+/// Facts about a context that the skip rules need, gathered once.
+pub struct Rules {
+    /// Tool-call id → the called tool's `path` argument, for every call in the context.
+    call_paths: HashMap<String, String>,
+}
+
+impl Rules {
+    /// Gathers the tool calls of a projection's context.
+    pub fn new(projection: &Projection<'_, '_>) -> Rules {
+        let mut call_paths = HashMap::new();
+        for &i in &projection.context {
+            let Some(Content::Blocks(blocks)) = projection.content(i) else { continue };
+            for block in blocks {
+                if let BlockKind::ToolCall { id: Some(id), arguments: Some(args), .. } = &block.kind {
+                    if let Some(path) = serde_json::from_str::<serde_json::Value>(args.get())
+                        .ok()
+                        .and_then(|v| v.get("path").and_then(|p| p.as_str().map(str::to_string)))
+                    {
+                        call_paths.insert(id.to_string(), path);
+                    }
+                }
+            }
+        }
+        Rules { call_paths }
+    }
+
+    /// Tells why entry `index` of the context is not in play, or `None` when it is.
+    pub fn skip(&self, projection: &Projection<'_, '_>, index: usize, base: Option<&Content<'_>>) -> Option<Skip> {
+        let entry = &projection.session.entries[index];
+        if !entry.is_editable() {
+            return Some(Skip::NotEditable);
+        }
+        if matches!(projection.projected(index), Projected::Omitted) {
+            return Some(Skip::Omitted);
+        }
+        let message = entry.fields.message.and_then(Message::parse);
+        let role = message.as_ref().and_then(|m| m.role.as_deref()).unwrap_or("custom");
+        if role == "toolResult" && message.as_ref().is_some_and(|m| self.is_skill(m)) {
+            return Some(Skip::Skill);
+        }
+        match base {
+            Some(Content::Blocks(_)) => None,
+            Some(Content::Text(_)) if matches!(role, "user" | "custom") => None,
+            _ => Some(Skip::OddContent),
+        }
+    }
+
+    fn is_skill(&self, m: &Message<'_>) -> bool {
+        let tool = m.tool_name.as_deref().unwrap_or_default();
+        let path = m.tool_call_id.as_deref().and_then(|id| self.call_paths.get(id));
+        tool == "skill" || (tool == "read" && path.is_some_and(|p| p.starts_with("skill://")))
+    }
+}
+
+/// Returns the first context position inside the tail: positions from it on are protected.
+/// An entry is protected while the tokens of the entries strictly newer than it are below `tail`.
+pub fn tail_start(projection: &Projection<'_, '_>, tail: u64, tok: &Tokenizer) -> usize {
+    let mut newer = 0;
+    let mut start = projection.context.len();
+    for pos in (0..projection.context.len()).rev() {
+        if newer >= tail {
+            break;
+        }
+        start = pos;
+        newer += entry_tokens(projection, pos, tok);
+    }
+    start
+}
+
+/// Returns the label of a tool result (its tool name) or of an entry's role, for messages.
+pub fn tool_label(entry: &Entry<'_>) -> String {
+    entry
+        .fields
+        .message
+        .and_then(Message::parse)
+        .and_then(|m| m.tool_name.map(|t| t.into_owned()))
+        .filter(|t| !t.is_empty())
+        .unwrap_or_else(|| "tool".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(text: &str) -> Vec<(String, &str)> {
+        find_spans(text).into_iter().map(|s| (s.label, &text[s.range])).collect()
+    }
+
+    #[test]
+    fn fences_toggle_on_any_fence_line() {
+        let t = "a\n```python\nx = 1\n```\nb\n  ~~~\ny\n```rust\nz\n";
+        assert_eq!(labels(t), [("python".to_string(), "```python\nx = 1\n```"), ("code".to_string(), "  ~~~\ny\n```rust")]);
+    }
+
+    #[test]
+    fn unterminated_fence_yields_nothing() {
+        assert!(find_spans("```\nopen\n").is_empty());
+    }
+
+    #[test]
+    fn xml_top_level_only_and_strict_open_lines() {
+        let t = "<outer a=\"1\">\n<inner>\nx\n</inner>\n  </outer>\n<Bad>\n</Bad>\n <sp>\n</sp>\n<t2>\n</t2>";
+        assert_eq!(labels(t), [("outer".to_string(), "<outer a=\"1\">\n<inner>\nx\n</inner>\n  </outer>")]);
+    }
+
+    #[test]
+    fn fence_inside_xml_keeps_the_xml_span() {
+        let t = "<doc>\n```\ncode\n```\n</doc>\n";
+        assert_eq!(labels(t), [("doc".to_string(), "<doc>\n```\ncode\n```\n</doc>")]);
+    }
+
+    #[test]
+    fn xml_inside_fence_is_not_seen_and_open_tag_blocks_later_spans() {
+        assert_eq!(labels("```\n<a>\n```\n</a>").len(), 1);
+        assert!(find_spans("<a>\n<b>\n</b>\n").is_empty());
+    }
+
+    #[test]
+    fn crlf_lines() {
+        assert_eq!(labels("<a>\r\nx\r\n</a>\r\n"), [("a".to_string(), "<a>\r\nx\r\n</a>\r")]);
+    }
+
+    #[test]
+    fn placeholders_and_thousands() {
+        assert_eq!(placeholder(RegionKind::ToolResult, "bash", 9045), "[bash output omitted (~9,045 tokens)]");
+        assert_eq!(placeholder(RegionKind::Block, "python", 1210), "[python block omitted (~1,210 tokens)]");
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+    }
+}

@@ -1,0 +1,107 @@
+//! Writing a fold or undo back: the checks before planning, and one batch (the log entry first,
+//! listing the edit ids it announces, then the edits, chained) appended by the safe writer.
+//!
+//! The log entry comes first so a batch cut short at any byte is recognisable: a log entry whose
+//! announced edits are missing from the path (see [`crate::wall::Torn`]), or a torn last line.
+
+use std::collections::HashMap;
+
+use serde_json::value::RawValue;
+use shake_plumbing::append::{self, ending, recently_written, Ending, Snapshot};
+use shake_plumbing::pi::write::EntryWriter;
+use shake_plumbing::pi::{Session, SessionFile};
+use shake_plumbing::rev::{Rev, RevArgs};
+use shake_plumbing::{Context, Error, Result};
+
+use crate::log_entry::{LogData, CUSTOM_TYPE};
+
+/// The arguments every command that appends takes.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct WriteArgs {
+    /// Session file, or session id (prefix), optionally `:<entry-id>`; default: pi's current session here
+    #[arg(value_name = "REV")]
+    pub rev: Option<String>,
+    /// Act on the branch ending at this entry (id or prefix) instead of pi's leaf; pi then resumes that branch
+    #[arg(long, value_name = "REV")]
+    pub branch: Option<String>,
+    /// Print what would happen, prefixed "[dry-run]", and change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print JSON instead of a sentence
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl WriteArgs {
+    /// Reads the session file these arguments name.
+    pub fn load(&self, ctx: &Context) -> Result<(SessionFile, Rev)> {
+        let leaf = self.branch.as_deref().map(|b| b.rsplit(':').next().unwrap_or(b).to_string());
+        RevArgs { rev: self.rev.clone(), leaf }.load(ctx)
+    }
+}
+
+/// Refuses files shake must not append to: v1/v2 sessions (pi rewrites them on open) and files
+/// ending in a partial line shake did not write. A dry run only warns about the latter.
+pub fn check_writable(ctx: &Context, session: &Session<'_>, dry_run: bool) -> Result<()> {
+    if session.needs_migration() {
+        return Err(Error::user(format!(
+            "{}: a version {} session; pi migrates and rewrites such a file (with new entry ids) when it opens it",
+            session.file.display(),
+            session.version()
+        ))
+        .hint("open the session in pi once (pi --session <file>), quit, then run shake again"));
+    }
+    if ending(session.file.raw()) == Ending::Partial {
+        let err = append::partial_line(&session.file.path);
+        if !dry_run {
+            return Err(err);
+        }
+        ctx.warn(&err.message);
+    }
+    Ok(())
+}
+
+/// Tells whether the file ends in a line a shake batch left half-written.
+pub fn torn_last_line(file: &SessionFile) -> bool {
+    ending(file.raw()) == Ending::TornShakeLine
+}
+
+/// Appends one batch after entry `leaf`: the log entry (its targets' `edit` fields filled in
+/// with fresh ids), then one `context_edit` per `(target id, content)`. Returns the ids
+/// appended, log entry first.
+pub fn write(ctx: &Context, session: &Session<'_>, leaf: usize, mut data: LogData, edits: &[(String, &RawValue)]) -> Result<Vec<String>> {
+    let path = &session.file.path;
+    if let Some(age) = recently_written(path) {
+        ctx.warn(format_args!(
+            "{} was written {}s ago; if pi has this session open, quit pi and run shake again, or pi's next message will put this change on a side branch",
+            path.display(),
+            age.as_secs()
+        ));
+    }
+    let mut writer = EntryWriter::new(session);
+    let log_id = writer.fresh_id();
+    let edit_ids: HashMap<&str, String> = edits.iter().map(|(t, _)| (t.as_str(), writer.fresh_id())).collect();
+    for t in &mut data.targets {
+        t.edit = edit_ids.get(t.id.as_str()).cloned().unwrap_or_default();
+    }
+    let value = serde_json::to_value(&data).map_err(|e| Error::user(format!("cannot encode the log entry: {e}")))?;
+    let mut lines = vec![writer.custom(&log_id, Some(&session.entries[leaf].id), CUSTOM_TYPE, &value)];
+    let mut ids = vec![log_id];
+    for (target, content) in edits {
+        let id = &edit_ids[target.as_str()];
+        lines.push(writer.context_edit(id, ids.last().map(String::as_str), target, content));
+        ids.push(id.clone());
+    }
+    let mut bytes = lines.join("\n").into_bytes();
+    bytes.push(b'\n');
+    append::append(path, &Snapshot::of(session.file.raw()), &bytes)?;
+    Ok(ids)
+}
+
+/// The sentence for a write at a leaf that is not pi's leaf on load.
+pub fn resume_notice(dry_run: bool, leaf: &str) -> String {
+    let verb = if dry_run { "would resume" } else { "will now resume" };
+    format!(
+        "pi {verb} this branch (after {leaf}) the next time it opens the session: the appended entries become the file's last entries."
+    )
+}

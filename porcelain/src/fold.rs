@@ -1,0 +1,178 @@
+//! `shake fold`: fold stale heavy content of a branch by appending pi `context_edit` entries and
+//! one shake log entry.
+
+use std::io::Write;
+
+use serde_json::json;
+use shake_plumbing::pi::{Projection, Session};
+use shake_plumbing::regions::{Profile, RegionKind, Scope};
+use shake_plumbing::tokens::{Tokenizer, TokenizerName};
+use shake_plumbing::{Context, Error, Result};
+
+use crate::batch::{self, WriteArgs};
+use crate::log_entry::{LogData, LogTarget, VERSION};
+use crate::plan::{plan_with_wall, FoldOptions, Plan};
+use crate::profile::{self, ProfileSource};
+use crate::render::{counts, thousands, Paint};
+use crate::wall::Wall;
+
+/// Fold stale tool output, big blocks, thinking or images out of what pi sends the model
+#[derive(clap::Args, Debug)]
+pub struct FoldArgs {
+    #[command(flatten)]
+    pub write: WriteArgs,
+    /// What to fold
+    #[arg(long, value_enum, default_value_t = Scope::Elide)]
+    pub scope: Scope,
+    /// Tail and block minimum (default: "shake": {"profile"} in .pi/settings.json, else pi's agent settings.json, else default)
+    #[arg(long, value_enum)]
+    pub profile: Option<Profile>,
+    /// Tokenizer for every token figure
+    #[arg(long, value_enum, default_value_t = TokenizerName::Pi)]
+    pub tokenizer: TokenizerName,
+}
+
+/// Runs `shake fold`.
+pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
+    let (file, rev) = args.write.load(ctx)?;
+    let session = Session::parse(&file)?;
+    ctx.warn_session(&session);
+    batch::check_writable(ctx, &session, args.write.dry_run)?;
+    let leaf = rev.leaf(&session)?.ok_or_else(|| Error::user(format!("{}: the session has no entries", file.display())))?;
+    let (profile, source) = profile::resolve(ctx, args.profile)?;
+    let options = FoldOptions { scope: args.scope, profile, tokenizer: Tokenizer::new(args.tokenizer) };
+    let projection = Projection::at(&session, Some(leaf))?;
+    let wall = Wall::at(&projection);
+    let plan = plan_with_wall(&projection, &wall, &options);
+    let repairs: Vec<String> = wall.torn.iter().map(|t| t.log.clone()).collect();
+    let needs_repair = !repairs.is_empty() || batch::torn_last_line(&file);
+    let moved = session.default_leaf() != Some(leaf);
+    let mut appended = Vec::new();
+    if !args.write.dry_run && (!plan.is_empty() || needs_repair) {
+        let data = log_data(&plan, repairs);
+        let edits: Vec<(String, &serde_json::value::RawValue)> =
+            plan.edits.iter().map(|e| (e.target.clone(), &*e.content)).collect();
+        appended = batch::write(ctx, &session, leaf, data, &edits)?;
+    }
+    let leaf_id = session.entries[leaf].id.to_string();
+    let report = Report { plan: &plan, source: &source, dry_run: args.write.dry_run, moved, leaf: &leaf_id, appended: &appended };
+    if args.write.json {
+        serde_json::to_writer(&mut *out, &report.json()).map_err(std::io::Error::from)?;
+        writeln!(out)?;
+    } else {
+        report.human(out, needs_repair)?;
+    }
+    Ok(0)
+}
+
+/// The log entry's data for a plan (edit ids are filled in when the batch is written).
+pub fn log_data(plan: &Plan, repairs: Vec<String>) -> LogData {
+    let o = &plan.options;
+    LogData {
+        v: VERSION,
+        op: "fold".into(),
+        scope: Some(o.scope.as_str().into()),
+        profile: Some(o.profile.as_str().into()),
+        tokenizer: o.tokenizer.name.as_str().into(),
+        tokens: plan.tokens_freed,
+        targets: plan
+            .regions
+            .iter()
+            .map(|r| LogTarget {
+                id: r.target.clone(),
+                kind: r.kind.as_str().into(),
+                label: r.label.clone(),
+                tokens: r.tokens,
+                edit: String::new(),
+                block: r.block,
+                at: r.at.map(|(a, b)| [a, b]),
+            })
+            .collect(),
+        repairs,
+    }
+}
+
+/// The one sentence a plan is reported with: `Shook 43 tool results + 1 block (~27,838 tokens).
+/// Protects the last 4,000 tokens. Profile: default (built-in). Tokenizer: pi.`
+pub fn summary(plan: &Plan, source: &ProfileSource) -> String {
+    let o = &plan.options;
+    let what = counts(&[
+        (plan.count(RegionKind::ToolResult), "tool result"),
+        (plan.count(RegionKind::Block), "block"),
+        (plan.count(RegionKind::Thinking), "thinking block"),
+        (plan.count(RegionKind::Image), "image"),
+    ]);
+    let head = if plan.is_empty() {
+        match o.scope {
+            Scope::Elide => "Nothing to fold.".to_string(),
+            Scope::Thinking => "Nothing to fold: no thinking blocks on this branch.".to_string(),
+            Scope::Images => "Nothing to fold: no images on this branch.".to_string(),
+        }
+    } else {
+        format!("Shook {what} (~{} tokens).", thousands(plan.tokens_freed))
+    };
+    let tail = match o.scope {
+        Scope::Elide => format!(
+            " Protects the last {} tokens. Profile: {} ({source}).",
+            thousands(o.profile.tail()),
+            o.profile.as_str()
+        ),
+        Scope::Thinking | Scope::Images => String::new(),
+    };
+    format!("{head}{tail} Tokenizer: {}.", o.tokenizer.name)
+}
+
+struct Report<'r> {
+    plan: &'r Plan,
+    source: &'r ProfileSource,
+    dry_run: bool,
+    moved: bool,
+    leaf: &'r str,
+    appended: &'r [String],
+}
+
+impl Report<'_> {
+    fn human(&self, out: &mut dyn Write, repaired: bool) -> Result<()> {
+        let paint = Paint::stdout();
+        let prefix = if self.dry_run { "[dry-run] · " } else { "" };
+        writeln!(out, "{prefix}{}", paint.strong(&summary(self.plan, self.source)))?;
+        if repaired && !self.dry_run {
+            writeln!(out, "Repaired a half-written shake batch (see `shake status`).")?;
+        } else if repaired {
+            writeln!(out, "A half-written shake batch is on this branch; the real run repairs it.")?;
+        }
+        if self.moved && (self.dry_run || !self.appended.is_empty()) {
+            writeln!(out, "{}", paint.warn(&batch::resume_notice(self.dry_run, self.leaf)))?;
+        }
+        Ok(())
+    }
+
+    fn json(&self) -> serde_json::Value {
+        let p = self.plan;
+        let o = &p.options;
+        let targets: Vec<_> = p
+            .regions
+            .iter()
+            .map(|r| json!({"id": r.target, "kind": r.kind.as_str(), "label": r.label, "tokens": r.tokens, "placeholder": r.placeholder()}))
+            .collect();
+        json!({
+            "op": "fold",
+            "dryRun": self.dry_run,
+            "scope": o.scope.as_str(),
+            "profile": o.profile.as_str(),
+            "profileSource": self.source.key(),
+            "tokenizer": o.tokenizer.name.as_str(),
+            "toolResults": p.count(RegionKind::ToolResult),
+            "blocks": p.count(RegionKind::Block),
+            "thinking": p.count(RegionKind::Thinking),
+            "images": p.count(RegionKind::Image),
+            "tokensFreed": p.tokens_freed,
+            "protectsTokens": if o.scope == Scope::Elide { o.profile.tail() } else { 0 },
+            "targets": targets,
+            "appended": self.appended,
+            "leafBefore": self.leaf,
+            "leafAfter": self.appended.last().map_or(self.leaf, String::as_str),
+            "resumePointMoved": self.moved && (self.dry_run || !self.appended.is_empty()),
+        })
+    }
+}

@@ -1,0 +1,96 @@
+//! `shake log`: the fold and undo operations on a branch (or in the whole file), newest first.
+
+use std::collections::HashSet;
+use std::io::Write;
+
+use serde_json::{json, Value};
+use shake_plumbing::pi::entry::as_str;
+use shake_plumbing::pi::{Entry, Projection, Session};
+use shake_plumbing::rev::RevArgs;
+use shake_plumbing::{Context, Result};
+
+use crate::log_entry::{self, LogData};
+use crate::render::{counts, plural, thousands, Paint};
+
+/// Show the fold and undo operations on a branch, newest first
+#[derive(clap::Args, Debug)]
+pub struct LogArgs {
+    #[command(flatten)]
+    pub rev: RevArgs,
+    /// Every branch of the session, not just the one ending at the leaf
+    #[arg(long)]
+    pub all: bool,
+    /// Print JSON: an array of log entries, newest first
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `shake log`.
+pub fn run(ctx: &Context, args: &LogArgs, out: &mut dyn Write) -> Result {
+    let (file, rev) = args.rev.load(ctx)?;
+    let session = Session::parse(&file)?;
+    ctx.warn_session(&session);
+    let projection = Projection::at(&session, rev.leaf(&session)?)?;
+    let on_path: HashSet<usize> = projection.path.iter().copied().collect();
+    let scan: Vec<usize> = if args.all { (0..session.entries.len()).collect() } else { projection.path.clone() };
+    let logs: Vec<(usize, LogData)> =
+        scan.into_iter().rev().filter_map(|i| log_entry::parse(&session.entries[i]).map(|d| (i, d))).collect();
+    if args.json {
+        let items: Vec<Value> = logs.iter().map(|(i, d)| to_json(&session.entries[*i], d, on_path.contains(i))).collect();
+        serde_json::to_writer(&mut *out, &items).map_err(std::io::Error::from)?;
+        writeln!(out)?;
+        return Ok(0);
+    }
+    let paint = Paint::stdout();
+    if logs.is_empty() {
+        writeln!(out, "No folds or undos {}.", if args.all { "in this session" } else { "on this branch" })?;
+    }
+    for (i, d) in &logs {
+        let e = &session.entries[*i];
+        let time = as_str(e.fields.timestamp).unwrap_or_default();
+        let off = if on_path.contains(i) { "" } else { "  (other branch)" };
+        writeln!(out, "{} {}  {}{off}", paint.dim(&time), e.id, describe(d))?;
+    }
+    Ok(0)
+}
+
+/// One operation in words: `fold elide/default: 43 tool results + 1 block, ~27,838 tokens (pi)`.
+pub fn describe(d: &LogData) -> String {
+    let what = match d.op.as_str() {
+        "undo" => format!("restored {}", plural(d.targets.len(), "entry")),
+        _ => {
+            let c = counts(&[
+                (d.count("toolResult"), "tool result"),
+                (d.count("block"), "block"),
+                (d.count("thinking"), "thinking block"),
+                (d.count("image"), "image"),
+            ]);
+            if c.is_empty() { "nothing new (repair)".to_string() } else { c }
+        }
+    };
+    let how = match (&d.scope, &d.profile) {
+        (Some(s), Some(p)) if s == "elide" => format!(" {s}/{p}"),
+        (Some(s), _) => format!(" {s}"),
+        _ => String::new(),
+    };
+    format!("{}{how}: {what}, ~{} tokens ({})", d.op, thousands(d.tokens), d.tokenizer)
+}
+
+fn to_json(e: &Entry<'_>, d: &LogData, on_path: bool) -> Value {
+    json!({
+        "id": e.id,
+        "line": e.line,
+        "timestamp": as_str(e.fields.timestamp),
+        "op": d.op,
+        "scope": d.scope,
+        "profile": d.profile,
+        "tokenizer": d.tokenizer,
+        "toolResults": d.count("toolResult"),
+        "blocks": d.count("block"),
+        "thinking": d.count("thinking"),
+        "images": d.count("image"),
+        "entries": d.edit_ids().len(),
+        "tokens": d.tokens,
+        "onPath": on_path,
+    })
+}

@@ -1,0 +1,133 @@
+//! The shake log entry: one `custom` entry with `customType: "shake"` per fold or undo, the single
+//! source of truth for the wall (`docs/log-entry.md`).
+
+use serde::{Deserialize, Serialize};
+use shake_plumbing::pi::Entry;
+
+/// The `customType` of shake's log entries.
+pub const CUSTOM_TYPE: &str = "shake";
+/// The version of the `data` layout.
+pub const VERSION: u32 = 1;
+
+/// The `data` of a shake log entry, in the key order written.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct LogData {
+    /// Layout version (1).
+    pub v: u32,
+    /// `fold` or `undo`.
+    pub op: String,
+    /// The fold's scope (`elide`, `thinking`, `images`); absent for undo.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+    /// The fold's profile name; absent for undo.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// The tokenizer every token figure in this entry was counted with.
+    pub tokenizer: String,
+    /// Tokens the model no longer sees after this fold (for undo: tokens it sees again).
+    pub tokens: u64,
+    /// One item per folded region (fold) or restored entry (undo), in context order.
+    pub targets: Vec<LogTarget>,
+    /// Ids of earlier half-written log entries this entry completes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repairs: Vec<String>,
+}
+
+/// One folded region or restored entry.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct LogTarget {
+    /// The target entry's id.
+    pub id: String,
+    /// `toolResult`, `block`, `thinking`, `image`, or `restore` (undo).
+    pub kind: String,
+    /// Tool name, fence info string, XML tag, image type, or the entry's role.
+    pub label: String,
+    /// The region's own size (fold) or the tokens restored (undo).
+    pub tokens: u64,
+    /// The id of the `context_edit` this batch writes for the target.
+    pub edit: String,
+    /// Index of the content block holding the region; absent when the content is a string or
+    /// the region is a whole tool result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block: Option<usize>,
+    /// A block region's UTF-8 byte range `[start, end)` in that text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<[usize; 2]>,
+}
+
+/// What a log entry records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// Folded regions.
+    Fold,
+    /// Restored every folded entry.
+    Undo,
+}
+
+impl LogData {
+    /// Returns the operation, `None` for an unknown one (a newer shake wrote it).
+    pub fn op(&self) -> Option<Op> {
+        match self.op.as_str() {
+            "fold" => Some(Op::Fold),
+            "undo" => Some(Op::Undo),
+            _ => None,
+        }
+    }
+
+    /// Returns the distinct edit ids the entry announces, in order.
+    pub fn edit_ids(&self) -> Vec<&str> {
+        let mut ids: Vec<&str> = Vec::new();
+        for t in &self.targets {
+            if !ids.contains(&t.edit.as_str()) {
+                ids.push(&t.edit);
+            }
+        }
+        ids
+    }
+
+    /// Counts the targets of one kind.
+    pub fn count(&self, kind: &str) -> usize {
+        self.targets.iter().filter(|t| t.kind == kind).count()
+    }
+}
+
+/// Reads an entry as a shake log entry; `None` for any other entry or unreadable data.
+pub fn parse(entry: &Entry<'_>) -> Option<LogData> {
+    if entry.kind != "custom" || entry.custom_type().as_deref() != Some(CUSTOM_TYPE) {
+        return None;
+    }
+    serde_json::from_str(entry.fields.data?.get()).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serialises_in_documented_key_order() {
+        let data = LogData {
+            v: VERSION,
+            op: "fold".into(),
+            scope: Some("elide".into()),
+            profile: Some("default".into()),
+            tokenizer: "pi".into(),
+            tokens: 10,
+            targets: vec![LogTarget {
+                id: "a".into(),
+                kind: "block".into(),
+                label: "python".into(),
+                tokens: 12,
+                edit: "e".into(),
+                block: Some(0),
+                at: Some([1, 5]),
+            }],
+            repairs: vec![],
+        };
+        assert_eq!(
+            serde_json::to_string(&data).unwrap(),
+            r#"{"v":1,"op":"fold","scope":"elide","profile":"default","tokenizer":"pi","tokens":10,"targets":[{"id":"a","kind":"block","label":"python","tokens":12,"edit":"e","block":0,"at":[1,5]}]}"#
+        );
+    }
+}

@@ -1,0 +1,252 @@
+//! The fold engine: from a projection and options to a [`Plan`] (regions, replacements, token
+//! figures). `fold --dry-run`, the real fold and the meter all print from the same plan, so the
+//! number they show is one number.
+
+use std::collections::HashMap;
+
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+use shake_plumbing::pi::message::Message;
+use shake_plumbing::pi::write::js_string;
+use shake_plumbing::pi::{BlockKind, Content, Projection, Session};
+use shake_plumbing::regions::{regions, tail_start, Profile, RegionKind, Rules, Scope};
+use shake_plumbing::tokens::{content_tokens, entry_tokens, message_tokens, Tokenizer};
+
+use crate::wall::{Item, Wall};
+
+/// What a fold does: the scope, the profile's thresholds, and the tokenizer that counts.
+#[derive(Clone, Copy, Debug)]
+pub struct FoldOptions {
+    /// What to fold.
+    pub scope: Scope,
+    /// Tail and block minimum (used by `elide` only).
+    pub profile: Profile,
+    /// Counts every token figure of the plan.
+    pub tokenizer: Tokenizer,
+}
+
+/// One target's new content.
+#[derive(Debug)]
+pub struct TargetEdit {
+    /// The target entry's id.
+    pub target: String,
+    /// Its index in the session's entries.
+    pub index: usize,
+    /// The replacement `content`, as the JSON written into the edit.
+    pub content: Box<RawValue>,
+    /// Tokens the model sees of this entry now.
+    pub before: u64,
+    /// Tokens it sees after the edit.
+    pub after: u64,
+}
+
+/// What a fold would do at a leaf.
+#[derive(Debug)]
+pub struct Plan {
+    /// The options planned with.
+    pub options: FoldOptions,
+    /// The regions newly folded, in context order (`log` is empty: not written yet).
+    pub regions: Vec<Item>,
+    /// One edit per target, in context order.
+    pub edits: Vec<TargetEdit>,
+    /// Tokens the model would no longer see: Σ (before − after) over the edits.
+    pub tokens_freed: u64,
+    /// First protected context position (`elide`), or the context length.
+    pub tail_start: usize,
+}
+
+impl Plan {
+    /// Counts the new regions of one kind.
+    pub fn count(&self, kind: RegionKind) -> usize {
+        self.regions.iter().filter(|r| r.kind == kind).count()
+    }
+
+    /// Tells whether the fold would change nothing.
+    pub fn is_empty(&self) -> bool {
+        self.edits.is_empty()
+    }
+}
+
+/// Plans a fold at a projection's leaf, with the wall derived from the same projection.
+pub fn plan(projection: &Projection<'_, '_>, options: &FoldOptions) -> Plan {
+    plan_with_wall(projection, &Wall::at(projection), options)
+}
+
+/// Plans a fold given the wall already derived for this projection.
+pub fn plan_with_wall(projection: &Projection<'_, '_>, wall: &Wall, options: &FoldOptions) -> Plan {
+    let tok = &options.tokenizer;
+    let context = &projection.context;
+    let tail_start = match options.scope {
+        Scope::Elide => tail_start(projection, options.profile.tail(), tok),
+        Scope::Thinking | Scope::Images => context.len(),
+    };
+    let rules = Rules::new(projection);
+    let mut plan = Plan { options: *options, regions: Vec::new(), edits: Vec::new(), tokens_freed: 0, tail_start };
+    for (pos, &index) in context.iter().enumerate().take(tail_start) {
+        let Some(base_raw) = wall.base_content(projection, index) else { continue };
+        let base = Content::parse(Some(base_raw));
+        if rules.skip(projection, index, Some(&base)).is_some() {
+            continue;
+        }
+        let new = regions_in(projection.session, index, &base, wall, options);
+        if new.is_empty() {
+            continue;
+        }
+        let target = projection.session.entries[index].id.to_string();
+        let mut all: Vec<&Item> = wall.items_of(&target).collect();
+        all.extend(&new);
+        let content = compose(&base, base_raw, &all);
+        let before = entry_tokens(projection, pos, tok);
+        let after = tokens_with(projection.session, index, &Content::parse(Some(&content)), tok);
+        plan.tokens_freed += before.saturating_sub(after);
+        plan.edits.push(TargetEdit { target, index, content, before, after });
+        plan.regions.extend(new);
+    }
+    plan
+}
+
+/// Counts what the model would see of editable entry `index` with `content` (pi's
+/// `estimateTokens` with the content replaced).
+pub fn tokens_with(session: &Session<'_>, index: usize, content: &Content<'_>, tok: &Tokenizer) -> u64 {
+    let e = &session.entries[index];
+    match e.fields.message.and_then(Message::parse) {
+        Some(m) if e.kind == "message" => message_tokens(m.role.as_deref().unwrap_or_default(), &m, content, tok),
+        _ => content_tokens(content, tok),
+    }
+}
+
+/// The regions of one target that the scope would fold and the wall has not folded yet.
+fn regions_in(session: &Session<'_>, index: usize, base: &Content<'_>, wall: &Wall, o: &FoldOptions) -> Vec<Item> {
+    let entry = &session.entries[index];
+    let target = entry.id.to_string();
+    let folded: Vec<_> = wall.items_of(&target).map(Item::key).collect();
+    regions(entry, base, o.scope, o.profile, &o.tokenizer)
+        .into_iter()
+        .filter(|r| !folded.contains(&r.key()))
+        .map(|r| Item::new(target.clone(), index, r, String::new()))
+        .collect()
+}
+
+/// Builds a target's replacement: its pre-shake content with every given fold applied.
+/// Untouched blocks keep their exact bytes; only rewritten text blocks are re-serialised.
+pub fn compose(base: &Content<'_>, base_raw: &RawValue, items: &[&Item]) -> Box<RawValue> {
+    let json = match base {
+        Content::Text(s) => js_string(&replace_spans(s, items, None)),
+        Content::Blocks(blocks) => {
+            let whole = items.iter().find(|it| it.kind == RegionKind::ToolResult);
+            let mut placed = false;
+            let mut out: Vec<String> = Vec::with_capacity(blocks.len());
+            for (i, b) in blocks.iter().enumerate() {
+                let has = |kind| items.iter().any(|it| it.kind == kind && it.block == Some(i));
+                match &b.kind {
+                    BlockKind::Text(t) if whole.is_some() => {
+                        if !placed && !t.is_empty() {
+                            out.push(with_text(b.raw, &whole.map(|w| w.placeholder()).unwrap_or_default()));
+                            placed = true;
+                        }
+                    }
+                    BlockKind::Text(t) if has(RegionKind::Block) => out.push(with_text(b.raw, &replace_spans(t, items, Some(i)))),
+                    BlockKind::Thinking(_) if has(RegionKind::Thinking) => {}
+                    BlockKind::Image { .. } if has(RegionKind::Image) => {
+                        let it = items.iter().find(|it| it.kind == RegionKind::Image && it.block == Some(i));
+                        let text = it.map(|it| it.placeholder()).unwrap_or_default();
+                        out.push(format!("{{\"type\":\"text\",\"text\":{}}}", js_string(&text)));
+                    }
+                    _ => out.push(b.raw.get().to_string()),
+                }
+            }
+            format!("[{}]", out.join(","))
+        }
+        Content::Other => base_raw.get().to_string(),
+    };
+    RawValue::from_string(json).unwrap_or_else(|_| base_raw.to_owned())
+}
+
+/// Replaces the block regions of one text (block `block`) with their placeholders.
+fn replace_spans(text: &str, items: &[&Item], block: Option<usize>) -> String {
+    let mut spans: Vec<(usize, usize, String)> = items
+        .iter()
+        .filter(|it| it.kind == RegionKind::Block && it.block == block)
+        .filter_map(|it| it.at.map(|(a, b)| (a, b, it.placeholder())))
+        .filter(|(a, b, _)| text.get(*a..*b).is_some())
+        .collect();
+    spans.sort_by_key(|s| std::cmp::Reverse(s.0));
+    let mut out = text.to_string();
+    let mut limit = usize::MAX;
+    for (a, b, ph) in spans {
+        if b <= limit {
+            out.replace_range(a..b, &ph);
+            limit = a;
+        }
+    }
+    out
+}
+
+/// A block's JSON with its `text` replaced, other keys kept in order.
+fn with_text(raw: &RawValue, text: &str) -> String {
+    match serde_json::from_str::<Map<String, Value>>(raw.get()) {
+        Ok(mut m) => {
+            m.insert("text".into(), Value::String(text.to_string()));
+            serde_json::to_string(&m).unwrap_or_default()
+        }
+        Err(_) => format!("{{\"type\":\"text\",\"text\":{}}}", js_string(text)),
+    }
+}
+
+/// Groups regions by target, keeping first-seen order.
+pub fn by_target(items: &[Item]) -> Vec<(&str, Vec<&Item>)> {
+    let mut order: Vec<&str> = Vec::new();
+    let mut map: HashMap<&str, Vec<&Item>> = HashMap::new();
+    for it in items {
+        if !map.contains_key(it.target.as_str()) {
+            order.push(&it.target);
+        }
+        map.entry(&it.target).or_default().push(it);
+    }
+    order.into_iter().map(|t| (t, map.remove(t).unwrap_or_default())).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(kind: RegionKind, block: Option<usize>, at: Option<(usize, usize)>) -> Item {
+        Item { target: "t".into(), index: 0, kind, label: "x".into(), tokens: 5, block, at, log: String::new() }
+    }
+
+    fn raw(s: &str) -> Box<RawValue> {
+        RawValue::from_string(s.to_string()).unwrap()
+    }
+
+    #[test]
+    fn tool_result_keeps_images_and_other_keys() {
+        let r = raw(r#"[{"type":"text","text":"a"},{"type":"image","data":"QQ==","mimeType":"image/png"},{"type":"text","text":"b"}]"#);
+        let c = Content::parse(Some(&r));
+        let out = compose(&c, &r, &[&item(RegionKind::ToolResult, None, None)]);
+        assert_eq!(
+            out.get(),
+            r#"[{"type":"text","text":"[x output omitted (~5 tokens)]"},{"type":"image","data":"QQ==","mimeType":"image/png"}]"#
+        );
+    }
+
+    #[test]
+    fn blocks_thinking_and_images_compose() {
+        let r = raw(r#"[{"type":"thinking","thinking":"hm","thinkingSignature":"s"},{"type":"text","text":"p\n```\nc\n```\nq","textSignature":"z"},{"type":"image","data":"","mimeType":"image/png"}]"#);
+        let c = Content::parse(Some(&r));
+        let items = [item(RegionKind::Thinking, Some(0), None), item(RegionKind::Block, Some(1), Some((2, 11))), item(RegionKind::Image, Some(2), None)];
+        let refs: Vec<&Item> = items.iter().collect();
+        assert_eq!(
+            compose(&c, &r, &refs).get(),
+            r#"[{"type":"text","text":"p\n[x block omitted (~5 tokens)]\nq","textSignature":"z"},{"type":"text","text":"[x omitted (~5 tokens)]"}]"#
+        );
+        assert_eq!(compose(&c, &r, &[]).get(), r.get());
+    }
+
+    #[test]
+    fn string_content_stays_a_string() {
+        let r = raw(r#""a <b>\n<t>\nx\n</t>""#);
+        let c = Content::parse(Some(&r));
+        let out = compose(&c, &r, &[&item(RegionKind::Block, None, Some((6, 16)))]);
+        assert_eq!(out.get(), r#""a <b>\n[x block omitted (~5 tokens)]""#);
+    }
+}

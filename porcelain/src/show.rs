@@ -1,0 +1,158 @@
+//! `shake show`: a shake log entry (the operation and each target with its placeholder), any
+//! other entry (raw line and projected content), or a leaf (the projected context as a table).
+
+use std::io::Write;
+
+use serde_json::{json, Value};
+use shake_plumbing::pi::{Entry, Projected, Projection, Session};
+use shake_plumbing::regions::{placeholder, RegionKind};
+use shake_plumbing::rev::{resolve_entry, RevArgs};
+use shake_plumbing::tokens::{entry_tokens, Tokenizer, TokenizerName};
+use shake_plumbing::{Context, Result};
+
+use crate::log::describe;
+use crate::log_entry::{self, LogData};
+use crate::render::{counts, thousands, Paint};
+use crate::wall::Wall;
+
+/// Show a shake log entry, any other entry, or the projected context at a leaf
+#[derive(clap::Args, Debug)]
+pub struct ShowArgs {
+    #[command(flatten)]
+    pub rev: RevArgs,
+    /// Tokenizer for every token figure
+    #[arg(long, value_enum, default_value_t = TokenizerName::Pi)]
+    pub tokenizer: TokenizerName,
+    /// Print JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `shake show`.
+pub fn run(ctx: &Context, args: &ShowArgs, out: &mut dyn Write) -> Result {
+    let (file, rev) = args.rev.load(ctx)?;
+    let session = Session::parse(&file)?;
+    ctx.warn_session(&session);
+    let tok = Tokenizer::new(args.tokenizer);
+    let named = match (&args.rev.leaf, &rev.entry) {
+        (None, Some(prefix)) => Some(resolve_entry(&session, prefix)?),
+        _ => None,
+    };
+    let is_tip = |i: usize| session.leaves().contains(&i);
+    let value = match named {
+        Some(i) if log_entry::parse(&session.entries[i]).is_some() => {
+            let data = log_entry::parse(&session.entries[i]).unwrap_or_else(|| unreachable!());
+            show_log(&session, i, &data, args.json, out)?
+        }
+        Some(i) if !is_tip(i) => show_entry(&session, i, args.json, out)?,
+        _ => show_leaf(&Projection::at(&session, rev.leaf(&session)?)?, &tok, args.json, out)?,
+    };
+    if let Some(v) = value {
+        serde_json::to_writer(&mut *out, &v).map_err(std::io::Error::from)?;
+        writeln!(out)?;
+    }
+    Ok(0)
+}
+
+fn show_log(session: &Session<'_>, i: usize, d: &LogData, json: bool, out: &mut dyn Write) -> Result<Option<Value>> {
+    let e = &session.entries[i];
+    let written = |id: &str| session.get(id).is_some_and(|x| x.kind == "context_edit");
+    let placeholder_of = |t: &log_entry::LogTarget| {
+        RegionKind::parse(&t.kind).map(|k| placeholder(k, &t.label, t.tokens))
+    };
+    if json {
+        let targets: Vec<Value> = d
+            .targets
+            .iter()
+            .map(|t| json!({"id": t.id, "kind": t.kind, "label": t.label, "tokens": t.tokens, "edit": t.edit,
+                "written": written(&t.edit), "placeholder": placeholder_of(t)}))
+            .collect();
+        return Ok(Some(json!({"id": e.id, "line": e.line, "op": d.op, "scope": d.scope, "profile": d.profile,
+            "tokenizer": d.tokenizer, "tokens": d.tokens, "targets": targets, "repairs": d.repairs})));
+    }
+    writeln!(out, "shake log entry {} (line {}): {}", e.id, e.line, describe(d))?;
+    for t in &d.targets {
+        let shown = placeholder_of(t).unwrap_or_else(|| format!("{} ~{} tokens", t.label, thousands(t.tokens)));
+        let missing = if written(&t.edit) { "" } else { "  (edit not written)" };
+        writeln!(out, "  {}  {:<10} {shown}  edit {}{missing}", t.id, t.kind, t.edit)?;
+    }
+    Ok(None)
+}
+
+fn show_entry(session: &Session<'_>, i: usize, json: bool, out: &mut dyn Write) -> Result<Option<Value>> {
+    let e = &session.entries[i];
+    let projection = Projection::at(session, session.default_leaf())?;
+    let pos = projection.context.iter().position(|&c| c == i);
+    let projected: Option<Vec<Value>> = pos.map(|p| projection.entry_json(p, i));
+    let raw = String::from_utf8_lossy(e.raw);
+    if json {
+        let raw_value: Value = serde_json::from_slice(e.raw).unwrap_or(Value::Null);
+        return Ok(Some(json!({"id": e.id, "line": e.line, "type": e.kind, "raw": raw_value,
+            "leafId": projection.leaf.map(|l| session.entries[l].id.to_string()), "projected": projected})));
+    }
+    writeln!(out, "entry {} (line {}, {})", e.id, e.line, e.kind)?;
+    writeln!(out, "raw:\n{raw}")?;
+    let leaf = projection.leaf.map_or("-".to_string(), |l| session.entries[l].id.to_string());
+    match projected {
+        None => writeln!(out, "projected at {leaf}: not in the context (other branch, or before a compaction's kept range)")?,
+        Some(messages) => {
+            writeln!(out, "projected at {leaf}:")?;
+            for m in messages {
+                writeln!(out, "{}", serde_json::to_string(&m.get("content").unwrap_or(&m)).unwrap_or_default())?;
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// The role shown for a context entry.
+fn role_of(e: &Entry<'_>) -> String {
+    match e.kind.as_ref() {
+        "message" => e.role().map_or_else(|| "?".to_string(), |r| r.into_owned()),
+        "custom_message" => "custom".to_string(),
+        "compaction" => "compactionSummary".to_string(),
+        "branch_summary" => "branchSummary".to_string(),
+        other => other.to_string(),
+    }
+}
+
+fn show_leaf(projection: &Projection<'_, '_>, tok: &Tokenizer, json: bool, out: &mut dyn Write) -> Result<Option<Value>> {
+    let session = projection.session;
+    let wall = Wall::at(projection);
+    let mut rows = Vec::new();
+    for (pos, &i) in projection.context.iter().enumerate() {
+        let e = &session.entries[i];
+        let items: Vec<_> = wall.items_of(&e.id).collect();
+        let count = |k| items.iter().filter(|it| it.kind == k).count();
+        let folded = counts(&[
+            (count(RegionKind::ToolResult), "tool result"),
+            (count(RegionKind::Block), "block"),
+            (count(RegionKind::Thinking), "thinking block"),
+            (count(RegionKind::Image), "image"),
+        ]);
+        let state = match projection.projected(i) {
+            _ if !folded.is_empty() => format!("folded: {folded}"),
+            Projected::Omitted => "omitted (null edit)".to_string(),
+            Projected::Replaced(_) => "edited by another tool".to_string(),
+            Projected::Raw => String::new(),
+        };
+        rows.push((e.id.to_string(), e.kind.to_string(), role_of(e), entry_tokens(projection, pos, tok), state));
+    }
+    let leaf = projection.leaf.map(|l| session.entries[l].id.to_string());
+    if json {
+        let entries: Vec<Value> = rows
+            .iter()
+            .map(|(id, kind, role, tokens, state)| json!({"id": id, "type": kind, "role": role, "tokens": tokens, "state": state}))
+            .collect();
+        return Ok(Some(json!({"leafId": leaf, "tokenizer": tok.name.as_str(), "entries": entries})));
+    }
+    let paint = Paint::stdout();
+    let total: u64 = rows.iter().map(|r| r.3).sum();
+    let head = format!("Context at {}: {} entries, ~{} tokens ({}).", leaf.as_deref().unwrap_or("-"), rows.len(), thousands(total), tok.name);
+    writeln!(out, "{}", paint.strong(&head))?;
+    writeln!(out, "{:<4} {:<9} {:<15} {:<18} {:>8}  folded", "#", "id", "type", "role", "tokens")?;
+    for (n, (id, kind, role, tokens, state)) in rows.iter().enumerate() {
+        writeln!(out, "{n:<4} {id:<9} {kind:<15} {role:<18} {:>8}  {state}", thousands(*tokens))?;
+    }
+    Ok(None)
+}

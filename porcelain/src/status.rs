@@ -1,0 +1,151 @@
+//! `shake status`: the wall at a leaf (what is folded now, by scope and kind, and what it frees),
+//! folds stranded on abandoned branches, and half-written batches.
+
+use std::collections::{BTreeMap, HashSet};
+use std::io::Write;
+
+use serde_json::json;
+use shake_plumbing::pi::{Projection, Session};
+use shake_plumbing::regions::RegionKind;
+use shake_plumbing::rev::RevArgs;
+use shake_plumbing::tokens::{Tokenizer, TokenizerName};
+use shake_plumbing::{Context, Result};
+
+use crate::batch::torn_last_line;
+use crate::render::{counts, plural, thousands, Paint};
+use crate::undo::undo_plan;
+use crate::wall::Wall;
+
+/// Show what is folded at a leaf, what it frees, and folds stranded on abandoned branches
+#[derive(clap::Args, Debug)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    pub rev: RevArgs,
+    /// Tokenizer for every token figure
+    #[arg(long, value_enum, default_value_t = TokenizerName::Pi)]
+    pub tokenizer: TokenizerName,
+    /// Print JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Folds that apply on another branch of the session but not at this leaf.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stranded {
+    /// The shake log entry that folded them.
+    pub log: String,
+    /// Regions it keeps folded on its branch.
+    pub regions: usize,
+    /// Branch tips where they apply.
+    pub leaves: Vec<String>,
+}
+
+/// Finds folds in force at other leaves whose log entries are not on `current`'s path.
+pub fn stranded(session: &Session<'_>, current: &Projection<'_, '_>) -> Vec<Stranded> {
+    let on_path: HashSet<usize> = current.path.iter().copied().collect();
+    let mut by_log: BTreeMap<usize, Stranded> = BTreeMap::new();
+    for leaf in session.leaves() {
+        if Some(leaf) == current.leaf {
+            continue;
+        }
+        let Ok(projection) = Projection::at(session, Some(leaf)) else { continue };
+        let wall = Wall::at(&projection);
+        for item in &wall.items {
+            let Some(log) = session.index_of(&item.log).filter(|i| !on_path.contains(i)) else { continue };
+            let s = by_log.entry(log).or_insert_with(|| Stranded { log: item.log.clone(), regions: 0, leaves: Vec::new() });
+            let leaf_id = session.entries[leaf].id.to_string();
+            if !s.leaves.contains(&leaf_id) {
+                s.leaves.push(leaf_id);
+            }
+            if s.leaves.len() == 1 {
+                s.regions += 1;
+            }
+        }
+    }
+    by_log.into_values().collect()
+}
+
+/// Runs `shake status`.
+pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result {
+    let (file, rev) = args.rev.load(ctx)?;
+    let session = Session::parse(&file)?;
+    ctx.warn_session(&session);
+    let projection = Projection::at(&session, rev.leaf(&session)?)?;
+    let tok = Tokenizer::new(args.tokenizer);
+    let wall = Wall::at(&projection);
+    let freed = undo_plan(&projection, &wall, &tok).tokens_restored;
+    let stranded = stranded(&session, &projection);
+    let torn_line = torn_last_line(&file);
+    let count = |k| wall.items.iter().filter(|it| it.kind == k).count();
+    let leaf = projection.leaf.map(|l| session.entries[l].id.to_string());
+    if args.json {
+        let targets: Vec<_> = wall
+            .items
+            .iter()
+            .map(|it| json!({"id": it.target, "kind": it.kind.as_str(), "label": it.label, "tokens": it.tokens,
+                "placeholder": it.placeholder(), "log": it.log}))
+            .collect();
+        let value = json!({
+            "leafId": leaf,
+            "tokenizer": tok.name.as_str(),
+            "entries": wall.targets().len(),
+            "regions": wall.items.len(),
+            "tokensFreed": freed,
+            "byKind": {"toolResult": count(RegionKind::ToolResult), "block": count(RegionKind::Block),
+                       "thinking": count(RegionKind::Thinking), "image": count(RegionKind::Image)},
+            "targets": targets,
+            "superseded": wall.superseded,
+            "stranded": stranded.iter().map(|s| json!({"log": s.log, "regions": s.regions, "leaves": s.leaves})).collect::<Vec<_>>(),
+            "halfWritten": wall.torn.iter().map(|t| json!({"log": t.log, "line": t.line, "listed": t.listed, "written": t.written})).collect::<Vec<_>>(),
+            "tornLastLine": torn_line,
+        });
+        serde_json::to_writer(&mut *out, &value).map_err(std::io::Error::from)?;
+        writeln!(out)?;
+        return Ok(0);
+    }
+    let paint = Paint::stdout();
+    let at = leaf.as_deref().unwrap_or("(empty session)");
+    if wall.is_empty() {
+        writeln!(out, "Nothing is folded at {at}.")?;
+    } else {
+        let line = format!(
+            "{} folded at {at}: ~{} tokens freed. Tokenizer: {}.",
+            plural(wall.targets().len(), "entry"),
+            thousands(freed),
+            tok.name
+        );
+        writeln!(out, "{}", paint.strong(&line))?;
+        let rows = [
+            ("elide", counts(&[(count(RegionKind::ToolResult), "tool result"), (count(RegionKind::Block), "block")])),
+            ("thinking", counts(&[(count(RegionKind::Thinking), "thinking block")])),
+            ("images", counts(&[(count(RegionKind::Image), "image")])),
+        ];
+        for (scope, what) in rows.iter().filter(|(_, w)| !w.is_empty()) {
+            writeln!(out, "  {scope:<9} {what}")?;
+        }
+    }
+    if !wall.superseded.is_empty() {
+        writeln!(out, "{} folded by shake now carry another tool's later edit (not counted).", plural(wall.superseded.len(), "entry"))?;
+    }
+    for s in &stranded {
+        let msg = format!(
+            "Stranded: log entry {} folds {} on an abandoned branch (leaf {}); pi continued from an earlier entry, so they do not apply here.",
+            s.log,
+            plural(s.regions, "region"),
+            s.leaves.join(", ")
+        );
+        writeln!(out, "{}", paint.warn(&msg))?;
+    }
+    for t in &wall.torn {
+        let msg = format!(
+            "Half-written batch: log entry {} (line {}) announces {} edits, {} were written; the next `shake fold` or `shake undo` repairs it.",
+            t.log, t.line, t.listed, t.written
+        );
+        writeln!(out, "{}", paint.warn(&msg))?;
+    }
+    if torn_line {
+        let msg = "Half-written batch: the last line is a shake entry cut short; pi skips it, and the next `shake fold` or `shake undo` terminates it.";
+        writeln!(out, "{}", paint.warn(msg))?;
+    }
+    Ok(0)
+}

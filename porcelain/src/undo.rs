@@ -1,0 +1,150 @@
+//! `shake undo`: restore every folded entry of a branch to its exact pre-fold content.
+//! All-or-nothing and idempotent: a repeat undo appends nothing.
+
+use std::io::Write;
+
+use serde_json::json;
+use serde_json::value::RawValue;
+use shake_plumbing::pi::{Content, Projection, Session};
+use shake_plumbing::regions::tool_label;
+use shake_plumbing::tokens::{entry_tokens, Tokenizer, TokenizerName};
+use shake_plumbing::{Context, Error, Result};
+
+use crate::batch::{self, WriteArgs};
+use crate::log_entry::{LogData, LogTarget, VERSION};
+use crate::plan::{tokens_with, TargetEdit};
+use crate::render::{plural, thousands, Paint};
+use crate::wall::Wall;
+
+/// Restore every folded entry of a branch to its exact pre-fold content
+#[derive(clap::Args, Debug)]
+pub struct UndoArgs {
+    #[command(flatten)]
+    pub write: WriteArgs,
+    /// Tokenizer for every token figure
+    #[arg(long, value_enum, default_value_t = TokenizerName::Pi)]
+    pub tokenizer: TokenizerName,
+}
+
+/// What an undo would write: one edit per folded target, restoring its pre-fold content.
+#[derive(Debug)]
+pub struct UndoPlan {
+    /// One edit per folded target, in context order (`after` − `before` is what it restores).
+    pub edits: Vec<TargetEdit>,
+    /// Tokens the model sees again: Σ (after − before).
+    pub tokens_restored: u64,
+}
+
+/// Plans the undo of every fold in `wall` (derived from `projection`).
+pub fn undo_plan(projection: &Projection<'_, '_>, wall: &Wall, tok: &Tokenizer) -> UndoPlan {
+    let mut edits = Vec::new();
+    let mut restored = 0;
+    for index in wall.targets() {
+        let Some(base) = wall.base_content(projection, index) else { continue };
+        let Some(pos) = projection.context.iter().position(|&i| i == index) else { continue };
+        let before = entry_tokens(projection, pos, tok);
+        let after = tokens_with(projection.session, index, &Content::parse(Some(base)), tok);
+        restored += after.saturating_sub(before);
+        let target = projection.session.entries[index].id.to_string();
+        edits.push(TargetEdit { target, index, content: base.to_owned(), before, after });
+    }
+    UndoPlan { edits, tokens_restored: restored }
+}
+
+/// Runs `shake undo`.
+pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
+    let (file, rev) = args.write.load(ctx)?;
+    let session = Session::parse(&file)?;
+    ctx.warn_session(&session);
+    batch::check_writable(ctx, &session, args.write.dry_run)?;
+    let leaf = rev.leaf(&session)?.ok_or_else(|| Error::user(format!("{}: the session has no entries", file.display())))?;
+    let tok = Tokenizer::new(args.tokenizer);
+    let projection = Projection::at(&session, Some(leaf))?;
+    let wall = Wall::at(&projection);
+    let plan = undo_plan(&projection, &wall, &tok);
+    let repairs: Vec<String> = wall.torn.iter().map(|t| t.log.clone()).collect();
+    let needs_repair = !repairs.is_empty() || batch::torn_last_line(&file);
+    let moved = session.default_leaf() != Some(leaf);
+    let mut appended = Vec::new();
+    if !args.write.dry_run && (!plan.edits.is_empty() || needs_repair) {
+        let targets = plan
+            .edits
+            .iter()
+            .map(|e| LogTarget {
+                id: e.target.clone(),
+                kind: "restore".into(),
+                label: label(&session, e.index),
+                tokens: e.after.saturating_sub(e.before),
+                edit: String::new(),
+                block: None,
+                at: None,
+            })
+            .collect();
+        let data = LogData {
+            v: VERSION,
+            op: "undo".into(),
+            scope: None,
+            profile: None,
+            tokenizer: tok.name.as_str().into(),
+            tokens: plan.tokens_restored,
+            targets,
+            repairs,
+        };
+        let edits: Vec<(String, &RawValue)> = plan.edits.iter().map(|e| (e.target.clone(), &*e.content)).collect();
+        appended = batch::write(ctx, &session, leaf, data, &edits)?;
+    }
+    let leaf_id = session.entries[leaf].id.to_string();
+    let moved = moved && (args.write.dry_run || !appended.is_empty());
+    if args.write.json {
+        let targets: Vec<_> = plan
+            .edits
+            .iter()
+            .map(|e| json!({"id": e.target, "kind": "restore", "tokens": e.after.saturating_sub(e.before)}))
+            .collect();
+        let value = json!({
+            "op": "undo",
+            "dryRun": args.write.dry_run,
+            "tokenizer": tok.name.as_str(),
+            "entries": plan.edits.len(),
+            "tokensRestored": plan.tokens_restored,
+            "targets": targets,
+            "appended": appended,
+            "leafBefore": leaf_id,
+            "leafAfter": appended.last().unwrap_or(&leaf_id),
+            "resumePointMoved": moved,
+        });
+        serde_json::to_writer(&mut *out, &value).map_err(std::io::Error::from)?;
+        writeln!(out)?;
+        return Ok(0);
+    }
+    let paint = Paint::stdout();
+    let prefix = if args.write.dry_run { "[dry-run] · " } else { "" };
+    let line = if plan.edits.is_empty() {
+        format!("Nothing to undo: no folds at this leaf. Tokenizer: {}.", tok.name)
+    } else {
+        format!(
+            "Restored {} (~{} tokens). Tokenizer: {}.",
+            plural(plan.edits.len(), "entry"),
+            thousands(plan.tokens_restored),
+            tok.name
+        )
+    };
+    writeln!(out, "{prefix}{}", paint.strong(&line))?;
+    if needs_repair && !args.write.dry_run {
+        writeln!(out, "Repaired a half-written shake batch (see `shake status`).")?;
+    }
+    if moved {
+        writeln!(out, "{}", paint.warn(&batch::resume_notice(args.write.dry_run, &leaf_id)))?;
+    }
+    Ok(0)
+}
+
+/// A target's label in an undo log: the tool name of a tool result, else the role.
+fn label(session: &Session<'_>, index: usize) -> String {
+    let e = &session.entries[index];
+    match e.role().as_deref() {
+        Some("toolResult") => tool_label(e),
+        Some(role) => role.to_string(),
+        None => e.kind.to_string(),
+    }
+}

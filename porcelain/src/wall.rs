@@ -1,0 +1,228 @@
+//! The wall: which regions are folded at a leaf, derived from the shake log entries on its path
+//! (never from raw `context_edit` rows), plus what the content was before any shake edit.
+//!
+//! Everything here is a pure function of the projection, so the store can keep the result as a
+//! per-leaf overlay ([`Wall::overlay`]) and recompute it to check.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+use shake_plumbing::pi::project::own_content;
+use shake_plumbing::pi::Projection;
+use shake_plumbing::regions::{placeholder, Region, RegionKind};
+
+use crate::log_entry::{self, LogData, Op};
+
+/// One folded region at a leaf.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Item {
+    /// The target entry's id.
+    pub target: String,
+    /// The target's index in the session's entries.
+    pub index: usize,
+    /// What was folded.
+    pub kind: RegionKind,
+    /// Tool name, fence info string, XML tag or image type.
+    pub label: String,
+    /// The region's size as logged, in the log entry's tokenizer.
+    pub tokens: u64,
+    /// The content block holding the region (`None` for string content or a whole tool result).
+    pub block: Option<usize>,
+    /// A block region's byte range in that text.
+    pub at: Option<(usize, usize)>,
+    /// The log entry that folded it.
+    pub log: String,
+}
+
+impl Item {
+    /// Places a region of entry `index` (id `target`) folded by log entry `log`.
+    pub fn new(target: String, index: usize, r: Region, log: String) -> Item {
+        Item { target, index, kind: r.kind, label: r.label, tokens: r.tokens, block: r.block, at: r.at, log }
+    }
+
+    /// The identity of a region inside its target: a region is folded at most once.
+    pub fn key(&self) -> (RegionKind, Option<usize>, Option<(usize, usize)>) {
+        (self.kind, self.block, self.at)
+    }
+
+    /// The text the model sees instead of the region.
+    pub fn placeholder(&self) -> String {
+        placeholder(self.kind, &self.label, self.tokens)
+    }
+}
+
+/// A log entry whose batch was cut short: it announces edits that were never written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Torn {
+    /// The log entry's id.
+    pub log: String,
+    /// Its line in the file.
+    pub line: usize,
+    /// Edits it announces.
+    pub listed: usize,
+    /// Edits of those present on the path.
+    pub written: usize,
+}
+
+/// The folds in force at one leaf.
+#[derive(Clone, Debug, Default)]
+pub struct Wall {
+    /// Folded regions, in context order.
+    pub items: Vec<Item>,
+    /// Targets shake folded whose winning edit is now another tool's (so they are not folded).
+    pub superseded: Vec<String>,
+    /// Half-written batches on the path that no later log entry repaired.
+    pub torn: Vec<Torn>,
+    /// The shake log entries on the path, oldest first: (entry index, data).
+    pub logs: Vec<(usize, LogData)>,
+    /// Every edit id a shake log on the path announced.
+    shake_edits: HashSet<String>,
+    /// Target id → index of the latest non-shake edit for it in the context.
+    foreign_edits: HashMap<String, usize>,
+}
+
+impl Wall {
+    /// Derives the wall at a projection's leaf.
+    pub fn at(projection: &Projection<'_, '_>) -> Wall {
+        let session = projection.session;
+        let on_path: HashSet<&str> = projection
+            .path
+            .iter()
+            .map(|&i| &session.entries[i])
+            .filter(|e| e.kind == "context_edit")
+            .map(|e| e.id.as_ref())
+            .collect();
+        let logs: Vec<(usize, LogData)> = projection
+            .path
+            .iter()
+            .filter_map(|&i| log_entry::parse(&session.entries[i]).map(|d| (i, d)))
+            .collect();
+        let mut wall = Wall::default();
+        let mut folded: Vec<Item> = Vec::new();
+        let mut last_edit: HashMap<String, String> = HashMap::new();
+        let repaired: HashSet<&str> = logs.iter().flat_map(|(_, d)| d.repairs.iter().map(String::as_str)).collect();
+        for (i, data) in &logs {
+            let entry = &session.entries[*i];
+            let listed = data.edit_ids();
+            let written = listed.iter().filter(|id| on_path.contains(**id)).count();
+            if written < listed.len() && !repaired.contains(entry.id.as_ref()) {
+                wall.torn.push(Torn { log: entry.id.to_string(), line: entry.line, listed: listed.len(), written });
+            }
+            wall.shake_edits.extend(listed.iter().map(|s| s.to_string()));
+            let op = data.op();
+            for t in data.targets.iter().filter(|t| on_path.contains(t.edit.as_str())) {
+                last_edit.insert(t.id.clone(), t.edit.clone());
+                match op {
+                    Some(Op::Undo) => folded.retain(|f| f.target != t.id),
+                    Some(Op::Fold) => {
+                        let (Some(kind), Some(index)) = (RegionKind::parse(&t.kind), session.index_of(&t.id)) else {
+                            continue;
+                        };
+                        let region = Region {
+                            kind,
+                            label: t.label.clone(),
+                            tokens: t.tokens,
+                            block: t.block,
+                            at: t.at.map(|[a, b]| (a, b)),
+                        };
+                        let item = Item::new(t.id.clone(), index, region, entry.id.to_string());
+                        folded.retain(|f| !(f.target == item.target && f.key() == item.key()));
+                        folded.push(item);
+                    }
+                    None => {}
+                }
+            }
+        }
+        for &i in &projection.context {
+            let e = &session.entries[i];
+            if e.kind == "context_edit" && !wall.shake_edits.contains(e.id.as_ref()) {
+                if let Some(target) = e.target_id() {
+                    wall.foreign_edits.insert(target.into_owned(), i);
+                }
+            }
+        }
+        let position: HashMap<usize, usize> = projection.context.iter().enumerate().map(|(p, &i)| (i, p)).collect();
+        let winner = |target: &str| projection.edits.get(target).map(|&e| session.entries[e].id.as_ref());
+        for item in folded {
+            if !position.contains_key(&item.index) {
+                continue; // summarised away by a later compaction: inert
+            }
+            if winner(&item.target) != last_edit.get(&item.target).map(String::as_str) {
+                if !wall.superseded.contains(&item.target) {
+                    wall.superseded.push(item.target.clone());
+                }
+                continue;
+            }
+            wall.items.push(item);
+        }
+        wall.items.sort_by_key(|it| (position[&it.index], it.block, it.at));
+        wall.logs = logs;
+        wall
+    }
+
+    /// Tells whether no region is folded.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// Returns the folded regions of one target.
+    pub fn items_of<'w>(&'w self, target: &'w str) -> impl Iterator<Item = &'w Item> + 'w {
+        self.items.iter().filter(move |it| it.target == target)
+    }
+
+    /// Returns the folded targets as entry indexes, in context order, each once.
+    pub fn targets(&self) -> Vec<usize> {
+        let mut out: Vec<usize> = Vec::new();
+        for it in &self.items {
+            if !out.contains(&it.index) {
+                out.push(it.index);
+            }
+        }
+        out
+    }
+
+    /// Tells whether an edit id was written by shake (fold or undo).
+    pub fn is_shake_edit(&self, id: &str) -> bool {
+        self.shake_edits.contains(id)
+    }
+
+    /// Returns a target's content as projected before any shake edit: the latest other
+    /// tool's edit, else the entry's own content. `None` when that edit omits the target or has
+    /// no content.
+    pub fn base_content<'a>(&self, projection: &Projection<'_, 'a>, index: usize) -> Option<&'a RawValue> {
+        let entry = &projection.session.entries[index];
+        match self.foreign_edits.get(entry.id.as_ref()) {
+            None => own_content(entry),
+            Some(&e) => replacement_content(projection.session.entries[e].fields.replacement?),
+        }
+    }
+
+    /// The wall as a serialisable overlay value: `{"items":[…],"superseded":[…],"torn":[…]}`.
+    pub fn overlay(&self) -> Value {
+        let items: Vec<Value> = self
+            .items
+            .iter()
+            .map(|it| {
+                json!({"target": it.target, "kind": it.kind.as_str(), "label": it.label, "tokens": it.tokens,
+                       "block": it.block, "at": it.at.map(|(a, b)| [a, b]), "log": it.log})
+            })
+            .collect();
+        let torn: Vec<Value> = self
+            .torn
+            .iter()
+            .map(|t| json!({"log": t.log, "line": t.line, "listed": t.listed, "written": t.written}))
+            .collect();
+        json!({"items": items, "superseded": self.superseded, "torn": torn})
+    }
+}
+
+/// The `content` of a `replacement` object; `None` for `null` or a replacement without content.
+fn replacement_content(replacement: &RawValue) -> Option<&RawValue> {
+    #[derive(serde::Deserialize)]
+    struct Replacement<'b> {
+        #[serde(borrow)]
+        content: Option<&'b RawValue>,
+    }
+    serde_json::from_str::<Option<Replacement>>(replacement.get()).ok()??.content.filter(|c| c.get() != "null")
+}

@@ -1,0 +1,107 @@
+//! Safe writing: a batch cut at every byte leaves a file pi loads, `shake status` reports the
+//! half-written batch, and the next fold repairs it to exactly the wall a whole fold gives.
+//! Also the refusals: v1 files, foreign partial last lines.
+
+use serde_json::Value;
+
+use crate::env::{Oracle, TestEnv};
+use crate::synthetic::{filler, text, Builder};
+
+/// A small session whose fold writes a short batch (two tool results).
+fn small() -> String {
+    let mut b = Builder::new();
+    b.user(serde_json::json!("go"));
+    b.tool("bash", serde_json::json!({"command": "make"}), serde_json::json!([text(&filler("make", 900))]));
+    b.tool("grep", serde_json::json!({"pattern": "x"}), serde_json::json!([text(&filler("grep", 900))]));
+    b.user(serde_json::json!(filler("tail", 9000)));
+    b.text()
+}
+
+fn status(env: &TestEnv, path: &str) -> Value {
+    serde_json::from_str(&env.ok(&["status", path, "--json"])).unwrap()
+}
+
+fn wall_ids(s: &Value) -> Vec<(String, String)> {
+    s["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["id"].as_str().unwrap().to_string(), t["kind"].as_str().unwrap().to_string()))
+        .collect()
+}
+
+#[test]
+fn a_batch_cut_at_every_byte_loads_in_pi_and_is_repaired() {
+    let env = TestEnv::new();
+    let before = small();
+    let full = env.write("full.jsonl", &before);
+    let full_s = full.to_str().unwrap();
+    env.ok(&["fold", full_s, "--profile", "aggressive"]);
+    let after = std::fs::read(&full).unwrap();
+    let batch = &after[before.len()..];
+    assert_eq!(batch.iter().filter(|b| **b == b'\n').count(), 3, "log entry + two edits");
+    let intended = wall_ids(&status(&env, full_s));
+    assert_eq!(intended.len(), 2);
+
+    let cuts = env.dir.path().join("cuts");
+    std::fs::create_dir_all(&cuts).unwrap();
+    let mut files = Vec::new();
+    for k in 0..=batch.len() {
+        let path = cuts.join(format!("cut-{k:05}.jsonl"));
+        std::fs::write(&path, [before.as_bytes(), &batch[..k]].concat()).unwrap();
+        files.push(path.to_str().unwrap().to_string());
+    }
+    // pi loads every cut.
+    let args: Vec<&str> = files.iter().map(String::as_str).collect();
+    for r in Oracle::run("load-many.mjs", &args).as_array().unwrap() {
+        assert_eq!(r["accepted"], true, "{r}");
+    }
+    let first_line = batch.iter().position(|b| *b == b'\n').unwrap() + 1;
+    for (k, path) in files.iter().enumerate() {
+        let s = status(&env, path);
+        let torn = s["tornLastLine"] == true || !s["halfWritten"].as_array().unwrap().is_empty();
+        let whole = k == 0 || k == batch.len();
+        assert_eq!(torn, !whole, "cut at byte {k}: {s}");
+        if k >= first_line && k < batch.len() - 1 {
+            assert_eq!(s["halfWritten"].as_array().unwrap().len(), 1, "cut at byte {k} after the log entry: {s}");
+        }
+        if whole {
+            continue;
+        }
+        let out = env.ok(&["fold", path, "--profile", "aggressive"]);
+        assert!(out.contains("Repaired a half-written shake batch"), "cut at byte {k}: {out}");
+        let repaired = status(&env, path);
+        assert_eq!(wall_ids(&repaired), intended, "cut at byte {k}");
+        assert_eq!(repaired["tornLastLine"], false);
+        assert!(repaired["halfWritten"].as_array().unwrap().is_empty(), "cut at byte {k}: {repaired}");
+    }
+    // pi loads every repaired file too, with the same context as after the whole fold.
+    let whole = &Oracle::run("load-many.mjs", &[full_s])[0];
+    for r in Oracle::run("load-many.mjs", &args[1..args.len() - 1]).as_array().unwrap() {
+        assert_eq!(r["accepted"], true, "{r}");
+        assert_eq!(r["messages"], whole["messages"], "{r}");
+    }
+}
+
+#[test]
+fn refuses_v1_files_and_foreign_partial_lines() {
+    let env = TestEnv::new();
+    let v1 = env.fixture("pi-v1-legacy.jsonl");
+    let err = env.fails(&["fold", v1.to_str().unwrap()], 1);
+    assert!(err.contains("version 1 session") && err.contains("open the session in pi once"), "{err}");
+    let mut text = small();
+    text.push_str(r#"{"type":"message","id":"half"#);
+    let path = env.write("partial.jsonl", &text);
+    let err = env.fails(&["undo", path.to_str().unwrap()], 1);
+    assert!(err.contains("last line is incomplete"), "{err}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+}
+
+#[test]
+fn warns_when_the_file_was_just_written() {
+    let env = TestEnv::new();
+    let path = env.write("live.jsonl", small());
+    let out = env.cmd().args(["fold", path.to_str().unwrap(), "--profile", "aggressive"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("was written 0s ago; if pi has this session open, quit pi"), "{err}");
+}

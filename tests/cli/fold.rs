@@ -1,0 +1,117 @@
+//! `shake fold` and `shake regions`: the sentence, the JSON, profiles and where they come from,
+//! scopes, `--branch`, and the skip-set that makes a repeat fold a no-op.
+
+use serde_json::Value;
+
+use crate::env::TestEnv;
+use crate::synthetic;
+
+fn setup() -> (TestEnv, String) {
+    let env = TestEnv::new();
+    let path = env.write("rich.jsonl", synthetic::rich().text);
+    let p = path.to_str().unwrap().to_string();
+    (env, p)
+}
+
+fn json(env: &TestEnv, args: &[&str]) -> Value {
+    serde_json::from_str(&env.ok(args)).unwrap()
+}
+
+#[test]
+fn the_sentence_names_counts_tokens_tail_profile_and_tokenizer() {
+    let (env, p) = setup();
+    let dry = env.ok(&["fold", &p, "--dry-run"]);
+    let plan = json(&env, &["fold", &p, "--dry-run", "--json"]);
+    let freed = crate::render_thousands(plan["tokensFreed"].as_u64().unwrap());
+    assert_eq!(
+        dry,
+        format!("[dry-run] · Shook 3 tool results + 4 blocks (~{freed} tokens). Protects the last 4,000 tokens. Profile: default (built-in). Tokenizer: pi.\n")
+    );
+    let real = env.ok(&["fold", &p]);
+    assert_eq!(real, dry.trim_start_matches("[dry-run] · "));
+    assert_eq!(
+        env.ok(&["fold", &p]),
+        "Nothing to fold. Protects the last 4,000 tokens. Profile: default (built-in). Tokenizer: pi.\n"
+    );
+    let thinking = env.ok(&["fold", &p, "--scope", "thinking", "--tokenizer", "o200k"]);
+    assert!(thinking.starts_with("Shook 1 thinking block (~") && thinking.ends_with("Tokenizer: o200k.\n"), "{thinking}");
+    assert!(env.ok(&["fold", &p, "--scope", "images"]).starts_with("Shook 2 images (~2,3"));
+}
+
+#[test]
+fn json_has_the_documented_keys() {
+    let (env, p) = setup();
+    let v = json(&env, &["fold", &p, "--json"]);
+    for key in ["op", "scope", "profile", "profileSource", "tokenizer", "toolResults", "blocks", "thinking", "images",
+        "tokensFreed", "targets", "appended", "leafBefore", "leafAfter", "resumePointMoved", "dryRun"] {
+        assert!(v.get(key).is_some(), "missing {key}: {v}");
+    }
+    assert_eq!(v["appended"].as_array().unwrap().len(), 1 + 7 - 1, "log entry + one edit per target (the user text holds 2 blocks)");
+    assert_eq!(v["leafAfter"], v["appended"][6]);
+    assert_eq!(v["resumePointMoved"], false);
+    let t = &v["targets"][0];
+    assert!(t["id"].is_string() && t["kind"].is_string() && t["tokens"].is_u64());
+}
+
+#[test]
+fn profile_comes_from_flag_then_project_then_agent_settings() {
+    let (env, p) = setup();
+    std::fs::write(env.agent_dir().join("settings.json"), r#"{"shake":{"profile":"conservative"}}"#).unwrap();
+    let out = env.ok(&["fold", &p, "--dry-run"]);
+    assert!(out.contains("Protects the last 8,000 tokens. Profile: conservative (settings.json (agent directory))."), "{out}");
+    std::fs::create_dir_all(env.cwd().join(".pi")).unwrap();
+    std::fs::write(env.cwd().join(".pi/settings.json"), r#"{"shake":{"profile":"aggressive"}}"#).unwrap();
+    let v = json(&env, &["fold", &p, "--dry-run", "--json"]);
+    assert_eq!((v["profile"].as_str(), v["profileSource"].as_str()), (Some("aggressive"), Some("project")));
+    let v = json(&env, &["fold", &p, "--dry-run", "--json", "--profile", "default"]);
+    assert_eq!(v["profileSource"], "flag");
+}
+
+#[test]
+fn branch_folds_another_leaf_and_says_pi_will_resume_it() {
+    let env = TestEnv::new();
+    let rich = synthetic::rich();
+    let path = env.write("rich.jsonl", &rich.text);
+    let p = path.to_str().unwrap();
+    let out = env.ok(&["fold", p, "--branch", &rich.side_leaf, "--profile", "aggressive"]);
+    assert!(out.contains(&format!("pi will now resume this branch (after {})", rich.side_leaf)), "{out}");
+    // The appended entries are the file's last: pi's leaf on load is now on the side branch.
+    let status: Value = serde_json::from_str(&env.ok(&["status", p, "--json"])).unwrap();
+    assert!(status["entries"].as_u64().unwrap() > 0);
+    let v = json(&env, &["undo", p, "--json"]);
+    assert_eq!(v["resumePointMoved"], false);
+}
+
+#[test]
+fn regions_lists_candidates_without_writing() {
+    let (env, p) = setup();
+    let before = std::fs::read(&p).unwrap();
+    let v = json(&env, &["regions", &p, "--json"]);
+    let plan = json(&env, &["fold", &p, "--dry-run", "--json"]);
+    let ours: Vec<(&Value, &Value, &Value)> = v["regions"].as_array().unwrap().iter().map(|r| (&r["id"], &r["kind"], &r["tokens"])).collect();
+    let theirs: Vec<(&Value, &Value, &Value)> = plan["targets"].as_array().unwrap().iter().map(|r| (&r["id"], &r["kind"], &r["tokens"])).collect();
+    assert_eq!(ours, theirs);
+    let text = env.ok(&["regions", &p, "--scope", "images"]);
+    assert_eq!(text.lines().count(), 2);
+    assert!(text.contains("\timage\timage/png\t1200\t[image/png omitted (~1,200 tokens)]"), "{text}");
+    assert_eq!(std::fs::read(&p).unwrap(), before);
+}
+
+#[test]
+fn folds_compose_across_scopes_and_undo_restores_all() {
+    let (env, p) = setup();
+    env.ok(&["fold", &p]);
+    env.ok(&["fold", &p, "--scope", "thinking"]);
+    let status: Value = serde_json::from_str(&env.ok(&["status", &p, "--json"])).unwrap();
+    assert_eq!(status["byKind"]["thinking"], 1);
+    assert_eq!(status["byKind"]["block"], 4);
+    // The assistant message with a folded rust block and its thinking dropped: one edit holds both.
+    let project: Value = serde_json::from_str(&env.ok(&["project", &p, "--json"])).unwrap();
+    let assistant = project["messages"].as_array().unwrap().iter().find(|m| m["role"] == "assistant").unwrap();
+    let content = assistant["content"].as_array().unwrap();
+    assert_eq!(content.len(), 1);
+    assert!(content[0]["text"].as_str().unwrap().contains("[rust block omitted (~"));
+    assert_eq!(content[0]["textSignature"], "t1");
+    let undo = env.ok(&["undo", &p]);
+    assert!(undo.starts_with("Restored 6 entries (~"), "{undo}");
+}
