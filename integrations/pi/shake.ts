@@ -29,7 +29,7 @@ const VERBS: Record<string, string> = {
 type Replacement = null | { content: string | unknown[] };
 type Edit = { targetId: string; replacement: Replacement };
 /** `shake fold --plan --json` / `shake undo --plan --json` (contract: docs/pi.md). */
-type Plan = { edits: Edit[]; log: unknown; tokensFreed: number; message: string };
+type Plan = { edits: Edit[]; log: unknown; tokensFreed?: number; tokensRestored?: number; message: string };
 /** `shake meter --json`. */
 type Meter = { tokens: number; severity?: string };
 /** What a command line asks for. */
@@ -197,7 +197,8 @@ export default function (pi: ExtensionAPI) {
 	async function apply(ctx: ExtensionCommandContext, verb: "fold" | "undo", cliArgs: string[]): Promise<void> {
 		const plan = await cliJson<Plan>(ctx, [verb, "--plan", ...cliArgs]);
 		if (!plan) return;
-		if (plan.edits.length === 0) {
+		// No edits but a log: the log entry repairs a half-written batch.
+		if (plan.edits.length === 0 && !plan.log) {
 			say(ctx, plan.message || (verb === "undo" ? "nothing to undo" : "nothing to shake"));
 			return;
 		}

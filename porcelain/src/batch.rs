@@ -27,6 +27,9 @@ pub struct WriteArgs {
     /// Print what would happen, prefixed "[dry-run]", and change nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// Print the batch for a host to append with its own writer (JSON: edits, log, tokens, message; docs/pi.md), and change nothing
+    #[arg(long, conflicts_with = "dry_run")]
+    pub plan: bool,
     /// Print JSON instead of a sentence
     #[arg(long)]
     pub json: bool,

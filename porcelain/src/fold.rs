@@ -10,6 +10,7 @@ use shake_plumbing::tokens::{Tokenizer, TokenizerName};
 use shake_plumbing::{Context, Error, Result};
 
 use crate::batch::{self, WriteArgs};
+use crate::host_plan::{self, Tokens};
 use crate::log_entry::{LogData, LogTarget, VERSION};
 use crate::plan::{plan_with_wall, FoldOptions, Plan};
 use crate::profile::{self, ProfileSource};
@@ -37,7 +38,7 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.write.load(ctx)?;
     let session = Session::parse(&file)?;
     ctx.warn_session(&session);
-    batch::check_writable(ctx, &session, args.write.dry_run)?;
+    batch::check_writable(ctx, &session, args.write.dry_run || args.write.plan)?;
     let leaf = rev.leaf(&session)?.ok_or_else(|| Error::user(format!("{}: the session has no entries", file.display())))?;
     let (profile, source) = profile::resolve(ctx, args.profile)?;
     let options = FoldOptions { scope: args.scope, profile, tokenizer: Tokenizer::new(args.tokenizer) };
@@ -45,6 +46,10 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
     let wall = Wall::at(&projection);
     let plan = plan_with_wall(&projection, &wall, &options);
     let repairs: Vec<String> = wall.torn.iter().map(|t| t.log.clone()).collect();
+    if args.write.plan {
+        let log = (!plan.is_empty() || !repairs.is_empty()).then(|| log_data(&plan, repairs));
+        return host_plan::print(out, &plan.edits, log, Tokens::Freed(plan.tokens_freed), &summary(&plan, &source));
+    }
     let needs_repair = !repairs.is_empty() || batch::torn_last_line(&file);
     let moved = session.default_leaf() != Some(leaf);
     let mut appended = Vec::new();

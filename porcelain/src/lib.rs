@@ -4,6 +4,7 @@
 
 pub mod batch;
 pub mod fold;
+pub mod host_plan;
 pub mod log;
 pub mod log_entry;
 pub mod pi_extension;

@@ -11,6 +11,7 @@ use shake_plumbing::tokens::{entry_tokens, Tokenizer, TokenizerName};
 use shake_plumbing::{Context, Error, Result};
 
 use crate::batch::{self, WriteArgs};
+use crate::host_plan::{self, Tokens};
 use crate::log_entry::{LogData, LogTarget, VERSION};
 use crate::plan::{tokens_with, TargetEdit};
 use crate::render::{plural, thousands, Paint};
@@ -56,40 +57,22 @@ pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.write.load(ctx)?;
     let session = Session::parse(&file)?;
     ctx.warn_session(&session);
-    batch::check_writable(ctx, &session, args.write.dry_run)?;
+    batch::check_writable(ctx, &session, args.write.dry_run || args.write.plan)?;
     let leaf = rev.leaf(&session)?.ok_or_else(|| Error::user(format!("{}: the session has no entries", file.display())))?;
     let tok = Tokenizer::new(args.tokenizer);
     let projection = Projection::at(&session, Some(leaf))?;
     let wall = Wall::at(&projection);
     let plan = undo_plan(&projection, &wall, &tok);
     let repairs: Vec<String> = wall.torn.iter().map(|t| t.log.clone()).collect();
+    if args.write.plan {
+        let log = (!plan.edits.is_empty() || !repairs.is_empty()).then(|| log_data(&session, &plan, &tok, repairs));
+        return host_plan::print(out, &plan.edits, log, Tokens::Restored(plan.tokens_restored), &summary(&plan, &tok));
+    }
     let needs_repair = !repairs.is_empty() || batch::torn_last_line(&file);
     let moved = session.default_leaf() != Some(leaf);
     let mut appended = Vec::new();
     if !args.write.dry_run && (!plan.edits.is_empty() || needs_repair) {
-        let targets = plan
-            .edits
-            .iter()
-            .map(|e| LogTarget {
-                id: e.target.clone(),
-                kind: "restore".into(),
-                label: label(&session, e.index),
-                tokens: e.after.saturating_sub(e.before),
-                edit: String::new(),
-                block: None,
-                at: None,
-            })
-            .collect();
-        let data = LogData {
-            v: VERSION,
-            op: "undo".into(),
-            scope: None,
-            profile: None,
-            tokenizer: tok.name.as_str().into(),
-            tokens: plan.tokens_restored,
-            targets,
-            repairs,
-        };
+        let data = log_data(&session, &plan, &tok, repairs);
         let edits: Vec<(String, &RawValue)> = plan.edits.iter().map(|e| (e.target.clone(), &*e.content)).collect();
         appended = batch::write(ctx, &session, leaf, data, &edits)?;
     }
@@ -119,17 +102,7 @@ pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
     }
     let paint = Paint::stdout();
     let prefix = if args.write.dry_run { "[dry-run] · " } else { "" };
-    let line = if plan.edits.is_empty() {
-        format!("Nothing to undo: no folds at this leaf. Tokenizer: {}.", tok.name)
-    } else {
-        format!(
-            "Restored {} (~{} tokens). Tokenizer: {}.",
-            plural(plan.edits.len(), "entry"),
-            thousands(plan.tokens_restored),
-            tok.name
-        )
-    };
-    writeln!(out, "{prefix}{}", paint.strong(&line))?;
+    writeln!(out, "{prefix}{}", paint.strong(&summary(&plan, &tok)))?;
     if needs_repair && !args.write.dry_run {
         writeln!(out, "Repaired a half-written shake batch (see `shake status`).")?;
     }
@@ -137,6 +110,46 @@ pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
         writeln!(out, "{}", paint.warn(&batch::resume_notice(args.write.dry_run, &leaf_id)))?;
     }
     Ok(0)
+}
+
+/// The log entry's data for an undo plan (edit ids are filled in when the batch is written).
+pub fn log_data(session: &Session<'_>, plan: &UndoPlan, tok: &Tokenizer, repairs: Vec<String>) -> LogData {
+    let targets = plan
+        .edits
+        .iter()
+        .map(|e| LogTarget {
+            id: e.target.clone(),
+            kind: "restore".into(),
+            label: label(session, e.index),
+            tokens: e.after.saturating_sub(e.before),
+            edit: String::new(),
+            block: None,
+            at: None,
+        })
+        .collect();
+    LogData {
+        v: VERSION,
+        op: "undo".into(),
+        scope: None,
+        profile: None,
+        tokenizer: tok.name.as_str().into(),
+        tokens: plan.tokens_restored,
+        targets,
+        repairs,
+    }
+}
+
+/// The one sentence an undo is reported with.
+pub fn summary(plan: &UndoPlan, tok: &Tokenizer) -> String {
+    if plan.edits.is_empty() {
+        return format!("Nothing to undo: no folds at this leaf. Tokenizer: {}.", tok.name);
+    }
+    format!(
+        "Restored {} (~{} tokens). Tokenizer: {}.",
+        plural(plan.edits.len(), "entry"),
+        thousands(plan.tokens_restored),
+        tok.name
+    )
 }
 
 /// A target's label in an undo log: the tool name of a tool result, else the role.

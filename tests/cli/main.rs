@@ -5,6 +5,7 @@ mod append;
 mod env;
 mod export;
 mod fold;
+mod host_plan;
 mod inspect;
 mod lifecycle;
 mod pi_live;

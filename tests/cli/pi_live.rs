@@ -223,28 +223,71 @@ fn fold_undo_scenario(vars: &[(&str, &str)]) -> (TestEnv, PiRun) {
     (env, run)
 }
 
-/// `shake status` and `shake log` on the file pi wrote agree with what happened.
+/// `shake status` and `shake log` on the file pi wrote agree with what happened: one fold of the
+/// read result, then one undo, each with the figure the fold reported in pi.
 fn assert_status_and_log(env: &TestEnv, run: &PiRun) {
     let file = run.session.to_str().unwrap();
     let folded_leaf = format!("{file}:{}", run.entry_of("after fold"));
     let status_folded: Value = serde_json::from_str(&env.ok(&["status", &folded_leaf, "--json"])).unwrap();
     let status_now: Value = serde_json::from_str(&env.ok(&["status", file, "--json"])).unwrap();
     let log: Value = serde_json::from_str(&env.ok(&["log", file, "--json"])).unwrap();
-    let ops: Vec<&str> = log.as_array().unwrap().iter().map(|e| e["op"].as_str().unwrap()).collect();
-    assert_eq!(ops, ["undo", "fold"], "{log}");
-    assert_ne!(status_folded, status_now);
+    let ops: Vec<(&str, u64)> = log.as_array().unwrap().iter().map(|e| (e["op"].as_str().unwrap(), e["tokens"].as_u64().unwrap())).collect();
+    let tokens = status_folded["tokensFreed"].as_u64().unwrap();
+    assert_eq!(ops, [("undo", tokens), ("fold", tokens)], "{log}");
+    assert_eq!((status_folded["entries"].as_u64(), status_folded["byKind"]["toolResult"].as_u64()), (Some(1), Some(1)));
+    assert_eq!((status_now["entries"].as_u64(), status_now["tokensFreed"].as_u64()), (Some(0), Some(0)), "{status_now}");
+    assert!(status_now["halfWritten"].as_array().unwrap().is_empty(), "{status_now}");
+    let said = format!("shake: Shook 1 tool result (~{} tokens).", crate::render_thousands(tokens));
+    assert!(run.stderr.contains(&said), "{said} in\n{}", run.stderr);
+}
+
+/// The batch as written, with the ids that differ between writers blanked: the log entry's data
+/// and each edit's target and replacement, in file order.
+fn batch_of(entries: &[Value]) -> Vec<Value> {
+    let mut batch: Vec<Value> = entries
+        .iter()
+        .filter(|e| e["type"] == "context_edit" || e["customType"] == "shake")
+        .map(|e| match e["type"].as_str() {
+            Some("context_edit") => serde_json::json!({"targetId": e["targetId"], "replacement": e["replacement"]}),
+            _ => {
+                let mut data = e["data"].clone();
+                for t in data["targets"].as_array_mut().unwrap() {
+                    t["edit"] = Value::Null;
+                }
+                data
+            }
+        })
+        .collect();
+    // shake writes the log entry first, pi after the edits; the order is not part of the format.
+    batch.sort_by_key(|v| v.to_string());
+    batch
+}
+
+/// Asserts that each batch pi wrote (the edits, then the log entry) is what `shake fold` /
+/// `shake undo` write themselves on the file as it was just before, but for ids.
+fn assert_batches_equal_the_clis(env: &TestEnv, run: &PiRun) {
+    let entries = run.entries();
+    let text = std::fs::read_to_string(&run.session).unwrap();
+    let logs: Vec<usize> = entries.iter().enumerate().filter(|(_, e)| e["customType"] == "shake").map(|(i, _)| i).collect();
+    assert_eq!(logs.len(), 2, "a fold and an undo");
+    for (log, verb) in logs.into_iter().zip(["fold", "undo"]) {
+        let start = (0..log).rev().take_while(|&i| entries[i]["type"] == "context_edit").last().unwrap();
+        let head: String = text.lines().take(start).map(|l| format!("{l}\n")).collect();
+        let copy = env.write(&format!("before-{verb}.jsonl"), head);
+        env.ok(&[verb, copy.to_str().unwrap()]);
+        let by_shake: Vec<Value> = std::fs::read_to_string(&copy).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(batch_of(&entries[start..=log]), batch_of(&by_shake[start..]), "{verb}");
+    }
 }
 
 #[test]
-#[ignore = "needs `shake fold --plan` (branch fold)"]
 fn fold_and_undo_through_pis_writer() {
     let (env, run) = fold_undo_scenario(&[]);
-    assert!(run.stderr.contains("shake: Shook"), "{}", run.stderr);
     assert_status_and_log(&env, &run);
+    assert_batches_equal_the_clis(&env, &run);
 }
 
 #[test]
-#[ignore = "needs `shake fold --plan` (branch fold)"]
 fn fold_and_undo_by_the_cli_with_a_session_reload() {
     let (env, run) = fold_undo_scenario(&[("SHAKE_PI_WRITER", "cli")]);
     assert!(run.stderr.contains("(session reloaded)"), "{}", run.stderr);
@@ -252,7 +295,6 @@ fn fold_and_undo_by_the_cli_with_a_session_reload() {
 }
 
 #[test]
-#[ignore = "needs `shake fold --plan` (branch fold)"]
 fn fold_while_busy_applies_before_the_next_request_of_the_run() {
     let env = sandbox();
     let filler = filler();
@@ -323,7 +365,6 @@ fn footer_meter_follows_settles_and_commands_not_tool_turns() {
 }
 
 #[test]
-#[ignore = "needs `shake fold --plan` (branch fold)"]
 fn shake_plans_at_pis_leaf_after_a_tree_move() {
     let env = sandbox();
     let side = filler();
