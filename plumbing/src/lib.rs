@@ -5,6 +5,7 @@ pub mod append;
 pub mod cmd;
 pub mod context;
 pub mod error;
+pub mod generate;
 pub mod id;
 pub mod pi;
 pub mod regions;

@@ -2,6 +2,8 @@
 //! running the real `shake` binary against a private store and pi session folder.
 
 mod append;
+mod bad_input;
+mod conformance;
 mod env;
 mod export;
 mod fold;
@@ -11,6 +13,7 @@ mod lifecycle;
 mod pi_live;
 mod project;
 mod synthetic;
+mod tree;
 
 /// `27838` → `27,838`, as shake prints counts.
 pub fn render_thousands(n: u64) -> String {

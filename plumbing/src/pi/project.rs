@@ -179,8 +179,9 @@ pub fn own_content<'a>(e: &Entry<'a>) -> Option<&'a RawValue> {
     }
 }
 
-/// `buildContextEntries`: the whole path, or from the latest compaction's kept boundary.
-fn context_entries(session: &Session<'_>, path: &[usize]) -> Vec<usize> {
+/// `buildContextEntries`: the whole path, or from the latest compaction's kept boundary. Unlike
+/// [`Projection::at`] it never fails on an edit without `replacement` (pi's own function does not).
+pub fn context_entries(session: &Session<'_>, path: &[usize]) -> Vec<usize> {
     let Some(cpos) = path.iter().rposition(|&i| session.entries[i].kind == "compaction") else {
         return path.to_vec();
     };

@@ -11,6 +11,21 @@ use std::fmt;
 use super::entry::{as_str, Entry, Fields};
 use super::file::SessionFile;
 
+/// The entry types pi 1.6.0 writes (others load, take part in the tree, and project to nothing).
+const KNOWN_TYPES: &[&str] = &[
+    "message",
+    "thinking_level_change",
+    "model_change",
+    "usage",
+    "compaction",
+    "branch_summary",
+    "custom",
+    "custom_message",
+    "context_edit",
+    "label",
+    "session_info",
+];
+
 /// pi's current session format version.
 pub const CURRENT_VERSION: u64 = 3;
 
@@ -91,6 +106,10 @@ impl<'a> Session<'a> {
             let fields: Fields<'a> = match serde_json::from_str(text) {
                 Ok(f) => f,
                 Err(e) => {
+                    // pi takes the first line JSON.parse accepts as the header, whatever it is.
+                    if header.is_none() && serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok() {
+                        return Err(ParseError::NotASession { path: file.display().into_owned(), line: line.number });
+                    }
                     let partial = line.number == last && !file.ends_with_newline();
                     warnings.push(Warning { line: line.number, message: malformed_message(text, &e, partial) });
                     continue;
@@ -139,10 +158,32 @@ impl<'a> Session<'a> {
             None if file.lines.iter().all(|l| file.line_text(l).trim().is_empty()) => None,
             None => return Err(ParseError::NoHeader { path: file.display().into_owned() }),
         };
+        if header.is_none() {
+            warnings.push(Warning { line: 0, message: "empty file (no session header); pi would start a new session in it".into() });
+        }
         let mut session = Session { file, header, entries, warnings, by_id: HashMap::new() };
         session.migrate();
         session.by_id = session.entries.iter().enumerate().map(|(i, e)| (e.id.to_string(), i)).collect();
+        session.check_tree();
         Ok(session)
+    }
+
+    /// Warns about entries pi loads but reads oddly: unknown types, and parents that are not there.
+    fn check_tree(&mut self) {
+        for e in &self.entries {
+            if !KNOWN_TYPES.contains(&e.kind.as_ref()) {
+                self.warnings.push(Warning {
+                    line: e.line,
+                    message: format!("entry {}: unknown type {:?}; pi loads it but it adds nothing to the context", e.id, e.kind),
+                });
+            }
+            if let Some(parent) = e.parent_id.as_deref().filter(|p| !self.by_id.contains_key(*p)) {
+                self.warnings.push(Warning {
+                    line: e.line,
+                    message: format!("entry {}: parent {parent:?} not found; pi starts the branch at this entry (an orphan root)", e.id),
+                });
+            }
+        }
     }
 
     /// Returns the header's declared version (3 for an empty file).
@@ -299,7 +340,22 @@ mod tests {
         let err = Session::parse(&f).unwrap_err();
         assert_eq!(err.to_string(), "t.jsonl:1: not a pi session: the first JSON line is not a session header");
         assert!(matches!(Session::parse(&file("nope\n")), Err(ParseError::NoHeader { .. })));
+        let array_first = file(&format!("[1,2]\n{HEAD}\n"));
+        assert!(matches!(Session::parse(&array_first), Err(ParseError::NotASession { line: 1, .. })));
         assert!(Session::parse(&file("")).unwrap().header.is_none());
+    }
+
+    #[test]
+    fn orphans_unknown_types_and_empty_files_warn() {
+        let f = file(&format!(
+            "{HEAD}\n{{\"type\":\"wormhole\",\"id\":\"a\",\"parentId\":null}}\n{{\"type\":\"label\",\"id\":\"b\",\"parentId\":\"gone\"}}\n"
+        ));
+        let s = Session::parse(&f).unwrap();
+        let got: Vec<_> = s.warnings.iter().map(|w| (w.line, w.message.split(';').next().unwrap())).collect();
+        assert_eq!(got, [(2, "entry a: unknown type \"wormhole\""), (3, "entry b: parent \"gone\" not found")]);
+        assert_eq!(s.path(1).unwrap(), [1]);
+        let empty = file("");
+        assert!(Session::parse(&empty).unwrap().warnings[0].message.starts_with("empty file"));
     }
 
     #[test]

@@ -1,0 +1,185 @@
+//! Bad input: every kind of damage a session file can have gets a clear warning or error naming
+//! the file and line, never a panic; where pi itself gets through, shake reads what pi reads.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::env::{Oracle, TestEnv};
+
+const HEAD: &str = r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#;
+const USER: &str = r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}}"#;
+
+/// Writes a session from lines (each followed by a newline).
+fn session(env: &TestEnv, name: &str, lines: &[&str]) -> PathBuf {
+    env.write(name, lines.iter().map(|l| format!("{l}\n")).collect::<String>())
+}
+
+/// A message entry with `content`, child of `parent`.
+fn message(id: &str, parent: &str, content: &str) -> String {
+    format!(
+        r#"{{"type":"message","id":"{id}","parentId":"{parent}","timestamp":"2026-01-01T00:00:02.000Z","message":{{"role":"user","content":{content},"timestamp":2}}}}"#
+    )
+}
+
+/// Runs `shake project --json`, asserting success, and returns (output, stderr).
+fn project(env: &TestEnv, path: &str) -> (Value, String) {
+    let out = env.run(&["project", path, "--json"]);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(out.status.success(), "{stderr}");
+    (serde_json::from_slice(&out.stdout).unwrap(), stderr)
+}
+
+/// Asserts shake projects the file as pi does, and returns shake's warnings.
+fn same_as_pi(env: &TestEnv, path: &PathBuf) -> String {
+    let p = path.to_str().unwrap();
+    let (ours, stderr) = project(env, p);
+    assert_eq!(ours, Oracle::run("project.mjs", &[p, "--compact"]), "{p}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    stderr
+}
+
+/// Asserts every tree command fails with exit 1 and says `what`; returns project's stderr.
+fn all_fail(env: &TestEnv, path: &str, what: &str) -> String {
+    for cmd in ["rev-parse", "ls-entries", "ls-leaves", "project"] {
+        let stderr = env.fails(&[cmd, path], 1);
+        assert!(stderr.contains(what), "{cmd}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+    env.fails(&["project", path], 1)
+}
+
+#[test]
+fn malformed_lines_are_skipped_with_a_warning() {
+    let env = TestEnv::new();
+    let two_objects = format!("{}{}", message("x1", "a1", "\"lost\""), message("x2", "a1", "\"lost\""));
+    let path = session(&env, "m.jsonl", &[HEAD, USER, "{not json}", &two_objects, &message("b1", "a1", "\"ok\"")]);
+    let stderr = same_as_pi(&env, &path);
+    let p = path.display();
+    assert!(stderr.contains(&format!("{p}:3: malformed JSON")), "{stderr}");
+    assert!(stderr.contains(&format!("{p}:4: malformed JSON (trailing characters")), "{stderr}");
+}
+
+#[test]
+fn a_partial_last_line_is_reported() {
+    let env = TestEnv::new();
+    let path = env.write("p.jsonl", format!("{HEAD}\n{USER}\n{{\"type\":\"message\",\"id\":\"b"));
+    let stderr = same_as_pi(&env, &path);
+    assert!(stderr.contains(&format!("{}:3: partial last line", path.display())), "{stderr}");
+}
+
+#[test]
+fn unknown_entry_types_load_and_warn() {
+    let env = TestEnv::new();
+    let odd = r#"{"type":"wormhole","id":"w1","parentId":"a1","timestamp":"2026-01-01T00:00:01.000Z","payload":[1]}"#;
+    let path = session(&env, "u.jsonl", &[HEAD, USER, odd, &message("b1", "w1", "\"after\"")]);
+    let stderr = same_as_pi(&env, &path);
+    assert!(stderr.contains(&format!("{}:3: entry w1: unknown type \"wormhole\"", path.display())), "{stderr}");
+    let listed = env.ok(&["ls-entries", path.to_str().unwrap()]);
+    assert_eq!(listed.lines().nth(1).unwrap().split('\t').take(2).collect::<Vec<_>>(), ["w1", "wormhole"]);
+}
+
+#[test]
+fn orphans_start_their_own_branch() {
+    let env = TestEnv::new();
+    let path = session(&env, "o.jsonl", &[HEAD, USER, &message("o1", "gone", "\"orphan\"")]);
+    let stderr = same_as_pi(&env, &path);
+    assert!(stderr.contains(&format!("{}:3: entry o1: parent \"gone\" not found", path.display())), "{stderr}");
+    let p = path.to_str().unwrap();
+    assert_eq!(env.ok(&["ls-entries", p]).lines().count(), 1);
+    assert_eq!(env.ok(&["ls-leaves", p]).lines().count(), 2);
+}
+
+#[test]
+fn cycles_are_named_not_followed() {
+    let env = TestEnv::new();
+    let path = session(&env, "c.jsonl", &[HEAD, USER, &message("c1", "c2", "\"x\""), &message("c2", "c1", "\"y\"")]);
+    let p = path.to_str().unwrap();
+    all_fail(&env, p, &format!("{p}: parentId cycle through entry c2 (line 4); pi would hang"));
+    assert!(env.fails(&["rev-parse", p], 1).contains("hint: repair the parentId"));
+    // An entry that is its own parent.
+    let path = session(&env, "self.jsonl", &[HEAD, USER, &message("s1", "s1", "\"x\"")]);
+    let p = path.to_str().unwrap();
+    all_fail(&env, p, "parentId cycle through entry s1 (line 3)");
+    // Branches that do not reach the loop still work.
+    assert!(env.ok(&["rev-parse", &format!("{p}:a1")]).ends_with(" a1\n"));
+}
+
+#[test]
+fn a_20_mb_line_is_read_like_any_other() {
+    let env = TestEnv::new();
+    let big = format!("\"{}\"", "x".repeat(20 << 20));
+    let path = session(&env, "big.jsonl", &[HEAD, USER, &message("b1", "a1", &big)]);
+    let (ours, _) = project(&env, path.to_str().unwrap());
+    assert_eq!(ours["messages"][1]["content"].as_str().map(str::len), Some(20 << 20));
+    assert_eq!(env.ok(&["ls-entries", path.to_str().unwrap()]).lines().count(), 2);
+    // A 20 MB broken line is named, not printed.
+    let broken = format!("{{\"type\":\"message\",\"id\":\"b2\",\"junk\":{}", "x".repeat(20 << 20));
+    let path = session(&env, "bigbad.jsonl", &[HEAD, USER, &broken, &message("b3", "a1", "\"ok\"")]);
+    let (_, stderr) = project(&env, path.to_str().unwrap());
+    assert!(stderr.contains(&format!("{}:3: malformed JSON", path.display())), "{stderr}");
+    assert!(stderr.len() < 1000, "the warning quotes the line");
+}
+
+#[test]
+fn invalid_utf8_is_decoded_as_pi_decodes_it() {
+    let env = TestEnv::new();
+    let mut bytes = format!("{HEAD}\n{USER}\n").into_bytes();
+    bytes.extend_from_slice(message("b1", "a1", "\"bad \u{1}\u{1} bytes\"").replace('\u{1}', "\u{fffd}").as_bytes());
+    // Replace the two U+FFFD by an invalid byte and a truncated 3-byte sequence.
+    let text = String::from_utf8(bytes).unwrap();
+    let mut bytes = text.replacen('\u{fffd}', "\u{1}", 1).replacen('\u{fffd}', "\u{2}", 1).into_bytes();
+    for b in &mut bytes {
+        *b = match *b {
+            1 => 0xff,
+            2 => 0xe2,
+            other => other,
+        };
+    }
+    bytes.push(b'\n');
+    let path = env.write("utf8.jsonl", bytes);
+    let stderr = same_as_pi(&env, &path);
+    assert!(stderr.contains(&format!("{}:3: invalid UTF-8", path.display())), "{stderr}");
+}
+
+#[test]
+fn the_header_must_be_the_first_json_line() {
+    let env = TestEnv::new();
+    // Garbage before the header is fine for pi.
+    let path = session(&env, "g.jsonl", &["garbage", HEAD, USER]);
+    assert!(same_as_pi(&env, &path).contains(&format!("{}:1: malformed JSON", path.display())));
+    for (name, first) in [("entry-first.jsonl", USER), ("array-first.jsonl", "[1,2]"), ("note.jsonl", r#"{"type":"note","id":"n"}"#)] {
+        let path = session(&env, name, &[first, HEAD, USER]);
+        let p = path.to_str().unwrap();
+        let stderr = all_fail(&env, p, &format!("{p}:1: not a pi session: the first JSON line is not a session header"));
+        assert!(!stderr.contains("panicked"));
+        assert!(Oracle::run("project.mjs", &[p]).get("error").is_some(), "pi refuses {name} too");
+    }
+    let path = session(&env, "none.jsonl", &["nothing", "here"]);
+    all_fail(&env, path.to_str().unwrap(), "not a pi session: no line is valid JSON");
+}
+
+#[test]
+fn an_empty_file_has_no_leaf() {
+    let env = TestEnv::new();
+    let path = env.write("empty.jsonl", "");
+    let p = path.to_str().unwrap();
+    let stderr = same_as_pi(&env, &path);
+    assert!(stderr.contains(&format!("{p}: empty file")), "{stderr}");
+    let err = env.fails(&["rev-parse", p], 1);
+    assert!(err.contains(&format!("{p}: the session has no entries")), "{err}");
+    assert_eq!(env.ok(&["ls-leaves", p]), "");
+}
+
+#[test]
+fn a_context_edit_without_replacement_is_an_error_where_pi_throws() {
+    let env = TestEnv::new();
+    let edit = r#"{"type":"context_edit","id":"e1","parentId":"a1","timestamp":"2026-01-01T00:00:03.000Z","targetId":"a1"}"#;
+    let path = session(&env, "e.jsonl", &[HEAD, USER, edit]);
+    let p = path.to_str().unwrap();
+    let err = env.fails(&["project", p], 1);
+    assert!(err.contains(&format!("{p}:3: context_edit e1 has no \"replacement\"")), "{err}");
+    // The tree commands do not project, so they still work.
+    assert_eq!(env.ok(&["ls-entries", p, "--context"]).lines().count(), 2);
+    assert!(env.ok(&["rev-parse", p]).ends_with(" e1\n"));
+}

@@ -1,0 +1,211 @@
+//! pi is the oracle: `shake project`, `ls-entries --context` and `ls-leaves` against pi 1.6.0's
+//! own code, for every branch tip of every fixture and of a few hundred generated sessions.
+//!
+//! One node process projects every tip of many files (`tests/oracle/project-all.mjs`), so the
+//! suite stays fast; the bulk compares against the library functions the commands run, and a
+//! sample goes through the `shake` binary itself.
+
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+use shake_plumbing::generate::{generate, Limit, Options};
+use shake_plumbing::pi::{Projection, Session, SessionFile};
+
+use crate::env::{fixtures, Oracle, TestEnv};
+
+/// How many generated sessions the suite checks (seeds `0..SEEDS`).
+const SEEDS: u64 = 300;
+/// How many of them also go through the `shake` binary.
+const BINARY_SEEDS: u64 = 8;
+
+/// Runs `project-all.mjs --roundtrip [--no-flat]` over `files` in one node process; one JSON
+/// value per file. Without `flat`, leaves have no `messages` (only their entries' messages).
+fn pi_project_all(files: &[PathBuf], flat: bool) -> Vec<Value> {
+    Oracle::ensure();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracle/project-all.mjs");
+    let mut child = Command::new("node")
+        .arg(script)
+        .arg("--roundtrip")
+        .args((!flat).then_some("--no-flat"))
+        .args(files)
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("node");
+    let stdout = child.stdout.take().expect("stdout");
+    let values: Vec<Value> = std::io::BufReader::new(stdout)
+        .lines()
+        .map(|line| serde_json::from_str(&line.expect("oracle output")).expect("oracle JSON"))
+        .collect();
+    assert!(child.wait().expect("node").success(), "project-all.mjs failed");
+    assert_eq!(values.len(), files.len());
+    values
+}
+
+/// v1 files get random ids from pi's migration, so only entry types and messages compare.
+fn comparable(p: &Value, with_ids: bool) -> Value {
+    if with_ids {
+        return serde_json::json!({"leafId": p["leafId"], "entries": p["entries"], "messages": p["messages"]});
+    }
+    let entries = p["entries"].as_array().expect("entries");
+    let entries: Vec<Value> = entries.iter().map(|e| serde_json::json!([e["type"], e["messages"]])).collect();
+    serde_json::json!({ "entries": entries })
+}
+
+/// The leaf and its entries, without the flattened message list.
+fn leaf_entries(p: &Value) -> Value {
+    serde_json::json!({"leafId": p["leafId"], "entries": p["entries"]})
+}
+
+/// Asserts two projections are equal, naming the first entry that differs (whole projections
+/// of generated sessions are too long to print).
+fn assert_same(ours: &Value, pi: &Value, what: &str) {
+    if ours == pi {
+        return;
+    }
+    let short = |v: &Value| {
+        let s = v.to_string();
+        s.chars().take(3000).collect::<String>()
+    };
+    let (a, b) = (ours["entries"].as_array(), pi["entries"].as_array());
+    if let (Some(a), Some(b)) = (a, b) {
+        if let Some(i) = (0..a.len().min(b.len())).find(|&i| a[i] != b[i]) {
+            panic!("{what}: entry {i} differs\n shake: {}\n    pi: {}", short(&a[i]), short(&b[i]));
+        }
+    }
+    panic!("{what}: projections differ\n shake: {}\n    pi: {}", short(ours), short(pi));
+}
+
+fn ids(list: &Value) -> Vec<&str> {
+    list.as_array().expect("array").iter().map(|v| v.as_str().expect("id")).collect()
+}
+
+/// Every tip of every fixture, through the binary.
+#[test]
+fn fixtures_every_leaf_equals_pi() {
+    let env = TestEnv::new();
+    let names = fixtures();
+    let paths: Vec<PathBuf> = names.iter().map(|n| env.fixture(n)).collect();
+    for ((name, path), pi) in names.iter().zip(&paths).zip(pi_project_all(&paths, true)) {
+        let path = path.to_str().unwrap();
+        let v3 = !name.contains(".v1.") && !name.contains("v1-legacy");
+        if !v3 {
+            // Only pi's leaf on load can be named: the ids differ.
+            let ours: Value = serde_json::from_str(&env.ok(&["project", path, "--json"])).unwrap();
+            let last = pi["leaves"].as_array().unwrap().last().unwrap();
+            assert_same(&comparable(&ours, false), &comparable(last, false), name);
+            continue;
+        }
+        for leaf in pi["leaves"].as_array().unwrap() {
+            let rev = format!("{path}:{}", leaf["leafId"].as_str().unwrap());
+            let ours: Value = serde_json::from_str(&env.ok(&["project", &rev, "--json"])).unwrap();
+            assert_same(&comparable(&ours, true), &comparable(leaf, true), &rev);
+            let listed: Value = serde_json::from_str(&env.ok(&["ls-entries", &rev, "--context", "--json"])).unwrap();
+            let listed: Vec<&str> = listed["entries"].as_array().unwrap().iter().map(|e| e["id"].as_str().unwrap()).collect();
+            assert_eq!(listed, ids(&leaf["contextEntryIds"]), "{name} leaf {}", leaf["leafId"]);
+        }
+        let leaves: Value = serde_json::from_str(&env.ok(&["ls-leaves", path, "--json"])).unwrap();
+        assert_eq!(tip_ids(&leaves, &pi), ids(&pi["tips"]), "{name}");
+    }
+}
+
+/// Our tips in file order, without pi's leaf on load when it is listed only for that reason.
+fn tip_ids<'v>(ours: &'v Value, pi: &Value) -> Vec<&'v str> {
+    let pi_tips = ids(&pi["tips"]);
+    ours["leaves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["id"].as_str().unwrap())
+        .filter(|id| pi_tips.contains(id) || *id != pi["lastEntryId"])
+        .collect()
+}
+
+/// Writes generated sessions for `seeds` into `dir`.
+fn generated(dir: &Path, seeds: std::ops::Range<u64>) -> Vec<PathBuf> {
+    seeds
+        .map(|seed| {
+            let path = dir.join(format!("gen-{seed}.jsonl"));
+            std::fs::write(&path, generate(&Options { seed, limit: Limit::Default, cwd: None })).unwrap();
+            path
+        })
+        .collect()
+}
+
+/// Checks one generated file against pi's output, with the library functions the commands use.
+fn check_generated(path: &Path, pi: &Value) {
+    let name = path.display();
+    assert!(pi.get("error").is_none(), "{name}: pi refused it: {}", pi["error"]);
+    assert_eq!(pi["piChangedFile"], "unchanged", "{name}: pi rewrote it");
+    assert_eq!(pi["notRoundTripping"], serde_json::json!([]), "{name}: lines JSON.stringify would print differently");
+    let file = SessionFile::read(path).unwrap();
+    let session = Session::parse(&file).unwrap();
+    assert!(session.warnings.is_empty(), "{name}: {:?}", session.warnings);
+    let tips: Vec<&str> = session.leaves().iter().map(|&i| session.entries[i].id.as_ref()).collect();
+    assert_eq!(tips, ids(&pi["tips"]), "{name}: tips");
+    for leaf in pi["leaves"].as_array().unwrap() {
+        let id = leaf["leafId"].as_str().unwrap();
+        let projection = Projection::at(&session, session.index_of(id)).unwrap();
+        assert_same(&leaf_entries(&projection.to_json()), &leaf_entries(leaf), &format!("{name} leaf {id}"));
+        let context: Vec<&str> = projection.context.iter().map(|&i| session.entries[i].id.as_ref()).collect();
+        assert_eq!(context, ids(&leaf["contextEntryIds"]), "{name} leaf {id}: context");
+        let path: Vec<&str> = projection.path.iter().map(|&i| session.entries[i].id.as_ref()).collect();
+        assert_eq!(path, ids(&leaf["pathIds"]), "{name} leaf {id}: path");
+    }
+}
+
+/// Every tip of `SEEDS` generated sessions, two node processes at once (the machines have 2 cores).
+#[test]
+fn generated_sessions_every_leaf_equals_pi() {
+    let env = TestEnv::new();
+    let files = generated(env.dir.path(), 0..SEEDS);
+    let check = |half: &[PathBuf]| {
+        for (path, pi) in half.iter().zip(pi_project_all(half, false)) {
+            check_generated(path, &pi);
+        }
+    };
+    let (a, b) = files.split_at(files.len() / 2);
+    std::thread::scope(|s| {
+        s.spawn(|| check(a));
+        check(b);
+    });
+}
+
+/// A sample of generated sessions through the `shake` binary: project, ls-entries, ls-leaves.
+#[test]
+fn generated_sessions_through_the_binary() {
+    let env = TestEnv::new();
+    let files = generated(env.dir.path(), 0..BINARY_SEEDS);
+    for (path, pi) in files.iter().zip(pi_project_all(&files, true)) {
+        let path = path.to_str().unwrap();
+        for leaf in pi["leaves"].as_array().unwrap() {
+            let rev = format!("{path}:{}", leaf["leafId"].as_str().unwrap());
+            let ours: Value = serde_json::from_str(&env.ok(&["project", &rev, "--json"])).unwrap();
+            assert_same(&comparable(&ours, true), &comparable(leaf, true), &rev);
+            let listed = env.ok(&["ls-entries", &rev, "--context"]);
+            let listed: Vec<&str> = listed.lines().map(|l| l.split('\t').next().unwrap()).collect();
+            assert_eq!(listed, ids(&leaf["contextEntryIds"]), "{rev}");
+        }
+        let leaves: Value = serde_json::from_str(&env.ok(&["ls-leaves", path, "--json"])).unwrap();
+        assert_eq!(tip_ids(&leaves, &pi), ids(&pi["tips"]), "{path}");
+    }
+}
+
+/// Generated context edits are exactly what pi's `appendContextEdit` would write at their place.
+#[test]
+fn generated_edits_are_what_pi_would_append() {
+    let env = TestEnv::new();
+    let files = generated(env.dir.path(), 0..8);
+    let mut edits = 0;
+    for path in &files {
+        let report = Oracle::run("append-check.mjs", &[path.to_str().unwrap(), "--no-probe"]);
+        assert_eq!(report["accepted"], true, "{}", path.display());
+        for edit in report["contextEdits"].as_array().unwrap() {
+            edits += 1;
+            assert_eq!(edit["piWouldAppend"], true, "{}: {edit}", path.display());
+            assert!(edit.get("piWouldNormalizeTo").is_none(), "{}: {edit}", path.display());
+        }
+    }
+    assert!(edits > 10, "the sample holds only {edits} edits");
+}
