@@ -118,7 +118,8 @@ export default function (pi: ExtensionAPI) {
 		const argv = [...args, leaf ? `${where.file}:${leaf}` : where.file];
 		const r = await pi.exec(BIN, argv, { cwd: ctx.cwd, timeout: 60_000 });
 		if (r.code === 0) return r.stdout;
-		if (/ENOENT/.test(r.stderr)) {
+		// pi.exec reports a failed spawn as exit 1 with the spawn error as stderr.
+		if (/^spawn .*\b(ENOENT|EACCES)\b/.test(r.stderr)) {
 			if (!quiet || !missingSaid) {
 				say(ctx, `the \`${BIN}\` binary was not found; install shake or set SHAKE_BIN to its path`, "error");
 			}
@@ -195,6 +196,11 @@ export default function (pi: ExtensionAPI) {
 
 	/** /shake and /shake undo: plan with the CLI, then write through pi. */
 	async function apply(ctx: ExtensionCommandContext, verb: "fold" | "undo", cliArgs: string[]): Promise<void> {
+		// A second plan would be made from the file without the first one's edits.
+		if (pending.length > 0) {
+			say(ctx, "pi is busy and a /shake is already queued for the end of this turn; try again when it is applied", "warning");
+			return;
+		}
 		const plan = await cliJson<Plan>(ctx, [verb, "--plan", ...cliArgs]);
 		if (!plan) return;
 		// No edits but a log: the log entry repairs a half-written batch.
@@ -219,7 +225,7 @@ export default function (pi: ExtensionAPI) {
 			await refresh(ctx);
 			return;
 		}
-		// Route C: the CLI appends under pi's leaf, then pi re-reads the file. This ctx is stale afterwards.
+		// No pi writer: the CLI appends at pi's leaf, then pi re-reads the file. This ctx is stale afterwards.
 		const file = ctx.sessionManager.getSessionFile() as string;
 		const out = await cli(ctx, [verb, ...cliArgs]);
 		if (out === undefined) return;
