@@ -331,7 +331,7 @@ fn footer_for(tokens: u64) -> String {
 fn footer_meter_follows_settles_and_commands_not_tool_turns() {
     let env = sandbox();
     let filler = filler();
-    let records = pi_rpc(&env, &["READ big.txt", &filler, "/shake", "/shake undo"]);
+    let records = pi_rpc(&env, &["READ big.txt", &filler, "/shake", "/shake undo", "/e2e-tree This is a long"]);
     // Per prompt: the footer texts set before its marker, and the messages shown.
     let mut steps: Vec<(Vec<String>, Vec<String>)> = vec![Default::default()];
     for r in &records {
@@ -350,8 +350,9 @@ fn footer_meter_follows_settles_and_commands_not_tool_turns() {
         }
     }
     steps.pop();
-    assert_eq!(steps.len(), 4, "{records:#?}");
-    // One refresh per settled run, though the first run took two model turns, and one per command.
+    assert_eq!(steps.len(), 5, "{records:#?}");
+    // One refresh per settled run, though the first run took two model turns, one per command, and
+    // one per tree move.
     for (footers, _) in &steps {
         assert_eq!(footers.len(), 1, "{steps:?}");
     }
@@ -362,6 +363,8 @@ fn footer_meter_follows_settles_and_commands_not_tool_turns() {
     assert_eq!(&steps[3].0[0], buried, "undo gives back what the fold took");
     assert_ne!(&steps[2].0[0], buried, "the fold lowers the meter");
     assert!(steps[2].1[0].starts_with("shake: Shook"), "{steps:?}");
+    // Back before the long message (pi's leaf, in memory only), the file is inside the tail again.
+    assert_eq!(steps[4].0[0], "✂ <1k shakeable");
 }
 
 #[test]
