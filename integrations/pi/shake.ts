@@ -68,10 +68,12 @@ export function completions(prefix: string): { value: string; label: string; des
 	return items.length > 0 ? items : null;
 }
 
-/** The footer text and its colour for a shakeable figure (thresholds as in `shake meter`). */
-export function meterLabel(tokens: number): { text: string; color: "dim" | "warning" | "error" } {
-	const text = tokens < 1000 ? "✂ <1k shakeable" : `✂ ~${Math.round(tokens / 1000)}k shakeable`;
-	return { text, color: tokens >= 25_000 ? "error" : tokens >= 10_000 ? "warning" : "dim" };
+/** The footer text and its colour for a shakeable figure: the label `shake meter` prints, coloured
+ * by the meter's `severity` (low/warning/alert), else by its thresholds (10k, 25k). */
+export function meterLabel(tokens: number, severity?: string): { text: string; color: "dim" | "warning" | "error" } {
+	const text = tokens < 1000 ? "✂ <1k shakeable" : `✂ ~${Math.round(tokens / 1000).toLocaleString("en-US")}k shakeable`;
+	const level = severity ?? (tokens >= 25_000 ? "alert" : tokens >= 10_000 ? "warning" : "low");
+	return { text, color: level === "alert" ? "error" : level === "warning" ? "warning" : "dim" };
 }
 
 /** The log entry's data with each target's `edit` set to the id pi gave the edit of that target
@@ -149,7 +151,7 @@ export default function (pi: ExtensionAPI) {
 		const run = ++meterRuns;
 		const m = await cliJson<Meter>(ctx, ["meter"], true);
 		if (run !== meterRuns || !m || typeof m.tokens !== "number") return;
-		const { text, color } = meterLabel(m.tokens);
+		const { text, color } = meterLabel(m.tokens, m.severity);
 		ctx.ui.setStatus(STATUS_KEY, ctx.ui.theme.fg(color, text));
 	}
 

@@ -322,7 +322,7 @@ fn pi_rpc(env: &TestEnv, prompts: &[&str]) -> Vec<Value> {
 fn footer_for(tokens: u64) -> String {
     match tokens {
         0..1000 => "✂ <1k shakeable".to_string(),
-        n => format!("✂ ~{}k shakeable", (n + 500) / 1000),
+        n => format!("✂ ~{}k shakeable", crate::render_thousands((n + 500) / 1000)),
     }
 }
 

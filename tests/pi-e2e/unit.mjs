@@ -36,13 +36,17 @@ assert.deepEqual(values("dry-run --profile "), ["dry-run --profile default", "dr
 assert.equal(completions("undo "), null);
 assert.equal(completions("zz"), null);
 
-// The footer: thresholds as `shake meter` (dim < 10k <= warning < 25k <= error).
+// The footer: the meter's label; thresholds as `shake meter` (dim < 10k <= warning < 25k <= error).
 assert.deepEqual(meterLabel(0), { text: "✂ <1k shakeable", color: "dim" });
 assert.deepEqual(meterLabel(999), { text: "✂ <1k shakeable", color: "dim" });
 assert.deepEqual(meterLabel(1500), { text: "✂ ~2k shakeable", color: "dim" });
 assert.deepEqual(meterLabel(9_999), { text: "✂ ~10k shakeable", color: "dim" });
 assert.deepEqual(meterLabel(10_000), { text: "✂ ~10k shakeable", color: "warning" });
 assert.deepEqual(meterLabel(27_400), { text: "✂ ~27k shakeable", color: "error" });
+assert.deepEqual(meterLabel(1_234_567), { text: "✂ ~1,235k shakeable", color: "error" });
+// The meter's own severity wins over the thresholds.
+assert.deepEqual(meterLabel(12_000, "low"), { text: "✂ ~12k shakeable", color: "dim" });
+assert.deepEqual(meterLabel(500, "alert"), { text: "✂ <1k shakeable", color: "error" });
 
 // The log entry names the ids pi gave the edits, per target (several regions can share a target).
 const plan = { v: 1, op: "fold", targets: [{ id: "t1", edit: "" }, { id: "t2", edit: "" }, { id: "t1", edit: "" }] };
