@@ -197,7 +197,7 @@ pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -237,9 +237,9 @@ impl Region {
         (self.kind, self.block, self.at)
     }
 
-    /// The text that replaces it.
-    pub fn placeholder(&self) -> String {
-        placeholder(self.kind, &self.label, self.tokens)
+    /// The text that replaces it; `None` for a thinking block, which is dropped.
+    pub fn placeholder(&self) -> Option<String> {
+        (self.kind != RegionKind::Thinking).then(|| placeholder(self.kind, &self.label, self.tokens))
     }
 }
 

@@ -14,6 +14,8 @@ use shake_plumbing::rev::{Rev, RevArgs};
 use shake_plumbing::{Context, Error, Result};
 
 use crate::log_entry::{LogData, CUSTOM_TYPE};
+use crate::plan::TargetEdit;
+use crate::wall::Wall;
 
 /// The arguments every command that appends takes.
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -41,6 +43,48 @@ impl WriteArgs {
         let leaf = self.branch.as_deref().map(|b| b.rsplit(':').next().unwrap_or(b).to_string());
         RevArgs { rev: self.rev.clone(), leaf }.load(ctx)
     }
+}
+
+/// Returns the leaf a write acts on, after telling the session's warnings and refusing files
+/// shake must not append to.
+pub fn write_leaf(ctx: &Context, session: &Session<'_>, rev: &Rev, dry_run: bool) -> Result<usize> {
+    ctx.warn_session(session);
+    check_writable(ctx, session, dry_run)?;
+    rev.leaf(session)?.ok_or_else(|| Error::user(format!("{}: the session has no entries", session.file.display())))
+}
+
+/// What a write did.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Ids appended, log entry first (empty for a dry run or when there was nothing to do).
+    pub appended: Vec<String>,
+    /// A half-written batch was (or, in a dry run, would be) repaired.
+    pub repaired: bool,
+    /// The leaf was not pi's leaf on load, so pi now resumes this branch.
+    pub moved: bool,
+}
+
+/// Writes a fold or undo batch unless it is a dry run: `edits`, and the log entry `data`
+/// builds from the ids of the half-written batches it repairs. With no edits it writes only
+/// when there is something to repair.
+pub fn commit(
+    ctx: &Context,
+    session: &Session<'_>,
+    leaf: usize,
+    args: &WriteArgs,
+    wall: &Wall,
+    edits: &[TargetEdit],
+    data: impl FnOnce(Vec<String>) -> LogData,
+) -> Result<Outcome> {
+    let repairs: Vec<String> = wall.torn.iter().map(|t| t.log.clone()).collect();
+    let repaired = !repairs.is_empty() || torn_last_line(session.file);
+    let mut outcome = Outcome { appended: Vec::new(), repaired, moved: session.default_leaf() != Some(leaf) };
+    if !args.dry_run && (!edits.is_empty() || repaired) {
+        let contents: Vec<(String, &RawValue)> = edits.iter().map(|e| (e.target.clone(), &*e.content)).collect();
+        outcome.appended = write(ctx, session, leaf, data(repairs), &contents)?;
+    }
+    outcome.moved &= args.dry_run || !outcome.appended.is_empty();
+    Ok(outcome)
 }
 
 /// Refuses files shake must not append to: v1/v2 sessions (pi rewrites them on open) and files
@@ -72,7 +116,7 @@ pub fn torn_last_line(file: &SessionFile) -> bool {
 /// Appends one batch after entry `leaf`: the log entry (its targets' `edit` fields filled in
 /// with fresh ids), then one `context_edit` per `(target id, content)`. Returns the ids
 /// appended, log entry first.
-pub fn write(ctx: &Context, session: &Session<'_>, leaf: usize, mut data: LogData, edits: &[(String, &RawValue)]) -> Result<Vec<String>> {
+fn write(ctx: &Context, session: &Session<'_>, leaf: usize, mut data: LogData, edits: &[(String, &RawValue)]) -> Result<Vec<String>> {
     let path = &session.file.path;
     if let Some(age) = recently_written(path) {
         ctx.warn(format_args!(
@@ -101,8 +145,22 @@ pub fn write(ctx: &Context, session: &Session<'_>, leaf: usize, mut data: LogDat
     Ok(ids)
 }
 
+/// Prints the lines that follow a fold's or undo's sentence: a repair, a moved resume point.
+pub fn notices(out: &mut dyn std::io::Write, outcome: &Outcome, dry_run: bool, leaf: &str) -> Result<()> {
+    let paint = crate::render::Paint::stdout();
+    if outcome.repaired && !dry_run {
+        writeln!(out, "Repaired a half-written shake batch (see `shake status`).")?;
+    } else if outcome.repaired {
+        writeln!(out, "A half-written shake batch is on this branch; the real run repairs it.")?;
+    }
+    if outcome.moved {
+        writeln!(out, "{}", paint.warn(&resume_notice(dry_run, leaf)))?;
+    }
+    Ok(())
+}
+
 /// The sentence for a write at a leaf that is not pi's leaf on load.
-pub fn resume_notice(dry_run: bool, leaf: &str) -> String {
+fn resume_notice(dry_run: bool, leaf: &str) -> String {
     let verb = if dry_run { "would resume" } else { "will now resume" };
     format!(
         "pi {verb} this branch (after {leaf}) the next time it opens the session: the appended entries become the file's last entries."

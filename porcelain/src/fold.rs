@@ -7,7 +7,7 @@ use serde_json::json;
 use shake_plumbing::pi::{Projection, Session};
 use shake_plumbing::regions::{Profile, RegionKind, Scope};
 use shake_plumbing::tokens::{Tokenizer, TokenizerName};
-use shake_plumbing::{Context, Error, Result};
+use shake_plumbing::{Context, Result};
 
 use crate::batch::{self, WriteArgs};
 use crate::host_plan::{self, Tokens};
@@ -37,35 +37,24 @@ pub struct FoldArgs {
 pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.write.load(ctx)?;
     let session = Session::parse(&file)?;
-    ctx.warn_session(&session);
-    batch::check_writable(ctx, &session, args.write.dry_run || args.write.plan)?;
-    let leaf = rev.leaf(&session)?.ok_or_else(|| Error::user(format!("{}: the session has no entries", file.display())))?;
+    let leaf = batch::write_leaf(ctx, &session, &rev, args.write.dry_run || args.write.plan)?;
     let (profile, source) = profile::resolve(ctx, args.profile)?;
     let options = FoldOptions { scope: args.scope, profile, tokenizer: Tokenizer::new(args.tokenizer) };
     let projection = Projection::at(&session, Some(leaf))?;
     let wall = Wall::at(&projection);
     let plan = plan_with_wall(&projection, &wall, &options);
-    let repairs: Vec<String> = wall.torn.iter().map(|t| t.log.clone()).collect();
     if args.write.plan {
-        let log = (!plan.is_empty() || !repairs.is_empty()).then(|| log_data(&plan, repairs));
-        return host_plan::print(out, &plan.edits, log, Tokens::Freed(plan.tokens_freed), &summary(&plan, &source));
+        let message = summary(&plan, &source);
+        return host_plan::print(out, &wall, &plan.edits, |r| log_data(&plan, r), Tokens::Freed(plan.tokens_freed), &message);
     }
-    let needs_repair = !repairs.is_empty() || batch::torn_last_line(&file);
-    let moved = session.default_leaf() != Some(leaf);
-    let mut appended = Vec::new();
-    if !args.write.dry_run && (!plan.is_empty() || needs_repair) {
-        let data = log_data(&plan, repairs);
-        let edits: Vec<(String, &serde_json::value::RawValue)> =
-            plan.edits.iter().map(|e| (e.target.clone(), &*e.content)).collect();
-        appended = batch::write(ctx, &session, leaf, data, &edits)?;
-    }
+    let outcome = batch::commit(ctx, &session, leaf, &args.write, &wall, &plan.edits, |repairs| log_data(&plan, repairs))?;
     let leaf_id = session.entries[leaf].id.to_string();
-    let report = Report { plan: &plan, source: &source, dry_run: args.write.dry_run, moved, leaf: &leaf_id, appended: &appended };
+    let report = Report { plan: &plan, source: &source, dry_run: args.write.dry_run, leaf: &leaf_id, outcome: &outcome };
     if args.write.json {
         serde_json::to_writer(&mut *out, &report.json()).map_err(std::io::Error::from)?;
         writeln!(out)?;
     } else {
-        report.human(out, needs_repair)?;
+        report.human(out)?;
     }
     Ok(0)
 }
@@ -131,25 +120,16 @@ struct Report<'r> {
     plan: &'r Plan,
     source: &'r ProfileSource,
     dry_run: bool,
-    moved: bool,
     leaf: &'r str,
-    appended: &'r [String],
+    outcome: &'r batch::Outcome,
 }
 
 impl Report<'_> {
-    fn human(&self, out: &mut dyn Write, repaired: bool) -> Result<()> {
+    fn human(&self, out: &mut dyn Write) -> Result<()> {
         let paint = Paint::stdout();
         let prefix = if self.dry_run { "[dry-run] · " } else { "" };
         writeln!(out, "{prefix}{}", paint.strong(&summary(self.plan, self.source)))?;
-        if repaired && !self.dry_run {
-            writeln!(out, "Repaired a half-written shake batch (see `shake status`).")?;
-        } else if repaired {
-            writeln!(out, "A half-written shake batch is on this branch; the real run repairs it.")?;
-        }
-        if self.moved && (self.dry_run || !self.appended.is_empty()) {
-            writeln!(out, "{}", paint.warn(&batch::resume_notice(self.dry_run, self.leaf)))?;
-        }
-        Ok(())
+        batch::notices(out, self.outcome, self.dry_run, self.leaf)
     }
 
     fn json(&self) -> serde_json::Value {
@@ -174,10 +154,10 @@ impl Report<'_> {
             "tokensFreed": p.tokens_freed,
             "protectsTokens": if o.scope == Scope::Elide { o.profile.tail() } else { 0 },
             "targets": targets,
-            "appended": self.appended,
+            "appended": self.outcome.appended,
             "leafBefore": self.leaf,
-            "leafAfter": self.appended.last().map_or(self.leaf, String::as_str),
-            "resumePointMoved": self.moved && (self.dry_run || !self.appended.is_empty()),
+            "leafAfter": self.outcome.appended.last().map_or(self.leaf, String::as_str),
+            "resumePointMoved": self.outcome.moved,
         })
     }
 }

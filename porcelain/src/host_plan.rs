@@ -13,6 +13,7 @@ use shake_plumbing::Result;
 
 use crate::log_entry::LogData;
 use crate::plan::TargetEdit;
+use crate::wall::Wall;
 
 /// One edit as pi's `appendContextEdit(targetId, replacement)` takes it.
 #[derive(Serialize)]
@@ -49,9 +50,19 @@ pub enum Tokens {
     Restored(u64),
 }
 
-/// Prints the plan as one JSON line. `log` is the log entry a real run would append (`None` when
-/// it would append nothing); `message` is the line the real run prints.
-pub fn print(out: &mut dyn Write, edits: &[TargetEdit], log: Option<LogData>, tokens: Tokens, message: &str) -> Result {
+/// Prints the plan as one JSON line: `edits`, and the log entry `data` builds from the ids of the
+/// half-written batches in `wall` it would repair (`null` when a real run would append nothing);
+/// `message` is the line the real run prints.
+pub fn print(
+    out: &mut dyn Write,
+    wall: &Wall,
+    edits: &[TargetEdit],
+    data: impl FnOnce(Vec<String>) -> LogData,
+    tokens: Tokens,
+    message: &str,
+) -> Result {
+    let repairs: Vec<String> = wall.torn.iter().map(|t| t.log.clone()).collect();
+    let log = (!edits.is_empty() || !repairs.is_empty()).then(|| data(repairs));
     let edits = edits
         .iter()
         .map(|e| HostEdit { target_id: &e.target, replacement: Replacement { content: &e.content } })

@@ -93,7 +93,7 @@ pub fn plan_with_wall(projection: &Projection<'_, '_>, wall: &Wall, options: &Fo
             continue;
         }
         let target = projection.session.entries[index].id.to_string();
-        let mut all: Vec<&Item> = wall.items_of(&target).collect();
+        let mut all: Vec<&Item> = wall.items_of(&target).iter().collect();
         all.extend(&new);
         let content = compose(&base, base_raw, &all);
         let before = entry_tokens(projection, pos, tok);
@@ -119,7 +119,7 @@ pub fn tokens_with(session: &Session<'_>, index: usize, content: &Content<'_>, t
 fn regions_in(session: &Session<'_>, index: usize, base: &Content<'_>, wall: &Wall, o: &FoldOptions) -> Vec<Item> {
     let entry = &session.entries[index];
     let target = entry.id.to_string();
-    let folded: Vec<_> = wall.items_of(&target).map(Item::key).collect();
+    let folded: Vec<_> = wall.items_of(&target).iter().map(Item::key).collect();
     regions(entry, base, o.scope, o.profile, &o.tokenizer)
         .into_iter()
         .filter(|r| !folded.contains(&r.key()))
@@ -141,7 +141,7 @@ pub fn compose(base: &Content<'_>, base_raw: &RawValue, items: &[&Item]) -> Box<
                 match &b.kind {
                     BlockKind::Text(t) if whole.is_some() => {
                         if !placed && !t.is_empty() {
-                            out.push(with_text(b.raw, &whole.map(|w| w.placeholder()).unwrap_or_default()));
+                            out.push(with_text(b.raw, &whole.and_then(|w| w.placeholder()).unwrap_or_default()));
                             placed = true;
                         }
                     }
@@ -149,7 +149,7 @@ pub fn compose(base: &Content<'_>, base_raw: &RawValue, items: &[&Item]) -> Box<
                     BlockKind::Thinking(_) if has(RegionKind::Thinking) => {}
                     BlockKind::Image { .. } if has(RegionKind::Image) => {
                         let it = items.iter().find(|it| it.kind == RegionKind::Image && it.block == Some(i));
-                        let text = it.map(|it| it.placeholder()).unwrap_or_default();
+                        let text = it.and_then(|it| it.placeholder()).unwrap_or_default();
                         out.push(format!("{{\"type\":\"text\",\"text\":{}}}", js_string(&text)));
                     }
                     _ => out.push(b.raw.get().to_string()),
@@ -167,7 +167,7 @@ fn replace_spans(text: &str, items: &[&Item], block: Option<usize>) -> String {
     let mut spans: Vec<(usize, usize, String)> = items
         .iter()
         .filter(|it| it.kind == RegionKind::Block && it.block == block)
-        .filter_map(|it| it.at.map(|(a, b)| (a, b, it.placeholder())))
+        .filter_map(|it| Some((it.at?.0, it.at?.1, it.placeholder()?)))
         .filter(|(a, b, _)| text.get(*a..*b).is_some())
         .collect();
     spans.sort_by_key(|s| std::cmp::Reverse(s.0));

@@ -21,6 +21,19 @@ pub fn counts(parts: &[(usize, &str)]) -> String {
     parts.iter().filter(|(n, _)| *n > 0).map(|(n, noun)| plural(*n, noun)).collect::<Vec<_>>().join(" + ")
 }
 
+/// The arguments of the commands that only read a leaf: which one, the tokenizer, JSON or not.
+#[derive(clap::Args, Debug)]
+pub struct ReadArgs {
+    #[command(flatten)]
+    pub rev: shake_plumbing::rev::RevArgs,
+    /// Tokenizer for every token figure
+    #[arg(long, value_enum, default_value_t = shake_plumbing::tokens::TokenizerName::Pi)]
+    pub tokenizer: shake_plumbing::tokens::TokenizerName,
+    /// Print JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// Styles text when colour is on.
 #[derive(Clone, Copy, Debug)]
 pub struct Paint {

@@ -6,35 +6,29 @@ use std::io::Write;
 use serde_json::{json, Value};
 use shake_plumbing::pi::{Entry, Projected, Projection, Session};
 use shake_plumbing::regions::{placeholder, RegionKind};
-use shake_plumbing::rev::{resolve_entry, RevArgs};
-use shake_plumbing::tokens::{entry_tokens, Tokenizer, TokenizerName};
+use shake_plumbing::rev::resolve_entry;
+use shake_plumbing::tokens::{entry_tokens, Tokenizer};
 use shake_plumbing::{Context, Result};
 
 use crate::log::describe;
 use crate::log_entry::{self, LogData};
-use crate::render::{counts, thousands, Paint};
+use crate::render::{counts, thousands, Paint, ReadArgs};
 use crate::wall::Wall;
 
 /// Show a shake log entry, any other entry, or the projected context at a leaf
 #[derive(clap::Args, Debug)]
 pub struct ShowArgs {
     #[command(flatten)]
-    pub rev: RevArgs,
-    /// Tokenizer for every token figure
-    #[arg(long, value_enum, default_value_t = TokenizerName::Pi)]
-    pub tokenizer: TokenizerName,
-    /// Print JSON instead of text
-    #[arg(long)]
-    pub json: bool,
+    pub read: ReadArgs,
 }
 
 /// Runs `shake show`.
 pub fn run(ctx: &Context, args: &ShowArgs, out: &mut dyn Write) -> Result {
-    let (file, rev) = args.rev.load(ctx)?;
+    let (file, rev) = args.read.rev.load(ctx)?;
     let session = Session::parse(&file)?;
     ctx.warn_session(&session);
-    let tok = Tokenizer::new(args.tokenizer);
-    let named = match (&args.rev.leaf, &rev.entry) {
+    let tok = Tokenizer::new(args.read.tokenizer);
+    let named = match (&args.read.rev.leaf, &rev.entry) {
         (None, Some(prefix)) => Some(resolve_entry(&session, prefix)?),
         _ => None,
     };
@@ -42,10 +36,10 @@ pub fn run(ctx: &Context, args: &ShowArgs, out: &mut dyn Write) -> Result {
     let value = match named {
         Some(i) if log_entry::parse(&session.entries[i]).is_some() => {
             let data = log_entry::parse(&session.entries[i]).unwrap_or_else(|| unreachable!());
-            show_log(&session, i, &data, args.json, out)?
+            show_log(&session, i, &data, args.read.json, out)?
         }
-        Some(i) if !is_tip(i) => show_entry(&session, i, args.json, out)?,
-        _ => show_leaf(&Projection::at(&session, rev.leaf(&session)?)?, &tok, args.json, out)?,
+        Some(i) if !is_tip(i) => show_entry(&session, i, args.read.json, out)?,
+        _ => show_leaf(&Projection::at(&session, rev.leaf(&session)?)?, &tok, args.read.json, out)?,
     };
     if let Some(v) = value {
         serde_json::to_writer(&mut *out, &v).map_err(std::io::Error::from)?;
@@ -58,7 +52,7 @@ fn show_log(session: &Session<'_>, i: usize, d: &LogData, json: bool, out: &mut 
     let e = &session.entries[i];
     let written = |id: &str| session.get(id).is_some_and(|x| x.kind == "context_edit");
     let placeholder_of = |t: &log_entry::LogTarget| {
-        RegionKind::parse(&t.kind).map(|k| placeholder(k, &t.label, t.tokens))
+        RegionKind::parse(&t.kind).filter(|k| *k != RegionKind::Thinking).map(|k| placeholder(k, &t.label, t.tokens))
     };
     if json {
         let targets: Vec<Value> = d
@@ -122,7 +116,7 @@ fn show_leaf(projection: &Projection<'_, '_>, tok: &Tokenizer, json: bool, out: 
     let mut rows = Vec::new();
     for (pos, &i) in projection.context.iter().enumerate() {
         let e = &session.entries[i];
-        let items: Vec<_> = wall.items_of(&e.id).collect();
+        let items = wall.items_of(&e.id);
         let count = |k| items.iter().filter(|it| it.kind == k).count();
         let folded = counts(&[
             (count(RegionKind::ToolResult), "tool result"),

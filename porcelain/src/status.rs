@@ -7,12 +7,11 @@ use std::io::Write;
 use serde_json::json;
 use shake_plumbing::pi::{Projection, Session};
 use shake_plumbing::regions::RegionKind;
-use shake_plumbing::rev::RevArgs;
-use shake_plumbing::tokens::{Tokenizer, TokenizerName};
+use shake_plumbing::tokens::Tokenizer;
 use shake_plumbing::{Context, Result};
 
 use crate::batch::torn_last_line;
-use crate::render::{counts, plural, thousands, Paint};
+use crate::render::{counts, plural, thousands, Paint, ReadArgs};
 use crate::undo::undo_plan;
 use crate::wall::Wall;
 
@@ -20,13 +19,7 @@ use crate::wall::Wall;
 #[derive(clap::Args, Debug)]
 pub struct StatusArgs {
     #[command(flatten)]
-    pub rev: RevArgs,
-    /// Tokenizer for every token figure
-    #[arg(long, value_enum, default_value_t = TokenizerName::Pi)]
-    pub tokenizer: TokenizerName,
-    /// Print JSON instead of text
-    #[arg(long)]
-    pub json: bool,
+    pub read: ReadArgs,
 }
 
 /// Folds that apply on another branch of the session but not at this leaf.
@@ -67,18 +60,18 @@ pub fn stranded(session: &Session<'_>, current: &Projection<'_, '_>) -> Vec<Stra
 
 /// Runs `shake status`.
 pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result {
-    let (file, rev) = args.rev.load(ctx)?;
+    let (file, rev) = args.read.rev.load(ctx)?;
     let session = Session::parse(&file)?;
     ctx.warn_session(&session);
     let projection = Projection::at(&session, rev.leaf(&session)?)?;
-    let tok = Tokenizer::new(args.tokenizer);
+    let tok = Tokenizer::new(args.read.tokenizer);
     let wall = Wall::at(&projection);
     let freed = undo_plan(&projection, &wall, &tok).tokens_restored;
     let stranded = stranded(&session, &projection);
     let torn_line = torn_last_line(&file);
     let count = |k| wall.items.iter().filter(|it| it.kind == k).count();
     let leaf = projection.leaf.map(|l| session.entries[l].id.to_string());
-    if args.json {
+    if args.read.json {
         let targets: Vec<_> = wall
             .items
             .iter()

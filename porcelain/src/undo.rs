@@ -4,11 +4,10 @@
 use std::io::Write;
 
 use serde_json::json;
-use serde_json::value::RawValue;
 use shake_plumbing::pi::{Content, Projection, Session};
 use shake_plumbing::regions::tool_label;
 use shake_plumbing::tokens::{entry_tokens, Tokenizer, TokenizerName};
-use shake_plumbing::{Context, Error, Result};
+use shake_plumbing::{Context, Result};
 
 use crate::batch::{self, WriteArgs};
 use crate::host_plan::{self, Tokens};
@@ -40,9 +39,10 @@ pub struct UndoPlan {
 pub fn undo_plan(projection: &Projection<'_, '_>, wall: &Wall, tok: &Tokenizer) -> UndoPlan {
     let mut edits = Vec::new();
     let mut restored = 0;
+    let position: std::collections::HashMap<usize, usize> = projection.context.iter().enumerate().map(|(p, &i)| (i, p)).collect();
     for index in wall.targets() {
         let Some(base) = wall.base_content(projection, index) else { continue };
-        let Some(pos) = projection.context.iter().position(|&i| i == index) else { continue };
+        let Some(&pos) = position.get(&index) else { continue };
         let before = entry_tokens(projection, pos, tok);
         let after = tokens_with(projection.session, index, &Content::parse(Some(base)), tok);
         restored += after.saturating_sub(before);
@@ -56,28 +56,17 @@ pub fn undo_plan(projection: &Projection<'_, '_>, wall: &Wall, tok: &Tokenizer) 
 pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.write.load(ctx)?;
     let session = Session::parse(&file)?;
-    ctx.warn_session(&session);
-    batch::check_writable(ctx, &session, args.write.dry_run || args.write.plan)?;
-    let leaf = rev.leaf(&session)?.ok_or_else(|| Error::user(format!("{}: the session has no entries", file.display())))?;
+    let leaf = batch::write_leaf(ctx, &session, &rev, args.write.dry_run || args.write.plan)?;
     let tok = Tokenizer::new(args.tokenizer);
     let projection = Projection::at(&session, Some(leaf))?;
     let wall = Wall::at(&projection);
     let plan = undo_plan(&projection, &wall, &tok);
-    let repairs: Vec<String> = wall.torn.iter().map(|t| t.log.clone()).collect();
+    let data = |repairs| log_data(&session, &plan, &tok, repairs);
     if args.write.plan {
-        let log = (!plan.edits.is_empty() || !repairs.is_empty()).then(|| log_data(&session, &plan, &tok, repairs));
-        return host_plan::print(out, &plan.edits, log, Tokens::Restored(plan.tokens_restored), &summary(&plan, &tok));
+        return host_plan::print(out, &wall, &plan.edits, data, Tokens::Restored(plan.tokens_restored), &summary(&plan, &tok));
     }
-    let needs_repair = !repairs.is_empty() || batch::torn_last_line(&file);
-    let moved = session.default_leaf() != Some(leaf);
-    let mut appended = Vec::new();
-    if !args.write.dry_run && (!plan.edits.is_empty() || needs_repair) {
-        let data = log_data(&session, &plan, &tok, repairs);
-        let edits: Vec<(String, &RawValue)> = plan.edits.iter().map(|e| (e.target.clone(), &*e.content)).collect();
-        appended = batch::write(ctx, &session, leaf, data, &edits)?;
-    }
+    let outcome = batch::commit(ctx, &session, leaf, &args.write, &wall, &plan.edits, data)?;
     let leaf_id = session.entries[leaf].id.to_string();
-    let moved = moved && (args.write.dry_run || !appended.is_empty());
     if args.write.json {
         let targets: Vec<_> = plan
             .edits
@@ -91,10 +80,10 @@ pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
             "entries": plan.edits.len(),
             "tokensRestored": plan.tokens_restored,
             "targets": targets,
-            "appended": appended,
+            "appended": outcome.appended,
             "leafBefore": leaf_id,
-            "leafAfter": appended.last().unwrap_or(&leaf_id),
-            "resumePointMoved": moved,
+            "leafAfter": outcome.appended.last().unwrap_or(&leaf_id),
+            "resumePointMoved": outcome.moved,
         });
         serde_json::to_writer(&mut *out, &value).map_err(std::io::Error::from)?;
         writeln!(out)?;
@@ -103,12 +92,7 @@ pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
     let paint = Paint::stdout();
     let prefix = if args.write.dry_run { "[dry-run] · " } else { "" };
     writeln!(out, "{prefix}{}", paint.strong(&summary(&plan, &tok)))?;
-    if needs_repair && !args.write.dry_run {
-        writeln!(out, "Repaired a half-written shake batch (see `shake status`).")?;
-    }
-    if moved {
-        writeln!(out, "{}", paint.warn(&batch::resume_notice(args.write.dry_run, &leaf_id)))?;
-    }
+    batch::notices(out, &outcome, args.write.dry_run, &leaf_id)?;
     Ok(0)
 }
 

@@ -46,9 +46,9 @@ impl Item {
         (self.kind, self.block, self.at)
     }
 
-    /// The text the model sees instead of the region.
-    pub fn placeholder(&self) -> String {
-        placeholder(self.kind, &self.label, self.tokens)
+    /// The text the model sees instead of the region; `None` for a dropped thinking block.
+    pub fn placeholder(&self) -> Option<String> {
+        (self.kind != RegionKind::Thinking).then(|| placeholder(self.kind, &self.label, self.tokens))
     }
 }
 
@@ -78,6 +78,8 @@ pub struct Wall {
     pub logs: Vec<(usize, LogData)>,
     /// Every edit id a shake log on the path announced.
     shake_edits: HashSet<String>,
+    /// Target id → its items (contiguous, as items are in context order).
+    by_target: HashMap<String, std::ops::Range<usize>>,
     /// Target id → index of the latest non-shake edit for it in the context.
     foreign_edits: HashMap<String, usize>,
 }
@@ -157,6 +159,9 @@ impl Wall {
             wall.items.push(item);
         }
         wall.items.sort_by_key(|it| (position[&it.index], it.block, it.at));
+        for (n, it) in wall.items.iter().enumerate() {
+            wall.by_target.entry(it.target.clone()).or_insert(n..n).end = n + 1;
+        }
         wall.logs = logs;
         wall
     }
@@ -167,18 +172,14 @@ impl Wall {
     }
 
     /// Returns the folded regions of one target.
-    pub fn items_of<'w>(&'w self, target: &'w str) -> impl Iterator<Item = &'w Item> + 'w {
-        self.items.iter().filter(move |it| it.target == target)
+    pub fn items_of(&self, target: &str) -> &[Item] {
+        self.by_target.get(target).map_or(&[], |r| &self.items[r.clone()])
     }
 
     /// Returns the folded targets as entry indexes, in context order, each once.
     pub fn targets(&self) -> Vec<usize> {
-        let mut out: Vec<usize> = Vec::new();
-        for it in &self.items {
-            if !out.contains(&it.index) {
-                out.push(it.index);
-            }
-        }
+        let mut out: Vec<usize> = self.items.iter().map(|it| it.index).collect();
+        out.dedup();
         out
     }
 

@@ -72,7 +72,7 @@ fn json(env: &TestEnv, args: &[&str]) -> Value {
     serde_json::from_str(&env.ok(args)).unwrap()
 }
 
-fn ids(v: &Value) -> HashSet<String> {
+fn ids_of(v: &Value) -> HashSet<String> {
     v["targets"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap().to_string()).collect()
 }
 
@@ -107,7 +107,7 @@ fn lifecycle(env: &TestEnv, path: &Path) -> HashSet<String> {
         }
         let log = json(env, &["log", p, "--json"]);
         assert_eq!(log[0]["tokens"], real["tokensFreed"], "one number: the log entry");
-        folded.extend(ids(&real));
+        folded.extend(ids_of(&real));
         assert_pi_accepts(path, &theirs);
         assert_same_except(&pre, &pi_project(path, None), &folded);
         let ours: Value = json(env, &["project", p, "--json"]);
@@ -153,7 +153,7 @@ fn lifecycle_on_a_synthetic_session_with_every_case() {
     let path = env.write("rich.jsonl", &rich.text);
     let pre_tokens = pi_project(&path, None)["tokens"]["projected"].as_u64().unwrap();
     let dry = json(&env, &["fold", path.to_str().unwrap(), "--dry-run", "--json"]);
-    let targets = ids(&dry);
+    let targets = ids_of(&dry);
     for id in &rich.folded_results {
         assert!(targets.contains(id), "{id} should fold: {dry}");
     }
@@ -194,5 +194,58 @@ fn lifecycle_on_the_real_fixtures() {
             continue;
         }
         lifecycle(&env, &path);
+    }
+}
+
+/// How many generated sessions the lifecycle runs over (seeds `0..GENERATED`).
+const GENERATED: u64 = 60;
+
+/// pi's view of many files at once (`fold-check.mjs`): projection at pi's leaf, lines that do
+/// not round-trip through JSON.stringify, and each active edit replayed through pi's writer.
+fn fold_check(paths: &[std::path::PathBuf]) -> Vec<Value> {
+    let args: Vec<&str> = paths.iter().map(|p| p.to_str().unwrap()).collect();
+    Oracle::run("fold-check.mjs", &args).as_array().unwrap().clone()
+}
+
+#[test]
+fn lifecycle_on_generated_sessions() {
+    use shake_plumbing::generate::{generate, Limit, Options};
+    let env = TestEnv::new();
+    let paths: Vec<_> = (0..GENERATED)
+        .map(|seed| env.write(&format!("gen-{seed}.jsonl"), generate(&Options { seed, limit: Limit::Default, cwd: None })))
+        .collect();
+    let pre = fold_check(&paths);
+    let mut folded: Vec<HashSet<String>> = Vec::new();
+    for path in &paths {
+        let p = path.to_str().unwrap();
+        let mut ids = HashSet::new();
+        for scope in ["elide", "thinking", "images"] {
+            let dry = json(&env, &["fold", p, "--scope", scope, "--profile", "aggressive", "--dry-run", "--json"]);
+            let real = json(&env, &["fold", p, "--scope", scope, "--profile", "aggressive", "--json"]);
+            assert_eq!(dry["tokensFreed"], real["tokensFreed"], "{p} {scope}: one number");
+            if !real["appended"].as_array().unwrap().is_empty() {
+                assert_eq!(json(&env, &["log", p, "--json"])[0]["tokens"], real["tokensFreed"]);
+            }
+            ids.extend(ids_of(&real));
+        }
+        folded.push(ids);
+    }
+    assert!(folded.iter().filter(|f| !f.is_empty()).count() > GENERATED as usize / 2, "most sessions fold something");
+    for ((path, before), (after, ids)) in paths.iter().zip(&pre).zip(fold_check(&paths).iter().zip(&folded)) {
+        let what = path.display();
+        assert_eq!(after["accepted"], true, "{what}");
+        assert_eq!(after["piChangedFile"], "unchanged", "{what}");
+        assert_eq!(after["notRoundTripping"], before["notRoundTripping"], "{what}: shake's lines are what pi would write");
+        for edit in after["edits"].as_array().unwrap() {
+            assert!(edit["ok"] == true && edit.get("normalized").is_none(), "{what}: {edit}");
+        }
+        assert_same_except(before, after, ids);
+        let ours = json(&env, &["project", path.to_str().unwrap(), "--json"]);
+        assert_eq!(ours["entries"], after["entries"], "{what}: shake projects the folded file as pi does");
+        env.ok(&["undo", path.to_str().unwrap()]);
+    }
+    for ((path, before), after) in paths.iter().zip(&pre).zip(&fold_check(&paths)) {
+        assert_eq!(messages_by_entry(after), messages_by_entry(before), "{}: undo restores pi's projection", path.display());
+        assert!(wall(&env, &[path.to_str().unwrap()]).is_empty());
     }
 }

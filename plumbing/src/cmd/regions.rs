@@ -66,7 +66,7 @@ pub fn run(ctx: &Context, args: &RegionsArgs, out: &mut dyn Write) -> Result {
     }
     for r in &found {
         writeln!(out, "{}\t{}\t{}\t{}\t{}", r["id"].as_str().unwrap_or(""), r["kind"].as_str().unwrap_or(""),
-            r["label"].as_str().unwrap_or(""), r["tokens"], r["placeholder"].as_str().unwrap_or(""))?;
+            r["label"].as_str().unwrap_or(""), r["tokens"], r["placeholder"].as_str().unwrap_or("(dropped)"))?;
     }
     Ok(0)
 }
