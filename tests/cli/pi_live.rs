@@ -239,6 +239,12 @@ fn assert_status_and_log(env: &TestEnv, run: &PiRun) {
     assert!(status_now["halfWritten"].as_array().unwrap().is_empty(), "{status_now}");
     let said = format!("shake: Shook 1 tool result (~{} tokens).", crate::render_thousands(tokens));
     assert!(run.stderr.contains(&said), "{said} in\n{}", run.stderr);
+    // `/shake status`, run between the fold and the undo, showed `shake status` at pi's leaf then.
+    let asked = run.entry_of("after fold");
+    let entries = run.entries();
+    let reply = entries.iter().find(|e| e["parentId"] == asked.as_str()).unwrap()["id"].as_str().unwrap();
+    let shown = format!("shake: 1 entry folded at {reply}: ~{} tokens freed.", crate::render_thousands(tokens));
+    assert!(run.stderr.contains(&shown), "{shown} in\n{}", run.stderr);
 }
 
 /// The batch as written, with the ids that differ between writers blanked: the log entry's data
