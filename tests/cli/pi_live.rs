@@ -336,8 +336,11 @@ fn footer_for(tokens: u64) -> String {
 #[ignore = "needs `shake meter --json` (branch tokens) and `shake fold --plan` (branch fold)"]
 fn footer_meter_follows_settles_and_commands_not_tool_turns() {
     let env = sandbox();
+    // Let pi compact a small session: keep only the last 2,000 tokens.
+    std::fs::write(env.agent_dir().join("settings.json"), r#"{"compaction":{"keepRecentTokens":2000}}"#).unwrap();
     let filler = filler();
-    let records = pi_rpc(&env, &["READ big.txt", &filler, "/shake", "/shake undo", "/e2e-tree This is a long"]);
+    let compact = r#"{"type":"compact"}"#;
+    let records = pi_rpc(&env, &["READ big.txt", &filler, "/shake", "/shake undo", compact, "/e2e-tree This is a long"]);
     // Per prompt: the footer texts set before its marker, and the messages shown.
     let mut steps: Vec<(Vec<String>, Vec<String>)> = vec![Default::default()];
     for r in &records {
@@ -356,21 +359,30 @@ fn footer_meter_follows_settles_and_commands_not_tool_turns() {
         }
     }
     steps.pop();
-    assert_eq!(steps.len(), 5, "{records:#?}");
-    // One refresh per settled run, though the first run took two model turns, one per command, and
-    // one per tree move.
+    assert_eq!(steps.len(), 6, "{records:#?}");
+    // One refresh per settled run, though the first run took two model turns, one per command,
+    // one per compaction and one per tree move.
     for (footers, _) in &steps {
         assert_eq!(footers.len(), 1, "{steps:?}");
     }
+    let footer = |step: usize| steps[step].0[0].as_str();
     let file = walk_jsonl(&env.agent_dir().join("sessions")).pop().unwrap();
-    let meter: Value = serde_json::from_str(&env.ok(&["meter", file.to_str().unwrap(), "--json"])).unwrap();
-    let buried = &steps[1].0[0];
-    assert_eq!(&steps[3].0[0], &footer_for(meter["tokens"].as_u64().unwrap()), "after undo: the meter now");
-    assert_eq!(&steps[3].0[0], buried, "undo gives back what the fold took");
-    assert_ne!(&steps[2].0[0], buried, "the fold lowers the meter");
+    let entries: Vec<Value> = std::fs::read_to_string(&file).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let meter_at = |id: &str| -> String {
+        let rev = format!("{}:{id}", file.display());
+        let m: Value = serde_json::from_str(&env.ok(&["meter", &rev, "--json"])).unwrap();
+        footer_for(m["tokens"].as_u64().unwrap())
+    };
+    let undo_log = entries.iter().rfind(|e| e["customType"] == "shake").unwrap()["id"].as_str().unwrap();
+    let compaction = entries.iter().rfind(|e| e["type"] == "compaction").expect("pi compacted")["id"].as_str().unwrap();
+    assert_ne!(footer(2), footer(1), "the fold lowers the meter");
     assert!(steps[2].1[0].starts_with("shake: Shook"), "{steps:?}");
+    assert_eq!(footer(3), footer(1), "undo gives back what the fold took");
+    assert_eq!(footer(3), meter_at(undo_log), "after undo: `shake meter` there");
+    assert_eq!(footer(4), meter_at(compaction), "after compaction: `shake meter` there");
+    assert_ne!(footer(4), footer(3), "the compaction summarised the file away");
     // Back before the long message (pi's leaf, in memory only), the file is inside the tail again.
-    assert_eq!(steps[4].0[0], "✂ <1k shakeable");
+    assert_eq!(footer(5), "✂ <1k shakeable");
 }
 
 #[test]

@@ -4,8 +4,8 @@
 //
 //   node rpc.mjs [pi options…] -- PROMPT…
 //
-// Sends each PROMPT as a `prompt` command, one at a time: it waits for the response, and when a run
-// started, for `agent_settled`. Then it closes stdin (pi shuts down once pending work is done) and
+// Sends each PROMPT as a `prompt` command (or, when it is a JSON object, as that command), one at a
+// time: it waits for the response, and when a run started, for `agent_settled`. Then it closes stdin (pi shuts down once pending work is done) and
 // prints, as one JSON array, every `extension_ui_request` record and one `{"type":"settled"}` /
 // `{"type":"handled"}` marker per prompt, in the order pi wrote them. Exit 1 if pi fails.
 import { spawn } from "node:child_process";
@@ -37,7 +37,7 @@ function onRecord(r) {
 	if (r.type === "extension_ui_request") seen.push(r);
 	if (!waiting) return;
 	if (r.type === "response" && r.id === waiting.id) {
-		if (!r.success) fail(`prompt ${waiting.id} failed: ${r.error}`);
+		if (!r.success) fail(`command ${waiting.id} failed: ${r.error}`);
 		waiting.answered = true;
 		if (r.data?.disposition !== "started") done("handled");
 		else if (waiting.settled) done("settled");
@@ -56,6 +56,7 @@ function done(how) {
 }
 
 function fail(message) {
+	pi.kill();
 	process.stderr.write(`rpc.mjs: ${message}\n`);
 	process.exit(1);
 }
@@ -68,7 +69,9 @@ for (const [i, message] of prompts.entries()) {
 	const id = `p${i}`;
 	await new Promise((resolve) => {
 		waiting = { id, resolve, answered: false, settled: false };
-		pi.stdin.write(`${JSON.stringify({ id, type: "prompt", message })}\n`);
+		// A PROMPT that is a JSON object is sent as that RPC command (e.g. {"type":"compact"}).
+		const command = message.startsWith("{") ? JSON.parse(message) : { type: "prompt", message };
+		pi.stdin.write(`${JSON.stringify({ ...command, id })}\n`);
 	});
 }
 pi.stdin.end();
