@@ -22,11 +22,17 @@ pub struct Cli {
 /// Every shake command.
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    CatObject(plumbing::cat_object::CatObjectArgs),
+    CatSession(plumbing::cat_session::CatSessionArgs),
     Completions(crate::cmd::completions::CompletionsArgs),
+    CountObjects(plumbing::count_objects::CountObjectsArgs),
     Export(plumbing::export::ExportArgs),
     Fold(porcelain::fold::FoldArgs),
+    Fsck(plumbing::fsck::FsckArgs),
     #[command(hide = true)]
     GenerateSession(plumbing::generate_session::GenerateSessionArgs),
+    HashEntry(plumbing::hash_entry::HashEntryArgs),
+    Import(plumbing::import::ImportArgs),
     Log(porcelain::log::LogArgs),
     LsEntries(plumbing::ls_entries::LsEntriesArgs),
     LsLeaves(plumbing::ls_leaves::LsLeavesArgs),
@@ -36,18 +42,26 @@ pub enum Command {
     Regions(plumbing::regions::RegionsArgs),
     RevParse(plumbing::rev_parse::RevParseArgs),
     Show(porcelain::show::ShowArgs),
+    ShowRef(plumbing::show_ref::ShowRefArgs),
     Status(porcelain::status::StatusArgs),
     Undo(porcelain::undo::UndoArgs),
+    UpdateRef(plumbing::update_ref::UpdateRefArgs),
 }
 
 impl Command {
     /// Runs the command, writing its output to `out`.
     pub fn run(&self, ctx: &Context, out: &mut dyn Write) -> Result {
         match self {
+            Command::CatObject(args) => plumbing::cat_object::run(ctx, args, out),
+            Command::CatSession(args) => plumbing::cat_session::run(ctx, args, out),
             Command::Completions(args) => crate::cmd::completions::run(args, out),
+            Command::CountObjects(args) => plumbing::count_objects::run(ctx, args, out),
             Command::Export(args) => plumbing::export::run(ctx, args, out),
             Command::Fold(args) => porcelain::fold::run(ctx, args, out),
+            Command::Fsck(args) => plumbing::fsck::run(ctx, args, out),
             Command::GenerateSession(args) => plumbing::generate_session::run(ctx, args, out),
+            Command::HashEntry(args) => plumbing::hash_entry::run(ctx, args, out),
+            Command::Import(args) => plumbing::import::run(ctx, args, out),
             Command::Log(args) => porcelain::log::run(ctx, args, out),
             Command::LsEntries(args) => plumbing::ls_entries::run(ctx, args, out),
             Command::LsLeaves(args) => plumbing::ls_leaves::run(ctx, args, out),
@@ -57,8 +71,10 @@ impl Command {
             Command::Regions(args) => plumbing::regions::run(ctx, args, out),
             Command::RevParse(args) => plumbing::rev_parse::run(ctx, args, out),
             Command::Show(args) => porcelain::show::run(ctx, args, out),
+            Command::ShowRef(args) => plumbing::show_ref::run(ctx, args, out),
             Command::Status(args) => porcelain::status::run(ctx, args, out),
             Command::Undo(args) => porcelain::undo::run(ctx, args, out),
+            Command::UpdateRef(args) => plumbing::update_ref::run(ctx, args, out),
         }
     }
 }

@@ -10,6 +10,7 @@ pub mod id;
 pub mod pi;
 pub mod regions;
 pub mod rev;
+pub mod store;
 pub mod tokens;
 
 pub use context::Context;

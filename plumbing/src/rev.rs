@@ -116,18 +116,25 @@ pub fn default_session(ctx: &Context) -> Result<PathBuf> {
     })
 }
 
-/// Finds a session file by session id or unique prefix under pi's session folders.
+/// Finds a session file by session id or unique prefix: among the store's imported sessions
+/// whose file still exists, and under pi's session folders. A store that cannot be read is
+/// skipped here (`shake fsck` reports it), so a damaged store never hides a session file.
 fn session_by_id(ctx: &Context, id: &str) -> Result<PathBuf> {
+    let imported = crate::store::Store::open(ctx).and_then(|store| store.sessions()).unwrap_or_default();
+    let mut hits: Vec<PathBuf> = imported
+        .into_iter()
+        .filter(|s| s.session_id.as_deref().is_some_and(|sid| sid.starts_with(id)) && s.path.is_file())
+        .map(|s| s.path)
+        .collect();
     let mut roots = vec![ctx.sessions_root()];
     roots.extend(ctx.custom_session_dir.clone());
-    let mut hits: Vec<PathBuf> = Vec::new();
     for root in roots {
         for entry in walkdir::WalkDir::new(&root).max_depth(2).into_iter().filter_map(|e| e.ok()) {
             let name = entry.file_name().to_string_lossy();
             let Some(stem) = name.strip_suffix(".jsonl") else { continue };
             // pi names files `<timestamp>_<session id>.jsonl`.
             if stem.split_once('_').is_some_and(|(_, sid)| sid.starts_with(id)) {
-                hits.push(entry.into_path());
+                hits.push(std::fs::canonicalize(entry.path()).unwrap_or(entry.into_path()));
             }
         }
     }

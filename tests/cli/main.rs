@@ -12,6 +12,7 @@ mod inspect;
 mod lifecycle;
 mod pi_live;
 mod project;
+mod store;
 mod synthetic;
 mod tree;
 

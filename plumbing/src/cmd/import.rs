@@ -1,0 +1,117 @@
+//! `shake import`: bring session files into the store, incrementally and idempotently.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use crate::store::{ImportReport, Store};
+use crate::{Context, Error, Result};
+
+/// Import pi session files into the store (only what changed since the last import)
+#[derive(clap::Args, Debug)]
+pub struct ImportArgs {
+    /// Session files, or folders to walk for *.jsonl files; default: pi's sessions folder
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Print JSON: {"files":[{"path","session","entries","new_objects","bytes","unchanged","rewritten","version","warnings":[{"line","message"}]}]}
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Below this many files, no progress line is drawn.
+const PROGRESS_MIN_FILES: usize = 200;
+
+/// Runs `shake import`.
+pub fn run(ctx: &Context, args: &ImportArgs, out: &mut dyn Write) -> Result {
+    let roots = if args.paths.is_empty() { vec![ctx.sessions_root()] } else { args.paths.clone() };
+    let mut files = Vec::new();
+    for root in &roots {
+        collect(root, !args.paths.is_empty(), &mut files)?;
+    }
+    files.dedup();
+    let mut store = Store::open(ctx)?;
+    let show = std::io::stderr().is_terminal() && files.len() >= PROGRESS_MIN_FILES;
+    let total = files.len();
+    let mut progress = |done: usize| {
+        if show && (done.is_multiple_of(50) || done == total) {
+            eprint!("\rimporting {done}/{total}{}", if done == total { "\n" } else { "" });
+        }
+    };
+    let results = store.import_files(&files, &mut progress)?;
+    let mut failed = false;
+    let mut rows = Vec::new();
+    for result in results {
+        match result {
+            Ok(report) => {
+                for w in &report.warnings {
+                    ctx.warn(format_args!("{}:{}: {}", report.path.display(), w.line, w.message));
+                }
+                if args.json {
+                    rows.push(to_json(&report));
+                } else {
+                    writeln!(out, "{}", line(&report))?;
+                }
+            }
+            Err(e) => {
+                failed = true;
+                ctx.warn(e.message);
+            }
+        }
+    }
+    if args.json {
+        serde_json::to_writer(&mut *out, &json!({ "files": rows })).map_err(std::io::Error::from)?;
+        writeln!(out)?;
+    }
+    Ok(u8::from(failed))
+}
+
+/// Adds `root` (a file) or the `*.jsonl` files under it (a folder), sorted. A missing default
+/// folder is no error: pi has simply not run yet.
+fn collect(root: &Path, named: bool, files: &mut Vec<PathBuf>) -> Result<()> {
+    if root.is_file() {
+        files.push(root.to_path_buf());
+        return Ok(());
+    }
+    if !root.is_dir() {
+        return match named {
+            true => Err(Error::user(format!("no such file or folder: {}", root.display()))),
+            false => Ok(()),
+        };
+    }
+    for entry in walkdir::WalkDir::new(root).sort_by_file_name() {
+        let entry = entry.map_err(|e| Error::user(format!("cannot walk {}: {e}", root.display())))?;
+        if entry.file_type().is_file() && entry.path().extension().is_some_and(|x| x == "jsonl") {
+            files.push(entry.into_path());
+        }
+    }
+    Ok(())
+}
+
+fn line(r: &ImportReport) -> String {
+    let path = r.path.display();
+    match r.unchanged {
+        true => format!("unchanged {path}: {} entries", r.entries),
+        false => format!(
+            "{} {path}: {} entries, {} new objects, {} warnings",
+            if r.rewritten { "rewritten" } else { "imported" },
+            r.entries,
+            r.new_objects,
+            r.warnings.len()
+        ),
+    }
+}
+
+fn to_json(r: &ImportReport) -> serde_json::Value {
+    json!({
+        "path": r.path.to_string_lossy(),
+        "session": r.session_id,
+        "entries": r.entries,
+        "new_objects": r.new_objects,
+        "bytes": r.bytes,
+        "unchanged": r.unchanged,
+        "rewritten": r.rewritten,
+        "version": r.version.to_hex(),
+        "warnings": r.warnings.iter().map(|w| json!({"line": w.line, "message": w.message})).collect::<Vec<_>>(),
+    })
+}

@@ -1,0 +1,130 @@
+//! `fsck` logic: re-hash every object, re-check every index, pack, ref and import state, and
+//! check that what objects name exists. Each problem is one message naming the file and, where
+//! there is one, the object.
+
+use std::path::Path;
+
+use crate::id::{Kind, ObjectId};
+
+use super::version::{split_node, Version};
+use super::{refs, state, Pack, Store};
+
+/// What `fsck` found.
+#[derive(Debug, Default)]
+pub struct FsckReport {
+    /// Objects checked.
+    pub objects: u64,
+    /// Packs checked.
+    pub packs: u64,
+    /// Refs checked.
+    pub refs: u64,
+    /// Import states checked.
+    pub sessions: u64,
+    /// Corruption, one message each: any makes `fsck` fail.
+    pub problems: Vec<String>,
+    /// Harmless leftovers (an interrupted write's pack without an index).
+    pub notes: Vec<String>,
+}
+
+/// Checks the store in `dir` as deeply as it can, never stopping at the first problem.
+pub fn check(dir: &Path) -> crate::Result<FsckReport> {
+    let mut report = FsckReport::default();
+    let mut store = Store { dir: dir.to_path_buf(), packs: Vec::new() };
+    for idx in store.index_files()? {
+        report.packs += 1;
+        match Pack::open(&idx) {
+            Ok(pack) => {
+                report.objects += pack.len() as u64;
+                report.problems.extend(pack.verify());
+                store.packs.push(pack);
+            }
+            Err(e) => report.problems.push(e.message),
+        }
+    }
+    note_orphan_packs(&store, &mut report);
+    check_links(&store, &mut report);
+    for (name, id) in refs::list_all(dir)? {
+        report.refs += 1;
+        let want = if name.starts_with("refs/overlays/") { Some(Kind::Overlay) } else if name.starts_with("refs/sessions/") { Some(Kind::Version) } else { None };
+        match id {
+            Err(e) => report.problems.push(e.message),
+            Ok(id) => expect(&store, &id, want, &format!("{}: ref", dir.join(&name).display()), &mut report),
+        }
+    }
+    check_states(&store, &mut report);
+    Ok(report)
+}
+
+/// Checks that every version and node names objects that exist, of the right kinds.
+fn check_links(store: &Store, report: &mut FsckReport) {
+    for pack in store.packs() {
+        for i in 0..pack.len() {
+            let Ok(obj) = pack.object_at(i) else { continue };
+            let id = pack.id_at(i);
+            let what = format!("{}: {} {id}", pack.path.display(), obj.kind);
+            match obj.kind {
+                Kind::Version => {
+                    let lines = Version::decode(obj.bytes, &what).and_then(|v| {
+                        if let Some(parent) = v.parent {
+                            expect(store, &parent, Some(Kind::Version), &what, report);
+                        }
+                        v.lines(store, &what)
+                    });
+                    match lines {
+                        Err(e) => report.problems.push(format!("{what}: {}", e.message)),
+                        Ok(lines) => lines.iter().for_each(|line| expect(store, line, Some(Kind::Entry), &what, report)),
+                    }
+                }
+                Kind::Node => match split_node(obj.bytes) {
+                    Some((parent, entry)) => {
+                        if let Some(parent) = parent {
+                            expect(store, &parent, Some(Kind::Node), &what, report);
+                        }
+                        expect(store, &entry, Some(Kind::Entry), &what, report);
+                    }
+                    None => report.problems.push(format!("{what}: {} bytes, want 32 or 64", obj.bytes.len())),
+                },
+                Kind::Entry | Kind::Overlay => {}
+            }
+        }
+    }
+}
+
+/// Records a problem unless `id` is in the store (and of kind `want`, when given).
+fn expect(store: &Store, id: &ObjectId, want: Option<Kind>, what: &str, report: &mut FsckReport) {
+    match store.get(id) {
+        Ok(Some(obj)) if want.is_none_or(|k| k == obj.kind) => {}
+        Ok(Some(obj)) => report.problems.push(format!("{what}: names {id}, a {} (want a {})", obj.kind, want.map_or("", Kind::name))),
+        Ok(None) => report.problems.push(format!("{what}: names missing object {id}")),
+        Err(e) => report.problems.push(format!("{what}: names {id}: {}", e.message)),
+    }
+}
+
+fn check_states(store: &Store, report: &mut FsckReport) {
+    let Ok(read) = std::fs::read_dir(store.dir().join("import")) else { return };
+    let mut files: Vec<_> = read.filter_map(|e| e.ok()).map(|e| e.path()).collect();
+    files.sort();
+    for path in files.iter().filter(|p| !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("tmp-"))) {
+        report.sessions += 1;
+        match state::read(path) {
+            Err(why) => report.problems.push(why),
+            Ok(None) => {}
+            Ok(Some((head, rest))) => {
+                if state::decode_resume(&rest).is_none() {
+                    report.problems.push(format!("{}: unreadable import state (resume part)", path.display()));
+                }
+                expect(store, &ObjectId(head.version), Some(Kind::Version), &format!("{}: import state of {}", path.display(), head.path), report);
+            }
+        }
+    }
+}
+
+fn note_orphan_packs(store: &Store, report: &mut FsckReport) {
+    let Ok(read) = std::fs::read_dir(store.dir().join("packs")) else { return };
+    for path in read.filter_map(|e| e.ok()).map(|e| e.path()) {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        if name.starts_with("tmp-") || (name.ends_with(".pack") && !path.with_extension("idx").exists()) {
+            report.notes.push(format!("{}: left by an interrupted write; ignored (safe to delete)", path.display()));
+        }
+    }
+}

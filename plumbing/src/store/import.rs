@@ -1,0 +1,444 @@
+//! Incremental import of pi session files into the store.
+//!
+//! Every physical line becomes an entry object (blank and malformed ones too, so the file can be
+//! rebuilt byte for byte); every tree entry also gets a node object, `node = H(parent node ‖
+//! entry id)` along pi's `parentId` links; each import that changed something records a version.
+//! Per file, the import state remembers size, mtime and a hash of the committed prefix: an
+//! unchanged file costs one `stat`, a grown one is read from where the last import stopped, a
+//! rewritten one gets a fresh version whose parent is the old one (whose objects all stay).
+//!
+//! A last line without `\n` is stored (the version must rebuild the file) but not committed: the
+//! next import reads it again, finished or not. Reading `id`/`parentId`/`type` uses the pi
+//! module's borrowed [`Fields`]; the tree rules are pi 1.6.0's (first parseable line is the header,
+//! v1 entries chain in file order, an unknown parent ends the path, so the entry is a root).
+
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+use crate::id::{node_bytes, Kind, ObjectId};
+use crate::pi::entry::{as_str, Fields};
+use crate::pi::Warning;
+use crate::{Error, Result};
+
+use super::state::{self, FileState, Resume};
+use super::version::{self, LineRef, Version};
+use super::{refs, Batch, Store};
+
+/// What importing one file did.
+#[derive(Clone, Debug)]
+pub struct ImportReport {
+    /// The file, as given.
+    pub path: PathBuf,
+    /// The session id from its header, if it has one.
+    pub session_id: Option<String>,
+    /// Tree entries in the file's committed part (all of them, not just the new ones).
+    pub entries: u64,
+    /// Objects this import added to the store.
+    pub new_objects: u64,
+    /// Bytes read and parsed by this import (0 when unchanged).
+    pub bytes: u64,
+    /// Lines pi would skip or read with a loss, by 1-based line number (0: the whole file).
+    pub warnings: Vec<Warning>,
+    /// The file's latest version object.
+    pub version: ObjectId,
+    /// True when nothing changed since the last import (no new version).
+    pub unchanged: bool,
+    /// True when the file no longer starts with what was imported before (a new chain start).
+    pub rewritten: bool,
+}
+
+/// One imported session file, as the import state records it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionInfo {
+    /// The session id from the header, if one was seen.
+    pub session_id: Option<String>,
+    /// The file's absolute path.
+    pub path: PathBuf,
+    /// The latest version object.
+    pub version: ObjectId,
+    /// How many versions its chain holds.
+    pub versions: u32,
+    /// The file size when last imported.
+    pub size: u64,
+    /// Tree entries in the committed part.
+    pub entries: u64,
+}
+
+impl SessionInfo {
+    fn from_state(head: &FileState) -> SessionInfo {
+        SessionInfo {
+            session_id: head.session_id.clone(),
+            path: PathBuf::from(&head.path),
+            version: ObjectId(head.version),
+            versions: head.versions,
+            size: head.size,
+            entries: head.entries,
+        }
+    }
+}
+
+impl Store {
+    /// Imports one session file (a no-op costing one `stat` when it did not change).
+    pub fn import_file(&mut self, path: &Path) -> Result<ImportReport> {
+        if let Some(report) = self.unchanged(path)? {
+            return Ok(report);
+        }
+        let mut batch = self.batch()?;
+        let report = batch.import(path)?;
+        batch.commit()?;
+        Ok(report)
+    }
+
+    /// Imports many files into one pack under one lock. A file that cannot be read gets an
+    /// error of its own; the others are still imported. `progress` is called after each file.
+    pub fn import_files(&mut self, paths: &[PathBuf], progress: &mut dyn FnMut(usize)) -> Result<Vec<Result<ImportReport>>> {
+        let mut batch = self.batch()?;
+        let mut reports = Vec::with_capacity(paths.len());
+        for (i, path) in paths.iter().enumerate() {
+            reports.push(batch.import(path));
+            progress(i + 1);
+        }
+        batch.commit()?;
+        Ok(reports)
+    }
+
+    /// Lists every imported session file, sorted by path. Unreadable import states are skipped
+    /// (`fsck` names them).
+    pub fn sessions(&self) -> Result<Vec<SessionInfo>> {
+        let dir = self.dir.join("import");
+        let read = match std::fs::read_dir(&dir) {
+            Ok(r) => r,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(Error::io(format!("cannot list {}", dir.display()), e)),
+        };
+        let mut sessions: Vec<SessionInfo> = read
+            .filter_map(|e| e.ok())
+            .filter(|e| !e.file_name().to_string_lossy().starts_with("tmp-"))
+            .filter_map(|e| state::read(&e.path()).ok().flatten())
+            .map(|(head, _)| SessionInfo::from_state(&head))
+            .collect();
+        sessions.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(sessions)
+    }
+
+    /// Returns what the store recorded for this session file, if it was imported.
+    pub fn session(&self, path: &Path) -> Result<Option<SessionInfo>> {
+        let key = canonical(path)?;
+        Ok(state::read(&state::state_path(&self.dir, &key)).ok().flatten().map(|(head, _)| SessionInfo::from_state(&head)))
+    }
+
+    /// The report for a file whose size and mtime match its import state, else `None`.
+    fn unchanged(&self, path: &Path) -> Result<Option<ImportReport>> {
+        let key = canonical(path)?;
+        let (size, mtime_ns) = stat(path)?;
+        let Ok(Some((head, _))) = state::read(&state::state_path(&self.dir, &key)) else { return Ok(None) };
+        Ok((head.size == size && head.mtime_ns == mtime_ns).then(|| unchanged_report(path, &head)))
+    }
+}
+
+fn unchanged_report(path: &Path, head: &FileState) -> ImportReport {
+    ImportReport {
+        path: path.to_path_buf(),
+        session_id: head.session_id.clone(),
+        entries: head.entries,
+        new_objects: 0,
+        bytes: 0,
+        warnings: Vec::new(),
+        version: ObjectId(head.version),
+        unchanged: true,
+        rewritten: false,
+    }
+}
+
+/// Where an import starts reading and what it continues from.
+struct Base {
+    start: usize,
+    resume: Resume,
+    parent: Option<ObjectId>,
+    session_id: Option<String>,
+    versions: u32,
+    rewritten: bool,
+}
+
+impl Batch<'_> {
+    /// Imports one session file into this batch (see the module doc).
+    pub fn import(&mut self, path: &Path) -> Result<ImportReport> {
+        let key = canonical(path)?;
+        let state_file = state::state_path(self.store().dir(), &key);
+        let mut warnings = Vec::new();
+        let previous = state::read(&state_file).unwrap_or_else(|why| {
+            warnings.push(Warning { line: 0, message: format!("{why}; importing the whole file again") });
+            None
+        });
+        let (size, mtime_ns) = stat(path)?;
+        if let Some((head, _)) = &previous {
+            if head.size == size && head.mtime_ns == mtime_ns {
+                return Ok(unchanged_report(path, head));
+            }
+        }
+        let bytes = std::fs::read(path).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+        let file_hash = *blake3::hash(&bytes).as_bytes();
+        if let Some((head, rest)) = &previous {
+            if head.file_hash == file_hash {
+                // Touched, not changed: remember the new mtime so the next check is a stat again.
+                let head = FileState { size, mtime_ns: remembered_mtime(mtime_ns), ..head.clone() };
+                let resume = state::decode_resume(rest).unwrap_or_default();
+                self.set_state(state_file, state::encode(&head, &resume)?);
+                return Ok(unchanged_report(path, &head));
+            }
+        }
+        let base = base(previous, &bytes);
+        let before = self.added();
+        let mut resume = base.resume;
+        let read = self.read_lines(&bytes, base.start, &mut resume, &mut warnings)?;
+        let session_id = read.session_id.or(base.session_id);
+        let version = Version {
+            parent: base.parent,
+            offset: base.start as u64,
+            newline: bytes.is_empty() || bytes.ends_with(b"\n"),
+            items: version::items(&read.lines),
+        };
+        let version_id = self.put(Kind::Version, &version.encode())?;
+        if let Some(sid) = &session_id {
+            let name = refs::session_ref(sid);
+            match refs::check_name(&name) {
+                Ok(()) => self.set_ref(&name, version_id)?,
+                Err(_) => warnings.push(Warning { line: 0, message: format!("session id {sid:?} cannot name a ref; the session is listed by path only") }),
+            }
+        }
+        let committed = read.committed;
+        let head = FileState {
+            path: key,
+            size,
+            mtime_ns: remembered_mtime(mtime_ns),
+            committed: committed as u64,
+            prefix_hash: match committed == bytes.len() {
+                true => file_hash,
+                false => *blake3::hash(&bytes[..committed]).as_bytes(),
+            },
+            file_hash,
+            version: version_id.0,
+            session_id: session_id.clone(),
+            versions: base.versions + 1,
+            entries: resume.entries,
+        };
+        self.set_state(state_file, state::encode(&head, &resume)?);
+        Ok(ImportReport {
+            path: path.to_path_buf(),
+            session_id,
+            entries: head.entries,
+            new_objects: (self.added() - before) as u64,
+            bytes: (bytes.len() - base.start) as u64,
+            warnings,
+            version: version_id,
+            unchanged: false,
+            rewritten: base.rewritten,
+        })
+    }
+
+    /// Stores every line of `bytes[start..]` and a node for each tree entry, advancing `resume`.
+    fn read_lines(&mut self, bytes: &[u8], start: usize, resume: &mut Resume, warnings: &mut Vec<Warning>) -> Result<ReadLines> {
+        let mut nodes = resume.node_map();
+        let mut out = ReadLines { lines: Vec::new(), committed: start, session_id: None };
+        let mut at = start;
+        while at < bytes.len() {
+            let end = memchr::memchr(b'\n', &bytes[at..]).map(|i| at + i);
+            let line = &bytes[at..end.unwrap_or(bytes.len())];
+            let entry_id = self.put(Kind::Entry, line)?;
+            out.lines.push(LineRef { entry: entry_id, node: None, parent: None });
+            let Some(end) = end else {
+                warnings.push(Warning {
+                    line: resume.lines as usize + 1,
+                    message: "partial last line (no trailing newline); stored as is, read as an entry once it is finished".into(),
+                });
+                break;
+            };
+            resume.lines += 1;
+            let number = resume.lines as usize;
+            match tree_line(line, resume, &nodes) {
+                Line::Skip => {}
+                Line::Warn(message) => warnings.push(Warning { line: number, message }),
+                Line::Header { id, version } => {
+                    resume.pi_version = Some(version);
+                    out.session_id = Some(id);
+                }
+                Line::Entry { id, parent } => {
+                    let node = self.put(Kind::Node, &node_bytes(parent.as_ref(), &entry_id))?;
+                    if let Some(last) = out.lines.last_mut() {
+                        (last.node, last.parent) = (Some(node), parent);
+                    }
+                    if let Some(id) = id {
+                        nodes.insert(id.clone(), node);
+                        resume.nodes.push((id, node.0));
+                    }
+                    resume.last_node = Some(node.0);
+                    resume.entries += 1;
+                }
+            }
+            at = end + 1;
+            out.committed = at;
+        }
+        Ok(out)
+    }
+}
+
+/// What reading lines produced.
+struct ReadLines {
+    /// Every physical line read (a partial last one included).
+    lines: Vec<LineRef>,
+    /// Offset just past the last complete line.
+    committed: usize,
+    /// The header's session id, when the header was among the lines read.
+    session_id: Option<String>,
+}
+
+/// What one complete line is to the tree.
+enum Line {
+    /// Blank: nothing to say.
+    Skip,
+    /// Not part of the tree, for this reason.
+    Warn(String),
+    /// The session header.
+    Header { id: String, version: u64 },
+    /// A tree entry: its pi id (none in v1 files) and its parent's node (none at a root).
+    Entry { id: Option<String>, parent: Option<ObjectId> },
+}
+
+fn tree_line(line: &[u8], resume: &Resume, nodes: &std::collections::HashMap<String, ObjectId>) -> Line {
+    // pi decodes invalid UTF-8 with U+FFFD replacements before parsing (`from_utf8` first: the
+    // lossy decoder is several times slower on the valid lines that are nearly all of them).
+    let text = match std::str::from_utf8(line) {
+        Ok(s) => std::borrow::Cow::Borrowed(s),
+        Err(_) => String::from_utf8_lossy(line),
+    };
+    if text.trim().is_empty() {
+        return Line::Skip;
+    }
+    let Ok(fields) = serde_json::from_str::<Fields>(&text) else {
+        return Line::Warn("malformed JSON; pi skips this line".into());
+    };
+    let kind = as_str(fields.kind);
+    let id = as_str(fields.id).map(|s| s.into_owned());
+    let Some(pi_version) = resume.pi_version else {
+        return match (kind.as_deref(), id) {
+            (Some("session"), Some(id)) => {
+                Line::Header { id, version: fields.version.and_then(|v| v.get().parse().ok()).unwrap_or(1) }
+            }
+            _ => Line::Warn("the first JSON line is not a session header; pi refuses this file".into()),
+        };
+    };
+    if kind.as_deref() == Some("session") {
+        return Line::Warn("a second session header; pi ignores it".into());
+    }
+    if pi_version < 2 {
+        return Line::Entry { id: None, parent: resume.last_node.map(ObjectId) };
+    }
+    let Some(id) = id else { return Line::Warn("entry has no string \"id\"; not part of the tree".into()) };
+    let parent = as_str(fields.parent_id).filter(|p| !p.is_empty()).and_then(|p| nodes.get(p.as_ref()).copied());
+    Line::Entry { id: Some(id), parent }
+}
+
+/// Decides where to start: after the committed prefix when the file still starts with it, else
+/// from the first byte with the old version as parent.
+fn base(previous: Option<(FileState, Vec<u8>)>, bytes: &[u8]) -> Base {
+    let Some((head, rest)) = previous else {
+        return Base { start: 0, resume: Resume::default(), parent: None, session_id: None, versions: 0, rewritten: false };
+    };
+    let committed = usize::try_from(head.committed).unwrap_or(usize::MAX);
+    let kept = committed <= bytes.len() && blake3::hash(&bytes[..committed]).as_bytes() == &head.prefix_hash;
+    let resume = state::decode_resume(&rest).filter(|_| kept);
+    match resume {
+        Some(resume) => Base {
+            start: committed,
+            resume,
+            parent: Some(ObjectId(head.version)),
+            session_id: head.session_id,
+            versions: head.versions,
+            rewritten: false,
+        },
+        None => Base {
+            start: 0,
+            resume: Resume::default(),
+            parent: Some(ObjectId(head.version)),
+            session_id: None,
+            versions: head.versions,
+            rewritten: true,
+        },
+    }
+}
+
+/// The absolute, symlink-free path that keys a file's import state.
+fn canonical(path: &Path) -> Result<String> {
+    let full = std::fs::canonicalize(path).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+    full.into_os_string()
+        .into_string()
+        .map_err(|p| Error::user(format!("{}: shake needs UTF-8 paths", PathBuf::from(p).display())))
+}
+
+/// Returns a file's size and mtime (nanoseconds since the epoch).
+fn stat(path: &Path) -> Result<(u64, u64)> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+    if !meta.is_file() {
+        return Err(Error::user(format!("{}: not a file", path.display())));
+    }
+    let mtime = meta.modified().ok().and_then(|t| t.duration_since(UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos() as u64);
+    Ok((meta.len(), mtime))
+}
+
+/// A file modified less than this before it was read may change again within the same mtime
+/// tick (ext4 timestamps move in kernel ticks), unseen by a size-and-mtime check.
+const RACY_NS: u64 = 1_000_000_000;
+
+/// The mtime to remember: 0 (never equal to a real one, so the next import compares content)
+/// when the file was modified moments ago, as git does with racily clean index entries.
+fn remembered_mtime(mtime_ns: u64) -> u64 {
+    let now = std::time::SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    if now.saturating_sub(mtime_ns) < RACY_NS {
+        0
+    } else {
+        mtime_ns
+    }
+}
+
+/// Returns the node id of every entry on the root→leaf path of `leaf` (root first), as import
+/// computes them: the last one names the leaf (e.g. in `refs/overlays/<node-id>`).
+pub fn path_nodes(session: &crate::pi::Session<'_>, leaf: usize) -> Result<Vec<ObjectId>> {
+    let path = session.path(leaf).map_err(|c| Error::user(format!("{}: {c}", session.file.display())))?;
+    let mut nodes: Vec<ObjectId> = Vec::with_capacity(path.len());
+    for i in path {
+        let entry = ObjectId::hash(Kind::Entry, session.entries[i].raw);
+        nodes.push(ObjectId::node(nodes.last(), &entry));
+    }
+    Ok(nodes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pi::{Session, SessionFile};
+
+    #[test]
+    fn path_nodes_match_what_import_stored() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = concat!(
+            "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/\"}\n",
+            "{\"type\":\"message\",\"id\":\"a\",\"parentId\":null}\n",
+            "{\"type\":\"message\",\"id\":\"b\",\"parentId\":\"a\"}\n",
+            "{\"type\":\"message\",\"id\":\"c\",\"parentId\":\"a\"}\n",
+        );
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, text).unwrap();
+        let mut store = Store::open_dir(&dir.path().join("store")).unwrap();
+        let report = store.import_file(&path).unwrap();
+        assert_eq!((report.entries, report.new_objects), (3, 8));
+        let file = SessionFile::read(&path).unwrap();
+        let session = Session::parse(&file).unwrap();
+        let nodes = path_nodes(&session, 2).unwrap();
+        assert_eq!(nodes.len(), 2);
+        assert!(nodes.iter().all(|n| store.read_kind(n, Kind::Node).is_ok()));
+        let version = store.version(&report.version).unwrap();
+        assert!(version.items.contains(&version::Item::Path { node: path_nodes(&session, 1).unwrap()[1], count: 2 }));
+        assert_eq!(store.version_bytes(&report.version).unwrap(), text.as_bytes());
+        assert!(store.import_file(&path).unwrap().unchanged);
+    }
+}

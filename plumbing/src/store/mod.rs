@@ -1,0 +1,338 @@
+//! The content-addressed store: objects in packs, refs, and what was imported from which file.
+//!
+//! Layout under the store folder (`docs/format.md`):
+//! `packs/pack-<sum>.{pack,idx}`, `refs/…`, `import/<key>` (per-file import state), `lock`.
+//! Readers never lock: packs are immutable once renamed into place and refs change by rename.
+//! Writers ([`Batch`]) hold an advisory lock on `lock` so two shake processes never race.
+
+pub mod fsck;
+pub mod import;
+pub mod pack;
+pub mod refs;
+pub mod state;
+pub mod version;
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use crate::id::{HexPrefix, Kind, ObjectId};
+use crate::{Context, Error, Result};
+
+pub use import::{path_nodes, ImportReport, SessionInfo};
+pub use pack::{Object, Pack};
+pub use refs::Expect;
+pub use version::Version;
+
+/// More packs than this get merged (all but the largest) by the next write.
+pub const MAX_PACKS: usize = 16;
+
+/// An open store: its folder and the packs found there when opened (or last refreshed).
+pub struct Store {
+    dir: PathBuf,
+    packs: Vec<Pack>,
+}
+
+/// Totals for `count-objects`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Objects over all packs.
+    pub objects: u64,
+    /// Pack files.
+    pub packs: u64,
+    /// Bytes of pack and index files.
+    pub bytes: u64,
+}
+
+impl Store {
+    /// Opens the store of this context (`--store`, `$SHAKE_DIR`, else `<pi agent dir>/shake`).
+    /// A store that does not exist yet opens empty; nothing is created until something is written.
+    pub fn open(ctx: &Context) -> Result<Store> {
+        Store::open_dir(&ctx.store_dir)
+    }
+
+    /// Opens the store in `dir`.
+    pub fn open_dir(dir: &Path) -> Result<Store> {
+        let mut store = Store { dir: dir.to_path_buf(), packs: Vec::new() };
+        store.refresh()?;
+        Ok(store)
+    }
+
+    /// Re-reads the list of packs (another process may have added some, or merged some away).
+    pub fn refresh(&mut self) -> Result<()> {
+        // A pack listed and then deleted was merged into a new pack by a writer: list again.
+        for _ in 0..3 {
+            let mut packs = Vec::new();
+            let mut vanished = false;
+            for idx in self.index_files()? {
+                match self.packs.iter().position(|p| p.idx_path == idx) {
+                    Some(i) => packs.push(self.packs.swap_remove(i)),
+                    None => match Pack::open(&idx) {
+                        Ok(pack) => packs.push(pack),
+                        Err(_) if !idx.exists() => vanished = true,
+                        Err(e) => return Err(e),
+                    },
+                }
+            }
+            self.packs = packs;
+            if !vanished {
+                return Ok(());
+            }
+        }
+        Err(Error::user(format!("{}: packs keep changing under this process; try again", self.packs_dir().display())))
+    }
+
+    /// Merges every pack but the largest into one when there are more than [`MAX_PACKS`]
+    /// (each command that writes adds a pack). Objects are re-hashed as they are copied; the new
+    /// pack is in place before the old ones go, index first.
+    fn consolidate(&mut self) -> Result<()> {
+        if self.packs.len() <= MAX_PACKS {
+            return Ok(());
+        }
+        self.packs.sort_by_key(|p| std::cmp::Reverse(p.disk_bytes()));
+        let small = self.packs.split_off(1);
+        let mut writer = pack::PackWriter::new(&self.packs_dir())?;
+        for pack in &small {
+            for i in 0..pack.len() {
+                let (id, obj) = (pack.id_at(i), pack.object_at(i)?);
+                if ObjectId::hash(obj.kind, obj.bytes) != id {
+                    return Err(Error::corrupt(format!("{}: object {id} does not match its id; run shake fsck", pack.path.display())));
+                }
+                if !writer.contains(&id) && self.packs[0].find(&id).is_none() {
+                    writer.add(id, obj.kind, obj.bytes)?;
+                }
+            }
+        }
+        if let Some(idx) = writer.finish()? {
+            self.packs.push(Pack::open(&idx)?);
+        }
+        for pack in small {
+            let (idx, path) = (pack.idx_path.clone(), pack.path.clone());
+            drop(pack);
+            std::fs::remove_file(&idx).map_err(|e| Error::io(format!("cannot remove {}", idx.display()), e))?;
+            std::fs::remove_file(&path).map_err(|e| Error::io(format!("cannot remove {}", path.display()), e))?;
+        }
+        self.packs.sort_by(|a, b| a.idx_path.cmp(&b.idx_path));
+        Ok(())
+    }
+
+    /// Returns the `.idx` files of the store's packs, sorted.
+    pub fn index_files(&self) -> Result<Vec<PathBuf>> {
+        let dir = self.packs_dir();
+        let read = match std::fs::read_dir(&dir) {
+            Ok(r) => r,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(Error::io(format!("cannot list {}", dir.display()), e)),
+        };
+        let mut files: Vec<PathBuf> = read
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "idx") && p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("pack-")))
+            .collect();
+        files.sort();
+        Ok(files)
+    }
+
+    /// Returns the store folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn packs_dir(&self) -> PathBuf {
+        self.dir.join("packs")
+    }
+
+    /// Returns the packs.
+    pub fn packs(&self) -> &[Pack] {
+        &self.packs
+    }
+
+    /// Tells whether the store holds `id`.
+    pub fn contains(&self, id: &ObjectId) -> bool {
+        self.packs.iter().any(|p| p.find(id).is_some())
+    }
+
+    /// Returns the object `id`, or `None` when the store does not hold it.
+    pub fn get(&self, id: &ObjectId) -> Result<Option<Object<'_>>> {
+        for pack in &self.packs {
+            if let Some(i) = pack.find(id) {
+                return pack.object_at(i).map(Some);
+            }
+        }
+        Ok(None)
+    }
+
+    /// Returns the object `id`; a missing object is a corrupt store (something refers to it).
+    pub fn read(&self, id: &ObjectId) -> Result<Object<'_>> {
+        self.get(id)?.ok_or_else(|| Error::corrupt(format!("{}: object {id} is missing", self.dir.display())))
+    }
+
+    /// Returns the object `id`, checking it is of `kind`.
+    pub fn read_kind(&self, id: &ObjectId, kind: Kind) -> Result<&[u8]> {
+        let obj = self.read(id)?;
+        if obj.kind != kind {
+            return Err(Error::user(format!("object {id} is a {}, not a {kind}", obj.kind)));
+        }
+        Ok(obj.bytes)
+    }
+
+    /// Resolves a full id or a unique hex prefix (at least 4 digits) to an id in the store.
+    pub fn resolve(&self, text: &str) -> Result<ObjectId> {
+        let prefix = HexPrefix::parse(text)
+            .ok_or_else(|| Error::user(format!("not an object id or prefix: {text:?} (want 4 to 64 hex digits)")))?;
+        let mut hits = Vec::new();
+        self.packs.iter().for_each(|p| p.find_prefix(&prefix, &mut hits));
+        hits.sort_unstable();
+        hits.dedup();
+        match hits.len() {
+            1 => Ok(hits[0]),
+            0 => Err(Error::user(format!("no object {text} in {}", self.dir.display()))),
+            n => Err(Error::user(format!("object prefix {text} is ambiguous ({n} objects)")).hint("type more digits")),
+        }
+    }
+
+    /// Returns the object, pack and byte totals.
+    pub fn counts(&self) -> Counts {
+        Counts {
+            objects: self.packs.iter().map(|p| p.len() as u64).sum(),
+            packs: self.packs.len() as u64,
+            bytes: self.packs.iter().map(Pack::disk_bytes).sum(),
+        }
+    }
+
+    /// Reads a ref (`None` when it does not exist).
+    pub fn read_ref(&self, name: &str) -> Result<Option<ObjectId>> {
+        refs::check_name(name)?;
+        refs::read(&self.dir, name)
+    }
+
+    /// Sets a ref durably if its current value is what `expect` says; `new` must be in the store.
+    pub fn update_ref(&self, name: &str, new: &ObjectId, expect: Expect) -> Result<()> {
+        if !self.contains(new) {
+            return Err(Error::user(format!("cannot point {name} at {new}: no such object")));
+        }
+        refs::update(&self.dir, name, new, expect, true)
+    }
+
+    /// Lists every ref, sorted by name.
+    pub fn refs(&self) -> Result<Vec<(String, ObjectId)>> {
+        refs::list(&self.dir)
+    }
+
+    /// Returns a version's chain, oldest first (version 1 is the first import).
+    pub fn version_chain(&self, id: &ObjectId) -> Result<Vec<ObjectId>> {
+        let mut chain = vec![*id];
+        let mut seen = HashSet::from([*id]);
+        while let Some(parent) = self.version(&chain[chain.len() - 1])?.parent {
+            if !seen.insert(parent) {
+                return Err(Error::corrupt(format!("version {id}: its chain loops at {parent}")));
+            }
+            chain.push(parent);
+        }
+        chain.reverse();
+        Ok(chain)
+    }
+
+    /// Starts writing: takes the store's write lock, then sees packs written meanwhile.
+    pub fn batch(&mut self) -> Result<Batch<'_>> {
+        std::fs::create_dir_all(&self.dir).map_err(|e| Error::io(format!("cannot create the store {}", self.dir.display()), e))?;
+        let lock_path = self.dir.join("lock");
+        let lock = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| Error::io(format!("cannot open {}", lock_path.display()), e))?;
+        lock.lock().map_err(|e| Error::io(format!("cannot lock {}", lock_path.display()), e))?;
+        self.refresh()?;
+        Ok(Batch { writer: None, store: self, _lock: lock, after: Vec::new() })
+    }
+}
+
+/// A write in progress: new objects go to one new pack; refs and import state that name them are
+/// written only after the pack is durable ([`Batch::commit`]). Dropping it uncommitted leaves the
+/// store as it was.
+pub struct Batch<'s> {
+    store: &'s mut Store,
+    writer: Option<pack::PackWriter>,
+    _lock: File,
+    after: Vec<After>,
+}
+
+/// A file to write once the pack is in place.
+enum After {
+    Ref(String, ObjectId),
+    State(PathBuf, Vec<u8>),
+}
+
+impl Batch<'_> {
+    /// Returns the store as it was when the batch started (objects added since are not in it).
+    pub fn store(&self) -> &Store {
+        self.store
+    }
+
+    /// Adds an object unless the store or this batch has it; returns its id.
+    pub fn put(&mut self, kind: Kind, bytes: &[u8]) -> Result<ObjectId> {
+        let id = ObjectId::hash(kind, bytes);
+        self.put_hashed(id, kind, bytes)?;
+        Ok(id)
+    }
+
+    /// Adds an object whose id the caller computed; returns whether it was new.
+    fn put_hashed(&mut self, id: ObjectId, kind: Kind, bytes: &[u8]) -> Result<bool> {
+        if self.writer.as_ref().is_some_and(|w| w.contains(&id)) || self.store.contains(&id) {
+            return Ok(false);
+        }
+        let writer = match &mut self.writer {
+            Some(w) => w,
+            None => self.writer.insert(pack::PackWriter::new(&self.store.packs_dir())?),
+        };
+        writer.add(id, kind, bytes)?;
+        Ok(true)
+    }
+
+    /// Tells whether the store or this batch holds `id`.
+    pub fn contains(&self, id: &ObjectId) -> bool {
+        self.writer.as_ref().is_some_and(|w| w.contains(id)) || self.store.contains(id)
+    }
+
+    /// Returns how many objects this batch added so far.
+    pub fn added(&self) -> usize {
+        self.writer.as_ref().map_or(0, |w| w.len())
+    }
+
+    /// Points `name` at `id` once the batch commits (no compare: the importer owns session refs).
+    pub fn set_ref(&mut self, name: &str, id: ObjectId) -> Result<()> {
+        refs::check_name(name)?;
+        self.after.push(After::Ref(name.to_string(), id));
+        Ok(())
+    }
+
+    fn set_state(&mut self, path: PathBuf, bytes: Vec<u8>) {
+        self.after.push(After::State(path, bytes));
+    }
+
+    /// Makes the pack durable (one fsync for the pack, one for its index), then writes the refs
+    /// and import states that name its objects, last, so an interruption anywhere leaves a store
+    /// whose refs and states only name objects that exist.
+    pub fn commit(self) -> Result<()> {
+        let Batch { store, writer, _lock, after } = self;
+        if let Some(writer) = writer {
+            if let Some(idx) = writer.finish()? {
+                store.packs.push(Pack::open(&idx)?);
+            }
+        }
+        store.consolidate()?;
+        for item in after {
+            match item {
+                After::Ref(name, id) => refs::update(&store.dir, &name, &id, Expect::Any, false)?,
+                After::State(path, bytes) => {
+                    let dir = path.parent().unwrap_or(&store.dir);
+                    std::fs::create_dir_all(dir).map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+                    pack::write_atomically(dir, &path, &bytes, false)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}

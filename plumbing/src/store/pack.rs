@@ -1,0 +1,471 @@
+//! Pack files and their indexes: the only place objects live (`docs/format.md`, "Packs").
+//!
+//! A pack is written once, through a temp file, fsync-ed and renamed into place, then never
+//! touched again; only then is it mmap-ed (a file truncated under a live map raises SIGBUS).
+//! The index (fan-out table, sorted ids, offsets) is renamed last, so a pack without an index is
+//! an interrupted write and is ignored.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use memmap2::Mmap;
+
+use crate::id::{HexPrefix, Kind, ObjectId};
+use crate::{Error, Result};
+
+/// First 8 bytes of every pack file.
+pub const PACK_MAGIC: &[u8; 8] = b"SHAKPACK";
+/// First 8 bytes of every index file.
+pub const IDX_MAGIC: &[u8; 8] = b"SHAKIDX\0";
+/// The pack and index format version this code writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Magic (8) + version (4) + reserved (4).
+const HEADER_LEN: usize = 16;
+/// Kind (1) + length (8) before each object's bytes.
+const RECORD_HEADER_LEN: usize = 9;
+const FANOUT_LEN: usize = 256 * 4;
+/// Id (32) + offset (8) per object in the index.
+const IDX_ROW_LEN: usize = 40;
+/// Pack length (8) + pack checksum (32) + index checksum (32).
+const IDX_TRAILER_LEN: usize = 72;
+const CHECKSUM_LEN: usize = 32;
+
+/// One object read from a pack, borrowing the mapped bytes.
+#[derive(Clone, Copy, Debug)]
+pub struct Object<'a> {
+    /// What kind of object it is.
+    pub kind: Kind,
+    /// Its canonical bytes (what the id hashes, after the typed header).
+    pub bytes: &'a [u8],
+}
+
+/// A finished pack and its index, both mapped.
+pub struct Pack {
+    /// The `.pack` file.
+    pub path: PathBuf,
+    /// The `.idx` file.
+    pub idx_path: PathBuf,
+    pack: Mmap,
+    idx: Mmap,
+    count: usize,
+}
+
+impl Pack {
+    /// Maps a pack through its index (`pack-….idx` beside `pack-….pack`) and checks the
+    /// structure that lookups rely on; content hashes are left to [`Pack::verify`].
+    pub fn open(idx_path: &Path) -> Result<Pack> {
+        let path = idx_path.with_extension("pack");
+        let idx = map(idx_path)?;
+        let pack = map(&path)?;
+        let idx_name = idx_path.display();
+        if idx.len() < HEADER_LEN + FANOUT_LEN + IDX_TRAILER_LEN || &idx[..8] != IDX_MAGIC {
+            return Err(Error::corrupt(format!("{idx_name}: not a shake pack index (bad magic or too short)")));
+        }
+        let version = u32_at(&idx, 8);
+        if version != FORMAT_VERSION {
+            return Err(Error::corrupt(format!("{idx_name}: index format version {version}, this shake reads {FORMAT_VERSION}")));
+        }
+        let count = u32_at(&idx, 12) as usize;
+        if idx.len() != HEADER_LEN + FANOUT_LEN + count * IDX_ROW_LEN + IDX_TRAILER_LEN {
+            return Err(Error::corrupt(format!("{idx_name}: index length {} does not fit its {count} objects", idx.len())));
+        }
+        let mut previous = 0;
+        for b in 0..256 {
+            let n = u32_at(&idx, HEADER_LEN + b * 4);
+            if n < previous {
+                return Err(Error::corrupt(format!("{idx_name}: fan-out table is not monotonic at byte {b:02x}")));
+            }
+            previous = n;
+        }
+        if previous as usize != count {
+            return Err(Error::corrupt(format!("{idx_name}: fan-out table ends at {previous}, index holds {count}")));
+        }
+        let pack_len = u64_at(&idx, idx.len() - IDX_TRAILER_LEN);
+        if pack.len() as u64 != pack_len {
+            return Err(Error::corrupt(format!(
+                "{}: pack is {} bytes, its index says {pack_len} (truncated or overwritten)",
+                path.display(),
+                pack.len()
+            )));
+        }
+        if pack.len() < HEADER_LEN + CHECKSUM_LEN || &pack[..8] != PACK_MAGIC || u32_at(&pack, 8) != FORMAT_VERSION {
+            return Err(Error::corrupt(format!("{}: not a shake pack of format {FORMAT_VERSION} (bad header)", path.display())));
+        }
+        Ok(Pack { path, idx_path: idx_path.to_path_buf(), pack, idx, count })
+    }
+
+    /// Returns how many objects the pack holds.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Tells whether the pack holds no object.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Returns the size of the pack and index files together.
+    pub fn disk_bytes(&self) -> u64 {
+        (self.pack.len() + self.idx.len()) as u64
+    }
+
+    /// Returns the id in index row `i`.
+    pub fn id_at(&self, i: usize) -> ObjectId {
+        let start = HEADER_LEN + FANOUT_LEN + i * 32;
+        let mut id = [0u8; 32];
+        id.copy_from_slice(&self.idx[start..start + 32]);
+        ObjectId(id)
+    }
+
+    fn offset_at(&self, i: usize) -> u64 {
+        u64_at(&self.idx, HEADER_LEN + FANOUT_LEN + self.count * 32 + i * 8)
+    }
+
+    /// The index rows whose id starts with `first`: the fan-out table's bucket.
+    fn bucket(&self, first: u8) -> std::ops::Range<usize> {
+        let end = u32_at(&self.idx, HEADER_LEN + first as usize * 4) as usize;
+        let start = match first {
+            0 => 0,
+            b => u32_at(&self.idx, HEADER_LEN + (b as usize - 1) * 4) as usize,
+        };
+        start..end.max(start)
+    }
+
+    /// Returns the index row of `id`, by binary search in its fan-out bucket.
+    pub fn find(&self, id: &ObjectId) -> Option<usize> {
+        let range = self.bucket(id.0[0]);
+        let (mut lo, mut hi) = (range.start, range.end);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match self.id_at(mid).cmp(id) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(mid),
+            }
+        }
+        None
+    }
+
+    /// Adds every id starting with `prefix` to `out`.
+    pub fn find_prefix(&self, prefix: &HexPrefix, out: &mut Vec<ObjectId>) {
+        let range = self.bucket(prefix.bytes[0]);
+        let (mut lo, mut hi) = (range.start, range.end);
+        // Lower bound of the prefix (its digits padded with zeros), then scan while it matches.
+        let floor = ObjectId(prefix.bytes);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.id_at(mid) < floor {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        out.extend((lo..range.end).map(|i| self.id_at(i)).take_while(|id| prefix.matches(id)));
+    }
+
+    /// Reads the object in index row `i`, checking that its record lies inside the pack.
+    pub fn object_at(&self, i: usize) -> Result<Object<'_>> {
+        let id = self.id_at(i);
+        let offset = usize::try_from(self.offset_at(i)).unwrap_or(usize::MAX);
+        self.record(offset).map_err(|why| Error::corrupt(format!("{}: object {id}: {why}", self.path.display())))
+    }
+
+    /// Parses the record at `offset`; on failure says why, for the caller to name the object.
+    fn record(&self, offset: usize) -> std::result::Result<Object<'_>, String> {
+        let body_end = self.pack.len() - CHECKSUM_LEN;
+        if offset < HEADER_LEN || offset.saturating_add(RECORD_HEADER_LEN) > body_end {
+            return Err(format!("record offset {offset} is outside the pack"));
+        }
+        let kind = Kind::from_code(self.pack[offset]).ok_or_else(|| format!("unknown kind code {} at offset {offset}", self.pack[offset]))?;
+        let len = usize::try_from(u64_at(&self.pack, offset + 1)).unwrap_or(usize::MAX);
+        let start = offset + RECORD_HEADER_LEN;
+        if start.saturating_add(len) > body_end {
+            return Err(format!("record at offset {offset} claims {len} bytes, past the end of the pack"));
+        }
+        Ok(Object { kind, bytes: &self.pack[start..start + len] })
+    }
+
+    /// Re-checks everything: both checksums, sorted ids, every record's bounds and hash, and
+    /// that the records cover the pack exactly. Returns one message per problem, naming the file
+    /// and, where there is one, the object.
+    pub fn verify(&self) -> Vec<String> {
+        let mut problems = Vec::new();
+        let name = self.path.display();
+        let body = &self.pack[..self.pack.len() - CHECKSUM_LEN];
+        let sum = blake3::hash(body);
+        if sum.as_bytes() != &self.pack[body.len()..] {
+            problems.push(format!("{name}: pack checksum does not match its content"));
+        }
+        let idx_body = &self.idx[..self.idx.len() - CHECKSUM_LEN];
+        if blake3::hash(idx_body).as_bytes() != &self.idx[idx_body.len()..] {
+            problems.push(format!("{}: index checksum does not match its content", self.idx_path.display()));
+        }
+        if &self.idx[self.idx.len() - 64..self.idx.len() - 32] != sum.as_bytes() {
+            problems.push(format!("{}: index belongs to another pack (pack checksum differs)", self.idx_path.display()));
+        }
+        let mut offsets = Vec::with_capacity(self.count);
+        for i in 0..self.count {
+            let id = self.id_at(i);
+            if i > 0 && self.id_at(i - 1) >= id {
+                problems.push(format!("{}: ids not sorted at row {i} ({id})", self.idx_path.display()));
+            }
+            if !self.bucket(id.0[0]).contains(&i) {
+                problems.push(format!("{}: object {id} is outside its fan-out bucket", self.idx_path.display()));
+            }
+            let offset = usize::try_from(self.offset_at(i)).unwrap_or(usize::MAX);
+            match self.record(offset) {
+                Err(why) => problems.push(format!("{name}: object {id}: {why}")),
+                Ok(obj) => {
+                    let actual = ObjectId::hash(obj.kind, obj.bytes);
+                    if actual != id {
+                        problems.push(format!("{name}: object {id}: content hashes to {actual} (corrupt {} bytes)", obj.kind));
+                    }
+                    offsets.push((offset, offset + RECORD_HEADER_LEN + obj.bytes.len()));
+                }
+            }
+        }
+        offsets.sort_unstable();
+        let mut at = HEADER_LEN;
+        for (start, end) in offsets {
+            if start != at {
+                problems.push(format!("{name}: bytes {at}..{start} are not an indexed record"));
+            }
+            at = at.max(end);
+        }
+        if problems.is_empty() && at != body.len() {
+            problems.push(format!("{name}: bytes {at}..{} are not an indexed record", body.len()));
+        }
+        problems
+    }
+}
+
+/// Writes one new pack: records stream to a temp file as they come, the index is built at the end.
+pub struct PackWriter {
+    dir: PathBuf,
+    file: BufWriter<Hashing>,
+    offset: u64,
+    rows: Vec<(ObjectId, u64)>,
+    index: HashMap<ObjectId, usize>,
+}
+
+impl PackWriter {
+    /// Starts a pack in `dir` (the store's `packs/` folder, created if needed).
+    pub fn new(dir: &Path) -> Result<PackWriter> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+        let tmp = tempfile::Builder::new()
+            .prefix("tmp-pack-")
+            .tempfile_in(dir)
+            .map_err(|e| Error::io(format!("cannot create a temp file in {}", dir.display()), e))?;
+        let mut writer = PackWriter {
+            dir: dir.to_path_buf(),
+            file: BufWriter::with_capacity(1 << 20, Hashing { file: tmp, hasher: blake3::Hasher::new() }),
+            offset: 0,
+            rows: Vec::new(),
+            index: HashMap::new(),
+        };
+        let mut header = [0u8; HEADER_LEN];
+        header[..8].copy_from_slice(PACK_MAGIC);
+        header[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+        writer.write(&header)?;
+        Ok(writer)
+    }
+
+    /// Tells whether this pack already holds `id`.
+    pub fn contains(&self, id: &ObjectId) -> bool {
+        self.index.contains_key(id)
+    }
+
+    /// Appends an object whose id the caller computed.
+    pub fn add(&mut self, id: ObjectId, kind: Kind, bytes: &[u8]) -> Result<()> {
+        self.index.insert(id, self.rows.len());
+        self.rows.push((id, self.offset));
+        let mut header = [0u8; RECORD_HEADER_LEN];
+        header[0] = kind.code();
+        header[1..].copy_from_slice(&(bytes.len() as u64).to_le_bytes());
+        self.write(&header)?;
+        self.write(bytes)
+    }
+
+    /// Returns how many objects were added.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Tells whether nothing was added.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    fn write(&mut self, bytes: &[u8]) -> Result<()> {
+        self.offset += bytes.len() as u64;
+        self.file.write_all(bytes).map_err(|e| Error::io(format!("cannot write a pack in {}", self.dir.display()), e))
+    }
+
+    /// Finishes the pack: checksum, fsync, rename, then the index the same way, then the folder.
+    /// Returns the index path, or `None` when nothing was added (no file is left behind).
+    pub fn finish(mut self) -> Result<Option<PathBuf>> {
+        if self.rows.is_empty() {
+            return Ok(None);
+        }
+        let io = |e| Error::io(format!("cannot write a pack in {}", self.dir.display()), e);
+        let Hashing { file: mut tmp, hasher } = self.file.into_inner().map_err(|e| io(e.into_error()))?;
+        let sum = hasher.finalize();
+        tmp.write_all(sum.as_bytes()).map_err(io)?;
+        let pack_len = self.offset + CHECKSUM_LEN as u64;
+        tmp.as_file().sync_all().map_err(io)?;
+        let name = format!("pack-{}", &sum.to_hex()[..40]);
+        let pack_path = self.dir.join(format!("{name}.pack"));
+        tmp.persist(&pack_path).map_err(|e| io(e.error))?;
+
+        self.rows.sort_unstable_by_key(|r| r.0);
+        let idx = encode_index(&self.rows, pack_len, sum.as_bytes());
+        let idx_path = self.dir.join(format!("{name}.idx"));
+        write_durably(&self.dir, &idx_path, &idx)?;
+        sync_dir(&self.dir)?;
+        Ok(Some(idx_path))
+    }
+}
+
+/// The pack's temp file, hashing what goes through: under the `BufWriter`, so blake3 sees
+/// megabyte blocks (fast, SIMD across chunks) rather than one small record at a time.
+struct Hashing {
+    file: tempfile::NamedTempFile,
+    hasher: blake3::Hasher,
+}
+
+impl Write for Hashing {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.file.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
+}
+
+/// Builds an index for sorted `(id, offset)` rows.
+fn encode_index(rows: &[(ObjectId, u64)], pack_len: u64, pack_sum: &[u8; 32]) -> Vec<u8> {
+    let mut idx = Vec::with_capacity(HEADER_LEN + FANOUT_LEN + rows.len() * IDX_ROW_LEN + IDX_TRAILER_LEN);
+    idx.extend_from_slice(IDX_MAGIC);
+    idx.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    idx.extend_from_slice(&(rows.len() as u32).to_le_bytes());
+    let mut fanout = [0u32; 256];
+    for (id, _) in rows {
+        fanout[id.0[0] as usize] += 1;
+    }
+    let mut total = 0;
+    for n in fanout {
+        total += n;
+        idx.extend_from_slice(&total.to_le_bytes());
+    }
+    rows.iter().for_each(|(id, _)| idx.extend_from_slice(&id.0));
+    rows.iter().for_each(|(_, off)| idx.extend_from_slice(&off.to_le_bytes()));
+    idx.extend_from_slice(&pack_len.to_le_bytes());
+    idx.extend_from_slice(pack_sum);
+    let sum = blake3::hash(&idx);
+    idx.extend_from_slice(sum.as_bytes());
+    idx
+}
+
+/// Writes `bytes` to `path` through a temp file in `dir`: write, fsync, rename.
+pub fn write_durably(dir: &Path, path: &Path, bytes: &[u8]) -> Result<()> {
+    write_atomically(dir, path, bytes, true)
+}
+
+/// Writes `bytes` to `path` through a temp file in `dir` and a rename; fsync-ed when `durable`.
+pub fn write_atomically(dir: &Path, path: &Path, bytes: &[u8], durable: bool) -> Result<()> {
+    let io = |e| Error::io(format!("cannot write {}", path.display()), e);
+    let mut tmp = tempfile::Builder::new().prefix("tmp-").tempfile_in(dir).map_err(io)?;
+    tmp.write_all(bytes).map_err(io)?;
+    if durable {
+        tmp.as_file().sync_all().map_err(io)?;
+    }
+    tmp.persist(path).map_err(|e| io(e.error))?;
+    Ok(())
+}
+
+/// Makes renames in `dir` durable.
+pub fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir).and_then(|d| d.sync_all()).map_err(|e| Error::io(format!("cannot sync {}", dir.display()), e))
+}
+
+fn map(path: &Path) -> Result<Mmap> {
+    let file = File::open(path).map_err(|e| Error::corrupt(format!("{}: cannot open: {e}", path.display())))?;
+    // SAFETY: packs and indexes are renamed into place complete and never written again, so the
+    // mapped bytes cannot change or shrink under us (see the module doc).
+    unsafe { Mmap::map(&file) }.map_err(|e| Error::corrupt(format!("{}: cannot map: {e}", path.display())))
+}
+
+fn u32_at(bytes: &[u8], at: usize) -> u32 {
+    let mut b = [0u8; 4];
+    b.copy_from_slice(&bytes[at..at + 4]);
+    u32::from_le_bytes(b)
+}
+
+fn u64_at(bytes: &[u8], at: usize) -> u64 {
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&bytes[at..at + 8]);
+    u64::from_le_bytes(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write_pack(dir: &Path, objects: &[(Kind, &[u8])]) -> PathBuf {
+        let mut w = PackWriter::new(dir).unwrap();
+        for (kind, bytes) in objects {
+            w.add(ObjectId::hash(*kind, bytes), *kind, bytes).unwrap();
+        }
+        w.finish().unwrap().unwrap()
+    }
+
+    #[test]
+    fn round_trip_lookup_and_prefix() {
+        let dir = tempfile::tempdir().unwrap();
+        let objects: Vec<Vec<u8>> = (0..500).map(|i| format!("{{\"n\":{i}}}").into_bytes()).collect();
+        let list: Vec<(Kind, &[u8])> = objects.iter().map(|b| (Kind::Entry, b.as_slice())).collect();
+        let pack = Pack::open(&write_pack(dir.path(), &list)).unwrap();
+        assert_eq!(pack.len(), 500);
+        for bytes in &objects {
+            let id = ObjectId::hash(Kind::Entry, bytes);
+            let obj = pack.object_at(pack.find(&id).unwrap()).unwrap();
+            assert_eq!((obj.kind, obj.bytes), (Kind::Entry, bytes.as_slice()));
+            let mut hits = Vec::new();
+            pack.find_prefix(&HexPrefix::parse(&id.short(12)).unwrap(), &mut hits);
+            assert_eq!(hits, [id]);
+        }
+        assert!(pack.find(&ObjectId::hash(Kind::Node, b"x")).is_none());
+        assert!(pack.verify().is_empty());
+    }
+
+    #[test]
+    fn empty_writer_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(PackWriter::new(dir.path()).unwrap().finish().unwrap().is_none());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn flipped_byte_and_truncation_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let idx = write_pack(dir.path(), &[(Kind::Entry, b"{\"a\":1}"), (Kind::Entry, b"{\"b\":2}")]);
+        let pack_path = idx.with_extension("pack");
+        let mut bytes = std::fs::read(&pack_path).unwrap();
+        bytes[HEADER_LEN + RECORD_HEADER_LEN + 2] ^= 1;
+        std::fs::write(&pack_path, &bytes).unwrap();
+        let problems = Pack::open(&idx).unwrap().verify();
+        assert!(problems.iter().any(|p| p.contains("content hashes to")), "{problems:?}");
+        bytes.truncate(bytes.len() - 5);
+        std::fs::write(&pack_path, &bytes).unwrap();
+        let err = Pack::open(&idx).err().unwrap();
+        assert!(err.message.contains("truncated"), "{}", err.message);
+        std::fs::write(&idx, b"garbage").unwrap();
+        assert!(Pack::open(&idx).err().unwrap().message.contains("not a shake pack index"));
+    }
+}

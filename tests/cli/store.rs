@@ -1,0 +1,336 @@
+//! The store end to end: import (idempotent, incremental, rewrites, forks), byte-exact
+//! cat-session, refs with compare-and-swap, and fsck on corrupted packs, indexes and refs.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::env::{fixtures, TestEnv};
+
+const HEAD: &str = r#"{"type":"session","version":3,"id":"0aa11bb2-0000-7000-8000-000000000001","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#;
+
+fn entry(id: &str, parent: Option<&str>, text: &str) -> String {
+    let parent = parent.map_or("null".to_string(), |p| format!("\"{p}\""));
+    format!(
+        r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-01-01T00:00:01.000Z","message":{{"role":"user","content":"{text}"}}}}"#
+    )
+}
+
+fn json(s: &str) -> Value {
+    serde_json::from_str(s).unwrap_or_else(|e| panic!("{e}: {s}"))
+}
+
+fn import(env: &TestEnv, path: &Path) -> Value {
+    json(&env.ok(&["import", "--json", path.to_str().unwrap()]))["files"][0].clone()
+}
+
+fn objects(env: &TestEnv) -> Value {
+    json(&env.ok(&["count-objects", "--json"]))
+}
+
+fn cat_session(env: &TestEnv, args: &[&str]) -> Vec<u8> {
+    let out = env.cmd().arg("cat-session").args(args).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    out.stdout
+}
+
+/// Odd files next to the fixtures: no final newline, invalid UTF-8, CRLF, empty, blank lines.
+fn odd_files(env: &TestEnv) -> Vec<PathBuf> {
+    vec![
+        env.write("no-newline.jsonl", format!("{HEAD}\n{}", entry("a1", None, "x"))),
+        env.write("invalid-utf8.jsonl", [format!("{HEAD}\n").as_bytes(), b"{\"type\":\"message\",\"id\":\"b\xff\xfe\"}\n\xc3\x28\n"].concat()),
+        env.write("crlf.jsonl", format!("{HEAD}\r\n{}\r\n\r\n", entry("c1", None, "y"))),
+        env.write("empty.jsonl", ""),
+        env.write("blank.jsonl", "\n\n  \n"),
+    ]
+}
+
+#[test]
+fn import_twice_adds_nothing_and_cat_session_is_byte_exact() {
+    let env = TestEnv::new();
+    let mut files: Vec<PathBuf> = fixtures().iter().map(|n| env.fixture(n)).collect();
+    files.extend(odd_files(&env));
+    let args: Vec<&str> = files.iter().map(|p| p.to_str().unwrap()).collect();
+    let first = json(&env.ok(&[&["import", "--json"], args.as_slice()].concat()));
+    assert!(first["files"].as_array().unwrap().iter().all(|f| f["unchanged"] == false));
+    let counts = objects(&env);
+    let second = json(&env.ok(&[&["import", "--json"], args.as_slice()].concat()));
+    assert!(second["files"].as_array().unwrap().iter().all(|f| f["unchanged"] == true && f["new_objects"] == 0));
+    assert_eq!(objects(&env), counts);
+    for path in &files {
+        assert_eq!(cat_session(&env, &[path.to_str().unwrap()]), std::fs::read(path).unwrap(), "{}", path.display());
+    }
+    // By session id (prefix) too, once imported.
+    let branch = env.fixture("pi-v3-branch-compaction-edit.jsonl");
+    assert_eq!(cat_session(&env, &["019ad5e2-7c1a"]), std::fs::read(branch).unwrap());
+    env.ok(&["fsck"]);
+}
+
+#[test]
+fn malformed_lines_are_stored_and_warned_with_line_numbers() {
+    let env = TestEnv::new();
+    let path = env.fixture("pi-v3-malformed-lines.jsonl");
+    let report = import(&env, &path);
+    let lines: Vec<u64> = report["warnings"].as_array().unwrap().iter().map(|w| w["line"].as_u64().unwrap()).collect();
+    assert_eq!(lines, [1, 6, 9]);
+    assert_eq!(report["entries"], 3);
+    let stderr = String::from_utf8(env.run(&["import", "--json", path.to_str().unwrap()]).stderr).unwrap();
+    assert!(stderr.is_empty(), "an unchanged file is not parsed again: {stderr}");
+}
+
+#[test]
+fn appends_read_only_new_bytes_and_partial_lines_wait() {
+    let env = TestEnv::new();
+    let v1 = format!("{HEAD}\n{}\n", entry("a1", None, "one"));
+    let path = env.write("s.jsonl", &v1);
+    let r1 = import(&env, &path);
+    assert_eq!((r1["entries"].as_u64(), r1["new_objects"].as_u64()), (Some(1), Some(4)));
+
+    // A half-written line: stored so the file rebuilds, but not read as an entry yet.
+    let v2 = format!("{v1}{}", &entry("a2", Some("a1"), "two")[..30]);
+    std::fs::write(&path, &v2).unwrap();
+    let r2 = import(&env, &path);
+    assert_eq!(r2["bytes"].as_u64(), Some(30));
+    assert_eq!(r2["entries"], 1);
+    assert!(r2["warnings"][0]["message"].as_str().unwrap().contains("partial last line"));
+    assert_eq!(cat_session(&env, &[path.to_str().unwrap()]), v2.as_bytes());
+
+    let v3 = format!("{v1}{}\n{}\n", entry("a2", Some("a1"), "two"), entry("a3", Some("a2"), "three"));
+    std::fs::write(&path, &v3).unwrap();
+    let r3 = import(&env, &path);
+    assert_eq!(r3["entries"], 3);
+    assert_eq!(r3["bytes"].as_u64(), Some((v3.len() - v1.len()) as u64), "only the bytes after the committed prefix");
+    assert_eq!(r3["new_objects"], 2 + 2 + 1, "two entries, two nodes, one version");
+    assert!(r3["warnings"].as_array().unwrap().is_empty());
+    for (n, bytes) in [("1", &v1), ("2", &v2), ("3", &v3)] {
+        assert_eq!(cat_session(&env, &[path.to_str().unwrap(), "--version", n]), bytes.as_bytes());
+    }
+    env.fails(&["cat-session", path.to_str().unwrap(), "--version", "4"], 1);
+
+    // Node ids follow parentId: the same path in a fresh file ends at the same node.
+    let last_node = |p: &Path| {
+        let version = cat_object(&env, "-p", import(&env, p)["version"].as_str().unwrap());
+        let text = String::from_utf8(version).unwrap();
+        text.lines().filter_map(|l| l.strip_prefix("path ")).last().map(|l| l[..64].to_string())
+    };
+    let grown = last_node(&path);
+    let fresh = env.write("same.jsonl", &v3);
+    assert_eq!(last_node(&fresh), grown);
+    assert_eq!(cat_object(&env, "-t", &grown.unwrap()), b"node\n");
+    env.ok(&["fsck"]);
+}
+
+fn cat_object(env: &TestEnv, flag: &str, id: &str) -> Vec<u8> {
+    env.cmd().args(["cat-object", flag, id]).output().unwrap().stdout
+}
+
+#[test]
+fn a_rewritten_file_gets_a_new_version_and_keeps_the_old() {
+    let env = TestEnv::new();
+    let before = std::fs::read(env.fixture("pi-mono-before-compaction.v1.jsonl")).unwrap();
+    let path = env.write("s.jsonl", &before);
+    import(&env, &path);
+    // What pi's v1→v3 migration does: the same session rewritten in place.
+    let after = std::fs::read(env.fixture("pi-mono-before-compaction.v3-migrated-by-pi-1.6.0.jsonl")).unwrap();
+    std::fs::write(&path, &after).unwrap();
+    let r = import(&env, &path);
+    assert_eq!(r["rewritten"], true);
+    assert_eq!(cat_session(&env, &[path.to_str().unwrap()]), after);
+    assert_eq!(cat_session(&env, &[path.to_str().unwrap(), "--version", "1"]), before);
+    env.ok(&["fsck"]);
+}
+
+#[test]
+fn a_fork_shares_its_objects() {
+    let env = TestEnv::new();
+    let original = env.fixture("pi-mono-before-compaction.v3-migrated-by-pi-1.6.0.jsonl");
+    import(&env, &original);
+    let before = objects(&env);
+    let text = std::fs::read_to_string(&original).unwrap();
+    let header = r#"{"type":"session","version":3,"id":"f0f0f0f0-0000-7000-8000-000000000002","timestamp":"2026-01-02T00:00:00.000Z","cwd":"/p","parentSession":"x.jsonl"}"#;
+    let copied: Vec<&str> = text.lines().skip(1).take(600).collect();
+    let fork = env.write("fork.jsonl", format!("{header}\n{}\n", copied.join("\n")));
+    let r = import(&env, &fork);
+    assert_eq!(r["new_objects"], 2, "the new header and one version");
+    let after = objects(&env);
+    let grown = after["bytes"].as_u64().unwrap() - before["bytes"].as_u64().unwrap();
+    assert!(grown * 100 < before["bytes"].as_u64().unwrap(), "a fork adds {grown} bytes");
+    assert_eq!(cat_session(&env, &[fork.to_str().unwrap()]), std::fs::read(&fork).unwrap());
+}
+
+/// The pack file of a store that holds one pack.
+fn only_pack(env: &TestEnv) -> PathBuf {
+    let packs: Vec<PathBuf> = std::fs::read_dir(env.store().join("packs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "pack"))
+        .collect();
+    assert_eq!(packs.len(), 1);
+    packs[0].clone()
+}
+
+#[test]
+fn fsck_names_a_flipped_byte_and_a_truncated_pack() {
+    let env = TestEnv::new();
+    let path = env.fixture("pi-v3-edge-edits.jsonl");
+    import(&env, &path);
+    assert_eq!(json(&env.ok(&["fsck", "--json"]))["ok"], true);
+    let pack = only_pack(&env);
+    let mut bytes = std::fs::read(&pack).unwrap();
+    let header_line = std::fs::read_to_string(&path).unwrap().lines().next().unwrap().to_string();
+    let at = bytes.windows(header_line.len()).position(|w| w == header_line.as_bytes()).unwrap();
+    bytes[at + 10] ^= 0x20;
+    std::fs::write(&pack, &bytes).unwrap();
+    let header_id = env.ok(&["hash-entry", path.to_str().unwrap()]).lines().next().unwrap().to_string();
+    let out = env.run(&["fsck"]);
+    assert_eq!(out.status.code(), Some(3));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let pack_name = pack.file_name().unwrap().to_str().unwrap();
+    assert!(stdout.lines().any(|l| l.contains(pack_name) && l.contains(&header_id)), "{stdout}");
+    let report = json(&String::from_utf8(env.run(&["fsck", "--json"]).stdout).unwrap());
+    assert_eq!(report["ok"], false);
+
+    bytes.truncate(bytes.len() - 100);
+    std::fs::write(&pack, &bytes).unwrap();
+    let stderr = env.fails(&["cat-session", path.to_str().unwrap()], 3);
+    assert!(stderr.contains(pack_name) && stderr.contains("truncated"), "{stderr}");
+    let out = env.run(&["fsck"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(String::from_utf8(out.stdout).unwrap().contains("truncated"));
+}
+
+#[test]
+fn a_garbage_index_and_a_bad_ref_are_named() {
+    let env = TestEnv::new();
+    import(&env, &env.fixture("pi-v3-edge-edits.jsonl"));
+    let refs = env.store().join("refs/sessions");
+    let bad_ref = refs.join(std::fs::read_dir(&refs).unwrap().next().unwrap().unwrap().file_name());
+    std::fs::write(&bad_ref, "not an id\n").unwrap();
+    let stderr = env.fails(&["show-ref"], 3);
+    assert!(stderr.contains(bad_ref.to_str().unwrap()), "{stderr}");
+    assert!(String::from_utf8(env.run(&["fsck"]).stdout).unwrap().contains("bad ref file"));
+
+    let idx = only_pack(&env).with_extension("idx");
+    std::fs::write(&idx, b"SHAKIDX\0garbage").unwrap();
+    let stderr = env.fails(&["count-objects"], 3);
+    assert!(stderr.contains(idx.to_str().unwrap()), "{stderr}");
+    env.fails(&["fsck", "--json"], 3);
+}
+
+#[test]
+fn update_ref_compares_and_swaps() {
+    let env = TestEnv::new();
+    let a = import(&env, &env.write("a.jsonl", format!("{HEAD}\n")))["version"].as_str().unwrap().to_string();
+    let b = import(&env, &env.write("b.jsonl", format!("{HEAD}\n\n")))["version"].as_str().unwrap().to_string();
+    let zero = "0".repeat(64);
+    env.ok(&["update-ref", "refs/overlays/x", &a[..8], &zero]);
+    let stderr = env.fails(&["update-ref", "refs/overlays/x", &b, &zero], 1);
+    assert!(stderr.contains("refs/overlays/x is") && stderr.contains("not absent"), "{stderr}");
+    let stderr = env.fails(&["update-ref", "refs/overlays/x", &b, &b], 1);
+    assert!(stderr.contains(&format!("not {b}")), "{stderr}");
+    env.ok(&["update-ref", "refs/overlays/x", &b, &a]);
+    assert!(env.ok(&["show-ref"]).contains(&format!("{b} refs/overlays/x\n")));
+    let refs = json(&env.ok(&["show-ref", "--json"]));
+    assert!(refs.as_array().unwrap().iter().any(|r| r["ref"] == "refs/overlays/x" && r["id"] == b.as_str()));
+    env.fails(&["update-ref", "refs/overlays/../x", &b], 1);
+    env.fails(&["update-ref", "refs/overlays/y", &"e".repeat(64)], 1);
+}
+
+#[test]
+fn hash_entry_names_lines_as_the_store_does() {
+    let env = TestEnv::new();
+    let path = env.write("s.jsonl", format!("{HEAD}\n\n{}", entry("a1", None, "x")));
+    let ids = env.ok(&["hash-entry", path.to_str().unwrap()]);
+    assert_eq!(ids.lines().count(), 3);
+    let piped = env.cmd().args(["hash-entry", "--stdin"]).stdin(std::fs::File::open(&path).unwrap()).output().unwrap();
+    assert_eq!(String::from_utf8(piped.stdout).unwrap(), ids);
+    assert_eq!(objects(&env)["objects"], 0, "hash-entry alone stores nothing");
+    env.ok(&["hash-entry", "-w", path.to_str().unwrap()]);
+    for id in ids.lines() {
+        assert_eq!(cat_object(&env, "-t", id), b"entry\n");
+    }
+    assert_eq!(cat_object(&env, "-s", ids.lines().next().unwrap()), format!("{}\n", HEAD.len()).as_bytes());
+    assert_eq!(cat_object(&env, "-p", &ids.lines().next().unwrap()[..6]), format!("{HEAD}\n").as_bytes());
+}
+
+#[test]
+fn a_session_id_resolves_through_the_store() {
+    let env = TestEnv::new();
+    let path = env.fixture("pi-v3-branch-compaction-edit.jsonl");
+    env.fails(&["project", "019ad5e2-7c1a", "--json"], 1);
+    import(&env, &path);
+    let by_id = env.ok(&["project", "019ad5e2-7c1a", "--json"]);
+    assert_eq!(by_id, env.ok(&["project", path.to_str().unwrap(), "--json"]));
+}
+
+#[test]
+fn concurrent_imports_leave_a_sound_store() {
+    let env = TestEnv::new();
+    for name in fixtures() {
+        env.fixture(&name);
+    }
+    let dir = env.dir.path().to_str().unwrap().to_string();
+    let children: Vec<_> = (0..4).map(|_| env.cmd().args(["import", &dir]).output()).collect();
+    for child in children {
+        assert!(child.unwrap().status.success());
+    }
+    assert_eq!(json(&env.ok(&["fsck", "--json"]))["ok"], true);
+    let again = json(&env.ok(&["import", "--json", &dir]));
+    assert!(again["files"].as_array().unwrap().iter().all(|f| f["new_objects"] == 0));
+}
+
+#[test]
+fn leftovers_of_an_interrupted_import_are_harmless() {
+    let env = TestEnv::new();
+    let path = env.fixture("pi-v3-edge-edits.jsonl");
+    import(&env, &path);
+    let packs = env.store().join("packs");
+    std::fs::write(packs.join("tmp-pack-x"), b"half a pack").unwrap();
+    std::fs::write(packs.join("pack-0000.pack"), b"SHAKPACK").unwrap();
+    // A state file cut short: the file is imported again from its first byte, adding nothing.
+    let state = std::fs::read_dir(env.store().join("import")).unwrap().next().unwrap().unwrap().path();
+    std::fs::write(&state, b"SHAKSTAT\x01").unwrap();
+    let r = import(&env, &path);
+    assert_eq!(r["new_objects"], 0);
+    assert!(r["warnings"][0]["message"].as_str().unwrap().contains("unreadable import state"));
+    let report = json(&env.ok(&["fsck", "--json"]));
+    assert_eq!(report["ok"], true);
+    assert_eq!(report["notes"].as_array().unwrap().len(), 2);
+    assert_eq!(cat_session(&env, &[path.to_str().unwrap()]), std::fs::read(&path).unwrap());
+}
+
+#[test]
+fn many_small_imports_are_merged_into_few_packs() {
+    let env = TestEnv::new();
+    let mut text = format!("{HEAD}\n");
+    let path = env.write("s.jsonl", &text);
+    import(&env, &path);
+    let mut parent = None;
+    for i in 0..20 {
+        let id = format!("e{i:02}");
+        text.push_str(&entry(&id, parent.as_deref(), &format!("line {i}")));
+        text.push('\n');
+        std::fs::write(&path, &text).unwrap();
+        assert_eq!(import(&env, &path)["new_objects"], 3, "entry, node, version");
+        parent = Some(id);
+    }
+    let counts = objects(&env);
+    assert!(counts["packs"].as_u64().unwrap() <= 16, "{counts}");
+    assert_eq!(counts["objects"], 1 + 1 + 20 * 3);
+    assert_eq!(cat_session(&env, &[path.to_str().unwrap()]), text.as_bytes());
+    assert_eq!(json(&env.ok(&["fsck", "--json"]))["ok"], true);
+}
+
+#[test]
+fn a_same_size_rewrite_within_one_mtime_tick_is_seen() {
+    let env = TestEnv::new();
+    let path = env.write("s.jsonl", format!("{HEAD}\n{}\n", entry("a1", None, "aaaa")));
+    let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+    import(&env, &path);
+    let rewritten = format!("{HEAD}\n{}\n", entry("a1", None, "bbbb"));
+    std::fs::write(&path, &rewritten).unwrap();
+    std::fs::File::options().write(true).open(&path).unwrap().set_modified(mtime).unwrap();
+    let r = import(&env, &path);
+    assert_eq!(r["unchanged"], false);
+    assert_eq!(cat_session(&env, &[path.to_str().unwrap()]), rewritten.as_bytes());
+}
