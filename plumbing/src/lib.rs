@@ -7,6 +7,7 @@ pub mod context;
 pub mod error;
 pub mod generate;
 pub mod id;
+pub mod nodes;
 pub mod pi;
 pub mod regions;
 pub mod rev;

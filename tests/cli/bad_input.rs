@@ -1,7 +1,7 @@
 //! Bad input: every kind of damage a session file can have gets a clear warning or error naming
 //! the file and line, never a panic; where pi itself gets through, shake reads what pi reads.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -31,7 +31,7 @@ fn project(env: &TestEnv, path: &str) -> (Value, String) {
 }
 
 /// Asserts shake projects the file as pi does, and returns shake's warnings.
-fn same_as_pi(env: &TestEnv, path: &PathBuf) -> String {
+fn same_as_pi(env: &TestEnv, path: &Path) -> String {
     let p = path.to_str().unwrap();
     let (ours, stderr) = project(env, p);
     assert_eq!(ours, Oracle::run("project.mjs", &[p, "--compact"]), "{p}");
@@ -101,8 +101,12 @@ fn cycles_are_named_not_followed() {
     let path = session(&env, "self.jsonl", &[HEAD, USER, &message("s1", "s1", "\"x\"")]);
     let p = path.to_str().unwrap();
     all_fail(&env, p, "parentId cycle through entry s1 (line 3)");
-    // Branches that do not reach the loop still work.
+    // Branches that do not reach the loop still work; listing every tip reaches it.
     assert!(env.ok(&["rev-parse", &format!("{p}:a1")]).ends_with(" a1\n"));
+    let path = session(&env, "self-mid.jsonl", &[HEAD, USER, &message("s1", "s1", "\"x\""), &message("b1", "a1", "\"y\"")]);
+    let p = path.to_str().unwrap();
+    assert!(env.ok(&["project", p, "--json"]).contains("\"b1\""));
+    assert!(env.fails(&["ls-leaves", p], 1).contains("parentId cycle through entry s1 (line 3)"));
 }
 
 #[test]
@@ -182,4 +186,24 @@ fn a_context_edit_without_replacement_is_an_error_where_pi_throws() {
     // The tree commands do not project, so they still work.
     assert_eq!(env.ok(&["ls-entries", p, "--context"]).lines().count(), 2);
     assert!(env.ok(&["rev-parse", p]).ends_with(" e1\n"));
+}
+
+#[test]
+fn duplicate_ids_resolve_to_the_later_entry_like_pi() {
+    let env = TestEnv::new();
+    let path = session(&env, "d.jsonl", &[HEAD, USER, &message("b1", "a1", "\"first\""), &message("b1", "a1", "\"second\""), &message("c1", "b1", "\"child\"")]);
+    same_as_pi(&env, &path);
+    let p = path.to_str().unwrap();
+    let listed = env.ok(&["ls-entries", p, "--json"]);
+    assert_eq!(serde_json::from_str::<Value>(&listed).unwrap()["entries"][1]["line"], 4);
+}
+
+#[test]
+fn duplicate_keys_take_the_last_value_like_javascript() {
+    let env = TestEnv::new();
+    let twice = r#"{"type":"message","id":"x1","id":"b1","parentId":null,"parentId":"a1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"user","content":"old","content":"new","timestamp":2}}"#;
+    let path = session(&env, "k.jsonl", &[HEAD, USER, twice]);
+    let stderr = same_as_pi(&env, &path);
+    assert!(stderr.is_empty(), "{stderr}");
+    assert!(env.ok(&["rev-parse", path.to_str().unwrap()]).ends_with(" b1\n"));
 }

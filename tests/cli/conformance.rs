@@ -23,12 +23,17 @@ const BINARY_SEEDS: u64 = 8;
 /// Runs `project-all.mjs --roundtrip [--no-flat]` over `files` in one node process; one JSON
 /// value per file. Without `flat`, leaves have no `messages` (only their entries' messages).
 fn pi_project_all(files: &[PathBuf], flat: bool) -> Vec<Value> {
+    pi_project(files, if flat { &[] } else { &["--no-flat"] })
+}
+
+/// Runs `project-all.mjs FLAGS… FILES…`; one JSON value per file.
+fn pi_project(files: &[PathBuf], flags: &[&str]) -> Vec<Value> {
     Oracle::ensure();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracle/project-all.mjs");
     let mut child = Command::new("node")
         .arg(script)
         .arg("--roundtrip")
-        .args((!flat).then_some("--no-flat"))
+        .args(flags)
         .args(files)
         .stdout(Stdio::piped())
         .spawn()
@@ -135,8 +140,8 @@ fn generated(dir: &Path, seeds: std::ops::Range<u64>) -> Vec<PathBuf> {
 
 /// Checks one generated file against pi's output, with the library functions the commands use.
 fn check_generated(path: &Path, pi: &Value) {
+    check_leaves(path, pi);
     let name = path.display();
-    assert!(pi.get("error").is_none(), "{name}: pi refused it: {}", pi["error"]);
     assert_eq!(pi["piChangedFile"], "unchanged", "{name}: pi rewrote it");
     assert_eq!(pi["notRoundTripping"], serde_json::json!([]), "{name}: lines JSON.stringify would print differently");
     let file = SessionFile::read(path).unwrap();
@@ -144,6 +149,14 @@ fn check_generated(path: &Path, pi: &Value) {
     assert!(session.warnings.is_empty(), "{name}: {:?}", session.warnings);
     let tips: Vec<&str> = session.leaves().iter().map(|&i| session.entries[i].id.as_ref()).collect();
     assert_eq!(tips, ids(&pi["tips"]), "{name}: tips");
+}
+
+/// Checks pi loaded the file and shake projects every leaf pi projected the same way.
+fn check_leaves(path: &Path, pi: &Value) {
+    let name = path.display();
+    assert!(pi.get("error").is_none(), "{name}: pi refused it: {}", pi["error"]);
+    let file = SessionFile::read(path).unwrap();
+    let session = Session::parse(&file).unwrap();
     for leaf in pi["leaves"].as_array().unwrap() {
         let id = leaf["leafId"].as_str().unwrap();
         let projection = Projection::at(&session, session.index_of(id)).unwrap();
@@ -159,7 +172,11 @@ fn check_generated(path: &Path, pi: &Value) {
 #[test]
 fn generated_sessions_every_leaf_equals_pi() {
     let env = TestEnv::new();
-    let files = generated(env.dir.path(), 0..SEEDS);
+    let mut files = generated(env.dir.path(), 0..SEEDS);
+    // One long session too (long paths, many compactions and branches, bigger outputs).
+    let long = env.dir.path().join("gen-long.jsonl");
+    std::fs::write(&long, generate(&Options { seed: 1, limit: Limit::Entries(2500), cwd: None })).unwrap();
+    files.insert(0, long);
     let check = |half: &[PathBuf]| {
         for (path, pi) in half.iter().zip(pi_project_all(half, false)) {
             check_generated(path, &pi);
@@ -208,4 +225,16 @@ fn generated_edits_are_what_pi_would_append() {
         }
     }
     assert!(edits > 10, "the sample holds only {edits} edits");
+}
+
+/// Every entry as the leaf (pi's in-memory leaf after `/tree`), for the hand-made fixtures and a
+/// few generated sessions (the output grows with entries × path length, so only small files).
+#[test]
+fn every_entry_as_leaf_equals_pi() {
+    let env = TestEnv::new();
+    let mut files: Vec<PathBuf> = fixtures().iter().filter(|n| n.starts_with("pi-v3-")).map(|n| env.fixture(n)).collect();
+    files.extend(generated(env.dir.path(), 1000..1002));
+    for (path, pi) in files.iter().zip(pi_project(&files, &["--no-flat", "--every-entry"])) {
+        check_leaves(path, &pi);
+    }
 }

@@ -7,6 +7,7 @@ mod conformance;
 mod env;
 mod export;
 mod fold;
+mod generate;
 mod host_plan;
 mod inspect;
 mod lifecycle;

@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 // Project EVERY branch tip of many session files with pi's own code, in one node process.
 //
-//   node project-all.mjs [--roundtrip] [--no-flat] <session.jsonl>...
+//   node project-all.mjs [--roundtrip] [--no-flat] [--every-entry] <session.jsonl>...
 //
 // Prints one JSON line per file (NDJSON), in argument order:
 //   { file, error?, piChangedFile, lastEntryId, tips: [id...], leaves: [{ leafId, pathIds,
 //     contextEntryIds, entries: [{id, type, messages}], messages }], notRoundTripping? }
 // `tips` are the entries without children in the tree pi's getTree() builds, in file order; each
 // is projected with buildSessionProjection (pi's leaf on load is projected too, last).
+// --every-entry projects at every entry instead (as pi does for an in-memory leaf after /tree).
 // --no-flat leaves out each leaf's `messages` (the concatenation of its entries' messages), which
 // halves the output for callers that check entries only.
 // --roundtrip also lists lines (1-based) for which JSON.stringify(JSON.parse(line)) !== line,
@@ -21,9 +22,10 @@ import { describeRewrite, loadPi, privateCopy } from "./pi-loader.mjs";
 const args = process.argv.slice(2);
 const roundTrip = args.includes("--roundtrip");
 const flat = !args.includes("--no-flat");
+const everyEntry = args.includes("--every-entry");
 const files = args.filter((a) => !a.startsWith("--"));
 if (files.length === 0) {
-	process.stderr.write("usage: node project-all.mjs [--roundtrip] [--no-flat] <session.jsonl>...\n");
+	process.stderr.write("usage: node project-all.mjs [--roundtrip] [--no-flat] [--every-entry] <session.jsonl>...\n");
 	process.exit(1);
 }
 // privateCopy() registers one exit listener per file.
@@ -53,8 +55,8 @@ function projectAll(file) {
 		walk.push(...node.children);
 	}
 	out.tips = entries.filter((e) => childCount.get(e) === 0).map((e) => e.id);
-	const leaves = [...out.tips];
-	if (out.lastEntryId !== null) leaves.push(out.lastEntryId);
+	const leaves = everyEntry ? [...new Set(entries.map((e) => e.id))] : [...out.tips];
+	if (!everyEntry && out.lastEntryId !== null) leaves.push(out.lastEntryId);
 	out.leaves = leaves.map((leafId) => {
 		const projection = pi.buildSessionProjection(entries, leafId);
 		return {

@@ -6,7 +6,8 @@ use std::io::Write;
 
 use serde_json::json;
 
-use super::rev_parse::{entry_object, leaf_path, write_record, NodeIds};
+use super::rev_parse::{leaf_path, write_record};
+use crate::nodes::{entry_object, NodeIds};
 use crate::pi::project::context_entries;
 use crate::pi::Session;
 use crate::rev::RevArgs;

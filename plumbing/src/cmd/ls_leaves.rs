@@ -5,7 +5,8 @@ use std::io::Write;
 
 use serde_json::json;
 
-use super::rev_parse::{path_of, write_record, NodeIds};
+use super::rev_parse::{path_of, write_record};
+use crate::nodes::NodeIds;
 use crate::pi::Session;
 use crate::rev::RevArgs;
 use crate::{Context, Result};

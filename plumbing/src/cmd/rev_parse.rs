@@ -7,8 +7,9 @@ use std::io::Write;
 
 use serde_json::json;
 
-use crate::id::{Kind, ObjectId};
-use crate::pi::{Entry, ProjectError, Session};
+use crate::id::ObjectId;
+use crate::nodes::{entry_object, NodeIds};
+use crate::pi::{ProjectError, Session};
 use crate::rev::{Rev, RevArgs};
 use crate::{Context, Error, Result};
 
@@ -63,38 +64,7 @@ pub fn path_of(session: &Session<'_>, leaf: usize) -> Result<Vec<usize>> {
     })
 }
 
-/// Returns the entry object id: the hash of the line's exact bytes.
-pub fn entry_object(entry: &Entry<'_>) -> ObjectId {
-    ObjectId::hash(Kind::Entry, entry.raw)
-}
 
-/// Chain node ids, computed once per entry: `node(e) = ObjectId::node(node(parent), object(e))`
-/// along pi's `parentId` links, so equal paths have equal ids.
-pub struct NodeIds<'s, 'a> {
-    session: &'s Session<'a>,
-    memo: Vec<Option<ObjectId>>,
-}
-
-impl<'s, 'a> NodeIds<'s, 'a> {
-    /// Starts with nothing computed.
-    pub fn new(session: &'s Session<'a>) -> NodeIds<'s, 'a> {
-        NodeIds { session, memo: vec![None; session.entries.len()] }
-    }
-
-    /// Returns the node id of every entry of `path` (a root→leaf path from [`path_of`]).
-    pub fn path(&mut self, path: &[usize]) -> Vec<ObjectId> {
-        let mut parent: Option<ObjectId> = None;
-        path.iter()
-            .map(|&i| {
-                let node = *self.memo[i].get_or_insert_with(|| {
-                    ObjectId::node(parent.as_ref(), &entry_object(&self.session.entries[i]))
-                });
-                parent = Some(node);
-                node
-            })
-            .collect()
-    }
-}
 
 /// Quotes a free-text field (entry id, type) for line output the way git quotes paths: as is
 /// when it is plain, else (control characters, `"`, `\`, or empty) in double quotes with C

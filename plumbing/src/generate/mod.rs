@@ -176,31 +176,34 @@ impl Generator {
     }
 
     /// Ends the entry, appends its line and makes it the leaf.
-    fn finish(&mut self, mut j: Json, id: String, kind: Kind, tool_calls: String) -> usize {
+    fn finish(&mut self, mut j: Json, id: String, kind: Kind, tool_calls: String) {
         j.end();
         self.out.push_str(&j.buf);
         self.out.push('\n');
         self.nodes.push(Node { id, kind, tool_calls });
         self.path.push(self.nodes.len() - 1);
-        self.nodes.len() - 1
     }
 
     fn header(&mut self, cwd: &str) {
         let mut j = Json::default();
         let ms = self.now;
-        let mut rand = self.rng.next();
+        let (a, b) = (self.rng.next(), self.rng.next());
+        // uuidv7: 48 bits of milliseconds, version 7, variant 10, random bits.
         let id = format!(
             "{:08x}-{:04x}-7{:03x}-{:04x}-{:012x}",
             ms >> 16,
             ms & 0xffff,
-            rand & 0xfff,
-            0x8000 | ((rand >> 12) & 0x3fff),
-            {
-                rand = self.rng.next();
-                rand & 0xffff_ffff_ffff
-            }
+            a & 0xfff,
+            0x8000 | ((a >> 12) & 0x3fff),
+            b & 0xffff_ffff_ffff
         );
-        j.obj().kv("type", "session").kn("version", 3).kv("id", &id).kv("timestamp", &iso(ms)).kv("cwd", cwd).end();
+        j.obj().kv("type", "session").kn("version", 3).kv("id", &id).kv("timestamp", &iso(ms)).kv("cwd", cwd);
+        if self.rng.chance(15) {
+            // A fork or clone names the file it came from.
+            let from = format!("/home/dev/.pi/agent/sessions/--home-dev-proj--/{}_{}.jsonl", iso(ms - 86_400_000).replace([':', '.'], "-"), id);
+            j.kv("parentSession", &from);
+        }
+        j.end();
         self.cwd = cwd.to_string();
         self.out.push_str(&j.buf);
         self.out.push('\n');
@@ -263,7 +266,7 @@ impl Generator {
     }
 
     /// Closes the message object and the entry.
-    fn finish_message(&mut self, mut j: Json, id: String, kind: Kind, tool_calls: String) -> usize {
+    fn finish_message(&mut self, mut j: Json, id: String, kind: Kind, tool_calls: String) {
         j.end();
         self.finish(j, id, kind, tool_calls)
     }
@@ -370,7 +373,11 @@ impl Generator {
                 text::code(&mut self.rng, &mut body, lang, lines);
                 body.push_str("```\n\nThat should fix it.");
             }
-            blocks.obj().kv("type", "text").kv("text", &body).end();
+            blocks.obj().kv("type", "text").kv("text", &body);
+            if self.rng.chance(10) {
+                blocks.kv("textSignature", r#"{"v":1,"id":"msg_01","phase":"final_answer"}"#);
+            }
+            blocks.end();
         }
         let mut calls = Vec::new();
         let mut call_json = Json::default();
@@ -416,6 +423,9 @@ impl Generator {
         j.kn("timestamp", started);
         if self.rng.chance(30) {
             j.kn("durationMs", self.now - started + self.rng.below(900));
+        }
+        if self.rng.chance(20) {
+            j.kv("thinkingLevel", self.rng.pick::<&str>(LEVELS));
         }
         self.finish_message(j, id, Kind::Assistant, call_blocks);
         calls
@@ -568,7 +578,6 @@ impl Generator {
         }
         let mut targets = Vec::new();
         for _ in 0..self.rng.range(1, 4) {
-            // Prefer recent tool results, as folds do.
             let i = *self.rng.pick(&editable);
             let target = &self.nodes[i];
             let (id, kind, calls) = (target.id.clone(), target.kind, target.tool_calls.clone());

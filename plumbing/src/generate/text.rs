@@ -208,7 +208,7 @@ impl Lang {
 pub fn code(rng: &mut Rng, out: &mut String, lang: Lang, lines: u64) {
     let pool = lang.pool();
     for _ in 0..lines {
-        out.push_str(*rng.pick(pool));
+        out.push_str(rng.pick::<&str>(pool));
         out.push('\n');
     }
 }
@@ -219,7 +219,7 @@ pub fn numbered_code(rng: &mut Rng, out: &mut String, lang: Lang, lines: u64) {
     for n in 1..=lines {
         out.push_str(&n.to_string());
         out.push('\t');
-        out.push_str(*rng.pick(pool));
+        out.push_str(rng.pick::<&str>(pool));
         out.push('\n');
     }
 }
@@ -227,7 +227,7 @@ pub fn numbered_code(rng: &mut Rng, out: &mut String, lang: Lang, lines: u64) {
 /// Appends `lines` lines of build, test and shell output.
 pub fn shell_output(rng: &mut Rng, out: &mut String, lines: u64) {
     for _ in 0..lines {
-        out.push_str(*rng.pick(BASH_OUT));
+        out.push_str(rng.pick::<&str>(BASH_OUT));
         out.push('\n');
     }
 }

@@ -5,68 +5,126 @@
 
 use std::borrow::Cow;
 
+use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
 /// The fields of an entry line that pi's session code reads, borrowed from the line.
-#[derive(Deserialize, Default, Debug)]
-#[serde(rename_all = "camelCase")]
+///
+/// Each is the raw JSON of the key when present (so `null` and "absent" stay distinct, as they are
+/// for pi). A key given twice takes its last value, as `JSON.parse` does.
+#[derive(Default, Debug)]
 pub struct Fields<'a> {
-    #[serde(rename = "type", borrow, default, deserialize_with = "present")]
     pub kind: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
     pub id: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
     pub parent_id: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
     pub timestamp: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
     pub version: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
     pub message: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
     pub target_id: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
     pub replacement: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
     pub first_kept_entry_id: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
     pub first_kept_entry_index: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
     pub summary: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
     pub tokens_before: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
     pub system_message: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
     pub from_id: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
     pub custom_type: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
     pub content: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
     pub display: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
     pub details: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
     pub data: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
     pub thinking_level: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
     pub provider: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
     pub model_id: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
     pub label: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
     pub cwd: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
     pub parent_session: Option<&'a RawValue>,
 }
 
-/// Keeps a present field as its raw JSON, `null` included (serde would turn `null` into `None`).
-fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
-    <&'de RawValue>::deserialize(d).map(Some)
+impl<'a> Fields<'a> {
+    /// Returns the slot for a top-level key pi reads, or `None` for any other key.
+    fn slot(&mut self, key: &str) -> Option<&mut Option<&'a RawValue>> {
+        Some(match key {
+            "type" => &mut self.kind,
+            "id" => &mut self.id,
+            "parentId" => &mut self.parent_id,
+            "timestamp" => &mut self.timestamp,
+            "version" => &mut self.version,
+            "message" => &mut self.message,
+            "targetId" => &mut self.target_id,
+            "replacement" => &mut self.replacement,
+            "firstKeptEntryId" => &mut self.first_kept_entry_id,
+            "firstKeptEntryIndex" => &mut self.first_kept_entry_index,
+            "summary" => &mut self.summary,
+            "tokensBefore" => &mut self.tokens_before,
+            "systemMessage" => &mut self.system_message,
+            "fromId" => &mut self.from_id,
+            "customType" => &mut self.custom_type,
+            "content" => &mut self.content,
+            "display" => &mut self.display,
+            "details" => &mut self.details,
+            "data" => &mut self.data,
+            "thinkingLevel" => &mut self.thinking_level,
+            "provider" => &mut self.provider,
+            "modelId" => &mut self.model_id,
+            "label" => &mut self.label,
+            "cwd" => &mut self.cwd,
+            "parentSession" => &mut self.parent_session,
+            _ => return None,
+        })
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Fields<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> Visitor<'de> for FieldsVisitor {
+            type Value = Fields<'de>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields<'de>, A::Error> {
+                let mut fields = Fields::default();
+                while let Some(Key(key)) = map.next_key()? {
+                    let value: &'de RawValue = map.next_value()?;
+                    if let Some(slot) = fields.slot(&key) {
+                        *slot = Some(value);
+                    }
+                }
+                Ok(fields)
+            }
+        }
+        d.deserialize_map(FieldsVisitor)
+    }
+}
+
+/// An object key, borrowed from the line unless it holds escapes (serde's own `Cow` impl always
+/// copies).
+struct Key<'de>(Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+
+            fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_string())))
+            }
+        }
+        d.deserialize_str(KeyVisitor)
+    }
 }
 
 /// Decodes a raw JSON value as a string; `None` when absent or not a string.
@@ -167,6 +225,14 @@ mod tests {
         assert_eq!(f.replacement.map(|r| r.get()), Some("null"));
         assert!(f.target_id.is_none());
         assert_eq!(as_str(f.kind).as_deref(), Some("context_edit"));
+    }
+
+    #[test]
+    fn repeated_keys_take_the_last_value() {
+        let f: Fields = serde_json::from_str(r#"{"id":"a","\u0069d":"b","other":{"id":"c"},"parentId":null}"#).unwrap();
+        assert_eq!(as_str(f.id).as_deref(), Some("b"));
+        assert_eq!(f.parent_id.map(|r| r.get()), Some("null"));
+        assert!(serde_json::from_str::<Fields>("[1]").is_err());
     }
 
     #[test]

@@ -232,11 +232,12 @@ impl<'a> Session<'a> {
         Ok(path)
     }
 
-    /// Returns every branch tip: entries no other entry names as its parent, in file order.
+    /// Returns every branch tip: entries no other entry names as its parent, in file order (an
+    /// entry that is its own parent is a tip, as in pi's `getTree`).
     pub fn leaves(&self) -> Vec<usize> {
         let mut has_child = vec![false; self.entries.len()];
         for i in 0..self.entries.len() {
-            if let Some(p) = self.parent_of(i) {
+            if let Some(p) = self.parent_of(i).filter(|&p| p != i) {
                 has_child[p] = true;
             }
         }
@@ -366,6 +367,10 @@ mod tests {
         let s = Session::parse(&f).unwrap();
         assert!(s.path(1).is_err());
         assert!(s.leaves().is_empty());
+        let own = file(&format!("{HEAD}\n{{\"type\":\"x\",\"id\":\"a\",\"parentId\":\"a\"}}\n"));
+        let s = Session::parse(&own).unwrap();
+        assert!(s.path(0).is_err());
+        assert_eq!(s.leaves(), [0]);
     }
 
     #[test]

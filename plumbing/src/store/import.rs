@@ -403,13 +403,7 @@ fn remembered_mtime(mtime_ns: u64) -> u64 {
 /// Returns the node id of every entry on the root→leaf path of `leaf` (root first), as import
 /// computes them: the last one names the leaf (e.g. in `refs/overlays/<node-id>`).
 pub fn path_nodes(session: &crate::pi::Session<'_>, leaf: usize) -> Result<Vec<ObjectId>> {
-    let path = session.path(leaf).map_err(|c| Error::user(format!("{}: {c}", session.file.display())))?;
-    let mut nodes: Vec<ObjectId> = Vec::with_capacity(path.len());
-    for i in path {
-        let entry = ObjectId::hash(Kind::Entry, session.entries[i].raw);
-        nodes.push(ObjectId::node(nodes.last(), &entry));
-    }
-    Ok(nodes)
+    crate::nodes::path_nodes(session, leaf).map_err(|c| Error::user(format!("{}: {c}", session.file.display())))
 }
 
 #[cfg(test)]
