@@ -31,7 +31,7 @@ type Edit = { targetId: string; replacement: Replacement };
 /** `shake fold --plan --json` / `shake undo --plan --json` (contract: docs/pi.md). */
 type Plan = { edits: Edit[]; log: unknown; tokensFreed?: number; tokensRestored?: number; message: string };
 /** `shake meter --json`. */
-type Meter = { tokens: number; severity?: string };
+type Meter = { tokens: number; severity?: string; tokenizer?: string };
 /** What a command line asks for. */
 type Request = { verb: "fold" | "undo" | "status" | "dry-run"; cliArgs: string[] } | { error: string };
 type Level = "info" | "warning" | "error";
@@ -91,6 +91,9 @@ export default function (pi: ExtensionAPI) {
 	let missingSaid = false;
 	/** Meter runs started; only the latest one's figure reaches the footer. */
 	let meterRuns = 0;
+	/** The tokenizer of the figure in the footer: plans and dry runs count with it too, so the
+	 * figure a fold reports is the one the footer showed. */
+	let tokenizer: string | undefined;
 
 	/** Tells the user: a toast with a UI, stderr in print and json mode. */
 	function say(ctx: ExtensionContext, message: string, level: Level = "info"): void {
@@ -151,6 +154,7 @@ export default function (pi: ExtensionAPI) {
 		const run = ++meterRuns;
 		const m = await cliJson<Meter>(ctx, ["meter"], true);
 		if (run !== meterRuns || !m || typeof m.tokens !== "number") return;
+		tokenizer = m.tokenizer;
 		const { text, color } = meterLabel(m.tokens, m.severity);
 		ctx.ui.setStatus(STATUS_KEY, ctx.ui.theme.fg(color, text));
 	}
@@ -244,8 +248,9 @@ export default function (pi: ExtensionAPI) {
 		handler: async (args, ctx) => {
 			const req = parseArgs(args);
 			if ("error" in req) return say(ctx, req.error, "error");
-			if (req.verb === "fold" || req.verb === "undo") return apply(ctx, req.verb, req.cliArgs);
-			const out = await cli(ctx, req.verb === "status" ? ["status"] : ["fold", "--dry-run", ...req.cliArgs]);
+			const counted = tokenizer ? [...req.cliArgs, "--tokenizer", tokenizer] : req.cliArgs;
+			if (req.verb === "fold" || req.verb === "undo") return apply(ctx, req.verb, counted);
+			const out = await cli(ctx, req.verb === "status" ? ["status"] : ["fold", "--dry-run", ...counted]);
 			if (out !== undefined) say(ctx, out.trim());
 			await refresh(ctx);
 		},

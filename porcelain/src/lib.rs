@@ -7,6 +7,7 @@ pub mod fold;
 pub mod host_plan;
 pub mod log;
 pub mod log_entry;
+pub mod meter;
 pub mod pi_extension;
 pub mod plan;
 pub mod profile;

@@ -11,10 +11,12 @@ mod generate;
 mod host_plan;
 mod inspect;
 mod lifecycle;
+mod meter;
 mod pi_live;
 mod project;
 mod store;
 mod synthetic;
+mod tokens;
 mod tree;
 
 /// `27838` → `27,838`, as shake prints counts.

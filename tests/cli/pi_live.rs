@@ -333,7 +333,6 @@ fn footer_for(tokens: u64) -> String {
 }
 
 #[test]
-#[ignore = "needs `shake meter --json` (branch tokens) and `shake fold --plan` (branch fold)"]
 fn footer_meter_follows_settles_and_commands_not_tool_turns() {
     let env = sandbox();
     // Let pi compact a small session: keep only the last 2,000 tokens.
@@ -368,18 +367,23 @@ fn footer_meter_follows_settles_and_commands_not_tool_turns() {
     let footer = |step: usize| steps[step].0[0].as_str();
     let file = walk_jsonl(&env.agent_dir().join("sessions")).pop().unwrap();
     let entries: Vec<Value> = std::fs::read_to_string(&file).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    let meter_at = |id: &str| -> String {
+    let meter_at = |id: &str| -> u64 {
         let rev = format!("{}:{id}", file.display());
         let m: Value = serde_json::from_str(&env.ok(&["meter", &rev, "--json"])).unwrap();
-        footer_for(m["tokens"].as_u64().unwrap())
+        m["tokens"].as_u64().unwrap()
     };
     let undo_log = entries.iter().rfind(|e| e["customType"] == "shake").unwrap()["id"].as_str().unwrap();
     let compaction = entries.iter().rfind(|e| e["type"] == "compaction").expect("pi compacted")["id"].as_str().unwrap();
     assert_ne!(footer(2), footer(1), "the fold lowers the meter");
-    assert!(steps[2].1[0].starts_with("shake: Shook"), "{steps:?}");
+    // The fold reports the very figure the footer showed (same leaf, same tokenizer).
+    let folded_at = entries.iter().find(|e| e["type"] == "context_edit").unwrap()["parentId"].as_str().unwrap();
+    let shown = meter_at(folded_at);
+    assert_eq!(footer_for(shown), footer(1));
+    let said = format!("shake: Shook 1 tool result (~{} tokens).", crate::render_thousands(shown));
+    assert!(steps[2].1[0].starts_with(&said), "{said} / {steps:?}");
     assert_eq!(footer(3), footer(1), "undo gives back what the fold took");
-    assert_eq!(footer(3), meter_at(undo_log), "after undo: `shake meter` there");
-    assert_eq!(footer(4), meter_at(compaction), "after compaction: `shake meter` there");
+    assert_eq!(footer(3), footer_for(meter_at(undo_log)), "after undo: `shake meter` there");
+    assert_eq!(footer(4), footer_for(meter_at(compaction)), "after compaction: `shake meter` there");
     assert_ne!(footer(4), footer(3), "the compaction summarised the file away");
     // Back before the long message (pi's leaf, in memory only), the file is inside the tail again.
     assert_eq!(footer(5), "✂ <1k shakeable");
