@@ -16,7 +16,8 @@ tok=${2:-o200k}
 shake=target/release/shake
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cp "$session" "$tmp/s.jsonl"
+# -p keeps the modification time: a session pi is not writing right now.
+cp -p "$session" "$tmp/s.jsonl"
 export SHAKE_DIR=$tmp/store SHAKE_QUIET=1
 
 # Median of 3 runs of a command: "wall s (cpu s)", CPU = user + system; $prepare runs before
@@ -66,6 +67,9 @@ echo "session: $session ($bytes bytes), tokenizer $tok"
 echo "figure:  $($shake meter "$tmp/s.jsonl" --tokenizer "$tok" --json)"
 echo "shake meter cold (empty store):       $(median3 'rm -rf "$SHAKE_DIR"' "$shake" meter "$tmp/s.jsonl" --tokenizer "$tok")"
 echo "shake meter warm (nothing new):       $(median3 ':' "$shake" meter "$tmp/s.jsonl" --tokenizer "$tok")"
+# Touched: the bytes are unchanged but the file was modified moments ago, so the meter may not
+# trust its memo and reads, parses and plans again (every count still comes from the cache).
+echo "shake meter warm, file just touched:  $(median3 'touch "$tmp/s.jsonl"' "$shake" meter "$tmp/s.jsonl" --tokenizer "$tok")"
 echo "shake meter after one appended entry: $(median3 'append_one' "$shake" meter "$tmp/s.jsonl" --tokenizer "$tok")"
 echo "pi open + project + estimate (Node, one process, 5 runs):"
 node docs/bench/pi-meter.mjs "$tmp/s.jsonl" 5 | sed 's/^/  /'

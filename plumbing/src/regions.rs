@@ -458,3 +458,37 @@ mod tests {
         assert_eq!(thousands(1_234_567), "1,234,567");
     }
 }
+
+#[cfg(test)]
+mod tail_tests {
+    use super::*;
+    use crate::pi::{Session, SessionFile};
+    use crate::tokens::TokenizerName;
+
+    /// A linear session of user messages with these sizes in characters (pi: 4 chars a token).
+    fn session(sizes: &[usize]) -> SessionFile {
+        let mut text = String::from("{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/\"}\n");
+        for (i, n) in sizes.iter().enumerate() {
+            let parent = if i == 0 { "null".to_string() } else { format!("\"e{}\"", i - 1) };
+            text.push_str(&format!(
+                "{{\"type\":\"message\",\"id\":\"e{i}\",\"parentId\":{parent},\"timestamp\":\"t\",\"message\":{{\"role\":\"user\",\"content\":\"{}\"}}}}\n",
+                "x".repeat(*n)
+            ));
+        }
+        SessionFile::from_bytes("t.jsonl".into(), text.into_bytes())
+    }
+
+    #[test]
+    fn the_entry_straddling_the_tail_is_protected() {
+        let file = session(&[400, 400, 400, 400]); // 100 tokens each
+        let s = Session::parse(&file).unwrap();
+        let p = Projection::at(&s, s.default_leaf()).unwrap();
+        let tok = Tokenizer::new(TokenizerName::Pi);
+        // Newer than e3: 0; e2: 100; e1: 200; e0: 300.
+        assert_eq!(tail_start(&p, 150, &tok), 2); // e3 and e2 (100 < 150) protected, e1 (200) not
+        assert_eq!(tail_start(&p, 200, &tok), 2);
+        assert_eq!(tail_start(&p, 201, &tok), 1);
+        assert_eq!(tail_start(&p, 0, &tok), 4);
+        assert_eq!(tail_start(&p, 10_000, &tok), 0);
+    }
+}

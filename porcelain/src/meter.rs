@@ -361,7 +361,7 @@ fn append_log(path: &Path, reading: &Reading) -> Result<()> {
     if last_logged(path).is_some_and(|last| same_figure(&last, &line)) {
         return Ok(());
     }
-    line["time"] = Value::from(shake_plumbing::pi::write::now_iso());
+    line["time"] = Value::from(shake_plumbing::pi::ids::iso(shake_plumbing::pi::ids::now_millis()));
     let mut file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)

@@ -5,7 +5,6 @@
 use std::collections::HashMap;
 
 use serde_json::value::RawValue;
-use serde_json::{Map, Value};
 use shake_plumbing::pi::message::Message;
 use shake_plumbing::pi::write::js_string;
 use shake_plumbing::pi::{BlockKind, Content, Projection, Session};
@@ -182,14 +181,43 @@ fn replace_spans(text: &str, items: &[&Item], block: Option<usize>) -> String {
     out
 }
 
-/// A block's JSON with its `text` replaced, other keys kept in order.
+/// A block's JSON with its `text` replaced; every other key keeps its place and exact bytes.
 fn with_text(raw: &RawValue, text: &str) -> String {
-    match serde_json::from_str::<Map<String, Value>>(raw.get()) {
-        Ok(mut m) => {
-            m.insert("text".into(), Value::String(text.to_string()));
-            serde_json::to_string(&m).unwrap_or_default()
+    let Ok(Fields(fields)) = serde_json::from_str::<Fields<'_>>(raw.get()) else {
+        return format!("{{\"type\":\"text\",\"text\":{}}}", js_string(text));
+    };
+    let new_text = js_string(text);
+    let body: Vec<String> = fields
+        .iter()
+        .map(|(k, v)| format!("{}:{}", js_string(k), if k == "text" { new_text.as_str() } else { v.get() }))
+        .collect();
+    format!("{{{}}}", body.join(","))
+}
+
+/// An object's fields in order, values as raw JSON (a duplicate key keeps its first place and
+/// takes the later value, as `JSON.parse` does).
+struct Fields<'a>(Vec<(String, &'a RawValue)>);
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Fields<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visit<'a> {
+            type Value = Fields<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> Result<Fields<'a>, M::Error> {
+                let mut fields: Vec<(String, &'a RawValue)> = Vec::new();
+                while let Some((k, v)) = map.next_entry::<String, &'de RawValue>()? {
+                    match fields.iter_mut().find(|(old, _)| *old == k) {
+                        Some(slot) => slot.1 = v,
+                        None => fields.push((k, v)),
+                    }
+                }
+                Ok(Fields(fields))
+            }
         }
-        Err(_) => format!("{{\"type\":\"text\",\"text\":{}}}", js_string(text)),
+        d.deserialize_map(Visit(std::marker::PhantomData))
     }
 }
 
@@ -231,13 +259,13 @@ mod tests {
 
     #[test]
     fn blocks_thinking_and_images_compose() {
-        let r = raw(r#"[{"type":"thinking","thinking":"hm","thinkingSignature":"s"},{"type":"text","text":"p\n```\nc\n```\nq","textSignature":"z"},{"type":"image","data":"","mimeType":"image/png"}]"#);
+        let r = raw(r#"[{"type":"thinking","thinking":"hm","thinkingSignature":"s"},{"type":"text","text":"p\n```\nc\n```\nq","textSignature":"z","n":1.0},{"type":"image","data":"","mimeType":"image/png"}]"#);
         let c = Content::parse(Some(&r));
         let items = [item(RegionKind::Thinking, Some(0), None), item(RegionKind::Block, Some(1), Some((2, 11))), item(RegionKind::Image, Some(2), None)];
         let refs: Vec<&Item> = items.iter().collect();
         assert_eq!(
             compose(&c, &r, &refs).get(),
-            r#"[{"type":"text","text":"p\n[x block omitted (~5 tokens)]\nq","textSignature":"z"},{"type":"text","text":"[x omitted (~5 tokens)]"}]"#
+            r#"[{"type":"text","text":"p\n[x block omitted (~5 tokens)]\nq","textSignature":"z","n":1.0},{"type":"text","text":"[x omitted (~5 tokens)]"}]"#
         );
         assert_eq!(compose(&c, &r, &[]).get(), r.get());
     }

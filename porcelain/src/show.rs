@@ -32,13 +32,10 @@ pub fn run(ctx: &Context, args: &ShowArgs, out: &mut dyn Write) -> Result {
         (None, Some(prefix)) => Some(resolve_entry(&session, prefix)?),
         _ => None,
     };
-    let is_tip = |i: usize| session.leaves().contains(&i);
-    let value = match named {
-        Some(i) if log_entry::parse(&session.entries[i]).is_some() => {
-            let data = log_entry::parse(&session.entries[i]).unwrap_or_else(|| unreachable!());
-            show_log(&session, i, &data, args.read.json, out)?
-        }
-        Some(i) if !is_tip(i) => show_entry(&session, i, args.read.json, out)?,
+    let log = named.and_then(|i| log_entry::parse(&session.entries[i]).map(|d| (i, d)));
+    let value = match (log, named) {
+        (Some((i, data)), _) => show_log(&session, i, &data, args.read.json, out)?,
+        (None, Some(i)) if !session.leaves().contains(&i) => show_entry(&session, i, args.read.json, out)?,
         _ => show_leaf(&Projection::at(&session, rev.leaf(&session)?)?, &tok, args.read.json, out)?,
     };
     if let Some(v) = value {

@@ -11,6 +11,7 @@ use shake_plumbing::tokens::Tokenizer;
 use shake_plumbing::{Context, Result};
 
 use crate::batch::torn_last_line;
+use crate::log_entry;
 use crate::render::{counts, plural, thousands, Paint, ReadArgs};
 use crate::undo::undo_plan;
 use crate::wall::Wall;
@@ -33,22 +34,31 @@ pub struct Stranded {
     pub leaves: Vec<String>,
 }
 
-/// Finds folds in force at other leaves whose log entries are not on `current`'s path.
+/// Finds folds in force at other leaves whose log entries are not on `current`'s path. Only
+/// branches that hold a shake log entry below their fork from the current path are projected.
 pub fn stranded(session: &Session<'_>, current: &Projection<'_, '_>) -> Vec<Stranded> {
     let on_path: HashSet<usize> = current.path.iter().copied().collect();
+    let off_path_log = |i: usize| !on_path.contains(&i) && log_entry::parse(&session.entries[i]).is_some();
     let mut by_log: BTreeMap<usize, Stranded> = BTreeMap::new();
     for leaf in session.leaves() {
-        if Some(leaf) == current.leaf {
+        let mut branch = Some(leaf);
+        let mut holds_log = false;
+        let mut steps = 0;
+        while let Some(i) = branch.filter(|i| !on_path.contains(i) && steps <= session.entries.len()) {
+            holds_log |= off_path_log(i);
+            branch = session.parent_of(i);
+            steps += 1;
+        }
+        if !holds_log {
             continue;
         }
         let Ok(projection) = Projection::at(session, Some(leaf)) else { continue };
-        let wall = Wall::at(&projection);
-        for item in &wall.items {
+        let leaf_id = session.entries[leaf].id.to_string();
+        for item in &Wall::at(&projection).items {
             let Some(log) = session.index_of(&item.log).filter(|i| !on_path.contains(i)) else { continue };
             let s = by_log.entry(log).or_insert_with(|| Stranded { log: item.log.clone(), regions: 0, leaves: Vec::new() });
-            let leaf_id = session.entries[leaf].id.to_string();
             if !s.leaves.contains(&leaf_id) {
-                s.leaves.push(leaf_id);
+                s.leaves.push(leaf_id.clone());
             }
             if s.leaves.len() == 1 {
                 s.regions += 1;

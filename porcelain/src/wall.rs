@@ -227,3 +227,58 @@ fn replacement_content(replacement: &RawValue) -> Option<&RawValue> {
     }
     serde_json::from_str::<Option<Replacement>>(replacement.get()).ok()??.content.filter(|c| c.get() != "null")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shake_plumbing::pi::{Session, SessionFile};
+
+    const HEAD: &str = r#"{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/"}"#;
+    const TARGET: &str = r#"{"type":"message","id":"m1","parentId":null,"timestamp":"t","message":{"role":"toolResult","toolCallId":"c","toolName":"bash","content":[{"type":"text","text":"long"}]}}"#;
+
+    fn log(id: &str, parent: &str, op: &str, edit: &str) -> String {
+        format!(
+            r#"{{"type":"custom","customType":"shake","data":{{"v":1,"op":"{op}","tokenizer":"pi","tokens":1,"targets":[{{"id":"m1","kind":"{}","label":"bash","tokens":1,"edit":"{edit}"}}]}},"id":"{id}","parentId":"{parent}","timestamp":"t"}}"#,
+            if op == "fold" { "toolResult" } else { "restore" }
+        )
+    }
+
+    fn edit(id: &str, parent: &str, text: &str) -> String {
+        format!(
+            r#"{{"type":"context_edit","id":"{id}","parentId":"{parent}","timestamp":"t","targetId":"m1","replacement":{{"content":[{{"type":"text","text":"{text}"}}]}}}}"#
+        )
+    }
+
+    fn wall_of(lines: &[String]) -> (Wall, String) {
+        let text = format!("{HEAD}\n{TARGET}\n{}\n", lines.join("\n"));
+        let file = SessionFile::from_bytes("t.jsonl".into(), text.into_bytes());
+        let session = Session::parse(&file).unwrap();
+        let p = Projection::at(&session, session.default_leaf()).unwrap();
+        let wall = Wall::at(&p);
+        let base = wall.base_content(&p, 0).map(|c| c.get().to_string()).unwrap_or_default();
+        (wall, base)
+    }
+
+    #[test]
+    fn fold_then_undo_then_torn() {
+        let folded = [log("l1", "m1", "fold", "e1"), edit("e1", "l1", "[ph]")];
+        let (wall, base) = wall_of(&folded);
+        assert_eq!(wall.items.len(), 1);
+        assert_eq!(base, r#"[{"type":"text","text":"long"}]"#);
+        let undone = [folded[0].clone(), folded[1].clone(), log("l2", "e1", "undo", "e2"), edit("e2", "l2", "long")];
+        assert!(wall_of(&undone).0.is_empty());
+        // A fold whose edit was never written: nothing folded, a torn batch.
+        let (wall, _) = wall_of(&[log("l1", "m1", "fold", "e1")]);
+        assert!(wall.is_empty());
+        assert_eq!(wall.torn, [Torn { log: "l1".into(), line: 3, listed: 1, written: 0 }]);
+    }
+
+    #[test]
+    fn another_tools_later_edit_supersedes_and_becomes_the_base() {
+        let lines = [log("l1", "m1", "fold", "e1"), edit("e1", "l1", "[ph]"), edit("x1", "e1", "theirs")];
+        let (wall, base) = wall_of(&lines);
+        assert!(wall.is_empty());
+        assert_eq!(wall.superseded, ["m1"]);
+        assert_eq!(base, r#"[{"type":"text","text":"theirs"}]"#);
+    }
+}

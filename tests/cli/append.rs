@@ -11,8 +11,8 @@ use crate::synthetic::{filler, text, Builder};
 fn small() -> String {
     let mut b = Builder::new();
     b.user(serde_json::json!("go"));
-    b.tool("bash", serde_json::json!({"command": "make"}), serde_json::json!([text(&filler("make", 900))]));
-    b.tool("grep", serde_json::json!({"pattern": "x"}), serde_json::json!([text(&filler("grep", 900))]));
+    b.tool("bash", serde_json::json!({"command": "make"}), serde_json::json!([text(&filler("make", 300))]));
+    b.tool("grep", serde_json::json!({"pattern": "x"}), serde_json::json!([text(&filler("grep", 300))]));
     b.user(serde_json::json!(filler("tail", 9000)));
     b.text()
 }
@@ -30,25 +30,22 @@ fn wall_ids(s: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
-#[test]
-fn a_batch_cut_at_every_byte_loads_in_pi_and_is_repaired() {
-    let env = TestEnv::new();
-    let before = small();
-    let full = env.write("full.jsonl", &before);
+/// Runs `op` on a copy of `before`, then cuts its batch at every byte: pi loads each cut,
+/// `shake status` reports the half-written batch, and running `op` again repairs it to the wall
+/// the whole batch gave (pi then projects the same context). Returns that wall.
+fn cut_everywhere(env: &TestEnv, name: &str, before: &[u8], op: &[&str]) -> Vec<(String, String)> {
+    let full = env.write(&format!("{name}.jsonl"), before);
     let full_s = full.to_str().unwrap();
-    env.ok(&["fold", full_s, "--profile", "aggressive"]);
+    env.ok(&[op, &[full_s]].concat());
     let after = std::fs::read(&full).unwrap();
     let batch = &after[before.len()..];
-    assert_eq!(batch.iter().filter(|b| **b == b'\n').count(), 3, "log entry + two edits");
-    let intended = wall_ids(&status(&env, full_s));
-    assert_eq!(intended.len(), 2);
-
-    let cuts = env.dir.path().join("cuts");
+    let intended = wall_ids(&status(env, full_s));
+    let cuts = env.dir.path().join(format!("cuts-{name}"));
     std::fs::create_dir_all(&cuts).unwrap();
     let mut files = Vec::new();
     for k in 0..=batch.len() {
         let path = cuts.join(format!("cut-{k:05}.jsonl"));
-        std::fs::write(&path, [before.as_bytes(), &batch[..k]].concat()).unwrap();
+        std::fs::write(&path, [before, &batch[..k]].concat()).unwrap();
         files.push(path.to_str().unwrap().to_string());
     }
     // pi loads every cut.
@@ -58,29 +55,46 @@ fn a_batch_cut_at_every_byte_loads_in_pi_and_is_repaired() {
     }
     let first_line = batch.iter().position(|b| *b == b'\n').unwrap() + 1;
     for (k, path) in files.iter().enumerate() {
-        let s = status(&env, path);
+        let s = status(env, path);
         let torn = s["tornLastLine"] == true || !s["halfWritten"].as_array().unwrap().is_empty();
         let whole = k == 0 || k == batch.len();
-        assert_eq!(torn, !whole, "cut at byte {k}: {s}");
+        assert_eq!(torn, !whole, "{name}: cut at byte {k}: {s}");
         if k >= first_line && k < batch.len() - 1 {
-            assert_eq!(s["halfWritten"].as_array().unwrap().len(), 1, "cut at byte {k} after the log entry: {s}");
+            assert_eq!(s["halfWritten"].as_array().unwrap().len(), 1, "{name}: cut at byte {k} after the log entry: {s}");
         }
         if whole {
             continue;
         }
-        let out = env.ok(&["fold", path, "--profile", "aggressive"]);
-        assert!(out.contains("Repaired a half-written shake batch"), "cut at byte {k}: {out}");
-        let repaired = status(&env, path);
-        assert_eq!(wall_ids(&repaired), intended, "cut at byte {k}");
+        let out = env.ok(&[op, &[path.as_str()]].concat());
+        assert!(out.contains("Repaired a half-written shake batch"), "{name}: cut at byte {k}: {out}");
+        let repaired = status(env, path);
+        assert_eq!(wall_ids(&repaired), intended, "{name}: cut at byte {k}");
         assert_eq!(repaired["tornLastLine"], false);
-        assert!(repaired["halfWritten"].as_array().unwrap().is_empty(), "cut at byte {k}: {repaired}");
+        assert!(repaired["halfWritten"].as_array().unwrap().is_empty(), "{name}: cut at byte {k}: {repaired}");
     }
-    // pi loads every repaired file too, with the same context as after the whole fold.
+    // pi loads every repaired file too, with the same context as after the whole batch.
     let whole = &Oracle::run("load-many.mjs", &[full_s])[0];
     for r in Oracle::run("load-many.mjs", &args[1..args.len() - 1]).as_array().unwrap() {
         assert_eq!(r["accepted"], true, "{r}");
         assert_eq!(r["messages"], whole["messages"], "{r}");
     }
+    intended
+}
+
+#[test]
+fn a_fold_batch_cut_at_every_byte_loads_in_pi_and_is_repaired() {
+    let env = TestEnv::new();
+    let wall = cut_everywhere(&env, "fold", small().as_bytes(), &["fold", "--profile", "aggressive"]);
+    assert_eq!(wall.len(), 2);
+}
+
+#[test]
+fn an_undo_batch_cut_at_every_byte_loads_in_pi_and_is_repaired() {
+    let env = TestEnv::new();
+    let path = env.write("folded.jsonl", small());
+    env.ok(&["fold", path.to_str().unwrap(), "--profile", "aggressive"]);
+    let folded = std::fs::read(&path).unwrap();
+    assert!(cut_everywhere(&env, "undo", &folded, &["undo"]).is_empty());
 }
 
 #[test]

@@ -133,6 +133,11 @@ fn lifecycle(env: &TestEnv, path: &Path) -> HashSet<String> {
     if let Some(pre_leaf) = &pre_leaf {
         assert!(wall(env, &[p, "--leaf", pre_leaf]).is_empty());
         assert_eq!(messages_by_entry(&pi_project(path, Some(pre_leaf))), messages_by_entry(&pre));
+        // A pi fork at that entry starts from raw, unshaken context.
+        let early = Oracle::run("fork.mjs", &["branched", p, pre_leaf, &format!("{f}-early")]);
+        let early = Path::new(early["file"].as_str().unwrap());
+        assert!(wall(env, &[early.to_str().unwrap()]).is_empty());
+        assert_eq!(messages_by_entry(&pi_project(early, None)), messages_by_entry(&pre));
     }
     // Undo restores pi's projection exactly; a repeat undo appends nothing.
     let undo = json(env, &["undo", p, "--json"]);

@@ -20,7 +20,7 @@ impl EntryWriter {
     /// Prepares to write into `session`: ids are fresh against every id in the file, the
     /// timestamp is now (or `$SHAKE_TIMESTAMP`, for reproducible runs).
     pub fn new(session: &Session<'_>) -> EntryWriter {
-        let timestamp = std::env::var("SHAKE_TIMESTAMP").ok().filter(|t| !t.is_empty()).unwrap_or_else(now_iso);
+        let timestamp = super::ids::iso(super::ids::now_millis());
         let mut seed = blake3::Hasher::new();
         seed.update(session.file.raw());
         seed.update(timestamp.as_bytes());
@@ -89,46 +89,9 @@ pub fn js_json(v: &Value) -> String {
     serde_json::to_string(v).unwrap_or_default()
 }
 
-/// Now as `new Date().toISOString()`: `2026-11-30T14:05:47.123Z`.
-pub fn now_iso() -> String {
-    let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
-    iso_from_millis(ms)
-}
-
-/// Formats milliseconds since the epoch as ISO-8601 UTC with milliseconds.
-pub fn iso_from_millis(ms: i64) -> String {
-    let days = ms.div_euclid(86_400_000);
-    let rest = ms.rem_euclid(86_400_000);
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rest / 3_600_000,
-        rest / 60_000 % 60,
-        rest / 1000 % 60,
-        rest % 1000
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pi::project::parse_iso_millis;
-
-    #[test]
-    fn iso_round_trips() {
-        for s in ["1970-01-01T00:00:00.000Z", "2026-11-21T09:00:35.000Z", "2024-02-29T23:59:59.999Z"] {
-            assert_eq!(iso_from_millis(parse_iso_millis(s).unwrap()), s);
-        }
-    }
 
     #[test]
     fn strings_escape_like_javascript() {
