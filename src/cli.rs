@@ -22,11 +22,13 @@ pub struct Cli {
 /// Every shake command.
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    Audit(porcelain::audit::AuditArgs),
     CatObject(plumbing::cat_object::CatObjectArgs),
     CatSession(plumbing::cat_session::CatSessionArgs),
     Completions(crate::cmd::completions::CompletionsArgs),
     CountObjects(plumbing::count_objects::CountObjectsArgs),
     CountTokens(plumbing::count_tokens::CountTokensArgs),
+    Diff(porcelain::diff::DiffArgs),
     Export(plumbing::export::ExportArgs),
     Fold(porcelain::fold::FoldArgs),
     Fsck(plumbing::fsck::FsckArgs),
@@ -55,11 +57,13 @@ impl Command {
     /// Runs the command, writing its output to `out`.
     pub fn run(&self, ctx: &Context, out: &mut dyn Write) -> Result {
         match self {
+            Command::Audit(args) => porcelain::audit::run(ctx, args, out),
             Command::CatObject(args) => plumbing::cat_object::run(ctx, args, out),
             Command::CatSession(args) => plumbing::cat_session::run(ctx, args, out),
             Command::Completions(args) => crate::cmd::completions::run(args, out),
             Command::CountObjects(args) => plumbing::count_objects::run(ctx, args, out),
             Command::CountTokens(args) => plumbing::count_tokens::run(ctx, args, out),
+            Command::Diff(args) => porcelain::diff::run(ctx, args, out),
             Command::Export(args) => plumbing::export::run(ctx, args, out),
             Command::Fold(args) => porcelain::fold::run(ctx, args, out),
             Command::Fsck(args) => plumbing::fsck::run(ctx, args, out),

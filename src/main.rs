@@ -3,6 +3,8 @@
 mod cli;
 mod cmd;
 #[cfg(test)]
+mod plumbing_doc;
+#[cfg(test)]
 mod reference;
 
 use std::io::Write;

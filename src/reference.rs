@@ -16,6 +16,12 @@ pub fn render() -> String {
         let name = sub.get_name().to_string();
         let help = sub.clone().bin_name(format!("shake {name}")).render_long_help();
         doc.push_str(&format!("## shake {name}\n\n```text\n{help}```\n\n"));
+        // Groups (`shake audit`): each subcommand's own flags, too.
+        for nested in sub.get_subcommands_mut().filter(|n| n.get_name() != "help") {
+            let full = format!("shake {name} {}", nested.get_name());
+            let help = nested.clone().bin_name(&full).render_long_help();
+            doc.push_str(&format!("## {full}\n\n```text\n{help}```\n\n"));
+        }
     }
     doc.trim_end().to_string() + "\n"
 }

@@ -10,6 +10,10 @@ pub enum ErrorKind {
     User,
     /// The store is corrupt: exit 3.
     Corrupt,
+    /// An interrogating command (`diff`, `audit`), whose exit 1 means "found a difference",
+    /// could not answer (bad revision, unreadable file…): exit 2, like diff(1) and clap's usage
+    /// errors, so a script never reads a failure as a finding.
+    Trouble,
 }
 
 impl ErrorKind {
@@ -18,6 +22,7 @@ impl ErrorKind {
         match self {
             ErrorKind::User => 1,
             ErrorKind::Corrupt => 3,
+            ErrorKind::Trouble => 2,
         }
     }
 }
@@ -42,6 +47,15 @@ impl Error {
     /// Returns a corrupt-store error with this message.
     pub fn corrupt(message: impl Into<String>) -> Error {
         Error { kind: ErrorKind::Corrupt, message: message.into(), hints: Vec::new() }
+    }
+
+    /// Returns this error as an interrogating command reports it: a user error becomes
+    /// [`ErrorKind::Trouble`] (exit 2); a corrupt store stays exit 3.
+    pub fn trouble(self) -> Error {
+        match self.kind {
+            ErrorKind::User => Error { kind: ErrorKind::Trouble, ..self },
+            _ => self,
+        }
     }
 
     /// Adds a hint line.
@@ -84,3 +98,17 @@ impl From<std::io::Error> for Error {
 
 /// What a command returns: its exit code (0, or 1 for "found a difference"), or an error.
 pub type Result<T = u8> = std::result::Result<T, Error>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interrogators_exit_2_on_user_errors_and_3_on_corruption() {
+        assert_eq!(Error::user("x").kind.exit_code(), 1);
+        assert_eq!(Error::user("x").trouble().kind.exit_code(), 2);
+        assert_eq!(Error::corrupt("x").trouble().kind.exit_code(), 3);
+        let e = Error::user("x").hint("h").trouble();
+        assert_eq!((e.message.as_str(), e.hints.as_slice()), ("x", ["h".to_string()].as_slice()));
+    }
+}

@@ -2,9 +2,12 @@
 //! write folds back (`fold`, `undo`) and the ones that read them (`status`, `log`, `show`), and the
 //! pi integration (`pi-extension`).
 
+pub mod audit;
 pub mod batch;
+pub mod diff;
 pub mod fold;
 pub mod host_plan;
+pub mod leaf;
 pub mod log;
 pub mod log_entry;
 pub mod meter;

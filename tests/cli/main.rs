@@ -2,10 +2,13 @@
 //! running the real `shake` binary against a private store and pi session folder.
 
 mod append;
+mod audit;
 mod bad_input;
 mod conformance;
+mod diff;
 mod env;
 mod export;
+mod family;
 mod fold;
 mod generate;
 mod host_plan;

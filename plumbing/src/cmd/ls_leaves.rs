@@ -33,6 +33,17 @@ struct Tip {
     default: bool,
 }
 
+/// Returns the branch tips in file order, plus pi's leaf on load: normally a tip, but listed even
+/// when a later-written entry hangs off it.
+pub fn tips(session: &Session<'_>) -> Vec<usize> {
+    let mut tips = session.leaves();
+    if let Some(d) = session.default_leaf().filter(|d| !tips.contains(d)) {
+        tips.push(d);
+        tips.sort_unstable();
+    }
+    tips
+}
+
 /// Runs `shake ls-leaves`.
 pub fn run(ctx: &Context, args: &LsLeavesArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.rev.load(ctx)?;
@@ -40,12 +51,7 @@ pub fn run(ctx: &Context, args: &LsLeavesArgs, out: &mut dyn Write) -> Result {
     ctx.warn_session(&session);
     let below = rev.entry.as_ref().map(|_| rev.leaf(&session)).transpose()?.flatten();
     let default = session.default_leaf();
-    let mut candidates = session.leaves();
-    // pi's leaf on load is normally a tip; list it even when a later-written entry hangs off it.
-    if let Some(d) = default.filter(|d| !candidates.contains(d)) {
-        candidates.push(d);
-        candidates.sort_unstable();
-    }
+    let candidates = tips(&session);
     let mut nodes = NodeIds::new(&session);
     let mut tips = Vec::new();
     for index in candidates {

@@ -1,0 +1,223 @@
+//! `shake audit fork`: did a fork carry the folds it should? For each fold on the source path
+//! up to the fork point and each fold made in the fork: carried, changed, dropped or new; and
+//! whether each folded target's original is still in the fork's file (`docs/plumbing.md`).
+
+use std::collections::HashSet;
+use std::io::Write;
+
+use serde_json::{json, Value};
+use shake_plumbing::cmd::rev_parse::write_record;
+use shake_plumbing::pi::entry::is_null;
+use shake_plumbing::pi::project::own_content;
+use shake_plumbing::pi::{Content, Entry, Session};
+use shake_plumbing::regions::{placeholder, RegionKind};
+use shake_plumbing::{Context, Error, Result};
+
+use crate::leaf::{id_of, with_two_leaves, LeafView, Shared};
+use super::fold_of;
+use crate::log_entry::LogData;
+
+/// Check that a fork carried the source's folds and that every folded original is recoverable in it
+#[derive(clap::Args, Debug)]
+pub struct ForkArgs {
+    /// The source leaf: SESSION[:ENTRY] (default entry: pi's leaf on load)
+    #[arg(value_name = "SOURCE_REV")]
+    pub source: String,
+    /// The fork's leaf: SESSION[:ENTRY], in another session or the same one
+    #[arg(value_name = "FORK_REV")]
+    pub fork: String,
+    /// Print JSON: {"source","fork","shared","forkPoint","folds":[{"log","status","sourceLine","forkLine","targets"}],"consistent"}
+    #[arg(long, conflicts_with = "nul")]
+    pub json: bool,
+    /// End every field with NUL and print ids verbatim
+    #[arg(short = 'z', id = "nul")]
+    pub nul: bool,
+}
+
+/// What became of one fold in the fork.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// On both paths, with the same log data and the same edits.
+    Carried,
+    /// On both paths, but its log data or one of its edits differs.
+    Changed,
+    /// On the source path at or before the fork point, missing from the fork's path.
+    Dropped,
+    /// On the source path after the fork point: made after the fork, not expected in it.
+    Later,
+    /// Only on the fork's path.
+    New,
+}
+
+impl Status {
+    /// The word used in output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Carried => "carried",
+            Status::Changed => "changed",
+            Status::Dropped => "dropped",
+            Status::Later => "later",
+            Status::New => "new",
+        }
+    }
+}
+
+/// Whether one folded target's original content is in the fork's file.
+struct Original {
+    id: String,
+    /// Why it is not recoverable; `None` when it is.
+    problem: Option<&'static str>,
+    /// The fork's line for the target is byte-identical to the source's.
+    same_line: bool,
+}
+
+/// One fold's verdict.
+struct Verdict {
+    log: String,
+    status: Status,
+    source_line: Option<usize>,
+    fork_line: Option<usize>,
+    targets: Vec<Original>,
+}
+
+impl Verdict {
+    fn is_difference(&self) -> bool {
+        matches!(self.status, Status::Changed | Status::Dropped) || self.targets.iter().any(|t| t.problem.is_some())
+    }
+}
+
+/// Runs `shake audit fork`.
+pub fn run(ctx: &Context, args: &ForkArgs, out: &mut dyn Write) -> Result {
+    with_two_leaves(ctx, &args.source, &args.fork, |source, fork| report(source, fork, args, out))
+}
+
+fn report(source: &LeafView<'_, '_>, fork: &LeafView<'_, '_>, args: &ForkArgs, out: &mut dyn Write) -> Result {
+    let fork_point = fork_point(source, fork);
+    if fork_point.is_none() {
+        return Err(Error::user(format!(
+            "{} is not a fork of {}: no entry of the source path is on the fork's path",
+            fork.session().file.display(),
+            source.session().file.display()
+        )));
+    }
+    let verdicts = verdicts(source, fork, fork_point);
+    let consistent = !verdicts.iter().any(Verdict::is_difference);
+    let shared = Shared::of(source, fork);
+    if args.json {
+        let value = json!({
+            "source": source.describe(),
+            "fork": fork.describe(),
+            "shared": shared.json(),
+            "forkPoint": fork_point.map(|p| id_of(source.session(), source.path()[p])),
+            "folds": verdicts.iter().map(verdict_json).collect::<Vec<_>>(),
+            "consistent": consistent,
+        });
+        serde_json::to_writer(&mut *out, &value).map_err(std::io::Error::from)?;
+        writeln!(out)?;
+    } else {
+        shared.write_record(out, args.nul)?;
+        for v in &verdicts {
+            let lost = v.targets.iter().filter(|t| t.problem.is_some()).count();
+            write_record(out, &[v.status.as_str(), &v.log, &v.targets.len().to_string(), &lost.to_string()], args.nul)?;
+            for t in &v.targets {
+                if let Some(problem) = t.problem {
+                    write_record(out, &["!", &v.log, &t.id, problem], args.nul)?;
+                }
+            }
+        }
+    }
+    Ok(u8::from(!consistent))
+}
+
+/// The position on the source path of the last entry whose id is on the fork's path: where the
+/// fork left the source (pi's forks keep entry ids, even where they re-chain around labels).
+fn fork_point(source: &LeafView<'_, '_>, fork: &LeafView<'_, '_>) -> Option<usize> {
+    let in_fork = fork.path_ids();
+    source.path().iter().rposition(|&i| in_fork.contains(id_of(source.session(), i)))
+}
+
+/// Every fold on the source path (in path order), then every fold only on the fork's path.
+fn verdicts(source: &LeafView<'_, '_>, fork: &LeafView<'_, '_>, fork_point: Option<usize>) -> Vec<Verdict> {
+    let (ss, fs) = (source.session(), fork.session());
+    let (in_source, in_fork) = (source.path_ids(), fork.path_ids());
+    let mut out = Vec::new();
+    for (pos, &i) in source.path().iter().enumerate() {
+        let Some(data) = fold_of(&ss.entries[i]) else { continue };
+        let id = id_of(ss, i);
+        let forked = in_fork.contains(id).then(|| fs.index_of(id)).flatten();
+        let status = match forked {
+            Some(j) if fold_of(&fs.entries[j]).as_ref() == Some(&data) && same_edits(&data, source, fork) => {
+                Status::Carried
+            }
+            Some(_) => Status::Changed,
+            None if fork_point.is_some_and(|p| pos <= p) => Status::Dropped,
+            None => Status::Later,
+        };
+        let targets = if status == Status::Later { Vec::new() } else { originals(&data, ss, fs) };
+        let (source_line, fork_line) = (Some(ss.entries[i].line), forked.map(|j| fs.entries[j].line));
+        out.push(Verdict { log: id.to_string(), status, source_line, fork_line, targets });
+    }
+    for &j in fork.path() {
+        let id = id_of(fs, j);
+        let Some(data) = fold_of(&fs.entries[j]).filter(|_| !in_source.contains(id)) else { continue };
+        let targets = originals(&data, ss, fs);
+        let fork_line = Some(fs.entries[j].line);
+        out.push(Verdict { log: id.to_string(), status: Status::New, source_line: None, fork_line, targets });
+    }
+    out
+}
+
+/// Tells whether every edit a fold announces is on both paths with the same `replacement` bytes.
+fn same_edits(data: &LogData, source: &LeafView<'_, '_>, fork: &LeafView<'_, '_>) -> bool {
+    let replacement = |side: &LeafView<'_, '_>, on_path: &HashSet<&str>, id: &str| {
+        let entry = on_path.contains(id).then(|| side.session().get(id)).flatten();
+        entry.and_then(|e| e.fields.replacement).map(|r| r.get().to_string())
+    };
+    let (in_source, in_fork) = (source.path_ids(), fork.path_ids());
+    data.edit_ids().into_iter().all(|id| replacement(source, &in_source, id) == replacement(fork, &in_fork, id))
+}
+
+/// Checks, for each target of a fold, that the fork's file still holds its original content:
+/// the entry is there, its own content equals the source's byte for byte, and it does not hold
+/// one of the fold's placeholders (another tool folded it in place).
+fn originals(data: &LogData, source: &Session<'_>, fork: &Session<'_>) -> Vec<Original> {
+    let mut out: Vec<Original> = Vec::new();
+    for t in &data.targets {
+        if out.iter().any(|o| o.id == t.id) {
+            continue;
+        }
+        let placeholders: Vec<String> = data
+            .targets
+            .iter()
+            .filter(|x| x.id == t.id)
+            .filter_map(|x| RegionKind::parse(&x.kind).map(|k| placeholder(k, &x.label, x.tokens)))
+            .collect();
+        let (se, fe) = (source.get(&t.id), fork.get(&t.id));
+        let problem = match fe.map(|fe| (fe, content(fe))) {
+            None => Some("missing"),
+            Some((_, None)) => Some("no content"),
+            Some((_, Some(c))) if se.is_some_and(|se| content(se) != Some(c)) => Some("content differs"),
+            Some((fe, Some(_))) => {
+                let text = Content::parse(own_content(fe)).joined_text();
+                placeholders.iter().any(|p| text.contains(p.as_str())).then_some("folded in place")
+            }
+        };
+        let same_line = matches!((se, fe), (Some(se), Some(fe)) if se.raw == fe.raw);
+        out.push(Original { id: t.id.clone(), problem, same_line });
+    }
+    out
+}
+
+/// An entry's own content as raw JSON text; `None` when absent or `null`.
+fn content<'a>(e: &Entry<'a>) -> Option<&'a str> {
+    own_content(e).filter(|c| !is_null(c)).map(|c| c.get())
+}
+
+fn verdict_json(v: &Verdict) -> Value {
+    let targets: Vec<Value> = v
+        .targets
+        .iter()
+        .map(|t| json!({"id": t.id, "recoverable": t.problem.is_none(), "problem": t.problem, "sameLine": t.same_line}))
+        .collect();
+    json!({"log": v.log, "status": v.status.as_str(), "sourceLine": v.source_line, "forkLine": v.fork_line, "targets": targets})
+}

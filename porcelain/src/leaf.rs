@@ -1,0 +1,209 @@
+//! A leaf loaded for comparison (`diff`, `audit`): its path with node ids, its projection and
+//! wall, and what the model sees of each entry, in words scripts can compare ([`Seen`]).
+
+use std::collections::{HashMap, HashSet};
+use std::io::Write;
+
+use serde_json::{json, Value};
+use shake_plumbing::cmd::rev_parse::{leaf_path, write_record};
+use shake_plumbing::nodes::NodeIds;
+use shake_plumbing::id::ObjectId;
+use shake_plumbing::pi::{Projected, Projection, Session};
+use shake_plumbing::rev::{Rev, RevArgs};
+use shake_plumbing::{Context, Result};
+
+use crate::wall::{Item, Wall};
+
+/// What the model sees of one entry at a leaf.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Seen {
+    /// Not in the context list (another branch, or summarised away by a compaction).
+    Absent,
+    /// The entry's own content: no edit applies.
+    Raw,
+    /// Content with regions folded by shake (the entry is on the wall).
+    Folded,
+    /// Another tool's edit wins (a shake fold under it, if any, is superseded).
+    Edited,
+    /// An edit with `replacement: null` removes it.
+    Omitted,
+    /// shake's undo edit wins: the content from before the first fold.
+    Restored,
+}
+
+impl Seen {
+    /// The word used in output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Seen::Absent => "absent",
+            Seen::Raw => "raw",
+            Seen::Folded => "folded",
+            Seen::Edited => "edited",
+            Seen::Omitted => "omitted",
+            Seen::Restored => "restored",
+        }
+    }
+}
+
+/// One leaf of a session, projected, with its wall and the node id of every path entry.
+pub struct LeafView<'s, 'a> {
+    /// The projection at the leaf.
+    pub projection: Projection<'s, 'a>,
+    /// The folds in force at the leaf.
+    pub wall: Wall,
+    /// The node id of each entry of `projection.path`.
+    pub nodes: Vec<ObjectId>,
+    /// Entry index → position in the context list.
+    position: HashMap<usize, usize>,
+}
+
+/// Loads the leaves two revisions name (`SESSION[:ENTRY]`, in one session file or two) and
+/// hands them to `f`; warnings about a file are printed once.
+pub fn with_two_leaves<T>(
+    ctx: &Context,
+    a: &str,
+    b: &str,
+    f: impl FnOnce(&LeafView<'_, '_>, &LeafView<'_, '_>) -> Result<T>,
+) -> Result<T> {
+    let load = |rev: &str| RevArgs { rev: Some(rev.to_string()), leaf: None }.load(ctx);
+    let ((file_a, rev_a), (file_b, rev_b)) = (load(a)?, load(b)?);
+    let (session_a, session_b) = (Session::parse(&file_a)?, Session::parse(&file_b)?);
+    ctx.warn_session(&session_a);
+    if file_b.path != file_a.path {
+        ctx.warn_session(&session_b);
+    }
+    f(&LeafView::of_rev(&session_a, &rev_a)?, &LeafView::of_rev(&session_b, &rev_b)?)
+}
+
+impl<'s, 'a> LeafView<'s, 'a> {
+    /// Loads the leaf a revision names (an error for an empty session or a looping path).
+    pub fn of_rev(session: &'s Session<'a>, rev: &Rev) -> Result<LeafView<'s, 'a>> {
+        let (leaf, _) = leaf_path(session, rev)?;
+        LeafView::at(session, Some(leaf))
+    }
+
+    /// Loads leaf `leaf` (an entry index; `None` is the empty leaf before the first entry).
+    pub fn at(session: &'s Session<'a>, leaf: Option<usize>) -> Result<LeafView<'s, 'a>> {
+        let projection = Projection::at(session, leaf)?;
+        let wall = Wall::at(&projection);
+        let nodes = NodeIds::new(session).path(&projection.path);
+        let position = projection.context.iter().enumerate().map(|(p, &i)| (i, p)).collect();
+        Ok(LeafView { projection, wall, nodes, position })
+    }
+
+    /// The session the leaf is in.
+    pub fn session(&self) -> &'s Session<'a> {
+        self.projection.session
+    }
+
+    /// The root→leaf path, as entry indexes.
+    pub fn path(&self) -> &[usize] {
+        &self.projection.path
+    }
+
+    /// The ids of the path's entries.
+    pub fn path_ids(&self) -> HashSet<&'s str> {
+        let session = self.session();
+        self.path().iter().map(|&i| id_of(session, i)).collect()
+    }
+
+    /// Returns what the model sees of entry `index`.
+    pub fn seen(&self, index: usize) -> Seen {
+        if !self.position.contains_key(&index) {
+            return Seen::Absent;
+        }
+        match self.projection.projected(index) {
+            Projected::Raw => Seen::Raw,
+            Projected::Omitted => Seen::Omitted,
+            Projected::Replaced(_) => {
+                let id = self.projection.edit_of(index).map(|e| e.id.as_ref()).unwrap_or_default();
+                let target = id_of(self.session(), index);
+                match (self.wall.is_shake_edit(id), !self.wall.items_of(target).is_empty()) {
+                    (false, _) => Seen::Edited,
+                    (true, true) => Seen::Folded,
+                    (true, false) => Seen::Restored,
+                }
+            }
+        }
+    }
+
+    /// Returns the messages entry `index` gives the model (empty when it is not in the context),
+    /// exactly as in `shake project`.
+    pub fn messages(&self, index: usize) -> Vec<Value> {
+        match self.position.get(&index) {
+            Some(&pos) => self.projection.entry_json(pos, index),
+            None => Vec::new(),
+        }
+    }
+
+    /// Tells whether entry `index` is in the context list.
+    pub fn in_context(&self, index: usize) -> bool {
+        self.position.contains_key(&index)
+    }
+
+    /// The folded regions of a target, as JSON: `[{"target","kind","label","tokens","placeholder","log"}]`.
+    pub fn regions_json(&self, target: &str) -> Vec<Value> {
+        self.wall.items_of(target).iter().map(item_json).collect()
+    }
+
+    /// The whole wall, as [`LeafView::regions_json`] prints each region.
+    pub fn wall_json(&self) -> Vec<Value> {
+        self.wall.items.iter().map(item_json).collect()
+    }
+
+    /// The leaf's identity: `{"file","leafId","node","pathLength"}`.
+    pub fn describe(&self) -> Value {
+        let session = self.session();
+        json!({
+            "file": session.file.display(),
+            "leafId": self.projection.leaf.map(|l| id_of(session, l)),
+            "node": self.nodes.last().map(|n| n.to_hex()),
+            "pathLength": self.nodes.len(),
+        })
+    }
+}
+
+fn item_json(it: &Item) -> Value {
+    json!({"target": it.target, "kind": it.kind.as_str(), "label": it.label, "tokens": it.tokens,
+           "placeholder": it.placeholder(), "log": it.log})
+}
+
+/// The entry id of entry `index`.
+pub fn id_of<'s>(session: &'s Session<'_>, index: usize) -> &'s str {
+    &session.entries[index].id
+}
+
+/// The prefix two leaves share: equal node ids, so byte-identical paths (`docs/revisions.md`).
+pub struct Shared {
+    /// Entries in the shared prefix.
+    pub length: usize,
+    /// The last common node id, if any.
+    pub node: Option<ObjectId>,
+    /// The entry id of the last common node.
+    pub id: Option<String>,
+}
+
+impl Shared {
+    /// Compares the node ids of two paths.
+    pub fn of(a: &LeafView<'_, '_>, b: &LeafView<'_, '_>) -> Shared {
+        let length = a.nodes.iter().zip(&b.nodes).take_while(|(x, y)| x == y).count();
+        let last = length.checked_sub(1);
+        Shared {
+            length,
+            node: last.map(|p| a.nodes[p]),
+            id: last.map(|p| a.session().entries[a.path()[p]].id.to_string()),
+        }
+    }
+
+    /// `{"length","node","id"}`.
+    pub fn json(&self) -> Value {
+        json!({"length": self.length, "node": self.node.map(|n| n.to_hex()), "id": self.id})
+    }
+
+    /// Writes the line-output record: `=`, length, entry id, node id (empty fields when nothing
+    /// is shared).
+    pub fn write_record(&self, out: &mut dyn Write, nul: bool) -> std::io::Result<()> {
+        let node = self.node.map(|n| n.to_hex()).unwrap_or_default();
+        write_record(out, &["=", &self.length.to_string(), self.id.as_deref().unwrap_or_default(), &node], nul)
+    }
+}
