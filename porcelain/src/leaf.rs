@@ -118,7 +118,7 @@ impl<'s, 'a> LeafView<'s, 'a> {
             Projected::Replaced(_) => {
                 let id = self.projection.edit_of(index).map(|e| e.id.as_ref()).unwrap_or_default();
                 let target = id_of(self.session(), index);
-                match (self.wall.is_shake_edit(id), self.wall.items_of(target).next().is_some()) {
+                match (self.wall.is_shake_edit(id), !self.wall.items_of(target).is_empty()) {
                     (false, _) => Seen::Edited,
                     (true, true) => Seen::Folded,
                     (true, false) => Seen::Restored,
@@ -143,7 +143,7 @@ impl<'s, 'a> LeafView<'s, 'a> {
 
     /// The folded regions of a target, as JSON: `[{"target","kind","label","tokens","placeholder","log"}]`.
     pub fn regions_json(&self, target: &str) -> Vec<Value> {
-        self.wall.items_of(target).map(item_json).collect()
+        self.wall.items_of(target).iter().map(item_json).collect()
     }
 
     /// The whole wall, as [`LeafView::regions_json`] prints each region.

@@ -8,7 +8,6 @@ use serde_json::{json, Value};
 use shake_plumbing::cmd::ls_leaves::tips;
 use shake_plumbing::cmd::rev_parse::write_record;
 use shake_plumbing::pi::Session;
-use shake_plumbing::regions::{placeholder, RegionKind};
 use shake_plumbing::rev::RevArgs;
 use shake_plumbing::{Context, Error, Result};
 
@@ -147,12 +146,12 @@ fn check(session: &Session<'_>, log: usize, data: &LogData) -> Result<FoldCheck>
 /// no fold already in force there explains.
 fn shows_fold(view: &LeafView<'_, '_>, index: usize, data: &LogData) -> bool {
     let id = id_of(view.session(), index);
-    let earlier: Vec<String> = view.wall.items_of(id).map(|it| it.placeholder()).collect();
+    let earlier: Vec<String> = view.wall.items_of(id).iter().filter_map(|it| it.placeholder()).collect();
     let text = view.projection.content(index).map(|c| c.joined_text()).unwrap_or_default();
     data.targets
         .iter()
         .filter(|t| t.id == id)
-        .filter_map(|t| RegionKind::parse(&t.kind).map(|k| placeholder(k, &t.label, t.tokens)))
+        .filter_map(|t| t.placeholder())
         .any(|p| !earlier.contains(&p) && text.contains(&p))
 }
 
