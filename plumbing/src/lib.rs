@@ -12,6 +12,7 @@ pub mod pi;
 pub mod regions;
 pub mod rev;
 pub mod store;
+pub mod token_cache;
 pub mod tokens;
 
 pub use context::Context;

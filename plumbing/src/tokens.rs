@@ -2,8 +2,16 @@
 //!
 //! Every number shake prints says which tokenizer made it. `pi` is pi 1.6.0's `estimateTokens`
 //! exactly: per message `ceil(chars / 4)` in UTF-16 code units, images 4,800 chars (1,200 tokens),
-//! tool calls as name + JSON arguments, signatures not counted. `o200k` and `cl100k` count the same
-//! pieces with tiktoken's BPE (images 1,200 tokens); their tables load lazily, on first use only.
+//! tool calls as name + `JSON.stringify(arguments)`, signatures not counted. `o200k` and `cl100k`
+//! count the same pieces with tiktoken's BPE (images 1,200 tokens); their tables load lazily, on
+//! first use only. `calibrated` is one of those scaled by a ratio measured against the provider's
+//! own usage (`docs/tokens.md`).
+//!
+//! A [`Tokenizer`] may carry a [`TokenCache`]: BPE counts are then looked up by content hash and
+//! only new text is tokenized. Everything that counts (count-tokens, tokens, fold, meter) goes
+//! through [`Tokenizer`], so they all share one cache and one definition of a token.
+
+mod js_json;
 
 use std::fmt;
 use std::str::FromStr;
@@ -12,7 +20,10 @@ use serde_json::value::RawValue;
 
 use crate::pi::entry::as_str;
 use crate::pi::message::{BlockKind, Content, Message};
-use crate::pi::{Entry, Projection};
+use crate::pi::{Projected, Projection};
+use crate::token_cache::{self, TokenCache};
+
+pub use js_json::js_number;
 
 /// pi's fixed estimate for one image, in characters (`ESTIMATED_IMAGE_CHARS`).
 const IMAGE_CHARS: u64 = 4_800;
@@ -28,16 +39,28 @@ pub enum TokenizerName {
     O200k,
     /// OpenAI cl100k_base BPE (tiktoken)
     Cl100k,
+    /// o200k scaled by the ratio measured against the provider's usage (docs/tokens.md)
+    Calibrated,
 }
 
 impl TokenizerName {
+    /// Every name, in the order reports list them.
+    pub const ALL: [TokenizerName; 4] =
+        [TokenizerName::Pi, TokenizerName::O200k, TokenizerName::Cl100k, TokenizerName::Calibrated];
+
     /// Returns the name as printed and accepted on the command line.
     pub fn as_str(self) -> &'static str {
         match self {
             TokenizerName::Pi => "pi",
             TokenizerName::O200k => "o200k",
             TokenizerName::Cl100k => "cl100k",
+            TokenizerName::Calibrated => "calibrated",
         }
+    }
+
+    /// Tells whether counting with it needs BPE tables (and so benefits from the cache).
+    pub fn is_bpe(self) -> bool {
+        matches!(self, TokenizerName::O200k | TokenizerName::Cl100k)
     }
 }
 
@@ -51,31 +74,65 @@ impl FromStr for TokenizerName {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "pi" => Ok(TokenizerName::Pi),
-            "o200k" => Ok(TokenizerName::O200k),
-            "cl100k" => Ok(TokenizerName::Cl100k),
-            _ => Err(format!("unknown tokenizer {s:?} (pi, o200k, cl100k)")),
-        }
+        TokenizerName::ALL
+            .into_iter()
+            .find(|n| n.as_str() == s)
+            .ok_or_else(|| format!("unknown tokenizer {s:?} (pi, o200k, cl100k, calibrated)"))
     }
 }
 
-/// A tokenizer, ready to count.
+/// A tokenizer, ready to count: a base tokenizer, a scale (1 unless calibrated), and maybe a cache.
+///
+/// A command opens one cache per tokenizer and keeps it for the whole process, so the cache is
+/// held by `&'static` reference and a `Tokenizer` stays `Copy` (plans and options hold it by value).
 #[derive(Clone, Copy, Debug)]
 pub struct Tokenizer {
-    /// Which one.
+    /// Which one, as printed.
     pub name: TokenizerName,
+    base: TokenizerName,
+    scale: f64,
+    cache: Option<&'static TokenCache>,
 }
 
 impl Tokenizer {
-    /// Returns the tokenizer; BPE tables load on the first count, not here.
+    /// Returns an uncached tokenizer; BPE tables load on the first count, not here.
+    /// `Calibrated` needs a ratio: use [`Tokenizer::calibrated`]; here it means a ratio of 1.
     pub fn new(name: TokenizerName) -> Tokenizer {
-        Tokenizer { name }
+        let base = if name == TokenizerName::Calibrated { CALIBRATION_BASE } else { name };
+        Tokenizer { name, base, scale: 1.0, cache: None }
+    }
+
+    /// Returns the calibrated tokenizer: [`CALIBRATION_BASE`] counts times `scale`.
+    pub fn calibrated(scale: f64) -> Tokenizer {
+        Tokenizer { name: TokenizerName::Calibrated, base: CALIBRATION_BASE, scale, cache: None }
+    }
+
+    /// Returns this tokenizer counting through `cache` (which must be for its base tokenizer).
+    pub fn with_cache(mut self, cache: &'static TokenCache) -> Tokenizer {
+        if cache.tokenizer() == self.base && self.base.is_bpe() {
+            self.cache = Some(cache);
+        }
+        self
+    }
+
+    /// Returns the tokenizer that is scaled (itself unless calibrated).
+    pub fn base(&self) -> TokenizerName {
+        self.base
+    }
+
+    /// Returns the calibration factor (1 unless calibrated).
+    pub fn scale(&self) -> f64 {
+        self.scale
+    }
+
+    /// Returns the cache counts go through, if any.
+    pub fn cache(&self) -> Option<&'static TokenCache> {
+        self.cache
     }
 
     /// Starts a tally for one message (pi rounds once per message, not per piece).
     pub fn tally(&self) -> Tally {
-        Tally { tokenizer: *self, chars: 0, tokens: 0 }
+        Tally { tokenizer: *self, chars: 0, tokens: 0, done: 0 }
     }
 
     /// Counts one piece of text on its own (a region, a placeholder).
@@ -85,44 +142,172 @@ impl Tokenizer {
         t.total()
     }
 
+    /// Counts the BPE tokens of one piece, through the cache when there is one.
     fn bpe(&self, text: &str) -> u64 {
-        match self.name {
-            TokenizerName::Pi => 0,
-            TokenizerName::O200k => tiktoken_rs::o200k_base_singleton().count_ordinary(text) as u64,
-            TokenizerName::Cl100k => tiktoken_rs::cl100k_base_singleton().count_ordinary(text) as u64,
+        match self.cache {
+            // Every piece goes through the cache, short ones too: a warm run then never builds
+            // the BPE tables (0.15-0.35 s).
+            Some(cache) => {
+                let key = token_cache::key(text);
+                cache.get(&key).unwrap_or_else(|| {
+                    let n = bpe_count(self.base, text);
+                    cache.insert(key, n);
+                    n
+                })
+            }
+            _ => bpe_count(self.base, text),
         }
+    }
+
+    fn scaled(&self, tokens: u64) -> u64 {
+        if self.scale == 1.0 {
+            tokens
+        } else {
+            (tokens as f64 * self.scale).round() as u64
+        }
+    }
+
+    /// Tokenizes, on every core, the texts of `projection` the cache does not hold yet, so the
+    /// counts that follow are lookups. Does nothing without a cache or for `pi`.
+    pub fn prefetch(&self, projection: &Projection<'_, '_>) {
+        let Some(cache) = self.cache else { return };
+        let mut misses = Misses { cache, seen: Default::default(), texts: Vec::new() };
+        for pos in 0..projection.context.len() {
+            visit_entry(projection, pos, &mut misses);
+        }
+        let texts = misses.texts;
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(texts.len().max(1));
+        let total: usize = texts.iter().map(|(_, t)| t.len()).sum();
+        let mut chunks: Vec<Vec<&(token_cache::Key, String)>> = vec![Vec::new(); threads];
+        let mut filled = 0;
+        for item in &texts {
+            chunks[(filled * threads / total.max(1)).min(threads - 1)].push(item);
+            filled += item.1.len();
+        }
+        let base = self.base;
+        std::thread::scope(|s| {
+            for chunk in chunks {
+                s.spawn(move || {
+                    for (key, text) in chunk {
+                        cache.insert(*key, bpe_count(base, text));
+                    }
+                });
+            }
+        });
     }
 }
 
-/// A running count for one message.
+/// The tokenizer `meter`, `fold` and `count-tokens` use unless told otherwise (`docs/tokens.md`).
+pub const DEFAULT_TOKENIZER: TokenizerName = TokenizerName::O200k;
+
+/// The tokenizer `calibrated` scales.
+pub const CALIBRATION_BASE: TokenizerName = TokenizerName::O200k;
+
+fn bpe_count(name: TokenizerName, text: &str) -> u64 {
+    match name {
+        TokenizerName::O200k => tiktoken_rs::o200k_base_singleton().count_ordinary(text) as u64,
+        TokenizerName::Cl100k => tiktoken_rs::cl100k_base_singleton().count_ordinary(text) as u64,
+        TokenizerName::Pi | TokenizerName::Calibrated => 0,
+    }
+}
+
+/// Receives the pieces messages are counted from, in pi's order.
+trait Pieces {
+    fn text(&mut self, text: &str);
+    fn image(&mut self);
+    /// Ends one message (pi rounds per message).
+    fn end_message(&mut self) {}
+}
+
+/// Collects the texts a cache lacks (for [`Tokenizer::prefetch`]).
+struct Misses<'c> {
+    cache: &'c TokenCache,
+    seen: std::collections::HashSet<token_cache::Key>,
+    texts: Vec<(token_cache::Key, String)>,
+}
+
+impl Pieces for Misses<'_> {
+    fn text(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        let key = token_cache::key(text);
+        if !self.cache.contains(&key) && self.seen.insert(key) {
+            self.texts.push((key, text.to_string()));
+        }
+    }
+
+    fn image(&mut self) {}
+}
+
+/// A running count: for one message, or for several when each is ended with `end_message`.
 #[derive(Clone, Copy, Debug)]
 pub struct Tally {
     tokenizer: Tokenizer,
     chars: u64,
     tokens: u64,
+    done: u64,
 }
 
 impl Tally {
     /// Adds a piece of text.
     pub fn text(&mut self, text: &str) {
-        match self.tokenizer.name {
+        match self.tokenizer.base {
             TokenizerName::Pi => self.chars += utf16_len(text),
+            _ if text.is_empty() => {}
             _ => self.tokens += self.tokenizer.bpe(text),
         }
     }
 
     /// Adds one image.
     pub fn image(&mut self) {
-        match self.tokenizer.name {
+        match self.tokenizer.base {
             TokenizerName::Pi => self.chars += IMAGE_CHARS,
             _ => self.tokens += IMAGE_TOKENS,
         }
     }
 
-    /// Returns the count: `ceil(chars / 4)` for pi, the BPE sum otherwise.
-    pub fn total(&self) -> u64 {
-        self.tokens + self.chars.div_ceil(4)
+    fn current(&self) -> u64 {
+        self.tokenizer.scaled(self.tokens + self.chars.div_ceil(4))
     }
+
+    /// Returns the count: `ceil(chars / 4)` per message for pi, the BPE sum otherwise.
+    pub fn total(&self) -> u64 {
+        self.done + self.current()
+    }
+}
+
+impl Pieces for Tally {
+    fn text(&mut self, text: &str) {
+        Tally::text(self, text)
+    }
+
+    fn image(&mut self) {
+        Tally::image(self)
+    }
+
+    fn end_message(&mut self) {
+        self.done += self.current();
+        self.chars = 0;
+        self.tokens = 0;
+    }
+}
+
+/// Every piece of text a tokenizer counts in `projection`, in order (images are not text): what a
+/// raw tokenizer run must get through to count the context (the benchmark's limit).
+pub fn context_texts(projection: &Projection<'_, '_>) -> Vec<String> {
+    struct Texts(Vec<String>);
+    impl Pieces for Texts {
+        fn text(&mut self, text: &str) {
+            self.0.push(text.to_string());
+        }
+        fn image(&mut self) {}
+    }
+    let mut texts = Texts(Vec::new());
+    for pos in 0..projection.context.len() {
+        visit_entry(projection, pos, &mut texts);
+    }
+    texts.0
 }
 
 /// Returns a string's length in UTF-16 code units (JavaScript's `.length`).
@@ -133,33 +318,54 @@ pub fn utf16_len(s: &str) -> u64 {
     s.chars().map(|c| c.len_utf16() as u64).sum()
 }
 
-/// Counts what the model sees of context entry `index` (pi's `estimateTokens` over the
+/// Counts what the model sees of context entry `pos` (pi's `estimateTokens` summed over the
 /// messages the entry projects to, after edits). `pos` is its position in the context list.
 pub fn entry_tokens(projection: &Projection<'_, '_>, pos: usize, tok: &Tokenizer) -> u64 {
+    let mut t = tok.tally();
+    visit_entry(projection, pos, &mut t);
+    t.total()
+}
+
+/// Counts every entry of the projected context, in context order (tokenizing in parallel first
+/// when the tokenizer has a cache).
+pub fn context_tokens(projection: &Projection<'_, '_>, tok: &Tokenizer) -> Vec<u64> {
+    tok.prefetch(projection);
+    (0..projection.context.len()).map(|pos| entry_tokens(projection, pos, tok)).collect()
+}
+
+/// Feeds the pieces of every message context entry `pos` projects to, one message at a time
+/// (`projectContextEntry` then `estimateTokens`).
+fn visit_entry(projection: &Projection<'_, '_>, pos: usize, sink: &mut impl Pieces) {
     let index = projection.context[pos];
     let e = &projection.session.entries[index];
-    let content = || projection.content(index);
+    if matches!(projection.projected(index), Projected::Omitted) {
+        return;
+    }
     match e.kind.as_ref() {
         "message" => {
-            let Some(m) = e.fields.message.and_then(Message::parse) else { return 0 };
+            let Some(m) = e.fields.message.and_then(Message::parse) else { return };
             let role = if e.hook_message_role { "custom" } else { m.role.as_deref().unwrap_or_default() };
-            match content() {
-                Some(c) if is_content_role(role) => message_tokens(role, &m, &c, tok),
-                // Omitted by an edit: contributes nothing.
-                None if is_content_role(role) => 0,
-                _ => message_tokens(role, &m, &m.content(), tok),
+            let content = match is_content_role(role) {
+                true => projection.content(index).unwrap_or(Content::Other),
+                false => m.content(),
+            };
+            visit_message(role, &m, &content, sink);
+        }
+        "custom_message" => {
+            if let Some(content) = projection.content(index) {
+                visit_content(&content, sink);
+                sink.end_message();
             }
         }
-        "custom_message" => content().map_or(0, |c| content_tokens(&c, tok)),
-        "branch_summary" => summary_tokens(e, tok),
+        "branch_summary" => visit_summary(e.fields.summary, sink),
         "compaction" if pos == 0 => {
-            if matches!(projection.projected(index), crate::pi::Projected::Omitted) {
-                return 0;
+            let system = e.fields.system_message.filter(|s| crate::pi::entry::is_truthy(Some(s)));
+            if let Some(m) = system.and_then(Message::parse) {
+                visit_message(m.role.as_deref().unwrap_or_default(), &m, &m.content(), sink);
             }
-            let system = e.fields.system_message.and_then(Message::parse);
-            summary_tokens(e, tok) + system.map_or(0, |m| message_tokens("system", &m, &m.content(), tok))
+            visit_summary(e.fields.summary, sink);
         }
-        _ => 0,
+        _ => {}
     }
 }
 
@@ -167,65 +373,70 @@ fn is_content_role(role: &str) -> bool {
     matches!(role, "user" | "assistant" | "toolResult" | "custom")
 }
 
-fn summary_tokens(e: &Entry<'_>, tok: &Tokenizer) -> u64 {
-    match as_str(e.fields.summary) {
-        Some(s) if !s.is_empty() => tok.count(&s),
-        _ => 0,
+/// A summary message (`branchSummary`, `compactionSummary`): its text; a branch summary with an
+/// empty summary gives no message at all.
+fn visit_summary(summary: Option<&RawValue>, sink: &mut impl Pieces) {
+    if let Some(s) = as_str(summary).filter(|s| !s.is_empty()) {
+        sink.text(&s);
+        sink.end_message();
     }
 }
 
 /// pi's `estimateTokens(message)` for one message with the given (projected) content.
 pub fn message_tokens(role: &str, m: &Message<'_>, content: &Content<'_>, tok: &Tokenizer) -> u64 {
     let mut t = tok.tally();
+    visit_message(role, m, content, &mut t);
+    t.total()
+}
+
+fn visit_message(role: &str, m: &Message<'_>, content: &Content<'_>, sink: &mut impl Pieces) {
     match role {
         "system" => {
-            add_content(&mut t, content);
-            add_sections(&mut t, m.sections);
+            visit_content(content, sink);
+            visit_sections(m.sections, sink);
             if let Some(tools) = m.tools_added {
-                t.text(tools.get());
+                sink.text(&js_json::stringify(tools));
             }
         }
-        "user" | "custom" | "toolResult" => add_content(&mut t, content),
+        "user" | "custom" | "toolResult" => visit_content(content, sink),
+        // pi iterates assistant content as blocks; a string yields no blocks, so counts 0.
         "assistant" => {
-            if let Content::Text(s) = content {
-                t.text(s);
-            }
             for block in blocks(content) {
                 match &block.kind {
-                    BlockKind::Text(s) | BlockKind::Thinking(s) => t.text(s),
+                    BlockKind::Text(s) | BlockKind::Thinking(s) => sink.text(s),
                     BlockKind::ToolCall { name, arguments, .. } => {
-                        t.text(name);
-                        t.text(arguments.map_or("undefined", |a| a.get()));
+                        sink.text(name);
+                        sink.text(&arguments.map_or("undefined".into(), js_json::stringify));
                     }
                     _ => {}
                 }
             }
         }
         "bashExecution" => {
-            t.text(m.command.as_deref().unwrap_or_default());
-            t.text(m.output.as_deref().unwrap_or_default());
+            sink.text(m.command.as_deref().unwrap_or_default());
+            sink.text(m.output.as_deref().unwrap_or_default());
         }
-        "branchSummary" | "compactionSummary" => t.text(m.summary.as_deref().unwrap_or_default()),
+        "branchSummary" | "compactionSummary" => sink.text(m.summary.as_deref().unwrap_or_default()),
         _ => {}
     }
-    t.total()
+    sink.end_message();
 }
 
 /// Counts a content value on its own (text blocks and images), as for user/custom/toolResult.
 pub fn content_tokens(content: &Content<'_>, tok: &Tokenizer) -> u64 {
     let mut t = tok.tally();
-    add_content(&mut t, content);
+    visit_content(content, &mut t);
     t.total()
 }
 
-fn add_content(t: &mut Tally, content: &Content<'_>) {
+fn visit_content(content: &Content<'_>, sink: &mut impl Pieces) {
     match content {
-        Content::Text(s) => t.text(s),
+        Content::Text(s) => sink.text(s),
         Content::Blocks(blocks) => {
             for block in blocks {
                 match &block.kind {
-                    BlockKind::Text(s) => t.text(s),
-                    BlockKind::Image { .. } => t.image(),
+                    BlockKind::Text(s) => sink.text(s),
+                    BlockKind::Image { .. } => sink.image(),
                     _ => {}
                 }
             }
@@ -241,12 +452,12 @@ fn blocks<'c, 'a>(content: &'c Content<'a>) -> &'c [crate::pi::Block<'a>] {
     }
 }
 
-fn add_sections(t: &mut Tally, sections: Option<&RawValue>) {
+fn visit_sections(sections: Option<&RawValue>, sink: &mut impl Pieces) {
     let Some(raw) = sections else { return };
     let Ok(map) = serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(raw.get()) else { return };
     for value in map.values() {
         if let Some(s) = value.as_str() {
-            t.text(s);
+            sink.text(s);
         }
     }
 }
@@ -275,5 +486,39 @@ mod tests {
         let o = Tokenizer::new(TokenizerName::O200k);
         assert_eq!(o.count("hello world"), 2);
         assert_eq!(o.count(""), 0);
+    }
+
+    #[test]
+    fn counts_come_from_the_cache_when_it_has_them() {
+        let cache: &'static TokenCache = Box::leak(Box::new(TokenCache::in_memory(TokenizerName::O200k)));
+        cache.insert(token_cache::key("hello world"), 99);
+        let o = Tokenizer::new(TokenizerName::O200k).with_cache(cache);
+        assert_eq!(o.count("hello world"), 99);
+        assert_eq!(o.count("hello there"), 2);
+        assert_eq!(cache.stats(), token_cache::CacheStats { hits: 1, added: 2, len: 2 });
+        // A cache for another tokenizer is not used.
+        let c = Tokenizer::new(TokenizerName::Cl100k).with_cache(cache);
+        assert_eq!(c.count("hello world"), 2);
+    }
+
+    #[test]
+    fn calibrated_scales_per_message() {
+        let cal = Tokenizer::calibrated(1.5);
+        assert_eq!(cal.name, TokenizerName::Calibrated);
+        let mut t = cal.tally();
+        t.text("hello world"); // 2 o200k tokens
+        t.image(); // 1,200
+        assert_eq!(t.total(), 1803);
+        Pieces::end_message(&mut t);
+        t.text("hello world");
+        assert_eq!(t.total(), 1806);
+    }
+
+    #[test]
+    fn tokenizer_names_round_trip() {
+        for n in TokenizerName::ALL {
+            assert_eq!(n.as_str().parse::<TokenizerName>(), Ok(n));
+        }
+        assert!("gpt".parse::<TokenizerName>().is_err());
     }
 }

@@ -8,6 +8,7 @@ pub mod fold;
 pub mod leaf;
 pub mod log;
 pub mod log_entry;
+pub mod meter;
 pub mod plan;
 pub mod profile;
 pub mod render;

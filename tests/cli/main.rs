@@ -13,9 +13,11 @@ mod fold;
 mod generate;
 mod inspect;
 mod lifecycle;
+mod meter;
 mod project;
 mod store;
 mod synthetic;
+mod tokens;
 mod tree;
 
 /// `27838` → `27,838`, as shake prints counts.

@@ -1,7 +1,6 @@
 //! `shake export`: a new pi session file holding one leaf's root→leaf path, written as pi's own
 //! `/fork` (`createBranchedSession`) writes it, so folds travel with it.
 
-use std::collections::HashSet;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -9,7 +8,8 @@ use serde_json::value::RawValue;
 
 use crate::pi::entry::{as_str, is_truthy};
 use crate::pi::ids;
-use crate::pi::json::{raw, raw_string, string, RawObject};
+use crate::pi::json::{raw, raw_string, RawObject};
+use crate::pi::write::{js_string as string, EntryWriter};
 use crate::pi::{Entry, Session};
 use crate::rev::RevArgs;
 use crate::{Context, Error, Result};
@@ -107,12 +107,12 @@ fn branch_lines(session: &Session<'_>, path: &[usize]) -> Vec<String> {
         kept_ids.push(&e.id);
         parent = Some(e.id.to_string());
     }
-    let mut taken: HashSet<String> = kept_ids.iter().map(|s| s.to_string()).collect();
+    let mut writer = EntryWriter::new(session);
     for (target, label, timestamp) in resolved_labels(session) {
         if !kept_ids.contains(&target.as_str()) {
             continue;
         }
-        let id = ids::entry_id(&mut taken);
+        let id = writer.fresh_id();
         let parent_json = parent.as_deref().map_or("null".to_string(), string);
         let mut line = format!("{{\"type\":\"label\",\"id\":{},\"parentId\":{parent_json}", string(&id));
         if let Some(ts) = timestamp {

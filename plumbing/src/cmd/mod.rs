@@ -4,6 +4,7 @@
 pub mod cat_object;
 pub mod cat_session;
 pub mod count_objects;
+pub mod count_tokens;
 pub mod export;
 pub mod fsck;
 pub mod generate_session;
@@ -15,4 +16,5 @@ pub mod project;
 pub mod regions;
 pub mod rev_parse;
 pub mod show_ref;
+pub mod tokens;
 pub mod update_ref;

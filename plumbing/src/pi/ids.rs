@@ -1,9 +1,8 @@
-//! Fresh identifiers in pi's formats: 8-hex entry ids, UUIDv7 session ids, ISO timestamps.
+//! Fresh identifiers in pi's formats: UUIDv7 session ids and ISO timestamps.
 //!
-//! pi draws entry ids from `randomUUID()`; shake draws them from blake3 over the clock, the
-//! process id and a counter, which is as unpredictable as a fold needs and adds no dependency.
+//! Randomness comes from blake3 over the clock, the process id and a counter: as unpredictable
+//! as a session id needs, with no dependency. (Entry ids: `write::EntryWriter::fresh_id`.)
 
-use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -16,17 +15,6 @@ fn random_bytes() -> [u8; 32] {
     h.update(&std::process::id().to_le_bytes());
     h.update(&COUNTER.fetch_add(1, Ordering::Relaxed).to_le_bytes());
     *h.finalize().as_bytes()
-}
-
-/// Returns a fresh 8-hex entry id not in `taken` (pi's `generateId`), and records it there.
-pub fn entry_id(taken: &mut HashSet<String>) -> String {
-    loop {
-        let b = random_bytes();
-        let id = format!("{:02x}{:02x}{:02x}{:02x}", b[0], b[1], b[2], b[3]);
-        if taken.insert(id.clone()) {
-            return id;
-        }
-    }
 }
 
 /// Returns a fresh UUIDv7 (pi's session ids), for the given Unix time in milliseconds.
@@ -91,12 +79,7 @@ mod tests {
     }
 
     #[test]
-    fn ids_are_fresh_and_well_formed() {
-        let mut taken = HashSet::new();
-        let a = entry_id(&mut taken);
-        let b = entry_id(&mut taken);
-        assert_ne!(a, b);
-        assert!(a.len() == 8 && a.bytes().all(|c| c.is_ascii_hexdigit()));
+    fn session_ids_are_uuid_v7() {
         let u = uuid_v7(1_795_251_635_000);
         assert_eq!(u.len(), 36);
         assert_eq!(&u[14..15], "7");

@@ -8,6 +8,8 @@ use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::write::js_string;
+
 /// A JSON object's members in order, values kept raw.
 #[derive(Debug, Default)]
 pub struct RawObject<'a> {
@@ -42,7 +44,7 @@ impl<'a> RawObject<'a> {
             if i > 0 {
                 out.push(',');
             }
-            out.push_str(&string(key));
+            out.push_str(&js_string(key));
             out.push(':');
             out.push_str(value.get());
         }
@@ -51,16 +53,9 @@ impl<'a> RawObject<'a> {
     }
 }
 
-/// Encodes a string as JSON, escaping exactly what `JSON.stringify` escapes.
-pub fn string(s: &str) -> String {
-    // serde_json escapes `"`, `\`, and U+0000–U+001F as \b \f \n \r \t or lowercase \u00xx, and
-    // leaves everything else raw: the same output as JSON.stringify for any valid string.
-    serde_json::to_string(s).unwrap_or_default()
-}
-
 /// Returns a raw JSON value for a string.
 pub fn raw_string(s: &str) -> Box<RawValue> {
-    raw(string(s))
+    raw(js_string(s))
 }
 
 /// Wraps JSON text known to be valid as a raw value.
@@ -115,8 +110,4 @@ mod tests {
         assert_eq!(o.to_json(), r#"{"a":1,"parentId":"y","b":2,"c":null}"#);
     }
 
-    #[test]
-    fn escapes_like_json_stringify() {
-        assert_eq!(string("a\"b\\c\u{1}\u{7f}\u{2028}/é\t"), "\"a\\\"b\\\\c\\u0001\u{7f}\u{2028}/é\\t\"");
-    }
 }

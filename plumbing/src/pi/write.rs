@@ -20,7 +20,7 @@ impl EntryWriter {
     /// Prepares to write into `session`: ids are fresh against every id in the file, the
     /// timestamp is now (or `$SHAKE_TIMESTAMP`, for reproducible runs).
     pub fn new(session: &Session<'_>) -> EntryWriter {
-        let timestamp = std::env::var("SHAKE_TIMESTAMP").ok().filter(|t| !t.is_empty()).unwrap_or_else(|| super::ids::iso(super::ids::now_millis()));
+        let timestamp = super::ids::iso(super::ids::now_millis());
         let mut seed = blake3::Hasher::new();
         seed.update(session.file.raw());
         seed.update(timestamp.as_bytes());

@@ -1,0 +1,49 @@
+//! `shake count-tokens`: the tokens of the context pi would send for a leaf, per entry.
+
+use std::io::Write;
+
+use serde_json::json;
+
+use crate::pi::{Projection, Session};
+use crate::rev::RevArgs;
+use crate::tokens::{context_tokens, TokenizerName};
+use crate::{Context, Result};
+
+/// Count the tokens of the context pi would send for a leaf, per projected entry
+#[derive(clap::Args, Debug)]
+pub struct CountTokensArgs {
+    #[command(flatten)]
+    pub rev: RevArgs,
+    /// Tokenizer: pi (pi's own estimate), o200k, cl100k, or calibrated (see `shake tokens`)
+    #[arg(long, value_name = "T", default_value_t = crate::tokens::DEFAULT_TOKENIZER)]
+    pub tokenizer: TokenizerName,
+    /// Print JSON: {"tokenizer","total","perEntry":[{"id","tokens"}]}
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `shake count-tokens`.
+pub fn run(ctx: &Context, args: &CountTokensArgs, out: &mut dyn Write) -> Result {
+    let (file, rev) = args.rev.load(ctx)?;
+    let session = Session::parse(&file)?;
+    ctx.warn_session(&session);
+    let leaf = rev.leaf(&session)?;
+    let projection = Projection::at(&session, leaf)?;
+    let tok = super::tokens::open_tokenizer(ctx, args.tokenizer, &session)?;
+    let counts = context_tokens(&projection, &tok);
+    super::tokens::save_cache(ctx, &tok);
+    let total: u64 = counts.iter().sum();
+    let ids = projection.context.iter().map(|&i| session.entries[i].id.as_ref());
+    if args.json {
+        let per_entry: Vec<_> = ids.zip(&counts).map(|(id, n)| json!({"id": id, "tokens": n})).collect();
+        let report = json!({"tokenizer": tok.name.as_str(), "total": total, "perEntry": per_entry});
+        serde_json::to_writer(&mut *out, &report).map_err(std::io::Error::from)?;
+        writeln!(out)?;
+    } else {
+        for (id, n) in ids.zip(&counts) {
+            writeln!(out, "{n}\t{id}")?;
+        }
+        writeln!(out, "{total}\ttotal ({})", tok.name)?;
+    }
+    Ok(0)
+}

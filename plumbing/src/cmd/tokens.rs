@@ -1,0 +1,351 @@
+//! `shake tokens`: each tokenizer's count of the context pi sent, beside the provider's own count
+//! of that request, turn by turn; the error of each tokenizer on the session; and the calibration
+//! that `--tokenizer calibrated` uses (`docs/tokens.md`).
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::pi::{Message, Projection, Session};
+use crate::rev::RevArgs;
+use crate::token_cache::TokenCache;
+use crate::tokens::{entry_tokens, Tokenizer, TokenizerName, CALIBRATION_BASE};
+use crate::{Context, Error, Result};
+
+/// Compare each tokenizer with the provider's own token counts, turn by turn
+#[derive(clap::Args, Debug)]
+pub struct TokensArgs {
+    #[command(flatten)]
+    pub rev: RevArgs,
+    /// Print JSON: {"leafId","turns":[{"id","provider","model","providerTokens","counts"}],"summary","calibration"}
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The tokenizers `shake tokens` compares (calibrated is derived from the base's column).
+const MEASURED: [TokenizerName; 3] = [TokenizerName::Pi, TokenizerName::O200k, TokenizerName::Cl100k];
+/// A session needs this many usable turns before its own ratio calibrates.
+const MIN_CALIBRATION_TURNS: usize = 3;
+/// ... and a fit this close: real sessions fit within 2-5% (`docs/tokens.md`); usage that does
+/// not follow the content (generated sessions, a proxy that rewrites requests) must not calibrate.
+const MAX_CALIBRATION_FIT_ERROR: f64 = 0.10;
+/// ... and a plausible ratio (real Claude sessions: 1.25-1.34 provider tokens per o200k token).
+const CALIBRATION_RANGE: std::ops::RangeInclusive<f64> = 0.5..=3.0;
+
+/// One assistant reply whose request the provider counted.
+#[derive(Clone, Debug)]
+pub struct Turn {
+    /// The assistant entry's id.
+    pub id: String,
+    /// Provider and model that answered.
+    pub provider: Option<String>,
+    /// The model id.
+    pub model: Option<String>,
+    /// The provider's context size for the request: input + cacheRead + cacheWrite.
+    pub provider_tokens: u64,
+    /// Each measured tokenizer's count of the context pi sent (the projection at the parent).
+    pub counts: Vec<u64>,
+}
+
+/// How far one tokenizer is from the provider on a session.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ErrorSummary {
+    /// Turns measured.
+    pub turns: usize,
+    /// Mean of (count − provider) / provider: negative means the tokenizer counts low. It
+    /// includes what the file does not hold (system prompt, tool definitions).
+    pub mean_error: f64,
+    /// Least-squares fit provider ≈ intercept + slope × count: the slope is the provider's
+    /// tokens per counted token on this session's content.
+    pub slope: f64,
+    /// The fit's intercept: the provider's tokens the file does not hold (system prompt, tools).
+    pub intercept: f64,
+    /// Mean |residual| / provider after the fit.
+    pub fit_error: f64,
+}
+
+/// Finds the turns on the branch at `projection`'s leaf and counts each request's context with
+/// every tokenizer in `toks`.
+pub fn measure(session: &Session<'_>, leaf: Option<usize>, toks: &[Tokenizer]) -> Result<Vec<Turn>> {
+    let Some(leaf) = leaf else { return Ok(Vec::new()) };
+    let path = session.path(leaf).map_err(|c| Error::user(format!("{}: {c}", session.file.display())))?;
+    // Entry counts depend on (entry, winning edit, first in context); remember the last one.
+    let mut memo: Vec<Option<(Option<usize>, bool, Vec<u64>)>> = vec![None; session.entries.len()];
+    let mut turns = Vec::new();
+    for w in path.windows(2) {
+        let (parent, index) = (w[0], w[1]);
+        let e = &session.entries[index];
+        let Some(m) = e.fields.message.and_then(Message::parse) else { continue };
+        let Some(provider_tokens) = request_tokens(&m) else { continue };
+        let projection = Projection::at(session, Some(parent))?;
+        let mut counts = vec![0; toks.len()];
+        for (pos, &i) in projection.context.iter().enumerate() {
+            let key = (projection.edits.get(session.entries[i].id.as_ref()).copied(), pos == 0);
+            let fresh = memo[i].as_ref().is_some_and(|(edit, first, _)| (*edit, *first) == key);
+            if !fresh {
+                let c = toks.iter().map(|t| entry_tokens(&projection, pos, t)).collect();
+                memo[i] = Some((key.0, key.1, c));
+            }
+            let Some((_, _, c)) = &memo[i] else { continue };
+            for (sum, n) in counts.iter_mut().zip(c) {
+                *sum += n;
+            }
+        }
+        turns.push(Turn {
+            id: e.id.to_string(),
+            provider: m.provider.map(|p| p.into_owned()),
+            model: m.model.map(|p| p.into_owned()),
+            provider_tokens,
+            counts,
+        });
+    }
+    Ok(turns)
+}
+
+/// The provider's prompt size for an assistant reply, when it is usable: not aborted or failed,
+/// and not zero (pi's own rule for trusting usage).
+fn request_tokens(m: &Message<'_>) -> Option<u64> {
+    if m.role.as_deref() != Some("assistant") || matches!(m.stop_reason.as_deref(), Some("aborted" | "error")) {
+        return None;
+    }
+    let u = m.usage?;
+    let n = u.input + u.cache_read + u.cache_write;
+    (n.is_finite() && n > 0.0).then_some(n as u64)
+}
+
+/// Summarises column `col` of `turns` against the provider.
+pub fn summarize(turns: &[Turn], col: usize) -> ErrorSummary {
+    let pairs: Vec<(f64, f64)> =
+        turns.iter().map(|t| (t.counts[col] as f64, t.provider_tokens as f64)).filter(|(x, _)| *x > 0.0).collect();
+    let n = pairs.len();
+    if n == 0 {
+        return ErrorSummary::default();
+    }
+    let nf = n as f64;
+    let mean_error = pairs.iter().map(|(x, y)| (x - y) / y).sum::<f64>() / nf;
+    let (mx, my) = (pairs.iter().map(|p| p.0).sum::<f64>() / nf, pairs.iter().map(|p| p.1).sum::<f64>() / nf);
+    let sxx: f64 = pairs.iter().map(|(x, _)| (x - mx) * (x - mx)).sum();
+    let sxy: f64 = pairs.iter().map(|(x, y)| (x - mx) * (y - my)).sum();
+    let (slope, intercept) = if sxx > 0.0 { (sxy / sxx, my - sxy / sxx * mx) } else { (my / mx, 0.0) };
+    let fit_error = pairs.iter().map(|(x, y)| (intercept + slope * x - y).abs() / y).sum::<f64>() / nf;
+    ErrorSummary { turns: n, mean_error, slope, intercept, fit_error }
+}
+
+/// Ratios `calibrated` has learnt, per model, in `<store>/calibration.json`.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Calibrations {
+    /// Always [`CALIBRATION_BASE`]'s name; a file for another base is ignored.
+    pub base: String,
+    /// `provider/model` → the last ratio measured on a session of that model.
+    pub models: BTreeMap<String, Calibration>,
+}
+
+/// One learnt ratio.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Calibration {
+    /// Provider tokens per base token (the fit's slope).
+    pub ratio: f64,
+    /// Turns it was measured on.
+    pub turns: usize,
+    /// The session file it was measured on.
+    pub session: String,
+}
+
+impl Calibrations {
+    fn path(store_dir: &Path) -> std::path::PathBuf {
+        store_dir.join("calibration.json")
+    }
+
+    /// Loads the stored ratios (none when the file is missing or unreadable).
+    pub fn load(ctx: &Context) -> Calibrations {
+        let path = Self::path(&ctx.store_dir);
+        let Ok(bytes) = std::fs::read(&path) else { return Calibrations::default() };
+        match serde_json::from_slice::<Calibrations>(&bytes) {
+            Ok(c) if c.base == CALIBRATION_BASE.as_str() => c,
+            Ok(_) => Calibrations::default(),
+            Err(e) => {
+                ctx.warn(format_args!("{}: ignoring unreadable calibrations ({e})", path.display()));
+                Calibrations::default()
+            }
+        }
+    }
+
+    /// Writes the ratios (temporary file, then rename).
+    pub fn save(&self, ctx: &Context) -> std::io::Result<()> {
+        std::fs::create_dir_all(&ctx.store_dir)?;
+        let mut tmp = tempfile::NamedTempFile::new_in(&ctx.store_dir)?;
+        serde_json::to_writer_pretty(&mut tmp, self)?;
+        tmp.persist(Self::path(&ctx.store_dir)).map_err(|e| e.error)?;
+        Ok(())
+    }
+}
+
+/// The model key a session is calibrated under: the last usable turn's `provider/model`.
+fn model_key(turns: &[Turn]) -> Option<String> {
+    let t = turns.last()?;
+    Some(format!("{}/{}", t.provider.as_deref().unwrap_or("?"), t.model.as_deref().unwrap_or("?")))
+}
+
+/// Works out the calibrated ratio for a session: its own fit when it has enough usable turns
+/// (and then remembers it for its model), else the last ratio stored for its model.
+pub fn calibrate(ctx: &Context, session: &Session<'_>, leaf: Option<usize>, base: &Tokenizer) -> Result<f64> {
+    let turns = measure(session, leaf, std::slice::from_ref(base))?;
+    calibration_from(ctx, session, &turns, 0)
+}
+
+/// [`calibrate`] from turns already measured, `col` being the base tokenizer's column.
+fn calibration_from(ctx: &Context, session: &Session<'_>, turns: &[Turn], col: usize) -> Result<f64> {
+    let own = summarize(turns, col);
+    let key = model_key(turns);
+    let mut stored = Calibrations::load(ctx);
+    let trusted = own.turns >= MIN_CALIBRATION_TURNS
+        && own.fit_error <= MAX_CALIBRATION_FIT_ERROR
+        && CALIBRATION_RANGE.contains(&own.slope);
+    if trusted {
+        if let Some(key) = key {
+            let c = Calibration { ratio: own.slope, turns: own.turns, session: session.file.display().into_owned() };
+            stored.base = CALIBRATION_BASE.as_str().into();
+            if stored.models.get(&key) != Some(&c) {
+                stored.models.insert(key, c);
+                if let Err(e) = stored.save(ctx) {
+                    ctx.warn(format_args!("cannot save calibration.json: {e}"));
+                }
+            }
+        }
+        return Ok(own.slope);
+    }
+    let model = key.or_else(|| latest_model(session));
+    model.and_then(|k| stored.models.get(&k).map(|c| c.ratio)).ok_or_else(|| {
+        Error::user(format!(
+            "{}: cannot calibrate: too few assistant turns whose usage follows the content, and no stored ratio for its model",
+            session.file.display()
+        ))
+        .hint("run `shake tokens` on a longer session of the same model first, or pick another --tokenizer")
+    })
+}
+
+/// The `provider/model` of the last assistant message, usable or not.
+fn latest_model(session: &Session<'_>) -> Option<String> {
+    session.entries.iter().rev().find_map(|e| {
+        let m = Message::parse(e.fields.message?)?;
+        (m.role.as_deref() == Some("assistant")).then(|| {
+            format!("{}/{}", m.provider.as_deref().unwrap_or("?"), m.model.as_deref().unwrap_or("?"))
+        })
+    })
+}
+
+/// Returns the tokenizer a command counts with: BPE ones through the store's token cache,
+/// `calibrated` with its ratio worked out for this session. Call [`save_cache`] at the end.
+pub fn open_tokenizer(ctx: &Context, name: TokenizerName, session: &Session<'_>) -> Result<Tokenizer> {
+    let tok = open_cached(ctx, name);
+    match name {
+        TokenizerName::Calibrated => calibrated_for(ctx, session, tok),
+        _ => Ok(tok),
+    }
+}
+
+/// Returns the tokenizer with its cache opened (BPE and calibrated), not yet calibrated. The
+/// cache lives as long as the process, so that a `Tokenizer` stays `Copy`: open it once per
+/// process (a watching meter re-calibrates with [`calibrated_for`], it does not reopen).
+pub fn open_cached(ctx: &Context, name: TokenizerName) -> Tokenizer {
+    let tok = Tokenizer::new(name);
+    match tok.base() {
+        TokenizerName::Pi => tok,
+        base => tok.with_cache(Box::leak(Box::new(TokenCache::open(ctx, base)))),
+    }
+}
+
+/// Returns `calibrated` for this session, counting through `tok`'s cache.
+pub fn calibrated_for(ctx: &Context, session: &Session<'_>, tok: Tokenizer) -> Result<Tokenizer> {
+    let base = tok.cache().into_iter().fold(Tokenizer::new(CALIBRATION_BASE), Tokenizer::with_cache);
+    let ratio = calibrate(ctx, session, session.default_leaf(), &base)?;
+    Ok(tok.cache().into_iter().fold(Tokenizer::calibrated(ratio), Tokenizer::with_cache))
+}
+
+/// Saves the tokenizer's cache, if it has one that learnt something.
+pub fn save_cache(ctx: &Context, tok: &Tokenizer) {
+    if let Some(cache) = tok.cache() {
+        cache.save(ctx);
+    }
+}
+
+/// Runs `shake tokens`.
+pub fn run(ctx: &Context, args: &TokensArgs, out: &mut dyn Write) -> Result {
+    let (file, rev) = args.rev.load(ctx)?;
+    let session = Session::parse(&file)?;
+    ctx.warn_session(&session);
+    let leaf = rev.leaf(&session)?;
+    let toks: Vec<Tokenizer> =
+        MEASURED.iter().map(|&n| open_tokenizer(ctx, n, &session)).collect::<Result<_>>()?;
+    if let Some(l) = leaf {
+        let projection = Projection::at(&session, Some(l))?;
+        toks.iter().for_each(|t| t.prefetch(&projection));
+    }
+    let turns = measure(&session, leaf, &toks)?;
+    toks.iter().for_each(|t| save_cache(ctx, t));
+    let summary: Vec<ErrorSummary> = (0..MEASURED.len()).map(|c| summarize(&turns, c)).collect();
+    let base_col = MEASURED.iter().position(|&n| n == CALIBRATION_BASE).unwrap_or(0);
+    let calibration = calibration_from(ctx, &session, &turns, base_col).ok();
+    let leaf_id = leaf.map(|l| session.entries[l].id.as_ref());
+    if args.json {
+        let turns_json: Vec<_> = turns
+            .iter()
+            .map(|t| {
+                let counts: serde_json::Map<_, _> =
+                    MEASURED.iter().zip(&t.counts).map(|(n, c)| (n.to_string(), json!(c))).collect();
+                json!({"id": t.id, "provider": t.provider, "model": t.model, "providerTokens": t.provider_tokens, "counts": counts})
+            })
+            .collect();
+        let summary_json: serde_json::Map<_, _> =
+            MEASURED.iter().zip(&summary).map(|(n, s)| (n.to_string(), json!(s))).collect();
+        let report = json!({
+            "leafId": leaf_id,
+            "turns": turns_json,
+            "summary": summary_json,
+            "calibration": calibration.map(|r| json!({"base": CALIBRATION_BASE.as_str(), "ratio": r})),
+        });
+        serde_json::to_writer(&mut *out, &report).map_err(std::io::Error::from)?;
+        writeln!(out)?;
+        return Ok(0);
+    }
+    write_table(out, &turns, &summary, calibration)?;
+    Ok(0)
+}
+
+fn write_table(out: &mut dyn Write, turns: &[Turn], summary: &[ErrorSummary], calibration: Option<f64>) -> Result<()> {
+    write!(out, "{:<10} {:>9}", "turn", "provider")?;
+    for n in MEASURED {
+        write!(out, " {:>9}", n.as_str())?;
+    }
+    writeln!(out)?;
+    for t in turns {
+        write!(out, "{:<10} {:>9}", t.id, t.provider_tokens)?;
+        for c in &t.counts {
+            write!(out, " {c:>9}")?;
+        }
+        writeln!(out)?;
+    }
+    writeln!(out)?;
+    writeln!(out, "{:<10} {:>6} {:>10} {:>7} {:>10} {:>9}", "tokenizer", "turns", "mean error", "slope", "intercept", "fit error")?;
+    for (n, s) in MEASURED.iter().zip(summary) {
+        writeln!(
+            out,
+            "{:<10} {:>6} {:>9.1}% {:>7.3} {:>10.0} {:>8.1}%",
+            n.as_str(),
+            s.turns,
+            s.mean_error * 100.0,
+            s.slope,
+            s.intercept,
+            s.fit_error * 100.0
+        )?;
+    }
+    match calibration {
+        Some(r) => writeln!(out, "calibrated = {CALIBRATION_BASE} × {r:.3}")?,
+        None => writeln!(out, "calibrated: usage too sparse or too far from the content here, and no stored ratio for this model")?,
+    }
+    Ok(())
+}

@@ -1,0 +1,252 @@
+//! The token cache: BPE counts per (content hash, tokenizer), kept in the store folder so a second
+//! count tokenizes only what is new.
+//!
+//! One file per tokenizer, `<store>/cache/tokens-<name>.bin`: a bincode 2 record (magic, version,
+//! tokenizer, entries), written whole to a temporary file and renamed over the old one. A cache is
+//! only ever an optimisation: a file that does not decode is ignored with a warning and rebuilt,
+//! and two processes racing to save simply lose one run's additions.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use crate::tokens::TokenizerName;
+use crate::Context;
+
+/// What a count is keyed by: the first 128 bits of blake3 over the counted text.
+pub type Key = [u8; 16];
+
+/// Returns the cache key of a piece of text.
+pub fn key(text: &str) -> Key {
+    let hash = blake3::hash(text.as_bytes());
+    let mut k = [0; 16];
+    k.copy_from_slice(&hash.as_bytes()[..16]);
+    k
+}
+
+const MAGIC: [u8; 8] = *b"shaketok";
+/// Bumped whenever what a count means changes (tokenizer version, what is counted).
+const VERSION: u32 = 1;
+/// The most counts kept; past it, the least recently used are dropped on save.
+const MAX_ENTRIES: usize = 1 << 20;
+/// Decoding never allocates more than this, whatever the file says.
+const MAX_FILE_BYTES: usize = 64 << 20;
+
+#[derive(bincode::Encode, bincode::Decode)]
+struct CacheFile {
+    magic: [u8; 8],
+    version: u32,
+    tokenizer: String,
+    /// How many times the file was saved; an entry's `run` is the last save that used it.
+    run: u32,
+    entries: Vec<(Key, u32, u32)>,
+}
+
+/// Token counts for one tokenizer, shared by every count a command makes.
+#[derive(Debug)]
+pub struct TokenCache {
+    tokenizer: TokenizerName,
+    path: Option<PathBuf>,
+    inner: Mutex<Inner>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    /// key → (tokens, last run that used it).
+    counts: HashMap<Key, (u32, u32)>,
+    run: u32,
+    added: usize,
+    hits: usize,
+}
+
+/// What a cache did in this process: how many counts it answered and how many it learned.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    /// Lookups answered from the cache.
+    pub hits: usize,
+    /// Counts computed and added since the last save.
+    pub added: usize,
+    /// Counts held.
+    pub len: usize,
+}
+
+impl TokenCache {
+    /// Returns an empty cache that is never saved (tests, `--no-cache`).
+    pub fn in_memory(tokenizer: TokenizerName) -> TokenCache {
+        TokenCache { tokenizer, path: None, inner: Mutex::new(Inner::default()) }
+    }
+
+    /// Loads the cache for `tokenizer` from the store; a missing file gives an empty cache, a
+    /// corrupt one a warning and an empty cache.
+    pub fn open(ctx: &Context, tokenizer: TokenizerName) -> TokenCache {
+        let path = cache_path(&ctx.store_dir, tokenizer);
+        let mut inner = Inner::default();
+        match std::fs::read(&path) {
+            Ok(bytes) => match decode(&bytes, tokenizer) {
+                Ok(Some(file)) => {
+                    inner.run = file.run.wrapping_add(1);
+                    inner.counts = file.entries.into_iter().map(|(k, n, run)| (k, (n, run))).collect();
+                }
+                // An older or newer layout: rebuilt silently, it is not damage.
+                Ok(None) => {}
+                Err(why) => ctx.warn(format_args!("{}: ignoring the token cache ({why}); rebuilding it", path.display())),
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => ctx.warn(format_args!("{}: cannot read the token cache ({e}); rebuilding it", path.display())),
+        }
+        TokenCache { tokenizer, path: Some(path), inner: Mutex::new(inner) }
+    }
+
+    /// The tokenizer whose counts this holds.
+    pub fn tokenizer(&self) -> TokenizerName {
+        self.tokenizer
+    }
+
+    /// Returns the cached count of the text with this key.
+    pub fn get(&self, key: &Key) -> Option<u64> {
+        let mut inner = self.lock();
+        let run = inner.run;
+        let hit = inner.counts.get_mut(key).map(|(n, last)| {
+            *last = run;
+            u64::from(*n)
+        });
+        if hit.is_some() {
+            inner.hits += 1;
+        }
+        hit
+    }
+
+    /// Records a count.
+    pub fn insert(&self, key: Key, tokens: u64) {
+        let mut inner = self.lock();
+        let run = inner.run;
+        let n = u32::try_from(tokens).unwrap_or(u32::MAX);
+        if inner.counts.insert(key, (n, run)).is_none() {
+            inner.added += 1;
+        }
+    }
+
+    /// Tells whether the text with this key is cached, without marking it used.
+    pub fn contains(&self, key: &Key) -> bool {
+        self.lock().counts.contains_key(key)
+    }
+
+    /// Returns what the cache did so far.
+    pub fn stats(&self) -> CacheStats {
+        let inner = self.lock();
+        CacheStats { hits: inner.hits, added: inner.added, len: inner.counts.len() }
+    }
+
+    /// Writes the cache back if it learned anything (temporary file, then rename). Failing to
+    /// save is a warning, never an error: the counts are recomputed next time.
+    pub fn save(&self, ctx: &Context) {
+        let Some(path) = &self.path else { return };
+        if let Err(e) = self.write(path) {
+            ctx.warn(format_args!("{}: cannot save the token cache: {e}", path.display()));
+        }
+    }
+
+    fn write(&self, path: &Path) -> std::io::Result<()> {
+        let inner = self.lock();
+        if inner.added == 0 {
+            return Ok(());
+        }
+        let mut entries: Vec<(Key, u32, u32)> = inner.counts.iter().map(|(k, &(n, run))| (*k, n, run)).collect();
+        if entries.len() > MAX_ENTRIES {
+            // Keep the most recently used.
+            entries.sort_unstable_by_key(|&(_, _, run)| std::cmp::Reverse(run));
+            entries.truncate(MAX_ENTRIES);
+        }
+        let file = CacheFile { magic: MAGIC, version: VERSION, tokenizer: self.tokenizer.to_string(), run: inner.run, entries };
+        drop(inner);
+        let bytes = bincode::encode_to_vec(&file, bincode::config::standard()).map_err(std::io::Error::other)?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir)?;
+        let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+        std::io::Write::write_all(&mut tmp, &bytes)?;
+        tmp.persist(path).map_err(|e| e.error)?;
+        self.lock().added = 0;
+        Ok(())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        // A panic while holding the lock cannot leave the map inconsistent (single inserts).
+        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// Where the cache for `tokenizer` lives in a store.
+pub fn cache_path(store_dir: &Path, tokenizer: TokenizerName) -> PathBuf {
+    store_dir.join("cache").join(format!("tokens-{tokenizer}.bin"))
+}
+
+/// Decodes a cache file: `Ok(None)` for another version or tokenizer, `Err` for damage.
+fn decode(bytes: &[u8], tokenizer: TokenizerName) -> Result<Option<CacheFile>, String> {
+    if bytes.len() > MAX_FILE_BYTES {
+        return Err(format!("{} bytes, more than a cache may hold", bytes.len()));
+    }
+    let config = bincode::config::standard().with_limit::<MAX_FILE_BYTES>();
+    let (file, read): (CacheFile, usize) = bincode::decode_from_slice(bytes, config).map_err(|e| e.to_string())?;
+    if file.magic != MAGIC {
+        return Err("not a token cache".into());
+    }
+    if read != bytes.len() {
+        return Err("trailing bytes".into());
+    }
+    Ok((file.version == VERSION && file.tokenizer == tokenizer.as_str()).then_some(file))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx(dir: &Path) -> Context {
+        Context {
+            cwd: dir.to_path_buf(),
+            agent_dir: dir.to_path_buf(),
+            custom_session_dir: None,
+            store_dir: dir.join("store"),
+        }
+    }
+
+    #[test]
+    fn saves_and_reloads() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ctx(dir.path());
+        let cache = TokenCache::open(&ctx, TokenizerName::O200k);
+        cache.insert(key("hello"), 1);
+        cache.save(&ctx);
+        let again = TokenCache::open(&ctx, TokenizerName::O200k);
+        assert_eq!(again.get(&key("hello")), Some(1));
+        assert_eq!(again.get(&key("other")), None);
+        assert_eq!(again.stats(), CacheStats { hits: 1, added: 0, len: 1 });
+        // Another tokenizer's file is separate.
+        assert_eq!(TokenCache::open(&ctx, TokenizerName::Cl100k).get(&key("hello")), None);
+    }
+
+    #[test]
+    fn corrupt_file_is_ignored_and_rebuilt() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ctx(dir.path());
+        let path = cache_path(&ctx.store_dir, TokenizerName::O200k);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        for junk in [&b"garbage"[..], b"", &[0xff; 40]] {
+            std::fs::write(&path, junk).unwrap();
+            let cache = TokenCache::open(&ctx, TokenizerName::O200k);
+            assert_eq!(cache.stats().len, 0);
+            cache.insert(key("x"), 7);
+            cache.save(&ctx);
+            assert_eq!(TokenCache::open(&ctx, TokenizerName::O200k).get(&key("x")), Some(7));
+        }
+    }
+
+    #[test]
+    fn a_huge_length_prefix_does_not_allocate() {
+        let file = CacheFile { magic: MAGIC, version: VERSION, tokenizer: "o200k".into(), run: 0, entries: vec![] };
+        let mut bytes = bincode::encode_to_vec(&file, bincode::config::standard()).unwrap();
+        // Claim 2^60 entries in the last varint (the empty vector's length).
+        bytes.pop();
+        bytes.extend_from_slice(&[253, 0, 0, 0, 0, 0, 0, 0, 16]);
+        assert!(decode(&bytes, TokenizerName::O200k).is_err());
+    }
+}

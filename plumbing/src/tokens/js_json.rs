@@ -1,0 +1,143 @@
+//! `JSON.stringify` as JavaScript writes it, for the values pi measures by their JSON text
+//! (tool-call arguments, a system message's `toolsAdded`).
+//!
+//! pi counts `JSON.stringify(arguments).length`, so a file written by another tool (spaces after
+//! `:`, `1.0` for a number, `\u00e9` escapes) must be re-serialised the JavaScript way to count
+//! what pi counts. Files pi wrote come out unchanged.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+/// Returns `JSON.stringify(JSON.parse(raw))`; the raw text itself when it does not parse.
+pub fn stringify(raw: &RawValue) -> Cow<'_, str> {
+    match serde_json::from_str::<Value>(raw.get()) {
+        Ok(value) => {
+            let mut out = String::with_capacity(raw.get().len());
+            write_value(&mut out, &value);
+            if out == raw.get() {
+                Cow::Borrowed(raw.get())
+            } else {
+                Cow::Owned(out)
+            }
+        }
+        Err(_) => Cow::Borrowed(raw.get()),
+    }
+}
+
+fn write_value(out: &mut String, value: &Value) {
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => write_number(out, n),
+        Value::String(s) => write_string(out, s),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_value(out, item);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            // JavaScript lists integer-like keys first, ascending, then the rest in order.
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort_by_key(|k| array_index(k).map_or((1, 0), |i| (0, i)));
+            out.push('{');
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_string(out, key);
+                out.push(':');
+                write_value(out, &map[key.as_str()]);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// A key JavaScript treats as an array index (`"0"`, `"17"`, not `"07"`).
+fn array_index(key: &str) -> Option<u64> {
+    let n: u64 = key.parse().ok()?;
+    (n < u32::MAX as u64 && n.to_string() == key).then_some(n)
+}
+
+fn write_string(out: &mut String, s: &str) {
+    out.push_str(&crate::pi::write::js_string(s));
+}
+
+fn write_number(out: &mut String, n: &serde_json::Number) {
+    const SAFE: u64 = 1 << 53;
+    match (n.as_u64(), n.as_i64()) {
+        (Some(u), _) if u <= SAFE => {
+            let _ = write!(out, "{u}");
+        }
+        (_, Some(i)) if i.unsigned_abs() <= SAFE => {
+            let _ = write!(out, "{i}");
+        }
+        _ => out.push_str(&js_number(n.as_f64().unwrap_or(f64::NAN))),
+    }
+}
+
+/// Formats a double as JavaScript's `Number.prototype.toString` does (ECMA-262 `Number::toString`).
+pub fn js_number(x: f64) -> String {
+    if !x.is_finite() {
+        return "null".into();
+    }
+    if x == 0.0 {
+        return "0".into();
+    }
+    let sign = if x < 0.0 { "-" } else { "" };
+    // Rust's `{:e}` gives the shortest round-trip digits: "d.ddde±x".
+    let sci = format!("{:e}", x.abs());
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    let k = digits.len() as i64;
+    let n = exp.parse::<i64>().unwrap_or(0) + 1;
+    let body = if k <= n && n <= 21 {
+        format!("{digits}{}", "0".repeat((n - k) as usize))
+    } else if 0 < n && n <= 21 {
+        format!("{}.{}", &digits[..n as usize], &digits[n as usize..])
+    } else if -6 < n && n <= 0 {
+        format!("0.{}{digits}", "0".repeat((-n) as usize))
+    } else {
+        let e = n - 1;
+        let e = if e >= 0 { format!("+{e}") } else { e.to_string() };
+        match digits.split_at(1) {
+            (d, "") => format!("{d}e{e}"),
+            (d, rest) => format!("{d}.{rest}e{e}"),
+        }
+    };
+    format!("{sign}{body}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(json: &str) -> String {
+        let raw: &RawValue = serde_json::from_str(json).unwrap();
+        stringify(raw).into_owned()
+    }
+
+    #[test]
+    fn matches_json_stringify() {
+        assert_eq!(s(r#"{"a": 1.0, "b" : [1e21, 0.1, 1e-7, 123e-20, -5]}"#), r#"{"a":1,"b":[1e+21,0.1,1e-7,1.23e-18,-5]}"#);
+        assert_eq!(s(r#"{"b":1,"10":2,"2":3,"01":4}"#), r#"{"2":3,"10":2,"b":1,"01":4}"#);
+        assert_eq!(s(r#""\u00e9\/\u0001\n""#), "\"é/\\u0001\\n\"");
+        assert_eq!(s("12345678901234567890"), "12345678901234567000");
+        assert_eq!(js_number(123456.789), "123456.789");
+        assert_eq!(js_number(1e20), "100000000000000000000");
+    }
+
+    #[test]
+    fn canonical_text_is_borrowed() {
+        let raw: &RawValue = serde_json::from_str(r#"{"path":"x","n":[1,2]}"#).unwrap();
+        assert!(matches!(stringify(raw), Cow::Borrowed(_)));
+    }
+}

@@ -1,0 +1,447 @@
+//! `shake meter`: the tokens a plain `shake fold` would free now, as one short figure
+//! (`~27k shakeable`), for a status bar or a script.
+//!
+//! The figure is the fold engine's own plan ([`crate::plan::plan`]) with the same options a plain
+//! fold resolves, so meter, `fold --dry-run` and the fold's report are one number.
+
+use std::io::{IsTerminal, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use anstyle::{AnsiColor, Style};
+use serde_json::{json, Value};
+use shake_plumbing::cmd::tokens::{calibrated_for, open_cached, save_cache};
+use shake_plumbing::pi::{Projection, Session};
+use shake_plumbing::regions::{Profile, RegionKind, Scope};
+use shake_plumbing::rev::RevArgs;
+use shake_plumbing::tokens::{Tokenizer, TokenizerName, DEFAULT_TOKENIZER};
+use shake_plumbing::{Context, Result};
+
+use crate::plan::{plan, FoldOptions};
+use crate::profile;
+
+/// From this many shakeable tokens the meter shows a warning colour.
+pub const WARNING_FROM: u64 = 10_000;
+/// From this many it shows the alert colour.
+pub const ALERT_FROM: u64 = 25_000;
+/// How often `--watch` looks at the session file.
+const POLL: Duration = Duration::from_millis(500);
+
+/// Show how many tokens a plain `shake fold` would free now
+#[derive(clap::Args, Debug)]
+pub struct MeterArgs {
+    #[command(flatten)]
+    pub rev: RevArgs,
+    /// Print JSON: {"tokens","toolResults","blocks","severity","tokenizer","profile","session","leafId"}
+    #[arg(long)]
+    pub json: bool,
+    /// Tokenizer for the figure (the same default as fold)
+    #[arg(long, value_enum, value_name = "T", default_value_t = DEFAULT_TOKENIZER)]
+    pub tokenizer: TokenizerName,
+    /// Tail and block minimum (default: as `shake fold` resolves it)
+    #[arg(long, value_enum, value_name = "P")]
+    pub profile: Option<Profile>,
+    /// Keep running and print a new figure whenever the session file changes (Ctrl-C stops)
+    #[arg(long)]
+    pub watch: bool,
+    /// Append the reading as one JSON line to FILE whenever the figure changes
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+}
+
+/// How urgent a figure is: ignore, consider, do it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Severity {
+    /// Below 10,000 tokens.
+    Low,
+    /// From 10,000.
+    Warning,
+    /// From 25,000.
+    Alert,
+}
+
+impl Severity {
+    /// The severity of a figure.
+    pub fn of(tokens: u64) -> Severity {
+        match tokens {
+            t if t >= ALERT_FROM => Severity::Alert,
+            t if t >= WARNING_FROM => Severity::Warning,
+            _ => Severity::Low,
+        }
+    }
+
+    /// The name in JSON: `low`, `warning`, `alert`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Low => "low",
+            Severity::Warning => "warning",
+            Severity::Alert => "alert",
+        }
+    }
+
+    fn style(self) -> Style {
+        match self {
+            Severity::Low => Style::new().dimmed(),
+            Severity::Warning => Style::new().fg_color(Some(AnsiColor::Yellow.into())),
+            Severity::Alert => Style::new().bold().fg_color(Some(AnsiColor::Red.into())),
+        }
+    }
+}
+
+/// One reading of the meter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reading {
+    /// Tokens a plain fold would free (the plan's `tokens_freed`).
+    pub tokens: u64,
+    /// Tool results it would fold.
+    pub tool_results: usize,
+    /// Fenced/XML blocks it would fold.
+    pub blocks: usize,
+    /// The tokenizer that counted.
+    pub tokenizer: TokenizerName,
+    /// The profile planned with.
+    pub profile: Profile,
+    /// The session file.
+    pub session: PathBuf,
+    /// The leaf measured (`None` for an empty session).
+    pub leaf_id: Option<String>,
+}
+
+impl Reading {
+    /// The figure's severity.
+    pub fn severity(&self) -> Severity {
+        Severity::of(self.tokens)
+    }
+
+    /// `~27k shakeable`, or `<1k shakeable`.
+    pub fn label(&self) -> String {
+        match self.tokens {
+            t if t < 1_000 => "<1k shakeable".into(),
+            t => format!("~{}k shakeable", crate::render::thousands((t + 500) / 1_000)),
+        }
+    }
+
+    /// The label, coloured by severity when `color` is on.
+    pub fn render(&self, color: bool) -> String {
+        let style = self.severity().style();
+        match color {
+            true => format!("{style}{}{style:#}", self.label()),
+            false => self.label(),
+        }
+    }
+
+    /// `{"tokens","toolResults","blocks","severity","tokenizer","profile","session","leafId"}`.
+    pub fn json(&self) -> Value {
+        json!({
+            "tokens": self.tokens,
+            "toolResults": self.tool_results,
+            "blocks": self.blocks,
+            "severity": self.severity().as_str(),
+            "tokenizer": self.tokenizer.as_str(),
+            "profile": self.profile.as_str(),
+            "session": self.session.to_string_lossy(),
+            "leafId": self.leaf_id,
+        })
+    }
+}
+
+/// Measures a session at a leaf: the plan a plain `shake fold` would make there.
+pub fn measure(session: &Session<'_>, leaf: Option<usize>, profile: Profile, tok: Tokenizer) -> Result<Reading> {
+    let projection = Projection::at(session, leaf)?;
+    // Tokenize what the cache lacks on every core first; the plan's counts are then lookups.
+    tok.prefetch(&projection);
+    let plan = plan(&projection, &FoldOptions { scope: Scope::Elide, profile, tokenizer: tok });
+    Ok(Reading {
+        tokens: plan.tokens_freed,
+        tool_results: plan.count(RegionKind::ToolResult),
+        blocks: plan.count(RegionKind::Block),
+        tokenizer: tok.name,
+        profile,
+        session: session.file.path.clone(),
+        leaf_id: leaf.map(|l| session.entries[l].id.to_string()),
+    })
+}
+
+/// Reads the session the arguments name and measures it, counting with `tok` (re-calibrated for
+/// this session when it is `calibrated`).
+fn read(ctx: &Context, args: &MeterArgs, profile: Profile, tok: Tokenizer) -> Result<Reading> {
+    let (file, rev) = args.rev.load(ctx)?;
+    let session = Session::parse(&file)?;
+    ctx.warn_session(&session);
+    let leaf = rev.leaf(&session)?;
+    let tok = match tok.name {
+        TokenizerName::Calibrated => calibrated_for(ctx, &session, tok)?,
+        _ => tok,
+    };
+    let reading = measure(&session, leaf, profile, tok);
+    save_cache(ctx, &tok);
+    reading
+}
+
+/// Runs `shake meter`.
+pub fn run(ctx: &Context, args: &MeterArgs, out: &mut dyn Write) -> Result {
+    let (profile, _) = profile::resolve(ctx, args.profile)?;
+    let tok = open_cached(ctx, args.tokenizer);
+    let color = !args.json && color_on();
+    let mut state = FileState::of(ctx, &args.rev)?;
+    loop {
+        let key = memo_key(&state, args, profile);
+        let reading = match key.as_deref().and_then(|k| recall(ctx, k, &state)) {
+            Some(reading) => reading,
+            None => {
+                let reading = read(ctx, args, profile, tok)?;
+                if let Some(k) = &key {
+                    remember(ctx, k, &state, &reading);
+                }
+                reading
+            }
+        };
+        if args.json {
+            writeln!(out, "{}", reading.json())?;
+        } else {
+            writeln!(out, "{}", reading.render(color))?;
+        }
+        out.flush()?;
+        if let Some(log) = &args.log {
+            append_log(log, &reading)?;
+        }
+        if !args.watch {
+            return Ok(0);
+        }
+        // Poll: a stat every half second; read again only when the file changed.
+        loop {
+            std::thread::sleep(POLL);
+            let now = FileState::of(ctx, &args.rev)?;
+            if now != state {
+                state = now;
+                break;
+            }
+        }
+    }
+}
+
+/// Colour only on a terminal, and never with `NO_COLOR`.
+fn color_on() -> bool {
+    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal()
+}
+
+/// What `--watch` and the memo compare: which file the revision names now, and its size,
+/// modification time and inode (as git's index does for a work-tree file).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct FileState {
+    path: PathBuf,
+    len: u64,
+    mtime_ns: u128,
+    inode: u64,
+}
+
+impl FileState {
+    fn of(ctx: &Context, rev: &RevArgs) -> Result<FileState> {
+        let path = rev.rev().session_path(ctx)?;
+        let meta = std::fs::metadata(&path).map_err(|e| shake_plumbing::Error::io(path.display(), e))?;
+        let mtime_ns = meta.modified().ok().and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok());
+        #[cfg(unix)]
+        let inode = std::os::unix::fs::MetadataExt::ino(&meta);
+        #[cfg(not(unix))]
+        let inode = 0;
+        Ok(FileState { path, len: meta.len(), mtime_ns: mtime_ns.map_or(0, |d| d.as_nanos()), inode })
+    }
+
+    /// Tells whether the file was modified long enough ago that a write in the same clock tick
+    /// cannot hide behind an unchanged stamp (git's "racily clean" rule).
+    fn settled(&self) -> bool {
+        let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        self.mtime_ns > 0 && now.saturating_sub(self.mtime_ns) >= SETTLED.as_nanos()
+    }
+}
+
+/// A file modified less than this long ago is measured, never recalled from the memo.
+const SETTLED: Duration = Duration::from_secs(2);
+/// Readings the memo keeps (one per session, leaf, tokenizer and profile measured lately).
+const MEMO_ENTRIES: usize = 64;
+
+/// Readings remembered per (session file state, leaf, tokenizer, profile), so a meter with
+/// nothing new to measure reads one small file instead of the session:
+/// `<store>/cache/meter.json`. Only an optimisation: unreadable means empty.
+#[derive(Default, serde::Serialize, serde::Deserialize)]
+struct Memo {
+    entries: Vec<MemoEntry>,
+}
+
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
+struct MemoEntry {
+    key: String,
+    len: u64,
+    mtime_ns: u128,
+    inode: u64,
+    tokens: u64,
+    tool_results: usize,
+    blocks: usize,
+    leaf_id: Option<String>,
+}
+
+/// The memo key of a reading, or `None` when it must always be measured: `calibrated` (its
+/// ratio may come from `calibration.json`) and files modified moments ago.
+fn memo_key(state: &FileState, args: &MeterArgs, profile: Profile) -> Option<String> {
+    if args.tokenizer == TokenizerName::Calibrated || !state.settled() {
+        return None;
+    }
+    let rev = args.rev.rev();
+    // The version, because what a plan frees is a function of shake's rules too.
+    Some(format!(
+        "{} {} {} {} {}",
+        env!("CARGO_PKG_VERSION"),
+        args.tokenizer,
+        profile.as_str(),
+        rev.entry.as_deref().unwrap_or("-"),
+        std::fs::canonicalize(&state.path).unwrap_or_else(|_| state.path.clone()).display()
+    ))
+}
+
+fn memo_path(ctx: &Context) -> PathBuf {
+    ctx.store_dir.join("cache").join("meter.json")
+}
+
+fn load_memo(ctx: &Context) -> Memo {
+    std::fs::read(memo_path(ctx)).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default()
+}
+
+/// The remembered reading for `key`, if the file is still exactly as it was measured.
+fn recall(ctx: &Context, key: &str, state: &FileState) -> Option<Reading> {
+    let memo = load_memo(ctx);
+    let e = memo.entries.into_iter().find(|e| e.key == key)?;
+    if (e.len, e.mtime_ns, e.inode) != (state.len, state.mtime_ns, state.inode) {
+        return None;
+    }
+    let tokenizer = key.split(' ').nth(1)?.parse().ok()?;
+    let profile = Profile::parse(key.split(' ').nth(2)?)?;
+    Some(Reading {
+        tokens: e.tokens,
+        tool_results: e.tool_results,
+        blocks: e.blocks,
+        tokenizer,
+        profile,
+        session: state.path.clone(),
+        leaf_id: e.leaf_id,
+    })
+}
+
+/// Remembers a reading (temporary file, then rename); failing to is not an error.
+fn remember(ctx: &Context, key: &str, state: &FileState, r: &Reading) {
+    let mut memo = load_memo(ctx);
+    memo.entries.retain(|e| e.key != key);
+    memo.entries.push(MemoEntry {
+        key: key.to_string(),
+        len: state.len,
+        mtime_ns: state.mtime_ns,
+        inode: state.inode,
+        tokens: r.tokens,
+        tool_results: r.tool_results,
+        blocks: r.blocks,
+        leaf_id: r.leaf_id.clone(),
+    });
+    let excess = memo.entries.len().saturating_sub(MEMO_ENTRIES);
+    memo.entries.drain(..excess);
+    let path = memo_path(ctx);
+    let write = || -> std::io::Result<()> {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir)?;
+        let tmp = dir.join(format!(".meter.json.{}", std::process::id()));
+        std::fs::write(&tmp, serde_json::to_vec(&memo)?)?;
+        std::fs::rename(&tmp, &path)
+    };
+    if let Err(e) = write() {
+        ctx.warn(format_args!("{}: cannot save the meter memo: {e}", path.display()));
+    }
+}
+
+/// Appends the reading to the log unless the log's last line already says the same.
+fn append_log(path: &Path, reading: &Reading) -> Result<()> {
+    let mut line = reading.json();
+    if last_logged(path).is_some_and(|last| same_figure(&last, &line)) {
+        return Ok(());
+    }
+    line["time"] = Value::from(shake_plumbing::pi::ids::iso(shake_plumbing::pi::ids::now_millis()));
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|e| shake_plumbing::Error::io(format_args!("cannot open the meter log {}", path.display()), e))?;
+    file.write_all(format!("{line}\n").as_bytes())?;
+    Ok(())
+}
+
+fn same_figure(a: &Value, b: &Value) -> bool {
+    ["tokens", "toolResults", "blocks", "tokenizer", "profile", "session", "leafId"].iter().all(|k| a[k] == b[k])
+}
+
+/// The last line of the log, when it is JSON (reads at most the last 64 KiB).
+fn last_logged(path: &Path) -> Option<Value> {
+    let mut file = std::fs::File::open(path).ok()?;
+    let len = file.metadata().ok()?.len();
+    file.seek(SeekFrom::Start(len.saturating_sub(64 << 10))).ok()?;
+    let mut tail = String::new();
+    file.read_to_string(&mut tail).ok()?;
+    serde_json::from_str(tail.trim_end().rsplit('\n').next()?).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reading(tokens: u64) -> Reading {
+        Reading {
+            tokens,
+            tool_results: 3,
+            blocks: 1,
+            tokenizer: TokenizerName::O200k,
+            profile: Profile::Default,
+            session: PathBuf::from("/s.jsonl"),
+            leaf_id: Some("ab".into()),
+        }
+    }
+
+    #[test]
+    fn labels_round_to_thousands() {
+        assert_eq!(reading(0).label(), "<1k shakeable");
+        assert_eq!(reading(999).label(), "<1k shakeable");
+        assert_eq!(reading(1_000).label(), "~1k shakeable");
+        assert_eq!(reading(27_838).label(), "~28k shakeable");
+        assert_eq!(reading(27_499).label(), "~27k shakeable");
+        assert_eq!(reading(1_234_567).label(), "~1,235k shakeable");
+    }
+
+    #[test]
+    fn severity_thresholds_and_colours() {
+        assert_eq!(reading(9_999).severity(), Severity::Low);
+        assert_eq!(reading(10_000).severity(), Severity::Warning);
+        assert_eq!(reading(24_999).severity(), Severity::Warning);
+        assert_eq!(reading(25_000).severity(), Severity::Alert);
+        assert_eq!(reading(30_000).render(false), "~30k shakeable");
+        assert_eq!(reading(30_000).render(true), "\u{1b}[1m\u{1b}[31m~30k shakeable\u{1b}[0m");
+        assert_eq!(reading(12_000).render(true), "\u{1b}[33m~12k shakeable\u{1b}[0m");
+        assert_eq!(reading(2_000).render(true), "\u{1b}[2m~2k shakeable\u{1b}[0m");
+    }
+
+    #[test]
+    fn json_has_the_documented_keys() {
+        let j = reading(12_000).json();
+        let keys: Vec<&str> = j.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, ["tokens", "toolResults", "blocks", "severity", "tokenizer", "profile", "session", "leafId"]);
+        assert_eq!(j["severity"], "warning");
+    }
+
+    #[test]
+    fn the_log_gets_a_line_only_when_the_figure_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("meter.jsonl");
+        append_log(&log, &reading(12_000)).unwrap();
+        append_log(&log, &reading(12_000)).unwrap();
+        append_log(&log, &reading(500)).unwrap();
+        let text = std::fs::read_to_string(&log).unwrap();
+        let tokens: Vec<u64> =
+            text.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["tokens"].as_u64().unwrap()).collect();
+        assert_eq!(tokens, [12_000, 500]);
+        assert!(text.lines().all(|l| l.contains("\"time\":\"")));
+    }
+}

@@ -1,0 +1,207 @@
+//! `shake meter`: one number with `fold --dry-run` and the fold's own report, on the fixtures and
+//! on generated sessions; its JSON, colour rules, `--log` and `--watch`.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::env::{fixtures, TestEnv};
+use crate::tokens::generate;
+
+fn json_of(s: &str) -> Value {
+    serde_json::from_str(s).unwrap_or_else(|e| panic!("{e}: {s}"))
+}
+
+/// Asserts meter and `fold --dry-run` agree on `path` with these extra arguments.
+fn assert_one_number(env: &TestEnv, path: &str, extra: &[&str]) -> Value {
+    let meter = json_of(&env.ok(&[&["meter", path, "--json"], extra].concat()));
+    let dry = json_of(&env.ok(&[&["fold", path, "--dry-run", "--json"], extra].concat()));
+    assert_eq!(meter["tokens"], dry["tokensFreed"], "{path} {extra:?}");
+    assert_eq!(meter["toolResults"], dry["toolResults"], "{path} {extra:?}");
+    assert_eq!(meter["blocks"], dry["blocks"], "{path} {extra:?}");
+    assert_eq!(meter["tokenizer"], dry["tokenizer"], "{path} {extra:?}");
+    assert_eq!(meter["profile"], dry["profile"], "{path} {extra:?}");
+    meter
+}
+
+/// The fixtures `fold` accepts (v1 files must be migrated by pi first).
+fn foldable() -> Vec<String> {
+    fixtures().into_iter().filter(|n| !n.contains(".v1.") && !n.contains("v1-legacy")).collect()
+}
+
+#[test]
+fn meter_equals_fold_dry_run_on_every_fixture() {
+    let env = TestEnv::new();
+    for name in foldable() {
+        let path = env.fixture(&name);
+        let path = path.to_str().unwrap();
+        for tokenizer in ["pi", "o200k", "cl100k"] {
+            for profile in ["default", "aggressive", "conservative"] {
+                assert_one_number(&env, path, &["--tokenizer", tokenizer, "--profile", profile]);
+            }
+        }
+    }
+}
+
+#[test]
+fn meter_equals_the_real_fold_and_drops_after_it() {
+    let env = TestEnv::new();
+    let path = env.fixture("pi-mono-before-compaction.v3-migrated-by-pi-1.6.0.jsonl");
+    let path = path.to_str().unwrap();
+    let before = assert_one_number(&env, path, &["--tokenizer", "o200k"]);
+    assert!(before["tokens"].as_u64().unwrap() > 25_000);
+    assert_eq!(before["severity"], "alert");
+    let folded = json_of(&env.ok(&["fold", path, "--json", "--tokenizer", "o200k"]));
+    assert_eq!(folded["tokensFreed"], before["tokens"]);
+    let after = assert_one_number(&env, path, &["--tokenizer", "o200k"]);
+    assert_eq!(after["tokens"], 0);
+    assert_ne!(after["leafId"], before["leafId"]);
+}
+
+#[test]
+fn meter_equals_fold_dry_run_on_generated_sessions() {
+    let env = TestEnv::new();
+    for seed in 1..=16u64 {
+        let path = env.write(&format!("gen-{seed}.jsonl"), generate(seed, 30 + 12 * seed as usize));
+        let path = path.to_str().unwrap();
+        let profile = ["default", "aggressive", "conservative"][seed as usize % 3];
+        for tokenizer in ["pi", "o200k"] {
+            assert_one_number(&env, path, &["--tokenizer", tokenizer, "--profile", profile]);
+        }
+    }
+}
+
+#[test]
+fn meter_equals_fold_dry_run_on_sessions_from_generate_session() {
+    let env = TestEnv::new();
+    for seed in 1..=8u64 {
+        let path = env.dir.path().join(format!("g{seed}.jsonl"));
+        let path = path.to_str().unwrap();
+        env.ok(&["generate-session", "--seed", &seed.to_string(), "-o", path]);
+        let profile = ["default", "aggressive", "conservative"][seed as usize % 3];
+        for tokenizer in ["pi", "o200k"] {
+            assert_one_number(&env, path, &["--tokenizer", tokenizer, "--profile", profile]);
+        }
+    }
+}
+
+#[test]
+fn meter_prints_a_plain_figure_off_a_terminal() {
+    let env = TestEnv::new();
+    let path = env.fixture("pi-mono-before-compaction.v3-migrated-by-pi-1.6.0.jsonl");
+    let path = path.to_str().unwrap();
+    let tokens = json_of(&env.ok(&["meter", path, "--json", "--tokenizer", "pi"]))["tokens"].as_u64().unwrap();
+    let label = format!("~{}k shakeable\n", (tokens + 500) / 1000);
+    assert_eq!(env.ok(&["meter", path, "--tokenizer", "pi"]), label);
+    // Not a terminal: no colour even without NO_COLOR.
+    let out = env.cmd().env_remove("NO_COLOR").args(["meter", path, "--tokenizer", "pi"]).output().unwrap();
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), label);
+    let small = env.fixture("pi-v3-edge-edits.jsonl");
+    assert_eq!(env.ok(&["meter", small.to_str().unwrap()]), "<1k shakeable\n");
+}
+
+#[test]
+fn meter_json_names_session_leaf_and_tokenizer() {
+    let env = TestEnv::new();
+    let path = env.fixture("pi-v3-branch-compaction-edit.jsonl");
+    let p = path.to_str().unwrap();
+    let m = json_of(&env.ok(&["meter", p, "--json", "--leaf", "5f607182"]));
+    assert_eq!(m["leafId"], "5f607182");
+    assert_eq!(m["session"], p);
+    assert_eq!(m["tokenizer"], "o200k");
+    assert_eq!(m["profile"], "default");
+    assert_eq!(m["severity"], "low");
+}
+
+#[test]
+fn meter_log_gets_a_line_when_the_figure_changes() {
+    let env = TestEnv::new();
+    let path = env.write("s.jsonl", generate(3, 60));
+    let p = path.to_str().unwrap();
+    let log = env.dir.path().join("meter.jsonl");
+    let l = log.to_str().unwrap();
+    let first = json_of(&env.ok(&["meter", p, "--json", "--log", l, "--tokenizer", "pi"]));
+    env.ok(&["meter", p, "--log", l, "--tokenizer", "pi"]);
+    append(&path, &big_tool_result("zz", &first["leafId"]));
+    append(&path, &filler("zy", "zz", 8_000));
+    let second = json_of(&env.ok(&["meter", p, "--json", "--log", l, "--tokenizer", "pi"]));
+    assert!(second["tokens"].as_u64() > first["tokens"].as_u64());
+    let lines: Vec<Value> = std::fs::read_to_string(&log).unwrap().lines().map(json_of).collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["tokens"], first["tokens"]);
+    assert_eq!(lines[1]["tokens"], second["tokens"]);
+    assert!(lines[1]["time"].as_str().unwrap().ends_with('Z'));
+}
+
+#[test]
+fn meter_watch_reprints_when_the_file_changes() {
+    let env = TestEnv::new();
+    let path = env.write("w.jsonl", generate(5, 40));
+    let mut child = env
+        .cmd()
+        .args(["meter", path.to_str().unwrap(), "--json", "--watch", "--tokenizer", "pi"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    let next = || rx.recv_timeout(Duration::from_secs(60)).expect("meter --watch printed a reading");
+    let first = json_of(&next());
+    append(&path, &big_tool_result("zz", &first["leafId"]));
+    let second = json_of(&next());
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(second["leafId"], "zz");
+    assert_ne!(first["leafId"], second["leafId"]);
+}
+
+#[test]
+fn an_unchanged_settled_file_is_answered_from_the_memo() {
+    let env = TestEnv::new();
+    let path = env.write("m.jsonl", generate(4, 50));
+    let p = path.to_str().unwrap();
+    let set_mtime = |t: std::time::SystemTime| {
+        std::fs::File::options().write(true).open(&path).unwrap().set_modified(t).unwrap();
+    };
+    let hour_ago = std::time::SystemTime::now() - Duration::from_secs(3600);
+    set_mtime(hour_ago);
+    let first = env.ok(&["meter", p, "--json", "--tokenizer", "pi"]);
+    // Same size, time and inode, other bytes (the header blanked): only the memo still answers.
+    let mut bytes = std::fs::read(&path).unwrap();
+    let header_end = bytes.iter().position(|&b| b == b'\n').unwrap();
+    bytes[..header_end].fill(b' ');
+    std::fs::File::options().write(true).open(&path).unwrap().write_all(&bytes).unwrap();
+    set_mtime(hour_ago);
+    assert_eq!(env.ok(&["meter", p, "--json", "--tokenizer", "pi"]), first);
+    // Another tokenizer is another reading: measured, and the damage shows.
+    env.fails(&["meter", p, "--json", "--tokenizer", "cl100k"], 1);
+    // A new modification time measures again.
+    set_mtime(hour_ago + Duration::from_secs(1));
+    env.fails(&["meter", p, "--json", "--tokenizer", "pi"], 1);
+}
+
+fn append(path: &std::path::Path, line: &Value) {
+    let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+    writeln!(f, "{line}").unwrap();
+}
+
+fn big_tool_result(id: &str, parent: &Value) -> Value {
+    let text: String = (0..400).map(|i| format!("line {i}: some build output here\n")).collect();
+    json!({"type": "message", "id": id, "parentId": parent, "timestamp": "2026-01-01T01:00:00.000Z",
+           "message": {"role": "toolResult", "toolCallId": "c", "toolName": "bash", "content": [{"type": "text", "text": text}], "isError": false, "timestamp": 1}})
+}
+
+/// A user message of about `chars` characters, so older entries leave the protected tail.
+fn filler(id: &str, parent: &str, chars: usize) -> Value {
+    json!({"type": "message", "id": id, "parentId": parent, "timestamp": "2026-01-01T01:00:01.000Z",
+           "message": {"role": "user", "content": "words ".repeat(chars / 6), "timestamp": 2}})
+}
