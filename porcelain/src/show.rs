@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 use shake_plumbing::pi::{Entry, Projected, Projection, Session};
 use shake_plumbing::regions::{placeholder, RegionKind};
 use shake_plumbing::rev::resolve_entry;
+use shake_plumbing::cmd::tokens::open_tokenizer;
 use shake_plumbing::tokens::{entry_tokens, Tokenizer};
 use shake_plumbing::{Context, Result};
 
@@ -27,7 +28,7 @@ pub fn run(ctx: &Context, args: &ShowArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.read.rev.load(ctx)?;
     let session = Session::parse(&file)?;
     ctx.warn_session(&session);
-    let tok = Tokenizer::new(args.read.tokenizer);
+    let tok = open_tokenizer(ctx, args.read.tokenizer, &session)?;
     let named = match (&args.read.rev.leaf, &rev.entry) {
         (None, Some(prefix)) => Some(resolve_entry(&session, prefix)?),
         _ => None,
