@@ -6,7 +6,8 @@ use std::io::Write;
 use serde_json::json;
 use shake_plumbing::pi::{Projection, Session};
 use shake_plumbing::regions::{Profile, RegionKind, Scope};
-use shake_plumbing::tokens::{Tokenizer, TokenizerName};
+use shake_plumbing::cmd::tokens::{open_tokenizer, save_cache};
+use shake_plumbing::tokens::{TokenizerName, DEFAULT_TOKENIZER};
 use shake_plumbing::{Context, Result};
 
 use crate::batch::{self, WriteArgs};
@@ -29,7 +30,7 @@ pub struct FoldArgs {
     #[arg(long, value_enum)]
     pub profile: Option<Profile>,
     /// Tokenizer for every token figure
-    #[arg(long, value_enum, default_value_t = TokenizerName::Pi)]
+    #[arg(long, value_enum, default_value_t = DEFAULT_TOKENIZER)]
     pub tokenizer: TokenizerName,
 }
 
@@ -39,15 +40,20 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
     let session = Session::parse(&file)?;
     let leaf = batch::write_leaf(ctx, &session, &rev, args.write.dry_run || args.write.plan)?;
     let (profile, source) = profile::resolve(ctx, args.profile)?;
-    let options = FoldOptions { scope: args.scope, profile, tokenizer: Tokenizer::new(args.tokenizer) };
     let projection = Projection::at(&session, Some(leaf))?;
+    let tokenizer = open_tokenizer(ctx, args.tokenizer, &session)?;
+    // Tokenize what the cache lacks on every core first; the plan's counts are then lookups.
+    tokenizer.prefetch(&projection);
+    let options = FoldOptions { scope: args.scope, profile, tokenizer };
     let wall = Wall::at(&projection);
     let plan = plan_with_wall(&projection, &wall, &options);
     if args.write.plan {
+        save_cache(ctx, &tokenizer);
         let message = summary(&plan, &source);
         return host_plan::print(out, &wall, &plan.edits, |r| log_data(&plan, r), Tokens::Freed(plan.tokens_freed), &message);
     }
     let outcome = batch::commit(ctx, &session, leaf, &args.write, &wall, &plan.edits, |repairs| log_data(&plan, repairs))?;
+    save_cache(ctx, &tokenizer);
     let leaf_id = session.entries[leaf].id.to_string();
     let report = Report { plan: &plan, source: &source, dry_run: args.write.dry_run, leaf: &leaf_id, outcome: &outcome };
     if args.write.json {

@@ -27,7 +27,7 @@ pub struct ReadArgs {
     #[command(flatten)]
     pub rev: shake_plumbing::rev::RevArgs,
     /// Tokenizer for every token figure
-    #[arg(long, value_enum, default_value_t = shake_plumbing::tokens::TokenizerName::Pi)]
+    #[arg(long, value_enum, default_value_t = shake_plumbing::tokens::DEFAULT_TOKENIZER)]
     pub tokenizer: shake_plumbing::tokens::TokenizerName,
     /// Print JSON instead of text
     #[arg(long)]

@@ -7,7 +7,7 @@ use std::io::Write;
 use serde_json::json;
 use shake_plumbing::pi::{Projection, Session};
 use shake_plumbing::regions::RegionKind;
-use shake_plumbing::tokens::Tokenizer;
+use shake_plumbing::cmd::tokens::{open_tokenizer, save_cache};
 use shake_plumbing::{Context, Result};
 
 use crate::batch::torn_last_line;
@@ -74,9 +74,10 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result {
     let session = Session::parse(&file)?;
     ctx.warn_session(&session);
     let projection = Projection::at(&session, rev.leaf(&session)?)?;
-    let tok = Tokenizer::new(args.read.tokenizer);
+    let tok = open_tokenizer(ctx, args.read.tokenizer, &session)?;
     let wall = Wall::at(&projection);
     let freed = undo_plan(&projection, &wall, &tok).tokens_restored;
+    save_cache(ctx, &tok);
     let stranded = stranded(&session, &projection);
     let torn_line = torn_last_line(&file);
     let count = |k| wall.items.iter().filter(|it| it.kind == k).count();

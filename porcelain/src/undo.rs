@@ -6,7 +6,8 @@ use std::io::Write;
 use serde_json::json;
 use shake_plumbing::pi::{Content, Projection, Session};
 use shake_plumbing::regions::tool_label;
-use shake_plumbing::tokens::{entry_tokens, Tokenizer, TokenizerName};
+use shake_plumbing::cmd::tokens::{open_tokenizer, save_cache};
+use shake_plumbing::tokens::{entry_tokens, Tokenizer, TokenizerName, DEFAULT_TOKENIZER};
 use shake_plumbing::{Context, Result};
 
 use crate::batch::{self, WriteArgs};
@@ -22,7 +23,7 @@ pub struct UndoArgs {
     #[command(flatten)]
     pub write: WriteArgs,
     /// Tokenizer for every token figure
-    #[arg(long, value_enum, default_value_t = TokenizerName::Pi)]
+    #[arg(long, value_enum, default_value_t = DEFAULT_TOKENIZER)]
     pub tokenizer: TokenizerName,
 }
 
@@ -57,10 +58,12 @@ pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.write.load(ctx)?;
     let session = Session::parse(&file)?;
     let leaf = batch::write_leaf(ctx, &session, &rev, args.write.dry_run || args.write.plan)?;
-    let tok = Tokenizer::new(args.tokenizer);
     let projection = Projection::at(&session, Some(leaf))?;
+    let tok = open_tokenizer(ctx, args.tokenizer, &session)?;
+    tok.prefetch(&projection);
     let wall = Wall::at(&projection);
     let plan = undo_plan(&projection, &wall, &tok);
+    save_cache(ctx, &tok);
     let data = |repairs| log_data(&session, &plan, &tok, repairs);
     if args.write.plan {
         return host_plan::print(out, &wall, &plan.edits, data, Tokens::Restored(plan.tokens_restored), &summary(&plan, &tok));

@@ -25,13 +25,13 @@ fn the_sentence_names_counts_tokens_tail_profile_and_tokenizer() {
     let freed = crate::render_thousands(plan["tokensFreed"].as_u64().unwrap());
     assert_eq!(
         dry,
-        format!("[dry-run] · Shook 3 tool results + 4 blocks (~{freed} tokens). Protects the last 4,000 tokens. Profile: default (built-in). Tokenizer: pi.\n")
+        format!("[dry-run] · Shook 3 tool results + 4 blocks (~{freed} tokens). Protects the last 4,000 tokens. Profile: default (built-in). Tokenizer: o200k.\n")
     );
     let real = env.ok(&["fold", &p]);
     assert_eq!(real, dry.trim_start_matches("[dry-run] · "));
     assert_eq!(
         env.ok(&["fold", &p]),
-        "Nothing to fold. Protects the last 4,000 tokens. Profile: default (built-in). Tokenizer: pi.\n"
+        "Nothing to fold. Protects the last 4,000 tokens. Profile: default (built-in). Tokenizer: o200k.\n"
     );
     let thinking = env.ok(&["fold", &p, "--scope", "thinking", "--tokenizer", "o200k"]);
     assert!(thinking.starts_with("Shook 1 thinking block (~") && thinking.ends_with("Tokenizer: o200k.\n"), "{thinking}");

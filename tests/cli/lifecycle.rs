@@ -157,7 +157,7 @@ fn lifecycle_on_a_synthetic_session_with_every_case() {
     let rich = synthetic::rich();
     let path = env.write("rich.jsonl", &rich.text);
     let pre_tokens = pi_project(&path, None)["tokens"]["projected"].as_u64().unwrap();
-    let dry = json(&env, &["fold", path.to_str().unwrap(), "--dry-run", "--json"]);
+    let dry = json(&env, &["fold", path.to_str().unwrap(), "--dry-run", "--json", "--tokenizer", "pi"]);
     let targets = ids_of(&dry);
     for id in &rich.folded_results {
         assert!(targets.contains(id), "{id} should fold: {dry}");
@@ -168,7 +168,7 @@ fn lifecycle_on_a_synthetic_session_with_every_case() {
     let kinds: Vec<&str> = dry["targets"].as_array().unwrap().iter().map(|t| t["kind"].as_str().unwrap()).collect();
     assert_eq!(kinds.iter().filter(|k| **k == "block").count(), 4, "python, context, rust, ~~~ blocks: {dry}");
     // One number: the fold frees exactly what pi's own estimate loses.
-    env.ok(&["fold", path.to_str().unwrap()]);
+    env.ok(&["fold", path.to_str().unwrap(), "--tokenizer", "pi"]);
     let post_tokens = pi_project(&path, None)["tokens"]["projected"].as_u64().unwrap();
     assert_eq!(pre_tokens - post_tokens, dry["tokensFreed"].as_u64().unwrap());
     // The foreign edit's content is what got folded; the image of the read result stayed.

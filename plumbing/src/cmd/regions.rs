@@ -9,7 +9,8 @@ use serde_json::json;
 use crate::pi::{Projection, Session};
 use crate::regions::{regions, tail_start, Profile, Rules, Scope};
 use crate::rev::RevArgs;
-use crate::tokens::{Tokenizer, TokenizerName};
+use crate::cmd::tokens::{open_tokenizer, save_cache};
+use crate::tokens::{TokenizerName, DEFAULT_TOKENIZER};
 use crate::{Context, Result};
 
 /// List the regions a fold could take at a leaf, without writing anything
@@ -24,7 +25,7 @@ pub struct RegionsArgs {
     #[arg(long, value_enum, default_value_t = Profile::Default)]
     pub profile: Profile,
     /// Tokenizer for the token figures
-    #[arg(long, value_enum, default_value_t = TokenizerName::Pi)]
+    #[arg(long, value_enum, default_value_t = DEFAULT_TOKENIZER)]
     pub tokenizer: TokenizerName,
     /// Print JSON: {"leafId","scope","profile","tokenizer","tailStart","regions":[{"id","kind","label","tokens","block","at","placeholder"}]}
     #[arg(long)]
@@ -37,7 +38,8 @@ pub fn run(ctx: &Context, args: &RegionsArgs, out: &mut dyn Write) -> Result {
     let session = Session::parse(&file)?;
     ctx.warn_session(&session);
     let projection = Projection::at(&session, rev.leaf(&session)?)?;
-    let tok = Tokenizer::new(args.tokenizer);
+    let tok = open_tokenizer(ctx, args.tokenizer, &session)?;
+    tok.prefetch(&projection);
     let end = match args.scope {
         Scope::Elide => tail_start(&projection, args.profile.tail(), &tok),
         _ => projection.context.len(),
@@ -68,5 +70,6 @@ pub fn run(ctx: &Context, args: &RegionsArgs, out: &mut dyn Write) -> Result {
         writeln!(out, "{}\t{}\t{}\t{}\t{}", r["id"].as_str().unwrap_or(""), r["kind"].as_str().unwrap_or(""),
             r["label"].as_str().unwrap_or(""), r["tokens"], r["placeholder"].as_str().unwrap_or("(dropped)"))?;
     }
+    save_cache(ctx, &tok);
     Ok(0)
 }
