@@ -23,8 +23,8 @@ pub struct WriteArgs {
     /// Session file, or session id (prefix), optionally `:<entry-id>`; default: pi's current session here
     #[arg(value_name = "REV")]
     pub rev: Option<String>,
-    /// Act on the branch ending at this entry (id or prefix) instead of pi's leaf; pi then resumes that branch
-    #[arg(long, value_name = "REV")]
+    /// Act on the branch ending at this entry (id or prefix) instead of pi's leaf, e.g. pi's in-memory leaf; pi then resumes that branch
+    #[arg(long, visible_alias = "leaf", value_name = "REV")]
     pub branch: Option<String>,
     /// Print what would happen, prefixed "[dry-run]", and change nothing
     #[arg(long)]
