@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 use shake_plumbing::cmd as plumbing;
-use shake_porcelain as porcelain;
 use shake_plumbing::{Context, Result};
+use shake_porcelain as porcelain;
 
 /// Fold stale heavy content out of pi sessions, with pi-compatible context edits
 #[derive(Parser, Debug)]
@@ -42,6 +42,7 @@ pub enum Command {
     LsLeaves(plumbing::ls_leaves::LsLeavesArgs),
     Man(crate::cmd::man::ManArgs),
     Meter(porcelain::meter::MeterArgs),
+    PiExtension(porcelain::pi_extension::PiExtensionArgs),
     Project(plumbing::project::ProjectArgs),
     Regions(plumbing::regions::RegionsArgs),
     Restore(plumbing::restore::RestoreArgs),
@@ -78,6 +79,7 @@ impl Command {
             Command::LsLeaves(args) => plumbing::ls_leaves::run(ctx, args, out),
             Command::Man(args) => crate::cmd::man::run(args, out),
             Command::Meter(args) => porcelain::meter::run(ctx, args, out),
+            Command::PiExtension(args) => porcelain::pi_extension::run(ctx, args, out),
             Command::Project(args) => plumbing::project::run(ctx, args, out),
             Command::Regions(args) => plumbing::regions::run(ctx, args, out),
             Command::Restore(args) => plumbing::restore::run(ctx, args, out),

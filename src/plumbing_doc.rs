@@ -8,7 +8,7 @@ use std::path::Path;
 use clap::CommandFactory;
 
 /// Commands for people: their text output is not a contract, so `docs/plumbing.md` leaves them out.
-const FOR_PEOPLE: &[&str] = &["completions", "fold", "log", "man", "show", "status", "undo"];
+const FOR_PEOPLE: &[&str] = &["completions", "fold", "log", "man", "pi-extension", "show", "status", "undo"];
 
 /// Every visible command path (`diff`, `audit fork`), groups replaced by their subcommands.
 fn commands() -> BTreeSet<String> {

@@ -163,7 +163,7 @@ impl HexPrefix {
         if id.0[..full] != self.bytes[..full] {
             return false;
         }
-        self.len % 2 == 0 || (id.0[full] & 0xf0) == self.bytes[full]
+        self.len.is_multiple_of(2) || (id.0[full] & 0xf0) == self.bytes[full]
     }
 }
 

@@ -23,12 +23,15 @@ pub struct WriteArgs {
     /// Session file, or session id (prefix), optionally `:<entry-id>`; default: pi's current session here
     #[arg(value_name = "REV")]
     pub rev: Option<String>,
-    /// Act on the branch ending at this entry (id or prefix) instead of pi's leaf; pi then resumes that branch
-    #[arg(long, value_name = "REV")]
+    /// Act on the branch ending at this entry (id or prefix) instead of pi's leaf, e.g. pi's in-memory leaf; pi then resumes that branch
+    #[arg(long, visible_alias = "leaf", value_name = "REV")]
     pub branch: Option<String>,
     /// Print what would happen, prefixed "[dry-run]", and change nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// Print the batch for a host to append with its own writer (JSON: edits, log, tokens, message; docs/pi.md), and change nothing
+    #[arg(long, conflicts_with = "dry_run")]
+    pub plan: bool,
     /// Print JSON instead of a sentence
     #[arg(long)]
     pub json: bool,

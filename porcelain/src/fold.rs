@@ -11,6 +11,7 @@ use shake_plumbing::tokens::{TokenizerName, DEFAULT_TOKENIZER};
 use shake_plumbing::{Context, Result};
 
 use crate::batch::{self, WriteArgs};
+use crate::host_plan::{self, Tokens};
 use crate::log_entry::{LogData, LogTarget, VERSION};
 use crate::plan::{plan_with_wall, FoldOptions, Plan};
 use crate::profile::{self, ProfileSource};
@@ -37,7 +38,7 @@ pub struct FoldArgs {
 pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.write.load(ctx)?;
     let session = Session::parse(&file)?;
-    let leaf = batch::write_leaf(ctx, &session, &rev, args.write.dry_run)?;
+    let leaf = batch::write_leaf(ctx, &session, &rev, args.write.dry_run || args.write.plan)?;
     let (profile, source) = profile::resolve(ctx, args.profile)?;
     let projection = Projection::at(&session, Some(leaf))?;
     let tokenizer = open_tokenizer(ctx, args.tokenizer, &session)?;
@@ -46,6 +47,11 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
     let options = FoldOptions { scope: args.scope, profile, tokenizer };
     let wall = Wall::at(&projection);
     let plan = plan_with_wall(&projection, &wall, &options);
+    if args.write.plan {
+        save_cache(ctx, &tokenizer);
+        let message = summary(&plan, &source);
+        return host_plan::print(out, &wall, &plan.edits, |r| log_data(&plan, r), Tokens::Freed(plan.tokens_freed), &message);
+    }
     let outcome = batch::commit(ctx, &session, leaf, &args.write, &wall, &plan.edits, |repairs| log_data(&plan, repairs))?;
     save_cache(ctx, &tokenizer);
     let leaf_id = session.entries[leaf].id.to_string();

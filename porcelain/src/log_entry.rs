@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 use shake_plumbing::pi::Entry;
+use shake_plumbing::regions::{placeholder, RegionKind};
 
 /// The `customType` of shake's log entries.
 pub const CUSTOM_TYPE: &str = "shake";
@@ -64,6 +65,15 @@ pub enum Op {
     Fold,
     /// Restored every folded entry.
     Undo,
+}
+
+impl LogTarget {
+    /// The text this fold put in place of the region; `None` for a dropped thinking block, an
+    /// undo's `restore` item, or a kind this shake does not know.
+    pub fn placeholder(&self) -> Option<String> {
+        let kind = RegionKind::parse(&self.kind).filter(|k| *k != RegionKind::Thinking)?;
+        Some(placeholder(kind, &self.label, self.tokens))
+    }
 }
 
 impl LogData {

@@ -5,7 +5,7 @@ use std::io::Write;
 
 use serde_json::{json, Value};
 use shake_plumbing::pi::{Entry, Projected, Projection, Session};
-use shake_plumbing::regions::{placeholder, RegionKind};
+use shake_plumbing::regions::RegionKind;
 use shake_plumbing::rev::resolve_entry;
 use shake_plumbing::cmd::tokens::open_tokenizer;
 use shake_plumbing::tokens::{entry_tokens, Tokenizer};
@@ -49,22 +49,19 @@ pub fn run(ctx: &Context, args: &ShowArgs, out: &mut dyn Write) -> Result {
 fn show_log(session: &Session<'_>, i: usize, d: &LogData, json: bool, out: &mut dyn Write) -> Result<Option<Value>> {
     let e = &session.entries[i];
     let written = |id: &str| session.get(id).is_some_and(|x| x.kind == "context_edit");
-    let placeholder_of = |t: &log_entry::LogTarget| {
-        RegionKind::parse(&t.kind).filter(|k| *k != RegionKind::Thinking).map(|k| placeholder(k, &t.label, t.tokens))
-    };
     if json {
         let targets: Vec<Value> = d
             .targets
             .iter()
             .map(|t| json!({"id": t.id, "kind": t.kind, "label": t.label, "tokens": t.tokens, "edit": t.edit,
-                "written": written(&t.edit), "placeholder": placeholder_of(t)}))
+                "written": written(&t.edit), "placeholder": t.placeholder()}))
             .collect();
         return Ok(Some(json!({"id": e.id, "line": e.line, "op": d.op, "scope": d.scope, "profile": d.profile,
             "tokenizer": d.tokenizer, "tokens": d.tokens, "targets": targets, "repairs": d.repairs})));
     }
     writeln!(out, "shake log entry {} (line {}): {}", e.id, e.line, describe(d))?;
     for t in &d.targets {
-        let shown = placeholder_of(t).unwrap_or_else(|| format!("{} ~{} tokens", t.label, thousands(t.tokens)));
+        let shown = t.placeholder().unwrap_or_else(|| format!("{} ~{} tokens", t.label, thousands(t.tokens)));
         let missing = if written(&t.edit) { "" } else { "  (edit not written)" };
         writeln!(out, "  {}  {:<10} {shown}  edit {}{missing}", t.id, t.kind, t.edit)?;
     }

@@ -11,6 +11,7 @@ use shake_plumbing::tokens::{entry_tokens, Tokenizer, TokenizerName, DEFAULT_TOK
 use shake_plumbing::{Context, Result};
 
 use crate::batch::{self, WriteArgs};
+use crate::host_plan::{self, Tokens};
 use crate::log_entry::{LogData, LogTarget, VERSION};
 use crate::plan::{tokens_with, TargetEdit};
 use crate::render::{plural, thousands, Paint};
@@ -56,35 +57,18 @@ pub fn undo_plan(projection: &Projection<'_, '_>, wall: &Wall, tok: &Tokenizer) 
 pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.write.load(ctx)?;
     let session = Session::parse(&file)?;
-    let leaf = batch::write_leaf(ctx, &session, &rev, args.write.dry_run)?;
+    let leaf = batch::write_leaf(ctx, &session, &rev, args.write.dry_run || args.write.plan)?;
     let projection = Projection::at(&session, Some(leaf))?;
     let tok = open_tokenizer(ctx, args.tokenizer, &session)?;
     tok.prefetch(&projection);
     let wall = Wall::at(&projection);
     let plan = undo_plan(&projection, &wall, &tok);
     save_cache(ctx, &tok);
-    let outcome = batch::commit(ctx, &session, leaf, &args.write, &wall, &plan.edits, |repairs| LogData {
-        v: VERSION,
-        op: "undo".into(),
-        scope: None,
-        profile: None,
-        tokenizer: tok.name.as_str().into(),
-        tokens: plan.tokens_restored,
-        targets: plan
-            .edits
-            .iter()
-            .map(|e| LogTarget {
-                id: e.target.clone(),
-                kind: "restore".into(),
-                label: label(&session, e.index),
-                tokens: e.after.saturating_sub(e.before),
-                edit: String::new(),
-                block: None,
-                at: None,
-            })
-            .collect(),
-        repairs,
-    })?;
+    let data = |repairs| log_data(&session, &plan, &tok, repairs);
+    if args.write.plan {
+        return host_plan::print(out, &wall, &plan.edits, data, Tokens::Restored(plan.tokens_restored), &summary(&plan, &tok));
+    }
+    let outcome = batch::commit(ctx, &session, leaf, &args.write, &wall, &plan.edits, data)?;
     let leaf_id = session.entries[leaf].id.to_string();
     if args.write.json {
         let targets: Vec<_> = plan
@@ -110,19 +94,49 @@ pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
     }
     let paint = Paint::stdout();
     let prefix = if args.write.dry_run { "[dry-run] · " } else { "" };
-    let line = if plan.edits.is_empty() {
-        format!("Nothing to undo: no folds at this leaf. Tokenizer: {}.", tok.name)
-    } else {
-        format!(
-            "Restored {} (~{} tokens). Tokenizer: {}.",
-            plural(plan.edits.len(), "entry"),
-            thousands(plan.tokens_restored),
-            tok.name
-        )
-    };
-    writeln!(out, "{prefix}{}", paint.strong(&line))?;
+    writeln!(out, "{prefix}{}", paint.strong(&summary(&plan, &tok)))?;
     batch::notices(out, &outcome, args.write.dry_run, &leaf_id)?;
     Ok(0)
+}
+
+/// The log entry's data for an undo plan (edit ids are filled in when the batch is written).
+pub fn log_data(session: &Session<'_>, plan: &UndoPlan, tok: &Tokenizer, repairs: Vec<String>) -> LogData {
+    let targets = plan
+        .edits
+        .iter()
+        .map(|e| LogTarget {
+            id: e.target.clone(),
+            kind: "restore".into(),
+            label: label(session, e.index),
+            tokens: e.after.saturating_sub(e.before),
+            edit: String::new(),
+            block: None,
+            at: None,
+        })
+        .collect();
+    LogData {
+        v: VERSION,
+        op: "undo".into(),
+        scope: None,
+        profile: None,
+        tokenizer: tok.name.as_str().into(),
+        tokens: plan.tokens_restored,
+        targets,
+        repairs,
+    }
+}
+
+/// The one sentence an undo is reported with.
+pub fn summary(plan: &UndoPlan, tok: &Tokenizer) -> String {
+    if plan.edits.is_empty() {
+        return format!("Nothing to undo: no folds at this leaf. Tokenizer: {}.", tok.name);
+    }
+    format!(
+        "Restored {} (~{} tokens). Tokenizer: {}.",
+        plural(plan.edits.len(), "entry"),
+        thousands(plan.tokens_restored),
+        tok.name
+    )
 }
 
 /// A target's label in an undo log: the tool name of a tool result, else the role.

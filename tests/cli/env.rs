@@ -113,17 +113,7 @@ impl Oracle {
     /// Installs pi 1.6.0 if it is not there yet (`npm ci` from the lock file).
     pub fn ensure() {
         static ONCE: std::sync::Once = std::sync::Once::new();
-        ONCE.call_once(|| {
-            if Self::dir().join("node_modules/@earendil-works/pi-coding-agent/package.json").exists() {
-                return;
-            }
-            let status = Command::new("npm")
-                .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
-                .current_dir(Self::dir())
-                .status()
-                .expect("npm is needed for the pi oracle");
-            assert!(status.success(), "npm ci in tests/oracle failed");
-        });
+        ONCE.call_once(|| npm_ci(&Self::dir(), &[Path::new("node_modules/@earendil-works/pi-coding-agent/package.json")]));
     }
 
     /// Runs an oracle script (`project.mjs`, `append-check.mjs`, …) and returns stdout as JSON.
@@ -144,4 +134,18 @@ impl Oracle {
             panic!("oracle {script} {args:?}: {e}\n{}", String::from_utf8_lossy(&out.stderr))
         })
     }
+}
+
+/// Runs `npm ci` in `dir` (from its lock file) unless every file in `ready` (relative to `dir`)
+/// is already there.
+pub fn npm_ci(dir: &Path, ready: &[&Path]) {
+    if ready.iter().all(|f| dir.join(f).exists()) {
+        return;
+    }
+    let status = Command::new("npm")
+        .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
+        .current_dir(dir)
+        .status()
+        .expect("npm is needed to install pi for the tests");
+    assert!(status.success(), "npm ci in {} failed", dir.display());
 }

@@ -111,7 +111,7 @@ fn appends_read_only_new_bytes_and_partial_lines_wait() {
     let last_node = |p: &Path| {
         let version = cat_object(&env, "-p", import(&env, p)["version"].as_str().unwrap());
         let text = String::from_utf8(version).unwrap();
-        text.lines().filter_map(|l| l.strip_prefix("path ")).last().map(|l| l[..64].to_string())
+        text.lines().filter_map(|l| l.strip_prefix("path ")).next_back().map(|l| l[..64].to_string())
     };
     let grown = last_node(&path);
     let fresh = env.write("same.jsonl", &v3);

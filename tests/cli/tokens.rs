@@ -183,7 +183,7 @@ fn latest_model(path: &str) -> String {
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(|e| e["message"]["role"] == "assistant")
         .map(|e| format!("{}/{}", e["message"]["provider"].as_str().unwrap(), e["message"]["model"].as_str().unwrap()))
-        .last()
+        .next_back()
         .unwrap()
 }
 

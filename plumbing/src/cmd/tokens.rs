@@ -68,13 +68,17 @@ pub struct ErrorSummary {
     pub fit_error: f64,
 }
 
+/// What an entry's count depends on besides the entry: the edit that wins for it, and whether it
+/// is first in the context list (only the first compaction contributes).
+type CountKey = (Option<usize>, bool);
+
 /// Finds the turns on the branch at `projection`'s leaf and counts each request's context with
 /// every tokenizer in `toks`.
 pub fn measure(session: &Session<'_>, leaf: Option<usize>, toks: &[Tokenizer]) -> Result<Vec<Turn>> {
     let Some(leaf) = leaf else { return Ok(Vec::new()) };
     let path = session.path(leaf).map_err(|c| Error::user(format!("{}: {c}", session.file.display())))?;
     // Entry counts depend on (entry, winning edit, first in context); remember the last one.
-    let mut memo: Vec<Option<(Option<usize>, bool, Vec<u64>)>> = vec![None; session.entries.len()];
+    let mut memo: Vec<Option<(CountKey, Vec<u64>)>> = vec![None; session.entries.len()];
     let mut turns = Vec::new();
     for w in path.windows(2) {
         let (parent, index) = (w[0], w[1]);
@@ -85,12 +89,12 @@ pub fn measure(session: &Session<'_>, leaf: Option<usize>, toks: &[Tokenizer]) -
         let mut counts = vec![0; toks.len()];
         for (pos, &i) in projection.context.iter().enumerate() {
             let key = (projection.edits.get(session.entries[i].id.as_ref()).copied(), pos == 0);
-            let fresh = memo[i].as_ref().is_some_and(|(edit, first, _)| (*edit, *first) == key);
+            let fresh = memo[i].as_ref().is_some_and(|(k, _)| *k == key);
             if !fresh {
                 let c = toks.iter().map(|t| entry_tokens(&projection, pos, t)).collect();
-                memo[i] = Some((key.0, key.1, c));
+                memo[i] = Some((key, c));
             }
-            let Some((_, _, c)) = &memo[i] else { continue };
+            let Some((_, c)) = &memo[i] else { continue };
             for (sum, n) in counts.iter_mut().zip(c) {
                 *sum += n;
             }

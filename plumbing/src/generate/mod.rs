@@ -12,6 +12,7 @@ mod text;
 use std::collections::HashSet;
 
 use json::Json;
+use crate::pi::ids::iso;
 use text::{Lang, Rng};
 
 /// How much to generate. Generation stops at the first event boundary at or past the limit.
@@ -704,44 +705,9 @@ fn usage(j: &mut Json, input: u64, output: u64, cache_read: u64, cache_write: u6
     j.key("total").num(cost.iter().sum()).end().end();
 }
 
-/// Formats Unix milliseconds as JavaScript's `Date.prototype.toISOString` does.
-pub fn iso(ms: u64) -> String {
-    let days = (ms / 86_400_000) as i64;
-    let rem = ms % 86_400_000;
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3_600_000,
-        rem / 60_000 % 60,
-        rem / 1000 % 60,
-        rem % 1000
-    )
-}
-
-/// Howard Hinnant's `civil_from_days`: days since 1970-01-01 to (year, month, day).
-fn civil_from_days(z: i64) -> (i64, i64, i64) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn iso_matches_javascript() {
-        assert_eq!(iso(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(iso(1_795_251_635_000), "2026-11-21T09:00:35.000Z");
-        assert_eq!(iso(1_766_574_413_530), "2025-12-24T11:06:53.530Z");
-        assert_eq!(iso(1_709_164_800_000), "2024-02-29T00:00:00.000Z");
-    }
 
     #[test]
     fn deterministic_and_seed_dependent() {

@@ -10,7 +10,6 @@ use shake_plumbing::cmd::rev_parse::write_record;
 use shake_plumbing::pi::entry::is_null;
 use shake_plumbing::pi::project::own_content;
 use shake_plumbing::pi::{Content, Entry, Session};
-use shake_plumbing::regions::{placeholder, RegionKind};
 use shake_plumbing::{Context, Error, Result};
 
 use crate::leaf::{id_of, with_two_leaves, LeafView, Shared};
@@ -190,7 +189,7 @@ fn originals(data: &LogData, source: &Session<'_>, fork: &Session<'_>) -> Vec<Or
             .targets
             .iter()
             .filter(|x| x.id == t.id)
-            .filter_map(|x| RegionKind::parse(&x.kind).map(|k| placeholder(k, &x.label, x.tokens)))
+            .filter_map(|x| x.placeholder())
             .collect();
         let (se, fe) = (source.get(&t.id), fork.get(&t.id));
         let problem = match fe.map(|fe| (fe, content(fe))) {

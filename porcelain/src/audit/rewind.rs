@@ -8,7 +8,6 @@ use serde_json::{json, Value};
 use shake_plumbing::cmd::ls_leaves::tips;
 use shake_plumbing::cmd::rev_parse::write_record;
 use shake_plumbing::pi::Session;
-use shake_plumbing::regions::{placeholder, RegionKind};
 use shake_plumbing::rev::RevArgs;
 use shake_plumbing::{Context, Error, Result};
 
@@ -152,7 +151,7 @@ fn shows_fold(view: &LeafView<'_, '_>, index: usize, data: &LogData) -> bool {
     data.targets
         .iter()
         .filter(|t| t.id == id)
-        .filter_map(|t| RegionKind::parse(&t.kind).map(|k| placeholder(k, &t.label, t.tokens)))
+        .filter_map(|t| t.placeholder())
         .any(|p| !earlier.contains(&p) && text.contains(&p))
 }
 

@@ -1,0 +1,281 @@
+// shake.ts: the pi extension for `shake` (pi 1.6.0). A footer meter (`✂ ~27k shakeable`) and
+// `/shake [elide|thinking|images] [--profile P] | undo | status | dry-run` inside a running session.
+//
+// The `shake` CLI computes every plan; pi writes it, so the very next request sees the change:
+//   idle  -> pi's own SessionManager.appendContextEdit (the live object behind ctx.sessionManager)
+//   busy  -> the same writer, at the next turn boundary (turn_end), before the next request
+//   no pi writer -> the CLI writes at pi's leaf, then ctx.switchSession re-reads the file
+// Install: `shake pi-extension --install`, or copy this file to ~/.pi/agent/extensions/, or `pi -e shake.ts`.
+// Loaded by pi through jiti: TypeScript, no build step. Facts behind it: docs/pi.md.
+import { existsSync } from "node:fs";
+import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
+
+/** The CLI to run: $SHAKE_BIN, else `shake` on PATH. */
+const BIN = process.env.SHAKE_BIN || "shake";
+/** `SHAKE_PI_WRITER=cli` skips pi's writer: the CLI writes and pi reloads the session. */
+const CLI_WRITES = process.env.SHAKE_PI_WRITER === "cli";
+const STATUS_KEY = "shake";
+const SCOPES = ["elide", "thinking", "images"];
+const PROFILES = ["default", "conservative", "aggressive"];
+const VERBS: Record<string, string> = {
+	elide: "fold stale tool output and big blocks (the default)",
+	thinking: "drop thinking blocks",
+	images: "replace images with a short marker",
+	undo: "restore everything shake folded on this branch",
+	status: "what is folded now",
+	"dry-run": "what /shake would fold, changing nothing",
+};
+
+type Replacement = null | { content: string | unknown[] };
+type Edit = { targetId: string; replacement: Replacement };
+/** `shake fold --plan --json` / `shake undo --plan --json` (contract: docs/pi.md). */
+type Plan = { edits: Edit[]; log: unknown; tokensFreed?: number; tokensRestored?: number; message: string };
+/** `shake meter --json`. */
+type Meter = { tokens: number; severity?: string; tokenizer?: string };
+/** What a command line asks for. */
+type Request = { verb: "fold" | "undo" | "status" | "dry-run"; cliArgs: string[] } | { error: string };
+type Level = "info" | "warning" | "error";
+
+/** Splits `/shake` arguments into a verb and the CLI flags it maps to. */
+export function parseArgs(text: string): Request {
+	const words = text.trim().split(/\s+/).filter(Boolean);
+	let verb: "fold" | "undo" | "status" | "dry-run" = "fold";
+	const cliArgs: string[] = [];
+	for (let i = 0; i < words.length; i++) {
+		const w = words[i];
+		if (i === 0 && (w === "undo" || w === "status" || w === "dry-run")) verb = w;
+		else if (SCOPES.includes(w) && verb !== "undo" && verb !== "status") cliArgs.push("--scope", w);
+		else if (w === "--profile" && i + 1 < words.length && verb !== "undo" && verb !== "status") cliArgs.push("--profile", words[++i]);
+		else if (w.startsWith("--profile=") && verb !== "undo" && verb !== "status") cliArgs.push(w);
+		else return { error: `unknown argument "${w}". Usage: /shake [${SCOPES.join("|")}] [--profile P] | undo | status | dry-run` };
+	}
+	return { verb, cliArgs };
+}
+
+/** Argument completions: pi replaces the whole argument text with the item's value. */
+export function completions(prefix: string): { value: string; label: string; description?: string }[] | null {
+	const words = prefix.split(/\s+/);
+	const last = words.pop() ?? "";
+	const head = words.filter(Boolean);
+	let options: [string, string | undefined][];
+	if (head.length === 0) options = Object.entries(VERBS);
+	else if (head.at(-1) === "--profile") options = PROFILES.map((p) => [p, `profile ${p}`]);
+	else if (head[0] === "undo" || head[0] === "status") options = [];
+	else options = [["--profile", "tail and block minimum: default, conservative, aggressive"]];
+	const items = options
+		.filter(([v]) => v.startsWith(last))
+		.map(([v, description]) => ({ value: [...head, v].join(" "), label: v, description }));
+	return items.length > 0 ? items : null;
+}
+
+/** The footer text and its colour for a shakeable figure: the label `shake meter` prints, coloured
+ * by the meter's `severity` (low/warning/alert), else by its thresholds (10k, 25k). */
+export function meterLabel(tokens: number, severity?: string): { text: string; color: "dim" | "warning" | "error" } {
+	const text = tokens < 1000 ? "✂ <1k shakeable" : `✂ ~${Math.round(tokens / 1000).toLocaleString("en-US")}k shakeable`;
+	const level = severity ?? (tokens >= 25_000 ? "alert" : tokens >= 10_000 ? "warning" : "low");
+	return { text, color: level === "alert" ? "error" : level === "warning" ? "warning" : "dim" };
+}
+
+/** The log entry's data with each target's `edit` set to the id pi gave the edit of that target
+ * (the CLI cannot know pi's ids; contract in docs/pi.md). */
+export function withEditIds(log: unknown, ids: Map<string, string>): unknown {
+	const data = log as { targets?: { id: string }[] } | null;
+	if (!data || !Array.isArray(data.targets)) return log;
+	return { ...data, targets: data.targets.map((t) => (ids.has(t.id) ? { ...t, edit: ids.get(t.id) } : t)) };
+}
+
+export default function (pi: ExtensionAPI) {
+	/** Plans made while pi was busy, written at the next turn boundary. */
+	let pending: Plan[] = [];
+	/** Said once per session: the binary is missing. */
+	let missingSaid = false;
+	/** Meter runs started; only the latest one's figure reaches the footer. */
+	let meterRuns = 0;
+	/** The tokenizer of the figure in the footer: plans and dry runs count with it too, so the
+	 * figure a fold reports is the one the footer showed. */
+	let tokenizer: string | undefined;
+
+	/** Tells the user: a toast with a UI, stderr in print and json mode. */
+	function say(ctx: ExtensionContext, message: string, level: Level = "info"): void {
+		if (ctx.hasUI) ctx.ui.notify(`shake: ${message}`, level);
+		else process.stderr.write(`shake: ${message}\n`);
+	}
+
+	/** The session file, or why there is none. */
+	function sessionFile(ctx: ExtensionContext): { file: string } | { why: string } {
+		const file = ctx.sessionManager.getSessionFile();
+		if (!file) return { why: "this session is not saved (pi --no-session), so there is nothing to shake" };
+		// pi writes the file only once the first reply arrives.
+		if (!existsSync(file)) return { why: "this session is not on disk yet: pi writes it after the first reply" };
+		return { file };
+	}
+
+	/** Runs `shake <args> <file>:<pi's leaf>`; returns stdout, or undefined after telling why. */
+	async function cli(ctx: ExtensionContext, args: string[], quiet = false): Promise<string | undefined> {
+		const where = sessionFile(ctx);
+		if ("why" in where) {
+			if (!quiet) say(ctx, where.why, "warning");
+			return undefined;
+		}
+		// pi's leaf lives in memory and differs from the file's last line after /tree.
+		const leaf = ctx.sessionManager.getLeafId();
+		// `FILE:ID` names a leaf for every command (`--leaf` is only on the reading ones).
+		const argv = [...args, leaf ? `${where.file}:${leaf}` : where.file];
+		const r = await pi.exec(BIN, argv, { cwd: ctx.cwd, timeout: 60_000 });
+		if (r.code === 0) return r.stdout;
+		// pi.exec reports a failed spawn as exit 1 with the spawn error as stderr.
+		if (/^spawn .*\b(ENOENT|EACCES)\b/.test(r.stderr)) {
+			if (!quiet || !missingSaid) {
+				say(ctx, `the \`${BIN}\` binary was not found; install shake or set SHAKE_BIN to its path`, "error");
+			}
+			missingSaid = true;
+			if (ctx.hasUI) ctx.ui.setStatus(STATUS_KEY, undefined);
+		} else if (!quiet) {
+			say(ctx, r.stderr.trim().replace(/^shake: (error: )?/, "") || `\`shake ${args[0]}\` exited with ${r.code}`, "error");
+		}
+		return undefined;
+	}
+
+	async function cliJson<T>(ctx: ExtensionContext, args: string[], quiet = false): Promise<T | undefined> {
+		const out = await cli(ctx, [...args, "--json"], quiet);
+		if (out === undefined) return undefined;
+		try {
+			return JSON.parse(out) as T;
+		} catch {
+			if (!quiet) say(ctx, `\`shake ${args.join(" ")} --json\` printed something that is not JSON`, "error");
+			return undefined;
+		}
+	}
+
+	/** Refreshes the footer meter (never without a UI). Runs may overlap: a slower, older figure
+	 * never overwrites a newer one. */
+	async function refresh(ctx: ExtensionContext): Promise<void> {
+		if (!ctx.hasUI) return;
+		const run = ++meterRuns;
+		const m = await cliJson<Meter>(ctx, ["meter"], true);
+		if (run !== meterRuns || !m || typeof m.tokens !== "number") return;
+		tokenizer = m.tokenizer;
+		const { text, color } = meterLabel(m.tokens, m.severity);
+		ctx.ui.setStatus(STATUS_KEY, ctx.ui.theme.fg(color, text));
+	}
+
+	/** Why pi would refuse an edit, checked for the whole batch before anything is written. */
+	function refusal(ctx: ExtensionContext, e: Edit): string | undefined {
+		const target = ctx.sessionManager.getEntry(e.targetId) as { type: string; message?: { role: string } } | undefined;
+		if (!target) return `entry ${e.targetId} not found`;
+		if (!ctx.sessionManager.getBranch().some((x) => x.id === e.targetId)) return `entry ${e.targetId} is not on the current branch`;
+		const role = target.message?.role;
+		const editable = target.type === "custom_message" || (target.type === "message" && (role === "user" || role === "assistant" || role === "toolResult"));
+		return editable ? undefined : `entry ${e.targetId} has no editable content`;
+	}
+
+	/** pi's own writer, when this pi exposes it: ctx.sessionManager is typed read-only but is the live
+	 * SessionManager in pi 1.6.0. Undefined when it is not reachable (or SHAKE_PI_WRITER=cli). */
+	function piWriter(ctx: ExtensionContext): ((id: string, r: Replacement) => string) | undefined {
+		const sm = ctx.sessionManager as unknown as { appendContextEdit?: (id: string, r: Replacement) => string };
+		if (CLI_WRITES || typeof sm.appendContextEdit !== "function") return undefined;
+		return sm.appendContextEdit.bind(sm);
+	}
+
+	/** Writes a plan through pi: the edits, then the log entry naming the ids pi gave them. Returns
+	 * undefined when written, else why not (nothing is written then). */
+	function appendViaPi(ctx: ExtensionContext, plan: Plan): string | undefined {
+		const write = piWriter(ctx);
+		if (!write) return "pi's writer is not reachable";
+		const why = plan.edits.map((e) => refusal(ctx, e)).find(Boolean);
+		if (why) return why;
+		const ids = new Map(plan.edits.map((e) => [e.targetId, write(e.targetId, e.replacement)]));
+		pi.appendEntry("shake", withEditIds(plan.log, ids));
+		return undefined;
+	}
+
+	/** Writes the plans queued while pi was busy, and says what happened to each. */
+	function writePending(ctx: ExtensionContext, when: string): void {
+		const plans = pending;
+		pending = [];
+		for (const p of plans) {
+			const why = appendViaPi(ctx, p);
+			if (why) say(ctx, `a plan made while pi was busy was not applied (${why}); run /shake again`, "warning");
+			else say(ctx, `${p.message} (${when})`);
+		}
+	}
+
+	/** /shake and /shake undo: plan with the CLI, then write through pi. */
+	async function apply(ctx: ExtensionCommandContext, verb: "fold" | "undo", cliArgs: string[]): Promise<void> {
+		// A second plan would be made from the file without the first one's edits.
+		if (pending.length > 0) {
+			say(ctx, "pi is busy and a /shake is already queued for the end of this turn; try again when it is applied", "warning");
+			return;
+		}
+		const plan = await cliJson<Plan>(ctx, [verb, "--plan", ...cliArgs]);
+		if (!plan) return;
+		// No edits but a log: the log entry repairs a half-written batch.
+		if (plan.edits.length === 0 && !plan.log) {
+			say(ctx, plan.message || (verb === "undo" ? "nothing to undo" : "nothing to shake"));
+			return;
+		}
+		// Checked after the plan arrives: a run may have started or settled meanwhile.
+		if (!ctx.isIdle()) {
+			if (!piWriter(ctx)) {
+				say(ctx, "pi is busy, and without pi's writer shake must reload the session: run /shake again when pi is idle", "warning");
+				return;
+			}
+			pending.push(plan);
+			say(ctx, `pi is busy: ${plan.message} (applies at the end of this turn)`);
+			return;
+		}
+		if (piWriter(ctx)) {
+			const why = appendViaPi(ctx, plan);
+			if (why) say(ctx, `pi refused the plan (${why}); nothing was written. Try /shake status`, "error");
+			else say(ctx, plan.message);
+			await refresh(ctx);
+			return;
+		}
+		// No pi writer: the CLI appends at pi's leaf, then pi re-reads the file. This ctx is stale afterwards.
+		const file = ctx.sessionManager.getSessionFile() as string;
+		const out = await cli(ctx, [verb, ...cliArgs]);
+		if (out === undefined) return;
+		await ctx.switchSession(file, {
+			withSession: async (fresh) => {
+				say(fresh, `${out.trim()} (session reloaded)`);
+			},
+		});
+	}
+
+	pi.registerCommand("shake", {
+		description: "Fold stale heavy content: /shake [elide|thinking|images] [--profile P] | undo | status | dry-run",
+		getArgumentCompletions: completions,
+		handler: async (args, ctx) => {
+			const req = parseArgs(args);
+			if ("error" in req) return say(ctx, req.error, "error");
+			const counted = tokenizer ? [...req.cliArgs, "--tokenizer", tokenizer] : req.cliArgs;
+			if (req.verb === "fold" || req.verb === "undo") return apply(ctx, req.verb, counted);
+			const out = await cli(ctx, req.verb === "status" ? ["status"] : ["fold", "--dry-run", ...counted]);
+			if (out !== undefined) say(ctx, out.trim());
+			await refresh(ctx);
+		},
+	});
+
+	// Plans made mid-run are written when the turn ends: its messages are persisted, and every
+	// provider request rebuilds its context from the session manager, so the next request of the
+	// same run sees them. (Boundary drafts would be the documented route, but pi assigns the edits'
+	// ids only when it commits them, and the log entry must name them.)
+	pi.on("turn_end", async (_event, ctx) => {
+		if (pending.length > 0) writePending(ctx, "applied at the turn boundary");
+	});
+
+	pi.on("session_start", async (_e, ctx) => {
+		pending = [];
+		await refresh(ctx);
+	});
+	pi.on("session_shutdown", async () => {
+		pending = [];
+	});
+	pi.on("agent_settled", async (_e, ctx) => {
+		// A plan that arrived after the run's last turn boundary: pi is idle now.
+		if (pending.length > 0) writePending(ctx, "applied when pi settled");
+		await refresh(ctx);
+	});
+	pi.on("session_compact", async (_e, ctx) => refresh(ctx));
+	pi.on("session_tree", async (_e, ctx) => refresh(ctx));
+}
