@@ -14,10 +14,14 @@ use shake_plumbing::{Context, Error, Result};
 
 use crate::wall::Wall;
 
-/// The overlay object's canonical bytes for the wall at `leaf`: `{"session","leaf","wall"}`.
+/// The overlay format this shake writes and reads; a later shake whose wall differs bumps it, and
+/// treats stored overlays of another version as absent (they are a cache of the session file).
+pub const VERSION: u64 = 1;
+
+/// The overlay object's canonical bytes for the wall at `leaf`: `{"v","session","leaf","wall"}`.
 pub fn bytes(session: &Session<'_>, leaf: usize, wall: &Wall) -> Vec<u8> {
     let sid = session.header.as_ref().map(|h| h.id.as_ref());
-    let value = json!({"session": sid, "leaf": session.entries[leaf].id.as_ref(), "wall": wall.overlay()});
+    let value = json!({"v": VERSION, "session": sid, "leaf": session.entries[leaf].id.as_ref(), "wall": wall.overlay()});
     // `preserve_order` keeps the keys as written here and in `Wall::overlay`: one spelling.
     serde_json::to_vec(&value).unwrap_or_default()
 }
@@ -62,7 +66,7 @@ fn stored(ctx: &Context, node: &ObjectId, leaf_id: &str) -> Option<serde_json::V
     let store = Store::open(ctx).ok()?;
     let id = store.read_ref(&refs::overlay_ref(node)).ok()??;
     let value: serde_json::Value = serde_json::from_slice(store.read_kind(&id, Kind::Overlay).ok()?).ok()?;
-    (value["leaf"] == leaf_id).then_some(value)
+    (value["v"] == VERSION && value["leaf"] == leaf_id).then_some(value)
 }
 
 /// After an append: imports the session file again and stores the overlay at the entry
