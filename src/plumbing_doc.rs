@@ -50,8 +50,12 @@ fn docs_plumbing_md_has_a_section_per_plumbing_command() {
     let commands = commands();
     let missing: Vec<&String> =
         commands.iter().filter(|c| !FOR_PEOPLE.contains(&c.as_str()) && !documented.contains(c.as_str())).collect();
-    assert!(missing.is_empty(), "plumbing commands without a \"## `shake NAME`\" section in docs/plumbing.md: {missing:?}");
-    let stale: Vec<&str> = sections.iter().filter(|(n, pending)| !pending && !commands.contains(n)).map(|(n, _)| n.as_str()).collect();
+    assert!(
+        missing.is_empty(),
+        "plumbing commands without a \"## `shake NAME`\" section in docs/plumbing.md: {missing:?}"
+    );
+    let stale: Vec<&str> =
+        sections.iter().filter(|(n, pending)| !pending && !commands.contains(n)).map(|(n, _)| n.as_str()).collect();
     assert!(stale.is_empty(), "docs/plumbing.md documents commands that do not exist: {stale:?}");
 }
 

@@ -16,7 +16,8 @@ use crate::{Error, Result};
 pub const LIVE_WINDOW: Duration = Duration::from_secs(30);
 
 /// The line prefixes shake writes; a partial last line starting so is a torn shake batch.
-pub const SHAKE_LINE_PREFIXES: [&str; 2] = ["{\"type\":\"context_edit\",\"id\":\"", "{\"type\":\"custom\",\"customType\":\"shake\","];
+pub const SHAKE_LINE_PREFIXES: [&str; 2] =
+    ["{\"type\":\"context_edit\",\"id\":\"", "{\"type\":\"custom\",\"customType\":\"shake\","];
 
 /// Where the plan was made: the file's length and its last bytes then.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -98,19 +99,21 @@ pub fn append(path: &Path, snapshot: &Snapshot, batch: &[u8]) -> Result<u64> {
 
 /// Returns the refusal for a file that ends in a partial line shake did not write.
 pub fn partial_line(path: &Path) -> Error {
-    Error::user(format!("{}: the last line is incomplete (no trailing newline); shake does not append after it", path.display()))
-        .hint("another program may be writing the file right now; try again when it is done")
-        .hint("if nothing is writing it, open the session in pi once: pi terminates the line")
+    Error::user(format!(
+        "{}: the last line is incomplete (no trailing newline); shake does not append after it",
+        path.display()
+    ))
+    .hint("another program may be writing the file right now; try again when it is done")
+    .hint("if nothing is writing it, open the session in pi once: pi terminates the line")
 }
 
 fn lock(file: &File, path: &Path) -> Result<()> {
     match file.try_lock() {
         Ok(()) => Ok(()),
-        Err(std::fs::TryLockError::WouldBlock) => Err(Error::user(format!(
-            "{}: another shake process is writing this session",
-            path.display()
-        ))
-        .hint("wait for it to finish, then run the command again")),
+        Err(std::fs::TryLockError::WouldBlock) => {
+            Err(Error::user(format!("{}: another shake process is writing this session", path.display()))
+                .hint("wait for it to finish, then run the command again"))
+        }
         Err(std::fs::TryLockError::Error(e)) => Err(Error::io(format!("cannot lock {}", path.display()), e)),
     }
 }

@@ -27,9 +27,8 @@ impl<'s, 'a> NodeIds<'s, 'a> {
         let mut parent: Option<ObjectId> = None;
         path.iter()
             .map(|&i| {
-                let node = *self.memo[i].get_or_insert_with(|| {
-                    ObjectId::node(parent.as_ref(), &entry_object(&self.session.entries[i]))
-                });
+                let node = *self.memo[i]
+                    .get_or_insert_with(|| ObjectId::node(parent.as_ref(), &entry_object(&self.session.entries[i])));
                 parent = Some(node);
                 node
             })

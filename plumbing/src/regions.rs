@@ -177,7 +177,11 @@ pub fn find_spans(text: &str) -> Vec<Span> {
 
 fn fence_label(info: &str) -> String {
     let word = info.trim_start_matches(['`', '~']).split_whitespace().next().unwrap_or("");
-    if word.is_empty() { "code".to_string() } else { word.to_string() }
+    if word.is_empty() {
+        "code".to_string()
+    } else {
+        word.to_string()
+    }
 }
 
 /// Matches `^<([a-z_-]+)(?:\s+[^>]*)?>$` and returns the tag.
@@ -247,7 +251,13 @@ impl Region {
 /// for `elide`, a tool result's text when it costs more than its placeholder, and blocks of at
 /// least the profile's block minimum elsewhere; for `thinking`, each thinking block of an
 /// assistant message; for `images`, each image outside assistant messages.
-pub fn regions(entry: &Entry<'_>, content: &Content<'_>, scope: Scope, profile: Profile, tok: &Tokenizer) -> Vec<Region> {
+pub fn regions(
+    entry: &Entry<'_>,
+    content: &Content<'_>,
+    scope: Scope,
+    profile: Profile,
+    tok: &Tokenizer,
+) -> Vec<Region> {
     let role = entry.role().map_or_else(|| "custom".to_string(), |r| r.into_owned());
     let blocks: &[crate::pi::Block<'_>] = match content {
         Content::Blocks(b) => b,
@@ -419,7 +429,10 @@ mod tests {
     #[test]
     fn fences_toggle_on_any_fence_line() {
         let t = "a\n```python\nx = 1\n```\nb\n  ~~~\ny\n```rust\nz\n";
-        assert_eq!(labels(t), [("python".to_string(), "```python\nx = 1\n```"), ("code".to_string(), "  ~~~\ny\n```rust")]);
+        assert_eq!(
+            labels(t),
+            [("python".to_string(), "```python\nx = 1\n```"), ("code".to_string(), "  ~~~\ny\n```rust")]
+        );
     }
 
     #[test]
@@ -467,7 +480,8 @@ mod tail_tests {
 
     /// A linear session of user messages with these sizes in characters (pi: 4 chars a token).
     fn session(sizes: &[usize]) -> SessionFile {
-        let mut text = String::from("{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/\"}\n");
+        let mut text =
+            String::from("{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/\"}\n");
         for (i, n) in sizes.iter().enumerate() {
             let parent = if i == 0 { "null".to_string() } else { format!("\"e{}\"", i - 1) };
             text.push_str(&format!(

@@ -71,7 +71,9 @@ impl Rev {
         match &self.session {
             None => default_session(ctx),
             Some(s) if Path::new(s).is_file() => Ok(PathBuf::from(s)),
-            Some(s) if s.contains('/') || s.ends_with(".jsonl") => Err(Error::user(format!("no such session file: {s}"))),
+            Some(s) if s.contains('/') || s.ends_with(".jsonl") => {
+                Err(Error::user(format!("no such session file: {s}")))
+            }
             Some(id) => session_by_id(ctx, id),
         }
     }
@@ -94,8 +96,10 @@ pub fn resolve_entry(session: &Session<'_>, prefix: &str) -> Result<usize> {
     match (hits.next(), hits.next()) {
         (Some((i, _)), None) => Ok(i),
         (None, _) => Err(Error::user(format!("{}: no entry {prefix:?}", session.file.display()))),
-        (Some(_), Some(_)) => Err(Error::user(format!("{}: entry prefix {prefix:?} is ambiguous", session.file.display()))
-            .hint("type more of the id")),
+        (Some(_), Some(_)) => {
+            Err(Error::user(format!("{}: entry prefix {prefix:?} is ambiguous", session.file.display()))
+                .hint("type more of the id"))
+        }
     }
 }
 

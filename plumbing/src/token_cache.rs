@@ -89,7 +89,9 @@ impl TokenCache {
                 }
                 // An older or newer layout: rebuilt silently, it is not damage.
                 Ok(None) => {}
-                Err(why) => ctx.warn(format_args!("{}: ignoring the token cache ({why}); rebuilding it", path.display())),
+                Err(why) => {
+                    ctx.warn(format_args!("{}: ignoring the token cache ({why}); rebuilding it", path.display()))
+                }
             },
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => ctx.warn(format_args!("{}: cannot read the token cache ({e}); rebuilding it", path.display())),
@@ -157,7 +159,13 @@ impl TokenCache {
             entries.sort_unstable_by_key(|&(_, _, run)| std::cmp::Reverse(run));
             entries.truncate(MAX_ENTRIES);
         }
-        let file = CacheFile { magic: MAGIC, version: VERSION, tokenizer: self.tokenizer.to_string(), run: inner.run, entries };
+        let file = CacheFile {
+            magic: MAGIC,
+            version: VERSION,
+            tokenizer: self.tokenizer.to_string(),
+            run: inner.run,
+            entries,
+        };
         drop(inner);
         let bytes = bincode::encode_to_vec(&file, bincode::config::standard()).map_err(std::io::Error::other)?;
         let dir = path.parent().unwrap_or(Path::new("."));

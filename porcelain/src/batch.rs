@@ -119,7 +119,13 @@ pub fn torn_last_line(file: &SessionFile) -> bool {
 /// Appends one batch after entry `leaf`: the log entry (its targets' `edit` fields filled in
 /// with fresh ids), then one `context_edit` per `(target id, content)`. Returns the ids
 /// appended, log entry first.
-fn write(ctx: &Context, session: &Session<'_>, leaf: usize, mut data: LogData, edits: &[(String, &RawValue)]) -> Result<Vec<String>> {
+fn write(
+    ctx: &Context,
+    session: &Session<'_>,
+    leaf: usize,
+    mut data: LogData,
+    edits: &[(String, &RawValue)],
+) -> Result<Vec<String>> {
     let path = &session.file.path;
     if let Some(age) = recently_written(path) {
         ctx.warn(format_args!(

@@ -79,7 +79,8 @@ fn report(a: &LeafView<'_, '_>, b: &LeafView<'_, '_>, args: &DiffArgs, out: &mut
 fn changed(a: &LeafView<'_, '_>, b: &LeafView<'_, '_>) -> Vec<Changed> {
     let in_context = |side: &LeafView<'_, '_>, id: &str| side.session().index_of(id).filter(|&i| side.in_context(i));
     let mut out = Vec::new();
-    let from_a = a.projection.context.iter().map(|&i| (id_of(a.session(), i), Some(i), in_context(b, id_of(a.session(), i))));
+    let from_a =
+        a.projection.context.iter().map(|&i| (id_of(a.session(), i), Some(i), in_context(b, id_of(a.session(), i))));
     let from_b = b.projection.context.iter().filter_map(|&j| {
         let id = id_of(b.session(), j);
         in_context(a, id).is_none().then_some((id, None, Some(j)))

@@ -4,9 +4,9 @@
 use std::io::Write;
 
 use serde_json::json;
+use shake_plumbing::cmd::tokens::{open_tokenizer, save_cache};
 use shake_plumbing::pi::{Projection, Session};
 use shake_plumbing::regions::{Profile, RegionKind, Scope};
-use shake_plumbing::cmd::tokens::{open_tokenizer, save_cache};
 use shake_plumbing::tokens::{TokenizerName, DEFAULT_TOKENIZER};
 use shake_plumbing::{Context, Result};
 
@@ -50,12 +50,21 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
     if args.write.plan {
         save_cache(ctx, &tokenizer);
         let message = summary(&plan, &source);
-        return host_plan::print(out, &wall, &plan.edits, |r| log_data(&plan, r), Tokens::Freed(plan.tokens_freed), &message);
+        return host_plan::print(
+            out,
+            &wall,
+            &plan.edits,
+            |r| log_data(&plan, r),
+            Tokens::Freed(plan.tokens_freed),
+            &message,
+        );
     }
-    let outcome = batch::commit(ctx, &session, leaf, &args.write, &wall, &plan.edits, |repairs| log_data(&plan, repairs))?;
+    let outcome =
+        batch::commit(ctx, &session, leaf, &args.write, &wall, &plan.edits, |repairs| log_data(&plan, repairs))?;
     save_cache(ctx, &tokenizer);
     let leaf_id = session.entries[leaf].id.to_string();
-    let report = Report { plan: &plan, source: &source, dry_run: args.write.dry_run, leaf: &leaf_id, outcome: &outcome };
+    let report =
+        Report { plan: &plan, source: &source, dry_run: args.write.dry_run, leaf: &leaf_id, outcome: &outcome };
     if args.write.json {
         serde_json::to_writer(&mut *out, &report.json()).map_err(std::io::Error::from)?;
         writeln!(out)?;

@@ -36,7 +36,8 @@ pub fn run(ctx: &Context, args: &LogArgs, out: &mut dyn Write) -> Result {
     let logs: Vec<(usize, LogData)> =
         scan.into_iter().rev().filter_map(|i| log_entry::parse(&session.entries[i]).map(|d| (i, d))).collect();
     if args.json {
-        let items: Vec<Value> = logs.iter().map(|(i, d)| to_json(&session.entries[*i], d, on_path.contains(i))).collect();
+        let items: Vec<Value> =
+            logs.iter().map(|(i, d)| to_json(&session.entries[*i], d, on_path.contains(i))).collect();
         serde_json::to_writer(&mut *out, &items).map_err(std::io::Error::from)?;
         writeln!(out)?;
         return Ok(0);
@@ -65,7 +66,11 @@ pub fn describe(d: &LogData) -> String {
                 (d.count("thinking"), "thinking block"),
                 (d.count("image"), "image"),
             ]);
-            if c.is_empty() { "nothing new (repair)".to_string() } else { c }
+            if c.is_empty() {
+                "nothing new (repair)".to_string()
+            } else {
+                c
+            }
         }
     };
     let how = match (&d.scope, &d.profile) {

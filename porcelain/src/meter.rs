@@ -147,7 +147,13 @@ impl Reading {
 
 /// Measures a session at a leaf: the plan a plain `shake fold` would make there, with the wall
 /// read from the leaf's stored overlay (or derived and stored).
-pub fn measure(ctx: &Context, session: &Session<'_>, leaf: Option<usize>, profile: Profile, tok: Tokenizer) -> Result<Reading> {
+pub fn measure(
+    ctx: &Context,
+    session: &Session<'_>,
+    leaf: Option<usize>,
+    profile: Profile,
+    tok: Tokenizer,
+) -> Result<Reading> {
     let projection = Projection::at(session, leaf)?;
     // Tokenize what the cache lacks on every core first; the plan's counts are then lookups.
     tok.prefetch(&projection);

@@ -21,7 +21,8 @@ pub const VERSION: u64 = 1;
 /// The overlay object's canonical bytes for the wall at `leaf`: `{"v","session","leaf","wall"}`.
 pub fn bytes(session: &Session<'_>, leaf: usize, wall: &Wall) -> Vec<u8> {
     let sid = session.header.as_ref().map(|h| h.id.as_ref());
-    let value = json!({"v": VERSION, "session": sid, "leaf": session.entries[leaf].id.as_ref(), "wall": wall.overlay()});
+    let value =
+        json!({"v": VERSION, "session": sid, "leaf": session.entries[leaf].id.as_ref(), "wall": wall.overlay()});
     // `preserve_order` keeps the keys as written here and in `Wall::overlay`: one spelling.
     serde_json::to_vec(&value).unwrap_or_default()
 }
@@ -51,7 +52,9 @@ pub fn wall_at(ctx: &Context, session: &Session<'_>, projection: &Projection<'_,
     let Some((leaf, node)) = projection.leaf.and_then(|l| Some((l, leaf_node(session, l).ok()?))) else {
         return Wall::at(projection);
     };
-    if let Some(wall) = stored(ctx, &node, &session.entries[leaf].id).and_then(|v| Wall::from_overlay(projection, &v["wall"])) {
+    if let Some(wall) =
+        stored(ctx, &node, &session.entries[leaf].id).and_then(|v| Wall::from_overlay(projection, &v["wall"]))
+    {
         return wall;
     }
     let wall = Wall::at(projection);

@@ -139,7 +139,9 @@ pub fn compose(base: &Content<'_>, base_raw: &RawValue, items: &[&Item]) -> Box<
                             placed = true;
                         }
                     }
-                    BlockKind::Text(t) if has(RegionKind::Block) => out.push(with_text(b.raw, &replace_spans(t, items, Some(i)))),
+                    BlockKind::Text(t) if has(RegionKind::Block) => {
+                        out.push(with_text(b.raw, &replace_spans(t, items, Some(i))))
+                    }
                     BlockKind::Thinking(_) if has(RegionKind::Thinking) => {}
                     BlockKind::Image { .. } if has(RegionKind::Image) => {
                         let it = items.iter().find(|it| it.kind == RegionKind::Image && it.block == Some(i));
@@ -243,7 +245,9 @@ mod tests {
 
     #[test]
     fn tool_result_keeps_images_and_other_keys() {
-        let r = raw(r#"[{"type":"text","text":"a"},{"type":"image","data":"QQ==","mimeType":"image/png"},{"type":"text","text":"b"}]"#);
+        let r = raw(
+            r#"[{"type":"text","text":"a"},{"type":"image","data":"QQ==","mimeType":"image/png"},{"type":"text","text":"b"}]"#,
+        );
         let c = Content::parse(Some(&r));
         let out = compose(&c, &r, &[&item(RegionKind::ToolResult, None, None)]);
         assert_eq!(
@@ -254,9 +258,15 @@ mod tests {
 
     #[test]
     fn blocks_thinking_and_images_compose() {
-        let r = raw(r#"[{"type":"thinking","thinking":"hm","thinkingSignature":"s"},{"type":"text","text":"p\n```\nc\n```\nq","textSignature":"z","n":1.0},{"type":"image","data":"","mimeType":"image/png"}]"#);
+        let r = raw(
+            r#"[{"type":"thinking","thinking":"hm","thinkingSignature":"s"},{"type":"text","text":"p\n```\nc\n```\nq","textSignature":"z","n":1.0},{"type":"image","data":"","mimeType":"image/png"}]"#,
+        );
         let c = Content::parse(Some(&r));
-        let items = [item(RegionKind::Thinking, Some(0), None), item(RegionKind::Block, Some(1), Some((2, 11))), item(RegionKind::Image, Some(2), None)];
+        let items = [
+            item(RegionKind::Thinking, Some(0), None),
+            item(RegionKind::Block, Some(1), Some((2, 11))),
+            item(RegionKind::Image, Some(2), None),
+        ];
         let refs: Vec<&Item> = items.iter().collect();
         assert_eq!(
             compose(&c, &r, &refs).get(),

@@ -48,7 +48,11 @@ impl Paint {
     }
 
     fn style(&self, style: Style, text: &str) -> String {
-        if self.on { format!("{style}{text}{style:#}") } else { text.to_string() }
+        if self.on {
+            format!("{style}{text}{style:#}")
+        } else {
+            text.to_string()
+        }
     }
 
     /// Bold, for the figure that matters.

@@ -4,10 +4,10 @@
 use std::io::Write;
 
 use serde_json::{json, Value};
+use shake_plumbing::cmd::tokens::open_tokenizer;
 use shake_plumbing::pi::{Entry, Projected, Projection, Session};
 use shake_plumbing::regions::RegionKind;
 use shake_plumbing::rev::resolve_entry;
-use shake_plumbing::cmd::tokens::open_tokenizer;
 use shake_plumbing::tokens::{entry_tokens, Tokenizer};
 use shake_plumbing::{Context, Result};
 
@@ -53,8 +53,10 @@ fn show_log(session: &Session<'_>, i: usize, d: &LogData, json: bool, out: &mut 
         let targets: Vec<Value> = d
             .targets
             .iter()
-            .map(|t| json!({"id": t.id, "kind": t.kind, "label": t.label, "tokens": t.tokens, "edit": t.edit,
-                "written": written(&t.edit), "placeholder": t.placeholder()}))
+            .map(|t| {
+                json!({"id": t.id, "kind": t.kind, "label": t.label, "tokens": t.tokens, "edit": t.edit,
+                "written": written(&t.edit), "placeholder": t.placeholder()})
+            })
             .collect();
         return Ok(Some(json!({"id": e.id, "line": e.line, "op": d.op, "scope": d.scope, "profile": d.profile,
             "tokenizer": d.tokenizer, "tokens": d.tokens, "targets": targets, "repairs": d.repairs})));
@@ -83,7 +85,10 @@ fn show_entry(session: &Session<'_>, i: usize, json: bool, out: &mut dyn Write) 
     writeln!(out, "raw:\n{raw}")?;
     let leaf = projection.leaf.map_or("-".to_string(), |l| session.entries[l].id.to_string());
     match projected {
-        None => writeln!(out, "projected at {leaf}: not in the context (other branch, or before a compaction's kept range)")?,
+        None => writeln!(
+            out,
+            "projected at {leaf}: not in the context (other branch, or before a compaction's kept range)"
+        )?,
         Some(messages) => {
             writeln!(out, "projected at {leaf}:")?;
             for m in messages {
@@ -105,7 +110,12 @@ fn role_of(e: &Entry<'_>) -> String {
     }
 }
 
-fn show_leaf(projection: &Projection<'_, '_>, tok: &Tokenizer, json: bool, out: &mut dyn Write) -> Result<Option<Value>> {
+fn show_leaf(
+    projection: &Projection<'_, '_>,
+    tok: &Tokenizer,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<Option<Value>> {
     let session = projection.session;
     let wall = Wall::at(projection);
     let mut rows = Vec::new();
@@ -137,7 +147,13 @@ fn show_leaf(projection: &Projection<'_, '_>, tok: &Tokenizer, json: bool, out: 
     }
     let paint = Paint::stdout();
     let total: u64 = rows.iter().map(|r| r.3).sum();
-    let head = format!("Context at {}: {} entries, ~{} tokens ({}).", leaf.as_deref().unwrap_or("-"), rows.len(), thousands(total), tok.name);
+    let head = format!(
+        "Context at {}: {} entries, ~{} tokens ({}).",
+        leaf.as_deref().unwrap_or("-"),
+        rows.len(),
+        thousands(total),
+        tok.name
+    );
     writeln!(out, "{}", paint.strong(&head))?;
     writeln!(out, "{:<4} {:<9} {:<15} {:<18} {:>8}  folded", "#", "id", "type", "role", "tokens")?;
     for (n, (id, kind, role, tokens, state)) in rows.iter().enumerate() {

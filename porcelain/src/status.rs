@@ -5,9 +5,9 @@ use std::collections::{BTreeMap, HashSet};
 use std::io::Write;
 
 use serde_json::json;
+use shake_plumbing::cmd::tokens::{open_tokenizer, save_cache};
 use shake_plumbing::pi::{Projection, Session};
 use shake_plumbing::regions::RegionKind;
-use shake_plumbing::cmd::tokens::{open_tokenizer, save_cache};
 use shake_plumbing::{Context, Result};
 
 use crate::batch::torn_last_line;
@@ -56,7 +56,8 @@ pub fn stranded(session: &Session<'_>, current: &Projection<'_, '_>) -> Vec<Stra
         let leaf_id = session.entries[leaf].id.to_string();
         for item in &Wall::at(&projection).items {
             let Some(log) = session.index_of(&item.log).filter(|i| !on_path.contains(i)) else { continue };
-            let s = by_log.entry(log).or_insert_with(|| Stranded { log: item.log.clone(), regions: 0, leaves: Vec::new() });
+            let s =
+                by_log.entry(log).or_insert_with(|| Stranded { log: item.log.clone(), regions: 0, leaves: Vec::new() });
             if !s.leaves.contains(&leaf_id) {
                 s.leaves.push(leaf_id.clone());
             }
@@ -86,8 +87,10 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result {
         let targets: Vec<_> = wall
             .items
             .iter()
-            .map(|it| json!({"id": it.target, "kind": it.kind.as_str(), "label": it.label, "tokens": it.tokens,
-                "placeholder": it.placeholder(), "log": it.log}))
+            .map(|it| {
+                json!({"id": it.target, "kind": it.kind.as_str(), "label": it.label, "tokens": it.tokens,
+                "placeholder": it.placeholder(), "log": it.log})
+            })
             .collect();
         let value = json!({
             "leafId": leaf,
@@ -129,7 +132,11 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result {
         }
     }
     if !wall.superseded.is_empty() {
-        writeln!(out, "{} folded by shake now carry another tool's later edit (not counted).", plural(wall.superseded.len(), "entry"))?;
+        writeln!(
+            out,
+            "{} folded by shake now carry another tool's later edit (not counted).",
+            plural(wall.superseded.len(), "entry")
+        )?;
     }
     for s in &stranded {
         let msg = format!(

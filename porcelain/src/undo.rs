@@ -4,9 +4,9 @@
 use std::io::Write;
 
 use serde_json::json;
+use shake_plumbing::cmd::tokens::{open_tokenizer, save_cache};
 use shake_plumbing::pi::{Content, Projection, Session};
 use shake_plumbing::regions::tool_label;
-use shake_plumbing::cmd::tokens::{open_tokenizer, save_cache};
 use shake_plumbing::tokens::{entry_tokens, Tokenizer, TokenizerName, DEFAULT_TOKENIZER};
 use shake_plumbing::{Context, Result};
 
@@ -40,7 +40,8 @@ pub struct UndoPlan {
 pub fn undo_plan(projection: &Projection<'_, '_>, wall: &Wall, tok: &Tokenizer) -> UndoPlan {
     let mut edits = Vec::new();
     let mut restored = 0;
-    let position: std::collections::HashMap<usize, usize> = projection.context.iter().enumerate().map(|(p, &i)| (i, p)).collect();
+    let position: std::collections::HashMap<usize, usize> =
+        projection.context.iter().enumerate().map(|(p, &i)| (i, p)).collect();
     for index in wall.targets() {
         let Some(base) = wall.base_content(projection, index) else { continue };
         let Some(&pos) = position.get(&index) else { continue };
@@ -66,7 +67,14 @@ pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
     save_cache(ctx, &tok);
     let data = |repairs| log_data(&session, &plan, &tok, repairs);
     if args.write.plan {
-        return host_plan::print(out, &wall, &plan.edits, data, Tokens::Restored(plan.tokens_restored), &summary(&plan, &tok));
+        return host_plan::print(
+            out,
+            &wall,
+            &plan.edits,
+            data,
+            Tokens::Restored(plan.tokens_restored),
+            &summary(&plan, &tok),
+        );
     }
     let outcome = batch::commit(ctx, &session, leaf, &args.write, &wall, &plan.edits, data)?;
     let leaf_id = session.entries[leaf].id.to_string();

@@ -98,11 +98,8 @@ impl Wall {
             .filter(|e| e.kind == "context_edit")
             .map(|e| e.id.as_ref())
             .collect();
-        let logs: Vec<(usize, LogData)> = projection
-            .path
-            .iter()
-            .filter_map(|&i| log_entry::parse(&session.entries[i]).map(|d| (i, d)))
-            .collect();
+        let logs: Vec<(usize, LogData)> =
+            projection.path.iter().filter_map(|&i| log_entry::parse(&session.entries[i]).map(|d| (i, d))).collect();
         let mut wall = Wall::default();
         let mut folded: Vec<Item> = Vec::new();
         let mut last_edit: HashMap<String, String> = HashMap::new();
@@ -215,7 +212,12 @@ impl Wall {
         wall.superseded = overlay["superseded"].as_array()?.iter().map(text).collect::<Option<_>>()?;
         for t in overlay["torn"].as_array()? {
             let n = |k: &str| t[k].as_u64().map(|n| n as usize);
-            wall.torn.push(Torn { log: text(&t["log"])?, line: n("line")?, listed: n("listed")?, written: n("written")? });
+            wall.torn.push(Torn {
+                log: text(&t["log"])?,
+                line: n("line")?,
+                listed: n("listed")?,
+                written: n("written")?,
+            });
         }
         wall.index_targets();
         wall.ids = ids;

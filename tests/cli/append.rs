@@ -60,7 +60,11 @@ fn cut_everywhere(env: &TestEnv, name: &str, before: &[u8], op: &[&str]) -> Vec<
         let whole = k == 0 || k == batch.len();
         assert_eq!(torn, !whole, "{name}: cut at byte {k}: {s}");
         if k >= first_line && k < batch.len() - 1 {
-            assert_eq!(s["halfWritten"].as_array().unwrap().len(), 1, "{name}: cut at byte {k} after the log entry: {s}");
+            assert_eq!(
+                s["halfWritten"].as_array().unwrap().len(),
+                1,
+                "{name}: cut at byte {k} after the log entry: {s}"
+            );
         }
         if whole {
             continue;

@@ -36,7 +36,8 @@ fn pi_forks_carry_every_fold_and_every_original() {
             assert_eq!(folds(&j).len(), 1);
             let fold = &folds(&j)[0];
             assert_eq!((fold["log"].as_str(), fold["status"].as_str()), (Some(f.log.as_str()), Some("carried")));
-            let targets: Vec<&str> = fold["targets"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
+            let targets: Vec<&str> =
+                fold["targets"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
             assert_eq!(targets, f.targets());
             assert!(fold["targets"].as_array().unwrap().iter().all(|t| t["recoverable"] == true));
             // pi agrees: the fork's model sees each target exactly as the source's does, folded,
@@ -47,14 +48,22 @@ fn pi_forks_carry_every_fold_and_every_original() {
                 assert!(text_of(&theirs[&id]).contains("omitted (~"), "{mode}: {id} is folded in the fork");
                 assert_eq!(raw_content(&fork, &id), raw_content(&f.path, &id));
             }
-            assert_eq!(env.ok(&["audit", "fork", f.p(), fp]), format!("{}carried\t{}\t{}\t0\n", shared_line(&env, f.p(), fp), f.log, targets.len()));
+            assert_eq!(
+                env.ok(&["audit", "fork", f.p(), fp]),
+                format!("{}carried\t{}\t{}\t0\n", shared_line(&env, f.p(), fp), f.log, targets.len())
+            );
         }
     }
 }
 
 /// The `=` record both `diff` and `audit fork` start with.
 fn shared_line(env: &TestEnv, a: &str, b: &str) -> String {
-    env.run(&["diff", a, b]).stdout.split(|&c| c == b'\n').next().map(|l| String::from_utf8_lossy(l).into_owned() + "\n").unwrap()
+    env.run(&["diff", a, b])
+        .stdout
+        .split(|&c| c == b'\n')
+        .next()
+        .map(|l| String::from_utf8_lossy(l).into_owned() + "\n")
+        .unwrap()
 }
 
 #[test]
@@ -88,7 +97,13 @@ fn a_dropped_fold_and_a_lost_original_are_differences() {
     let next = pi_rewind(&f.path, &f.leaf);
     let text = std::fs::read_to_string(&f.path).unwrap();
     let log = line_of(&f.path, &f.log);
-    let batch: Vec<&str> = log["data"]["targets"].as_array().unwrap().iter().map(|t| t["edit"].as_str().unwrap()).chain([f.log.as_str()]).collect();
+    let batch: Vec<&str> = log["data"]["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["edit"].as_str().unwrap())
+        .chain([f.log.as_str()])
+        .collect();
     let copied: String = text
         .lines()
         .filter(|l| !batch.iter().any(|id| l.contains(&format!("\"id\":\"{id}\""))))
@@ -111,14 +126,19 @@ fn a_dropped_fold_and_a_lost_original_are_differences() {
     let fp = fork.to_str().unwrap();
     let (j, code) = json_exit(&env, &["audit", "fork", f.p(), fp, "--json"]);
     assert_eq!(code, 1);
-    let lost: Vec<&Value> = folds(&j)[0]["targets"].as_array().unwrap().iter().filter(|t| t["recoverable"] == false).collect();
+    let lost: Vec<&Value> =
+        folds(&j)[0]["targets"].as_array().unwrap().iter().filter(|t| t["recoverable"] == false).collect();
     assert_eq!(lost.len(), 1);
     assert_eq!((&lost[0]["id"], &lost[0]["problem"]), (&Value::from(target.as_str()), &Value::from("content differs")));
-    assert!(env.run(&["audit", "fork", f.p(), fp]).stdout.ends_with(format!("!\t{}\t{target}\tcontent differs\n", f.log).as_bytes()));
+    assert!(env
+        .run(&["audit", "fork", f.p(), fp])
+        .stdout
+        .ends_with(format!("!\t{}\t{target}\tcontent differs\n", f.log).as_bytes()));
     // Lost in the source too: nothing to compare with, but the placeholder gives it away.
     rewrite_content(&f.path, target, &folded_content(&f.path, &log["data"], target));
     let (j, _) = json_exit(&env, &["audit", "fork", f.p(), fp, "--json"]);
-    let lost: Vec<&Value> = folds(&j)[0]["targets"].as_array().unwrap().iter().filter(|t| t["recoverable"] == false).collect();
+    let lost: Vec<&Value> =
+        folds(&j)[0]["targets"].as_array().unwrap().iter().filter(|t| t["recoverable"] == false).collect();
     assert_eq!(lost[0]["problem"], "folded in place");
 }
 
@@ -132,22 +152,33 @@ fn rewinds_strand_folds_and_show_raw_content_again() {
         assert_eq!(j["defaultLeaf"], new_leaf.as_str());
         let stranded = j["stranded"].as_array().unwrap();
         assert_eq!(stranded.len(), 1);
-        assert_eq!((stranded[0]["log"].as_str(), &stranded[0]["leaves"]), (Some(f.log.as_str()), &serde_json::json!([f.leaf])));
+        assert_eq!(
+            (stranded[0]["log"].as_str(), &stranded[0]["leaves"]),
+            (Some(f.log.as_str()), &serde_json::json!([f.leaf]))
+        );
         let check = &folds(&j)[0];
-        assert_eq!((check["log"].as_str(), check["before"].as_str(), &check["ok"]), (Some(f.log.as_str()), Some(f.before.as_str()), &Value::Bool(true)));
+        assert_eq!(
+            (check["log"].as_str(), check["before"].as_str(), &check["ok"]),
+            (Some(f.log.as_str()), Some(f.before.as_str()), &Value::Bool(true))
+        );
         // Every leaf's wall against pi: each folded target shows its placeholder there, and on
         // the rewound leaf every fold target shows what it showed before the fold.
         let tips = pi_tips(&f.path);
         for leaf in j["leaves"].as_array().unwrap() {
             let id = leaf["id"].as_str().unwrap();
-            let status: Value = serde_json::from_str(&env.ok(&["status", &format!("{}:{id}", f.p()), "--json"])).unwrap();
+            let status: Value =
+                serde_json::from_str(&env.ok(&["status", &format!("{}:{id}", f.p()), "--json"])).unwrap();
             assert_eq!(leaf["wall"].as_array().unwrap().len(), status["targets"].as_array().unwrap().len());
             for item in leaf["wall"].as_array().unwrap() {
                 let text = text_of(&tips[id][item["target"].as_str().unwrap()]);
                 assert!(text.contains(item["placeholder"].as_str().unwrap()), "{id}: {item}");
             }
         }
-        assert!(j["leaves"].as_array().unwrap().iter().any(|l| l["id"] == f.leaf.as_str() && !l["wall"].as_array().unwrap().is_empty()));
+        assert!(j["leaves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l["id"] == f.leaf.as_str() && !l["wall"].as_array().unwrap().is_empty()));
         let before = pi_at(&f.path, &f.before);
         for t in check["targets"].as_array().unwrap() {
             let id = t["id"].as_str().unwrap();
@@ -174,7 +205,10 @@ fn a_target_folded_in_place_fails_the_rewind_check() {
     assert_eq!((failed.len(), &failed[0]["problem"]), (1, &Value::from("shows the fold")));
     let text = env.run(&["audit", "rewind", f.p()]);
     let text = String::from_utf8(text.stdout).unwrap();
-    assert!(text.contains(&format!("fold\t{}\t{}\tfail\n!\t{}\t{target}\tshows the fold\n", f.log, f.before, f.log)), "{text}");
+    assert!(
+        text.contains(&format!("fold\t{}\t{}\tfail\n!\t{}\t{target}\tshows the fold\n", f.log, f.before, f.log)),
+        "{text}"
+    );
     let z = env.run(&["audit", "rewind", f.p(), "-z"]).stdout;
     assert_eq!(String::from_utf8(z).unwrap(), text.replace(['\t', '\n'], "\0"), "-z: the same fields, NUL-ended");
 }

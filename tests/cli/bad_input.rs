@@ -103,7 +103,8 @@ fn cycles_are_named_not_followed() {
     all_fail(&env, p, "parentId cycle through entry s1 (line 3)");
     // Branches that do not reach the loop still work; listing every tip reaches it.
     assert!(env.ok(&["rev-parse", &format!("{p}:a1")]).ends_with(" a1\n"));
-    let path = session(&env, "self-mid.jsonl", &[HEAD, USER, &message("s1", "s1", "\"x\""), &message("b1", "a1", "\"y\"")]);
+    let path =
+        session(&env, "self-mid.jsonl", &[HEAD, USER, &message("s1", "s1", "\"x\""), &message("b1", "a1", "\"y\"")]);
     let p = path.to_str().unwrap();
     assert!(env.ok(&["project", p, "--json"]).contains("\"b1\""));
     assert!(env.fails(&["ls-leaves", p], 1).contains("parentId cycle through entry s1 (line 3)"));
@@ -152,10 +153,13 @@ fn the_header_must_be_the_first_json_line() {
     // Garbage before the header is fine for pi.
     let path = session(&env, "g.jsonl", &["garbage", HEAD, USER]);
     assert!(same_as_pi(&env, &path).contains(&format!("{}:1: malformed JSON", path.display())));
-    for (name, first) in [("entry-first.jsonl", USER), ("array-first.jsonl", "[1,2]"), ("note.jsonl", r#"{"type":"note","id":"n"}"#)] {
+    for (name, first) in
+        [("entry-first.jsonl", USER), ("array-first.jsonl", "[1,2]"), ("note.jsonl", r#"{"type":"note","id":"n"}"#)]
+    {
         let path = session(&env, name, &[first, HEAD, USER]);
         let p = path.to_str().unwrap();
-        let stderr = all_fail(&env, p, &format!("{p}:1: not a pi session: the first JSON line is not a session header"));
+        let stderr =
+            all_fail(&env, p, &format!("{p}:1: not a pi session: the first JSON line is not a session header"));
         assert!(!stderr.contains("panicked"));
         assert!(Oracle::run("project.mjs", &[p]).get("error").is_some(), "pi refuses {name} too");
     }
@@ -178,7 +182,8 @@ fn an_empty_file_has_no_leaf() {
 #[test]
 fn a_context_edit_without_replacement_is_an_error_where_pi_throws() {
     let env = TestEnv::new();
-    let edit = r#"{"type":"context_edit","id":"e1","parentId":"a1","timestamp":"2026-01-01T00:00:03.000Z","targetId":"a1"}"#;
+    let edit =
+        r#"{"type":"context_edit","id":"e1","parentId":"a1","timestamp":"2026-01-01T00:00:03.000Z","targetId":"a1"}"#;
     let path = session(&env, "e.jsonl", &[HEAD, USER, edit]);
     let p = path.to_str().unwrap();
     let err = env.fails(&["project", p], 1);
@@ -191,7 +196,17 @@ fn a_context_edit_without_replacement_is_an_error_where_pi_throws() {
 #[test]
 fn duplicate_ids_resolve_to_the_later_entry_like_pi() {
     let env = TestEnv::new();
-    let path = session(&env, "d.jsonl", &[HEAD, USER, &message("b1", "a1", "\"first\""), &message("b1", "a1", "\"second\""), &message("c1", "b1", "\"child\"")]);
+    let path = session(
+        &env,
+        "d.jsonl",
+        &[
+            HEAD,
+            USER,
+            &message("b1", "a1", "\"first\""),
+            &message("b1", "a1", "\"second\""),
+            &message("c1", "b1", "\"child\""),
+        ],
+    );
     same_as_pi(&env, &path);
     let p = path.to_str().unwrap();
     let listed = env.ok(&["ls-entries", p, "--json"]);

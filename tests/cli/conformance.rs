@@ -107,7 +107,8 @@ fn fixtures_every_leaf_equals_pi() {
             let ours: Value = serde_json::from_str(&env.ok(&["project", &rev, "--json"])).unwrap();
             assert_same(&comparable(&ours, true), &comparable(leaf, true), &rev);
             let listed: Value = serde_json::from_str(&env.ok(&["ls-entries", &rev, "--context", "--json"])).unwrap();
-            let listed: Vec<&str> = listed["entries"].as_array().unwrap().iter().map(|e| e["id"].as_str().unwrap()).collect();
+            let listed: Vec<&str> =
+                listed["entries"].as_array().unwrap().iter().map(|e| e["id"].as_str().unwrap()).collect();
             assert_eq!(listed, ids(&leaf["contextEntryIds"]), "{name} leaf {}", leaf["leafId"]);
         }
         let leaves: Value = serde_json::from_str(&env.ok(&["ls-leaves", path, "--json"])).unwrap();
@@ -232,7 +233,8 @@ fn generated_edits_are_what_pi_would_append() {
 #[test]
 fn every_entry_as_leaf_equals_pi() {
     let env = TestEnv::new();
-    let mut files: Vec<PathBuf> = fixtures().iter().filter(|n| n.starts_with("pi-v3-")).map(|n| env.fixture(n)).collect();
+    let mut files: Vec<PathBuf> =
+        fixtures().iter().filter(|n| n.starts_with("pi-v3-")).map(|n| env.fixture(n)).collect();
     files.extend(generated(env.dir.path(), 1000..1002));
     for (path, pi) in files.iter().zip(pi_project(&files, &["--no-flat", "--every-entry"])) {
         check_leaves(path, &pi);

@@ -18,11 +18,7 @@ fn ids(v: &Value) -> Vec<String> {
 /// The ids whose messages differ between two pi projections (absent = no messages).
 fn pi_differs(a: &HashMap<String, Value>, b: &HashMap<String, Value>) -> BTreeSet<String> {
     let none = Value::Array(Vec::new());
-    a.keys()
-        .chain(b.keys())
-        .filter(|id| a.get(*id).unwrap_or(&none) != b.get(*id).unwrap_or(&none))
-        .cloned()
-        .collect()
+    a.keys().chain(b.keys()).filter(|id| a.get(*id).unwrap_or(&none) != b.get(*id).unwrap_or(&none)).cloned().collect()
 }
 
 #[test]
@@ -87,7 +83,9 @@ fn generated_sessions_differ_exactly_where_pi_projections_do() {
             let (j, code) = json_exit(&env, &["diff", &format!("{p}:{a}"), &format!("{p}:{b}"), "--json"]);
             let listed: BTreeSet<String> = ids(&j["targets"]).into_iter().collect();
             assert_eq!(listed, pi_differs(&tips[a], &tips[b]), "seed {seed}: {a} vs {b}");
-            let strs = |v: &Value| -> Vec<String> { v.as_array().unwrap().iter().map(|s| s.as_str().unwrap().to_string()).collect() };
+            let strs = |v: &Value| -> Vec<String> {
+                v.as_array().unwrap().iter().map(|s| s.as_str().unwrap().to_string()).collect()
+            };
             let (pa, pb) = (strs(&other["pathIds"]), strs(&last["pathIds"]));
             let shared = pa.iter().zip(&pb).take_while(|(x, y)| x == y).count();
             assert_eq!(j["shared"]["length"], shared, "seed {seed}");
@@ -114,8 +112,10 @@ fn a_fold_is_raw_or_edited_against_folded() {
     for t in targets {
         assert!(t["a"]["seen"] == "raw" || t["a"]["seen"] == "edited", "{t}");
         assert_eq!(t["b"]["seen"], "folded");
-        let planned: Vec<&Value> = f.fold["targets"].as_array().unwrap().iter().filter(|x| x["id"] == t["id"]).collect();
-        let placeholders: Vec<&Value> = t["b"]["regions"].as_array().unwrap().iter().map(|r| &r["placeholder"]).collect();
+        let planned: Vec<&Value> =
+            f.fold["targets"].as_array().unwrap().iter().filter(|x| x["id"] == t["id"]).collect();
+        let placeholders: Vec<&Value> =
+            t["b"]["regions"].as_array().unwrap().iter().map(|r| &r["placeholder"]).collect();
         assert_eq!(placeholders, planned.iter().map(|x| &x["placeholder"]).collect::<Vec<_>>());
     }
     // After undo the model sees the pre-fold content again: "restored", and the same messages.

@@ -113,7 +113,9 @@ impl Oracle {
     /// Installs pi 1.6.0 if it is not there yet (`npm ci` from the lock file).
     pub fn ensure() {
         static ONCE: std::sync::Once = std::sync::Once::new();
-        ONCE.call_once(|| npm_ci(&Self::dir(), &[Path::new("node_modules/@earendil-works/pi-coding-agent/package.json")]));
+        ONCE.call_once(|| {
+            npm_ci(&Self::dir(), &[Path::new("node_modules/@earendil-works/pi-coding-agent/package.json")])
+        });
     }
 
     /// Runs an oracle script (`project.mjs`, `append-check.mjs`, …) and returns stdout as JSON.
@@ -129,10 +131,11 @@ impl Oracle {
             .output()
             .expect("node");
         let mut stdout = Vec::new();
-        std::io::Seek::rewind(&mut sink).and_then(|_| std::io::Read::read_to_end(&mut sink, &mut stdout)).expect("read");
-        serde_json::from_slice(&stdout).unwrap_or_else(|e| {
-            panic!("oracle {script} {args:?}: {e}\n{}", String::from_utf8_lossy(&out.stderr))
-        })
+        std::io::Seek::rewind(&mut sink)
+            .and_then(|_| std::io::Read::read_to_end(&mut sink, &mut stdout))
+            .expect("read");
+        serde_json::from_slice(&stdout)
+            .unwrap_or_else(|e| panic!("oracle {script} {args:?}: {e}\n{}", String::from_utf8_lossy(&out.stderr)))
     }
 }
 

@@ -74,7 +74,10 @@ pub fn pi_fork(env: &TestEnv, mode: &str, path: &Path, leaf: &str, dir: &str) ->
 
 /// Continues `path` from entry `from` with pi's own code (a rewind); returns the new leaf id.
 pub fn pi_rewind(path: &Path, from: &str) -> String {
-    Oracle::run("rewind.mjs", &[path.to_str().unwrap(), from, "let us try another way"])["leafId"].as_str().unwrap().to_string()
+    Oracle::run("rewind.mjs", &[path.to_str().unwrap(), from, "let us try another way"])["leafId"]
+        .as_str()
+        .unwrap()
+        .to_string()
 }
 
 /// pi's projection at every tip of a file: leaf id → (entry id → messages).
@@ -84,7 +87,12 @@ pub fn pi_tips(path: &Path) -> HashMap<String, HashMap<String, Value>> {
 
 /// The same from `project-all.mjs` output already in hand.
 pub fn tips_of(all: &Value) -> HashMap<String, HashMap<String, Value>> {
-    all["leaves"].as_array().unwrap().iter().map(|l| (l["leafId"].as_str().unwrap().to_string(), by_id(&l["entries"]))).collect()
+    all["leaves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| (l["leafId"].as_str().unwrap().to_string(), by_id(&l["entries"])))
+        .collect()
 }
 
 /// pi's projection at one entry: entry id → messages.
@@ -118,7 +126,11 @@ pub fn line_of(path: &Path, id: &str) -> Value {
 /// An entry's own content as in the file (a message's or a custom_message's).
 pub fn raw_content(path: &Path, id: &str) -> Value {
     let line = line_of(path, id);
-    if line["type"] == "message" { line["message"]["content"].clone() } else { line["content"].clone() }
+    if line["type"] == "message" {
+        line["message"]["content"].clone()
+    } else {
+        line["content"].clone()
+    }
 }
 
 /// Rewrites entry `id` in place with `content` as its own content (what a destructive tool does).
@@ -139,6 +151,9 @@ pub fn rewrite_content(path: &Path, id: &str, content: &Value) {
 
 /// The content a fold's edit for `target` gives it.
 pub fn folded_content(path: &Path, log: &Value, target: &str) -> Value {
-    let edit = log["targets"].as_array().unwrap().iter().find(|t| t["id"] == target).unwrap()["edit"].as_str().unwrap().to_string();
+    let edit = log["targets"].as_array().unwrap().iter().find(|t| t["id"] == target).unwrap()["edit"]
+        .as_str()
+        .unwrap()
+        .to_string();
     line_of(path, &edit)["replacement"]["content"].clone()
 }

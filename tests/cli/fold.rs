@@ -34,7 +34,10 @@ fn the_sentence_names_counts_tokens_tail_profile_and_tokenizer() {
         "Nothing to fold. Protects the last 4,000 tokens. Profile: default (built-in). Tokenizer: o200k.\n"
     );
     let thinking = env.ok(&["fold", &p, "--scope", "thinking", "--tokenizer", "o200k"]);
-    assert!(thinking.starts_with("Shook 1 thinking block (~") && thinking.ends_with("Tokenizer: o200k.\n"), "{thinking}");
+    assert!(
+        thinking.starts_with("Shook 1 thinking block (~") && thinking.ends_with("Tokenizer: o200k.\n"),
+        "{thinking}"
+    );
     assert!(env.ok(&["fold", &p, "--scope", "images"]).starts_with("Shook 2 images (~2,3"));
 }
 
@@ -42,11 +45,31 @@ fn the_sentence_names_counts_tokens_tail_profile_and_tokenizer() {
 fn json_has_the_documented_keys() {
     let (env, p) = setup();
     let v = json(&env, &["fold", &p, "--json"]);
-    for key in ["op", "scope", "profile", "profileSource", "tokenizer", "toolResults", "blocks", "thinking", "images",
-        "tokensFreed", "targets", "appended", "leafBefore", "leafAfter", "resumePointMoved", "dryRun"] {
+    for key in [
+        "op",
+        "scope",
+        "profile",
+        "profileSource",
+        "tokenizer",
+        "toolResults",
+        "blocks",
+        "thinking",
+        "images",
+        "tokensFreed",
+        "targets",
+        "appended",
+        "leafBefore",
+        "leafAfter",
+        "resumePointMoved",
+        "dryRun",
+    ] {
         assert!(v.get(key).is_some(), "missing {key}: {v}");
     }
-    assert_eq!(v["appended"].as_array().unwrap().len(), 1 + 7 - 1, "log entry + one edit per target (the user text holds 2 blocks)");
+    assert_eq!(
+        v["appended"].as_array().unwrap().len(),
+        1 + 7 - 1,
+        "log entry + one edit per target (the user text holds 2 blocks)"
+    );
     assert_eq!(v["leafAfter"], v["appended"][6]);
     assert_eq!(v["resumePointMoved"], false);
     let t = &v["targets"][0];
@@ -58,7 +81,10 @@ fn profile_comes_from_flag_then_project_then_agent_settings() {
     let (env, p) = setup();
     std::fs::write(env.agent_dir().join("settings.json"), r#"{"shake":{"profile":"conservative"}}"#).unwrap();
     let out = env.ok(&["fold", &p, "--dry-run"]);
-    assert!(out.contains("Protects the last 8,000 tokens. Profile: conservative (settings.json (agent directory))."), "{out}");
+    assert!(
+        out.contains("Protects the last 8,000 tokens. Profile: conservative (settings.json (agent directory))."),
+        "{out}"
+    );
     std::fs::create_dir_all(env.cwd().join(".pi")).unwrap();
     std::fs::write(env.cwd().join(".pi/settings.json"), r#"{"shake":{"profile":"aggressive"}}"#).unwrap();
     let v = json(&env, &["fold", &p, "--dry-run", "--json"]);
@@ -88,8 +114,10 @@ fn regions_lists_candidates_without_writing() {
     let before = std::fs::read(&p).unwrap();
     let v = json(&env, &["regions", &p, "--json"]);
     let plan = json(&env, &["fold", &p, "--dry-run", "--json"]);
-    let ours: Vec<(&Value, &Value, &Value)> = v["regions"].as_array().unwrap().iter().map(|r| (&r["id"], &r["kind"], &r["tokens"])).collect();
-    let theirs: Vec<(&Value, &Value, &Value)> = plan["targets"].as_array().unwrap().iter().map(|r| (&r["id"], &r["kind"], &r["tokens"])).collect();
+    let ours: Vec<(&Value, &Value, &Value)> =
+        v["regions"].as_array().unwrap().iter().map(|r| (&r["id"], &r["kind"], &r["tokens"])).collect();
+    let theirs: Vec<(&Value, &Value, &Value)> =
+        plan["targets"].as_array().unwrap().iter().map(|r| (&r["id"], &r["kind"], &r["tokens"])).collect();
     assert_eq!(ours, theirs);
     let text = env.ok(&["regions", &p, "--scope", "images"]);
     assert_eq!(text.lines().count(), 2);

@@ -21,7 +21,10 @@ fn appended(env: &TestEnv, path: &std::path::Path, args: &[&str]) -> (Value, Vec
     for t in log["targets"].as_array_mut().unwrap() {
         t["edit"] = Value::String(String::new());
     }
-    let edits = new[1..].iter().map(|e| serde_json::json!({"targetId": e["targetId"], "replacement": e["replacement"]})).collect();
+    let edits = new[1..]
+        .iter()
+        .map(|e| serde_json::json!({"targetId": e["targetId"], "replacement": e["replacement"]}))
+        .collect();
     (log, edits)
 }
 

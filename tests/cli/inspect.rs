@@ -43,7 +43,12 @@ fn status_reports_folds_stranded_on_an_abandoned_branch() {
     // pi continued from the entry before the fold (it had the file open): a new user message
     // whose parent is the old leaf becomes the last entry.
     let before = fold["leafBefore"].as_str().unwrap();
-    append_line(&p, &format!(r#"{{"type":"message","id":"feedbeef","parentId":"{before}","timestamp":"2026-11-21T10:00:00.000Z","message":{{"role":"user","content":"next","timestamp":1795255200000}}}}"#));
+    append_line(
+        &p,
+        &format!(
+            r#"{{"type":"message","id":"feedbeef","parentId":"{before}","timestamp":"2026-11-21T10:00:00.000Z","message":{{"role":"user","content":"next","timestamp":1795255200000}}}}"#
+        ),
+    );
     let s = json(&env, &["status", &p, "--json"]);
     assert_eq!(s["entries"], 0);
     let stranded = &s["stranded"][0];
@@ -58,7 +63,12 @@ fn a_later_edit_by_another_tool_takes_the_target_off_the_wall() {
     let (env, rich, p, fold) = folded();
     let leaf = fold["leafAfter"].as_str().unwrap();
     let target = &rich.folded_results[2];
-    append_line(&p, &format!(r#"{{"type":"context_edit","id":"0ther0ed","parentId":"{leaf}","timestamp":"2026-11-21T10:00:00.000Z","targetId":"{target}","replacement":{{"content":[{{"type":"text","text":"mine"}}]}}}}"#));
+    append_line(
+        &p,
+        &format!(
+            r#"{{"type":"context_edit","id":"0ther0ed","parentId":"{leaf}","timestamp":"2026-11-21T10:00:00.000Z","targetId":"{target}","replacement":{{"content":[{{"type":"text","text":"mine"}}]}}}}"#
+        ),
+    );
     let s = json(&env, &["status", &p, "--json"]);
     assert_eq!(s["superseded"][0], target.as_str());
     assert_eq!(s["entries"], 5);
@@ -112,5 +122,9 @@ fn show_a_log_entry_an_entry_and_a_leaf() {
     assert!(table.lines().any(|l| l.contains(entry.as_str()) && l.contains("folded: 1 tool result")), "{table}");
     assert!(table.lines().any(|l| l.contains("omitted (null edit)")), "{table}");
     let v = json(&env, &["show", &p, "--json"]);
-    assert!(v["entries"].as_array().unwrap().iter().any(|e| e["id"] == entry.as_str() && e["state"] == "folded: 1 tool result"));
+    assert!(v["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e["id"] == entry.as_str() && e["state"] == "folded: 1 tool result"));
 }

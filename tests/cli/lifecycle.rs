@@ -141,7 +141,10 @@ fn lifecycle(env: &TestEnv, path: &Path) -> HashSet<String> {
     }
     // Undo restores pi's projection exactly; a repeat undo appends nothing.
     let undo = json(env, &["undo", p, "--json"]);
-    assert_eq!(undo["entries"].as_u64().unwrap() as usize, the_wall.iter().map(|t| &t["id"]).collect::<HashSet<_>>().len());
+    assert_eq!(
+        undo["entries"].as_u64().unwrap() as usize,
+        the_wall.iter().map(|t| &t["id"]).collect::<HashSet<_>>().len()
+    );
     assert_pi_accepts(path, &theirs);
     assert_eq!(messages_by_entry(&pi_project(path, None)), messages_by_entry(&pre), "undo restores the projection");
     assert!(wall(env, &[p]).is_empty());
@@ -176,7 +179,8 @@ fn lifecycle_on_a_synthetic_session_with_every_case() {
     let by_id = messages_by_entry(&post);
     let read = &by_id.iter().find(|(id, _)| *id == rich.folded_results[0]).unwrap().1[0]["content"];
     assert_eq!(read.as_array().unwrap().len(), 2);
-    let planned = dry["targets"].as_array().unwrap().iter().find(|t| t["id"] == rich.folded_results[0].as_str()).unwrap();
+    let planned =
+        dry["targets"].as_array().unwrap().iter().find(|t| t["id"] == rich.folded_results[0].as_str()).unwrap();
     assert_eq!(read[0]["text"], planned["placeholder"]);
     assert!(planned["placeholder"].as_str().unwrap().starts_with("[read output omitted (~1,"));
     assert_eq!(read[1]["type"], "image");
@@ -217,7 +221,9 @@ fn lifecycle_on_generated_sessions() {
     use shake_plumbing::generate::{generate, Limit, Options};
     let env = TestEnv::new();
     let paths: Vec<_> = (0..GENERATED)
-        .map(|seed| env.write(&format!("gen-{seed}.jsonl"), generate(&Options { seed, limit: Limit::Default, cwd: None })))
+        .map(|seed| {
+            env.write(&format!("gen-{seed}.jsonl"), generate(&Options { seed, limit: Limit::Default, cwd: None }))
+        })
         .collect();
     let pre = fold_check(&paths);
     let mut folded: Vec<HashSet<String>> = Vec::new();
@@ -240,7 +246,10 @@ fn lifecycle_on_generated_sessions() {
         let what = path.display();
         assert_eq!(after["accepted"], true, "{what}");
         assert_eq!(after["piChangedFile"], "unchanged", "{what}");
-        assert_eq!(after["notRoundTripping"], before["notRoundTripping"], "{what}: shake's lines are what pi would write");
+        assert_eq!(
+            after["notRoundTripping"], before["notRoundTripping"],
+            "{what}: shake's lines are what pi would write"
+        );
         for edit in after["edits"].as_array().unwrap() {
             assert!(edit["ok"] == true && edit.get("normalized").is_none(), "{what}: {edit}");
         }
@@ -250,7 +259,12 @@ fn lifecycle_on_generated_sessions() {
         env.ok(&["undo", path.to_str().unwrap()]);
     }
     for ((path, before), after) in paths.iter().zip(&pre).zip(&fold_check(&paths)) {
-        assert_eq!(messages_by_entry(after), messages_by_entry(before), "{}: undo restores pi's projection", path.display());
+        assert_eq!(
+            messages_by_entry(after),
+            messages_by_entry(before),
+            "{}: undo restores pi's projection",
+            path.display()
+        );
         assert!(wall(&env, &[path.to_str().unwrap()]).is_empty());
     }
 }

@@ -166,7 +166,8 @@ fn pi_extension_installs_the_copy_the_binary_carries() {
     let path = env.ok(&["pi-extension", "--install", "--print-path"]);
     let path = PathBuf::from(path.trim_end());
     assert_eq!(path, env.agent_dir().join("extensions/shake.ts"));
-    let source = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("integrations/pi/shake.ts")).unwrap();
+    let source =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("integrations/pi/shake.ts")).unwrap();
     assert_eq!(std::fs::read_to_string(&path).unwrap(), source);
     assert!(env.ok(&["pi-extension", "--install"]).starts_with("Already installed"));
     std::fs::write(&path, "old").unwrap();
@@ -199,7 +200,11 @@ fn shake_in_pi_says_why_it_cannot_run() {
 fn fold_undo_scenario(vars: &[(&str, &str)]) -> (TestEnv, PiRun) {
     let env = sandbox();
     let filler = filler();
-    let run = pi(&env, vars, &["READ big.txt", &filler, "/shake", "after fold", "/shake status", "/shake undo", "after undo"]);
+    let run = pi(
+        &env,
+        vars,
+        &["READ big.txt", &filler, "/shake", "after fold", "/shake status", "/shake undo", "after undo"],
+    );
     let before = run.request_for(&filler);
     let folded = run.request_for("after fold");
     let restored = run.request_for("after undo");
@@ -210,7 +215,10 @@ fn fold_undo_scenario(vars: &[(&str, &str)]) -> (TestEnv, PiRun) {
     let placeholder = &tool_results(folded)[0];
     assert!(placeholder.contains("omitted") && placeholder.len() < 100, "{placeholder}");
     let unfolded: Vec<&Value> = folded.iter().filter(|m| m["role"] != "toolResult").collect();
-    assert_eq!(unfolded[..unfolded.len() - 2], before.iter().filter(|m| m["role"] != "toolResult").collect::<Vec<_>>()[..]);
+    assert_eq!(
+        unfolded[..unfolded.len() - 2],
+        before.iter().filter(|m| m["role"] != "toolResult").collect::<Vec<_>>()[..]
+    );
 
     // After /shake undo the model sees the original again, byte for byte.
     assert_eq!(&tool_results(restored)[0], original);
@@ -231,11 +239,16 @@ fn assert_status_and_log(env: &TestEnv, run: &PiRun) {
     let status_folded: Value = serde_json::from_str(&env.ok(&["status", &folded_leaf, "--json"])).unwrap();
     let status_now: Value = serde_json::from_str(&env.ok(&["status", file, "--json"])).unwrap();
     let log: Value = serde_json::from_str(&env.ok(&["log", file, "--json"])).unwrap();
-    let ops: Vec<(&str, u64)> = log.as_array().unwrap().iter().map(|e| (e["op"].as_str().unwrap(), e["tokens"].as_u64().unwrap())).collect();
+    let ops: Vec<(&str, u64)> =
+        log.as_array().unwrap().iter().map(|e| (e["op"].as_str().unwrap(), e["tokens"].as_u64().unwrap())).collect();
     let tokens = status_folded["tokensFreed"].as_u64().unwrap();
     assert_eq!(ops, [("undo", tokens), ("fold", tokens)], "{log}");
     assert_eq!((status_folded["entries"].as_u64(), status_folded["byKind"]["toolResult"].as_u64()), (Some(1), Some(1)));
-    assert_eq!((status_now["entries"].as_u64(), status_now["tokensFreed"].as_u64()), (Some(0), Some(0)), "{status_now}");
+    assert_eq!(
+        (status_now["entries"].as_u64(), status_now["tokensFreed"].as_u64()),
+        (Some(0), Some(0)),
+        "{status_now}"
+    );
     assert!(status_now["halfWritten"].as_array().unwrap().is_empty(), "{status_now}");
     let said = format!("shake: Shook 1 tool result (~{} tokens).", crate::render_thousands(tokens));
     assert!(run.stderr.contains(&said), "{said} in\n{}", run.stderr);
@@ -274,14 +287,16 @@ fn batch_of(entries: &[Value]) -> Vec<Value> {
 fn assert_batches_equal_the_clis(env: &TestEnv, run: &PiRun) {
     let entries = run.entries();
     let text = std::fs::read_to_string(&run.session).unwrap();
-    let logs: Vec<usize> = entries.iter().enumerate().filter(|(_, e)| e["customType"] == "shake").map(|(i, _)| i).collect();
+    let logs: Vec<usize> =
+        entries.iter().enumerate().filter(|(_, e)| e["customType"] == "shake").map(|(i, _)| i).collect();
     assert_eq!(logs.len(), 2, "a fold and an undo");
     for (log, verb) in logs.into_iter().zip(["fold", "undo"]) {
         let start = (0..log).rev().take_while(|&i| entries[i]["type"] == "context_edit").last().unwrap();
         let head: String = text.lines().take(start).map(|l| format!("{l}\n")).collect();
         let copy = env.write(&format!("before-{verb}.jsonl"), head);
         env.ok(&[verb, copy.to_str().unwrap()]);
-        let by_shake: Vec<Value> = std::fs::read_to_string(&copy).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let by_shake: Vec<Value> =
+            std::fs::read_to_string(&copy).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
         assert_eq!(batch_of(&entries[start..=log]), batch_of(&by_shake[start..]), "{verb}");
     }
 }
@@ -339,7 +354,8 @@ fn footer_meter_follows_settles_and_commands_not_tool_turns() {
     std::fs::write(env.agent_dir().join("settings.json"), r#"{"compaction":{"keepRecentTokens":2000}}"#).unwrap();
     let filler = filler();
     let compact = r#"{"type":"compact"}"#;
-    let records = pi_rpc(&env, &["READ big.txt", &filler, "/shake", "/shake undo", compact, "/e2e-tree This is a long"]);
+    let records =
+        pi_rpc(&env, &["READ big.txt", &filler, "/shake", "/shake undo", compact, "/e2e-tree This is a long"]);
     // Per prompt: the footer texts set before its marker, and the messages shown.
     let mut steps: Vec<(Vec<String>, Vec<String>)> = vec![Default::default()];
     for r in &records {
@@ -366,7 +382,8 @@ fn footer_meter_follows_settles_and_commands_not_tool_turns() {
     }
     let footer = |step: usize| steps[step].0[0].as_str();
     let file = walk_jsonl(&env.agent_dir().join("sessions")).pop().unwrap();
-    let entries: Vec<Value> = std::fs::read_to_string(&file).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let entries: Vec<Value> =
+        std::fs::read_to_string(&file).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let meter_at = |id: &str| -> u64 {
         let rev = format!("{}:{id}", file.display());
         let m: Value = serde_json::from_str(&env.ok(&["meter", &rev, "--json"])).unwrap();
@@ -399,7 +416,17 @@ fn shake_plans_at_pis_leaf_after_a_tree_move() {
     let run = pi(
         &env,
         &[],
-        &["READ big.txt", "tiny", &side, "/e2e-tree This is a long", "/shake", "back on the main line", &main, "/shake", "folded on the main line"],
+        &[
+            "READ big.txt",
+            "tiny",
+            &side,
+            "/e2e-tree This is a long",
+            "/shake",
+            "back on the main line",
+            &main,
+            "/shake",
+            "folded on the main line",
+        ],
     );
     let back = run.request_for("back on the main line");
     assert!(tool_results(back)[0].starts_with("line of big file number 1\n"), "nothing to fold at pi's leaf");

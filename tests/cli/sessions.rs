@@ -84,15 +84,21 @@ fn versions_are_listed_and_restored_byte_for_byte() {
     env.ok(&["import", p(&path)]);
     let v1 = std::fs::read(&path).unwrap();
     let mut v2 = v1.clone();
-    v2.extend_from_slice(b"{\"type\":\"custom\",\"customType\":\"x\",\"id\":\"zz01\",\"parentId\":null,\"timestamp\":\"t\"}\n");
+    v2.extend_from_slice(
+        b"{\"type\":\"custom\",\"customType\":\"x\",\"id\":\"zz01\",\"parentId\":null,\"timestamp\":\"t\"}\n",
+    );
     std::fs::write(&path, &v2).unwrap();
     env.ok(&["ls-entries", p(&path)]);
     let v3 = v1[..v1.len() / 2].iter().chain(b"\n").copied().collect::<Vec<u8>>();
     std::fs::write(&path, &v3).unwrap();
     env.ok(&["ls-entries", p(&path)]);
     let rows = sessions(&env, &["--versions"]);
-    let history: Vec<(u64, String)> =
-        rows[0]["history"].as_array().unwrap().iter().map(|v| (v["bytes"].as_u64().unwrap(), v["how"].as_str().unwrap().to_string())).collect();
+    let history: Vec<(u64, String)> = rows[0]["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v["bytes"].as_u64().unwrap(), v["how"].as_str().unwrap().to_string()))
+        .collect();
     let sizes = [v1.len() as u64, v2.len() as u64, v3.len() as u64];
     assert_eq!(history, [(sizes[0], "first".into()), (sizes[1], "appended".into()), (sizes[2], "rewritten".into())]);
     let text = env.ok(&["sessions", "--versions"]);
@@ -115,15 +121,21 @@ fn versions_are_listed_and_restored_byte_for_byte() {
 }
 
 fn refs(env: &TestEnv) -> Vec<(String, String)> {
-    env.ok(&["show-ref"]).lines().map(|l| l.split_once(' ').map(|(a, b)| (b.to_string(), a.to_string())).unwrap()).collect()
+    env.ok(&["show-ref"])
+        .lines()
+        .map(|l| l.split_once(' ').map(|(a, b)| (b.to_string(), a.to_string())).unwrap())
+        .collect()
 }
 
 #[test]
 fn fold_stores_overlays_fsck_recomputes_them_and_gc_keeps_every_version() {
     let env = TestEnv::new();
-    let Some(f) = (1..20).find_map(|seed| folded(&env, seed, &format!("s{seed}.jsonl"))) else { panic!("nothing folds") };
+    let Some(f) = (1..20).find_map(|seed| folded(&env, seed, &format!("s{seed}.jsonl"))) else {
+        panic!("nothing folds")
+    };
     env.ok(&["status", f.p(), "--leaf", &f.before]);
-    let overlays: Vec<(String, String)> = refs(&env).into_iter().filter(|(n, _)| n.starts_with("refs/overlays/")).collect();
+    let overlays: Vec<(String, String)> =
+        refs(&env).into_iter().filter(|(n, _)| n.starts_with("refs/overlays/")).collect();
     assert_eq!(overlays.len(), 2, "{overlays:?}");
     let fsck = json(&env.ok(&["fsck", "--json"]));
     assert_eq!(fsck["ok"], true, "{fsck}");
@@ -208,7 +220,9 @@ fn gc_interrupted_after_the_new_pack_leaves_a_valid_store() {
     env.ok(&["status", p(&path)]);
     let first = std::fs::read(&path).unwrap();
     let mut grown = first.clone();
-    grown.extend_from_slice(b"{\"type\":\"custom\",\"customType\":\"x\",\"id\":\"zz02\",\"parentId\":null,\"timestamp\":\"t\"}\n");
+    grown.extend_from_slice(
+        b"{\"type\":\"custom\",\"customType\":\"x\",\"id\":\"zz02\",\"parentId\":null,\"timestamp\":\"t\"}\n",
+    );
     std::fs::write(&path, &grown).unwrap();
     env.ok(&["status", p(&path)]);
     let packs = env.store().join("packs");
@@ -236,7 +250,9 @@ fn gc_interrupted_after_the_new_pack_leaves_a_valid_store() {
 #[test]
 fn a_fork_made_by_pi_is_in_its_sources_family() {
     let env = TestEnv::new();
-    let Some(f) = (1..20).find_map(|seed| folded(&env, seed, &format!("s{seed}.jsonl"))) else { panic!("nothing folds") };
+    let Some(f) = (1..20).find_map(|seed| folded(&env, seed, &format!("s{seed}.jsonl"))) else {
+        panic!("nothing folds")
+    };
     let fork = pi_fork(&env, "branched", &f.path, &f.before, "forks");
     env.ok(&["ls-leaves", p(&fork)]);
     let rows = sessions(&env, &[]);

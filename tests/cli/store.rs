@@ -38,7 +38,10 @@ fn cat_session(env: &TestEnv, args: &[&str]) -> Vec<u8> {
 fn odd_files(env: &TestEnv) -> Vec<PathBuf> {
     vec![
         env.write("no-newline.jsonl", format!("{HEAD}\n{}", entry("a1", None, "x"))),
-        env.write("invalid-utf8.jsonl", [format!("{HEAD}\n").as_bytes(), b"{\"type\":\"message\",\"id\":\"b\xff\xfe\"}\n\xc3\x28\n"].concat()),
+        env.write(
+            "invalid-utf8.jsonl",
+            [format!("{HEAD}\n").as_bytes(), b"{\"type\":\"message\",\"id\":\"b\xff\xfe\"}\n\xc3\x28\n"].concat(),
+        ),
         env.write("crlf.jsonl", format!("{HEAD}\r\n{}\r\n\r\n", entry("c1", None, "y"))),
         env.write("empty.jsonl", ""),
         env.write("blank.jsonl", "\n\n  \n"),

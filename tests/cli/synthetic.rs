@@ -53,8 +53,10 @@ impl Builder {
 
     /// An assistant message.
     pub fn assistant(&mut self, content: Value) -> String {
-        self.message(json!({"role": "assistant", "content": content, "api": "anthropic-messages", "provider": "anthropic",
-            "model": "claude-sonnet-4-5", "stopReason": "toolUse", "timestamp": 1795251600000u64 + self.n as u64}))
+        self.message(
+            json!({"role": "assistant", "content": content, "api": "anthropic-messages", "provider": "anthropic",
+            "model": "claude-sonnet-4-5", "stopReason": "toolUse", "timestamp": 1795251600000u64 + self.n as u64}),
+        )
     }
 
     /// An assistant tool call followed by its result; returns the result's id.
@@ -116,7 +118,11 @@ pub struct Rich {
 /// A session with every kind of region and skip case, then a long tail.
 pub fn rich() -> Rich {
     let mut b = Builder::new();
-    let intro = format!("Look at this:\n{}\nand\n<context>\n{}</context>\nsmall:\n```\nx\n```\n", fenced("python", 2400), filler("ctx", 2400));
+    let intro = format!(
+        "Look at this:\n{}\nand\n<context>\n{}</context>\nsmall:\n```\nx\n```\n",
+        fenced("python", 2400),
+        filler("ctx", 2400)
+    );
     b.user(json!(intro));
     let big = filler("read", 6000);
     b.assistant(json!([
@@ -128,7 +134,10 @@ pub fn rich() -> Rich {
     let s2 = b.tool("read", json!({"path": "skill://writer/SKILL.md"}), json!([text(&filler("skillread", 4000))]));
     let odd = b.tool("bash", json!({"command": "ls"}), json!(filler("string", 4000)));
     let foreign = b.tool("bash", json!({"command": "make"}), json!([text(&filler("make", 4000))]));
-    b.entry("context_edit", json!({"targetId": foreign, "replacement": {"content": [text(&filler("foreign summary", 3000))]}}));
+    b.entry(
+        "context_edit",
+        json!({"targetId": foreign, "replacement": {"content": [text(&filler("foreign summary", 3000))]}}),
+    );
     let omitted = b.tool("bash", json!({"command": "rm"}), json!([text(&filler("omit", 4000))]));
     b.entry("context_edit", json!({"targetId": omitted, "replacement": null}));
     b.entry("custom_message", json!({"customType": "note", "content": format!("Note\n{}\n", fenced("", 2400).replacen("```", "~~~", 2)), "display": true}));

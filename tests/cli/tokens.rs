@@ -257,7 +257,10 @@ pub fn generate(seed: u64, turns: usize) -> String {
             content.push(json!({"type": "image", "data": "QUJD", "mimeType": "image/png"}));
         }
         let tool = if turn % 5 == 0 { "read" } else { "bash" };
-        push(&mut lines, json!({"role": "toolResult", "toolCallId": call, "toolName": tool, "content": content, "isError": false, "timestamp": 1}));
+        push(
+            &mut lines,
+            json!({"role": "toolResult", "toolCallId": call, "toolName": tool, "content": content, "isError": false, "timestamp": 1}),
+        );
     }
     lines.iter().map(|v| format!("{v}\n")).collect()
 }

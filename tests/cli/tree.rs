@@ -38,8 +38,15 @@ fn rev_parse_prints_node_and_entry_id() {
     assert_eq!(id, "2d3e4f50");
     assert_eq!(node.len(), 64);
     // Branch B's tip, by `:prefix`, by `--leaf`, and by JSON.
-    let b = ["1a2b3c4d", "2b3c4d5e", "3c4d5e6f", "4d5e6f70", "5e6f7081", "6f708192", "708192a3", "8192a3b4", "92a3b4c5"];
-    let b: Vec<&str> = b.iter().copied().chain(["a3b4c5d6", "b4c5d6e7", "c5d6e7f8", "0a1b2c3d", "1b2c3d4e", "2c3d4e5f", "3d4e5f60", "4e5f6071", "5f607182"]).collect();
+    let b =
+        ["1a2b3c4d", "2b3c4d5e", "3c4d5e6f", "4d5e6f70", "5e6f7081", "6f708192", "708192a3", "8192a3b4", "92a3b4c5"];
+    let b: Vec<&str> = b
+        .iter()
+        .copied()
+        .chain([
+            "a3b4c5d6", "b4c5d6e7", "c5d6e7f8", "0a1b2c3d", "1b2c3d4e", "2c3d4e5f", "3d4e5f60", "4e5f6071", "5f607182",
+        ])
+        .collect();
     let expected = format!("{} 5f607182\n", chain(&path, &b));
     assert_eq!(env.ok(&["rev-parse", &format!("{p}:5f6071")]), expected);
     assert_eq!(env.ok(&["rev-parse", p, "--leaf", "5f607182"]), expected);
@@ -47,7 +54,11 @@ fn rev_parse_prints_node_and_entry_id() {
     assert_eq!(j["leafId"], "5f607182");
     assert_eq!(j["line"], 21);
     assert_eq!(format!("{} 5f607182\n", j["node"].as_str().unwrap()), expected);
-    assert_eq!(j["object"], ObjectId::hash(Kind::Entry, std::fs::read_to_string(&path).unwrap().lines().nth(20).unwrap().as_bytes()).to_hex());
+    assert_eq!(
+        j["object"],
+        ObjectId::hash(Kind::Entry, std::fs::read_to_string(&path).unwrap().lines().nth(20).unwrap().as_bytes())
+            .to_hex()
+    );
 }
 
 #[test]
@@ -89,7 +100,10 @@ fn ls_entries_lists_the_path_or_the_context() {
     assert_eq!(j["leafId"], "2d3e4f50");
     assert_eq!(j["context"], true);
     let e0 = &j["entries"][0];
-    assert_eq!((e0["id"].as_str(), e0["type"].as_str(), e0["line"].as_u64()), (Some("a3b4c5d6"), Some("compaction"), Some(11)));
+    assert_eq!(
+        (e0["id"].as_str(), e0["type"].as_str(), e0["line"].as_u64()),
+        (Some("a3b4c5d6"), Some("compaction"), Some(11))
+    );
     // The node of the compaction is the chain up to it, not a chain over the context list.
     assert_eq!(e0["node"], json(&env.ok(&["rev-parse", &format!("{}:a3b4c5d6", path.display()), "--json"]))["node"]);
 }
@@ -149,14 +163,19 @@ fn pis_leaf_is_listed_even_when_it_has_a_child() {
     let env = TestEnv::new();
     let head = r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#;
     // The child is written before its parent (hand-edited); pi still picks the last line.
-    let child = r#"{"type":"label","id":"c","parentId":"p","timestamp":"2026-01-01T00:00:01.000Z","targetId":"p","label":"x"}"#;
-    let parent = r#"{"type":"custom","customType":"t","id":"p","parentId":null,"timestamp":"2026-01-01T00:00:02.000Z"}"#;
+    let child =
+        r#"{"type":"label","id":"c","parentId":"p","timestamp":"2026-01-01T00:00:01.000Z","targetId":"p","label":"x"}"#;
+    let parent =
+        r#"{"type":"custom","customType":"t","id":"p","parentId":null,"timestamp":"2026-01-01T00:00:02.000Z"}"#;
     let path = env.write("s.jsonl", format!("{head}\n{child}\n{parent}\n"));
     let out = env.ok(&["ls-leaves", path.to_str().unwrap()]);
-    let marks: Vec<(&str, &str)> = out.lines().map(|l| {
-        let f: Vec<&str> = l.split('\t').collect();
-        (f[0], f[1])
-    }).collect();
+    let marks: Vec<(&str, &str)> = out
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            (f[0], f[1])
+        })
+        .collect();
     assert_eq!(marks, [("-", "c"), ("*", "p")]);
 }
 
@@ -165,7 +184,9 @@ fn place(env: &TestEnv, agent: &Path, cwd: &Path, session_id: &str, age_secs: u6
     let dir = agent.join("sessions").join(encode_cwd(cwd));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("2026-01-01T00-00-00-000Z_{session_id}.jsonl"));
-    let text = std::fs::read_to_string(env.fixture(FIXTURE)).unwrap().replace("\"/home/dev/proj\"", &format!("{:?}", cwd.to_str().unwrap()));
+    let text = std::fs::read_to_string(env.fixture(FIXTURE))
+        .unwrap()
+        .replace("\"/home/dev/proj\"", &format!("{:?}", cwd.to_str().unwrap()));
     std::fs::write(&path, text).unwrap();
     let file = std::fs::File::options().write(true).open(&path).unwrap();
     file.set_modified(SystemTime::now() - Duration::from_secs(age_secs)).unwrap();
@@ -209,11 +230,19 @@ fn custom_session_dir_is_flat_and_filtered_by_cwd() {
     for f in [&mine, &other] {
         let to = flat.join(f.file_name().unwrap());
         std::fs::copy(f, &to).unwrap();
-        std::fs::File::options().write(true).open(&to).unwrap().set_modified(std::fs::metadata(f).unwrap().modified().unwrap()).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&to)
+            .unwrap()
+            .set_modified(std::fs::metadata(f).unwrap().modified().unwrap())
+            .unwrap();
     }
     let out = env.cmd().env("PI_CODING_AGENT_SESSION_DIR", &flat).args(["rev-parse", "--json"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(json(&String::from_utf8(out.stdout).unwrap())["file"], flat.join(mine.file_name().unwrap()).to_str().unwrap());
+    assert_eq!(
+        json(&String::from_utf8(out.stdout).unwrap())["file"],
+        flat.join(mine.file_name().unwrap()).to_str().unwrap()
+    );
 }
 
 #[test]

@@ -29,9 +29,9 @@ pub fn run(ctx: &Context, args: &CatSessionArgs, out: &mut dyn Write) -> Result 
         None => latest,
         Some(n) => {
             let chain = store.version_chain(&latest)?;
-            *n.checked_sub(1).and_then(|i| chain.get(i)).ok_or_else(|| {
-                Error::user(format!("{}: no version {n} (it has {})", args.session, chain.len()))
-            })?
+            *n.checked_sub(1)
+                .and_then(|i| chain.get(i))
+                .ok_or_else(|| Error::user(format!("{}: no version {n} (it has {})", args.session, chain.len())))?
         }
     };
     out.write_all(&store.version_bytes(&id)?)?;

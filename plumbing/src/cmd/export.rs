@@ -33,10 +33,15 @@ pub fn run(ctx: &Context, args: &ExportArgs, out: &mut dyn Write) -> Result {
     let session = Session::parse(&file)?;
     ctx.warn_session(&session);
     if session.needs_migration() {
-        return Err(Error::user(format!("{}: a v{} session has no stable entry ids", file.display(), session.version()))
-            .hint("open it in pi once (pi migrates it to v3), then export"));
+        return Err(Error::user(format!(
+            "{}: a v{} session has no stable entry ids",
+            file.display(),
+            session.version()
+        ))
+        .hint("open it in pi once (pi migrates it to v3), then export"));
     }
-    let leaf = rev.leaf(&session)?.ok_or_else(|| Error::user(format!("{}: the session has no entries", file.display())))?;
+    let leaf =
+        rev.leaf(&session)?.ok_or_else(|| Error::user(format!("{}: the session has no entries", file.display())))?;
     let path = session.path(leaf).map_err(|c| Error::user(format!("{}: {c}", file.display())))?;
     let millis = ids::now_millis();
     let session_id = ids::uuid_v7(millis);
@@ -161,7 +166,8 @@ fn resolved_labels<'a>(session: &Session<'a>) -> Vec<(String, &'a RawValue, Opti
 fn write_new(target: &std::path::Path, bytes: &[u8]) -> Result<()> {
     let dir = target.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(format!("cannot write in {}", dir.display()), e))?;
+    let mut tmp =
+        tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(format!("cannot write in {}", dir.display()), e))?;
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
     tmp.persist_noclobber(target).map_err(|e| Error::io(format!("cannot create {}", target.display()), e.error))?;

@@ -41,6 +41,10 @@ pub fn run(ctx: &Context, args: &FsckArgs, out: &mut dyn Write, overlays: fsck::
     }
     match r.problems.len() {
         0 => Ok(0),
-        n => Err(Error::corrupt(format!("{}: {n} problem{} found", ctx.store_dir.display(), if n == 1 { "" } else { "s" }))),
+        n => Err(Error::corrupt(format!(
+            "{}: {n} problem{} found",
+            ctx.store_dir.display(),
+            if n == 1 { "" } else { "s" }
+        ))),
     }
 }

@@ -36,7 +36,9 @@ pub fn run(_ctx: &Context, args: &GenerateSessionArgs, out: &mut dyn Write) -> R
     };
     let bytes = generate(&Options { seed: args.seed, limit, cwd: args.cwd.clone() });
     match &args.output {
-        Some(path) => std::fs::write(path, &bytes).map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?,
+        Some(path) => {
+            std::fs::write(path, &bytes).map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?
+        }
         None => out.write_all(&bytes)?,
     }
     Ok(0)

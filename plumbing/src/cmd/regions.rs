@@ -6,10 +6,10 @@ use std::io::Write;
 
 use serde_json::json;
 
+use crate::cmd::tokens::{open_tokenizer, save_cache};
 use crate::pi::{Projection, Session};
 use crate::regions::{regions, tail_start, Profile, Rules, Scope};
 use crate::rev::RevArgs;
-use crate::cmd::tokens::{open_tokenizer, save_cache};
 use crate::tokens::{TokenizerName, DEFAULT_TOKENIZER};
 use crate::{Context, Result};
 
@@ -67,8 +67,15 @@ pub fn run(ctx: &Context, args: &RegionsArgs, out: &mut dyn Write) -> Result {
         return Ok(0);
     }
     for r in &found {
-        writeln!(out, "{}\t{}\t{}\t{}\t{}", r["id"].as_str().unwrap_or(""), r["kind"].as_str().unwrap_or(""),
-            r["label"].as_str().unwrap_or(""), r["tokens"], r["placeholder"].as_str().unwrap_or("(dropped)"))?;
+        writeln!(
+            out,
+            "{}\t{}\t{}\t{}\t{}",
+            r["id"].as_str().unwrap_or(""),
+            r["kind"].as_str().unwrap_or(""),
+            r["label"].as_str().unwrap_or(""),
+            r["tokens"],
+            r["placeholder"].as_str().unwrap_or("(dropped)")
+        )?;
     }
     save_cache(ctx, &tok);
     Ok(0)

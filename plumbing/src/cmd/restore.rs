@@ -58,7 +58,8 @@ pub fn run(ctx: &Context, args: &RestoreArgs, out: &mut dyn Write) -> Result {
     pack::sync_dir(&dir)?;
     // The temp file was private (0600); a replaced file keeps the mode it had.
     if let Some(p) = permissions {
-        std::fs::set_permissions(&target, p).map_err(|e| Error::io(format!("cannot set the mode of {}", target.display()), e))?;
+        std::fs::set_permissions(&target, p)
+            .map_err(|e| Error::io(format!("cannot set the mode of {}", target.display()), e))?;
     }
     writeln!(out, "{id} {n} {}", target.display())?;
     Ok(0)

@@ -50,9 +50,9 @@ pub fn run(ctx: &Context, args: &RevParseArgs, out: &mut dyn Write) -> Result {
 
 /// Resolves a revision to its leaf and the root→leaf path; fails on an empty session or a cycle.
 pub fn leaf_path(session: &Session<'_>, rev: &Rev) -> Result<(usize, Vec<usize>)> {
-    let leaf = rev.leaf(session)?.ok_or_else(|| {
-        Error::user(format!("{}: the session has no entries, so no leaf", session.file.display()))
-    })?;
+    let leaf = rev
+        .leaf(session)?
+        .ok_or_else(|| Error::user(format!("{}: the session has no entries, so no leaf", session.file.display())))?;
     Ok((leaf, path_of(session, leaf)?))
 }
 
@@ -63,8 +63,6 @@ pub fn path_of(session: &Session<'_>, leaf: usize) -> Result<Vec<usize>> {
             .hint("repair the parentId of one entry on the loop by hand")
     })
 }
-
-
 
 /// Quotes a free-text field (entry id, type) for line output the way git quotes paths: as is
 /// when it is plain, else (control characters, `"`, `\`, or empty) in double quotes with C

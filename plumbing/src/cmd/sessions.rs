@@ -61,12 +61,26 @@ pub fn run(ctx: &Context, args: &SessionsArgs, out: &mut dyn Write) -> Result {
             rows.push(row);
             continue;
         }
-        let numbers = [s.entries.to_string(), trees[i].leaves.to_string(), s.size.to_string(), s.versions.to_string(), group[i].to_string()];
+        let numbers = [
+            s.entries.to_string(),
+            trees[i].leaves.to_string(),
+            s.size.to_string(),
+            s.versions.to_string(),
+            group[i].to_string(),
+        ];
         let path = s.path.to_string_lossy();
         let sid = s.session_id.as_deref().unwrap_or("-");
-        write_record(out, &[&["session", sid], numbers.each_ref().map(String::as_str).as_slice(), &[&path]].concat(), args.nul)?;
+        write_record(
+            out,
+            &[&["session", sid], numbers.each_ref().map(String::as_str).as_slice(), &[&path]].concat(),
+            args.nul,
+        )?;
         for (n, v) in versions.iter().enumerate() {
-            write_record(out, &["version", &(n + 1).to_string(), &v.id.to_hex(), &v.bytes.to_string(), v.how], args.nul)?;
+            write_record(
+                out,
+                &["version", &(n + 1).to_string(), &v.id.to_hex(), &v.bytes.to_string(), v.how],
+                args.nul,
+            )?;
         }
     }
     if args.json {

@@ -236,9 +236,8 @@ fn calibration_from(ctx: &Context, session: &Session<'_>, turns: &[Turn], col: u
 fn latest_model(session: &Session<'_>) -> Option<String> {
     session.entries.iter().rev().find_map(|e| {
         let m = Message::parse(e.fields.message?)?;
-        (m.role.as_deref() == Some("assistant")).then(|| {
-            format!("{}/{}", m.provider.as_deref().unwrap_or("?"), m.model.as_deref().unwrap_or("?"))
-        })
+        (m.role.as_deref() == Some("assistant"))
+            .then(|| format!("{}/{}", m.provider.as_deref().unwrap_or("?"), m.model.as_deref().unwrap_or("?")))
     })
 }
 
@@ -283,8 +282,7 @@ pub fn run(ctx: &Context, args: &TokensArgs, out: &mut dyn Write) -> Result {
     let session = Session::parse(&file)?;
     ctx.warn_session(&session);
     let leaf = rev.leaf(&session)?;
-    let toks: Vec<Tokenizer> =
-        MEASURED.iter().map(|&n| open_tokenizer(ctx, n, &session)).collect::<Result<_>>()?;
+    let toks: Vec<Tokenizer> = MEASURED.iter().map(|&n| open_tokenizer(ctx, n, &session)).collect::<Result<_>>()?;
     if let Some(l) = leaf {
         let projection = Projection::at(&session, Some(l))?;
         toks.iter().for_each(|t| t.prefetch(&projection));
@@ -334,7 +332,11 @@ fn write_table(out: &mut dyn Write, turns: &[Turn], summary: &[ErrorSummary], ca
         writeln!(out)?;
     }
     writeln!(out)?;
-    writeln!(out, "{:<10} {:>6} {:>10} {:>7} {:>10} {:>9}", "tokenizer", "turns", "mean error", "slope", "intercept", "fit error")?;
+    writeln!(
+        out,
+        "{:<10} {:>6} {:>10} {:>7} {:>10} {:>9}",
+        "tokenizer", "turns", "mean error", "slope", "intercept", "fit error"
+    )?;
     for (n, s) in MEASURED.iter().zip(summary) {
         writeln!(
             out,
@@ -349,7 +351,10 @@ fn write_table(out: &mut dyn Write, turns: &[Turn], summary: &[ErrorSummary], ca
     }
     match calibration {
         Some(r) => writeln!(out, "calibrated = {CALIBRATION_BASE} × {r:.3}")?,
-        None => writeln!(out, "calibrated: usage too sparse or too far from the content here, and no stored ratio for this model")?,
+        None => writeln!(
+            out,
+            "calibrated: usage too sparse or too far from the content here, and no stored ratio for this model"
+        )?,
     }
     Ok(())
 }

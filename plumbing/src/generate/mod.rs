@@ -11,8 +11,8 @@ mod text;
 
 use std::collections::HashSet;
 
-use json::Json;
 use crate::pi::ids::iso;
+use json::Json;
 use text::{Lang, Rng};
 
 /// How much to generate. Generation stops at the first event boundary at or past the limit.
@@ -114,7 +114,18 @@ impl Generator {
             Limit::Entries(_) => 64_000,
             Limit::Bytes(_) => 256_000,
         };
-        Generator { rng, out: String::new(), nodes: Vec::new(), ids: HashSet::new(), path: Vec::new(), now, big, model: 0, cwd: String::new(), compactions: HashSet::new() }
+        Generator {
+            rng,
+            out: String::new(),
+            nodes: Vec::new(),
+            ids: HashSet::new(),
+            path: Vec::new(),
+            now,
+            big,
+            model: 0,
+            cwd: String::new(),
+            compactions: HashSet::new(),
+        }
     }
 
     /// Appends one event: usually a whole turn, sometimes navigation, an edit batch, a compaction…
@@ -201,7 +212,11 @@ impl Generator {
         j.obj().kv("type", "session").kn("version", 3).kv("id", &id).kv("timestamp", &iso(ms)).kv("cwd", cwd);
         if self.rng.chance(15) {
             // A fork or clone names the file it came from.
-            let from = format!("/home/dev/.pi/agent/sessions/--home-dev-proj--/{}_{}.jsonl", iso(ms - 86_400_000).replace([':', '.'], "-"), id);
+            let from = format!(
+                "/home/dev/.pi/agent/sessions/--home-dev-proj--/{}_{}.jsonl",
+                iso(ms - 86_400_000).replace([':', '.'], "-"),
+                id
+            );
             j.kv("parentSession", &from);
         }
         j.end();
@@ -274,7 +289,11 @@ impl Generator {
 
     fn tools(&self, j: &mut Json) {
         j.key("toolsAdded").arr();
-        for (name, description) in [("read", "Read the contents of a file."), ("bash", "Execute a bash command."), ("edit", "Replace exact text in a file.")] {
+        for (name, description) in [
+            ("read", "Read the contents of a file."),
+            ("bash", "Execute a bash command."),
+            ("edit", "Replace exact text in a file."),
+        ] {
             j.obj().kv("name", name).kv("description", description).key("parameters");
             j.raw(r#"{"type":"object","properties":{"path":{"type":"string","description":"Path to the file"}},"required":["path"]}"#);
             j.end();
@@ -287,7 +306,9 @@ impl Generator {
         let cwd = format!("<cwd>{}</cwd>", self.cwd);
         if first {
             j.kv("content", SYSTEM_PROMPT).key("sections").obj();
-            j.kv("tools", "<tools>\n- read: Read the contents of a file.\n- bash: Execute a bash command.\n</tools>").kv("cwd", &cwd).end();
+            j.kv("tools", "<tools>\n- read: Read the contents of a file.\n- bash: Execute a bash command.\n</tools>")
+                .kv("cwd", &cwd)
+                .end();
             self.tools(&mut j);
         } else {
             j.kv("content", "Project instructions changed.").key("sections").obj();
@@ -366,7 +387,7 @@ impl Generator {
         if !tools || self.rng.chance(40) {
             let mut body = String::new();
             let words = self.rng.range(5, 80);
-        text::prose(&mut self.rng, &mut body, words);
+            text::prose(&mut self.rng, &mut body, words);
             if !tools && self.rng.chance(30) {
                 let lang = *self.rng.pick(&Lang::ALL);
                 body.push_str(&format!("\n\n```{}\n", lang.names().0));
@@ -437,7 +458,14 @@ impl Generator {
         let len = self.rng.range(40, 400) as usize;
         text::base64(&mut self.rng, &mut sig, len);
         if self.rng.chance(10) {
-            blocks.obj().kv("type", "thinking").kv("thinking", "").kv("thinkingSignature", &sig).key("redacted").bool(true).end();
+            blocks
+                .obj()
+                .kv("type", "thinking")
+                .kv("thinking", "")
+                .kv("thinkingSignature", &sig)
+                .key("redacted")
+                .bool(true)
+                .end();
             return;
         }
         let mut thought = String::new();
@@ -462,7 +490,13 @@ impl Generator {
                 blocks.kv("path", &path);
             }
             "bash" => {
-                let command = *self.rng.pick(&["cargo test 2>&1 | tail -50", "ls -la", "git status --short", "npm test", "rg -n \"parentId\" src"]);
+                let command = *self.rng.pick(&[
+                    "cargo test 2>&1 | tail -50",
+                    "ls -la",
+                    "git status --short",
+                    "npm test",
+                    "rg -n \"parentId\" src",
+                ]);
                 blocks.kv("command", command);
                 if self.rng.chance(20) {
                     blocks.kn("timeout", 120);
@@ -609,7 +643,15 @@ impl Generator {
         }
         if self.rng.chance(60) {
             let mut j = Json::default();
-            j.obj().kv("type", "custom").kv("customType", "shake").key("data").obj().kn("v", 1).kv("op", "fold").key("targets").arr();
+            j.obj()
+                .kv("type", "custom")
+                .kv("customType", "shake")
+                .key("data")
+                .obj()
+                .kn("v", 1)
+                .kv("op", "fold")
+                .key("targets")
+                .arr();
             for t in &targets {
                 j.str(t);
             }
@@ -680,7 +722,7 @@ impl Generator {
             let mut summary = String::new();
             if self.rng.chance(90) {
                 let words = self.rng.range(10, 120);
-        text::prose(&mut self.rng, &mut summary, words);
+                text::prose(&mut self.rng, &mut summary, words);
             }
             let (mut j, id) = self.begin("branch_summary");
             j.kv("fromId", &old_leaf).kv("summary", &summary);
@@ -729,7 +771,9 @@ mod tests {
             assert_eq!(v["id"].as_str().unwrap().len(), 8);
             kinds.insert(v["type"].as_str().unwrap().to_string());
         }
-        for kind in ["message", "compaction", "branch_summary", "label", "custom", "custom_message", "context_edit", "usage"] {
+        for kind in
+            ["message", "compaction", "branch_summary", "label", "custom", "custom_message", "context_edit", "usage"]
+        {
             assert!(kinds.contains(kind), "{kind}");
         }
     }

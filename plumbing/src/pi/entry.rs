@@ -208,8 +208,9 @@ impl<'a> Entry<'a> {
     pub fn is_editable(&self) -> bool {
         match self.kind.as_ref() {
             "custom_message" => true,
-            "message" => !self.hook_message_role
-                && matches!(self.role().as_deref(), Some("user" | "assistant" | "toolResult")),
+            "message" => {
+                !self.hook_message_role && matches!(self.role().as_deref(), Some("user" | "assistant" | "toolResult"))
+            }
             _ => false,
         }
     }

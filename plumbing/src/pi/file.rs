@@ -93,12 +93,7 @@ fn split_lines(raw: &[u8], lossy: Option<&str>) -> Vec<Line> {
     let mut push = |range: std::ops::Range<usize>| {
         number += 1;
         let bytes = &raw[range.clone()];
-        lines.push(Line {
-            number,
-            raw: range,
-            text: 0..0,
-            valid_utf8: std::str::from_utf8(bytes).is_ok(),
-        });
+        lines.push(Line { number, raw: range, text: 0..0, valid_utf8: std::str::from_utf8(bytes).is_ok() });
     };
     for i in memchr::memchr_iter(b'\n', raw) {
         push(start..i);

@@ -31,9 +31,11 @@ pub fn uuid_v7(millis: u64) -> String {
 /// or milliseconds, for reproducible tests) or now.
 pub fn now_millis() -> u64 {
     if let Some(fixed) = std::env::var("SHAKE_TIMESTAMP").ok().filter(|s| !s.is_empty()) {
-        if let Some(ms) = fixed.parse::<u64>().ok().or_else(|| {
-            super::project::parse_iso_millis(&fixed).and_then(|m| u64::try_from(m).ok())
-        }) {
+        if let Some(ms) = fixed
+            .parse::<u64>()
+            .ok()
+            .or_else(|| super::project::parse_iso_millis(&fixed).and_then(|m| u64::try_from(m).ok()))
+        {
             return ms;
         }
     }

@@ -97,7 +97,8 @@ mod tests {
 
     #[test]
     fn round_trips_pi_lines_byte_for_byte() {
-        let line = r#"{"type":"message","id":"a1","parentId":null,"message":{"role":"user","content":"é \n","n":1.5e-7}}"#;
+        let line =
+            r#"{"type":"message","id":"a1","parentId":null,"message":{"role":"user","content":"é \n","n":1.5e-7}}"#;
         let o = RawObject::parse(line).unwrap();
         assert_eq!(o.to_json(), line);
     }
@@ -109,5 +110,4 @@ mod tests {
         o.set("c", raw("null".into()));
         assert_eq!(o.to_json(), r#"{"a":1,"parentId":"y","b":2,"c":null}"#);
     }
-
 }

@@ -15,5 +15,5 @@ pub mod write;
 pub use entry::Entry;
 pub use file::SessionFile;
 pub use message::{Block, BlockKind, Content, Message};
-pub use project::{Projected, Projection, ProjectError};
+pub use project::{ProjectError, Projected, Projection};
 pub use session::{Header, ParseError, Session, Warning};

@@ -137,7 +137,8 @@ impl<'a> Session<'a> {
             }
             let id = as_str(fields.id);
             if id.is_none() && header.as_ref().is_some_and(|h| h.version >= 2) {
-                warnings.push(Warning { line: line.number, message: "entry has no string \"id\"; shake skips it".into() });
+                warnings
+                    .push(Warning { line: line.number, message: "entry has no string \"id\"; shake skips it".into() });
                 continue;
             }
             let parent_id = as_str(fields.parent_id).filter(|p| !p.is_empty());
@@ -159,7 +160,10 @@ impl<'a> Session<'a> {
             None => return Err(ParseError::NoHeader { path: file.display().into_owned() }),
         };
         if header.is_none() {
-            warnings.push(Warning { line: 0, message: "empty file (no session header); pi would start a new session in it".into() });
+            warnings.push(Warning {
+                line: 0,
+                message: "empty file (no session header); pi would start a new session in it".into(),
+            });
         }
         let mut session = Session { file, header, entries, warnings, by_id: HashMap::new() };
         session.migrate();
@@ -174,13 +178,19 @@ impl<'a> Session<'a> {
             if !KNOWN_TYPES.contains(&e.kind.as_ref()) {
                 self.warnings.push(Warning {
                     line: e.line,
-                    message: format!("entry {}: unknown type {:?}; pi loads it but it adds nothing to the context", e.id, e.kind),
+                    message: format!(
+                        "entry {}: unknown type {:?}; pi loads it but it adds nothing to the context",
+                        e.id, e.kind
+                    ),
                 });
             }
             if let Some(parent) = e.parent_id.as_deref().filter(|p| !self.by_id.contains_key(*p)) {
                 self.warnings.push(Warning {
                     line: e.line,
-                    message: format!("entry {}: parent {parent:?} not found; pi starts the branch at this entry (an orphan root)", e.id),
+                    message: format!(
+                        "entry {}: parent {parent:?} not found; pi starts the branch at this entry (an orphan root)",
+                        e.id
+                    ),
                 });
             }
         }
@@ -255,10 +265,8 @@ impl<'a> Session<'a> {
                 entry.parent_id = i.checked_sub(1).map(|p| Cow::Owned(ids[p].clone()));
                 if entry.kind == "compaction" {
                     let index = entry.fields.first_kept_entry_index.and_then(|r| r.get().parse::<usize>().ok());
-                    entry.migrated_first_kept = index
-                        .and_then(|k| k.checked_sub(1))
-                        .and_then(|k| ids.get(k))
-                        .map(|id| Cow::Owned(id.clone()));
+                    entry.migrated_first_kept =
+                        index.and_then(|k| k.checked_sub(1)).and_then(|k| ids.get(k)).map(|id| Cow::Owned(id.clone()));
                 }
             }
             self.warnings.push(Warning {

@@ -27,14 +27,17 @@ impl Store {
         let Some(resume) = state::decode_resume(&rest) else { return Ok(Tree::default()) };
         // v2/v3 files list every node; a v1 file only its last one (its entries form one chain),
         // so walk up through the node objects until a node already seen.
-        let mut todo: Vec<ObjectId> = resume.nodes.iter().map(|(_, n)| ObjectId(*n)).chain(resume.last_node.map(ObjectId)).collect();
+        let mut todo: Vec<ObjectId> =
+            resume.nodes.iter().map(|(_, n)| ObjectId(*n)).chain(resume.last_node.map(ObjectId)).collect();
         let mut nodes = HashSet::new();
         let mut parents = HashSet::new();
         while let Some(node) = todo.pop() {
             if !nodes.insert(node) {
                 continue;
             }
-            if let Some((Some(parent), _)) = self.get(&node)?.filter(|o| o.kind == Kind::Node).and_then(|o| split_node(o.bytes)) {
+            if let Some((Some(parent), _)) =
+                self.get(&node)?.filter(|o| o.kind == Kind::Node).and_then(|o| split_node(o.bytes))
+            {
                 parents.insert(parent);
                 todo.push(parent);
             }

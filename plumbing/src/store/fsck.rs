@@ -55,7 +55,13 @@ pub fn check(dir: &Path, overlays: OverlayCheck<'_>) -> crate::Result<FsckReport
     check_links(&store, &mut report);
     for (name, id) in refs::list_all(dir)? {
         report.refs += 1;
-        let want = if name.starts_with("refs/overlays/") { Some(Kind::Overlay) } else if name.starts_with("refs/sessions/") { Some(Kind::Version) } else { None };
+        let want = if name.starts_with("refs/overlays/") {
+            Some(Kind::Overlay)
+        } else if name.starts_with("refs/sessions/") {
+            Some(Kind::Version)
+        } else {
+            None
+        };
         match id {
             Err(e) => report.problems.push(e.message),
             Ok(id) => expect(&store, &id, want, &format!("{}: ref", dir.join(&name).display()), &mut report),
@@ -82,7 +88,10 @@ fn check_overlays(store: &Store, recompute: OverlayCheck<'_>, report: &mut FsckR
         let Ok(Some(obj)) = store.get(&id) else { continue };
         let what = store.dir().join(&name);
         let Ok(head) = serde_json::from_slice::<Head>(obj.bytes) else {
-            report.problems.push(format!("{}: overlay {id} is not an overlay object (want {{\"session\",\"leaf\",\"wall\"}})", what.display()));
+            report.problems.push(format!(
+                "{}: overlay {id} is not an overlay object (want {{\"session\",\"leaf\",\"wall\"}})",
+                what.display()
+            ));
             continue;
         };
         // The first file that holds the leaf at the ref's node decides; a file that holds the
@@ -111,7 +120,11 @@ fn check_overlays(store: &Store, recompute: OverlayCheck<'_>, report: &mut FsckR
             found.get_or_insert(Err(here));
         }
         match found {
-            None => report.notes.push(format!("{}: not recomputed (no imported file of its session holds leaf {})", what.display(), head.leaf)),
+            None => report.notes.push(format!(
+                "{}: not recomputed (no imported file of its session holds leaf {})",
+                what.display(),
+                head.leaf
+            )),
             Some(Err(problem)) => report.problems.push(format!("{}: {problem}", what.display())),
             Some(Ok(())) => {}
         }
@@ -136,7 +149,9 @@ fn check_links(store: &Store, report: &mut FsckReport) {
                     });
                     match lines {
                         Err(e) => report.problems.push(format!("{what}: {}", e.message)),
-                        Ok(lines) => lines.iter().for_each(|line| expect(store, line, Some(Kind::Entry), &what, report)),
+                        Ok(lines) => {
+                            lines.iter().for_each(|line| expect(store, line, Some(Kind::Entry), &what, report))
+                        }
                     }
                 }
                 Kind::Node => match split_node(obj.bytes) {
@@ -158,7 +173,9 @@ fn check_links(store: &Store, report: &mut FsckReport) {
 fn expect(store: &Store, id: &ObjectId, want: Option<Kind>, what: &str, report: &mut FsckReport) {
     match store.get(id) {
         Ok(Some(obj)) if want.is_none_or(|k| k == obj.kind) => {}
-        Ok(Some(obj)) => report.problems.push(format!("{what}: names {id}, a {} (want a {})", obj.kind, want.map_or("", Kind::name))),
+        Ok(Some(obj)) => {
+            report.problems.push(format!("{what}: names {id}, a {} (want a {})", obj.kind, want.map_or("", Kind::name)))
+        }
         Ok(None) => report.problems.push(format!("{what}: names missing object {id}")),
         Err(e) => report.problems.push(format!("{what}: names {id}: {}", e.message)),
     }
@@ -177,7 +194,13 @@ fn check_states(store: &Store, report: &mut FsckReport) {
                 if state::decode_resume(&rest).is_none() {
                     report.problems.push(format!("{}: unreadable import state (resume part)", path.display()));
                 }
-                expect(store, &ObjectId(head.version), Some(Kind::Version), &format!("{}: import state of {}", path.display(), head.path), report);
+                expect(
+                    store,
+                    &ObjectId(head.version),
+                    Some(Kind::Version),
+                    &format!("{}: import state of {}", path.display(), head.path),
+                    report,
+                );
             }
         }
     }

@@ -39,7 +39,12 @@ impl Store {
         let Batch { store, _lock, .. } = self.batch()?;
         let keep = reachable(store)?;
         let counts = store.counts();
-        let mut report = GcReport { packs_before: counts.packs, bytes_before: counts.bytes, bytes_after: counts.bytes, ..Default::default() };
+        let mut report = GcReport {
+            packs_before: counts.packs,
+            bytes_before: counts.bytes,
+            bytes_after: counts.bytes,
+            ..Default::default()
+        };
         let mut seen = HashSet::new();
         for p in store.packs() {
             for i in 0..p.len() {
@@ -73,7 +78,10 @@ fn repack(store: &mut Store, keep: &HashSet<ObjectId>) -> Result<()> {
             }
             let obj = p.object_at(i)?;
             if ObjectId::hash(obj.kind, obj.bytes) != id {
-                return Err(Error::corrupt(format!("{}: object {id} does not match its id; run shake fsck", p.path.display())));
+                return Err(Error::corrupt(format!(
+                    "{}: object {id} does not match its id; run shake fsck",
+                    p.path.display()
+                )));
             }
             writer.add(id, obj.kind, obj.bytes)?;
         }
@@ -115,7 +123,8 @@ fn reachable(store: &Store) -> Result<HashSet<ObjectId>> {
                 todo.extend(version.parent);
             }
             Kind::Node => {
-                let (parent, entry) = split_node(obj.bytes).ok_or_else(|| Error::corrupt(format!("node {id} is not 32 or 64 bytes")))?;
+                let (parent, entry) =
+                    split_node(obj.bytes).ok_or_else(|| Error::corrupt(format!("node {id} is not 32 or 64 bytes")))?;
                 keep.insert(entry);
                 todo.extend(parent);
             }
@@ -137,7 +146,8 @@ fn keep_nodes(store: &Store, keep: &mut HashSet<ObjectId>) -> Result<()> {
                 continue;
             }
             let id = p.id_at(i);
-            let (parent, entry) = split_node(obj.bytes).ok_or_else(|| Error::corrupt(format!("{}: node {id} is not 32 or 64 bytes", p.path.display())))?;
+            let (parent, entry) = split_node(obj.bytes)
+                .ok_or_else(|| Error::corrupt(format!("{}: node {id} is not 32 or 64 bytes", p.path.display())))?;
             if keep.contains(&entry) {
                 nodes.push((id, parent));
             }

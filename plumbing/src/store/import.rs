@@ -91,7 +91,11 @@ impl Store {
 
     /// Imports many files into one pack under one lock. A file that cannot be read gets an
     /// error of its own; the others are still imported. `progress` is called after each file.
-    pub fn import_files(&mut self, paths: &[PathBuf], progress: &mut dyn FnMut(usize)) -> Result<Vec<Result<ImportReport>>> {
+    pub fn import_files(
+        &mut self,
+        paths: &[PathBuf],
+        progress: &mut dyn FnMut(usize),
+    ) -> Result<Vec<Result<ImportReport>>> {
         let mut batch = self.batch()?;
         let mut reports = Vec::with_capacity(paths.len());
         for (i, path) in paths.iter().enumerate() {
@@ -124,7 +128,10 @@ impl Store {
     /// Returns what the store recorded for this session file, if it was imported.
     pub fn session(&self, path: &Path) -> Result<Option<SessionInfo>> {
         let key = canonical(path)?;
-        Ok(state::read(&state::state_path(&self.dir, &key)).ok().flatten().map(|(head, _)| SessionInfo::from_state(&head)))
+        Ok(state::read(&state::state_path(&self.dir, &key))
+            .ok()
+            .flatten()
+            .map(|(head, _)| SessionInfo::from_state(&head)))
     }
 
     /// The report for a file whose size and mtime match its import state, else `None`.
@@ -203,7 +210,10 @@ impl Batch<'_> {
             let name = refs::session_ref(sid);
             match refs::check_name(&name) {
                 Ok(()) => self.set_ref(&name, version_id)?,
-                Err(_) => warnings.push(Warning { line: 0, message: format!("session id {sid:?} cannot name a ref; the session is listed by path only") }),
+                Err(_) => warnings.push(Warning {
+                    line: 0,
+                    message: format!("session id {sid:?} cannot name a ref; the session is listed by path only"),
+                }),
             }
         }
         let committed = read.committed;
@@ -237,7 +247,13 @@ impl Batch<'_> {
     }
 
     /// Stores every line of `bytes[start..]` and a node for each tree entry, advancing `resume`.
-    fn read_lines(&mut self, bytes: &[u8], start: usize, resume: &mut Resume, warnings: &mut Vec<Warning>) -> Result<ReadLines> {
+    fn read_lines(
+        &mut self,
+        bytes: &[u8],
+        start: usize,
+        resume: &mut Resume,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<ReadLines> {
         let mut nodes = resume.node_map();
         let mut out = ReadLines { lines: Vec::new(), committed: start, session_id: None };
         let mut at = start;
@@ -249,7 +265,9 @@ impl Batch<'_> {
             let Some(end) = end else {
                 warnings.push(Warning {
                     line: resume.lines as usize + 1,
-                    message: "partial last line (no trailing newline); stored as is, read as an entry once it is finished".into(),
+                    message:
+                        "partial last line (no trailing newline); stored as is, read as an entry once it is finished"
+                            .into(),
                 });
                 break;
             };
@@ -342,7 +360,14 @@ fn tree_line(line: &[u8], resume: &Resume, nodes: &std::collections::HashMap<Str
 /// from the first byte with the old version as parent.
 fn base(previous: Option<(FileState, Vec<u8>)>, bytes: &[u8]) -> Base {
     let Some((head, rest)) = previous else {
-        return Base { start: 0, resume: Resume::default(), parent: None, session_id: None, versions: 0, rewritten: false };
+        return Base {
+            start: 0,
+            resume: Resume::default(),
+            parent: None,
+            session_id: None,
+            versions: 0,
+            rewritten: false,
+        };
     };
     let committed = usize::try_from(head.committed).unwrap_or(usize::MAX);
     let kept = committed <= bytes.len() && blake3::hash(&bytes[..committed]).as_bytes() == &head.prefix_hash;

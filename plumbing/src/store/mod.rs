@@ -99,7 +99,10 @@ impl Store {
             for i in 0..pack.len() {
                 let (id, obj) = (pack.id_at(i), pack.object_at(i)?);
                 if ObjectId::hash(obj.kind, obj.bytes) != id {
-                    return Err(Error::corrupt(format!("{}: object {id} does not match its id; run shake fsck", pack.path.display())));
+                    return Err(Error::corrupt(format!(
+                        "{}: object {id} does not match its id; run shake fsck",
+                        pack.path.display()
+                    )));
                 }
                 if !writer.contains(&id) && self.packs[0].find(&id).is_none() {
                     writer.add(id, obj.kind, obj.bytes)?;
@@ -130,7 +133,10 @@ impl Store {
         let mut files: Vec<PathBuf> = read
             .filter_map(|e| e.ok())
             .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "idx") && p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("pack-")))
+            .filter(|p| {
+                p.extension().is_some_and(|x| x == "idx")
+                    && p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("pack-"))
+            })
             .collect();
         files.sort();
         Ok(files)
@@ -238,7 +244,8 @@ impl Store {
 
     /// Starts writing: takes the store's write lock, then sees packs written meanwhile.
     pub fn batch(&mut self) -> Result<Batch<'_>> {
-        std::fs::create_dir_all(&self.dir).map_err(|e| Error::io(format!("cannot create the store {}", self.dir.display()), e))?;
+        std::fs::create_dir_all(&self.dir)
+            .map_err(|e| Error::io(format!("cannot create the store {}", self.dir.display()), e))?;
         let lock_path = self.dir.join("lock");
         let lock = File::options()
             .create(true)
@@ -331,7 +338,8 @@ impl Batch<'_> {
                 After::Ref(name, id) => refs::update(&store.dir, &name, &id, Expect::Any, false)?,
                 After::State(path, bytes) => {
                     let dir = path.parent().unwrap_or(&store.dir);
-                    std::fs::create_dir_all(dir).map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+                    std::fs::create_dir_all(dir)
+                        .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
                     pack::write_atomically(dir, &path, &bytes, false)?;
                 }
             }

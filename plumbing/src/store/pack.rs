@@ -66,11 +66,16 @@ impl Pack {
         }
         let version = u32_at(&idx, 8);
         if version != FORMAT_VERSION {
-            return Err(Error::corrupt(format!("{idx_name}: index format version {version}, this shake reads {FORMAT_VERSION}")));
+            return Err(Error::corrupt(format!(
+                "{idx_name}: index format version {version}, this shake reads {FORMAT_VERSION}"
+            )));
         }
         let count = u32_at(&idx, 12) as usize;
         if idx.len() != HEADER_LEN + FANOUT_LEN + count * IDX_ROW_LEN + IDX_TRAILER_LEN {
-            return Err(Error::corrupt(format!("{idx_name}: index length {} does not fit its {count} objects", idx.len())));
+            return Err(Error::corrupt(format!(
+                "{idx_name}: index length {} does not fit its {count} objects",
+                idx.len()
+            )));
         }
         let mut previous = 0;
         for b in 0..256 {
@@ -92,7 +97,10 @@ impl Pack {
             )));
         }
         if pack.len() < HEADER_LEN + CHECKSUM_LEN || &pack[..8] != PACK_MAGIC || u32_at(&pack, 8) != FORMAT_VERSION {
-            return Err(Error::corrupt(format!("{}: not a shake pack of format {FORMAT_VERSION} (bad header)", path.display())));
+            return Err(Error::corrupt(format!(
+                "{}: not a shake pack of format {FORMAT_VERSION} (bad header)",
+                path.display()
+            )));
         }
         Ok(Pack { path, idx_path: idx_path.to_path_buf(), pack, idx, count })
     }
@@ -179,7 +187,8 @@ impl Pack {
         if offset < HEADER_LEN || offset.saturating_add(RECORD_HEADER_LEN) > body_end {
             return Err(format!("record offset {offset} is outside the pack"));
         }
-        let kind = Kind::from_code(self.pack[offset]).ok_or_else(|| format!("unknown kind code {} at offset {offset}", self.pack[offset]))?;
+        let kind = Kind::from_code(self.pack[offset])
+            .ok_or_else(|| format!("unknown kind code {} at offset {offset}", self.pack[offset]))?;
         let len = usize::try_from(u64_at(&self.pack, offset + 1)).unwrap_or(usize::MAX);
         let start = offset + RECORD_HEADER_LEN;
         if start.saturating_add(len) > body_end {
@@ -204,7 +213,8 @@ impl Pack {
             problems.push(format!("{}: index checksum does not match its content", self.idx_path.display()));
         }
         if &self.idx[self.idx.len() - 64..self.idx.len() - 32] != sum.as_bytes() {
-            problems.push(format!("{}: index belongs to another pack (pack checksum differs)", self.idx_path.display()));
+            problems
+                .push(format!("{}: index belongs to another pack (pack checksum differs)", self.idx_path.display()));
         }
         let mut offsets = Vec::with_capacity(self.count);
         for i in 0..self.count {
@@ -221,7 +231,10 @@ impl Pack {
                 Ok(obj) => {
                     let actual = ObjectId::hash(obj.kind, obj.bytes);
                     if actual != id {
-                        problems.push(format!("{name}: object {id}: content hashes to {actual} (corrupt {} bytes)", obj.kind));
+                        problems.push(format!(
+                            "{name}: object {id}: content hashes to {actual} (corrupt {} bytes)",
+                            obj.kind
+                        ));
                     }
                     offsets.push((offset, offset + RECORD_HEADER_LEN + obj.bytes.len()));
                 }

@@ -34,7 +34,9 @@ pub enum Expect {
 /// Checks a ref name: `refs/` then `/`-separated parts of ASCII letters, digits, `-`, `_`, `.`,
 /// none empty, none starting with `.`, none ending with `.lock`.
 pub fn check_name(name: &str) -> Result<()> {
-    let bad = |why: &str| Err(Error::user(format!("bad ref name {name:?}: {why}")).hint("ref names look like refs/sessions/<id>"));
+    let bad = |why: &str| {
+        Err(Error::user(format!("bad ref name {name:?}: {why}")).hint("ref names look like refs/sessions/<id>"))
+    };
     let Some(rest) = name.strip_prefix("refs/") else { return bad("it must start with refs/") };
     for part in rest.split('/') {
         if part.is_empty() || part.starts_with('.') || part.ends_with(".lock") {
@@ -87,7 +89,8 @@ pub fn update(store: &Path, name: &str, new: &ObjectId, expect: Expect, durable:
             Expect::Id(old) => old.to_string(),
             _ => "absent".to_string(),
         };
-        return Err(Error::user(format!("{name} is {is}, not {want}; not updated")).hint("another process moved it; re-read it and retry"));
+        return Err(Error::user(format!("{name} is {is}, not {want}; not updated"))
+            .hint("another process moved it; re-read it and retry"));
     }
     lock.commit(format!("{new}\n").as_bytes(), durable)
 }
@@ -108,7 +111,10 @@ pub fn list_all(store: &Path) -> Result<Vec<(String, Result<ObjectId>)>> {
             Err(e) => return Err(Error::user(format!("cannot list {}: {e}", root.display()))),
         };
         let name = entry.path().strip_prefix(store).unwrap_or(entry.path()).to_string_lossy().replace('\\', "/");
-        if !entry.file_type().is_file() || name.ends_with(".lock") || entry.file_name().to_string_lossy().starts_with("tmp-") {
+        if !entry.file_type().is_file()
+            || name.ends_with(".lock")
+            || entry.file_name().to_string_lossy().starts_with("tmp-")
+        {
             continue;
         }
         let id = std::fs::read(entry.path())
@@ -133,11 +139,10 @@ impl Lock {
         let path = PathBuf::from(name);
         match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
             Ok(file) => Ok(Lock { path, target: target.to_path_buf(), file: Some(file) }),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(Error::user(format!(
-                "{} exists: another shake is updating this ref",
-                path.display()
-            ))
-            .hint("if no shake is running, remove that file")),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                Err(Error::user(format!("{} exists: another shake is updating this ref", path.display()))
+                    .hint("if no shake is running, remove that file"))
+            }
             Err(e) => Err(Error::io(format!("cannot create {}", path.display()), e)),
         }
     }

@@ -139,7 +139,8 @@ mod tests {
             versions: 1,
             entries: 2,
         };
-        let resume = Resume { pi_version: Some(3), lines: 2, entries: 1, last_node: None, nodes: vec![("a".into(), [4; 32])] };
+        let resume =
+            Resume { pi_version: Some(3), lines: 2, entries: 1, last_node: None, nodes: vec![("a".into(), [4; 32])] };
         let bytes = encode(&head, &resume).unwrap();
         let (h, rest) = decode_head(&bytes).unwrap();
         assert_eq!(h, head);

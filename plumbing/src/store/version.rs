@@ -120,7 +120,8 @@ impl Version {
             }
             None => None,
         };
-        let offset = lines.next().and_then(|l| l.strip_prefix("offset ")).and_then(|n| n.parse().ok()).ok_or_else(bad)?;
+        let offset =
+            lines.next().and_then(|l| l.strip_prefix("offset ")).and_then(|n| n.parse().ok()).ok_or_else(bad)?;
         let newline = match lines.next() {
             Some("newline yes") => true,
             Some("newline no") => false,
@@ -150,9 +151,11 @@ impl Version {
                     let start = out.len();
                     let mut at = Some(node);
                     for _ in 0..count {
-                        let id = at.ok_or_else(|| Error::corrupt(format!("{what}: path {node} is shorter than {count}")))?;
+                        let id =
+                            at.ok_or_else(|| Error::corrupt(format!("{what}: path {node} is shorter than {count}")))?;
                         let bytes = store.read_kind(&id, Kind::Node)?;
-                        let (parent, entry) = split_node(bytes).ok_or_else(|| Error::corrupt(format!("{what}: node {id} is not 32 or 64 bytes")))?;
+                        let (parent, entry) = split_node(bytes)
+                            .ok_or_else(|| Error::corrupt(format!("{what}: node {id} is not 32 or 64 bytes")))?;
                         out.push(entry);
                         at = parent;
                     }
@@ -208,7 +211,10 @@ impl Store {
         for (vid, version) in chain.iter().rev() {
             let keep = usize::try_from(version.offset).unwrap_or(usize::MAX);
             if keep > out.len() {
-                return Err(Error::corrupt(format!("version {vid}: keeps {keep} bytes of a parent that has {}", out.len())));
+                return Err(Error::corrupt(format!(
+                    "version {vid}: keeps {keep} bytes of a parent that has {}",
+                    out.len()
+                )));
             }
             out.truncate(keep);
             let lines = version.lines(self, &format_args!("version {vid}"))?;
@@ -242,7 +248,12 @@ mod tests {
     #[test]
     fn encode_decode_round_trip_and_strictness() {
         let a = id("a");
-        let v = Version { parent: Some(a), offset: 12, newline: false, items: vec![Item::Line(a), Item::Path { node: a, count: 3 }] };
+        let v = Version {
+            parent: Some(a),
+            offset: 12,
+            newline: false,
+            items: vec![Item::Line(a), Item::Path { node: a, count: 3 }],
+        };
         let bytes = v.encode();
         assert!(bytes.starts_with(b"shake-version 1\nparent "));
         assert!(bytes.ends_with(format!("path {a} 3\n").as_bytes()));
@@ -250,7 +261,9 @@ mod tests {
         let first = Version { parent: None, offset: 0, newline: true, items: vec![] };
         assert_eq!(first.encode(), b"shake-version 1\noffset 0\nnewline yes\n");
         assert!(Version::decode(b"shake-version 1\noffset 00\nnewline yes\n", &"x").is_err());
-        assert!(Version::decode(format!("shake-version 1\noffset 0\nnewline yes\npath {a} 1\n").as_bytes(), &"x").is_err());
+        assert!(
+            Version::decode(format!("shake-version 1\noffset 0\nnewline yes\npath {a} 1\n").as_bytes(), &"x").is_err()
+        );
         assert!(Version::decode(b"garbage", &"x").is_err());
     }
 
@@ -268,7 +281,12 @@ mod tests {
         let items = items(&lines);
         assert_eq!(
             items,
-            [Item::Line(id("header")), Item::Path { node: n("b").unwrap(), count: 3 }, Item::Line(id("side")), Item::Line(id("bad"))]
+            [
+                Item::Line(id("header")),
+                Item::Path { node: n("b").unwrap(), count: 3 },
+                Item::Line(id("side")),
+                Item::Line(id("bad"))
+            ]
         );
     }
 }

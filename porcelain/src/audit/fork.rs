@@ -12,8 +12,8 @@ use shake_plumbing::pi::project::own_content;
 use shake_plumbing::pi::{Content, Entry, Session};
 use shake_plumbing::{Context, Error, Result};
 
-use crate::leaf::{id_of, with_two_leaves, LeafView, Shared};
 use super::fold_of;
+use crate::leaf::{id_of, with_two_leaves, LeafView, Shared};
 use crate::log_entry::LogData;
 
 /// Check that a fork carried the source's folds and that every folded original is recoverable in it
@@ -185,12 +185,8 @@ fn originals(data: &LogData, source: &Session<'_>, fork: &Session<'_>) -> Vec<Or
         if out.iter().any(|o| o.id == t.id) {
             continue;
         }
-        let placeholders: Vec<String> = data
-            .targets
-            .iter()
-            .filter(|x| x.id == t.id)
-            .filter_map(|x| x.placeholder())
-            .collect();
+        let placeholders: Vec<String> =
+            data.targets.iter().filter(|x| x.id == t.id).filter_map(|x| x.placeholder()).collect();
         let (se, fe) = (source.get(&t.id), fork.get(&t.id));
         let problem = match fe.map(|fe| (fe, content(fe))) {
             None => Some("missing"),

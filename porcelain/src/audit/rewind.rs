@@ -11,8 +11,8 @@ use shake_plumbing::pi::Session;
 use shake_plumbing::rev::RevArgs;
 use shake_plumbing::{Context, Error, Result};
 
-use crate::leaf::{id_of, LeafView, Seen};
 use super::fold_of;
+use crate::leaf::{id_of, LeafView, Seen};
 use crate::log_entry::LogData;
 use crate::status::stranded;
 
@@ -61,7 +61,8 @@ pub fn run(ctx: &Context, args: &RewindArgs, out: &mut dyn Write) -> Result {
     }
     let session = Session::parse(&file)?;
     ctx.warn_session(&session);
-    let leaves: Vec<LeafView> = tips(&session).into_iter().map(|i| LeafView::at(&session, Some(i))).collect::<Result<_>>()?;
+    let leaves: Vec<LeafView> =
+        tips(&session).into_iter().map(|i| LeafView::at(&session, Some(i))).collect::<Result<_>>()?;
     let current = LeafView::at(&session, session.default_leaf())?;
     let stranded = stranded(&session, &current.projection);
     let checks = session
@@ -133,7 +134,9 @@ fn check(session: &Session<'_>, log: usize, data: &LogData) -> Result<FoldCheck>
         let problem = match index {
             None => Some("missing"),
             Some(_) if seen == Seen::Absent => Some("absent"),
-            Some(i) if view.projection.edit_of(i).is_some_and(|e| own_edits.contains(&e.id.as_ref())) => Some("fold in force"),
+            Some(i) if view.projection.edit_of(i).is_some_and(|e| own_edits.contains(&e.id.as_ref())) => {
+                Some("fold in force")
+            }
             Some(i) => shows_fold(&view, i, data).then_some("shows the fold"),
         };
         targets.push(TargetCheck { id: t.id.clone(), seen, problem });
