@@ -10,7 +10,14 @@ use shake_porcelain as porcelain;
 
 /// Fold stale heavy content out of pi sessions, with pi-compatible context edits
 #[derive(Parser, Debug)]
-#[command(name = "shake", version, about, max_term_width = 100)]
+#[command(
+    name = "shake",
+    version,
+    about,
+    max_term_width = 100,
+    after_help = "Commands from meter to pi-extension are for people; the rest are plumbing for scripts, \
+                  with output documented as a contract in docs/plumbing.md."
+)]
 pub struct Cli {
     /// The store folder (default: $SHAKE_DIR, else <pi agent dir>/shake)
     #[arg(long, global = true, value_name = "DIR")]
@@ -22,6 +29,14 @@ pub struct Cli {
 /// Every shake command.
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    // For people first (git's porcelain), then the plumbing, whose output is a contract.
+    Meter(porcelain::meter::MeterArgs),
+    Fold(porcelain::fold::FoldArgs),
+    Undo(porcelain::undo::UndoArgs),
+    Status(porcelain::status::StatusArgs),
+    Log(porcelain::log::LogArgs),
+    Show(porcelain::show::ShowArgs),
+    PiExtension(porcelain::pi_extension::PiExtensionArgs),
     Audit(porcelain::audit::AuditArgs),
     CatObject(plumbing::cat_object::CatObjectArgs),
     CatSession(plumbing::cat_session::CatSessionArgs),
@@ -30,29 +45,22 @@ pub enum Command {
     CountTokens(plumbing::count_tokens::CountTokensArgs),
     Diff(porcelain::diff::DiffArgs),
     Export(plumbing::export::ExportArgs),
-    Fold(porcelain::fold::FoldArgs),
     Fsck(plumbing::fsck::FsckArgs),
     Gc(plumbing::gc::GcArgs),
     #[command(hide = true)]
     GenerateSession(plumbing::generate_session::GenerateSessionArgs),
     HashEntry(plumbing::hash_entry::HashEntryArgs),
     Import(plumbing::import::ImportArgs),
-    Log(porcelain::log::LogArgs),
     LsEntries(plumbing::ls_entries::LsEntriesArgs),
     LsLeaves(plumbing::ls_leaves::LsLeavesArgs),
     Man(crate::cmd::man::ManArgs),
-    Meter(porcelain::meter::MeterArgs),
-    PiExtension(porcelain::pi_extension::PiExtensionArgs),
     Project(plumbing::project::ProjectArgs),
     Regions(plumbing::regions::RegionsArgs),
     Restore(plumbing::restore::RestoreArgs),
     RevParse(plumbing::rev_parse::RevParseArgs),
     Sessions(plumbing::sessions::SessionsArgs),
-    Show(porcelain::show::ShowArgs),
     ShowRef(plumbing::show_ref::ShowRefArgs),
-    Status(porcelain::status::StatusArgs),
     Tokens(plumbing::tokens::TokensArgs),
-    Undo(porcelain::undo::UndoArgs),
     UpdateRef(plumbing::update_ref::UpdateRefArgs),
 }
 
