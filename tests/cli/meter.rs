@@ -254,3 +254,42 @@ fn meter_equals_fold_dry_run_after_each_kind_of_change() {
         check("a rewrite");
     }
 }
+
+/// After a plain entry is appended to a metered file, the meter reads only the new bytes: with
+/// the file's first line blanked (so reading it all fails), it still prints the figure a fresh
+/// store measures on the intact file.
+#[test]
+fn an_appended_plain_entry_is_measured_from_the_new_bytes_alone() {
+    let env = TestEnv::new();
+    let fresh = TestEnv::new();
+    for seed in [3u64, 6] {
+        let path = env.dir.path().join(format!("a{seed}.jsonl"));
+        let p = path.to_str().unwrap();
+        env.ok(&["generate-session", "--seed", &seed.to_string(), "-o", p]);
+        let intact = fresh.dir.path().join(format!("a{seed}.jsonl"));
+        for tokenizer in ["pi", "o200k"] {
+            for profile in ["default", "aggressive", "conservative"] {
+                let extra = ["--tokenizer", tokenizer, "--profile", profile];
+                let first = json_of(&env.ok(&[&["meter", p, "--json"], &extra[..]].concat()));
+                let mut bytes = std::fs::read(&path).unwrap();
+                let header_end = bytes.iter().position(|&b| b == b'\n').unwrap();
+                let header = bytes[..header_end].to_vec();
+                bytes[..header_end].fill(b' ');
+                std::fs::File::options().write(true).open(&path).unwrap().write_all(&bytes).unwrap();
+                let id = format!("n{tokenizer}{profile}");
+                append(&path, &big_tool_result(&id, &first["leafId"]));
+                let grown = json_of(&env.ok(&[&["meter", p, "--json"], &extra[..]].concat()));
+                assert_eq!(grown["leafId"], id.as_str());
+                let mut whole = std::fs::read(&path).unwrap();
+                whole[..header_end].copy_from_slice(&header);
+                std::fs::write(&path, &whole).unwrap();
+                std::fs::write(&intact, &whole).unwrap();
+                let i = intact.to_str().unwrap();
+                let expected = json_of(&fresh.ok(&[&["fold", i, "--dry-run", "--json"], &extra[..]].concat()));
+                assert_eq!(grown["tokens"], expected["tokensFreed"], "seed {seed} {extra:?}");
+                assert_eq!(grown["toolResults"], expected["toolResults"], "seed {seed} {extra:?}");
+                assert_eq!(grown["blocks"], expected["blocks"], "seed {seed} {extra:?}");
+            }
+        }
+    }
+}
