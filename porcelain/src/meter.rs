@@ -587,6 +587,53 @@ mod tests {
         }
     }
 
+    /// The shortcut against the full plan: each generated session is measured at a prefix cut
+    /// at a line, then grown by the lines after it; where the shortcut is taken (plain entries)
+    /// its figures are the whole file's plan, and it is taken on most cuts.
+    #[test]
+    fn growing_a_prefix_equals_planning_the_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut taken = 0;
+        for seed in 1..=10u64 {
+            let options =
+                shake_plumbing::generate::Options { seed, limit: shake_plumbing::generate::Limit::Default, cwd: None };
+            let bytes = shake_plumbing::generate::generate(&options);
+            let ends: Vec<usize> = bytes.iter().enumerate().filter(|(_, &b)| b == b'\n').map(|(i, _)| i + 1).collect();
+            let profile = [Profile::Default, Profile::Aggressive, Profile::Conservative][seed as usize % 3];
+            let tok = Tokenizer::new(TokenizerName::Pi);
+            let fold = FoldOptions { scope: Scope::Elide, profile, tokenizer: tok };
+            for cut in ends.iter().skip(3).step_by(7) {
+                let prefix = SessionFile::from_bytes(PathBuf::from("p.jsonl"), bytes[..*cut].to_vec());
+                let session = Session::parse(&prefix).unwrap();
+                let projection = Projection::at(&session, session.default_leaf()).unwrap();
+                let entry = MemoEntry {
+                    key: String::new(),
+                    len: *cut as u64,
+                    mtime_ns: 0,
+                    inode: 1,
+                    exact: false,
+                    tokens: 0,
+                    tool_results: 0,
+                    blocks: 0,
+                    leaf_id: session.entries.last().map(|e| e.id.to_string()),
+                    growth: Growth::of(&projection, &Wall::at(&projection), &fold),
+                };
+                let path = dir.path().join(format!("s{seed}-{cut}.jsonl"));
+                std::fs::write(&path, &bytes).unwrap();
+                let state = FileState { path, len: bytes.len() as u64, mtime_ns: 0, inode: 1 };
+                let Some((reading, _)) = entry.grow(&state, profile, tok) else { continue };
+                taken += 1;
+                let whole = SessionFile::from_bytes(PathBuf::from("w.jsonl"), bytes.clone());
+                let session = Session::parse(&whole).unwrap();
+                let projection = Projection::at(&session, session.default_leaf()).unwrap();
+                let plan = plan_with_wall(&projection, &Wall::at(&projection), &fold);
+                let figures = (plan.tokens_freed, plan.count(RegionKind::ToolResult), plan.count(RegionKind::Block));
+                assert_eq!((reading.tokens, reading.tool_results, reading.blocks), figures, "seed {seed} cut {cut}");
+            }
+        }
+        assert!(taken >= 20, "the shortcut was taken {taken} times");
+    }
+
     #[test]
     fn labels_round_to_thousands() {
         assert_eq!(reading(0).label(), "<1k shakeable");
