@@ -395,14 +395,20 @@ impl Rules {
 /// Returns the first context position inside the tail: positions from it on are protected.
 /// An entry is protected while the tokens of the entries strictly newer than it are below `tail`.
 pub fn tail_start(projection: &Projection<'_, '_>, tail: u64, tok: &Tokenizer) -> usize {
+    tail_start_by(projection.context.len(), tail, |pos| entry_tokens(projection, pos, tok))
+}
+
+/// [`tail_start`] over `len` positions whose tokens `tokens_at` gives (asked newest first, and
+/// only as far back as the tail reaches).
+pub fn tail_start_by(len: usize, tail: u64, tokens_at: impl Fn(usize) -> u64) -> usize {
     let mut newer = 0;
-    let mut start = projection.context.len();
-    for pos in (0..projection.context.len()).rev() {
+    let mut start = len;
+    for pos in (0..len).rev() {
         if newer >= tail {
             break;
         }
         start = pos;
-        newer += entry_tokens(projection, pos, tok);
+        newer += tokens_at(pos);
     }
     start
 }

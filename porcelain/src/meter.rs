@@ -11,14 +11,16 @@ use std::time::{Duration, SystemTime};
 use anstyle::{AnsiColor, Style};
 use serde_json::{json, Value};
 use shake_plumbing::cmd::tokens::{calibrated_for, open_cached, save_cache};
-use shake_plumbing::pi::{Projection, Session};
-use shake_plumbing::regions::{Profile, RegionKind, Scope};
+use shake_plumbing::pi::message::Message;
+use shake_plumbing::pi::{BlockKind, Content, Projection, Session, SessionFile};
+use shake_plumbing::regions::{tail_start_by, Profile, RegionKind, Scope};
 use shake_plumbing::rev::RevArgs;
-use shake_plumbing::tokens::{Tokenizer, TokenizerName, DEFAULT_TOKENIZER};
+use shake_plumbing::tokens::{context_tokens, Tokenizer, TokenizerName, DEFAULT_TOKENIZER};
 use shake_plumbing::{Context, Result};
 
-use crate::plan::{plan_with_wall, FoldOptions};
+use crate::plan::{gains, plan_with_wall, FoldOptions, Gain};
 use crate::profile;
+use crate::wall::Wall;
 
 /// From this many shakeable tokens the meter shows a warning colour.
 pub const WARNING_FROM: u64 = 10_000;
@@ -153,13 +155,14 @@ pub fn measure(
     leaf: Option<usize>,
     profile: Profile,
     tok: Tokenizer,
-) -> Result<Reading> {
+) -> Result<(Reading, Option<Growth>)> {
     let projection = Projection::at(session, leaf)?;
     // Tokenize what the cache lacks on every core first; the plan's counts are then lookups.
     tok.prefetch(&projection);
     let wall = crate::overlay::wall_at(ctx, session, &projection);
-    let plan = plan_with_wall(&projection, &wall, &FoldOptions { scope: Scope::Elide, profile, tokenizer: tok });
-    Ok(Reading {
+    let options = FoldOptions { scope: Scope::Elide, profile, tokenizer: tok };
+    let plan = plan_with_wall(&projection, &wall, &options);
+    let reading = Reading {
         tokens: plan.tokens_freed,
         tool_results: plan.count(RegionKind::ToolResult),
         blocks: plan.count(RegionKind::Block),
@@ -167,12 +170,13 @@ pub fn measure(
         profile,
         session: session.file.path.clone(),
         leaf_id: leaf.map(|l| session.entries[l].id.to_string()),
-    })
+    };
+    Ok((reading, Growth::of(&projection, &wall, &options)))
 }
 
 /// Reads the session the arguments name and measures it, counting with `tok` (re-calibrated for
 /// this session when it is `calibrated`).
-fn read(ctx: &Context, args: &MeterArgs, profile: Profile, tok: Tokenizer) -> Result<Reading> {
+fn read(ctx: &Context, args: &MeterArgs, profile: Profile, tok: Tokenizer) -> Result<(Reading, Option<Growth>)> {
     let (file, rev) = args.rev.load(ctx)?;
     let session = Session::parse(&file)?;
     ctx.warn_session(&session);
@@ -194,12 +198,21 @@ pub fn run(ctx: &Context, args: &MeterArgs, out: &mut dyn Write) -> Result {
     let mut state = FileState::of(ctx, &args.rev)?;
     loop {
         let key = memo_key(&state, args, profile);
-        let reading = match key.as_deref().and_then(|k| recall(ctx, k, &state)) {
+        let known = key.as_deref().and_then(|k| load_memo(ctx).entries.into_iter().find(|e| e.key == k));
+        let reading = match known.as_ref().and_then(|e| e.recall(&state, args.tokenizer, profile)) {
             Some(reading) => reading,
             None => {
-                let reading = read(ctx, args, profile, tok)?;
+                let grown = known.as_ref().filter(|_| args.rev.rev().entry.is_none()).and_then(|e| {
+                    let grown = e.grow(&state, profile, tok);
+                    save_cache(ctx, &tok);
+                    grown
+                });
+                let (reading, growth) = match grown {
+                    Some(grown) => grown,
+                    None => read(ctx, args, profile, tok)?,
+                };
                 if let Some(k) = &key {
-                    remember(ctx, k, &state, &reading);
+                    remember(ctx, k, &state, &reading, growth);
                 }
                 reading
             }
@@ -282,16 +295,22 @@ struct MemoEntry {
     len: u64,
     mtime_ns: u128,
     inode: u64,
+    /// The file was settled when measured, so the reading may answer for the same state.
+    #[serde(default)]
+    exact: bool,
     tokens: u64,
     tool_results: usize,
     blocks: usize,
     leaf_id: Option<String>,
+    /// What an append to this state needs to be measured from the new bytes alone.
+    #[serde(default)]
+    growth: Option<Growth>,
 }
 
 /// The memo key of a reading, or `None` when it must always be measured: `calibrated` (its
-/// ratio may come from `calibration.json`) and files modified moments ago.
+/// ratio may come from `calibration.json`).
 fn memo_key(state: &FileState, args: &MeterArgs, profile: Profile) -> Option<String> {
-    if args.tokenizer == TokenizerName::Calibrated || !state.settled() {
+    if args.tokenizer == TokenizerName::Calibrated {
         return None;
     }
     let rev = args.rev.rev();
@@ -314,28 +333,183 @@ fn load_memo(ctx: &Context) -> Memo {
     std::fs::read(memo_path(ctx)).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default()
 }
 
-/// The remembered reading for `key`, if the file is still exactly as it was measured.
-fn recall(ctx: &Context, key: &str, state: &FileState) -> Option<Reading> {
-    let memo = load_memo(ctx);
-    let e = memo.entries.into_iter().find(|e| e.key == key)?;
-    if (e.len, e.mtime_ns, e.inode) != (state.len, state.mtime_ns, state.inode) {
-        return None;
+impl MemoEntry {
+    /// The remembered reading, if it was measured settled and the file is still exactly as it was.
+    fn recall(&self, state: &FileState, tokenizer: TokenizerName, profile: Profile) -> Option<Reading> {
+        if !self.exact || (self.len, self.mtime_ns, self.inode) != (state.len, state.mtime_ns, state.inode) {
+            return None;
+        }
+        Some(self.reading(state, tokenizer, profile, (self.tokens, self.tool_results, self.blocks)))
     }
-    let tokenizer = key.split(' ').nth(1)?.parse().ok()?;
-    let profile = Profile::parse(key.split(' ').nth(2)?)?;
-    Some(Reading {
-        tokens: e.tokens,
-        tool_results: e.tool_results,
-        blocks: e.blocks,
-        tokenizer,
-        profile,
-        session: state.path.clone(),
-        leaf_id: e.leaf_id,
-    })
+
+    fn reading(
+        &self,
+        state: &FileState,
+        tokenizer: TokenizerName,
+        profile: Profile,
+        f: (u64, usize, usize),
+    ) -> Reading {
+        Reading {
+            tokens: f.0,
+            tool_results: f.1,
+            blocks: f.2,
+            tokenizer,
+            profile,
+            session: state.path.clone(),
+            leaf_id: self.leaf_id.clone(),
+        }
+    }
+
+    /// Measures the file from the bytes appended since this reading, when they are whole lines of
+    /// plain entries continuing its leaf (see [`Growth`]); `None` means: measure it all.
+    fn grow(&self, state: &FileState, profile: Profile, tok: Tokenizer) -> Option<(Reading, Option<Growth>)> {
+        let g = self.growth.as_ref()?;
+        if state.inode != self.inode || state.len <= self.len {
+            return None;
+        }
+        let from = self.len.checked_sub(g.last_bytes.len() as u64)?;
+        let mut file = std::fs::File::open(&state.path).ok()?;
+        file.seek(SeekFrom::Start(from)).ok()?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes).ok()?;
+        let (before, new) = bytes.split_at_checked(g.last_bytes.len())?;
+        if before != g.last_bytes || new.last() != Some(&b'\n') {
+            return None;
+        }
+        let mut mini = format!("{}\n", g.header).into_bytes();
+        mini.extend_from_slice(new);
+        let mini = SessionFile::from_bytes(state.path.clone(), mini);
+        let session = Session::parse(&mini).ok()?;
+        let projection = Projection::at(&session, session.default_leaf()).ok()?;
+        if !g.continued_by(&projection, self.leaf_id.as_deref()?) {
+            return None;
+        }
+        tok.prefetch(&projection);
+        let options = FoldOptions { scope: Scope::Elide, profile, tokenizer: tok };
+        let mut next = g.clone();
+        next.extend(&projection, &Wall::at(&projection), &options)?;
+        next.last_bytes = bytes[bytes.len().saturating_sub(LAST_BYTES)..].to_vec();
+        let start = tail_start_by(next.tokens.len(), profile.tail(), |pos| next.tokens[pos]);
+        let sum =
+            next.gains[..start].iter().fold((0, 0, 0), |(t, r, b), g| (t + g.tokens, r + g.tool_results, b + g.blocks));
+        let mut entry = self.clone();
+        entry.leaf_id = session.entries.last().map(|e| e.id.to_string());
+        Some((entry.reading(state, tok.name, profile, sum), Some(next)))
+    }
+}
+
+/// How many bytes before the measured length must still be there for an append to be trusted.
+const LAST_BYTES: usize = 4096;
+/// Memo entries that keep their [`Growth`] (the newest); older ones keep only their reading.
+const GROWTH_ENTRIES: usize = 4;
+
+/// What measuring an appended file from its new bytes alone needs, per context position of the
+/// measured leaf: its tokens and its [`Gain`]. When the new lines are plain entries continuing
+/// the leaf (messages and entries pi keeps out of the context; no edit, compaction or branch
+/// summary), the old context is unchanged and each old position's gain too, so the new plan is
+/// the new tail (found from the tokens) and the sum of the gains before it: the full plan's figures.
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
+pub struct Growth {
+    /// The session header line (the new lines are parsed after it).
+    header: String,
+    /// The file's last bytes when measured.
+    last_bytes: Vec<u8>,
+    /// Ids on the leaf's path (a new entry reusing one would change the path).
+    path_ids: Vec<String>,
+    /// Tool-call ids in the context, and those whose `path` is a `skill://` (the skip rules).
+    calls: Vec<String>,
+    skill_calls: Vec<String>,
+    /// Per context position: tokens, and the gain of folding it.
+    tokens: Vec<u64>,
+    gains: Vec<Gain>,
+}
+
+/// Entry types an append may hold for the shortcut.
+const PLAIN: [&str; 6] = ["message", "custom", "label", "session_info", "model_change", "thinking_level_change"];
+
+impl Growth {
+    /// The growth of a measured projection, or `None` when an append to it cannot be followed
+    /// (a session pi would migrate, a file not ending in a newline, no leaf).
+    fn of(projection: &Projection<'_, '_>, wall: &Wall, options: &FoldOptions) -> Option<Growth> {
+        let session = projection.session;
+        let raw = session.file.raw();
+        if session.needs_migration() || !session.file.ends_with_newline() {
+            return None;
+        }
+        let header = String::from_utf8(session.header.as_ref()?.raw.to_vec()).ok()?;
+        projection.leaf?;
+        let mut g = Growth {
+            header,
+            last_bytes: raw[raw.len().saturating_sub(LAST_BYTES)..].to_vec(),
+            path_ids: Vec::new(),
+            calls: Vec::new(),
+            skill_calls: Vec::new(),
+            tokens: Vec::new(),
+            gains: Vec::new(),
+        };
+        g.extend(projection, wall, options)?;
+        Some(g)
+    }
+
+    /// Appends a projection's positions (all of them: the whole context, or the new entries alone).
+    fn extend(&mut self, projection: &Projection<'_, '_>, wall: &Wall, options: &FoldOptions) -> Option<()> {
+        for (id, path) in tool_calls(projection) {
+            if path.starts_with("skill://") {
+                self.skill_calls.push(id.clone());
+            }
+            self.calls.push(id);
+        }
+        self.tokens.extend(context_tokens(projection, &options.tokenizer));
+        self.gains.extend(gains(projection, wall, options));
+        let session = projection.session;
+        self.path_ids.extend(session.path(projection.leaf?).ok()?.iter().map(|&i| session.entries[i].id.to_string()));
+        Some(())
+    }
+
+    /// Tells whether `new` (the appended lines parsed alone) is a chain of plain entries from
+    /// `leaf` that leaves every old position's figures as they were.
+    fn continued_by(&self, new: &Projection<'_, '_>, leaf: &str) -> bool {
+        let session = new.session;
+        // The one warning expected: the first new entry's parent is not in the new lines.
+        if session.warnings.len() != 1 || session.entries.is_empty() {
+            return false;
+        }
+        let mut ids: std::collections::HashSet<&str> = self.path_ids.iter().map(String::as_str).collect();
+        let mut parent = leaf;
+        for e in &session.entries {
+            if e.parent_id.as_deref() != Some(parent) || !ids.insert(&e.id) || !PLAIN.contains(&e.kind.as_ref()) {
+                return false;
+            }
+            let result = e.fields.message.and_then(Message::parse).filter(|m| m.role.as_deref() == Some("toolResult"));
+            let call = result.and_then(|m| m.tool_call_id.map(|c| c.into_owned()));
+            if call.is_some_and(|c| self.skill_calls.contains(&c)) {
+                return false;
+            }
+            parent = &e.id;
+        }
+        tool_calls(new).iter().all(|(id, _)| !self.calls.contains(id))
+    }
+}
+
+/// The tool calls in a projection's context: id and `path` argument (empty without one).
+fn tool_calls(projection: &Projection<'_, '_>) -> Vec<(String, String)> {
+    let mut calls = Vec::new();
+    for &i in &projection.context {
+        let Some(Content::Blocks(blocks)) = projection.content(i) else { continue };
+        for block in blocks {
+            if let BlockKind::ToolCall { id: Some(id), arguments, .. } = &block.kind {
+                let path = arguments
+                    .and_then(|a| serde_json::from_str::<Value>(a.get()).ok())
+                    .and_then(|v| v.get("path").and_then(|p| p.as_str().map(str::to_string)));
+                calls.push((id.to_string(), path.unwrap_or_default()));
+            }
+        }
+    }
+    calls
 }
 
 /// Remembers a reading (temporary file, then rename); failing to is not an error.
-fn remember(ctx: &Context, key: &str, state: &FileState, r: &Reading) {
+fn remember(ctx: &Context, key: &str, state: &FileState, r: &Reading, growth: Option<Growth>) {
     let mut memo = load_memo(ctx);
     memo.entries.retain(|e| e.key != key);
     memo.entries.push(MemoEntry {
@@ -343,13 +517,17 @@ fn remember(ctx: &Context, key: &str, state: &FileState, r: &Reading) {
         len: state.len,
         mtime_ns: state.mtime_ns,
         inode: state.inode,
+        exact: state.settled(),
         tokens: r.tokens,
         tool_results: r.tool_results,
         blocks: r.blocks,
         leaf_id: r.leaf_id.clone(),
+        growth,
     });
     let excess = memo.entries.len().saturating_sub(MEMO_ENTRIES);
     memo.entries.drain(..excess);
+    let keep_growth = memo.entries.len().saturating_sub(GROWTH_ENTRIES);
+    memo.entries[..keep_growth].iter_mut().for_each(|e| e.growth = None);
     let path = memo_path(ctx);
     let write = || -> std::io::Result<()> {
         let dir = path.parent().unwrap_or(Path::new("."));
@@ -407,6 +585,53 @@ mod tests {
             session: PathBuf::from("/s.jsonl"),
             leaf_id: Some("ab".into()),
         }
+    }
+
+    /// The shortcut against the full plan: each generated session is measured at a prefix cut
+    /// at a line, then grown by the lines after it; where the shortcut is taken (plain entries)
+    /// its figures are the whole file's plan, and it is taken on most cuts.
+    #[test]
+    fn growing_a_prefix_equals_planning_the_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut taken = 0;
+        for seed in 1..=10u64 {
+            let options =
+                shake_plumbing::generate::Options { seed, limit: shake_plumbing::generate::Limit::Default, cwd: None };
+            let bytes = shake_plumbing::generate::generate(&options);
+            let ends: Vec<usize> = bytes.iter().enumerate().filter(|(_, &b)| b == b'\n').map(|(i, _)| i + 1).collect();
+            let profile = [Profile::Default, Profile::Aggressive, Profile::Conservative][seed as usize % 3];
+            let tok = Tokenizer::new(TokenizerName::Pi);
+            let fold = FoldOptions { scope: Scope::Elide, profile, tokenizer: tok };
+            for cut in ends.iter().skip(3).step_by(7) {
+                let prefix = SessionFile::from_bytes(PathBuf::from("p.jsonl"), bytes[..*cut].to_vec());
+                let session = Session::parse(&prefix).unwrap();
+                let projection = Projection::at(&session, session.default_leaf()).unwrap();
+                let entry = MemoEntry {
+                    key: String::new(),
+                    len: *cut as u64,
+                    mtime_ns: 0,
+                    inode: 1,
+                    exact: false,
+                    tokens: 0,
+                    tool_results: 0,
+                    blocks: 0,
+                    leaf_id: session.entries.last().map(|e| e.id.to_string()),
+                    growth: Growth::of(&projection, &Wall::at(&projection), &fold),
+                };
+                let path = dir.path().join(format!("s{seed}-{cut}.jsonl"));
+                std::fs::write(&path, &bytes).unwrap();
+                let state = FileState { path, len: bytes.len() as u64, mtime_ns: 0, inode: 1 };
+                let Some((reading, _)) = entry.grow(&state, profile, tok) else { continue };
+                taken += 1;
+                let whole = SessionFile::from_bytes(PathBuf::from("w.jsonl"), bytes.clone());
+                let session = Session::parse(&whole).unwrap();
+                let projection = Projection::at(&session, session.default_leaf()).unwrap();
+                let plan = plan_with_wall(&projection, &Wall::at(&projection), &fold);
+                let figures = (plan.tokens_freed, plan.count(RegionKind::ToolResult), plan.count(RegionKind::Block));
+                assert_eq!((reading.tokens, reading.tool_results, reading.blocks), figures, "seed {seed} cut {cut}");
+            }
+        }
+        assert!(taken >= 20, "the shortcut was taken {taken} times");
     }
 
     #[test]

@@ -68,12 +68,49 @@ impl Plan {
 
 /// Plans a fold given the wall already derived for this projection.
 pub fn plan_with_wall(projection: &Projection<'_, '_>, wall: &Wall, options: &FoldOptions) -> Plan {
+    let tail_start = match options.scope {
+        Scope::Elide => tail_start(projection, options.profile.tail(), &options.tokenizer),
+        Scope::Thinking | Scope::Images => projection.context.len(),
+    };
+    plan_before(projection, wall, options, tail_start)
+}
+
+/// What folding one context position frees and folds, whatever the tail: a plan's figures are
+/// the sums of its positions' gains before its `tail_start` (each position is planned alone).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Gain {
+    /// Tokens freed (`before − after` of the position's edit, 0 without one).
+    pub tokens: u64,
+    /// Tool results folded.
+    pub tool_results: usize,
+    /// Blocks folded.
+    pub blocks: usize,
+}
+
+/// The gain of every context position, as if no tail protected any.
+pub fn gains(projection: &Projection<'_, '_>, wall: &Wall, options: &FoldOptions) -> Vec<Gain> {
+    let plan = plan_before(projection, wall, options, projection.context.len());
+    let pos_of: HashMap<usize, usize> =
+        projection.context.iter().enumerate().map(|(pos, &index)| (index, pos)).collect();
+    let mut gains = vec![Gain::default(); projection.context.len()];
+    for edit in &plan.edits {
+        gains[pos_of[&edit.index]].tokens += edit.before.saturating_sub(edit.after);
+    }
+    for r in &plan.regions {
+        let g = &mut gains[pos_of[&r.index]];
+        match r.kind {
+            RegionKind::ToolResult => g.tool_results += 1,
+            RegionKind::Block => g.blocks += 1,
+            RegionKind::Thinking | RegionKind::Image => {}
+        }
+    }
+    gains
+}
+
+/// Plans the positions before `tail_start` (the later ones are protected).
+fn plan_before(projection: &Projection<'_, '_>, wall: &Wall, options: &FoldOptions, tail_start: usize) -> Plan {
     let tok = &options.tokenizer;
     let context = &projection.context;
-    let tail_start = match options.scope {
-        Scope::Elide => tail_start(projection, options.profile.tail(), tok),
-        Scope::Thinking | Scope::Images => context.len(),
-    };
     let rules = Rules::new(projection);
     let mut plan = Plan { options: *options, regions: Vec::new(), edits: Vec::new(), tokens_freed: 0, tail_start };
     for (pos, &index) in context.iter().enumerate().take(tail_start) {

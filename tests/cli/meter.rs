@@ -205,3 +205,91 @@ fn filler(id: &str, parent: &str, chars: usize) -> Value {
     json!({"type": "message", "id": id, "parentId": parent, "timestamp": "2026-01-01T01:00:01.000Z",
            "message": {"role": "user", "content": "words ".repeat(chars / 6), "timestamp": 2}})
 }
+
+/// After every kind of change a session file sees (a plain entry appended, a fold's
+/// `context_edit`, a branch from an older entry, a torn last line, the file rewritten), a meter
+/// that has read the file before still prints what `fold --dry-run` prints. Each state's file is
+/// dated in the past, so the meter may answer from its memo: this is the test any shortcut taken
+/// on an appended file must pass.
+#[test]
+fn meter_equals_fold_dry_run_after_each_kind_of_change() {
+    let env = TestEnv::new();
+    let hour_ago = std::time::SystemTime::now() - Duration::from_secs(3600);
+    for seed in [2u64, 5, 9] {
+        let path = env.dir.path().join(format!("c{seed}.jsonl"));
+        env.ok(&["generate-session", "--seed", &seed.to_string(), "-o", path.to_str().unwrap()]);
+        let p = path.to_str().unwrap();
+        let mut stamp = 0;
+        let mut check = |label: &str| {
+            stamp += 1;
+            let t = hour_ago + Duration::from_secs(stamp);
+            std::fs::File::options().write(true).open(&path).unwrap().set_modified(t).unwrap();
+            for tokenizer in ["pi", "o200k"] {
+                for profile in ["default", "aggressive", "conservative"] {
+                    let extra = ["--tokenizer", tokenizer, "--profile", profile];
+                    let meter = assert_one_number(&env, p, &extra);
+                    // Asked again (now surely from the memo): the same.
+                    let again = json_of(&env.ok(&[&["meter", p, "--json"], &extra[..]].concat()));
+                    assert_eq!(meter, again, "seed {seed} after {label} {extra:?}");
+                }
+            }
+        };
+        check("nothing");
+        let leaf = json_of(&env.ok(&["meter", p, "--json", "--tokenizer", "pi"]))["leafId"].clone();
+        append(&path, &big_tool_result("zz", &leaf));
+        check("a plain entry");
+        append(&path, &filler("zy", "zz", 8_000));
+        check("a filler");
+        env.ok(&["fold", p, "--tokenizer", "pi"]);
+        check("a fold's context_edit");
+        append(&path, &big_tool_result("zx", &leaf));
+        check("a branch from an older entry");
+        let whole = std::fs::read(&path).unwrap();
+        let torn = serde_json::to_string(&filler("zw", "zx", 600)).unwrap();
+        std::fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(&torn.as_bytes()[..40]).unwrap();
+        check("a torn line");
+        let mut rewritten = whole.clone();
+        rewritten.extend(format!("{}\n", filler("zv", "zz", 3_000)).as_bytes());
+        std::fs::write(&path, rewritten).unwrap();
+        check("a rewrite");
+    }
+}
+
+/// After a plain entry is appended to a metered file, the meter reads only the new bytes: with
+/// the file's first line blanked (so reading it all fails), it still prints the figure a fresh
+/// store measures on the intact file.
+#[test]
+fn an_appended_plain_entry_is_measured_from_the_new_bytes_alone() {
+    let env = TestEnv::new();
+    let fresh = TestEnv::new();
+    for seed in [3u64, 6] {
+        let path = env.dir.path().join(format!("a{seed}.jsonl"));
+        let p = path.to_str().unwrap();
+        env.ok(&["generate-session", "--seed", &seed.to_string(), "-o", p]);
+        let intact = fresh.dir.path().join(format!("a{seed}.jsonl"));
+        for tokenizer in ["pi", "o200k"] {
+            for profile in ["default", "aggressive", "conservative"] {
+                let extra = ["--tokenizer", tokenizer, "--profile", profile];
+                let first = json_of(&env.ok(&[&["meter", p, "--json"], &extra[..]].concat()));
+                let mut bytes = std::fs::read(&path).unwrap();
+                let header_end = bytes.iter().position(|&b| b == b'\n').unwrap();
+                let header = bytes[..header_end].to_vec();
+                bytes[..header_end].fill(b' ');
+                std::fs::File::options().write(true).open(&path).unwrap().write_all(&bytes).unwrap();
+                let id = format!("n{tokenizer}{profile}");
+                append(&path, &big_tool_result(&id, &first["leafId"]));
+                let grown = json_of(&env.ok(&[&["meter", p, "--json"], &extra[..]].concat()));
+                assert_eq!(grown["leafId"], id.as_str());
+                let mut whole = std::fs::read(&path).unwrap();
+                whole[..header_end].copy_from_slice(&header);
+                std::fs::write(&path, &whole).unwrap();
+                std::fs::write(&intact, &whole).unwrap();
+                let i = intact.to_str().unwrap();
+                let expected = json_of(&fresh.ok(&[&["fold", i, "--dry-run", "--json"], &extra[..]].concat()));
+                assert_eq!(grown["tokens"], expected["tokensFreed"], "seed {seed} {extra:?}");
+                assert_eq!(grown["toolResults"], expected["toolResults"], "seed {seed} {extra:?}");
+                assert_eq!(grown["blocks"], expected["blocks"], "seed {seed} {extra:?}");
+            }
+        }
+    }
+}
