@@ -14,7 +14,7 @@
 
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { describeRewrite, loadPi, privateCopy } from "./pi-loader.mjs";
+import { describeRewrite, linesNotRoundTripping, loadPi, privateCopy } from "./pi-loader.mjs";
 
 const files = process.argv.slice(2);
 if (files.length === 0) {
@@ -28,14 +28,7 @@ process.stdout.write(`${JSON.stringify(files.map((f) => check(resolve(f))))}\n`)
 function check(file) {
 	const { copy, originalBytes } = privateCopy(file);
 	const out = { file, accepted: false };
-	const text = originalBytes.toString("utf8");
-	out.notRoundTripping = [];
-	text.split("\n").forEach((line, i) => {
-		if (!line.trim()) return;
-		try {
-			if (JSON.stringify(JSON.parse(line)) !== line) out.notRoundTripping.push(i + 1);
-		} catch {}
-	});
+	out.notRoundTripping = linesNotRoundTripping(originalBytes, { unparseable: false });
 	let sm;
 	try {
 		sm = pi.SessionManager.open(copy);

@@ -17,7 +17,7 @@
 
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { describeRewrite, loadPi, privateCopy } from "./pi-loader.mjs";
+import { describeRewrite, linesNotRoundTripping, loadPi, privateCopy } from "./pi-loader.mjs";
 
 const args = process.argv.slice(2);
 const roundTrip = args.includes("--roundtrip");
@@ -36,7 +36,7 @@ for (const file of files) process.stdout.write(`${JSON.stringify(projectAll(reso
 function projectAll(file) {
 	const { copy, originalBytes } = privateCopy(file);
 	const out = { file };
-	if (roundTrip) out.notRoundTripping = linesNotRoundTripping(originalBytes);
+	if (roundTrip) out.notRoundTripping = linesNotRoundTripping(originalBytes, { unparseable: true });
 	let sm;
 	try {
 		sm = pi.SessionManager.open(copy);
@@ -68,20 +68,4 @@ function projectAll(file) {
 		};
 	});
 	return out;
-}
-
-function linesNotRoundTripping(bytes) {
-	const bad = [];
-	bytes
-		.toString("utf8")
-		.split("\n")
-		.forEach((line, i) => {
-			if (!line.trim()) return;
-			try {
-				if (JSON.stringify(JSON.parse(line)) !== line) bad.push(i + 1);
-			} catch {
-				bad.push(i + 1);
-			}
-		});
-	return bad;
 }
