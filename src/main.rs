@@ -20,10 +20,8 @@ fn main() -> ExitCode {
     };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let result = cli.command.run(&ctx, &mut out).and_then(|code| {
-        out.flush()?;
-        Ok(code)
-    });
+    // The answer is decided before the output is flushed: a closed pipe does not change it.
+    let result = cli.command.run(&ctx, &mut out).and_then(|code| shake_plumbing::output::answer(Ok(code), out.flush()));
     match result {
         Ok(code) => ExitCode::from(code),
         // A closed pipe (`shake log | head`) is not a failure.

@@ -8,6 +8,7 @@ pub mod error;
 pub mod generate;
 pub mod id;
 pub mod nodes;
+pub mod output;
 pub mod pi;
 pub mod regions;
 pub mod rev;

@@ -5,7 +5,7 @@
 use std::io::Write;
 
 use serde_json::{json, Value};
-use shake_plumbing::cmd::rev_parse::write_record;
+use shake_plumbing::output::{answer, json_or, write_record};
 use shake_plumbing::{Context, Error, Result};
 
 use crate::leaf::{id_of, with_two_leaves, LeafView, Seen, Shared};
@@ -45,34 +45,38 @@ fn report(a: &LeafView<'_, '_>, b: &LeafView<'_, '_>, args: &DiffArgs, out: &mut
     let (only_a, only_b) = (&a.path()[shared.length..], &b.path()[shared.length..]);
     let changed = changed(a, b);
     let same = only_a.is_empty() && only_b.is_empty() && changed.is_empty();
-    if args.json {
-        let value = json!({
-            "a": a.describe(),
-            "b": b.describe(),
-            "shared": shared.json(),
-            "onlyA": entries_json(a, only_a, shared.length),
-            "onlyB": entries_json(b, only_b, shared.length),
-            "targets": changed
-                .iter()
-                .map(|c| json!({"id": c.id, "type": c.kind, "a": side_json(a, c.a), "b": side_json(b, c.b)}))
-                .collect::<Vec<_>>(),
-            "same": same,
-        });
-        serde_json::to_writer(&mut *out, &value).map_err(std::io::Error::from)?;
-        writeln!(out)?;
-    } else {
-        shared.write_record(out, args.nul)?;
-        for (mark, side, only) in [("<", a, only_a), (">", b, only_b)] {
-            for &i in only {
-                let e = &side.session().entries[i];
-                write_record(out, &[mark, &e.id, &e.kind, &e.line.to_string()], args.nul)?;
+    let written = json_or(
+        out,
+        args.json,
+        || {
+            json!({
+                "a": a.describe(),
+                "b": b.describe(),
+                "shared": shared.json(),
+                "onlyA": entries_json(a, only_a, shared.length),
+                "onlyB": entries_json(b, only_b, shared.length),
+                "targets": changed
+                    .iter()
+                    .map(|c| json!({"id": c.id, "type": c.kind, "a": side_json(a, c.a), "b": side_json(b, c.b)}))
+                    .collect::<Vec<_>>(),
+                "same": same,
+            })
+        },
+        |out| {
+            shared.write_record(out, args.nul)?;
+            for (mark, side, only) in [("<", a, only_a), (">", b, only_b)] {
+                for &i in only {
+                    let e = &side.session().entries[i];
+                    write_record(out, &[mark, &e.id, &e.kind, &e.line.to_string()], args.nul)?;
+                }
             }
-        }
-        for c in &changed {
-            write_record(out, &["~", &c.id, seen(a, c.a).as_str(), seen(b, c.b).as_str()], args.nul)?;
-        }
-    }
-    Ok(u8::from(!same))
+            for c in &changed {
+                write_record(out, &["~", &c.id, seen(a, c.a).as_str(), seen(b, c.b).as_str()], args.nul)?;
+            }
+            Ok(())
+        },
+    );
+    answer(Ok(u8::from(!same)), written)
 }
 
 /// The entries of either context whose messages differ, A's context order first, then B's.

@@ -5,9 +5,10 @@ use std::collections::{HashMap, HashSet};
 use std::io::Write;
 
 use serde_json::{json, Value};
-use shake_plumbing::cmd::rev_parse::{leaf_path, write_record};
+use shake_plumbing::cmd::rev_parse::leaf_path;
 use shake_plumbing::id::ObjectId;
 use shake_plumbing::nodes::NodeIds;
+use shake_plumbing::output::write_record;
 use shake_plumbing::pi::{Projected, Projection, Session};
 use shake_plumbing::rev::{Rev, RevArgs};
 use shake_plumbing::{Context, Result};

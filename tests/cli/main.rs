@@ -16,6 +16,7 @@ mod inspect;
 mod lifecycle;
 mod meter;
 mod pi_live;
+mod pipe;
 mod project;
 mod sessions;
 mod store;

@@ -4,6 +4,7 @@ use std::io::Write;
 
 use serde_json::json;
 
+use crate::output::{answer, json_or};
 use crate::store::fsck;
 use crate::{Context, Error, Result};
 
@@ -19,8 +20,8 @@ pub struct FsckArgs {
 /// with the stored one.
 pub fn run(ctx: &Context, args: &FsckArgs, out: &mut dyn Write, overlays: fsck::OverlayCheck<'_>) -> Result {
     let r = fsck::check(&ctx.store_dir, overlays)?;
-    if args.json {
-        let report = json!({
+    let json = || {
+        json!({
             "ok": r.problems.is_empty(),
             "objects": r.objects,
             "packs": r.packs,
@@ -28,23 +29,24 @@ pub fn run(ctx: &Context, args: &FsckArgs, out: &mut dyn Write, overlays: fsck::
             "sessions": r.sessions,
             "problems": r.problems,
             "notes": r.notes,
-        });
-        writeln!(out, "{report}")?;
-    } else {
+        })
+    };
+    let text = |out: &mut dyn Write| {
         for p in &r.problems {
             writeln!(out, "error: {p}")?;
         }
         for n in &r.notes {
             writeln!(out, "note: {n}")?;
         }
-        writeln!(out, "checked {} objects in {} packs, {} refs, {} sessions", r.objects, r.packs, r.refs, r.sessions)?;
-    }
-    match r.problems.len() {
+        writeln!(out, "checked {} objects in {} packs, {} refs, {} sessions", r.objects, r.packs, r.refs, r.sessions)
+    };
+    let verdict = match r.problems.len() {
         0 => Ok(0),
         n => Err(Error::corrupt(format!(
             "{}: {n} problem{} found",
             ctx.store_dir.display(),
             if n == 1 { "" } else { "s" }
         ))),
-    }
+    };
+    answer(verdict, json_or(out, args.json, json, text))
 }

@@ -6,8 +6,9 @@ use std::io::Write;
 
 use serde_json::json;
 
-use super::rev_parse::{leaf_path, write_record};
+use super::rev_parse::leaf_path;
 use crate::nodes::{entry_object, NodeIds};
+use crate::output::write_record;
 use crate::pi::project::context_entries;
 use crate::pi::Session;
 use crate::rev::RevArgs;

@@ -5,8 +5,9 @@ use std::io::Write;
 
 use serde_json::json;
 
-use super::rev_parse::{path_of, write_record};
+use super::rev_parse::path_of;
 use crate::nodes::NodeIds;
+use crate::output::write_record;
 use crate::pi::Session;
 use crate::rev::RevArgs;
 use crate::{Context, Result};

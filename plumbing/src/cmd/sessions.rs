@@ -5,8 +5,8 @@ use std::io::Write;
 
 use serde_json::{json, Value};
 
-use super::rev_parse::write_record;
 use crate::id::ObjectId;
+use crate::output::write_record;
 use crate::store::{family, SessionInfo, Store};
 use crate::{Context, Result};
 

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::io::Write;
 
 use serde_json::{json, Value};
-use shake_plumbing::cmd::rev_parse::write_record;
+use shake_plumbing::output::{answer, json_or, write_record};
 use shake_plumbing::pi::entry::is_null;
 use shake_plumbing::pi::project::own_content;
 use shake_plumbing::pi::{Content, Entry, Session};
@@ -102,18 +102,17 @@ fn report(source: &LeafView<'_, '_>, fork: &LeafView<'_, '_>, args: &ForkArgs, o
     let verdicts = verdicts(source, fork, fork_point);
     let consistent = !verdicts.iter().any(Verdict::is_difference);
     let shared = Shared::of(source, fork);
-    if args.json {
-        let value = json!({
+    let json = || {
+        json!({
             "source": source.describe(),
             "fork": fork.describe(),
             "shared": shared.json(),
             "forkPoint": fork_point.map(|p| id_of(source.session(), source.path()[p])),
             "folds": verdicts.iter().map(verdict_json).collect::<Vec<_>>(),
             "consistent": consistent,
-        });
-        serde_json::to_writer(&mut *out, &value).map_err(std::io::Error::from)?;
-        writeln!(out)?;
-    } else {
+        })
+    };
+    let records = |out: &mut dyn Write| {
         shared.write_record(out, args.nul)?;
         for v in &verdicts {
             let lost = v.targets.iter().filter(|t| t.problem.is_some()).count();
@@ -124,8 +123,9 @@ fn report(source: &LeafView<'_, '_>, fork: &LeafView<'_, '_>, args: &ForkArgs, o
                 }
             }
         }
-    }
-    Ok(u8::from(!consistent))
+        Ok(())
+    };
+    answer(Ok(u8::from(!consistent)), json_or(out, args.json, json, records))
 }
 
 /// The position on the source path of the last entry whose id is on the fork's path: where the

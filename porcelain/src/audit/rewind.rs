@@ -6,7 +6,7 @@ use std::io::Write;
 
 use serde_json::{json, Value};
 use shake_plumbing::cmd::ls_leaves::tips;
-use shake_plumbing::cmd::rev_parse::write_record;
+use shake_plumbing::output::{answer, json_or, write_record};
 use shake_plumbing::pi::Session;
 use shake_plumbing::rev::RevArgs;
 use shake_plumbing::{Context, Error, Result};
@@ -73,7 +73,7 @@ pub fn run(ctx: &Context, args: &RewindArgs, out: &mut dyn Write) -> Result {
         .collect::<Result<Vec<_>>>()?;
     let consistent = checks.iter().all(FoldCheck::ok);
     let default = session.default_leaf();
-    if args.json {
+    let json = || {
         let leaves: Vec<Value> = leaves
             .iter()
             .map(|v| {
@@ -83,38 +83,38 @@ pub fn run(ctx: &Context, args: &RewindArgs, out: &mut dyn Write) -> Result {
                        "node": v.nodes.last().map(|n| n.to_hex()), "wall": v.wall_json()})
             })
             .collect();
-        let value = json!({
+        json!({
             "file": file.display(),
             "defaultLeaf": default.map(|d| id_of(&session, d)),
             "leaves": leaves,
             "stranded": stranded.iter().map(|s| json!({"log": s.log, "regions": s.regions, "leaves": s.leaves})).collect::<Vec<_>>(),
             "folds": checks.iter().map(check_json).collect::<Vec<_>>(),
             "consistent": consistent,
-        });
-        serde_json::to_writer(&mut *out, &value).map_err(std::io::Error::from)?;
-        writeln!(out)?;
-        return Ok(u8::from(!consistent));
-    }
-    for v in &leaves {
-        let leaf = v.projection.leaf.unwrap_or_default();
-        let mark = if Some(leaf) == default { "*" } else { "-" };
-        write_record(out, &["leaf", mark, id_of(&session, leaf), &v.wall.items.len().to_string()], args.nul)?;
-    }
-    for s in &stranded {
-        for leaf in &s.leaves {
-            write_record(out, &["stranded", &s.log, &s.regions.to_string(), leaf], args.nul)?;
+        })
+    };
+    let records = |out: &mut dyn Write| {
+        for v in &leaves {
+            let leaf = v.projection.leaf.unwrap_or_default();
+            let mark = if Some(leaf) == default { "*" } else { "-" };
+            write_record(out, &["leaf", mark, id_of(&session, leaf), &v.wall.items.len().to_string()], args.nul)?;
         }
-    }
-    for c in &checks {
-        let verdict = if c.ok() { "ok" } else { "fail" };
-        write_record(out, &["fold", &c.log, c.before.as_deref().unwrap_or_default(), verdict], args.nul)?;
-        for t in &c.targets {
-            if let Some(problem) = t.problem {
-                write_record(out, &["!", &c.log, &t.id, problem], args.nul)?;
+        for s in &stranded {
+            for leaf in &s.leaves {
+                write_record(out, &["stranded", &s.log, &s.regions.to_string(), leaf], args.nul)?;
             }
         }
-    }
-    Ok(u8::from(!consistent))
+        for c in &checks {
+            let verdict = if c.ok() { "ok" } else { "fail" };
+            write_record(out, &["fold", &c.log, c.before.as_deref().unwrap_or_default(), verdict], args.nul)?;
+            for t in &c.targets {
+                if let Some(problem) = t.problem {
+                    write_record(out, &["!", &c.log, &t.id, problem], args.nul)?;
+                }
+            }
+        }
+        Ok(())
+    };
+    answer(Ok(u8::from(!consistent)), json_or(out, args.json, json, records))
 }
 
 /// Projects the entry just before fold `log` (its parent: the leaf the fold was made at) and

@@ -1,0 +1,126 @@
+//! Command output, written one way by every command: JSON (one object, one line) or line
+//! records (TAB-separated and quoted, or NUL-ended with `-z`); and exit codes that a closed pipe
+//! cannot change (`docs/plumbing.md`, "Exit codes").
+
+use std::borrow::Cow;
+use std::io::{self, Write};
+
+use serde::Serialize;
+
+use crate::Result;
+
+/// Writes `value` as one line of JSON.
+pub fn write_json(out: &mut dyn Write, value: &impl Serialize) -> io::Result<()> {
+    serde_json::to_writer(&mut *out, value)?;
+    out.write_all(b"\n")
+}
+
+/// Writes a command's output: `value()` as one line of JSON when `json` is set, else `text`.
+pub fn json_or(
+    out: &mut dyn Write,
+    json: bool,
+    value: impl FnOnce() -> serde_json::Value,
+    text: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
+    if json {
+        write_json(out, &value())
+    } else {
+        text(out)
+    }
+}
+
+/// Tells whether a write failed because the reader closed the pipe (`shake log | head`).
+pub fn is_broken_pipe(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::BrokenPipe
+}
+
+/// Returns a command's answer (its exit code, or the error it reports) after its output was
+/// `written`. The answer is decided before the output: a reader that closes the pipe early
+/// (`shake diff A B | head -1`) cuts the output short but never changes the answer. Any other
+/// write error is the command's error.
+pub fn answer<T>(verdict: Result<T>, written: io::Result<()>) -> Result<T> {
+    match written {
+        Err(e) if !is_broken_pipe(&e) => Err(e.into()),
+        _ => verdict,
+    }
+}
+
+/// Quotes a free-text field (entry id, type) for line output the way git quotes paths: as is
+/// when it is plain, else (control characters, `"`, `\`, or empty) in double quotes with C
+/// escapes (`\t`, `\n`, `\"`, `\\`, octal).
+pub fn quote(s: &str) -> Cow<'_, str> {
+    let plain = !s.is_empty() && !s.chars().any(|c| c.is_ascii_control() || c == '"' || c == '\\');
+    if plain {
+        return Cow::Borrowed(s);
+    }
+    let mut q = String::with_capacity(s.len() + 2);
+    q.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => q.push_str("\\\""),
+            '\\' => q.push_str("\\\\"),
+            '\t' => q.push_str("\\t"),
+            '\n' => q.push_str("\\n"),
+            '\r' => q.push_str("\\r"),
+            c if c.is_ascii_control() => q.push_str(&format!("\\{:03o}", c as u8)),
+            c => q.push(c),
+        }
+    }
+    q.push('"');
+    Cow::Owned(q)
+}
+
+/// Writes one record of line output: fields separated by TAB and ended by a newline, each
+/// quoted; or with `-z`, every field verbatim and ended by NUL.
+pub fn write_record(out: &mut dyn Write, fields: &[&str], nul: bool) -> std::io::Result<()> {
+    if nul {
+        for field in fields {
+            out.write_all(field.as_bytes())?;
+            out.write_all(b"\0")?;
+        }
+        return Ok(());
+    }
+    for (i, field) in fields.iter().enumerate() {
+        if i > 0 {
+            out.write_all(b"\t")?;
+        }
+        out.write_all(quote(field).as_bytes())?;
+    }
+    out.write_all(b"\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting_is_git_like() {
+        assert_eq!(quote("1a2b3c4d"), "1a2b3c4d");
+        assert_eq!(quote("sp ace é"), "sp ace é");
+        assert_eq!(quote("a\tb\nc"), "\"a\\tb\\nc\"");
+        assert_eq!(quote("\"x"), "\"\\\"x\"");
+        assert_eq!(quote("back\\slash"), "\"back\\\\slash\"");
+        assert_eq!(quote("\u{1}\u{7f}"), "\"\\001\\177\"");
+        assert_eq!(quote(""), "\"\"");
+    }
+
+    #[test]
+    fn records_tab_or_nul() {
+        let mut out = Vec::new();
+        write_record(&mut out, &["a\tb", "message", "ff"], false).unwrap();
+        write_record(&mut out, &["a\tb", "message", "ff"], true).unwrap();
+        assert_eq!(out, b"\"a\\tb\"\tmessage\tff\na\tb\0message\0ff\0");
+    }
+
+    #[test]
+    fn a_closed_pipe_keeps_the_answer_and_other_write_errors_do_not() {
+        let pipe = || -> io::Result<()> { Err(io::Error::from(io::ErrorKind::BrokenPipe)) };
+        assert_eq!(answer(Ok(1), pipe()).unwrap(), 1);
+        assert_eq!(answer::<u8>(Err(crate::Error::corrupt("bad")), pipe()).unwrap_err().kind.exit_code(), 3);
+        assert!(answer(Ok(1), Err(io::Error::other("disk full"))).is_err());
+        let mut out = Vec::new();
+        json_or(&mut out, true, || serde_json::json!({"a": 1}), |_| unreachable!()).unwrap();
+        json_or(&mut out, false, || unreachable!(), |o: &mut dyn Write| o.write_all(b"text\n")).unwrap();
+        assert_eq!(out, b"{\"a\":1}\ntext\n");
+    }
+}

@@ -1,0 +1,71 @@
+//! Exit codes that carry an answer (`diff`, `audit`, `fsck`) stay true when the reader closes
+//! the pipe early (`shake diff A B | head -1`): a closed pipe never turns "differs" into 0.
+
+use std::io::Read;
+use std::process::Stdio;
+
+use crate::env::TestEnv;
+
+/// How often each reader runs: the old bug showed on some runs only, as the close raced the write.
+const RUNS: usize = 15;
+
+/// Runs `shake ARGS…` with readers that close the pipe at once, after one byte, and after one
+/// line; asserts every run exits `code`.
+fn exits_through_a_closed_pipe(env: &TestEnv, args: &[&str], code: i32) {
+    let full = env.run(args);
+    assert_eq!(full.status.code(), Some(code), "shake {args:?} unpiped: {}", String::from_utf8_lossy(&full.stderr));
+    assert!(!full.stdout.is_empty(), "shake {args:?} prints something to cut short");
+    for keep in [0usize, 1, 2] {
+        for run in 0..RUNS {
+            let mut child = env.cmd().args(args).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+            let mut stdout = child.stdout.take().unwrap();
+            match keep {
+                0 => {}
+                1 => stdout.read_exact(&mut [0u8; 1]).unwrap(),
+                _ => {
+                    let mut byte = [0u8; 1];
+                    while stdout.read(&mut byte).unwrap() == 1 && byte[0] != b'\n' {}
+                }
+            }
+            drop(stdout);
+            let status = child.wait().unwrap();
+            assert_eq!(status.code(), Some(code), "shake {args:?}, reader keeping {keep} (run {run})");
+        }
+    }
+}
+
+#[test]
+fn diff_audit_and_fsck_answer_through_a_closed_pipe() {
+    let env = TestEnv::new();
+    let path = env.fixture("pi-v3-branch-compaction-edit.jsonl");
+    let p = path.to_str().unwrap();
+    let (a, b) = (format!("{p}:5f607182"), format!("{p}:2d3e4f50"));
+    exits_through_a_closed_pipe(&env, &["diff", &a, &b], 1);
+    exits_through_a_closed_pipe(&env, &["diff", &a, &b, "--json"], 1);
+    exits_through_a_closed_pipe(&env, &["diff", &a, &a], 0);
+
+    // A fork whose copy of the fold's log entry differs: the fold is "changed", a difference.
+    let source = env.dir.path().join("source.jsonl");
+    let s = source.to_str().unwrap();
+    env.ok(&["generate-session", "--seed", "3", "-o", s]);
+    env.ok(&["fold", s]);
+    let text = std::fs::read_to_string(&source).unwrap();
+    let changed = text.replacen("\"tokenizer\":\"o200k\"", "\"tokenizer\":\"pi\"", 1);
+    assert_ne!(changed, text);
+    let fork = env.write("fork.jsonl", changed);
+    exits_through_a_closed_pipe(&env, &["audit", "fork", s, fork.to_str().unwrap()], 1);
+
+    // A flipped byte in the store's only pack: fsck reports corruption, exit 3.
+    env.ok(&["import", p]);
+    let packs = env.store().join("packs");
+    let pack = std::fs::read_dir(&packs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|f| f.extension().is_some_and(|x| x == "pack"))
+        .unwrap();
+    let mut bytes = std::fs::read(&pack).unwrap();
+    let at = bytes.windows(6).position(|w| w == b"\"type\"").unwrap();
+    bytes[at + 2] ^= 0x20;
+    std::fs::write(&pack, &bytes).unwrap();
+    exits_through_a_closed_pipe(&env, &["fsck"], 3);
+}
