@@ -13,7 +13,7 @@ use shake_plumbing::pi::{Session, SessionFile};
 use shake_plumbing::rev::{Rev, RevArgs};
 use shake_plumbing::{Context, Error, Result};
 
-use crate::log_entry::{LogData, CUSTOM_TYPE};
+use crate::log_entry::{self, LogData, CUSTOM_TYPE};
 use crate::plan::TargetEdit;
 use crate::wall::Wall;
 
@@ -46,11 +46,40 @@ impl WriteArgs {
 }
 
 /// Returns the leaf a write acts on, after telling the session's warnings and refusing files
-/// shake must not append to.
+/// shake must not append to. A leaf named on the command line (`--branch X`, `:X`) stands for
+/// its branch: when shake already wrote batches after it, the write acts at their end
+/// ([`after_batches`]), so folding the same branch twice folds nothing the second time.
 pub fn write_leaf(ctx: &Context, session: &Session<'_>, rev: &Rev, dry_run: bool) -> Result<usize> {
     ctx.warn_session(session);
     check_writable(ctx, session, dry_run)?;
-    rev.leaf(session)?.ok_or_else(|| Error::user(format!("{}: the session has no entries", session.file.display())))
+    let leaf = rev
+        .leaf(session)?
+        .ok_or_else(|| Error::user(format!("{}: the session has no entries", session.file.display())))?;
+    Ok(if rev.entry.is_some() { after_batches(session, leaf) } else { leaf })
+}
+
+/// Follows the shake batches written after entry `leaf`: the latest log entry whose parent it
+/// is, then that log's own edits, chained; again from their end, until no batch follows.
+/// Returns `leaf` itself when no shake batch was written after it.
+pub fn after_batches(session: &Session<'_>, mut leaf: usize) -> usize {
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); session.entries.len()];
+    for i in 0..session.entries.len() {
+        if let Some(p) = session.parent_of(i).filter(|&p| p != i) {
+            children[p].push(i);
+        }
+    }
+    // Each step moves to a later entry in file order, so the walk ends.
+    while let Some((log, data)) =
+        children[leaf].iter().rev().find_map(|&c| log_entry::parse(&session.entries[c]).map(|d| (c, d)))
+    {
+        let edits = data.edit_ids();
+        leaf = log;
+        while let Some(&next) = children[leaf].iter().rev().find(|&&c| edits.contains(&session.entries[c].id.as_ref()))
+        {
+            leaf = next;
+        }
+    }
+    leaf
 }
 
 /// What a write did.
@@ -78,15 +107,17 @@ pub fn commit(
 ) -> Result<Outcome> {
     let repairs: Vec<String> = wall.torn.iter().map(|t| t.log.clone()).collect();
     let repaired = !repairs.is_empty() || torn_last_line(session.file);
-    let mut outcome = Outcome { appended: Vec::new(), repaired, moved: session.default_leaf() != Some(leaf) };
-    if !args.dry_run && (!edits.is_empty() || repaired) {
+    let writes = !edits.is_empty() || repaired;
+    // pi's resume point moves only when a batch is (or, in a dry run, would be) appended.
+    let moved = writes && session.default_leaf() != Some(leaf);
+    let mut outcome = Outcome { appended: Vec::new(), repaired, moved };
+    if !args.dry_run && writes {
         let contents: Vec<(String, &RawValue)> = edits.iter().map(|e| (e.target.clone(), &*e.content)).collect();
         outcome.appended = write(ctx, session, leaf, data(repairs), &contents)?;
         if let Some(last) = outcome.appended.last() {
             crate::overlay::after_write(ctx, &session.file.path, last);
         }
     }
-    outcome.moved &= args.dry_run || !outcome.appended.is_empty();
     Ok(outcome)
 }
 

@@ -109,6 +109,52 @@ fn branch_folds_another_leaf_and_says_pi_will_resume_it() {
 }
 
 #[test]
+fn a_branch_folded_once_is_not_folded_again() {
+    let env = TestEnv::new();
+    let rich = synthetic::rich();
+    let path = env.write("rich.jsonl", &rich.text);
+    let p = path.to_str().unwrap();
+    let first = json(&env, &["fold", p, "--branch", &rich.side_leaf, "--json"]);
+    assert!(!first["appended"].as_array().unwrap().is_empty());
+    let leaves = env.ok(&["ls-leaves", p]);
+    let bytes = std::fs::read(&path).unwrap();
+    // Again by --branch, and as a bare `:ENTRY`: the branch now ends after the first fold.
+    for rev in [vec![p, "--branch", &rich.side_leaf], vec![&format!("{p}:{}", rich.side_leaf)]] {
+        let dry = env.ok(&[&["fold"], rev.as_slice(), &["--dry-run"]].concat());
+        assert!(dry.starts_with("[dry-run] · Nothing to fold.") && !dry.contains("resume"), "{dry}");
+        let again = json(&env, &[&["fold"], rev.as_slice(), &["--json"]].concat());
+        assert_eq!(again["appended"], Value::Array(vec![]));
+        assert_eq!(again["resumePointMoved"], false);
+        assert_eq!(again["leafBefore"], first["leafAfter"]);
+    }
+    assert_eq!(std::fs::read(&path).unwrap(), bytes, "nothing appended");
+    assert_eq!(env.ok(&["ls-leaves", p]), leaves, "no new leaf");
+}
+
+#[test]
+fn a_dry_run_says_what_the_real_run_does() {
+    let env = TestEnv::new();
+    let rich = synthetic::rich();
+    let path = env.write("rich.jsonl", &rich.text);
+    let p = path.to_str().unwrap();
+    // The first entry (nothing to fold there) and a side branch: neither is pi's leaf; a write
+    // moves pi's resume point, and no write leaves it.
+    let root = env.ok(&["ls-entries", p]).lines().next().unwrap().split('\t').next().unwrap().to_string();
+    for (leaf, scope) in [(&root, "elide"), (&rich.side_leaf, "images"), (&rich.side_leaf, "elide")] {
+        let args = ["fold", p, "--branch", leaf, "--scope", scope];
+        let dry = json(&env, &[&args[..], &["--dry-run", "--json"]].concat());
+        let dry_text = env.ok(&[&args[..], &["--dry-run"]].concat());
+        let real = json(&env, &[&args[..], &["--json"]].concat());
+        assert_eq!(dry["resumePointMoved"], real["resumePointMoved"], "{leaf} {scope}");
+        assert_eq!(dry["tokensFreed"], real["tokensFreed"], "{leaf} {scope}");
+        if real["resumePointMoved"] == true {
+            assert!(!real["appended"].as_array().unwrap().is_empty(), "moved without a write");
+        }
+        assert_eq!(dry_text.contains("would resume"), real["resumePointMoved"] == true, "{leaf} {scope}: {dry_text}");
+    }
+}
+
+#[test]
 fn regions_lists_candidates_without_writing() {
     let (env, p) = setup();
     let before = std::fs::read(&p).unwrap();
