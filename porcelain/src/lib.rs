@@ -15,6 +15,7 @@ pub mod overlay;
 pub mod pi_extension;
 pub mod plan;
 pub mod profile;
+pub mod regions;
 pub mod render;
 pub mod show;
 pub mod status;

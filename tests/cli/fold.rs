@@ -172,6 +172,26 @@ fn regions_lists_candidates_without_writing() {
 }
 
 #[test]
+fn regions_agrees_with_the_dry_run_after_a_fold() {
+    let (env, p) = setup();
+    let triple = |v: &Value, key: &str| -> Vec<(Value, Value, Value)> {
+        v[key].as_array().unwrap().iter().map(|r| (r["id"].clone(), r["kind"].clone(), r["tokens"].clone())).collect()
+    };
+    env.ok(&["fold", &p]);
+    assert_eq!(env.ok(&["regions", &p]), "", "what is folded is not listed again");
+    for profile in ["default", "aggressive"] {
+        for scope in ["elide", "thinking", "images"] {
+            let args = ["--scope", scope, "--profile", profile, "--json"];
+            let regions = json(&env, &[&["regions", &p][..], &args].concat());
+            let plan = json(&env, &[&["fold", &p, "--dry-run"][..], &args].concat());
+            assert_eq!(triple(&regions, "regions"), triple(&plan, "targets"), "{scope} {profile}");
+        }
+    }
+    env.ok(&["fold", &p, "--profile", "aggressive"]);
+    assert_eq!(json(&env, &["regions", &p, "--profile", "aggressive", "--json"])["regions"], Value::Array(vec![]));
+}
+
+#[test]
 fn folds_compose_across_scopes_and_undo_restores_all() {
     let (env, p) = setup();
     env.ok(&["fold", &p]);

@@ -14,7 +14,6 @@ pub mod import;
 pub mod ls_entries;
 pub mod ls_leaves;
 pub mod project;
-pub mod regions;
 pub mod restore;
 pub mod rev_parse;
 pub mod sessions;
