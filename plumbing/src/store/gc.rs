@@ -56,7 +56,17 @@ impl Store {
         }
         report.objects = seen.len() as u64;
         report.kept = report.objects - report.dropped.iter().sum::<u64>();
-        if dry_run || (report.kept == report.objects && counts.packs <= 1) {
+        if report.kept == report.objects && counts.packs <= 1 {
+            return Ok(report);
+        }
+        if dry_run {
+            // The size the repack would write: the pack and index of the kept objects.
+            let mut sizes = Vec::new();
+            each_kept(store, &keep, |_, obj| {
+                sizes.push(obj.bytes.len());
+                Ok(())
+            })?;
+            report.bytes_after = pack::packed_bytes(&sizes);
             return Ok(report);
         }
         repack(store, &keep)?;
@@ -70,22 +80,7 @@ impl Store {
 fn repack(store: &mut Store, keep: &HashSet<ObjectId>) -> Result<()> {
     let dir = store.packs_dir();
     let mut writer = pack::PackWriter::new(&dir)?;
-    for p in &store.packs {
-        for i in 0..p.len() {
-            let id = p.id_at(i);
-            if !keep.contains(&id) || writer.contains(&id) {
-                continue;
-            }
-            let obj = p.object_at(i)?;
-            if ObjectId::hash(obj.kind, obj.bytes) != id {
-                return Err(Error::corrupt(format!(
-                    "{}: object {id} does not match its id; run shake fsck",
-                    p.path.display()
-                )));
-            }
-            writer.add(id, obj.kind, obj.bytes)?;
-        }
-    }
+    each_kept(store, keep, |id, obj| writer.add(id, obj.kind, obj.bytes))?;
     let new_idx = writer.finish()?;
     for old in std::mem::take(&mut store.packs) {
         // The new pack can have the name of an old one with the same contents: that one stays.
@@ -100,6 +95,33 @@ fn repack(store: &mut Store, keep: &HashSet<ObjectId>) -> Result<()> {
     }
     pack::sync_dir(&dir)?;
     store.refresh()
+}
+
+/// Calls `f` once for each kept object, in pack order (what a repack writes, and in that order),
+/// after checking that its bytes match its id.
+fn each_kept(
+    store: &Store,
+    keep: &HashSet<ObjectId>,
+    mut f: impl FnMut(ObjectId, pack::Object<'_>) -> Result<()>,
+) -> Result<()> {
+    let mut done = HashSet::new();
+    for p in &store.packs {
+        for i in 0..p.len() {
+            let id = p.id_at(i);
+            if !keep.contains(&id) || !done.insert(id) {
+                continue;
+            }
+            let obj = p.object_at(i)?;
+            if ObjectId::hash(obj.kind, obj.bytes) != id {
+                return Err(Error::corrupt(format!(
+                    "{}: object {id} does not match its id; run shake fsck",
+                    p.path.display()
+                )));
+            }
+            f(id, obj)?;
+        }
+    }
+    Ok(())
 }
 
 /// Returns every object id a ref or an import state reaches (see the module doc).
@@ -191,8 +213,11 @@ mod tests {
         batch.commit().unwrap();
         store.refresh().unwrap();
         assert_eq!(store.counts().packs, 2);
+        let predicted = store.gc(true).unwrap();
         let report = store.gc(false).unwrap();
         assert_eq!((report.objects, report.kept, report.dropped), (5, 4, [0, 0, 0, 1]));
+        assert_eq!(predicted.bytes_after, report.bytes_after, "the dry run predicts the size");
+        assert_eq!(report.bytes_after, store.counts().bytes);
         assert_eq!(store.counts().packs, 1);
         assert!(!store.contains(&loose));
         assert_eq!(store.version_bytes(&version).unwrap(), text.as_bytes());

@@ -361,6 +361,17 @@ impl Write for Hashing {
     }
 }
 
+/// Returns the bytes on disk (pack and index) of a pack holding objects of these sizes, as
+/// [`PackWriter`] writes it; 0 for no objects (no file is written).
+pub fn packed_bytes(sizes: &[usize]) -> u64 {
+    if sizes.is_empty() {
+        return 0;
+    }
+    let pack = HEADER_LEN + sizes.iter().map(|n| RECORD_HEADER_LEN + n).sum::<usize>() + CHECKSUM_LEN;
+    let idx = HEADER_LEN + FANOUT_LEN + sizes.len() * IDX_ROW_LEN + IDX_TRAILER_LEN;
+    (pack + idx) as u64
+}
+
 /// Builds an index for sorted `(id, offset)` rows.
 fn encode_index(rows: &[(ObjectId, u64)], pack_len: u64, pack_sum: &[u8; 32]) -> Vec<u8> {
     let mut idx = Vec::with_capacity(HEADER_LEN + FANOUT_LEN + rows.len() * IDX_ROW_LEN + IDX_TRAILER_LEN);
@@ -455,6 +466,8 @@ mod tests {
         }
         assert!(pack.find(&ObjectId::hash(Kind::Node, b"x")).is_none());
         assert!(pack.verify().is_empty());
+        let sizes: Vec<usize> = objects.iter().map(Vec::len).collect();
+        assert_eq!(pack.disk_bytes(), packed_bytes(&sizes), "the size a repack predicts is the size written");
     }
 
     #[test]
