@@ -158,7 +158,7 @@ fn write(
     edits: &[(String, &RawValue)],
 ) -> Result<Vec<String>> {
     let path = &session.file.path;
-    if let Some(age) = recently_written(path) {
+    if let Some(age) = recently_written(path).filter(|_| !crate::own_write::is_last(ctx, path)) {
         ctx.warn(format_args!(
             "{} was written {}s ago; if pi has this session open, quit pi and run shake again, or pi's next message will put this change on a side branch",
             path.display(),
@@ -182,6 +182,7 @@ fn write(
     let mut bytes = lines.join("\n").into_bytes();
     bytes.push(b'\n');
     append::append(path, &Snapshot::of(session.file.raw()), &bytes)?;
+    crate::own_write::record(ctx, path);
     Ok(ids)
 }
 

@@ -12,6 +12,7 @@ pub mod log;
 pub mod log_entry;
 pub mod meter;
 pub mod overlay;
+pub mod own_write;
 pub mod pi_extension;
 pub mod plan;
 pub mod profile;

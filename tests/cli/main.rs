@@ -14,6 +14,7 @@ mod generate;
 mod host_plan;
 mod inspect;
 mod lifecycle;
+mod messages;
 mod meter;
 mod pi_live;
 mod pipe;

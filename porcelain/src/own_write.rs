@@ -1,0 +1,41 @@
+//! What shake itself last wrote to each session file: `<store>/written/<key>` (keyed as the
+//! file's import state) holds the file's size and modification time right after shake's write,
+//! so the "pi may have this session open" warning fires only when someone else wrote the file
+//! last, never after shake's own fold or undo. A hint, not data: losing it brings back one warning.
+
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+use shake_plumbing::store::pack::write_atomically;
+use shake_plumbing::store::state::state_path;
+use shake_plumbing::Context;
+
+/// The record of `path` in the store (`key` as for import states: blake3 of the absolute path).
+fn record_path(ctx: &Context, path: &Path) -> PathBuf {
+    let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let import_state = state_path(&ctx.store_dir, &path.to_string_lossy());
+    ctx.store_dir.join("written").join(import_state.file_name().unwrap_or_default())
+}
+
+/// `<size> <mtime in ns>` of the file now; `None` when it cannot be read.
+fn stamp(path: &Path) -> Option<String> {
+    let meta = path.metadata().ok()?;
+    let mtime = meta.modified().ok()?.duration_since(UNIX_EPOCH).ok()?.as_nanos();
+    Some(format!("{} {mtime}\n", meta.len()))
+}
+
+/// Records that shake has just written `path`. A failure is ignored: the record is only a hint.
+pub fn record(ctx: &Context, path: &Path) {
+    let (Some(stamp), record) = (stamp(path), record_path(ctx, path)) else { return };
+    let Some(dir) = record.parent() else { return };
+    if std::fs::create_dir_all(dir).is_ok() {
+        let _ = write_atomically(dir, &record, stamp.as_bytes(), false);
+    }
+}
+
+/// Tells whether the last write to `path` was shake's own: its size and modification time are
+/// still those recorded right after shake wrote it.
+pub fn is_last(ctx: &Context, path: &Path) -> bool {
+    let recorded = std::fs::read_to_string(record_path(ctx, path)).ok();
+    recorded.is_some() && recorded == stamp(path)
+}

@@ -1,0 +1,37 @@
+//! Messages for people that must not mislead: the "pi may have this open" warning only after
+//! another program's write, no blame on pi for the user's own `--branch`, the session named,
+//! and revisions that say what went wrong.
+
+use std::io::Write;
+
+use crate::env::TestEnv;
+use crate::synthetic;
+
+const LIVE: &str = "if pi has this session open, quit pi";
+
+/// Runs `shake ARGS…`, asserts success, and returns stderr.
+fn stderr_of(env: &TestEnv, args: &[&str]) -> String {
+    let out = env.run(args);
+    assert!(out.status.success(), "shake {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stderr).unwrap()
+}
+
+#[test]
+fn the_live_session_warning_follows_only_another_programs_write() {
+    let env = TestEnv::new();
+    let rich = synthetic::rich();
+    let path = env.write("rich.jsonl", &rich.text);
+    let p = path.to_str().unwrap();
+    // Written just now by someone else (here: the test; in life: pi).
+    assert!(stderr_of(&env, &["fold", p]).contains(LIVE));
+    // shake's own writes since: no warning.
+    assert!(!stderr_of(&env, &["undo", p]).contains(LIVE));
+    assert!(!stderr_of(&env, &["fold", p, "--scope", "thinking"]).contains(LIVE));
+    // pi appends an entry: the warning is back.
+    let last_id = env.ok(&["rev-parse", p]).trim_end().split_once(' ').unwrap().1.to_string();
+    let line = format!(
+        "{{\"type\":\"message\",\"id\":\"p1000001\",\"parentId\":\"{last_id}\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"next\",\"timestamp\":1}}}}\n"
+    );
+    std::fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(line.as_bytes()).unwrap();
+    assert!(stderr_of(&env, &["fold", p]).contains(LIVE));
+}
