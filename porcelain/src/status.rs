@@ -32,6 +32,9 @@ pub struct Stranded {
     pub regions: usize,
     /// Branch tips where they apply.
     pub leaves: Vec<String>,
+    /// The current path left their branch through shake's own entries only (a fold or undo
+    /// written with `--branch` elsewhere), not through pi continuing from an earlier entry.
+    pub by_shake: bool,
 }
 
 /// Finds folds in force at other leaves whose log entries are not on `current`'s path. Only
@@ -56,8 +59,12 @@ pub fn stranded(session: &Session<'_>, current: &Projection<'_, '_>) -> Vec<Stra
         let leaf_id = session.entries[leaf].id.to_string();
         for item in &Wall::at(&projection).items {
             let Some(log) = session.index_of(&item.log).filter(|i| !on_path.contains(i)) else { continue };
-            let s =
-                by_log.entry(log).or_insert_with(|| Stranded { log: item.log.clone(), regions: 0, leaves: Vec::new() });
+            let s = by_log.entry(log).or_insert_with(|| Stranded {
+                log: item.log.clone(),
+                regions: 0,
+                leaves: Vec::new(),
+                by_shake: left_by_shake(session, current, log),
+            });
             if !s.leaves.contains(&leaf_id) {
                 s.leaves.push(leaf_id.clone());
             }
@@ -67,6 +74,27 @@ pub fn stranded(session: &Session<'_>, current: &Projection<'_, '_>) -> Vec<Stra
         }
     }
     by_log.into_values().collect()
+}
+
+/// Tells whether the current path, after the entry where it leaves log entry `log`'s branch,
+/// holds only shake's own entries (log entries and `context_edit`s) among those written after
+/// `log`: then a later shake write moved pi's resume point, not pi continuing on its own.
+fn left_by_shake(session: &Session<'_>, current: &Projection<'_, '_>, log: usize) -> bool {
+    let mut at = Some(log);
+    let mut steps = 0;
+    let fork = loop {
+        match at {
+            Some(i) if steps <= session.entries.len() => match current.path.iter().position(|&p| p == i) {
+                Some(pos) => break pos,
+                None => (at, steps) = (session.parent_of(i), steps + 1),
+            },
+            _ => return false,
+        }
+    };
+    current.path[fork + 1..].iter().filter(|&&i| i > log).all(|&i| {
+        let e = &session.entries[i];
+        e.kind == "context_edit" || log_entry::parse(e).is_some()
+    })
 }
 
 /// Runs `shake status`.
@@ -102,7 +130,7 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result {
                        "thinking": count(RegionKind::Thinking), "image": count(RegionKind::Image)},
             "targets": targets,
             "superseded": wall.superseded,
-            "stranded": stranded.iter().map(|s| json!({"log": s.log, "regions": s.regions, "leaves": s.leaves})).collect::<Vec<_>>(),
+            "stranded": stranded.iter().map(|s| json!({"log": s.log, "regions": s.regions, "leaves": s.leaves, "byShake": s.by_shake})).collect::<Vec<_>>(),
             "halfWritten": wall.torn.iter().map(|t| json!({"log": t.log, "line": t.line, "listed": t.listed, "written": t.written})).collect::<Vec<_>>(),
             "tornLastLine": torn_line,
         });
@@ -139,12 +167,12 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result {
         )?;
     }
     for s in &stranded {
-        let msg = format!(
-            "Stranded: log entry {} folds {} on an abandoned branch (leaf {}); pi continued from an earlier entry, so they do not apply here.",
-            s.log,
-            plural(s.regions, "region"),
-            s.leaves.join(", ")
-        );
+        let (log, regions, leaves) = (&s.log, plural(s.regions, "region"), s.leaves.join(", "));
+        let msg = if s.by_shake {
+            format!("On another branch: log entry {log} folds {regions} on the branch ending at {leaves}; a shake write with --branch moved pi to this branch, so they do not apply here.")
+        } else {
+            format!("Stranded: log entry {log} folds {regions} on an abandoned branch (leaf {leaves}); pi continued from an earlier entry, so they do not apply here.")
+        };
         writeln!(out, "{}", paint.warn(&msg))?;
     }
     for t in &wall.torn {

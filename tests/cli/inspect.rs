@@ -56,6 +56,8 @@ fn status_reports_folds_stranded_on_an_abandoned_branch() {
     assert_eq!(stranded["regions"], 7);
     let out = env.ok(&["status", &p]);
     assert!(out.contains("Stranded: log entry") && out.contains("folds 7 regions on an abandoned branch"), "{out}");
+    assert!(out.contains("pi continued from an earlier entry"), "{out}");
+    assert_eq!(stranded["byShake"], false);
 }
 
 #[test]

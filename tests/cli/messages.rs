@@ -35,3 +35,18 @@ fn the_live_session_warning_follows_only_another_programs_write() {
     std::fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(line.as_bytes()).unwrap();
     assert!(stderr_of(&env, &["fold", p]).contains(LIVE));
 }
+
+#[test]
+fn a_fold_left_behind_by_branch_is_not_blamed_on_pi() {
+    let env = TestEnv::new();
+    let rich = synthetic::rich();
+    let path = env.write("rich.jsonl", &rich.text);
+    let p = path.to_str().unwrap();
+    env.ok(&["fold", p]);
+    env.ok(&["fold", p, "--branch", &rich.side_leaf]);
+    let out = env.ok(&["status", p]);
+    assert!(!out.contains("pi continued"), "{out}");
+    assert!(out.contains("On another branch: log entry") && out.contains("--branch"), "{out}");
+    let status: serde_json::Value = serde_json::from_str(&env.ok(&["status", p, "--json"])).unwrap();
+    assert_eq!(status["stranded"][0]["byShake"], true);
+}
