@@ -22,6 +22,12 @@ pub struct Cli {
     /// The store folder (default: $SHAKE_DIR, else <pi agent dir>/shake)
     #[arg(long, global = true, value_name = "DIR")]
     pub store: Option<PathBuf>,
+    /// Colour the output for people: auto (on a terminal), always, never; NO_COLOR turns it off
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = porcelain::render::ColorChoice::Auto)]
+    pub color: porcelain::render::ColorChoice,
+    /// Do not page long output (log, show, diff, sessions) through $SHAKE_PAGER, $PAGER or less
+    #[arg(long, global = true)]
+    pub no_pager: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -65,6 +71,17 @@ pub enum Command {
 }
 
 impl Command {
+    /// Tells whether the command prints a long table for people, paged on a terminal.
+    pub fn pages(&self) -> bool {
+        match self {
+            Command::Log(args) => !args.json,
+            Command::Show(args) => !args.read.json,
+            Command::Diff(args) => !args.json,
+            Command::Sessions(args) => !args.json,
+            _ => false,
+        }
+    }
+
     /// Runs the command, writing its output to `out`.
     pub fn run(&self, ctx: &Context, out: &mut dyn Write) -> Result {
         match self {

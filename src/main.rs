@@ -2,26 +2,38 @@
 
 mod cli;
 mod cmd;
+mod pager;
 #[cfg(test)]
 mod plumbing_doc;
 #[cfg(test)]
 mod reference;
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::Parser;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
-    let ctx = match shake_plumbing::Context::from_env(cli.store.clone()) {
+    let mut ctx = match shake_plumbing::Context::from_env(cli.store.clone()) {
         Ok(ctx) => ctx,
         Err(e) => return fail(&shake_plumbing::Error::io("cannot read the working directory", e)),
     };
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
+    let terminal = std::io::stdout().is_terminal();
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    ctx.color = cli.color.decide(terminal, no_color);
+    let pager = (terminal && !cli.no_pager && cli.command.pages()).then(pager::Pager::start).flatten();
+    let (pager, sink): (Option<pager::Pager>, Box<dyn Write>) = match pager {
+        Some((pager, stdin)) => (Some(pager), Box::new(stdin)),
+        None => (None, Box::new(std::io::stdout().lock())),
+    };
+    let mut out = std::io::BufWriter::new(sink);
     // The answer is decided before the output is flushed: a closed pipe does not change it.
     let result = cli.command.run(&ctx, &mut out).and_then(|code| shake_plumbing::output::answer(Ok(code), out.flush()));
+    drop(out);
+    if let Some(pager) = pager {
+        pager.wait();
+    }
     match result {
         Ok(code) => ExitCode::from(code),
         // A closed pipe (`shake log | head`) is not a failure.

@@ -15,6 +15,9 @@ pub struct Context {
     pub custom_session_dir: Option<PathBuf>,
     /// The store: `--store`, else `$SHAKE_DIR`, else `<agent dir>/shake`.
     pub store_dir: PathBuf,
+    /// Whether output for people may be coloured: decided once by the binary (`--color`, a
+    /// terminal, `NO_COLOR`) and passed in, so no command looks at the real stdout.
+    pub color: bool,
 }
 
 impl Context {
@@ -26,7 +29,7 @@ impl Context {
         let agent_dir = var("PI_CODING_AGENT_DIR").map(|d| expand_home(&d, &home)).unwrap_or(home.join(".pi/agent"));
         let custom_session_dir = var("PI_CODING_AGENT_SESSION_DIR").map(|d| expand_home(&d, &home));
         let store_dir = store_flag.or_else(|| var("SHAKE_DIR")).unwrap_or_else(|| agent_dir.join("shake"));
-        Ok(Context { cwd, agent_dir, custom_session_dir, store_dir })
+        Ok(Context { cwd, agent_dir, custom_session_dir, store_dir, color: false })
     }
 
     /// Prints a warning on stderr (`shake: warning: …`), unless `SHAKE_QUIET` is set.

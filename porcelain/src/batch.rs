@@ -15,6 +15,7 @@ use shake_plumbing::{Context, Error, Result};
 
 use crate::log_entry::{self, LogData, CUSTOM_TYPE};
 use crate::plan::TargetEdit;
+use crate::render::Paint;
 use crate::wall::Wall;
 
 /// The arguments every command that appends takes.
@@ -187,8 +188,7 @@ fn write(
 }
 
 /// Prints the lines that follow a fold's or undo's sentence: a repair, a moved resume point.
-pub fn notices(out: &mut dyn std::io::Write, outcome: &Outcome, dry_run: bool, leaf: &str) -> Result<()> {
-    let paint = crate::render::Paint::stdout();
+pub fn notices(out: &mut dyn std::io::Write, paint: Paint, outcome: &Outcome, dry_run: bool, leaf: &str) -> Result<()> {
     if outcome.repaired && !dry_run {
         writeln!(out, "Repaired a half-written shake batch (see `shake status`).")?;
     } else if outcome.repaired {

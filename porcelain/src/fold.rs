@@ -63,8 +63,14 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
         batch::commit(ctx, &session, leaf, &args.write, &wall, &plan.edits, |repairs| log_data(&plan, repairs))?;
     save_cache(ctx, &tokenizer);
     let leaf_id = session.entries[leaf].id.to_string();
-    let report =
-        Report { plan: &plan, source: &source, dry_run: args.write.dry_run, leaf: &leaf_id, outcome: &outcome };
+    let report = Report {
+        paint: Paint::new(ctx),
+        plan: &plan,
+        source: &source,
+        dry_run: args.write.dry_run,
+        leaf: &leaf_id,
+        outcome: &outcome,
+    };
     if args.write.json {
         serde_json::to_writer(&mut *out, &report.json()).map_err(std::io::Error::from)?;
         writeln!(out)?;
@@ -132,6 +138,7 @@ pub fn summary(plan: &Plan, source: &ProfileSource) -> String {
 }
 
 struct Report<'r> {
+    paint: Paint,
     plan: &'r Plan,
     source: &'r ProfileSource,
     dry_run: bool,
@@ -141,10 +148,10 @@ struct Report<'r> {
 
 impl Report<'_> {
     fn human(&self, out: &mut dyn Write) -> Result<()> {
-        let paint = Paint::stdout();
+        let paint = self.paint;
         let prefix = if self.dry_run { "[dry-run] · " } else { "" };
         writeln!(out, "{prefix}{}", paint.strong(&summary(self.plan, self.source)))?;
-        batch::notices(out, self.outcome, self.dry_run, self.leaf)
+        batch::notices(out, paint, self.outcome, self.dry_run, self.leaf)
     }
 
     fn json(&self) -> serde_json::Value {

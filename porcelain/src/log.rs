@@ -42,7 +42,7 @@ pub fn run(ctx: &Context, args: &LogArgs, out: &mut dyn Write) -> Result {
         writeln!(out)?;
         return Ok(0);
     }
-    let paint = Paint::stdout();
+    let paint = Paint::new(ctx);
     if logs.is_empty() {
         writeln!(out, "No folds or undos {}.", if args.all { "in this session" } else { "on this branch" })?;
     }

@@ -4,7 +4,7 @@
 //! The figure is the fold engine's own plan ([`crate::plan::plan_with_wall`]) with the same options a plain
 //! fold resolves, so meter, `fold --dry-run` and the fold's report are one number.
 
-use std::io::{IsTerminal, Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -194,7 +194,7 @@ fn read(ctx: &Context, args: &MeterArgs, profile: Profile, tok: Tokenizer) -> Re
 pub fn run(ctx: &Context, args: &MeterArgs, out: &mut dyn Write) -> Result {
     let (profile, _) = profile::resolve(ctx, args.profile)?;
     let tok = open_cached(ctx, args.tokenizer);
-    let color = !args.json && color_on();
+    let color = !args.json && ctx.color;
     let mut state = FileState::of(ctx, &args.rev)?;
     loop {
         let key = memo_key(&state, args, profile);
@@ -239,11 +239,6 @@ pub fn run(ctx: &Context, args: &MeterArgs, out: &mut dyn Write) -> Result {
             }
         }
     }
-}
-
-/// Colour only on a terminal, and never with `NO_COLOR`.
-fn color_on() -> bool {
-    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal()
 }
 
 /// What `--watch` and the memo compare: which file the revision names now, and its size,

@@ -1,7 +1,5 @@
-//! Rendering for people: counts in words, thousands separators, and colour only when stdout is a
-//! terminal and `NO_COLOR` is unset.
-
-use std::io::IsTerminal;
+//! Rendering for people: counts in words, thousands separators, and colour when the binary's
+//! choice allows it (`--color`, a terminal, `NO_COLOR`: [`ColorChoice`]).
 
 use anstyle::{AnsiColor, Style};
 
@@ -40,11 +38,40 @@ pub struct Paint {
     on: bool,
 }
 
+/// `--color`: when output for people is coloured.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// On a terminal, unless `NO_COLOR` is set.
+    #[default]
+    Auto,
+    /// Always, even into a pipe or a file (but never with `NO_COLOR`).
+    Always,
+    /// Never.
+    Never,
+}
+
+impl ColorChoice {
+    /// Decides colour for output going to a terminal or not; `NO_COLOR` (set and not empty)
+    /// turns it off whatever the choice (<https://no-color.org>).
+    pub fn decide(self, terminal: bool, no_color: bool) -> bool {
+        !no_color
+            && match self {
+                ColorChoice::Auto => terminal,
+                ColorChoice::Always => true,
+                ColorChoice::Never => false,
+            }
+    }
+}
+
 impl Paint {
-    /// Colour for stdout: on only for a terminal without `NO_COLOR`.
-    pub fn stdout() -> Paint {
-        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-        Paint { on: !no_color && std::io::stdout().is_terminal() }
+    /// Colour as the context says (decided once by the binary).
+    pub fn new(ctx: &shake_plumbing::Context) -> Paint {
+        Paint { on: ctx.color }
+    }
+
+    /// Tells whether colour is on.
+    pub fn is_on(&self) -> bool {
+        self.on
     }
 
     fn style(&self, style: Style, text: &str) -> String {
@@ -83,5 +110,19 @@ mod tests {
         assert_eq!(plural(2, "entry"), "2 entries");
         let p = Paint { on: false };
         assert_eq!(p.strong("a"), "a");
+        assert_eq!(Paint { on: true }.strong("a"), "\u{1b}[1ma\u{1b}[0m");
+    }
+
+    #[test]
+    fn no_color_wins_and_auto_follows_the_terminal() {
+        use ColorChoice::*;
+        let table = [(Auto, true, false, true), (Auto, false, false, false), (Always, false, false, true)];
+        for (choice, terminal, no_color, on) in table {
+            assert_eq!(choice.decide(terminal, no_color), on, "{choice:?} terminal={terminal}");
+        }
+        for choice in [Auto, Always, Never] {
+            assert!(!choice.decide(true, true), "NO_COLOR turns {choice:?} off");
+        }
+        assert!(!Never.decide(true, false));
     }
 }

@@ -37,7 +37,7 @@ pub fn run(ctx: &Context, args: &ShowArgs, out: &mut dyn Write) -> Result {
     let value = match (log, named) {
         (Some((i, data)), _) => show_log(&session, i, &data, args.read.json, out)?,
         (None, Some(i)) if !session.leaves().contains(&i) => show_entry(&session, i, args.read.json, out)?,
-        _ => show_leaf(&Projection::at(&session, rev.leaf(&session)?)?, &tok, args.read.json, out)?,
+        _ => show_leaf(&Projection::at(&session, rev.leaf(&session)?)?, &tok, args.read.json, Paint::new(ctx), out)?,
     };
     if let Some(v) = value {
         serde_json::to_writer(&mut *out, &v).map_err(std::io::Error::from)?;
@@ -114,6 +114,7 @@ fn show_leaf(
     projection: &Projection<'_, '_>,
     tok: &Tokenizer,
     json: bool,
+    paint: Paint,
     out: &mut dyn Write,
 ) -> Result<Option<Value>> {
     let session = projection.session;
@@ -145,7 +146,6 @@ fn show_leaf(
             .collect();
         return Ok(Some(json!({"leafId": leaf, "tokenizer": tok.name.as_str(), "entries": entries})));
     }
-    let paint = Paint::stdout();
     let total: u64 = rows.iter().map(|r| r.3).sum();
     let head = format!(
         "Context at {}: {} entries, ~{} tokens ({}).",

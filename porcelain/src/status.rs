@@ -138,7 +138,7 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result {
         writeln!(out)?;
         return Ok(0);
     }
-    let paint = Paint::stdout();
+    let paint = Paint::new(ctx);
     let at = leaf.as_deref().unwrap_or("(empty session)");
     if wall.is_empty() {
         writeln!(out, "Nothing is folded at {at}.")?;

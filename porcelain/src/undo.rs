@@ -100,10 +100,10 @@ pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
         writeln!(out)?;
         return Ok(0);
     }
-    let paint = Paint::stdout();
+    let paint = Paint::new(ctx);
     let prefix = if args.write.dry_run { "[dry-run] · " } else { "" };
     writeln!(out, "{prefix}{}", paint.strong(&summary(&plan, &tok)))?;
-    batch::notices(out, &outcome, args.write.dry_run, &leaf_id)?;
+    batch::notices(out, paint, &outcome, args.write.dry_run, &leaf_id)?;
     Ok(0)
 }
 

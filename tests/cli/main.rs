@@ -22,6 +22,7 @@ mod project;
 mod sessions;
 mod store;
 mod synthetic;
+mod terminal;
 mod tokens;
 mod tree;
 
