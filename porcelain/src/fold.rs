@@ -75,6 +75,7 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
         serde_json::to_writer(&mut *out, &report.json()).map_err(std::io::Error::from)?;
         writeln!(out)?;
     } else {
+        crate::render::write_session_line(out, ctx, &rev, &file.path)?;
         report.human(out)?;
     }
     Ok(0)

@@ -43,6 +43,7 @@ pub fn run(ctx: &Context, args: &LogArgs, out: &mut dyn Write) -> Result {
         return Ok(0);
     }
     let paint = Paint::new(ctx);
+    crate::render::write_session_line(out, ctx, &rev, &file.path)?;
     if logs.is_empty() {
         writeln!(out, "No folds or undos {}.", if args.all { "in this session" } else { "on this branch" })?;
     }

@@ -1,7 +1,12 @@
 //! Rendering for people: counts in words, thousands separators, and colour when the binary's
 //! choice allows it (`--color`, a terminal, `NO_COLOR`: [`ColorChoice`]).
 
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
 use anstyle::{AnsiColor, Style};
+use shake_plumbing::rev::Rev;
+use shake_plumbing::Context;
 
 pub use shake_plumbing::regions::thousands;
 
@@ -17,6 +22,39 @@ pub fn plural(n: usize, noun: &str) -> String {
 /// Joins non-zero counts: `43 tool results + 1 block`; empty when all are zero.
 pub fn counts(parts: &[(usize, &str)]) -> String {
     parts.iter().filter(|(n, _)| *n > 0).map(|(n, noun)| plural(*n, noun)).collect::<Vec<_>>().join(" + ")
+}
+
+/// The line a command for people starts with when the command line did not name the session's
+/// file (pi's current session here, or a session id): `Session --home-dev-p--/2026-…_01f2….jsonl`,
+/// the path short (under pi's sessions folder, else under `~`). `None` when a file was named.
+pub fn session_line(ctx: &Context, rev: &Rev, path: &Path) -> Option<String> {
+    let how = match rev.session.as_deref() {
+        None => " (pi's current session here)",
+        Some(s) if !Path::new(s).is_file() => "",
+        Some(_) => return None,
+    };
+    Some(format!("Session {}{how}", short_path(ctx, path)))
+}
+
+/// Writes [`session_line`], dimmed, when there is one.
+pub fn write_session_line(out: &mut dyn Write, ctx: &Context, rev: &Rev, path: &Path) -> std::io::Result<()> {
+    match session_line(ctx, rev, path) {
+        Some(line) => writeln!(out, "{}", Paint::new(ctx).dim(&line)),
+        None => Ok(()),
+    }
+}
+
+/// A session file's path for people: relative to pi's sessions folder when inside it, else with
+/// `~` for the home folder.
+pub fn short_path(ctx: &Context, path: &Path) -> String {
+    if let Ok(rest) = path.strip_prefix(ctx.sessions_root()) {
+        return rest.display().to_string();
+    }
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+    match home.as_deref().and_then(|h| path.strip_prefix(h).ok()) {
+        Some(rest) => format!("~/{}", rest.display()),
+        None => path.display().to_string(),
+    }
 }
 
 /// The arguments of the commands that only read a leaf: which one, the tokenizer, JSON or not.

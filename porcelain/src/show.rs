@@ -33,6 +33,9 @@ pub fn run(ctx: &Context, args: &ShowArgs, out: &mut dyn Write) -> Result {
         (None, Some(prefix)) => Some(resolve_entry(&session, prefix)?),
         _ => None,
     };
+    if !args.read.json {
+        crate::render::write_session_line(out, ctx, &rev, &file.path)?;
+    }
     let log = named.and_then(|i| log_entry::parse(&session.entries[i]).map(|d| (i, d)));
     let value = match (log, named) {
         (Some((i, data)), _) => show_log(&session, i, &data, args.read.json, out)?,

@@ -139,6 +139,7 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result {
         return Ok(0);
     }
     let paint = Paint::new(ctx);
+    crate::render::write_session_line(out, ctx, &rev, &file.path)?;
     let at = leaf.as_deref().unwrap_or("(empty session)");
     if wall.is_empty() {
         writeln!(out, "Nothing is folded at {at}.")?;

@@ -101,6 +101,7 @@ pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
         return Ok(0);
     }
     let paint = Paint::new(ctx);
+    crate::render::write_session_line(out, ctx, &rev, &file.path)?;
     let prefix = if args.write.dry_run { "[dry-run] · " } else { "" };
     writeln!(out, "{prefix}{}", paint.strong(&summary(&plan, &tok)))?;
     batch::notices(out, paint, &outcome, args.write.dry_run, &leaf_id)?;

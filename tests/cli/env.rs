@@ -47,6 +47,17 @@ impl TestEnv {
         to
     }
 
+    /// Writes a session into pi's folder for the working directory, named as pi names it
+    /// (`<timestamp>_<session id>.jsonl`), and returns its path.
+    pub fn pi_session(&self, session_id: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
+        let cwd = std::fs::canonicalize(self.cwd()).unwrap();
+        let dir = self.agent_dir().join("sessions").join(shake_plumbing::context::encode_cwd(&cwd));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!("2026-01-01T00-00-00-000Z_{session_id}.jsonl"));
+        std::fs::write(&path, bytes).unwrap();
+        path
+    }
+
     /// Returns a `shake` command set up to run in the sandbox.
     pub fn cmd(&self) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_shake"));

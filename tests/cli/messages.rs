@@ -50,3 +50,26 @@ fn a_fold_left_behind_by_branch_is_not_blamed_on_pi() {
     let status: serde_json::Value = serde_json::from_str(&env.ok(&["status", p, "--json"])).unwrap();
     assert_eq!(status["stranded"][0]["byShake"], true);
 }
+
+#[test]
+fn output_for_people_names_the_session_it_was_not_given() {
+    let env = TestEnv::new();
+    let path = env.pi_session("0199aaaa-1111", synthetic::rich().text);
+    let p = path.to_str().unwrap();
+    let short = format!(
+        "{}/{}",
+        path.parent().unwrap().file_name().unwrap().to_str().unwrap(),
+        "2026-01-01T00-00-00-000Z_0199aaaa-1111.jsonl"
+    );
+    let implicit = format!("Session {short} (pi's current session here)\n");
+    for args in [&["fold"][..], &["status"], &["log"], &["show"], &["undo", "--dry-run"], &["undo"]] {
+        let out = env.ok(args);
+        assert!(out.starts_with(&implicit), "{args:?}: {out}");
+        assert_eq!(out.matches("Session ").count(), 1, "once: {out}");
+        let by_id = env.ok(&[args, &["0199aaaa"]].concat());
+        assert!(by_id.starts_with(&format!("Session {short}\n")), "{args:?}: {by_id}");
+        let named = env.ok(&[args, &[p]].concat());
+        assert!(!named.contains("Session "), "a file named on the command line is not named again: {named}");
+        assert!(!env.ok(&[args, &["--json"]].concat()).contains("Session "), "JSON is unchanged");
+    }
+}
