@@ -71,6 +71,8 @@ impl Rev {
         match &self.session {
             None => default_session(ctx),
             Some(s) if Path::new(s).is_file() => Ok(PathBuf::from(s)),
+            Some(s) if Path::new(s).is_dir() => Err(Error::user(format!("{s} is a directory, not a session file"))
+                .hint("name a .jsonl file in it, or a session id (`shake sessions` lists them)")),
             Some(s) if s.contains('/') || s.ends_with(".jsonl") => {
                 Err(Error::user(format!("no such session file: {s}")))
             }
@@ -96,10 +98,40 @@ pub fn resolve_entry(session: &Session<'_>, prefix: &str) -> Result<usize> {
     match (hits.next(), hits.next()) {
         (Some((i, _)), None) => Ok(i),
         (None, _) => Err(Error::user(format!("{}: no entry {prefix:?}", session.file.display()))),
-        (Some(_), Some(_)) => {
-            Err(Error::user(format!("{}: entry prefix {prefix:?} is ambiguous", session.file.display()))
-                .hint("type more of the id"))
+        (Some(first), Some(second)) => {
+            let rest: Vec<String> = hits.map(|(_, e)| e.id.to_string()).collect();
+            let ids = [first.1.id.to_string(), second.1.id.to_string()].into_iter().chain(rest).collect::<Vec<_>>();
+            Err(Error::user(format!(
+                "{}: entry prefix {prefix:?} is ambiguous: {}",
+                session.file.display(),
+                candidates(&ids)
+            ))
+            .hint("type more of the id"))
         }
+    }
+}
+
+/// The first few of several candidates, and how many more: `a1, a2, a3, a4, a5 and 3 more`.
+fn candidates(all: &[String]) -> String {
+    const SHOWN: usize = 5;
+    let shown = all[..all.len().min(SHOWN)].join(", ");
+    match all.len().saturating_sub(SHOWN) {
+        0 => shown,
+        more => format!("{shown} and {more} more"),
+    }
+}
+
+/// The error for a session id that names no session: when it is an entry of the default session
+/// here (`shake show c38a1047`, as git would take it), the hint says how to name that.
+fn no_session(ctx: &Context, id: &str) -> Error {
+    let err = Error::user(format!("no session file or session id {id:?}"));
+    let is_entry = default_session(ctx)
+        .ok()
+        .and_then(|path| SessionFile::read(&path).ok())
+        .is_some_and(|file| Session::parse(&file).is_ok_and(|s| s.entries.iter().any(|e| e.id.starts_with(id))));
+    match is_entry {
+        true => err.hint(format!("{id} is an entry of pi's current session here: name it `:{id}`")),
+        false => err.hint("name a session file, or a session id (`shake sessions` lists them)"),
     }
 }
 
@@ -148,8 +180,12 @@ fn session_by_id(ctx: &Context, id: &str) -> Result<PathBuf> {
     hits.dedup();
     match hits.len() {
         1 => Ok(hits.remove(0)),
-        0 => Err(Error::user(format!("no session file or session id {id:?}"))),
-        n => Err(Error::user(format!("session id prefix {id:?} matches {n} sessions")).hint("type more of the id")),
+        0 => Err(no_session(ctx, id)),
+        n => {
+            let files: Vec<String> = hits.iter().map(|p| p.display().to_string()).collect();
+            Err(Error::user(format!("session id prefix {id:?} matches {n} sessions: {}", candidates(&files)))
+                .hint("type more of the id"))
+        }
     }
 }
 

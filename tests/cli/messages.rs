@@ -73,3 +73,36 @@ fn output_for_people_names_the_session_it_was_not_given() {
         assert!(!env.ok(&[args, &["--json"]].concat()).contains("Session "), "JSON is unchanged");
     }
 }
+
+#[test]
+fn revisions_that_name_nothing_say_what_to_type() {
+    let env = TestEnv::new();
+    let rich = synthetic::rich();
+    env.pi_session("0199aaaa-1111", &rich.text);
+    env.pi_session("0199aaab-2222", &rich.text);
+    // An entry id where a session was expected: the hint names it as `:ENTRY`.
+    let err = env.fails(&["show", &rich.side_leaf], 1);
+    assert!(
+        err.contains(&format!(
+            "hint: {} is an entry of pi's current session here: name it `:{}`",
+            rich.side_leaf, rich.side_leaf
+        )),
+        "{err}"
+    );
+    assert!(env.fails(&["show", "zzzz"], 1).contains("shake sessions"), "no such id: no entry hint");
+    // An ambiguous session prefix lists its candidates.
+    let err = env.fails(&["status", "0199aa"], 1);
+    assert!(
+        err.contains("matches 2 sessions: ")
+            && err.contains("_0199aaaa-1111.jsonl")
+            && err.contains("_0199aaab-2222.jsonl"),
+        "{err}"
+    );
+    // An ambiguous entry prefix lists its candidates.
+    let err = env.fails(&["show", "0199aaaa:e00000"], 1);
+    assert!(err.contains("is ambiguous: e0000001, e0000002, e0000003, e0000004, e0000005 and "), "{err}");
+    // A directory.
+    let dir = env.cwd();
+    let err = env.fails(&["status", dir.to_str().unwrap()], 1);
+    assert!(err.contains("is a directory, not a session file"), "{err}");
+}
