@@ -105,6 +105,7 @@ pub fn log_data(plan: &Plan, repairs: Vec<String>) -> LogData {
             })
             .collect(),
         repairs,
+        undoes: None,
     }
 }
 

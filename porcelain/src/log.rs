@@ -59,7 +59,10 @@ pub fn run(ctx: &Context, args: &LogArgs, out: &mut dyn Write) -> Result {
 /// One operation in words: `fold elide/default: 43 tool results + 1 block, ~27,838 tokens (pi)`.
 pub fn describe(d: &LogData) -> String {
     let what = match d.op.as_str() {
-        "undo" => format!("restored {}", plural(d.targets.len(), "entry")),
+        "undo" => match &d.undoes {
+            Some(log) => format!("restored {} folded by {log}", plural(d.targets.len(), "entry")),
+            None => format!("restored {}", plural(d.targets.len(), "entry")),
+        },
         _ => {
             let c = counts(&[
                 (d.count("toolResult"), "tool result"),

@@ -33,6 +33,10 @@ pub struct LogData {
     /// Ids of earlier half-written log entries this entry completes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub repairs: Vec<String>,
+    /// Undo only: the fold log entry whose regions this undo restores (`undo --last`); absent
+    /// when it restores every region of its targets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undoes: Option<String>,
 }
 
 /// One folded region or restored entry.
@@ -134,6 +138,7 @@ mod tests {
                 at: Some([1, 5]),
             }],
             repairs: vec![],
+            undoes: None,
         };
         assert_eq!(
             serde_json::to_string(&data).unwrap(),

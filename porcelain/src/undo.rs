@@ -1,5 +1,6 @@
 //! `shake undo`: restore every folded entry of a branch to its exact pre-fold content.
-//! All-or-nothing and idempotent: a repeat undo appends nothing.
+//! All-or-nothing and idempotent: a repeat undo appends nothing. `--last` restores only what the
+//! most recent fold still in force folded; earlier folds stay.
 
 use std::io::Write;
 
@@ -13,9 +14,9 @@ use shake_plumbing::{Context, Result};
 use crate::batch::{self, WriteArgs};
 use crate::host_plan::{self, Tokens};
 use crate::log_entry::{LogData, LogTarget, VERSION};
-use crate::plan::{tokens_with, TargetEdit};
+use crate::plan::{compose, tokens_with, TargetEdit};
 use crate::render::{plural, thousands, Paint};
-use crate::wall::Wall;
+use crate::wall::{Item, Wall};
 
 /// Restore every folded entry of a branch to its exact pre-fold content
 #[derive(clap::Args, Debug)]
@@ -25,6 +26,9 @@ pub struct UndoArgs {
     /// Tokenizer for every token figure
     #[arg(long, value_enum, default_value_t = DEFAULT_TOKENIZER)]
     pub tokenizer: TokenizerName,
+    /// Undo only the most recent fold still in force at the leaf; earlier folds stay
+    #[arg(long)]
+    pub last: bool,
 }
 
 /// What an undo would write: one edit per folded target, restoring its pre-fold content.
@@ -34,24 +38,57 @@ pub struct UndoPlan {
     pub edits: Vec<TargetEdit>,
     /// Tokens the model sees again: Σ (after − before).
     pub tokens_restored: u64,
+    /// The fold log entry undone, for `--last`; `None` when every fold is undone.
+    pub undoes: Option<String>,
 }
 
 /// Plans the undo of every fold in `wall` (derived from `projection`).
 pub fn undo_plan(projection: &Projection<'_, '_>, wall: &Wall, tok: &Tokenizer) -> UndoPlan {
+    plan_undo(projection, wall, tok, None)
+}
+
+/// Plans the undo of the most recent fold with regions still on `wall` (`undo --last`): its
+/// targets get their pre-shake content with only the other folds' regions applied.
+pub fn undo_last_plan(projection: &Projection<'_, '_>, wall: &Wall, tok: &Tokenizer) -> UndoPlan {
+    let session = projection.session;
+    let last = wall
+        .logs
+        .iter()
+        .rev()
+        .map(|(i, _)| session.entries[*i].id.to_string())
+        .find(|id| wall.items.iter().any(|it| it.log == *id));
+    match last {
+        Some(log) => plan_undo(projection, wall, tok, Some(log)),
+        None => UndoPlan { edits: Vec::new(), tokens_restored: 0, undoes: None },
+    }
+}
+
+/// Plans an undo of every fold, or of fold log entry `undoes` only.
+fn plan_undo(projection: &Projection<'_, '_>, wall: &Wall, tok: &Tokenizer, undoes: Option<String>) -> UndoPlan {
     let mut edits = Vec::new();
     let mut restored = 0;
     let position: std::collections::HashMap<usize, usize> =
         projection.context.iter().enumerate().map(|(p, &i)| (i, p)).collect();
     for index in wall.targets() {
+        let target = projection.session.entries[index].id.to_string();
+        let items = wall.items_of(&target);
+        let (undone, kept): (Vec<&Item>, Vec<&Item>) =
+            items.iter().partition(|it| undoes.as_ref().is_none_or(|log| it.log == *log));
+        if undone.is_empty() {
+            continue;
+        }
         let Some(base) = wall.base_content(projection, index) else { continue };
         let Some(&pos) = position.get(&index) else { continue };
+        let content = match kept.is_empty() {
+            true => base.to_owned(),
+            false => compose(&Content::parse(Some(base)), base, &kept),
+        };
         let before = entry_tokens(projection, pos, tok);
-        let after = tokens_with(projection.session, index, &Content::parse(Some(base)), tok);
+        let after = tokens_with(projection.session, index, &Content::parse(Some(&content)), tok);
         restored += after.saturating_sub(before);
-        let target = projection.session.entries[index].id.to_string();
-        edits.push(TargetEdit { target, index, content: base.to_owned(), before, after });
+        edits.push(TargetEdit { target, index, content, before, after });
     }
-    UndoPlan { edits, tokens_restored: restored }
+    UndoPlan { edits, tokens_restored: restored, undoes }
 }
 
 /// Runs `shake undo`.
@@ -63,7 +100,7 @@ pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
     let tok = open_tokenizer(ctx, args.tokenizer, &session)?;
     tok.prefetch(&projection);
     let wall = Wall::at(&projection);
-    let plan = undo_plan(&projection, &wall, &tok);
+    let plan = if args.last { undo_last_plan(&projection, &wall, &tok) } else { undo_plan(&projection, &wall, &tok) };
     save_cache(ctx, &tok);
     let data = |repairs| log_data(&session, &plan, &tok, repairs);
     if args.write.plan {
@@ -95,6 +132,7 @@ pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
             "leafBefore": leaf_id,
             "leafAfter": outcome.appended.last().unwrap_or(&leaf_id),
             "resumePointMoved": outcome.moved,
+            "undoes": plan.undoes,
         });
         serde_json::to_writer(&mut *out, &value).map_err(std::io::Error::from)?;
         writeln!(out)?;
@@ -132,6 +170,7 @@ pub fn log_data(session: &Session<'_>, plan: &UndoPlan, tok: &Tokenizer, repairs
         tokens: plan.tokens_restored,
         targets,
         repairs,
+        undoes: plan.undoes.clone(),
     }
 }
 
@@ -140,8 +179,9 @@ pub fn summary(plan: &UndoPlan, tok: &Tokenizer) -> String {
     if plan.edits.is_empty() {
         return format!("Nothing to undo: no folds at this leaf. Tokenizer: {}.", tok.name);
     }
+    let which = plan.undoes.as_ref().map(|log| format!(", the fold of log entry {log}")).unwrap_or_default();
     format!(
-        "Restored {} (~{} tokens). Tokenizer: {}.",
+        "Restored {} (~{} tokens{which}). Tokenizer: {}.",
         plural(plan.edits.len(), "entry"),
         thousands(plan.tokens_restored),
         tok.name

@@ -116,7 +116,10 @@ impl Wall {
             for t in data.targets.iter().filter(|t| on_path.contains(t.edit.as_str())) {
                 last_edit.insert(t.id.clone(), t.edit.clone());
                 match op {
-                    Some(Op::Undo) => folded.retain(|f| f.target != t.id),
+                    Some(Op::Undo) => match &data.undoes {
+                        Some(log) => folded.retain(|f| !(f.target == t.id && f.log == *log)),
+                        None => folded.retain(|f| f.target != t.id),
+                    },
                     Some(Op::Fold) => {
                         let (Some(kind), Some(index)) = (RegionKind::parse(&t.kind), session.index_of(&t.id)) else {
                             continue;

@@ -209,3 +209,35 @@ fn folds_compose_across_scopes_and_undo_restores_all() {
     let undo = env.ok(&["undo", &p]);
     assert!(undo.starts_with("Restored 6 entries (~"), "{undo}");
 }
+
+#[test]
+fn undo_last_restores_only_the_most_recent_fold() {
+    let env = TestEnv::new();
+    let text = synthetic::rich().text;
+    let (a, b) = (env.write("a.jsonl", &text), env.write("b.jsonl", &text));
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let messages = |p: &str| json(&env, &["project", p, "--json"])["messages"].clone();
+    let original = messages(a);
+    env.ok(&["fold", a]);
+    env.ok(&["fold", b]);
+    let thinking = json(&env, &["fold", a, "--scope", "thinking", "--json"]);
+    let undo = json(&env, &["undo", a, "--last", "--json"]);
+    assert_eq!(undo["undoes"], thinking["appended"][0], "the thinking fold is undone");
+    let log = env.ok(&["log", a]);
+    assert!(
+        log.contains(&format!("restored 1 entry folded by {}", thinking["appended"][0].as_str().unwrap())),
+        "{log}"
+    );
+    // What the model sees equals a session folded by the elide fold alone.
+    assert_eq!(messages(a), messages(b));
+    let (sa, sb) = (json(&env, &["status", a, "--json"]), json(&env, &["status", b, "--json"]));
+    assert_eq!((&sa["byKind"], &sa["tokensFreed"]), (&sb["byKind"], &sb["tokensFreed"]));
+    assert_eq!(sa["byKind"]["thinking"], 0);
+    // Again: the elide fold goes too, and then there is nothing left to undo.
+    let text = env.ok(&["undo", a, "--last"]);
+    assert!(text.starts_with("Restored ") && text.contains(", the fold of log entry "), "{text}");
+    assert_eq!(messages(a), original);
+    assert!(env.ok(&["undo", a, "--last"]).starts_with("Nothing to undo"));
+    assert_eq!(json(&env, &["undo", b, "--json"])["undoes"], Value::Null, "plain undo restores all");
+    assert_eq!(messages(b), original);
+}
