@@ -76,8 +76,8 @@ impl Command {
         match self {
             Command::Log(args) => !args.json,
             Command::Show(args) => !args.read.json,
-            Command::Diff(args) => !args.json,
-            Command::Sessions(args) => !args.json,
+            Command::Diff(args) => !(args.json || args.porcelain || args.nul),
+            Command::Sessions(args) => !(args.json || args.porcelain || args.nul),
             _ => false,
         }
     }

@@ -89,6 +89,47 @@ pub fn write_record(out: &mut dyn Write, fields: &[&str], nul: bool) -> std::io:
     out.write_all(b"\n")
 }
 
+/// Writes a table for people: a header row, then the rows, columns padded to their widest cell
+/// (counted in characters), two spaces apart; the last column is not padded.
+pub fn table(out: &mut dyn Write, header: &[&str], rows: &[Vec<String>]) -> io::Result<()> {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |out: &mut dyn Write, cells: &mut dyn Iterator<Item = &str>| -> io::Result<()> {
+        let cells: Vec<&str> = cells.collect();
+        let mut text = String::new();
+        for (i, cell) in cells.iter().enumerate() {
+            if i + 1 == cells.len() {
+                text.push_str(cell);
+            } else {
+                text.push_str(&format!("{cell:<width$}  ", width = widths[i]));
+            }
+        }
+        writeln!(out, "{}", text.trim_end())
+    };
+    line(out, &mut header.iter().copied())?;
+    for row in rows {
+        line(out, &mut row.iter().map(String::as_str))?;
+    }
+    Ok(())
+}
+
+/// A session file's path for people: relative to pi's sessions folder when inside it, else with
+/// `~` for the home folder, else as given.
+pub fn short_path(ctx: &crate::Context, path: &std::path::Path) -> String {
+    if let Ok(rest) = path.strip_prefix(ctx.sessions_root()) {
+        return rest.display().to_string();
+    }
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(std::path::PathBuf::from);
+    match home.as_deref().and_then(|h| path.strip_prefix(h).ok()) {
+        Some(rest) => format!("~/{}", rest.display()),
+        None => path.display().to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,5 +163,13 @@ mod tests {
         json_or(&mut out, true, || serde_json::json!({"a": 1}), |_| unreachable!()).unwrap();
         json_or(&mut out, false, || unreachable!(), |o: &mut dyn Write| o.write_all(b"text\n")).unwrap();
         assert_eq!(out, b"{\"a\":1}\ntext\n");
+    }
+
+    #[test]
+    fn tables_align_on_the_widest_cell() {
+        let mut out = Vec::new();
+        let rows = vec![vec!["é1".to_string(), "22".into(), "last".into()], vec!["3".into(), "".into(), "x".into()]];
+        table(&mut out, &["A", "BBB", "C"], &rows).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "A   BBB  C\né1  22   last\n3        x\n");
     }
 }

@@ -5,10 +5,13 @@
 use std::io::Write;
 
 use serde_json::{json, Value};
-use shake_plumbing::output::{answer, json_or, write_record};
+use shake_plumbing::cmd::tokens::{open_tokenizer, save_cache};
+use shake_plumbing::output::{answer, json_or, short_path, table, write_record};
+use shake_plumbing::tokens::{TokenizerName, DEFAULT_TOKENIZER};
 use shake_plumbing::{Context, Error, Result};
 
 use crate::leaf::{id_of, with_two_leaves, LeafView, Seen, Shared};
+use crate::render::{plural, thousands, Paint};
 
 /// Show how two leaves differ: shared prefix, entries only on each side, what the model sees differently
 #[derive(clap::Args, Debug)]
@@ -22,9 +25,15 @@ pub struct DiffArgs {
     /// Print JSON: {"a","b","shared","onlyA","onlyB","targets":[{"id","type","a","b"}],"same"}
     #[arg(long, conflicts_with = "nul")]
     pub json: bool,
-    /// End every field with NUL and print ids verbatim
+    /// Print TAB-separated records for scripts (the contract in docs/plumbing.md) instead of text for people
+    #[arg(long, conflicts_with = "json")]
+    pub porcelain: bool,
+    /// Records as --porcelain, every field ended with NUL and ids verbatim
     #[arg(short = 'z', id = "nul")]
     pub nul: bool,
+    /// Tokenizer for the token figures of the text for people
+    #[arg(long, value_enum, default_value_t = DEFAULT_TOKENIZER)]
+    pub tokenizer: TokenizerName,
 }
 
 /// An entry the model sees differently at the two leaves.
@@ -37,14 +46,18 @@ struct Changed {
 
 /// Runs `shake diff`: exit 0 when the leaves are the same, 1 when they differ, 2 on error.
 pub fn run(ctx: &Context, args: &DiffArgs, out: &mut dyn Write) -> Result {
-    with_two_leaves(ctx, &args.a, &args.b, |a, b| report(a, b, args, out)).map_err(Error::trouble)
+    with_two_leaves(ctx, &args.a, &args.b, |a, b| report(ctx, a, b, args, out)).map_err(Error::trouble)
 }
 
-fn report(a: &LeafView<'_, '_>, b: &LeafView<'_, '_>, args: &DiffArgs, out: &mut dyn Write) -> Result {
+fn report(ctx: &Context, a: &LeafView<'_, '_>, b: &LeafView<'_, '_>, args: &DiffArgs, out: &mut dyn Write) -> Result {
     let shared = Shared::of(a, b);
     let (only_a, only_b) = (&a.path()[shared.length..], &b.path()[shared.length..]);
     let changed = changed(a, b);
     let same = only_a.is_empty() && only_b.is_empty() && changed.is_empty();
+    if !args.json && !args.porcelain && !args.nul {
+        let text = human(ctx, (a, b), &shared, (only_a, only_b), &changed, args.tokenizer)?;
+        return answer(Ok(u8::from(!same)), out.write_all(text.as_bytes()));
+    }
     let written = json_or(
         out,
         args.json,
@@ -77,6 +90,85 @@ fn report(a: &LeafView<'_, '_>, b: &LeafView<'_, '_>, args: &DiffArgs, out: &mut
         },
     );
     answer(Ok(u8::from(!same)), written)
+}
+
+/// The text for people: each leaf with its context size, the shared prefix, the entries only on
+/// one side, a table of what the model sees differently, and a summary line in tokens. Counted
+/// first, then written, so a closed pipe cannot change the answer.
+fn human(
+    ctx: &Context,
+    (a, b): (&LeafView<'_, '_>, &LeafView<'_, '_>),
+    shared: &Shared,
+    (only_a, only_b): (&[usize], &[usize]),
+    changed: &[Changed],
+    tokenizer: TokenizerName,
+) -> Result<String> {
+    let paint = Paint::new(ctx);
+    let (tok_a, tok_b) = (open_tokenizer(ctx, tokenizer, a.session())?, open_tokenizer(ctx, tokenizer, b.session())?);
+    tok_a.prefetch(&a.projection);
+    tok_b.prefetch(&b.projection);
+    let mut out = Vec::new();
+    let context =
+        |side: &LeafView<'_, '_>, tok| side.projection.context.iter().map(|&i| side.tokens(i, tok)).sum::<u64>();
+    for (name, side, tok) in [("A", a, &tok_a), ("B", b, &tok_b)] {
+        let leaf = side.projection.leaf.map_or("(empty)".to_string(), |l| id_of(side.session(), l).to_string());
+        let file = short_path(ctx, &side.session().file.path);
+        writeln!(
+            out,
+            "{name}  {file}:{leaf}  {} on the path, ~{} tokens in context",
+            plural(side.path().len(), "entry"),
+            thousands(context(side, tok))
+        )?;
+    }
+    match &shared.id {
+        Some(id) => writeln!(out, "Shared: the first {} (up to {id}).", plural(shared.length, "entry"))?,
+        None => writeln!(out, "Shared: nothing (the paths differ from the first entry).")?,
+    }
+    for (name, side, only) in [("A", a, only_a), ("B", b, only_b)] {
+        let entries = &side.session().entries;
+        if let (Some(&first), Some(&last)) = (only.first(), only.last()) {
+            let (first, last) = (&entries[first], &entries[last]);
+            writeln!(
+                out,
+                "Only at {name}: {}, {} (line {}) to {} (line {}).",
+                plural(only.len(), "entry"),
+                first.id,
+                first.line,
+                last.id,
+                last.line
+            )?;
+        }
+    }
+    let (mut at_a, mut at_b) = (0, 0);
+    let mut rows = Vec::new();
+    for c in changed {
+        let (ta, tb) = (c.a.map_or(0, |i| a.tokens(i, &tok_a)), c.b.map_or(0, |i| b.tokens(i, &tok_b)));
+        (at_a, at_b) = (at_a + ta, at_b + tb);
+        let side = |view: &LeafView<'_, '_>, i: Option<usize>, t: u64| match seen(view, i) {
+            Seen::Absent => "absent".to_string(),
+            s => format!("{} (~{})", s.as_str(), thousands(t)),
+        };
+        rows.push(vec![c.id.clone(), c.kind.clone(), side(a, c.a, ta), side(b, c.b, tb)]);
+    }
+    save_cache(ctx, &tok_a);
+    save_cache(ctx, &tok_b);
+    let summary = if rows.is_empty() && only_a.is_empty() && only_b.is_empty() {
+        "Same leaf: the model sees the same context.".to_string()
+    } else if rows.is_empty() {
+        "The paths differ, but the model sees the same context at both leaves.".to_string()
+    } else {
+        writeln!(out, "Seen differently:")?;
+        table(&mut out, &["ID", "TYPE", "A", "B"], &rows)?;
+        format!(
+            "The model sees {} differently: ~{} tokens at A, ~{} at B. Tokenizer: {}.",
+            plural(changed.len(), "entry"),
+            thousands(at_a),
+            thousands(at_b),
+            tok_a.name
+        )
+    };
+    writeln!(out, "{}", paint.strong(&summary))?;
+    Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
 /// The entries of either context whose messages differ, A's context order first, then B's.

@@ -11,6 +11,7 @@ use shake_plumbing::nodes::NodeIds;
 use shake_plumbing::output::write_record;
 use shake_plumbing::pi::{Projected, Projection, Session};
 use shake_plumbing::rev::{Rev, RevArgs};
+use shake_plumbing::tokens::{entry_tokens, Tokenizer};
 use shake_plumbing::{Context, Result};
 
 use crate::wall::{Item, Wall};
@@ -135,6 +136,11 @@ impl<'s, 'a> LeafView<'s, 'a> {
             Some(&pos) => self.projection.entry_json(pos, index),
             None => Vec::new(),
         }
+    }
+
+    /// Returns the tokens the model sees of entry `index` (0 when it is not in the context).
+    pub fn tokens(&self, index: usize, tok: &Tokenizer) -> u64 {
+        self.position.get(&index).map_or(0, |&pos| entry_tokens(&self.projection, pos, tok))
     }
 
     /// Tells whether entry `index` is in the context list.

@@ -2,9 +2,10 @@
 //! choice allows it (`--color`, a terminal, `NO_COLOR`: [`ColorChoice`]).
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anstyle::{AnsiColor, Style};
+use shake_plumbing::output::short_path;
 use shake_plumbing::rev::Rev;
 use shake_plumbing::Context;
 
@@ -41,19 +42,6 @@ pub fn write_session_line(out: &mut dyn Write, ctx: &Context, rev: &Rev, path: &
     match session_line(ctx, rev, path) {
         Some(line) => writeln!(out, "{}", Paint::new(ctx).dim(&line)),
         None => Ok(()),
-    }
-}
-
-/// A session file's path for people: relative to pi's sessions folder when inside it, else with
-/// `~` for the home folder.
-pub fn short_path(ctx: &Context, path: &Path) -> String {
-    if let Ok(rest) = path.strip_prefix(ctx.sessions_root()) {
-        return rest.display().to_string();
-    }
-    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
-    match home.as_deref().and_then(|h| path.strip_prefix(h).ok()) {
-        Some(rest) => format!("~/{}", rest.display()),
-        None => path.display().to_string(),
     }
 }
 

@@ -58,7 +58,7 @@ fn pi_forks_carry_every_fold_and_every_original() {
 
 /// The `=` record both `diff` and `audit fork` start with.
 fn shared_line(env: &TestEnv, a: &str, b: &str) -> String {
-    env.run(&["diff", a, b])
+    env.run(&["diff", a, b, "--porcelain"])
         .stdout
         .split(|&c| c == b'\n')
         .next()

@@ -27,7 +27,7 @@ fn a_leaf_against_itself_is_the_same() {
     let path = env.fixture(FIXTURE);
     let p = path.to_str().unwrap();
     let node = env.ok(&["rev-parse", p]).split(' ').next().unwrap().to_string();
-    assert_eq!(env.ok(&["diff", p, p]), format!("=\t27\t2d3e4f50\t{node}\n"));
+    assert_eq!(env.ok(&["diff", p, p, "--porcelain"]), format!("=\t27\t2d3e4f50\t{node}\n"));
     let (j, code) = json_exit(&env, &["diff", p, p, "--json"]);
     assert_eq!(code, 0);
     assert_eq!(j["same"], true);
@@ -58,7 +58,7 @@ fn two_branches_differ_as_their_paths_and_pi_say() {
     let listed: BTreeSet<String> = ids(&j["targets"]).into_iter().collect();
     assert_eq!(listed, pi_differs(&tips["5f607182"], &tips["2d3e4f50"]));
     // Text: `=` line, then `<`, `>` and `~` records.
-    let text = env.run(&["diff", &a, &b]);
+    let text = env.run(&["diff", &a, &b, "--porcelain"]);
     let text = String::from_utf8(text.stdout).unwrap();
     let marks: Vec<&str> = text.lines().map(|l| l.split('\t').next().unwrap()).collect();
     assert_eq!(marks.iter().filter(|m| **m == "<").count(), path_a.len() - shared);

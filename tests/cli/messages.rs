@@ -106,3 +106,42 @@ fn revisions_that_name_nothing_say_what_to_type() {
     let err = env.fails(&["status", dir.to_str().unwrap()], 1);
     assert!(err.contains("is a directory, not a session file"), "{err}");
 }
+
+#[test]
+fn diff_and_sessions_speak_to_people_and_keep_records_for_scripts() {
+    let env = TestEnv::new();
+    let path = env.fixture("pi-v3-branch-compaction-edit.jsonl");
+    let p = path.to_str().unwrap();
+    let (a, b) = (format!("{p}:5f607182"), format!("{p}:2d3e4f50"));
+    let human = env.run(&["diff", &a, &b]);
+    assert_eq!(human.status.code(), Some(1));
+    let text = String::from_utf8(human.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[0].starts_with("A  ") && lines[0].contains(":5f607182") && lines[0].ends_with("tokens in context"),
+        "{text}"
+    );
+    assert!(lines[1].starts_with("B  ") && lines[1].contains(":2d3e4f50"), "{text}");
+    assert!(lines.iter().any(|l| l.starts_with("ID ") && l.contains("  TYPE  ") && l.ends_with("  B")), "{text}");
+    let last = lines.last().unwrap();
+    assert!(
+        last.starts_with("The model sees ") && last.contains(" tokens at A, ~") && last.ends_with("Tokenizer: o200k."),
+        "{text}"
+    );
+    let same = env.ok(&["diff", &a, &a]);
+    assert!(same.ends_with("Same leaf: the model sees the same context.\n"), "{same}");
+    // Scripts: --porcelain and -z keep the records.
+    let records = env.run(&["diff", &a, &b, "--porcelain"]).stdout;
+    assert!(String::from_utf8(records.clone()).unwrap().starts_with("=\t"));
+    assert_eq!(
+        env.run(&["diff", &a, &b, "-z"]).stdout,
+        String::from_utf8(records).unwrap().replace(['\t', '\n'], "\0").into_bytes()
+    );
+
+    let sessions = env.ok(&["sessions"]);
+    let lines: Vec<&str> = sessions.lines().collect();
+    assert!(lines[0].starts_with("SESSION") && lines[0].ends_with("FILE"), "{sessions}");
+    assert_eq!(lines.len(), 3, "{sessions}");
+    assert!(lines[2].starts_with("1 session in 1 family"), "{sessions}");
+    assert!(env.ok(&["sessions", "--porcelain"]).starts_with("session\t"));
+}

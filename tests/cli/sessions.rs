@@ -63,7 +63,7 @@ fn reading_commands_import_and_sessions_finds_forks() {
     assert_eq!(s["family"][0]["shared"], 5);
     assert!(o["family"].as_array().unwrap().is_empty(), "{o}");
     // Text: one record per session, the family number shared by relatives; -z ends with NUL.
-    let text = env.ok(&["sessions"]);
+    let text = env.ok(&["sessions", "--porcelain"]);
     let family_of = |path: &Path| {
         let path = std::fs::canonicalize(path).unwrap();
         let line = text.lines().find(|l| l.ends_with(p(&path))).unwrap().to_string();
@@ -101,7 +101,7 @@ fn versions_are_listed_and_restored_byte_for_byte() {
         .collect();
     let sizes = [v1.len() as u64, v2.len() as u64, v3.len() as u64];
     assert_eq!(history, [(sizes[0], "first".into()), (sizes[1], "appended".into()), (sizes[2], "rewritten".into())]);
-    let text = env.ok(&["sessions", "--versions"]);
+    let text = env.ok(&["sessions", "--versions", "--porcelain"]);
     assert_eq!(text.lines().filter(|l| l.starts_with("version\t")).count(), 3);
     // The session's own path exists: refused without --force, restored with it.
     let err = env.fails(&["restore", p(&path), "--version", "2"], 1);

@@ -6,7 +6,8 @@ use std::io::Write;
 use serde_json::{json, Value};
 
 use crate::id::ObjectId;
-use crate::output::write_record;
+use crate::output::{self, short_path, write_record};
+use crate::regions::thousands;
 use crate::store::{family, SessionInfo, Store};
 use crate::{Context, Result};
 
@@ -19,7 +20,10 @@ pub struct SessionsArgs {
     /// Print JSON: [{"session","path","entries","leaves","bytes","versions","version","family":[{"session","path","shared"}]}]
     #[arg(long, conflicts_with = "nul")]
     pub json: bool,
-    /// End every field with NUL and print paths verbatim (paths may hold any character)
+    /// Print TAB-separated records for scripts (the contract in docs/plumbing.md) instead of a table
+    #[arg(long, conflicts_with = "json")]
+    pub porcelain: bool,
+    /// Records as --porcelain, every field ended with NUL and paths verbatim (paths may hold any character)
     #[arg(short = 'z', id = "nul")]
     pub nul: bool,
 }
@@ -38,7 +42,9 @@ pub fn run(ctx: &Context, args: &SessionsArgs, out: &mut dyn Write) -> Result {
     let trees = sessions.iter().map(|s| store.session_tree(s)).collect::<Result<Vec<_>>>()?;
     let relatives = family::families(&trees);
     let group = family_numbers(&relatives);
+    let records = args.porcelain || args.nul;
     let mut rows = Vec::new();
+    let mut table = Vec::new();
     for (i, s) in sessions.iter().enumerate() {
         let versions = if args.versions { versions(&store, &s.version)? } else { Vec::new() };
         if args.json {
@@ -70,6 +76,33 @@ pub fn run(ctx: &Context, args: &SessionsArgs, out: &mut dyn Write) -> Result {
         ];
         let path = s.path.to_string_lossy();
         let sid = s.session_id.as_deref().unwrap_or("-");
+        if !records {
+            let short: String = sid.chars().take(8).collect();
+            let count = |n: u64| thousands(n);
+            table.push(vec![
+                short,
+                count(s.entries),
+                count(trees[i].leaves as u64),
+                count(s.size),
+                count(u64::from(s.versions)),
+                group[i].to_string(),
+                short_path(ctx, &s.path),
+            ]);
+            for (n, v) in versions.iter().enumerate() {
+                let what =
+                    format!("version {} {} ({} bytes, {})", n + 1, v.id.short(12), thousands(v.bytes as u64), v.how);
+                table.push(vec![
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    what,
+                ]);
+            }
+            continue;
+        }
         write_record(
             out,
             &[&["session", sid], numbers.each_ref().map(String::as_str).as_slice(), &[&path]].concat(),
@@ -85,6 +118,24 @@ pub fn run(ctx: &Context, args: &SessionsArgs, out: &mut dyn Write) -> Result {
     }
     if args.json {
         writeln!(out, "{}", Value::Array(rows))?;
+    } else if !records {
+        if sessions.is_empty() {
+            writeln!(out, "No sessions imported yet (shake imports every session it reads).")?;
+            return Ok(0);
+        }
+        let header = ["SESSION", "ENTRIES", "LEAVES", "BYTES", "VERSIONS", "FAMILY", "FILE"];
+        output::table(out, &header, &table)?;
+        let families = group.iter().max().copied().unwrap_or(0);
+        let bytes: u64 = sessions.iter().map(|s| s.size).sum();
+        writeln!(
+            out,
+            "{} session{} in {} famil{} (forks share a family), {} bytes.",
+            sessions.len(),
+            if sessions.len() == 1 { "" } else { "s" },
+            families,
+            if families == 1 { "y" } else { "ies" },
+            thousands(bytes)
+        )?;
     }
     Ok(0)
 }
