@@ -19,6 +19,7 @@ mod meter;
 mod pi_live;
 mod pipe;
 mod project;
+mod restore;
 mod sessions;
 mod store;
 mod synthetic;

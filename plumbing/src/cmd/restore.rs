@@ -9,9 +9,9 @@ use crate::{Context, Error, Result};
 /// Rebuild an imported version of a session file byte for byte (e.g. after a tool rewrote it)
 #[derive(clap::Args, Debug)]
 pub struct RestoreArgs {
-    /// Session file (it may be gone), or session id (or unique prefix) of an imported session
+    /// Session file (it may be gone), or session id (or unique prefix) of an imported session; default: pi's current session here
     #[arg(value_name = "SESSION")]
-    pub session: String,
+    pub session: Option<String>,
     /// Restore version N (1 = first import; see shake sessions --versions) instead of the latest
     #[arg(long, value_name = "N")]
     pub version: Option<usize>,
@@ -26,7 +26,11 @@ pub struct RestoreArgs {
 /// Runs `shake restore`: prints `<version id> <N> <path>` for the file written.
 pub fn run(ctx: &Context, args: &RestoreArgs, out: &mut dyn Write) -> Result {
     let mut store = Store::open(ctx)?;
-    let info = super::sessions::find(ctx, &store, &args.session)?;
+    let session = match &args.session {
+        Some(s) => s.clone(),
+        None => crate::rev::default_session(ctx)?.to_string_lossy().into_owned(),
+    };
+    let info = super::sessions::find(ctx, &store, &session)?;
     let chain = store.version_chain(&info.version)?;
     let n = args.version.unwrap_or(chain.len());
     let id = *n
@@ -39,8 +43,8 @@ pub fn run(ctx: &Context, args: &RestoreArgs, out: &mut dyn Write) -> Result {
         out.write_all(&bytes)?;
         return Ok(0);
     }
-    let permissions = std::fs::metadata(&target).ok().map(|m| m.permissions());
-    if permissions.is_some() {
+    let existing = std::fs::metadata(&target).ok().map(|m| m.permissions());
+    if existing.is_some() {
         if !args.force {
             return Err(Error::user(format!("{} exists; not overwritten", target.display()))
                 .hint("pass --force to replace it (its current bytes are imported first), or -o FILE"));
@@ -54,13 +58,23 @@ pub fn run(ctx: &Context, args: &RestoreArgs, out: &mut dyn Write) -> Result {
         Some(dir) => dir.to_path_buf(),
         None => PathBuf::from("."),
     };
+    // The temp file is private (0600): a replaced file keeps the mode it had, and a new one gets
+    // the mode a new file gets here (0666 less the umask), as pi's own writes create it.
+    let permissions = match existing {
+        Some(p) => p,
+        None => new_file_mode(&target)?,
+    };
     pack::write_durably(&dir, &target, &bytes)?;
     pack::sync_dir(&dir)?;
-    // The temp file was private (0600); a replaced file keeps the mode it had.
-    if let Some(p) = permissions {
-        std::fs::set_permissions(&target, p)
-            .map_err(|e| Error::io(format!("cannot set the mode of {}", target.display()), e))?;
-    }
+    std::fs::set_permissions(&target, permissions)
+        .map_err(|e| Error::io(format!("cannot set the mode of {}", target.display()), e))?;
     writeln!(out, "{id} {n} {}", target.display())?;
     Ok(0)
+}
+
+/// Creates `path` empty, as any program creates a new file, and returns the mode it got.
+fn new_file_mode(path: &Path) -> Result<std::fs::Permissions> {
+    let file =
+        std::fs::File::create_new(path).map_err(|e| Error::io(format!("cannot create {}", path.display()), e))?;
+    file.metadata().map(|m| m.permissions()).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))
 }
