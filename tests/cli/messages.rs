@@ -145,3 +145,66 @@ fn diff_and_sessions_speak_to_people_and_keep_records_for_scripts() {
     assert!(lines[2].starts_with("1 session in 1 family"), "{sessions}");
     assert!(env.ok(&["sessions", "--porcelain"]).starts_with("session\t"));
 }
+
+/// Every key of `v` that shake names (not inside pi's own content) is camelCase.
+fn snake_keys(v: &serde_json::Value, at: &str, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::Object(map) => {
+            for (k, v) in map {
+                let camel = k.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+                    && k.chars().all(|c| c.is_ascii_alphanumeric());
+                if !camel {
+                    out.push(format!("{at}.{k}"));
+                }
+                // pi's content and messages carry pi's (and tools') own keys.
+                if !["content", "replacement", "messages", "arguments", "details"].contains(&k.as_str()) {
+                    snake_keys(v, &format!("{at}.{k}"), out);
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|v| snake_keys(v, at, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn json_keys_are_camel_case_in_every_command() {
+    let env = TestEnv::new();
+    let path = env.write("rich.jsonl", synthetic::rich().text);
+    let p = path.to_str().unwrap();
+    let fork = env.write("fork.jsonl", synthetic::rich().text);
+    let f = fork.to_str().unwrap();
+    let commands: Vec<Vec<&str>> = vec![
+        vec!["import", p],
+        vec!["fold", p, "--dry-run"],
+        vec!["fold", p, "--plan"],
+        vec!["fold", p],
+        vec!["undo", p, "--dry-run"],
+        vec!["undo", p, "--plan"],
+        vec!["status", p],
+        vec!["log", p],
+        vec!["show", p],
+        vec!["regions", p],
+        vec!["meter", p],
+        vec!["diff", p, f],
+        vec!["audit", "fork", p, f],
+        vec!["audit", "rewind", p],
+        vec!["rev-parse", p],
+        vec!["ls-leaves", p],
+        vec!["sessions"],
+        vec!["count-objects"],
+        vec!["count-tokens", p],
+        vec!["tokens", p],
+        vec!["fsck"],
+        vec!["gc", "--dry-run"],
+        vec!["project", p],
+    ];
+    let mut bad = Vec::new();
+    for args in &commands {
+        let out = env.run(&[args.as_slice(), &["--json"]].concat());
+        let text = String::from_utf8(out.stdout).unwrap();
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{args:?}: {e}: {text}"));
+        snake_keys(&value, &args.join(" "), &mut bad);
+    }
+    assert!(bad.is_empty(), "keys that are not camelCase: {bad:?}");
+}

@@ -58,7 +58,7 @@ fn import_twice_adds_nothing_and_cat_session_is_byte_exact() {
     assert!(first["files"].as_array().unwrap().iter().all(|f| f["unchanged"] == false));
     let counts = objects(&env);
     let second = json(&env.ok(&[&["import", "--json"], args.as_slice()].concat()));
-    assert!(second["files"].as_array().unwrap().iter().all(|f| f["unchanged"] == true && f["new_objects"] == 0));
+    assert!(second["files"].as_array().unwrap().iter().all(|f| f["unchanged"] == true && f["newObjects"] == 0));
     assert_eq!(objects(&env), counts);
     for path in &files {
         assert_eq!(cat_session(&env, &[path.to_str().unwrap()]), std::fs::read(path).unwrap(), "{}", path.display());
@@ -87,7 +87,7 @@ fn appends_read_only_new_bytes_and_partial_lines_wait() {
     let v1 = format!("{HEAD}\n{}\n", entry("a1", None, "one"));
     let path = env.write("s.jsonl", &v1);
     let r1 = import(&env, &path);
-    assert_eq!((r1["entries"].as_u64(), r1["new_objects"].as_u64()), (Some(1), Some(4)));
+    assert_eq!((r1["entries"].as_u64(), r1["newObjects"].as_u64()), (Some(1), Some(4)));
 
     // A half-written line: stored so the file rebuilds, but not read as an entry yet.
     let v2 = format!("{v1}{}", &entry("a2", Some("a1"), "two")[..30]);
@@ -103,7 +103,7 @@ fn appends_read_only_new_bytes_and_partial_lines_wait() {
     let r3 = import(&env, &path);
     assert_eq!(r3["entries"], 3);
     assert_eq!(r3["bytes"].as_u64(), Some((v3.len() - v1.len()) as u64), "only the bytes after the committed prefix");
-    assert_eq!(r3["new_objects"], 2 + 2 + 1, "two entries, two nodes, one version");
+    assert_eq!(r3["newObjects"], 2 + 2 + 1, "two entries, two nodes, one version");
     assert!(r3["warnings"].as_array().unwrap().is_empty());
     for (n, bytes) in [("1", &v1), ("2", &v2), ("3", &v3)] {
         assert_eq!(cat_session(&env, &[path.to_str().unwrap(), "--version", n]), bytes.as_bytes());
@@ -154,7 +154,7 @@ fn a_fork_shares_its_objects() {
     let copied: Vec<&str> = text.lines().skip(1).take(600).collect();
     let fork = env.write("fork.jsonl", format!("{header}\n{}\n", copied.join("\n")));
     let r = import(&env, &fork);
-    assert_eq!(r["new_objects"], 2, "the new header and one version");
+    assert_eq!(r["newObjects"], 2, "the new header and one version");
     let after = objects(&env);
     let grown = after["bytes"].as_u64().unwrap() - before["bytes"].as_u64().unwrap();
     assert!(grown * 100 < before["bytes"].as_u64().unwrap(), "a fork adds {grown} bytes");
@@ -279,7 +279,7 @@ fn concurrent_imports_leave_a_sound_store() {
     }
     assert_eq!(json(&env.ok(&["fsck", "--json"]))["ok"], true);
     let again = json(&env.ok(&["import", "--json", &dir]));
-    assert!(again["files"].as_array().unwrap().iter().all(|f| f["new_objects"] == 0));
+    assert!(again["files"].as_array().unwrap().iter().all(|f| f["newObjects"] == 0));
 }
 
 #[test]
@@ -294,7 +294,7 @@ fn leftovers_of_an_interrupted_import_are_harmless() {
     let state = std::fs::read_dir(env.store().join("import")).unwrap().next().unwrap().unwrap().path();
     std::fs::write(&state, b"SHAKSTAT\x01").unwrap();
     let r = import(&env, &path);
-    assert_eq!(r["new_objects"], 0);
+    assert_eq!(r["newObjects"], 0);
     assert!(r["warnings"][0]["message"].as_str().unwrap().contains("unreadable import state"));
     let report = json(&env.ok(&["fsck", "--json"]));
     assert_eq!(report["ok"], true);
@@ -314,7 +314,7 @@ fn many_small_imports_are_merged_into_few_packs() {
         text.push_str(&entry(&id, parent.as_deref(), &format!("line {i}")));
         text.push('\n');
         std::fs::write(&path, &text).unwrap();
-        assert_eq!(import(&env, &path)["new_objects"], 3, "entry, node, version");
+        assert_eq!(import(&env, &path)["newObjects"], 3, "entry, node, version");
         parent = Some(id);
     }
     let counts = objects(&env);

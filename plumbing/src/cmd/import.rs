@@ -14,7 +14,7 @@ pub struct ImportArgs {
     /// Session files, or folders to walk for *.jsonl files; default: pi's sessions folder
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
-    /// Print JSON: {"files":[{"path","session","entries","new_objects","bytes","unchanged","rewritten","version","warnings":[{"line","message"}]}]}
+    /// Print JSON: {"files":[{"path","session","entries","newObjects","bytes","unchanged","rewritten","version","warnings":[{"line","message"}]}]}
     #[arg(long)]
     pub json: bool,
 }
@@ -107,7 +107,7 @@ fn to_json(r: &ImportReport) -> serde_json::Value {
         "path": r.path.to_string_lossy(),
         "session": r.session_id,
         "entries": r.entries,
-        "new_objects": r.new_objects,
+        "newObjects": r.new_objects,
         "bytes": r.bytes,
         "unchanged": r.unchanged,
         "rewritten": r.rewritten,
