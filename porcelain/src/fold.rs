@@ -19,7 +19,7 @@ use crate::render::{counts, thousands, Paint};
 use crate::wall::Wall;
 
 /// Fold stale tool output, big blocks, thinking or images out of what pi sends the model
-#[derive(clap::Args, Debug)]
+#[derive(clap::Args, Debug, Clone)]
 pub struct FoldArgs {
     #[command(flatten)]
     pub write: WriteArgs,
@@ -32,10 +32,24 @@ pub struct FoldArgs {
     /// Tokenizer for every token figure
     #[arg(long, value_enum, default_value_t = DEFAULT_TOKENIZER)]
     pub tokenizer: TokenizerName,
+    /// Fold a fresh private copy of the bundled example session (a real pi session) and say where it is
+    #[arg(long, conflicts_with_all = ["rev", "branch", "plan"])]
+    pub example: bool,
 }
 
 /// Runs `shake fold`.
 pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
+    let mut write = args.write.clone();
+    if args.example {
+        let path = crate::example::fresh_copy(ctx)?;
+        write.rev = Some(path.to_string_lossy().into_owned());
+        if !write.json {
+            let id = crate::example::SESSION_ID;
+            let at = shake_plumbing::output::short_path(ctx, &path);
+            writeln!(out, "Example: a fresh copy of the bundled pi session, at {at} (session {id}).")?;
+        }
+    }
+    let args = &FoldArgs { write, ..args.clone() };
     let (file, rev) = args.write.load(ctx)?;
     let session = Session::parse(&file)?;
     let leaf = batch::write_leaf(ctx, &session, &rev, args.write.dry_run || args.write.plan)?;

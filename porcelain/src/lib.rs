@@ -5,6 +5,7 @@
 pub mod audit;
 pub mod batch;
 pub mod diff;
+pub mod example;
 pub mod fold;
 pub mod host_plan;
 pub mod leaf;

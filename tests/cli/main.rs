@@ -19,6 +19,7 @@ mod meter;
 mod pi_live;
 mod pipe;
 mod project;
+mod readme;
 mod restore;
 mod sessions;
 mod store;
