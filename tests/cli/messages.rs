@@ -208,3 +208,26 @@ fn json_keys_are_camel_case_in_every_command() {
     }
     assert!(bad.is_empty(), "keys that are not camelCase: {bad:?}");
 }
+
+#[test]
+fn man_dir_writes_every_page_shake_1_refers_to() {
+    let env = TestEnv::new();
+    let dir = env.dir.path().join("man");
+    let listed = env.ok(&["man", "--dir", dir.to_str().unwrap()]);
+    let main = std::fs::read_to_string(dir.join("shake.1")).unwrap();
+    assert_eq!(main, env.ok(&["man"]), "shake.1 is the page `shake man` prints");
+    let refs: Vec<String> = main
+        .split("shake\\-")
+        .skip(1)
+        .filter_map(|rest| rest.split_once("(1)").map(|(name, _)| name.replace("\\-", "-")))
+        .filter(|name| name.chars().all(|c| c.is_ascii_lowercase() || c == '-'))
+        .collect();
+    assert!(refs.iter().any(|r| r == "fold") && refs.iter().any(|r| r == "audit"), "{refs:?}");
+    for name in &refs {
+        let page = dir.join(format!("shake-{name}.1"));
+        assert!(page.is_file(), "shake.1 refers to shake-{name}(1)");
+        assert!(listed.contains(page.to_str().unwrap()), "listed: {listed}");
+    }
+    assert!(dir.join("shake-audit-fork.1").is_file(), "a group's subcommands get pages too");
+    assert!(!dir.join("shake-generate-session.1").exists(), "hidden commands get none");
+}
