@@ -15,8 +15,7 @@ use shake_porcelain as porcelain;
     version,
     about,
     max_term_width = 100,
-    after_help = "Commands from meter to pi-extension are for people; the rest are plumbing for scripts, \
-                  with output documented as a contract in docs/plumbing.md."
+    after_help = people_help()
 )]
 pub struct Cli {
     /// The store folder (default: $SHAKE_DIR, else <pi agent dir>/shake)
@@ -32,21 +31,35 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// The commands for people, in `shake --help` order: their text may change between releases.
+/// Every other command is plumbing, its output a contract documented in `docs/plumbing.md`. The
+/// one list the help, `docs/plumbing.md` and its test (`plumbing_doc`) follow.
+pub const FOR_PEOPLE: &[&str] = &["fold", "undo", "status", "log", "show", "pi-extension", "completions", "man"];
+
+/// The help's closing paragraph, from [`FOR_PEOPLE`].
+fn people_help() -> String {
+    format!(
+        "For people: {}. The rest are plumbing for scripts, with output documented as a contract in docs/plumbing.md.",
+        FOR_PEOPLE.join(", ")
+    )
+}
+
 /// Every shake command.
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    // For people first (git's porcelain), then the plumbing, whose output is a contract.
-    Meter(porcelain::meter::MeterArgs),
+    // For people first (git's porcelain, [`FOR_PEOPLE`]), then the plumbing, whose output is a contract.
     Fold(porcelain::fold::FoldArgs),
     Undo(porcelain::undo::UndoArgs),
     Status(porcelain::status::StatusArgs),
     Log(porcelain::log::LogArgs),
     Show(porcelain::show::ShowArgs),
     PiExtension(porcelain::pi_extension::PiExtensionArgs),
+    Completions(crate::cmd::completions::CompletionsArgs),
+    Man(crate::cmd::man::ManArgs),
+    Meter(porcelain::meter::MeterArgs),
     Audit(porcelain::audit::AuditArgs),
     CatObject(plumbing::cat_object::CatObjectArgs),
     CatSession(plumbing::cat_session::CatSessionArgs),
-    Completions(crate::cmd::completions::CompletionsArgs),
     CountObjects(plumbing::count_objects::CountObjectsArgs),
     CountTokens(plumbing::count_tokens::CountTokensArgs),
     Diff(porcelain::diff::DiffArgs),
@@ -59,7 +72,6 @@ pub enum Command {
     Import(plumbing::import::ImportArgs),
     LsEntries(plumbing::ls_entries::LsEntriesArgs),
     LsLeaves(plumbing::ls_leaves::LsLeavesArgs),
-    Man(crate::cmd::man::ManArgs),
     Project(plumbing::project::ProjectArgs),
     Regions(porcelain::regions::RegionsArgs),
     Restore(plumbing::restore::RestoreArgs),

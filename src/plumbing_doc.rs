@@ -7,8 +7,7 @@ use std::path::Path;
 
 use clap::CommandFactory;
 
-/// Commands for people: their text output is not a contract, so `docs/plumbing.md` leaves them out.
-const FOR_PEOPLE: &[&str] = &["completions", "fold", "log", "man", "pi-extension", "show", "status", "undo"];
+use crate::cli::FOR_PEOPLE;
 
 /// Every visible command path (`diff`, `audit fork`), groups replaced by their subcommands.
 fn commands() -> BTreeSet<String> {
@@ -57,6 +56,19 @@ fn docs_plumbing_md_has_a_section_per_plumbing_command() {
     let stale: Vec<&str> =
         sections.iter().filter(|(n, pending)| !pending && !commands.contains(n)).map(|(n, _)| n.as_str()).collect();
     assert!(stale.is_empty(), "docs/plumbing.md documents commands that do not exist: {stale:?}");
+}
+
+#[test]
+fn one_list_of_commands_for_people_in_the_help_and_the_docs() {
+    // --help lists them first, in the list's order.
+    let cli = crate::cli::Cli::command();
+    let names: Vec<&str> = cli.get_subcommands().map(|s| s.get_name()).collect();
+    assert_eq!(&names[..FOR_PEOPLE.len()], FOR_PEOPLE, "shake --help lists the commands for people first");
+    // docs/plumbing.md's opening names the same ones.
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/plumbing.md")).unwrap();
+    let listed = doc.split("The commands for people (").nth(1).and_then(|r| r.split(')').next()).unwrap_or_default();
+    let listed: Vec<&str> = listed.split(", ").map(|n| n.trim_matches('`')).collect();
+    assert_eq!(listed, FOR_PEOPLE, "docs/plumbing.md: \"The commands for people (…)\"");
 }
 
 #[test]
