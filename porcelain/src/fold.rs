@@ -86,8 +86,7 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
         outcome: &outcome,
     };
     if args.write.json {
-        serde_json::to_writer(&mut *out, &report.json()).map_err(std::io::Error::from)?;
-        writeln!(out)?;
+        shake_plumbing::output::write_json(out, &report.json())?;
     } else {
         crate::render::write_session_line(out, ctx, &rev, &file.path)?;
         report.human(out)?;

@@ -72,7 +72,6 @@ pub fn print(
         Tokens::Restored(n) => (None, Some(n)),
     };
     let plan = HostPlan { edits, log, tokens_freed, tokens_restored, message };
-    serde_json::to_writer(&mut *out, &plan).map_err(std::io::Error::from)?;
-    writeln!(out)?;
+    shake_plumbing::output::write_json(out, &plan)?;
     Ok(0)
 }

@@ -38,8 +38,7 @@ pub fn run(ctx: &Context, args: &LogArgs, out: &mut dyn Write) -> Result {
     if args.json {
         let items: Vec<Value> =
             logs.iter().map(|(i, d)| to_json(&session.entries[*i], d, on_path.contains(i))).collect();
-        serde_json::to_writer(&mut *out, &items).map_err(std::io::Error::from)?;
-        writeln!(out)?;
+        shake_plumbing::output::write_json(out, &items)?;
         return Ok(0);
     }
     let paint = Paint::new(ctx);

@@ -43,8 +43,7 @@ pub fn run(ctx: &Context, args: &ShowArgs, out: &mut dyn Write) -> Result {
         _ => show_leaf(&Projection::at(&session, rev.leaf(&session)?)?, &tok, args.read.json, Paint::new(ctx), out)?,
     };
     if let Some(v) = value {
-        serde_json::to_writer(&mut *out, &v).map_err(std::io::Error::from)?;
-        writeln!(out)?;
+        shake_plumbing::output::write_json(out, &v)?;
     }
     Ok(0)
 }

@@ -134,8 +134,7 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result {
             "halfWritten": wall.torn.iter().map(|t| json!({"log": t.log, "line": t.line, "listed": t.listed, "written": t.written})).collect::<Vec<_>>(),
             "tornLastLine": torn_line,
         });
-        serde_json::to_writer(&mut *out, &value).map_err(std::io::Error::from)?;
-        writeln!(out)?;
+        shake_plumbing::output::write_json(out, &value)?;
         return Ok(0);
     }
     let paint = Paint::new(ctx);

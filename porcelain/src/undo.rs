@@ -134,8 +134,7 @@ pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
             "resumePointMoved": outcome.moved,
             "undoes": plan.undoes,
         });
-        serde_json::to_writer(&mut *out, &value).map_err(std::io::Error::from)?;
-        writeln!(out)?;
+        shake_plumbing::output::write_json(out, &value)?;
         return Ok(0);
     }
     let paint = Paint::new(ctx);

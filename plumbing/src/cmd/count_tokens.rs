@@ -37,8 +37,7 @@ pub fn run(ctx: &Context, args: &CountTokensArgs, out: &mut dyn Write) -> Result
     if args.json {
         let per_entry: Vec<_> = ids.zip(&counts).map(|(id, n)| json!({"id": id, "tokens": n})).collect();
         let report = json!({"tokenizer": tok.name.as_str(), "total": total, "perEntry": per_entry});
-        serde_json::to_writer(&mut *out, &report).map_err(std::io::Error::from)?;
-        writeln!(out)?;
+        crate::output::write_json(out, &report)?;
     } else {
         for (id, n) in ids.zip(&counts) {
             writeln!(out, "{n}\t{id}")?;

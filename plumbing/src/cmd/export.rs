@@ -72,7 +72,7 @@ pub fn run(ctx: &Context, args: &ExportArgs, out: &mut dyn Write) -> Result {
             "entries": count,
             "parentSession": source.to_string_lossy(),
         });
-        writeln!(out, "{report}")?;
+        crate::output::write_json(out, &report)?;
     } else {
         writeln!(out, "{}", target.display())?;
     }

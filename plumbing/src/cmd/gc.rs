@@ -28,7 +28,7 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result {
             "dropped": {"entry": entry, "node": node, "version": version, "overlay": overlay},
             "packsBefore": r.packs_before, "bytesBefore": r.bytes_before, "bytesAfter": r.bytes_after,
         });
-        writeln!(out, "{value}")?;
+        crate::output::write_json(out, &value)?;
     } else {
         let prefix = if args.dry_run { "[dry-run] " } else { "" };
         writeln!(

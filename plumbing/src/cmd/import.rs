@@ -60,8 +60,7 @@ pub fn run(ctx: &Context, args: &ImportArgs, out: &mut dyn Write) -> Result {
         }
     }
     if args.json {
-        serde_json::to_writer(&mut *out, &json!({ "files": rows })).map_err(std::io::Error::from)?;
-        writeln!(out)?;
+        crate::output::write_json(out, &json!({ "files": rows }))?;
     }
     Ok(u8::from(failed))
 }

@@ -51,8 +51,7 @@ pub fn run(ctx: &Context, args: &LsEntriesArgs, out: &mut dyn Write) -> Result {
             "context": args.context,
             "entries": entries,
         });
-        serde_json::to_writer(&mut *out, &value).map_err(std::io::Error::from)?;
-        writeln!(out)?;
+        crate::output::write_json(out, &value)?;
         return Ok(0);
     }
     for (e, _) in entries {

@@ -73,8 +73,7 @@ pub fn run(ctx: &Context, args: &LsLeavesArgs, out: &mut dyn Write) -> Result {
             .collect();
         let default_id = default.map(|d| session.entries[d].id.as_ref());
         let value = json!({"file": file.display(), "defaultLeaf": default_id, "leaves": leaves});
-        serde_json::to_writer(&mut *out, &value).map_err(std::io::Error::from)?;
-        writeln!(out)?;
+        crate::output::write_json(out, &value)?;
         return Ok(0);
     }
     for t in &tips {

@@ -23,7 +23,6 @@ pub fn run(ctx: &Context, args: &ProjectArgs, out: &mut dyn Write) -> Result {
     ctx.warn_session(&session);
     let leaf = rev.leaf(&session)?;
     let projection = Projection::at(&session, leaf)?;
-    serde_json::to_writer(&mut *out, &projection.to_json()).map_err(std::io::Error::from)?;
-    writeln!(out)?;
+    crate::output::write_json(out, &projection.to_json())?;
     Ok(0)
 }

@@ -39,8 +39,7 @@ pub fn run(ctx: &Context, args: &RevParseArgs, out: &mut dyn Write) -> Result {
             "node": node.to_hex(),
             "object": entry_object(entry).to_hex(),
         });
-        serde_json::to_writer(&mut *out, &value).map_err(std::io::Error::from)?;
-        writeln!(out)?;
+        crate::output::write_json(out, &value)?;
     } else {
         writeln!(out, "{node} {}", crate::output::quote(&entry.id))?;
     }

@@ -117,7 +117,7 @@ pub fn run(ctx: &Context, args: &SessionsArgs, out: &mut dyn Write) -> Result {
         }
     }
     if args.json {
-        writeln!(out, "{}", Value::Array(rows))?;
+        crate::output::write_json(out, &Value::Array(rows))?;
     } else if !records {
         if sessions.is_empty() {
             writeln!(out, "No sessions imported yet (shake imports every session it reads).")?;

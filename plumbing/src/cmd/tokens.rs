@@ -310,8 +310,7 @@ pub fn run(ctx: &Context, args: &TokensArgs, out: &mut dyn Write) -> Result {
             "summary": summary_json,
             "calibration": calibration.map(|r| json!({"base": CALIBRATION_BASE.as_str(), "ratio": r})),
         });
-        serde_json::to_writer(&mut *out, &report).map_err(std::io::Error::from)?;
-        writeln!(out)?;
+        crate::output::write_json(out, &report)?;
         return Ok(0);
     }
     write_table(out, &turns, &summary, calibration)?;
