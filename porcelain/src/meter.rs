@@ -595,9 +595,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut taken = 0;
         for seed in 1..=10u64 {
-            let options =
-                shake_plumbing::generate::Options { seed, limit: shake_plumbing::generate::Limit::Default, cwd: None };
-            let bytes = shake_plumbing::generate::generate(&options);
+            let options = shake_plumbing::pi::generate::Options {
+                seed,
+                limit: shake_plumbing::pi::generate::Limit::Default,
+                cwd: None,
+            };
+            let bytes = shake_plumbing::pi::generate::generate(&options);
             let ends: Vec<usize> = bytes.iter().enumerate().filter(|(_, &b)| b == b'\n').map(|(i, _)| i + 1).collect();
             let profile = [Profile::Default, Profile::Aggressive, Profile::Conservative][seed as usize % 3];
             let tok = Tokenizer::new(TokenizerName::Pi);

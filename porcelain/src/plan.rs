@@ -5,8 +5,8 @@
 use std::collections::HashMap;
 
 use serde_json::value::RawValue;
+use shake_plumbing::json::js_string;
 use shake_plumbing::pi::message::Message;
-use shake_plumbing::pi::write::js_string;
 use shake_plumbing::pi::{BlockKind, Content, Projection, Session};
 use shake_plumbing::regions::{regions, tail_start, Profile, RegionKind, Rules, Scope};
 use shake_plumbing::tokens::{content_tokens, entry_tokens, message_tokens, Tokenizer};

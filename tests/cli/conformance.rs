@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde_json::Value;
-use shake_plumbing::generate::{generate, Limit, Options};
+use shake_plumbing::pi::generate::{generate, Limit, Options};
 use shake_plumbing::pi::{Projection, Session, SessionFile};
 
 use crate::env::{fixtures, Oracle, TestEnv};

@@ -6,10 +6,11 @@ use std::path::PathBuf;
 
 use serde_json::value::RawValue;
 
+use crate::json::js_string as string;
+use crate::json::{raw, raw_string, RawObject};
 use crate::pi::entry::{as_str, is_truthy};
 use crate::pi::ids;
-use crate::pi::json::{raw, raw_string, RawObject};
-use crate::pi::write::{js_string as string, EntryWriter};
+use crate::pi::write::EntryWriter;
 use crate::pi::{Entry, Session};
 use crate::rev::RevArgs;
 use crate::{Context, Error, Result};

@@ -4,16 +4,15 @@
 //! pi's JSON.
 
 pub mod entry;
-pub mod file;
+pub mod generate;
 pub mod ids;
-pub mod json;
 pub mod message;
 pub mod project;
 pub mod session;
 pub mod write;
 
+pub use crate::host::file::SessionFile;
 pub use entry::Entry;
-pub use file::SessionFile;
 pub use message::{Block, BlockKind, Content, Message};
 pub use project::{ProjectError, Projected, Projection};
 pub use session::{Header, ParseError, Session, Warning};

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::fmt;
 
 use super::entry::{as_str, Entry, Fields};
-use super::file::SessionFile;
+use crate::host::file::SessionFile;
 
 /// The entry types pi 1.6.0 writes (others load, take part in the tree, and project to nothing).
 const KNOWN_TYPES: &[&str] = &[

@@ -7,6 +7,7 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::Session;
+use crate::json::{js_json, js_string};
 
 /// Makes entry lines for one batch appended to a session.
 pub struct EntryWriter {
@@ -75,26 +76,5 @@ impl EntryWriter {
             parent.map_or("null".to_string(), js_string),
             js_string(&self.timestamp)
         )
-    }
-}
-
-/// A string as `JSON.stringify` writes it (serde_json escapes valid strings identically).
-pub fn js_string(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_default()
-}
-
-/// A JSON value as `JSON.stringify` writes it. Only for values shake builds itself: integers
-/// and strings print identically; floats are not used.
-pub fn js_json(v: &Value) -> String {
-    serde_json::to_string(v).unwrap_or_default()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn strings_escape_like_javascript() {
-        assert_eq!(js_string("a\"\\\n\u{1}\u{7f}é/\u{2028}"), "\"a\\\"\\\\\\n\\u0001\u{7f}é/\u{2028}\"");
     }
 }
