@@ -13,6 +13,7 @@ pub mod pi;
 pub mod regions;
 pub mod rev;
 pub mod store;
+pub mod time;
 pub mod token_cache;
 pub mod tokens;
 

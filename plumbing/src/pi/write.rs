@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::Session;
+use crate::host::{Appender, Session};
 use crate::json::{js_json, js_string};
 
 /// Makes entry lines for one batch appended to a session.
@@ -76,5 +76,19 @@ impl EntryWriter {
             parent.map_or("null".to_string(), js_string),
             js_string(&self.timestamp)
         )
+    }
+}
+
+impl Appender for EntryWriter {
+    fn fresh_id(&mut self) -> String {
+        EntryWriter::fresh_id(self)
+    }
+
+    fn log_line(&self, id: &str, parent: Option<&str>, record_type: &str, data: &Value) -> String {
+        self.custom(id, parent, record_type, data)
+    }
+
+    fn edit_line(&self, id: &str, parent: Option<&str>, target: &str, content: &RawValue) -> String {
+        self.context_edit(id, parent, target, content)
     }
 }
