@@ -27,6 +27,9 @@ pub struct Cli {
     /// Do not page long output (log, show, diff, sessions) through $SHAKE_PAGER, $PAGER or less
     #[arg(long, global = true)]
     pub no_pager: bool,
+    /// Read session files as this host's (default: recognised from each file's content)
+    #[arg(long, global = true, value_enum, value_name = "HOST")]
+    pub host: Option<shake_plumbing::host::HostKind>,
     #[command(subcommand)]
     pub command: Command,
 }

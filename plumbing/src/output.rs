@@ -117,10 +117,11 @@ pub fn table(out: &mut dyn Write, header: &[&str], rows: &[Vec<String>]) -> io::
     Ok(())
 }
 
-/// A session file's path for people: relative to pi's sessions folder when inside it, else with
-/// `~` for the home folder, else as given.
+/// A session file's path for people: relative to its host's sessions folder when inside one,
+/// else with `~` for the home folder, else as given.
 pub fn short_path(ctx: &crate::Context, path: &std::path::Path) -> String {
-    if let Ok(rest) = path.strip_prefix(ctx.sessions_root()) {
+    let roots = crate::host::HOSTS.iter().flat_map(|h| h.session_roots(ctx));
+    if let Some(rest) = roots.into_iter().find_map(|root| path.strip_prefix(root).ok().map(|r| r.to_path_buf())) {
         return rest.display().to_string();
     }
     let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(std::path::PathBuf::from);

@@ -90,6 +90,7 @@ mod tests {
             custom_session_dir: None,
             store_dir: dir.join("store"),
             color: false,
+            host: None,
         }
     }
 

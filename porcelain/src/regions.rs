@@ -6,8 +6,8 @@ use std::io::Write;
 
 use serde_json::json;
 use shake_plumbing::cmd::tokens::{open_tokenizer, save_cache};
+use shake_plumbing::host::View;
 use shake_plumbing::output::{json_or, write_record};
-use shake_plumbing::pi::{Projection, Session};
 use shake_plumbing::regions::{Profile, Scope};
 use shake_plumbing::rev::RevArgs;
 use shake_plumbing::tokens::{TokenizerName, DEFAULT_TOKENIZER};
@@ -38,9 +38,9 @@ pub struct RegionsArgs {
 /// Runs `shake regions`.
 pub fn run(ctx: &Context, args: &RegionsArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.rev.load(ctx)?;
-    let session = Session::parse(&file)?;
+    let session = shake_plumbing::host::load(&file, ctx.host)?;
     ctx.warn_session(&session);
-    let projection = Projection::at(&session, rev.leaf(&session)?)?;
+    let projection = View::at(&session, rev.leaf(&session)?)?;
     let tokenizer = open_tokenizer(ctx, args.tokenizer, &session)?;
     tokenizer.prefetch(&projection);
     let wall = Wall::at(&projection);

@@ -51,7 +51,7 @@ impl TestEnv {
     /// (`<timestamp>_<session id>.jsonl`), and returns its path.
     pub fn pi_session(&self, session_id: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
         let cwd = std::fs::canonicalize(self.cwd()).unwrap();
-        let dir = self.agent_dir().join("sessions").join(shake_plumbing::context::encode_cwd(&cwd));
+        let dir = self.agent_dir().join("sessions").join(shake_plumbing::pi::paths::encode_cwd(&cwd));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(format!("2026-01-01T00-00-00-000Z_{session_id}.jsonl"));
         std::fs::write(&path, bytes).unwrap();

@@ -21,6 +21,7 @@ mod pipe;
 mod project;
 mod readme;
 mod restore;
+mod seam;
 mod sessions;
 mod store;
 mod synthetic;

@@ -84,7 +84,7 @@ fn revisions_that_name_nothing_say_what_to_type() {
     let err = env.fails(&["show", &rich.side_leaf], 1);
     assert!(
         err.contains(&format!(
-            "hint: {} is an entry of pi's current session here: name it `:{}`",
+            "hint: {} is an entry of the current session here: name it `:{}`",
             rich.side_leaf, rich.side_leaf
         )),
         "{err}"

@@ -6,9 +6,9 @@ use std::io::Write;
 use serde_json::json;
 
 use super::rev_parse::path_of;
+use crate::host::Session;
 use crate::nodes::NodeIds;
 use crate::output::write_record;
-use crate::pi::Session;
 use crate::rev::RevArgs;
 use crate::{Context, Result};
 
@@ -48,7 +48,7 @@ pub fn tips(session: &Session<'_>) -> Vec<usize> {
 /// Runs `shake ls-leaves`.
 pub fn run(ctx: &Context, args: &LsLeavesArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.rev.load(ctx)?;
-    let session = Session::parse(&file)?;
+    let session = crate::host::load(&file, ctx.host)?;
     ctx.warn_session(&session);
     let below = rev.entry.as_ref().map(|_| rev.leaf(&session)).transpose()?.flatten();
     let default = session.default_leaf();
