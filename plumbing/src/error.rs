@@ -34,11 +34,13 @@ impl ErrorKind {
         }
     }
 
-    /// The kind of an operating-system error: a missing file is the user's (a path that names
-    /// nothing), anything else is [`ErrorKind::Io`].
+    /// The kind of an operating-system error: a path that names nothing, names a folder where
+    /// a file was wanted (or the reverse), or names a file that must not be overwritten is the
+    /// user's; anything else (permission, space, the device) is [`ErrorKind::Io`].
     pub fn of_io(kind: std::io::ErrorKind) -> ErrorKind {
+        use std::io::ErrorKind as K;
         match kind {
-            std::io::ErrorKind::NotFound => ErrorKind::User,
+            K::NotFound | K::AlreadyExists | K::IsADirectory | K::NotADirectory => ErrorKind::User,
             _ => ErrorKind::Io,
         }
     }

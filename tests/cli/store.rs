@@ -337,3 +337,28 @@ fn a_same_size_rewrite_within_one_mtime_tick_is_seen() {
     assert_eq!(r["unchanged"], false);
     assert_eq!(cat_session(&env, &[path.to_str().unwrap()]), rewritten.as_bytes());
 }
+
+#[test]
+fn no_object_leaves_the_store_unverified() {
+    let env = TestEnv::new();
+    let text = format!("{HEAD}\n{}\n{}\n", entry("a1", None, "first words"), entry("a2", Some("a1"), "second words"));
+    let path = env.write("s.jsonl", &text);
+    import(&env, &path);
+    let id = env.ok(&["hash-entry", path.to_str().unwrap()]).lines().nth(1).unwrap().to_string();
+    let pack = only_pack(&env);
+    let mut bytes = std::fs::read(&pack).unwrap();
+    let at = bytes.windows(11).position(|w| w == b"first words").unwrap();
+    bytes[at] ^= 0x20;
+    std::fs::write(&pack, &bytes).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    let named = |stderr: &str| stderr.contains(&id) && stderr.contains("content hashes to");
+    let out = env.dir.path().join("restored.jsonl");
+    let stderr = env.fails(&["restore", path.to_str().unwrap(), "-o", out.to_str().unwrap()], 3);
+    assert!(named(&stderr) && !out.exists(), "{stderr}");
+    let stderr = env.fails(&["restore", "0aa11bb2", "-o", "-"], 3);
+    assert!(named(&stderr), "{stderr}");
+    let stderr = env.fails(&["cat-session", "0aa11bb2"], 3);
+    assert!(named(&stderr), "{stderr}");
+    let stderr = env.fails(&["cat-object", &id], 3);
+    assert!(named(&stderr), "{stderr}");
+}

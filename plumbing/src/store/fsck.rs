@@ -171,10 +171,10 @@ fn check_links(store: &Store, report: &mut FsckReport) {
 
 /// Records a problem unless `id` is in the store (and of kind `want`, when given).
 fn expect(store: &Store, id: &ObjectId, want: Option<Kind>, what: &str, report: &mut FsckReport) {
-    match store.get(id) {
-        Ok(Some(obj)) if want.is_none_or(|k| k == obj.kind) => {}
-        Ok(Some(obj)) => {
-            report.problems.push(format!("{what}: names {id}, a {} (want a {})", obj.kind, want.map_or("", Kind::name)))
+    match store.kind_of(id) {
+        Ok(Some(kind)) if want.is_none_or(|k| k == kind) => {}
+        Ok(Some(kind)) => {
+            report.problems.push(format!("{what}: names {id}, a {kind} (want a {})", want.map_or("", Kind::name)))
         }
         Ok(None) => report.problems.push(format!("{what}: names missing object {id}")),
         Err(e) => report.problems.push(format!("{what}: names {id}: {}", e.message)),

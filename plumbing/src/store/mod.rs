@@ -161,11 +161,34 @@ impl Store {
         self.packs.iter().any(|p| p.find(id).is_some())
     }
 
-    /// Returns the object `id`, or `None` when the store does not hold it.
+    /// Returns the object `id`, or `None` when the store does not hold it. Its bytes are
+    /// re-hashed first: every object that leaves the store (restore, cat-object, cat-session,
+    /// export, overlays, the meter) is the one its id names, or a corrupt-store error naming it.
     pub fn get(&self, id: &ObjectId) -> Result<Option<Object<'_>>> {
+        let Some((pack, obj)) = self.locate(id)? else { return Ok(None) };
+        let actual = ObjectId::hash(obj.kind, obj.bytes);
+        if actual != *id {
+            return Err(Error::corrupt(format!(
+                "{}: object {id}: content hashes to {actual} (corrupt {} bytes); nothing was read from it",
+                pack.path.display(),
+                obj.kind
+            ))
+            .hint("run shake fsck; shake restore or a re-import rebuilds the object from a session file that has it"));
+        }
+        Ok(Some(obj))
+    }
+
+    /// Returns the kind of object `id` without re-hashing it (for `fsck`'s link checks, which
+    /// re-hash every object once by itself), or `None` when the store does not hold it.
+    pub fn kind_of(&self, id: &ObjectId) -> Result<Option<Kind>> {
+        Ok(self.locate(id)?.map(|(_, obj)| obj.kind))
+    }
+
+    /// Finds object `id`'s record, unverified.
+    fn locate(&self, id: &ObjectId) -> Result<Option<(&Pack, Object<'_>)>> {
         for pack in &self.packs {
             if let Some(i) = pack.find(id) {
-                return pack.object_at(i).map(Some);
+                return pack.object_at(i).map(|obj| Some((pack, obj)));
             }
         }
         Ok(None)
