@@ -362,3 +362,50 @@ fn no_object_leaves_the_store_unverified() {
     let stderr = env.fails(&["cat-object", &id], 3);
     assert!(named(&stderr), "{stderr}");
 }
+
+#[test]
+fn a_ref_lock_left_by_a_killed_writer_is_reported_and_recovered() {
+    let env = TestEnv::new();
+    let path = env.write("s.jsonl", format!("{HEAD}\n{}\n", entry("a1", None, "x")));
+    // What a SIGKILL between a ref's lock and its rename leaves behind (the store lock is a
+    // flock: the kernel released it with the process).
+    let refs = env.store().join("refs/sessions");
+    std::fs::create_dir_all(&refs).unwrap();
+    let lock = refs.join("0aa11bb2-0000-7000-8000-000000000001.lock");
+    std::fs::write(&lock, "").unwrap();
+    let report = json(&env.ok(&["fsck", "--json"]));
+    let notes = report["notes"].to_string();
+    assert!(notes.contains(lock.to_str().unwrap()) && notes.contains("died"), "{report}");
+    let out = env.run(&["import", "--json", path.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!lock.exists());
+    let r = json(&String::from_utf8(out.stdout).unwrap())["files"][0].clone();
+    assert!(r["warnings"].as_array().is_none_or(|w| w.is_empty()), "{r}");
+    let sessions = json(&env.ok(&["sessions", "--json"]));
+    assert_eq!(sessions[0]["session"], "0aa11bb2-0000-7000-8000-000000000001", "{sessions}");
+    assert_eq!(json(&env.ok(&["fsck", "--json"]))["notes"], serde_json::json!([]));
+}
+
+#[test]
+fn an_odd_session_id_neither_shapes_the_store_nor_stops_the_others() {
+    let env = TestEnv::new();
+    let file = |name: &str, id: &str| {
+        let head = HEAD.replace("0aa11bb2-0000-7000-8000-000000000001", id);
+        env.write(name, format!("{head}\n{}\n", entry("a1", None, name)))
+    };
+    let files = [file("1.jsonl", "x"), file("2.jsonl", "x/y"), file("3.jsonl", "../up"), file("4.jsonl", "plain-1")];
+    let args: Vec<&str> = files.iter().map(|p| p.to_str().unwrap()).collect();
+    let report = json(&env.ok(&[&["import", "--json"], args.as_slice()].concat()));
+    assert_eq!(report["files"].as_array().unwrap().len(), 4, "{report}");
+    let sessions = json(&env.ok(&["sessions", "--json"]));
+    let ids: Vec<&str> = sessions.as_array().unwrap().iter().map(|s| s["session"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["x", "x/y", "../up", "plain-1"], "{sessions}");
+    assert!(!env.store().join("up").exists() && !env.store().join("refs/up").exists());
+    assert_eq!(json(&env.ok(&["fsck", "--json"]))["ok"], true);
+    for id in ["x/y", "../up"] {
+        assert_eq!(
+            env.ok(&["cat-session", id]).len(),
+            std::fs::read(&files[ids.iter().position(|i| *i == id).unwrap()]).unwrap().len()
+        );
+    }
+}

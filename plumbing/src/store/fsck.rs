@@ -52,6 +52,7 @@ pub fn check(dir: &Path, overlays: OverlayCheck<'_>) -> crate::Result<FsckReport
         }
     }
     note_orphan_packs(&store, &mut report);
+    note_ref_locks(dir, &mut report)?;
     check_links(&store, &mut report);
     for (name, id) in refs::list_all(dir)? {
         report.refs += 1;
@@ -204,6 +205,26 @@ fn check_states(store: &Store, report: &mut FsckReport) {
             }
         }
     }
+}
+
+/// Notes `<ref>.lock` files: left by a writer that died when no writer holds the store's lock
+/// now (the next write replaces them), else an update in progress.
+fn note_ref_locks(dir: &Path, report: &mut FsckReport) -> crate::Result<()> {
+    let locks = refs::lock_files(dir);
+    if locks.is_empty() {
+        return Ok(());
+    }
+    let idle = super::WriteLock::try_take(dir)?.is_some();
+    for path in locks {
+        report.notes.push(match idle {
+            true => format!(
+                "{}: a ref lock left by a shake that died mid-update; the ref keeps its old value and the next write replaces the lock",
+                path.display()
+            ),
+            false => format!("{}: a ref update in progress (another shake holds the store's lock)", path.display()),
+        });
+    }
+    Ok(())
 }
 
 fn note_orphan_packs(store: &Store, report: &mut FsckReport) {

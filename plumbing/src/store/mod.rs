@@ -9,6 +9,7 @@ pub mod family;
 pub mod fsck;
 pub mod gc;
 pub mod import;
+pub mod lock;
 pub mod pack;
 pub mod refs;
 pub mod state;
@@ -16,13 +17,13 @@ pub mod touch;
 pub mod version;
 
 use std::collections::HashSet;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use crate::id::{HexPrefix, Kind, ObjectId};
 use crate::{Context, Error, Result};
 
 pub use import::{path_nodes, ImportReport, SessionInfo};
+pub use lock::WriteLock;
 pub use pack::{Object, Pack};
 pub use refs::Expect;
 pub use version::Version;
@@ -235,7 +236,7 @@ impl Store {
     /// Reads a ref (`None` when it does not exist).
     pub fn read_ref(&self, name: &str) -> Result<Option<ObjectId>> {
         refs::check_name(name)?;
-        refs::read(&self.dir, name)
+        Ok(refs::read(&self.dir, name)?)
     }
 
     /// Sets a ref durably if its current value is what `expect` says; `new` must be in the store.
@@ -243,7 +244,8 @@ impl Store {
         if !self.contains(new) {
             return Err(Error::user(format!("cannot point {name} at {new}: no such object")));
         }
-        refs::update(&self.dir, name, new, expect, true)
+        let held = WriteLock::take(&self.dir)?;
+        Ok(refs::update(&self.dir, &held, name, new, expect, true)?)
     }
 
     /// Lists every ref, sorted by name.
@@ -267,16 +269,7 @@ impl Store {
 
     /// Starts writing: takes the store's write lock, then sees packs written meanwhile.
     pub fn batch(&mut self) -> Result<Batch<'_>> {
-        std::fs::create_dir_all(&self.dir)
-            .map_err(|e| Error::io(format!("cannot create the store {}", self.dir.display()), e))?;
-        let lock_path = self.dir.join("lock");
-        let lock = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(|e| Error::io(format!("cannot open {}", lock_path.display()), e))?;
-        lock.lock().map_err(|e| Error::io(format!("cannot lock {}", lock_path.display()), e))?;
+        let lock = WriteLock::take(&self.dir)?;
         self.refresh()?;
         Ok(Batch { writer: None, store: self, _lock: lock, after: Vec::new() })
     }
@@ -288,7 +281,7 @@ impl Store {
 pub struct Batch<'s> {
     store: &'s mut Store,
     writer: Option<pack::PackWriter>,
-    _lock: File,
+    _lock: WriteLock,
     after: Vec<After>,
 }
 
@@ -358,13 +351,8 @@ impl Batch<'_> {
         store.consolidate()?;
         for item in after {
             match item {
-                After::Ref(name, id) => refs::update(&store.dir, &name, &id, Expect::Any, false)?,
-                After::State(path, bytes) => {
-                    let dir = path.parent().unwrap_or(&store.dir);
-                    std::fs::create_dir_all(dir)
-                        .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
-                    pack::write_atomically(dir, &path, &bytes, false)?;
-                }
+                After::Ref(name, id) => refs::update(&store.dir, &_lock, &name, &id, Expect::Any, false)?,
+                After::State(path, bytes) => crate::durable::write(&path, &bytes)?,
             }
         }
         Ok(())
