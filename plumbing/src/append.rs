@@ -15,6 +15,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+use crate::durable::FileError;
 use crate::Error;
 
 /// A file modified more recently than this may be open in a running pi.
@@ -49,17 +50,9 @@ impl Snapshot {
 /// Why an append did not happen.
 #[derive(Debug, thiserror::Error)]
 pub enum AppendError {
-    /// The operating system refused a step.
-    #[error("cannot {doing} {}", path.display())]
-    Io {
-        /// The session file.
-        path: PathBuf,
-        /// What was being done ("open for appending", "lock", "append to", "fsync", …).
-        doing: &'static str,
-        /// The system's error.
-        #[source]
-        source: std::io::Error,
-    },
+    /// The system refused a step.
+    #[error(transparent)]
+    Io(#[from] FileError),
     /// Another shake holds the file's lock.
     #[error("{}: another shake process is writing this session", path.display())]
     Busy {
@@ -105,10 +98,10 @@ impl From<AppendError> for Error {
             AppendError::Vanished { .. } => {
                 &["check the file with shake status; shake restore can bring back any imported version"]
             }
-            AppendError::Io { .. } => &[],
+            AppendError::Io(_) => &[],
         };
         let err = match &e {
-            AppendError::Io { source, .. } => Error::os(source.kind(), &e),
+            AppendError::Io(f) => Error::os(f.source.kind(), &e),
             _ => Error::user(crate::error::chain(&e)),
         };
         hints.iter().fold(err.caused_by(e), |err, h| err.hint(*h))
@@ -164,7 +157,7 @@ pub fn recently_written(path: &Path) -> Option<Duration> {
 /// Appends `batch` (whole lines, each ending in `\n`) to `path`, if the file still matches
 /// `snapshot`; then finds where the bytes landed (see [`Appended::foreign`]).
 pub fn append(path: &Path, snapshot: &Snapshot, batch: &[u8]) -> Result<Appended, AppendError> {
-    let io = |doing: &'static str| move |source| AppendError::Io { path: path.to_path_buf(), doing, source };
+    let io = |doing: &'static str| move |source| AppendError::Io(FileError { path: path.to_path_buf(), doing, source });
     let mut file = OpenOptions::new().read(true).append(true).open(path).map_err(io("open for appending"))?;
     match file.try_lock() {
         Ok(()) => {}
@@ -193,7 +186,7 @@ pub fn append(path: &Path, snapshot: &Snapshot, batch: &[u8]) -> Result<Appended
 /// appended in between. One `write` in append mode is not interleaved with other writes to a
 /// local file, so the bytes are there whole.
 fn landed_at(file: &File, path: &Path, from: u64, bytes: &[u8]) -> Result<u64, AppendError> {
-    let io = |source| AppendError::Io { path: path.to_path_buf(), doing: "read back", source };
+    let io = |source| AppendError::Io(FileError { path: path.to_path_buf(), doing: "read back", source });
     let mut here = vec![0; bytes.len()];
     if file.read_exact_at(&mut here, from).is_ok() && here == bytes {
         return Ok(from);
@@ -213,8 +206,10 @@ pub fn partial_line(path: &Path) -> Error {
 }
 
 fn check_unchanged(file: &mut File, path: &Path, snapshot: &Snapshot) -> Result<(), AppendError> {
-    let len =
-        file.metadata().map_err(|source| AppendError::Io { path: path.to_path_buf(), doing: "stat", source })?.len();
+    let len = file
+        .metadata()
+        .map_err(|source| AppendError::Io(FileError { path: path.to_path_buf(), doing: "stat", source }))?
+        .len();
     let mut tail = vec![0; snapshot.tail.len()];
     let same_len = len == snapshot.len;
     let same_tail = same_len

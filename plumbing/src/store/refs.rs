@@ -15,7 +15,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use super::lock::WriteLock;
-use crate::durable::private_dir;
+use crate::durable::{private_dir, FileError};
 use crate::id::ObjectId;
 use crate::{Error, Result};
 
@@ -47,16 +47,8 @@ pub enum RefError {
         want: String,
     },
     /// The system refused a step.
-    #[error("cannot {doing} {}", path.display())]
-    Io {
-        /// The file involved.
-        path: PathBuf,
-        /// What was being done.
-        doing: &'static str,
-        /// The system's error.
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] FileError),
 }
 
 impl From<RefError> for Error {
@@ -65,15 +57,9 @@ impl From<RefError> for Error {
             RefError::BadName { .. } => Error::user(e.to_string()).hint("ref names look like refs/sessions/<id>"),
             RefError::BadFile { .. } => Error::corrupt(e.to_string()),
             RefError::Moved { .. } => Error::user(e.to_string()).hint("another process moved it; re-read it and retry"),
-            RefError::Io { source, .. } => Error::os(source.kind(), &e),
+            RefError::Io(f) => Error::os(f.source.kind(), &e),
         };
         err.caused_by(e)
-    }
-}
-
-impl From<crate::durable::FileError> for RefError {
-    fn from(e: crate::durable::FileError) -> RefError {
-        RefError::Io { path: e.path, doing: e.doing, source: e.source }
     }
 }
 
@@ -129,7 +115,7 @@ pub fn read(store: &Path, name: &str) -> std::result::Result<Option<ObjectId>, R
     match std::fs::read(&path) {
         Ok(bytes) => parse(&path, &bytes).map(Some),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(RefError::Io { path, doing: "read", source }),
+        Err(source) => Err(RefError::Io(FileError { path, doing: "read", source })),
     }
 }
 
@@ -189,7 +175,7 @@ pub fn list_all(store: &Path) -> Result<Vec<(String, Result<ObjectId>)>> {
             Err(e) => {
                 let path = e.path().unwrap_or(&root).to_path_buf();
                 let source = e.into_io_error().unwrap_or_else(|| std::io::Error::other("a loop in the folder tree"));
-                return Err(RefError::Io { path, doing: "list", source }.into());
+                return Err(RefError::Io(FileError { path, doing: "list", source }).into());
             }
         };
         let name = entry.path().strip_prefix(store).unwrap_or(entry.path()).to_string_lossy().replace('\\', "/");
@@ -200,7 +186,7 @@ pub fn list_all(store: &Path) -> Result<Vec<(String, Result<ObjectId>)>> {
             continue;
         }
         let id = std::fs::read(entry.path())
-            .map_err(|source| RefError::Io { path: entry.path().to_path_buf(), doing: "read", source })
+            .map_err(|source| RefError::Io(FileError { path: entry.path().to_path_buf(), doing: "read", source }))
             .and_then(|bytes| parse(entry.path(), &bytes))
             .map_err(Error::from);
         refs.push((name, id));
@@ -238,7 +224,7 @@ impl Lock {
         let create = || std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&path);
         let file = match create() {
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                std::fs::remove_file(&path).map_err(|source| RefError::Io {
+                std::fs::remove_file(&path).map_err(|source| FileError {
                     path: path.clone(),
                     doing: "remove the stale lock",
                     source,
@@ -249,14 +235,14 @@ impl Lock {
         };
         match file {
             Ok(file) => Ok(Lock { path, target: target.to_path_buf(), file, renamed: false }),
-            Err(source) => Err(RefError::Io { path, doing: "create", source }),
+            Err(source) => Err(RefError::Io(FileError { path, doing: "create", source })),
         }
     }
 
     fn commit(mut self, bytes: &[u8], durable: bool) -> std::result::Result<(), RefError> {
         let io = |doing| {
             let path = self.path.clone();
-            move |source| RefError::Io { path, doing, source }
+            move |source| RefError::Io(FileError { path, doing, source })
         };
         self.file.write_all(bytes).map_err(io("write"))?;
         if durable {
