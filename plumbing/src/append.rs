@@ -29,13 +29,16 @@ pub const DELAY_ENV: &str = "SHAKE_TEST_APPEND_DELAY_MS";
 pub const SHAKE_LINE_PREFIXES: [&str; 2] =
     ["{\"type\":\"context_edit\",\"id\":\"", "{\"type\":\"custom\",\"customType\":\"shake\","];
 
-/// Where the plan was made: the file's length and its last bytes then.
+/// Where the plan was made: the file's length, its last bytes then, and how it ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Snapshot {
     /// File length in bytes.
     pub len: u64,
     /// The last (up to 4 KiB) bytes.
     pub tail: Vec<u8>,
+    /// How the whole file ended, told from its last line whatever its length (a torn line of an
+    /// undo's 100 KB replacement starts far before the tail).
+    pub ending: Ending,
 }
 
 const TAIL: usize = 4096;
@@ -43,7 +46,11 @@ const TAIL: usize = 4096;
 impl Snapshot {
     /// Takes the snapshot of bytes already read.
     pub fn of(bytes: &[u8]) -> Snapshot {
-        Snapshot { len: bytes.len() as u64, tail: bytes[bytes.len().saturating_sub(TAIL)..].to_vec() }
+        Snapshot {
+            len: bytes.len() as u64,
+            tail: bytes[bytes.len().saturating_sub(TAIL)..].to_vec(),
+            ending: ending(bytes),
+        }
     }
 }
 
@@ -166,7 +173,7 @@ pub fn append(path: &Path, snapshot: &Snapshot, batch: &[u8]) -> Result<Appended
     }
     check_unchanged(&mut file, path, snapshot)?;
     let mut bytes = Vec::with_capacity(batch.len() + 1);
-    match ending(&snapshot.tail) {
+    match snapshot.ending {
         Ending::Clean => {}
         // Terminate our own torn line first, as pi's loader would: it stays a skipped line.
         Ending::TornShakeLine => bytes.push(b'\n'),
@@ -259,6 +266,18 @@ mod tests {
         std::fs::write(&path, b"a\nxyz").unwrap();
         let err = Error::from(append(&path, &Snapshot::of(b"a\nxyz"), b"b\n").unwrap_err());
         assert!(err.message.contains("incomplete") && err.hints.len() == 2, "{err}");
+    }
+
+    #[test]
+    fn a_torn_shake_line_longer_than_the_tail_is_still_ours() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let torn = [&b"a\n{\"type\":\"context_edit\",\"id\":\"1\",\"replacement\":\""[..], &[b'x'; 100_000]].concat();
+        std::fs::write(&path, &torn).unwrap();
+        let snap = Snapshot::of(&torn);
+        assert_eq!(snap.ending, Ending::TornShakeLine);
+        append(&path, &snap, b"b\n").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), [&torn[..], b"\nb\n"].concat());
     }
 
     #[test]
