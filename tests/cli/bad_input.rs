@@ -240,3 +240,14 @@ fn a_custom_message_timestamp_with_non_ascii_characters_is_read_like_pi() {
     let path = session(&env, "ts.jsonl", &all);
     same_as_pi(&env, &path);
 }
+
+#[test]
+fn a_warning_to_a_closed_stderr_is_dropped_not_a_panic() {
+    let env = TestEnv::new();
+    let path = session(&env, "m.jsonl", &[HEAD, USER, "{not json"]);
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = env.cmd().args(["project", path.to_str().unwrap(), "--json"]).stderr(writer).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(!out.stdout.is_empty());
+}
