@@ -409,3 +409,55 @@ fn an_odd_session_id_neither_shapes_the_store_nor_stops_the_others() {
         );
     }
 }
+
+#[test]
+fn a_lost_index_is_a_problem_never_deletable_and_the_next_write_rebuilds_it() {
+    let env = TestEnv::new();
+    let path = env.fixture("pi-v3-edge-edits.jsonl");
+    import(&env, &path);
+    let idx = only_pack(&env).with_extension("idx");
+    let kept = std::fs::read(&idx).unwrap();
+    std::fs::remove_file(&idx).unwrap();
+    let out = env.run(&["fsck"]);
+    assert_eq!(out.status.code(), Some(3));
+    let report = String::from_utf8(out.stdout).unwrap();
+    assert!(report.contains("do not delete it") && !report.contains("safe to delete"), "{report}");
+    // The next write gives the pack its index back, byte for byte.
+    import(&env, &env.write("other.jsonl", format!("{HEAD}\n{}\n", entry("z1", None, "z"))));
+    assert_eq!(std::fs::read(&idx).unwrap(), kept);
+    assert_eq!(json(&env.ok(&["fsck", "--json"]))["ok"], true);
+    assert_eq!(cat_session(&env, &[path.to_str().unwrap()]), std::fs::read(&path).unwrap());
+}
+
+#[test]
+fn gc_removes_temp_files_of_dead_writers() {
+    let env = TestEnv::new();
+    import(&env, &env.fixture("pi-v3-edge-edits.jsonl"));
+    for dir in ["packs", "import", "refs/sessions"] {
+        std::fs::write(env.store().join(dir).join("tmp-left"), b"half").unwrap();
+    }
+    let r = json(&env.ok(&["gc", "--dry-run", "--json"]));
+    assert_eq!(r["tempFiles"], 3, "{r}");
+    assert!(env.store().join("packs/tmp-left").exists());
+    assert_eq!(json(&env.ok(&["gc", "--json"]))["tempFiles"], 3);
+    for dir in ["packs", "import", "refs/sessions"] {
+        assert!(!env.store().join(dir).join("tmp-left").exists(), "{dir}");
+    }
+}
+
+#[test]
+fn a_store_shake_may_not_read_is_a_permission_error_not_corruption() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnv::new();
+    let path = env.fixture("pi-v3-edge-edits.jsonl");
+    import(&env, &path);
+    let pack = only_pack(&env);
+    std::fs::set_permissions(&pack, std::fs::Permissions::from_mode(0o000)).unwrap();
+    if std::fs::File::open(&pack).is_ok() {
+        return; // root reads any file: nothing to test here
+    }
+    for args in [&["fsck"][..], &["sessions"], &["restore", path.to_str().unwrap(), "-o", "-"]] {
+        let stderr = env.fails(args, 4);
+        assert!(stderr.contains("Permission denied") && stderr.contains(pack.to_str().unwrap()), "{args:?}: {stderr}");
+    }
+}

@@ -48,6 +48,8 @@ pub fn check(dir: &Path, overlays: OverlayCheck<'_>) -> crate::Result<FsckReport
                 report.problems.extend(pack.verify());
                 store.packs.push(pack);
             }
+            // A pack fsck may not read is not a finding about the store: fsck cannot answer.
+            Err(e) if e.kind == crate::ErrorKind::Io => return Err(e),
             Err(e) => report.problems.push(e.message),
         }
     }
@@ -228,11 +230,26 @@ fn note_ref_locks(dir: &Path, report: &mut FsckReport) -> crate::Result<()> {
 }
 
 fn note_orphan_packs(store: &Store, report: &mut FsckReport) {
+    for path in store.packs_without_index() {
+        match super::pack::lost_index(&path) {
+            Ok(Some(_)) => report.problems.push(format!(
+                "{}: a complete pack without its index, so its objects cannot be read; do not delete it (it may hold the only copy of objects refs name): the next write (e.g. shake import) rebuilds the index",
+                path.display()
+            )),
+            Ok(None) => report.notes.push(format!(
+                "{}: not a complete pack (no valid checksum) and no index; nothing reads it",
+                path.display()
+            )),
+            Err(e) => report.problems.push(e.message),
+        }
+    }
     let Ok(read) = std::fs::read_dir(store.dir().join("packs")) else { return };
     for path in read.filter_map(|e| e.ok()).map(|e| e.path()) {
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        if name.starts_with("tmp-") || (name.ends_with(".pack") && !path.with_extension("idx").exists()) {
-            report.notes.push(format!("{}: left by an interrupted write; ignored (safe to delete)", path.display()));
+        if path.file_name().is_some_and(|n| n.to_string_lossy().starts_with(crate::durable::TMP_PREFIX)) {
+            report.notes.push(format!(
+                "{}: a temp file left by an interrupted write; ignored (shake gc removes it)",
+                path.display()
+            ));
         }
     }
 }

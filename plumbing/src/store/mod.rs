@@ -270,8 +270,37 @@ impl Store {
     /// Starts writing: takes the store's write lock, then sees packs written meanwhile.
     pub fn batch(&mut self) -> Result<Batch<'_>> {
         let lock = WriteLock::take(&self.dir)?;
+        self.rebuild_lost_indexes()?;
         self.refresh()?;
         Ok(Batch { writer: None, store: self, _lock: lock, after: Vec::new() })
+    }
+}
+
+impl Store {
+    /// Gives every complete pack that has no index its index back (under the write lock, so no
+    /// writer is between its pack and its index): such a pack may hold the only copy of objects
+    /// that refs name.
+    fn rebuild_lost_indexes(&self) -> Result<()> {
+        for pack in self.packs_without_index() {
+            pack::rebuild_index(&pack)?;
+        }
+        Ok(())
+    }
+
+    /// Returns the `pack-*.pack` files that have no `.idx` beside them.
+    pub fn packs_without_index(&self) -> Vec<PathBuf> {
+        let Ok(read) = std::fs::read_dir(self.packs_dir()) else { return Vec::new() };
+        let mut packs: Vec<PathBuf> = read
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| {
+                p.extension().is_some_and(|x| x == "pack")
+                    && p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("pack-"))
+                    && !p.with_extension("idx").exists()
+            })
+            .collect();
+        packs.sort();
+        packs
     }
 }
 
