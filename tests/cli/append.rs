@@ -10,7 +10,7 @@ use crate::env::{Oracle, TestEnv};
 use crate::synthetic::{filler, text, Builder};
 
 /// A small session whose fold writes a short batch (two tool results).
-fn small() -> String {
+pub fn small() -> String {
     let mut b = Builder::new();
     b.user(serde_json::json!("go"));
     b.tool("bash", serde_json::json!({"command": "make"}), serde_json::json!([text(&filler("make", 300))]));
@@ -283,7 +283,7 @@ fn warns_when_the_file_was_just_written() {
 }
 
 /// The entry ids on the branch pi resumes: from the file's last entry back along `parentId`.
-fn resumed_branch(bytes: &[u8]) -> Vec<String> {
+pub fn resumed_branch(bytes: &[u8]) -> Vec<String> {
     let entries: Vec<Value> = bytes
         .split(|b| *b == b'\n')
         .filter_map(|l| serde_json::from_slice::<Value>(l).ok())

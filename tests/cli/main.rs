@@ -9,6 +9,7 @@ mod diff;
 mod env;
 mod export;
 mod family;
+mod fault_study;
 mod fold;
 mod generate;
 mod host_plan;
