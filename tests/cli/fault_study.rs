@@ -194,8 +194,7 @@ fn flips(rng: &mut Rng, n: usize) -> (usize, usize, usize) {
         bytes[at] ^= 1 << rng.below(8);
         std::fs::write(&target, &bytes).unwrap();
         let fsck_ok = env.run(&["fsck"]).status.success();
-        let mut lied = false;
-        let mut harmed = false;
+        let (mut lied, mut harmed) = (false, false);
         for s in &sessions {
             let out = env.run(&["restore", s.to_str().unwrap(), "-o", "-"]);
             if out.status.success() {
@@ -214,7 +213,10 @@ fn flips(rng: &mut Rng, n: usize) -> (usize, usize, usize) {
             let then: Value = serde_json::from_str(&baseline).unwrap();
             for row in now.as_array().into_iter().flatten() {
                 let twin = then.as_array().unwrap().iter().find(|r| r["path"] == row["path"]);
-                lied |= twin.is_some_and(|r| r != row);
+                if twin.is_some_and(|r| r != row) {
+                    eprintln!("flip trial {t}: sessions lists {row} (was {})", twin.unwrap());
+                    lied = true;
+                }
             }
         }
         if !fsck_ok {

@@ -461,3 +461,20 @@ fn a_store_shake_may_not_read_is_a_permission_error_not_corruption() {
         assert!(stderr.contains("Permission denied") && stderr.contains(pack.to_str().unwrap()), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn sessions_never_counts_a_tree_with_a_node_missing() {
+    let env = TestEnv::new();
+    import(&env, &env.fixture("pi-v3-branch-compaction-edit.jsonl"));
+    let (pack, idx_path) = (only_pack(&env), only_pack(&env).with_extension("idx"));
+    let (bytes, mut idx) = (std::fs::read(&pack).unwrap(), std::fs::read(&idx_path).unwrap());
+    let n = u32::from_le_bytes(idx[12..16].try_into().unwrap()) as usize;
+    let ids = 16 + 1024;
+    let offset = |i: usize| u64::from_le_bytes(idx[ids + n * 32 + i * 8..][..8].try_into().unwrap()) as usize;
+    // The node with the highest id: changing its id's last byte keeps the rows sorted.
+    let row = (0..n).rev().find(|&i| bytes[offset(i)] == 2).unwrap();
+    idx[ids + row * 32 + 31] ^= 1;
+    std::fs::write(&idx_path, &idx).unwrap();
+    let stderr = env.fails(&["sessions", "--json"], 3);
+    assert!(stderr.contains("is missing"), "{stderr}");
+}
