@@ -2,8 +2,9 @@
 //! the exit code), and the engine error it came from (its `source` chain).
 //!
 //! Engine operations have their own typed errors (`append::AppendError`, `store::refs::RefError`,
-//! `store::pack::PackError`, `pi::ParseError`, …), each naming the path involved; they become an
-//! [`Error`] by `From` where a command's `?` meets them, which picks the kind and the hints.
+//! `durable::FileError`, each host's parse errors, …), each naming the path involved; they
+//! become an [`Error`] by `From` where a command's `?` meets them, which picks the kind and the
+//! hints.
 
 use std::fmt;
 
@@ -145,18 +146,6 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         self.source.as_deref().map(|s| s as _)
-    }
-}
-
-impl From<crate::pi::ParseError> for Error {
-    fn from(e: crate::pi::ParseError) -> Error {
-        Error::user(chain(&e)).caused_by(e)
-    }
-}
-
-impl From<crate::pi::ProjectError> for Error {
-    fn from(e: crate::pi::ProjectError) -> Error {
-        Error::user(chain(&e)).caused_by(e)
     }
 }
 

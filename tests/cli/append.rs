@@ -168,6 +168,7 @@ fn cut_everywhere(env: &TestEnv, name: &str, before: &[u8], op: &[&str]) -> Vec<
         agent_dir: env.agent_dir(),
         custom_session_dir: None,
         store_dir: no_store.join("store"),
+        host: None,
     };
     quiet();
     let scratch = env.dir.path().join(format!("cut-{name}.jsonl"));
