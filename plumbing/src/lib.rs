@@ -4,6 +4,7 @@
 pub mod append;
 pub mod cmd;
 pub mod context;
+pub mod durable;
 pub mod error;
 pub mod host;
 pub mod id;

@@ -361,6 +361,46 @@ impl Write for Hashing {
     }
 }
 
+/// Rebuilds the index of a complete pack whose index is gone (deleted, or a writer died between
+/// the two renames). Returns the index path, or `None` when the file is not a complete pack.
+pub fn rebuild_index(pack_path: &Path) -> Result<Option<PathBuf>> {
+    let Some(idx) = lost_index(pack_path)? else { return Ok(None) };
+    let idx_path = pack_path.with_extension("idx");
+    write_durably(pack_path.parent().unwrap_or(Path::new(".")), &idx_path, &idx)?;
+    Ok(Some(idx_path))
+}
+
+/// Computes the index of a pack file from its records (each object re-hashed for its id), or
+/// `None` when the file is not a complete pack (its header, checksum or records do not hold).
+pub fn lost_index(pack_path: &Path) -> Result<Option<Vec<u8>>> {
+    let bytes = std::fs::read(pack_path).map_err(|e| Error::io(format!("cannot read {}", pack_path.display()), e))?;
+    if bytes.len() < HEADER_LEN + CHECKSUM_LEN || &bytes[..8] != PACK_MAGIC || u32_at(&bytes, 8) != FORMAT_VERSION {
+        return Ok(None);
+    }
+    let body_end = bytes.len() - CHECKSUM_LEN;
+    let sum = blake3::hash(&bytes[..body_end]);
+    if sum.as_bytes() != &bytes[body_end..] {
+        return Ok(None);
+    }
+    let mut rows = Vec::new();
+    let mut at = HEADER_LEN;
+    while at < body_end {
+        let Some(kind) = Kind::from_code(bytes[at]) else { return Ok(None) };
+        if at + RECORD_HEADER_LEN > body_end {
+            return Ok(None);
+        }
+        let len = usize::try_from(u64_at(&bytes, at + 1)).unwrap_or(usize::MAX);
+        let start = at + RECORD_HEADER_LEN;
+        if start.saturating_add(len) > body_end {
+            return Ok(None);
+        }
+        rows.push((ObjectId::hash(kind, &bytes[start..start + len]), at as u64));
+        at = start + len;
+    }
+    rows.sort_unstable_by_key(|r| r.0);
+    Ok(Some(encode_index(&rows, bytes.len() as u64, sum.as_bytes())))
+}
+
 /// Builds an index for sorted `(id, offset)` rows.
 fn encode_index(rows: &[(ObjectId, u64)], pack_len: u64, pack_sum: &[u8; 32]) -> Vec<u8> {
     let mut idx = Vec::with_capacity(HEADER_LEN + FANOUT_LEN + rows.len() * IDX_ROW_LEN + IDX_TRAILER_LEN);
@@ -408,7 +448,12 @@ pub fn sync_dir(dir: &Path) -> Result<()> {
 }
 
 fn map(path: &Path) -> Result<Mmap> {
-    let file = File::open(path).map_err(|e| Error::corrupt(format!("{}: cannot open: {e}", path.display())))?;
+    // A pack that cannot be opened is corrupt only when it vanished or is not a file; a
+    // permission or device error is reported as what it is.
+    let file = File::open(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => Error::corrupt(format!("{}: cannot open: {e}", path.display())),
+        _ => Error::io(format!("cannot open {}", path.display()), e),
+    })?;
     // SAFETY: packs and indexes are renamed into place complete and never written again, so the
     // mapped bytes cannot change or shrink under us (see the module doc).
     unsafe { Mmap::map(&file) }.map_err(|e| Error::corrupt(format!("{}: cannot map: {e}", path.display())))
