@@ -81,6 +81,15 @@ impl Rev {
         }
     }
 
+    /// Opens the revision in `file` (as [`RevArgs::load`] read it): loads it with its host
+    /// (`--host`, else detection), prints its warnings, and resolves the leaf.
+    pub fn open<'a>(&self, ctx: &Context, file: &'a SessionFile) -> Result<(Session<'a>, Option<usize>)> {
+        let session = host::load(file, ctx.host)?;
+        ctx.warn_session(&session);
+        let leaf = self.leaf(&session)?;
+        Ok((session, leaf))
+    }
+
     /// Resolves the entry part to a leaf index in `session` (pi's leaf on load when absent).
     pub fn leaf(&self, session: &Session<'_>) -> Result<Option<usize>> {
         match &self.entry {

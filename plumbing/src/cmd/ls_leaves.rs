@@ -47,9 +47,8 @@ pub fn tips(session: &Session<'_>) -> Vec<usize> {
 /// Runs `shake ls-leaves`.
 pub fn run(ctx: &Context, args: &LsLeavesArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.rev.load(ctx)?;
-    let session = crate::host::load(&file, ctx.host)?;
-    ctx.warn_session(&session);
-    let below = rev.entry.as_ref().map(|_| rev.leaf(&session)).transpose()?.flatten();
+    let (session, leaf) = rev.open(ctx, &file)?;
+    let below = leaf.filter(|_| rev.entry.is_some());
     let default = session.default_leaf();
     let candidates = tips(&session);
     let mut nodes = NodeIds::new(&session);

@@ -26,8 +26,7 @@ pub struct RevParseArgs {
 /// Runs `shake rev-parse`.
 pub fn run(ctx: &Context, args: &RevParseArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.rev.load(ctx)?;
-    let session = crate::host::load(&file, ctx.host)?;
-    ctx.warn_session(&session);
+    let (session, _) = rev.open(ctx, &file)?;
     let (leaf, path) = leaf_path(&session, &rev)?;
     let nodes = NodeIds::new(&session).path(&path);
     let entry = &session.entries[leaf];

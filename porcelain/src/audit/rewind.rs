@@ -59,8 +59,7 @@ pub fn run(ctx: &Context, args: &RewindArgs, out: &mut dyn Write) -> Result {
         return Err(Error::user("audit rewind takes a session, not a leaf: it audits every leaf")
             .hint("drop the `:ENTRY` suffix"));
     }
-    let session = shake_plumbing::host::load(&file, ctx.host)?;
-    ctx.warn_session(&session);
+    let (session, _) = rev.open(ctx, &file)?;
     let leaves: Vec<LeafView> =
         tips(&session).into_iter().map(|i| LeafView::at(&session, Some(i))).collect::<Result<_>>()?;
     let current = LeafView::at(&session, session.default_leaf())?;
