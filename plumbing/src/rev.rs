@@ -99,6 +99,22 @@ impl Rev {
     }
 }
 
+/// Resolves a revision to its leaf and the root→leaf path; fails on an empty session or a cycle.
+pub fn leaf_path(session: &Session<'_>, rev: &Rev) -> Result<(usize, Vec<usize>)> {
+    let leaf = rev
+        .leaf(session)?
+        .ok_or_else(|| Error::user(format!("{}: the session has no entries, so no leaf", session.file.display())))?;
+    Ok((leaf, path_of(session, leaf)?))
+}
+
+/// Returns the root→leaf path, or an error naming the entry and line where `parentId` loops.
+pub fn path_of(session: &Session<'_>, leaf: usize) -> Result<Vec<usize>> {
+    session.path(leaf).map_err(|cycle| {
+        Error::user(format!("{}: {cycle}", session.file.display()))
+            .hint("repair the parentId of one entry on the loop by hand")
+    })
+}
+
 /// Resolves an entry id or unique prefix to an entry index.
 pub fn resolve_entry(session: &Session<'_>, prefix: &str) -> Result<usize> {
     if let Some(i) = session.index_of(prefix) {

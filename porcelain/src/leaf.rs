@@ -5,10 +5,11 @@ use std::collections::HashSet;
 use std::io::Write;
 
 use serde_json::{json, Value};
-use shake_plumbing::cmd::rev_parse::{leaf_path, write_record};
+use shake_plumbing::cmd::rev_parse::write_record;
 use shake_plumbing::host::{Projected, Session, View};
 use shake_plumbing::id::ObjectId;
 use shake_plumbing::nodes::NodeIds;
+use shake_plumbing::rev::leaf_path;
 use shake_plumbing::rev::{Rev, RevArgs};
 use shake_plumbing::{Context, Result};
 

@@ -6,8 +6,9 @@ use std::io::Write;
 
 use serde_json::json;
 
-use super::rev_parse::{leaf_path, write_record};
+use super::rev_parse::write_record;
 use crate::nodes::{entry_object, NodeIds};
+use crate::rev::leaf_path;
 use crate::rev::RevArgs;
 use crate::{Context, Result};
 
