@@ -35,9 +35,8 @@ pub struct RegionsArgs {
 /// Runs `shake regions`.
 pub fn run(ctx: &Context, args: &RegionsArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.rev.load(ctx)?;
-    let session = crate::host::load(&file, ctx.host)?;
-    ctx.warn_session(&session);
-    let projection = View::at(&session, rev.leaf(&session)?)?;
+    let (session, leaf) = rev.open(ctx, &file)?;
+    let projection = View::at(&session, leaf)?;
     let tok = open_tokenizer(ctx, args.tokenizer, &session)?;
     tok.prefetch(&projection);
     let end = match args.scope {

@@ -267,9 +267,7 @@ pub fn save_cache(ctx: &Context, tok: &Tokenizer) {
 /// Runs `shake tokens`.
 pub fn run(ctx: &Context, args: &TokensArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.rev.load(ctx)?;
-    let session = crate::host::load(&file, ctx.host)?;
-    ctx.warn_session(&session);
-    let leaf = rev.leaf(&session)?;
+    let (session, leaf) = rev.open(ctx, &file)?;
     let toks: Vec<Tokenizer> = MEASURED.iter().map(|&n| open_tokenizer(ctx, n, &session)).collect::<Result<_>>()?;
     if let Some(l) = leaf {
         let projection = View::at(&session, Some(l))?;

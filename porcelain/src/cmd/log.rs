@@ -28,9 +28,8 @@ pub struct LogArgs {
 /// Runs `shake log`.
 pub fn run(ctx: &Context, args: &LogArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.rev.load(ctx)?;
-    let session = shake_plumbing::host::load(&file, ctx.host)?;
-    ctx.warn_session(&session);
-    let projection = View::at(&session, rev.leaf(&session)?)?;
+    let (session, leaf) = rev.open(ctx, &file)?;
+    let projection = View::at(&session, leaf)?;
     let on_path: HashSet<usize> = projection.path.iter().copied().collect();
     let scan: Vec<usize> = if args.all { (0..session.entries.len()).collect() } else { projection.path.clone() };
     let logs: Vec<(usize, LogData)> =

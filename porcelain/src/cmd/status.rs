@@ -72,9 +72,8 @@ pub fn stranded(session: &Session<'_>, current: &View<'_, '_>) -> Vec<Stranded> 
 /// Runs `shake status`.
 pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.read.rev.load(ctx)?;
-    let session = shake_plumbing::host::load(&file, ctx.host)?;
-    ctx.warn_session(&session);
-    let projection = View::at(&session, rev.leaf(&session)?)?;
+    let (session, leaf) = rev.open(ctx, &file)?;
+    let projection = View::at(&session, leaf)?;
     let tok = open_tokenizer(ctx, args.read.tokenizer, &session)?;
     let wall = crate::overlay::wall_at(ctx, &session, &projection);
     let freed = undo_plan(&projection, &wall, &tok).tokens_restored;

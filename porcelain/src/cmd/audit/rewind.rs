@@ -5,7 +5,6 @@
 use std::io::Write;
 
 use serde_json::{json, Value};
-use shake_plumbing::cmd::ls_leaves::tips;
 use shake_plumbing::cmd::rev_parse::write_record;
 use shake_plumbing::host::Session;
 use shake_plumbing::rev::RevArgs;
@@ -59,10 +58,9 @@ pub fn run(ctx: &Context, args: &RewindArgs, out: &mut dyn Write) -> Result {
         return Err(Error::user("audit rewind takes a session, not a leaf: it audits every leaf")
             .hint("drop the `:ENTRY` suffix"));
     }
-    let session = shake_plumbing::host::load(&file, ctx.host)?;
-    ctx.warn_session(&session);
+    let (session, _) = rev.open(ctx, &file)?;
     let leaves: Vec<LeafView> =
-        tips(&session).into_iter().map(|i| LeafView::at(&session, Some(i))).collect::<Result<_>>()?;
+        session.tips().into_iter().map(|i| LeafView::at(&session, Some(i))).collect::<Result<_>>()?;
     let current = LeafView::at(&session, session.default_leaf())?;
     let stranded = stranded(&session, &current.projection);
     let checks = (0..session.entries.len())

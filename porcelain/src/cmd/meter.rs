@@ -177,9 +177,7 @@ pub fn measure(
 /// this session when it is `calibrated`).
 fn read(ctx: &Context, args: &MeterArgs, profile: Profile, tok: Tokenizer) -> Result<(Reading, Option<Growth>)> {
     let (file, rev) = args.rev.load(ctx)?;
-    let session = shake_plumbing::host::load(&file, ctx.host)?;
-    ctx.warn_session(&session);
-    let leaf = rev.leaf(&session)?;
+    let (session, leaf) = rev.open(ctx, &file)?;
     let tok = match tok.name {
         TokenizerName::Calibrated => calibrated_for(ctx, &session, tok)?,
         _ => tok,

@@ -26,8 +26,7 @@ pub struct ShowArgs {
 /// Runs `shake show`.
 pub fn run(ctx: &Context, args: &ShowArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.read.rev.load(ctx)?;
-    let session = shake_plumbing::host::load(&file, ctx.host)?;
-    ctx.warn_session(&session);
+    let (session, leaf) = rev.open(ctx, &file)?;
     let tok = open_tokenizer(ctx, args.read.tokenizer, &session)?;
     let named = match (&args.read.rev.leaf, &rev.entry) {
         (None, Some(prefix)) => Some(resolve_entry(&session, prefix)?),
@@ -37,7 +36,7 @@ pub fn run(ctx: &Context, args: &ShowArgs, out: &mut dyn Write) -> Result {
     let value = match (log, named) {
         (Some((i, data)), _) => show_log(&session, i, &data, args.read.json, out)?,
         (None, Some(i)) if !session.leaves().contains(&i) => show_entry(&session, i, args.read.json, out)?,
-        _ => show_leaf(&View::at(&session, rev.leaf(&session)?)?, &tok, args.read.json, out)?,
+        _ => show_leaf(&View::at(&session, leaf)?, &tok, args.read.json, out)?,
     };
     if let Some(v) = value {
         serde_json::to_writer(&mut *out, &v).map_err(std::io::Error::from)?;
