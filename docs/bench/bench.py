@@ -20,7 +20,8 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SHAKE = os.path.join(ROOT, "target", "release", "shake")
+# $SHAKE_BIN: another build to measure (e.g. a copy of the one before a change).
+SHAKE = os.environ.get("SHAKE_BIN") or os.path.join(ROOT, "target", "release", "shake")
 SHAPES = os.path.join(ROOT, "docs", "bench", "shapes.py")
 PI_METER = os.path.join(ROOT, "docs", "bench", "pi-meter.mjs")
 MB = 1 << 20
