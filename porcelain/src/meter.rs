@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime};
 
 use anstyle::{AnsiColor, Style};
 use serde_json::{json, Value};
-use shake_plumbing::cmd::tokens::{calibrated_for, open_cached, save_cache};
+use shake_plumbing::cmd::tokens::{calibrated_for, open_cached};
 use shake_plumbing::pi::message::Message;
 use shake_plumbing::pi::{BlockKind, Content, Projection, Session, SessionFile};
 use shake_plumbing::regions::{tail_start_by, Profile, RegionKind, Scope};
@@ -185,9 +185,7 @@ fn read(ctx: &Context, args: &MeterArgs, profile: Profile, tok: Tokenizer) -> Re
         TokenizerName::Calibrated => calibrated_for(ctx, &session, tok)?,
         _ => tok,
     };
-    let reading = measure(ctx, &session, leaf, profile, tok);
-    save_cache(ctx, &tok);
-    reading
+    measure(ctx, &session, leaf, profile, tok)
 }
 
 /// Runs `shake meter`.
@@ -202,15 +200,13 @@ pub fn run(ctx: &Context, args: &MeterArgs, out: &mut dyn Write) -> Result {
         let reading = match known.as_ref().and_then(|e| e.recall(&state, args.tokenizer, profile)) {
             Some(reading) => reading,
             None => {
-                let grown = known.as_ref().filter(|_| args.rev.rev().entry.is_none()).and_then(|e| {
-                    let grown = e.grow(&state, profile, tok);
-                    save_cache(ctx, &tok);
-                    grown
-                });
-                let (reading, growth) = match grown {
+                let grown = known.as_ref().filter(|_| args.rev.rev().entry.is_none());
+                let (reading, growth) = match grown.and_then(|e| e.grow(&state, profile, *tok)) {
                     Some(grown) => grown,
-                    None => read(ctx, args, profile, tok)?,
+                    None => read(ctx, args, profile, *tok)?,
                 };
+                // A watching meter runs for hours: keep what it learnt after every reading.
+                tok.save();
                 if let Some(k) = &key {
                     remember(ctx, k, &state, &reading, growth);
                 }

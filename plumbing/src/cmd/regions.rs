@@ -6,7 +6,7 @@ use std::io::Write;
 
 use serde_json::json;
 
-use crate::cmd::tokens::{open_tokenizer, save_cache};
+use crate::cmd::tokens::open_tokenizer;
 use crate::pi::{Projection, Session};
 use crate::regions::{regions, tail_start, Profile, Rules, Scope};
 use crate::rev::RevArgs;
@@ -77,6 +77,5 @@ pub fn run(ctx: &Context, args: &RegionsArgs, out: &mut dyn Write) -> Result {
             r["placeholder"].as_str().unwrap_or("(dropped)")
         )?;
     }
-    save_cache(ctx, &tok);
     Ok(0)
 }
