@@ -5,6 +5,7 @@
 pub mod audit;
 pub mod batch;
 pub mod diff;
+pub mod fingerprint;
 pub mod fold;
 pub mod host_plan;
 pub mod leaf;
