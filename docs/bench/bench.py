@@ -193,6 +193,46 @@ class Bench:
         r = Run(["node", PI_METER, w, "1"], os.environ.copy())
         self.row(name, "pi, the same in a fresh Node process", r)
 
+    # --- the meter in a host's footer ---------------------------------------------------------
+
+    def serve(self, name, orig, turns=50, tokenizer="o200k"):
+        """`shake meter --serve` as the pi extension runs it: one child, pi's FILE:LEAF per turn
+        after each appended entry. CPU per turn: the child's user + system time (/proc/PID/stat,
+        all its threads) from its first answer to its last, over `turns`."""
+        d = os.path.join(self.work, "serve-" + name)
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        w = os.path.join(d, "s.jsonl")
+        store = os.path.join(d, "store")
+        shutil.copy2(orig, w)
+        p = subprocess.Popen([SHAKE, "meter", "--serve", "--tokenizer", tokenizer], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, env=self.env(store), text=True)
+
+        def cpu():
+            with open(f"/proc/{p.pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+        walls = []
+        for i in range(turns + 1):
+            if i:
+                subprocess.run([sys.executable, SHAPES, "append", w], check=True)
+            leaf = json.loads(subprocess.run([sys.executable, "-c", LAST_ID, w], capture_output=True,
+                                             text=True).stdout)
+            t0 = time.perf_counter()
+            p.stdin.write(f"{w}:{leaf}\n")
+            p.stdin.flush()
+            answer = json.loads(p.stdout.readline())
+            walls.append(time.perf_counter() - t0)
+            assert "error" not in answer, answer
+            if i == 0:
+                first = cpu()
+        per = (cpu() - first) / turns
+        p.stdin.close()
+        p.wait()
+        self.row(name, f"shake meter --serve, per turn after an append ({tokenizer})",
+                 Fig(statistics.median(walls[1:]), per, 0), f"first reading {secs(walls[0])} wall")
+
     # --- many small files ---------------------------------------------------------------------
 
     def small(self, count):
@@ -208,6 +248,15 @@ class Bench:
         self.row(name, "shake import, cold", self.measure([SHAKE, "import", d], store, self.args.repeats,
                                                            lambda: shutil.rmtree(store, True)))
         self.row(name, "shake import, unchanged", self.measure([SHAKE, "import", d], store, self.args.repeats))
+
+
+# Prints the id of a session file's last entry as JSON (what pi's leaf is after it appends).
+LAST_ID = """
+import json, os, sys
+sys.path.insert(0, os.path.dirname(%r))
+from shapes import last_id
+print(json.dumps(last_id(sys.argv[1])))
+""" % SHAPES
 
 
 class Fig:
@@ -314,7 +363,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="inputs at a tenth of their size, one repeat")
     ap.add_argument("--scale", type=float, help="multiply every input size by this (default 1, quick 0.1)")
     ap.add_argument("--repeats", type=int, help="runs per figure (default 3, quick 1)")
-    ap.add_argument("--only", help="comma-separated sections: large,tiny,chain,line,gig,leaves,small,folds")
+    ap.add_argument("--only", help="comma-separated sections: large,tiny,chain,line,gig,leaves,small,folds,serve")
     ap.add_argument("--work", help="keep inputs in DIR (reused when present)")
     ap.add_argument("--no-pi", action="store_true", help="skip pi's side")
     ap.add_argument("-v", "--verbose", action="store_true", help="print each figure as it is measured")
@@ -335,21 +384,31 @@ def main():
           f"scale {scale}, repeats {args.repeats}, load {open('/proc/loadavg').read().split()[:3]}, "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n", flush=True)
     large = tiny_top = None
-    if want("large"):
+    # `serve` alone measures the footer meter on the large and the biggest tiny session only.
+    if want("large") or want("serve"):
         large = "large-40M"
-        b.shape(large, b.generated(large, sz(40 * MB)), every)
-    if want("tiny"):
-        for n in [12_500, 25_000, 50_000, 100_000]:
+        path = b.generated(large, sz(40 * MB))
+        if want("large"):
+            b.shape(large, path, every)
+        if want("serve"):
+            b.serve(large, path)
+    if want("tiny") or want("serve"):
+        for n in [12_500, 25_000, 50_000, 100_000] if want("tiny") else [100_000]:
             path = b.tiny(sz(n))
             tiny_top = os.path.basename(path)[:-6]
-            b.shape(tiny_top, path, every - {"rewind"})
+            if want("tiny"):
+                b.shape(tiny_top, path, every - {"rewind"})
+        if want("serve"):
+            b.serve(tiny_top, path)
     if want("chain"):
         b.shape("chain-1M", b.make("chain-1M", lambda p: sh(sys.executable, SHAPES, "tiny", str(sz(1_000_000)), p)),
                 {"import", "project", "dry", "fold", "status", "undo", "meter", "pi"})
     if want("line"):
         b.shape("line-100M", b.line(sz(100 * MB)), {"import", "project", "dry", "fold", "meter", "pi"})
     if want("gig"):
-        b.shape("gig-1G", b.generated("gig-1G", sz(1 << 30)), {"import", "project", "dry", "fold", "meter", "pi"})
+        path = b.generated("gig-1G", sz(1 << 30))
+        b.shape("gig-1G", path, {"import", "project", "dry", "fold", "meter", "pi"})
+        b.serve("gig-1G", path)
     if want("leaves"):
         base = b.generated("base-200M", sz(200 * MB))
         for k in [125, 250, 500]:
