@@ -38,6 +38,8 @@ type Edit = { targetId: string; replacement: Replacement };
 type Plan = { edits: Edit[]; log: unknown; tokensFreed?: number; tokensRestored?: number; message: string };
 /** `shake meter --json`. */
 type Meter = { tokens: number; severity?: string; tokenizer?: string };
+/** A /shake or /shake undo that came while pi was busy. */
+type Queued = { verb: "fold" | "undo"; cliArgs: string[] };
 /** What a command line asks for. */
 type Request = { verb: "fold" | "undo" | "status" | "dry-run"; cliArgs: string[] } | { error: string };
 type Level = "info" | "warning" | "error";
@@ -156,8 +158,8 @@ export function withEditIds(log: unknown, ids: Map<string, string>): unknown {
 }
 
 export default function (pi: ExtensionAPI) {
-	/** Plans made while pi was busy, written at the next turn boundary. */
-	let pending: Plan[] = [];
+	/** Commands that came while pi was busy, planned again and written at the next turn boundary. */
+	let pending: Queued[] = [];
 	/** Said once per session: the binary is missing. */
 	let missingSaid = false;
 	/** Meter runs started; only the latest one's figure reaches the footer. */
@@ -296,14 +298,26 @@ export default function (pi: ExtensionAPI) {
 		return undefined;
 	}
 
-	/** Writes the plans queued while pi was busy, and says what happened to each. */
-	function writePending(ctx: ExtensionContext, when: string): void {
-		const plans = pending;
+	/** Writes the commands queued while pi was busy, each planned again now: since it was queued,
+	 * the run added entries and pi may have compacted (pi 1.6.0 runs its threshold compaction
+	 * before `agent_settled`), so the plan made then could edit entries summarised away and claim
+	 * tokens never freed. Says what happened to each. */
+	async function writePending(ctx: ExtensionContext, when: string): Promise<void> {
+		const queued = pending;
 		pending = [];
-		for (const p of plans) {
-			const why = appendViaPi(ctx, p);
-			if (why) say(ctx, `a plan made while pi was busy was not applied (${why}); run /shake again`, "warning");
-			else say(ctx, `${p.message} (${when})`);
+		for (const q of queued) {
+			const plan = await cliJson<Plan>(ctx, [q.verb, "--plan", ...q.cliArgs], true);
+			if (!plan) {
+				say(ctx, `a /shake that came while pi was busy could not be planned again ${when.replace(/^applied /, "")}; run /shake again`, "warning");
+				continue;
+			}
+			if (plan.edits.length === 0 && !plan.log) {
+				say(ctx, `${plan.message || "nothing to shake"} (planned again ${when.replace(/^applied /, "")}: the session changed since /shake)`);
+				continue;
+			}
+			const why = appendViaPi(ctx, plan);
+			if (why) say(ctx, `a /shake that came while pi was busy was not applied (${why}); run /shake again`, "warning");
+			else say(ctx, `${plan.message} (${when})`);
 		}
 	}
 
@@ -327,8 +341,8 @@ export default function (pi: ExtensionAPI) {
 				say(ctx, "pi is busy, and without pi's writer shake must reload the session: run /shake again when pi is idle", "warning");
 				return;
 			}
-			pending.push(plan);
-			say(ctx, `pi is busy: ${plan.message} (applies at the end of this turn)`);
+			pending.push({ verb, cliArgs });
+			say(ctx, `pi is busy: ${plan.message} (applies at the end of this turn, planned again then)`);
 			return;
 		}
 		if (piWriter(ctx)) {
@@ -368,7 +382,7 @@ export default function (pi: ExtensionAPI) {
 	// same run sees them. (Boundary drafts would be the documented route, but pi assigns the edits'
 	// ids only when it commits them, and the log entry must name them.)
 	pi.on("turn_end", async (_event, ctx) => {
-		if (pending.length > 0) writePending(ctx, "applied at the turn boundary");
+		if (pending.length > 0) await writePending(ctx, "applied at the turn boundary");
 	});
 
 	pi.on("session_start", async (_e, ctx) => {
@@ -385,7 +399,7 @@ export default function (pi: ExtensionAPI) {
 	});
 	pi.on("agent_settled", async (_e, ctx) => {
 		// A plan that arrived after the run's last turn boundary: pi is idle now.
-		if (pending.length > 0) writePending(ctx, "applied when pi settled");
+		if (pending.length > 0) await writePending(ctx, "applied when pi settled");
 		await refresh(ctx);
 	});
 	pi.on("session_compact", async (_e, ctx) => refresh(ctx));
