@@ -11,9 +11,8 @@ use std::time::{Duration, Instant, SystemTime};
 use anstyle::{AnsiColor, Style};
 use serde_json::{json, Value};
 use shake_plumbing::cmd::tokens::{calibrated_for, open_cached};
-use shake_plumbing::pi::message::Message;
-use shake_plumbing::pi::{BlockKind, Content, Projection, Session, SessionFile};
-use shake_plumbing::regions::{tail_start_by, Profile, RegionKind, Scope};
+use shake_plumbing::host::{self, Role, Session, SessionFile, View};
+use shake_plumbing::regions::{is_skill_path, tail_start_by, Profile, RegionKind, Scope};
 use shake_plumbing::rev::RevArgs;
 use shake_plumbing::token_cache::CachedTokenizer;
 use shake_plumbing::tokens::{context_tokens, Tokenizer, TokenizerName, DEFAULT_TOKENIZER};
@@ -162,7 +161,7 @@ pub fn measure(
     profile: Profile,
     tok: Tokenizer,
 ) -> Result<(Reading, Option<Growth>)> {
-    let projection = Projection::at(session, leaf)?;
+    let projection = View::at(session, leaf)?;
     // Tokenize what the cache lacks on every core first; the plan's counts are then lookups.
     tok.prefetch(&projection);
     let wall = crate::overlay::wall_at(ctx, session, &projection);
@@ -184,7 +183,7 @@ pub fn measure(
 /// session when it is `calibrated`); also returns the proof of the bytes measured.
 fn read(ctx: &Context, rev: &RevArgs, profile: Profile, tok: Tokenizer) -> Result<Measured> {
     let (file, rev) = rev.load(ctx)?;
-    let session = Session::parse(&file)?;
+    let session = host::load(&file, ctx.host)?;
     ctx.warn_session(&session);
     let leaf = rev.leaf(&session)?;
     let tok = match tok.name {
@@ -467,12 +466,12 @@ impl MemoEntry {
         let mut mini = format!("{}\n", g.header).into_bytes();
         mini.extend_from_slice(new);
         let mini = SessionFile::from_bytes(state.path.clone(), mini);
-        let session = Session::parse(&mini).ok()?;
+        let session = host::load(&mini, None).ok()?;
         let last = session.entries.last().map(|e| e.id.to_string());
         if leaf.is_some_and(|id| last.as_deref() != Some(id)) {
             return None;
         }
-        let projection = Projection::at(&session, session.default_leaf()).ok()?;
+        let projection = View::at(&session, session.default_leaf()).ok()?;
         if !g.continued_by(&projection, self.leaf_id.as_deref()?) {
             return None;
         }
@@ -527,23 +526,20 @@ pub struct Growth {
     gains: Vec<Gain>,
 }
 
-/// Entry types an append may hold for the shortcut.
-const PLAIN: [&str; 6] = ["message", "custom", "label", "session_info", "model_change", "thinking_level_change"];
-
 impl Growth {
     /// The growth of a measured projection, or `None` when an append to it cannot be followed
     /// (a session pi would migrate, a file not ending in a newline, no leaf).
-    fn of(projection: &Projection<'_, '_>, wall: &Wall, options: &FoldOptions) -> Option<Growth> {
+    fn of(projection: &View<'_, '_>, wall: &Wall, options: &FoldOptions) -> Option<Growth> {
         let session = projection.session;
         let raw = session.file.raw();
-        if session.needs_migration() || !session.file.ends_with_newline() {
+        if !session.file.ends_with_newline() {
             return None;
         }
-        let header = String::from_utf8(session.header.as_ref()?.raw.to_vec()).ok()?;
+        let header = String::from_utf8(session.append_prefix()?.to_vec()).ok()?;
         let leaf = projection.leaf?;
         // Room for the path to double before the filter fills.
         let path = session.path(leaf).ok()?.len();
-        let calls = tool_calls(projection).len();
+        let calls = projection.calls.len();
         let mut g = Growth {
             header,
             last_bytes: raw[raw.len().saturating_sub(LAST_BYTES)..].to_vec(),
@@ -560,12 +556,12 @@ impl Growth {
     }
 
     /// Appends a projection's positions (all of them: the whole context, or the new entries alone).
-    fn extend(&mut self, projection: &Projection<'_, '_>, wall: &Wall, options: &FoldOptions) -> Option<()> {
-        for (id, path) in tool_calls(projection) {
-            if path.starts_with("skill://") {
-                self.skill_calls.insert(&id);
+    fn extend(&mut self, projection: &View<'_, '_>, wall: &Wall, options: &FoldOptions) -> Option<()> {
+        for call in &projection.calls {
+            if is_skill_path(host::model::call_path(call.arguments).as_deref()) {
+                self.skill_calls.insert(&call.id);
             }
-            self.calls.insert(&id);
+            self.calls.insert(&call.id);
         }
         self.tokens.extend(context_tokens(projection, &options.tokenizer));
         self.gains.extend(gains(projection, wall, options));
@@ -589,7 +585,7 @@ impl Growth {
 
     /// Tells whether `new` (the appended lines parsed alone) is a chain of plain entries from
     /// `leaf` that leaves every old position's figures as they were (a "maybe" of a filter is a no).
-    fn continued_by(&self, new: &Projection<'_, '_>, leaf: &str) -> bool {
+    fn continued_by(&self, new: &View<'_, '_>, leaf: &str) -> bool {
         let session = new.session;
         // The one warning expected: the first new entry's parent is not in the new lines.
         if session.warnings.len() != 1 || session.entries.is_empty() {
@@ -597,37 +593,19 @@ impl Growth {
         }
         let mut ids = std::collections::HashSet::new();
         let mut parent = leaf;
-        for e in &session.entries {
+        for (i, e) in session.entries.iter().enumerate() {
             let reused = self.path_ids.may_contain(&e.id) || !ids.insert(&e.id);
-            if e.parent_id.as_deref() != Some(parent) || reused || !PLAIN.contains(&e.kind.as_ref()) {
+            if e.parent_id.as_deref() != Some(parent) || reused || !session.is_plain(i) {
                 return false;
             }
-            let result = e.fields.message.and_then(Message::parse).filter(|m| m.role.as_deref() == Some("toolResult"));
-            let call = result.and_then(|m| m.tool_call_id.map(|c| c.into_owned()));
-            if call.is_some_and(|c| self.skill_calls.may_contain(&c)) {
+            let result = new.unit(i).filter(|u| u.role == Role::ToolResult).and_then(|u| u.tool.as_ref());
+            if result.and_then(|t| t.call_id.as_deref()).is_some_and(|c| self.skill_calls.may_contain(c)) {
                 return false;
             }
             parent = &e.id;
         }
-        tool_calls(new).iter().all(|(id, _)| !self.calls.may_contain(id))
+        new.calls.iter().all(|call| !self.calls.may_contain(&call.id))
     }
-}
-
-/// The tool calls in a projection's context: id and `path` argument (empty without one).
-fn tool_calls(projection: &Projection<'_, '_>) -> Vec<(String, String)> {
-    let mut calls = Vec::new();
-    for &i in &projection.context {
-        let Some(Content::Blocks(blocks)) = projection.content(i) else { continue };
-        for block in blocks {
-            if let BlockKind::ToolCall { id: Some(id), arguments, .. } = &block.kind {
-                let path = arguments
-                    .and_then(|a| serde_json::from_str::<Value>(a.get()).ok())
-                    .and_then(|v| v.get("path").and_then(|p| p.as_str().map(str::to_string)));
-                calls.push((id.to_string(), path.unwrap_or_default()));
-            }
-        }
-    }
-    calls
 }
 
 /// Remembers a reading (temporary file, then rename); failing to is not an error.
@@ -653,7 +631,7 @@ fn append_log(path: &Path, reading: &Reading) -> Result<()> {
     if last_logged(path).is_some_and(|last| same_figure(&last, &line)) {
         return Ok(());
     }
-    line["time"] = Value::from(shake_plumbing::pi::ids::iso(shake_plumbing::pi::ids::now_millis()));
+    line["time"] = Value::from(shake_plumbing::time::iso(shake_plumbing::time::now_millis()));
     let mut file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -696,8 +674,8 @@ mod tests {
     /// The full plan of a session's bytes: tokens freed, tool results, blocks.
     fn planned(bytes: &[u8], fold: &FoldOptions) -> (u64, usize, usize) {
         let whole = SessionFile::from_bytes(PathBuf::from("w.jsonl"), bytes.to_vec());
-        let session = Session::parse(&whole).unwrap();
-        let projection = Projection::at(&session, session.default_leaf()).unwrap();
+        let session = host::load(&whole, None).unwrap();
+        let projection = View::at(&session, session.default_leaf()).unwrap();
         let plan = plan_with_wall(&projection, &Wall::at(&projection), fold);
         (plan.tokens_freed, plan.count(RegionKind::ToolResult), plan.count(RegionKind::Block))
     }
@@ -712,9 +690,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut taken = 0;
         for seed in 1..=10u64 {
-            let options =
-                shake_plumbing::generate::Options { seed, limit: shake_plumbing::generate::Limit::Default, cwd: None };
-            let bytes = shake_plumbing::generate::generate(&options);
+            let options = shake_plumbing::host::generate::Options {
+                seed,
+                limit: shake_plumbing::host::generate::Limit::Default,
+                cwd: None,
+            };
+            let bytes = shake_plumbing::host::generate::generate(&options);
             let ends: Vec<usize> = bytes.iter().enumerate().filter(|(_, &b)| b == b'\n').map(|(i, _)| i + 1).collect();
             let profile = [Profile::Default, Profile::Aggressive, Profile::Conservative][seed as usize % 3];
             let tok = Tokenizer::new(TokenizerName::Pi);
@@ -740,8 +721,8 @@ mod tests {
                 }
                 let m = grown.unwrap_or_else(|| {
                     let prefix = SessionFile::from_bytes(PathBuf::from("p.jsonl"), bytes[..cut].to_vec());
-                    let session = Session::parse(&prefix).unwrap();
-                    let projection = Projection::at(&session, session.default_leaf()).unwrap();
+                    let session = host::load(&prefix, None).unwrap();
+                    let projection = View::at(&session, session.default_leaf()).unwrap();
                     let f = planned(&bytes[..cut], &fold);
                     Measured {
                         reading: reading_of(

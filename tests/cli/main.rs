@@ -17,6 +17,7 @@ mod lifecycle;
 mod meter;
 mod pi_live;
 mod project;
+mod seam;
 mod sessions;
 mod store;
 mod synthetic;

@@ -482,12 +482,12 @@ if [ "$1 $2" = "meter --serve" ]; then
   n=0
   while IFS= read -r line; do
     n=$((n+1))
-    if [ $n -gt 2 ]; then sleep 5; fi
+    if [ $n -gt 2 ]; then sleep 20; fi
     printf '%s\n' "$line" | "$SHAKE_REAL" meter --serve
   done
   exit 0
 fi
-if [ "$1" = meter ]; then exec sleep 5; fi
+if [ "$1" = meter ]; then exec sleep 20; fi
 exec "$SHAKE_REAL" "$@"
 "#,
     );
@@ -495,7 +495,9 @@ exec "$SHAKE_REAL" "$@"
     let vars = [
         ("SHAKE_BIN", wrapper.to_str().unwrap()),
         ("SHAKE_REAL", env!("CARGO_BIN_EXE_shake")),
-        ("SHAKE_METER_TIMEOUT_MS", "1500"),
+        // Long enough for a reading on a loaded machine (a new process per line here), short
+        // enough against the wrapper's hang.
+        ("SHAKE_METER_TIMEOUT_MS", "8000"),
     ];
     let records = pi_rpc_with(&env, &vars, &["hello", "READ big.txt", "again"]);
     let steps = footers(&records);
