@@ -4,6 +4,7 @@
 
 pub mod batch;
 pub mod cmd;
+pub mod fingerprint;
 pub mod host_plan;
 pub mod leaf;
 pub mod log_entry;

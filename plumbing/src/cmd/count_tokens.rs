@@ -29,7 +29,6 @@ pub fn run(ctx: &Context, args: &CountTokensArgs, out: &mut dyn Write) -> Result
     let projection = View::at(&session, leaf)?;
     let tok = super::tokens::open_tokenizer(ctx, args.tokenizer, &session)?;
     let counts = context_tokens(&projection, &tok);
-    super::tokens::save_cache(ctx, &tok);
     let total: u64 = counts.iter().sum();
     let ids = projection.context.iter().map(|&i| session.entries[i].id.as_ref());
     if args.json {

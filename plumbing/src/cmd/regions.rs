@@ -6,7 +6,7 @@ use std::io::Write;
 
 use serde_json::json;
 
-use crate::cmd::tokens::{open_tokenizer, save_cache};
+use crate::cmd::tokens::open_tokenizer;
 use crate::host::View;
 use crate::regions::{regions, skip, tail_start, Profile, Scope};
 use crate::rev::RevArgs;
@@ -75,6 +75,5 @@ pub fn run(ctx: &Context, args: &RegionsArgs, out: &mut dyn Write) -> Result {
             r["placeholder"].as_str().unwrap_or("(dropped)")
         )?;
     }
-    save_cache(ctx, &tok);
     Ok(0)
 }

@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use serde_json::json;
-use shake_plumbing::cmd::tokens::{open_tokenizer, save_cache};
+use shake_plumbing::cmd::tokens::open_tokenizer;
 use shake_plumbing::host::View;
 use shake_plumbing::regions::{Profile, RegionKind, Scope};
 use shake_plumbing::tokens::{TokenizerName, DEFAULT_TOKENIZER};
@@ -44,11 +44,10 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
     let tokenizer = open_tokenizer(ctx, args.tokenizer, &session)?;
     // Tokenize what the cache lacks on every core first; the plan's counts are then lookups.
     tokenizer.prefetch(&projection);
-    let options = FoldOptions { scope: args.scope, profile, tokenizer };
+    let options = FoldOptions { scope: args.scope, profile, tokenizer: *tokenizer };
     let wall = Wall::at(&projection);
     let plan = plan_with_wall(&projection, &wall, &options);
     if args.write.plan {
-        save_cache(ctx, &tokenizer);
         let message = summary(&plan, &source);
         return host_plan::print(
             out,
@@ -61,7 +60,6 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
     }
     let outcome =
         batch::commit(ctx, &session, leaf, &args.write, &wall, &plan.edits, |repairs| log_data(&plan, repairs))?;
-    save_cache(ctx, &tokenizer);
     let leaf_id = session.entries[leaf].id.to_string();
     let report =
         Report { plan: &plan, source: &source, dry_run: args.write.dry_run, leaf: &leaf_id, outcome: &outcome };

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::io::Write;
 
 use serde_json::json;
-use shake_plumbing::cmd::tokens::{open_tokenizer, save_cache};
+use shake_plumbing::cmd::tokens::open_tokenizer;
 use shake_plumbing::host::{Session, View};
 use shake_plumbing::regions::RegionKind;
 use shake_plumbing::{Context, Result};
@@ -77,7 +77,6 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result {
     let tok = open_tokenizer(ctx, args.read.tokenizer, &session)?;
     let wall = crate::overlay::wall_at(ctx, &session, &projection);
     let freed = undo_plan(&projection, &wall, &tok).tokens_restored;
-    save_cache(ctx, &tok);
     let stranded = stranded(&session, &projection);
     let torn_line = torn_last_line(&file);
     let count = |k| wall.items.iter().filter(|it| it.kind == k).count();

@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use serde_json::json;
-use shake_plumbing::cmd::tokens::{open_tokenizer, save_cache};
+use shake_plumbing::cmd::tokens::open_tokenizer;
 use shake_plumbing::host::{Role, View};
 use shake_plumbing::regions::tool_label;
 use shake_plumbing::tokens::{entry_tokens, tokens_with, Tokenizer, TokenizerName, DEFAULT_TOKENIZER};
@@ -62,7 +62,6 @@ pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
     tok.prefetch(&projection);
     let wall = Wall::at(&projection);
     let plan = undo_plan(&projection, &wall, &tok);
-    save_cache(ctx, &tok);
     let data = |repairs| log_data(&projection, &plan, &tok, repairs);
     if args.write.plan {
         return host_plan::print(
