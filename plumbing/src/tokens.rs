@@ -11,7 +11,7 @@
 //! only new text is tokenized. Everything that counts (count-tokens, tokens, fold, meter) goes
 //! through [`Tokenizer`], so they all share one cache and one definition of a token.
 
-mod js_json;
+pub mod js_json;
 
 use std::fmt;
 use std::str::FromStr;
