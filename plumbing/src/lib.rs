@@ -8,6 +8,7 @@ pub mod error;
 pub mod generate;
 pub mod id;
 pub mod nodes;
+pub mod omp;
 pub mod pi;
 pub mod regions;
 pub mod rev;

@@ -15,6 +15,7 @@ mod host_plan;
 mod inspect;
 mod lifecycle;
 mod meter;
+mod omp;
 mod pi_live;
 mod project;
 mod sessions;
