@@ -7,7 +7,9 @@
 
 pub mod file;
 pub mod generate;
+pub mod history;
 pub mod model;
+pub mod paths;
 pub mod shake;
 pub mod tokenizer;
 

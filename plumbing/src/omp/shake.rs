@@ -276,7 +276,7 @@ fn apply(entry: &mut Map<String, Value>, region: &Region, replacement: &str, now
 }
 
 /// `entryTokens`: a message's `countMessage`, a custom message's text, 0 for anything else.
-fn entry_tokens(entry: &OmpEntry, tok: &OmpTokenizer) -> u64 {
+pub(crate) fn entry_tokens(entry: &OmpEntry, tok: &OmpTokenizer) -> u64 {
     match entry.kind() {
         "message" => entry.message().map_or(0, |m| message_tokens(m, tok)),
         "custom_message" => match entry.value.get("content") {
