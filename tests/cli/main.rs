@@ -16,6 +16,7 @@ mod inspect;
 mod lifecycle;
 mod meter;
 mod omp;
+mod omp_extension;
 mod omp_undo;
 mod pi_live;
 mod project;

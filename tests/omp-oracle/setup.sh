@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Installs oh-my-pi 18.2.11's agent core, its native addon and Bun 1.4.4 from npm, pinned by
-# package-lock.json (about 15 s from a warm npm cache, 490 MB in node_modules).
+# Installs oh-my-pi 18.2.11's agent core and native addon, its 18.2.9 coding agent (for the
+# extension loader) and Bun 1.4.4 from npm, pinned by package-lock.json (about 60 s from a warm
+# npm cache, 760 MB in node_modules).
 #
 # `npm install`, not `npm ci`: the registry here lacks pi-natives 18.2.10's optional platform
 # packages, so npm leaves them out of the lock file and `npm ci` then refuses the lock as out of
 # sync; `npm install --no-save` installs exactly what the lock pins and changes no file here.
-# package.json overrides three versions OMP pins that the registry lacks with the nearest release,
+# package.json overrides the versions OMP pins that the registry lacks with the nearest release,
 # and the loader of pi-natives 18.2.10 is told to accept the 18.2.11 addon (it checks an exact
 # version sentinel). Both are harness fixes; OMP's code is untouched.
 set -euo pipefail
