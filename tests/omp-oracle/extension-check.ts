@@ -4,31 +4,17 @@
 // --then, NEXT is renamed over FILE (as OMP's rewrite does) and turn_end follows. Prints
 // {errors, events, statuses: [[key, text]]}; the theme renders a colour as `[color]text`.
 import { loadExtensions } from "@oh-my-pi/pi-coding-agent/extensibility/extensions/loader";
-import { getBundledModel } from "@oh-my-pi/pi-catalog";
-import { readFileSync, renameSync } from "node:fs";
+import { renameSync } from "node:fs";
+import { bundledModel, readBranch } from "./branch";
 
 const args = process.argv.slice(2);
 const [ext, file] = args;
 const opt = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
 const modelArg = opt("--model");
 const next = opt("--then");
-const model = modelArg
-	? (getBundledModel(modelArg.slice(0, modelArg.indexOf("/")) as any, modelArg.slice(modelArg.indexOf("/") + 1)) ?? null)
-	: undefined;
+const model = modelArg ? bundledModel(modelArg) : undefined;
 
-function branch(): any[] {
-	const entries: any[] = [];
-	for (const line of readFileSync(file, "utf8").split("\n")) {
-		try {
-			const e = JSON.parse(line);
-			if (e && typeof e === "object" && e.type !== "session" && e.type !== "title") entries.push(e);
-		} catch {}
-	}
-	const byId = new Map(entries.map(e => [e.id, e]));
-	const out: any[] = [];
-	for (let e = entries.at(-1); e; e = byId.get(e.parentId)) out.unshift(e);
-	return out;
-}
+const branch = () => readBranch(file);
 
 const statuses: [string, string | undefined][] = [];
 const ctx = {

@@ -10,7 +10,7 @@
 // Prints {branch, boundary, model, encoding, placeholder, regions: [{kind, entryId, tokens,
 // blockIndex?, start?, end?, label}], tokens, freed}.
 import { AGGRESSIVE_SHAKE_CONFIG, DEFAULT_SHAKE_CONFIG, Tokenizer, collectShakeRegions } from "@oh-my-pi/pi-agent-core";
-import { getBundledModel } from "@oh-my-pi/pi-catalog";
+import { bundledModel, readBranch } from "./branch";
 import { readFileSync } from "node:fs";
 
 const SAMPLE_PLACEHOLDER = "[shaken ~1234 tokens — recover: artifact://62 (region 12)]";
@@ -27,29 +27,11 @@ const accurate = process.env.PI_TOKENIZER_ACCURATE === "1" && !testEnv;
 
 function run(job: Job) {
 	const config = job.default ? DEFAULT_SHAKE_CONFIG : AGGRESSIVE_SHAKE_CONFIG;
-	const entries: any[] = [];
-	for (const line of readFileSync(job.file, "utf8").split("\n")) {
-		if (!line.trim()) continue;
-		try {
-			const e = JSON.parse(line);
-			if (e && typeof e === "object" && e.type !== "session" && e.type !== "title") entries.push(e);
-		} catch {}
-	}
-	const byId = new Map(entries.map(e => [e.id, e]));
-	const branch: any[] = [];
-	const seen = new Set();
-	for (let e = entries.at(-1); e && !seen.has(e); e = byId.get(e.parentId)) {
-		seen.add(e);
-		branch.unshift(e);
-	}
+	const branch = readBranch(job.file);
 	const compaction = [...branch].reverse().find(e => e.type === "compaction");
 	const keepBoundaryId = compaction?.firstKeptEntryId;
 
-	let model: any = null;
-	if (job.model) {
-		const slash = job.model.indexOf("/");
-		model = getBundledModel(job.model.slice(0, slash) as any, job.model.slice(slash + 1)) ?? null;
-	}
+	const model = bundledModel(job.model);
 	const tokenizer = new Tokenizer(model);
 	const regions = collectShakeRegions(branch, tokenizer, { ...config, keepBoundaryId });
 	const placeholder = tokenizer.countTokens(SAMPLE_PLACEHOLDER);
