@@ -20,6 +20,7 @@ mod omp_extension;
 mod omp_undo;
 mod pi_live;
 mod project;
+mod seam;
 mod sessions;
 mod store;
 mod synthetic;
