@@ -8,6 +8,7 @@
 pub mod file;
 pub mod generate;
 pub mod history;
+pub mod host;
 pub mod model;
 pub mod paths;
 pub mod shake;
