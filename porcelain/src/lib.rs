@@ -11,6 +11,7 @@ pub mod leaf;
 pub mod log;
 pub mod log_entry;
 pub mod meter;
+pub mod omp_meter;
 pub mod overlay;
 pub mod pi_extension;
 pub mod plan;

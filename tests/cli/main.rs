@@ -17,6 +17,7 @@ mod lifecycle;
 mod meter;
 mod omp;
 mod omp_extension;
+mod omp_host;
 mod omp_undo;
 mod pi_live;
 mod project;
