@@ -10,6 +10,7 @@ pub mod host;
 pub mod id;
 pub mod json;
 pub mod nodes;
+pub mod omp;
 pub mod pi;
 pub mod regions;
 pub mod rev;

@@ -8,6 +8,7 @@ pub mod fingerprint;
 pub mod host_plan;
 pub mod leaf;
 pub mod log_entry;
+pub mod omp_meter;
 pub mod overlay;
 pub mod pi_extension;
 pub mod plan;

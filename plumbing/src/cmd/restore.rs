@@ -50,11 +50,21 @@ pub fn run(ctx: &Context, args: &RestoreArgs, out: &mut dyn Write) -> Result {
             store.import_file(&target, ctx.host)?;
         }
     }
+    // A file another program (OMP, pi) changes after that import would lose the change: refuse.
+    let seen = std::fs::metadata(&target).ok().map(|m| (m.len(), m.modified().ok()));
     let dir = match target.parent().filter(|p| !p.as_os_str().is_empty()) {
         Some(dir) => dir.to_path_buf(),
         None => PathBuf::from("."),
     };
-    pack::write_durably(&dir, &target, &bytes)?;
+    pack::replace_durably_if(&dir, &target, &bytes, || {
+        match std::fs::metadata(&target).ok().map(|m| (m.len(), m.modified().ok())) == seen {
+            true => Ok(()),
+            false => {
+                Err(Error::user(format!("{} changed while it was being restored; nothing written", target.display()))
+                    .hint("run the restore again: the new bytes are imported first"))
+            }
+        }
+    })?;
     pack::sync_dir(&dir)?;
     // The temp file was private (0600); a replaced file keeps the mode it had.
     if let Some(p) = permissions {

@@ -55,6 +55,8 @@ pub enum Profile {
     Conservative,
     /// Protect the last 2,000 tokens; blocks of 200 tokens or more
     Aggressive,
+    /// oh-my-pi's automatic shake: protect the last 16,000 tokens; blocks of 400 tokens or more
+    OmpAuto,
 }
 
 impl Profile {
@@ -64,12 +66,15 @@ impl Profile {
             Profile::Default => "default",
             Profile::Conservative => "conservative",
             Profile::Aggressive => "aggressive",
+            Profile::OmpAuto => "omp-auto",
         }
     }
 
     /// Parses a profile name (as in settings files).
     pub fn parse(s: &str) -> Option<Profile> {
-        [Profile::Default, Profile::Conservative, Profile::Aggressive].into_iter().find(|p| p.as_str() == s)
+        [Profile::Default, Profile::Conservative, Profile::Aggressive, Profile::OmpAuto]
+            .into_iter()
+            .find(|p| p.as_str() == s)
     }
 
     /// The protect window, in tokens, measured from the newest entry back.
@@ -78,6 +83,7 @@ impl Profile {
             Profile::Default => 4_000,
             Profile::Conservative => 8_000,
             Profile::Aggressive => 2_000,
+            Profile::OmpAuto => 16_000,
         }
     }
 
@@ -87,6 +93,7 @@ impl Profile {
             Profile::Default => 400,
             Profile::Conservative => 800,
             Profile::Aggressive => 200,
+            Profile::OmpAuto => 400,
         }
     }
 }

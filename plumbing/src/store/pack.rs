@@ -432,12 +432,24 @@ pub fn write_durably(dir: &Path, path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// Writes `bytes` to `path` through a temp file in `dir` and a rename; fsync-ed when `durable`.
 pub fn write_atomically(dir: &Path, path: &Path, bytes: &[u8], durable: bool) -> Result<()> {
+    replace_if(dir, path, bytes, durable, || Ok(()))
+}
+
+/// [`write_atomically`], durably, asking `still` just before the rename whether `path` may still
+/// be replaced (the temp file is removed when it says no): the window in which another writer's
+/// change can be lost shrinks to the rename itself.
+pub fn replace_durably_if(dir: &Path, path: &Path, bytes: &[u8], still: impl FnOnce() -> Result<()>) -> Result<()> {
+    replace_if(dir, path, bytes, true, still)
+}
+
+fn replace_if(dir: &Path, path: &Path, bytes: &[u8], durable: bool, still: impl FnOnce() -> Result<()>) -> Result<()> {
     let io = |e| Error::io(format!("cannot write {}", path.display()), e);
     let mut tmp = tempfile::Builder::new().prefix("tmp-").tempfile_in(dir).map_err(io)?;
     tmp.write_all(bytes).map_err(io)?;
     if durable {
         tmp.as_file().sync_all().map_err(io)?;
     }
+    still()?;
     tmp.persist(path).map_err(|e| io(e.error))?;
     Ok(())
 }
@@ -474,6 +486,19 @@ fn u64_at(bytes: &[u8], at: usize) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refused_replace_leaves_the_file_and_no_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, b"old").unwrap();
+        let e = replace_durably_if(dir.path(), &path, b"new", || Err(Error::user("changed"))).unwrap_err();
+        assert_eq!(e.message, "changed");
+        assert_eq!(std::fs::read(&path).unwrap(), b"old");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        replace_durably_if(dir.path(), &path, b"new", || Ok(())).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"new");
+    }
 
     fn write_pack(dir: &Path, objects: &[(Kind, &[u8])]) -> PathBuf {
         let mut w = PackWriter::new(dir).unwrap();

@@ -122,19 +122,12 @@ impl Reading {
 
     /// `~27k shakeable`, or `<1k shakeable`.
     pub fn label(&self) -> String {
-        match self.tokens {
-            t if t < 1_000 => "<1k shakeable".into(),
-            t => format!("~{}k shakeable", crate::render::thousands((t + 500) / 1_000)),
-        }
+        label(self.tokens)
     }
 
     /// The label, coloured by severity when `color` is on.
     pub fn render(&self, color: bool) -> String {
-        let style = self.severity().style();
-        match color {
-            true => format!("{style}{}{style:#}", self.label()),
-            false => self.label(),
-        }
+        render(self.tokens, color)
     }
 
     /// `{"tokens","toolResults","blocks","severity","tokenizer","profile","session","leafId"}`.
@@ -149,6 +142,23 @@ impl Reading {
             "session": self.session.to_string_lossy(),
             "leafId": self.leaf_id,
         })
+    }
+}
+
+/// `~27k shakeable`, or `<1k shakeable`, for a figure.
+pub fn label(tokens: u64) -> String {
+    match tokens {
+        t if t < 1_000 => "<1k shakeable".into(),
+        t => format!("~{}k shakeable", crate::render::thousands((t + 500) / 1_000)),
+    }
+}
+
+/// A figure's label, coloured by its severity when `color` is on.
+pub fn render(tokens: u64, color: bool) -> String {
+    let style = Severity::of(tokens).style();
+    match color {
+        true => format!("{style}{}{style:#}", label(tokens)),
+        false => label(tokens),
     }
 }
 
@@ -203,6 +213,9 @@ struct Measured {
 
 /// Runs `shake meter`.
 pub fn run(ctx: &Context, args: &MeterArgs, out: &mut dyn Write) -> Result {
+    if crate::omp_meter::is_omp(ctx, &args.rev)? {
+        return crate::omp_meter::run(ctx, args, color_on(), out);
+    }
     let (profile, _) = profile::resolve(ctx, args.profile)?;
     let tok = open_cached(ctx, args.tokenizer);
     if args.serve {
@@ -219,7 +232,7 @@ pub fn run(ctx: &Context, args: &MeterArgs, out: &mut dyn Write) -> Result {
         }
         out.flush()?;
         if let Some(log) = &args.log {
-            append_log(log, &reading)?;
+            append_log(log, reading.json())?;
         }
         if !args.watch {
             return Ok(0);
@@ -624,8 +637,8 @@ fn remember(ctx: &Context, key: &str, entry: MemoEntry) {
 }
 
 /// Appends the reading to the log unless the log's last line already says the same.
-fn append_log(path: &Path, reading: &Reading) -> Result<()> {
-    let mut line = reading.json();
+/// Appends a reading's JSON to the meter log, with the time, unless the figure is the last one's.
+pub(crate) fn append_log(path: &Path, mut line: Value) -> Result<()> {
     if last_logged(path).is_some_and(|last| same_figure(&last, &line)) {
         return Ok(());
     }
@@ -789,9 +802,9 @@ mod tests {
     fn the_log_gets_a_line_only_when_the_figure_changes() {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("meter.jsonl");
-        append_log(&log, &reading(12_000)).unwrap();
-        append_log(&log, &reading(12_000)).unwrap();
-        append_log(&log, &reading(500)).unwrap();
+        append_log(&log, reading(12_000).json()).unwrap();
+        append_log(&log, reading(12_000).json()).unwrap();
+        append_log(&log, reading(500).json()).unwrap();
         let text = std::fs::read_to_string(&log).unwrap();
         let tokens: Vec<u64> =
             text.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["tokens"].as_u64().unwrap()).collect();
