@@ -72,3 +72,26 @@ fn projection_equals_claude_codes_request_on_every_fixture() {
         assert_same_messages(&name, &projected(&dir.join("transcript.jsonl")), oracle);
     }
 }
+
+#[test]
+fn shakes_placeholder_is_claude_codes_own_persisted_output() {
+    // bash-read has one output Claude Code persisted itself: its placeholder in the transcript,
+    // its saved file under tool-results/.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude/bash-read");
+    let t = Transcript::read(&dir.join("transcript.jsonl")).unwrap();
+    let mut checked = 0;
+    for row in t.rows.iter().filter(|r| r.kind() == "user" && r.has_tool_result()) {
+        for block in row.content().unwrap().as_array().unwrap() {
+            let Some(text) = block["content"].as_str().filter(|s| s.starts_with("<persisted-output>")) else {
+                continue;
+            };
+            let path = text.lines().nth(1).and_then(|l| l.split("saved to: ").nth(1)).unwrap();
+            let saved = dir.join("tool-results").join(Path::new(path).file_name().unwrap());
+            let original = std::fs::read_to_string(saved).unwrap();
+            assert_eq!(claude::write::placeholder(&original, Path::new(path)), text);
+            assert!(claude::write::is_tombstone(text));
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 1);
+}

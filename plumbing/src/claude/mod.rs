@@ -7,6 +7,7 @@
 pub mod loader;
 pub mod project;
 pub mod transcript;
+pub mod write;
 
 pub use loader::{load, Chain, LoadOptions};
 pub use project::project;
