@@ -17,7 +17,10 @@ export function encodeCwd(cwd) {
 	return cwd.replace(/[^a-zA-Z0-9]/g, "-");
 }
 
-/** Creates (or reuses) a sandbox under `root`; returns its paths. */
+/**
+ * Creates (or reuses) a sandbox under `root`; returns its paths. (A box may also name
+ * `configDir`, Claude Code's CLAUDE_CONFIG_DIR, whose `projects/` then holds the transcripts.)
+ */
 export function sandbox(root) {
 	const home = join(root, "home");
 	const cwd = join(root, "project");

@@ -26,6 +26,9 @@ function sse(res, event, data) {
 export function startApi(port = 0, onRequest = () => {}) {
 	let steps = [];
 	let ids = 0;
+	// Ids unique across runs: Claude Code treats a tool_use id already in the session as a
+	// repeat (it sends "[Tool use interrupted]"), and one session is resumed by many runs.
+	const run = `${process.pid.toString(36)}${Date.now().toString(36)}`;
 	const requests = [];
 	const server = createServer((req, res) => {
 		let raw = "";
@@ -45,10 +48,10 @@ export function startApi(port = 0, onRequest = () => {}) {
 			}
 			const step = steps.length > 0 ? steps.shift() : { text: "ok" };
 			const blocks = [];
-			if (step.thinking) blocks.push({ type: "thinking", thinking: step.thinking, signature: "sig" + ++ids });
+			if (step.thinking) blocks.push({ type: "thinking", thinking: step.thinking, signature: `sig${run}_${++ids}` });
 			if (step.text) blocks.push({ type: "text", text: step.text });
 			const calls = step.tools ?? (step.tool ? [step] : []);
-			for (const c of calls) blocks.push({ type: "tool_use", id: `toolu_local_${++ids}`, name: c.tool, input: c.input ?? {} });
+			for (const c of calls) blocks.push({ type: "tool_use", id: `toolu_${run}_${++ids}`, name: c.tool, input: c.input ?? {} });
 			const stop = calls.length > 0 ? "tool_use" : "end_turn";
 			const model = body.model ?? "claude-sonnet-4-5";
 			// Usage grows with the request so that split rows and calibration see varied figures.
@@ -57,7 +60,7 @@ export function startApi(port = 0, onRequest = () => {}) {
 			sse(res, "message_start", {
 				type: "message_start",
 				message: {
-					id: `msg_local_${++ids}`, type: "message", role: "assistant", model, content: [],
+					id: `msg_${run}_${++ids}`, type: "message", role: "assistant", model, content: [],
 					stop_reason: null, stop_sequence: null, usage: { input_tokens: input, output_tokens: 1 },
 				},
 			});

@@ -2,7 +2,7 @@
 // for each, what Claude Code sends the model when it resumes it: the fixtures of
 // tests/fixtures/claude/<name>/ (see its README.md).
 //
-//   node make-fixtures.mjs OUT_DIR [NAME...]
+//   node make-fixtures.mjs OUT_DIR [NAME...] [--keep]
 //
 // Each scenario is seeded (file contents come from a fixed PRNG), so a rerun makes the same
 // conversation; only uuids, timestamps and the sandbox path differ. For each scenario:
@@ -206,7 +206,11 @@ if (!out) {
 	process.stderr.write("usage: node make-fixtures.mjs OUT_DIR [NAME...]\n");
 	process.exit(1);
 }
-const names = process.argv.length > 3 ? process.argv.slice(3) : Object.keys(SCENARIOS);
+// --keep leaves each sandbox in place (meta.json names its home and cwd), for tests that go on
+// to resume the sessions with the real Claude Code.
+const keep = process.argv.includes("--keep");
+const picked = process.argv.slice(3).filter((a) => a !== "--keep");
+const names = picked.length > 0 ? picked : Object.keys(SCENARIOS);
 const api = await startApi(0);
 try {
 	for (const name of names) {
@@ -220,7 +224,7 @@ try {
 		mkdirSync(dir, { recursive: true });
 		writeFileSync(join(dir, "transcript.jsonl"), readFileSync(join(box.projectDir, `${id}.jsonl`)));
 		writeFileSync(join(dir, "request.json"), JSON.stringify({ messages }, null, 1) + "\n");
-		writeFileSync(join(dir, "meta.json"), JSON.stringify({ sessionId: id, cwd: box.cwd, scenario: name }, null, 1) + "\n");
+		writeFileSync(join(dir, "meta.json"), JSON.stringify({ sessionId: id, cwd: box.cwd, scenario: name, ...(keep && { home: box.home }) }, null, 1) + "\n");
 		for (const sub of ["subagents", "tool-results"]) {
 			const from = join(box.projectDir, id, sub);
 			if (existsSync(from)) cpSync(from, join(dir, sub), { recursive: true });
@@ -242,7 +246,7 @@ try {
 			writeFileSync(file, original);
 			process.stderr.write(`${variant}: ${vm.length} messages\n`);
 		}
-		rmSync(root, { recursive: true, force: true });
+		if (!keep) rmSync(root, { recursive: true, force: true });
 	}
 } finally {
 	await api.close();

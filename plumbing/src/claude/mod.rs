@@ -4,6 +4,7 @@
 //! Nothing outside `claude` parses Claude Code's JSON. The reference for every rule here is
 //! Claude Code 2.1.328 itself, run offline in the tests (`tests/claude-oracle/`).
 
+pub mod fork;
 pub mod loader;
 pub mod project;
 pub mod transcript;
