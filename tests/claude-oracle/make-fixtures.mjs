@@ -125,7 +125,27 @@ const SCENARIOS = {
 		]);
 		return sessions(box)[0];
 	},
+	// A long session for benchmarks (not a fixture: run it by name): 40 resumed turns, each with
+	// three outputs of varied size.
+	long: async (box, api) => {
+		for (let i = 0; i < 10; i++) writeFileSync(join(box.cwd, `f${i}.txt`), prose(100 + i, 200 + 150 * i));
+		let id;
+		for (let turn = 0; turn < 40; turn++) {
+			const steps = [
+				read(join(box.cwd, `f${turn % 10}.txt`)),
+				bash(`seq 1 ${200 + ((turn * 137) % 1800)}`, "numbers"),
+				{ thinking: `Turn ${turn}: looking at the output.`, ...bash(`head -c ${1000 + ((turn * 911) % 9000)} f${(turn + 3) % 10}.txt`, "head") },
+				{ text: `turn ${turn} done` },
+			];
+			await claude(box, api, id ? ["-p", `turn ${turn}`, "--resume", id] : ["-p", `turn ${turn}`], steps);
+			id ??= sessions(box)[0];
+		}
+		return id;
+	},
 };
+
+/** Scenarios run only when named (benchmarks). */
+const BY_NAME_ONLY = new Set(["long"]);
 
 /** Lines of a transcript (without the final empty string after the last "\n"). */
 const lines = (text) => text.split("\n").slice(0, -1);
@@ -210,7 +230,7 @@ if (!out) {
 // to resume the sessions with the real Claude Code.
 const keep = process.argv.includes("--keep");
 const picked = process.argv.slice(3).filter((a) => a !== "--keep");
-const names = picked.length > 0 ? picked : Object.keys(SCENARIOS);
+const names = picked.length > 0 ? picked : Object.keys(SCENARIOS).filter((n) => !BY_NAME_ONLY.has(n));
 const api = await startApi(0);
 try {
 	for (const name of names) {
