@@ -41,7 +41,7 @@ impl LiveSession {
         let meta: Value = serde_json::from_slice(&std::fs::read(out.join(name).join("meta.json")).unwrap()).unwrap();
         let (home, cwd, id) =
             (meta["home"].as_str().unwrap(), meta["cwd"].as_str().unwrap(), meta["sessionId"].as_str().unwrap());
-        let project: String = cwd.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+        let project = shake_plumbing::claude::paths::encode_cwd(cwd);
         let file = Path::new(home).join(".claude/projects").join(project).join(format!("{id}.jsonl"));
         LiveSession { _tmp: tmp, home: home.into(), cwd: cwd.into(), id: id.into(), file }
     }

@@ -6,7 +6,9 @@
 
 pub mod fork;
 pub mod loader;
+pub mod paths;
 pub mod project;
+pub mod select;
 pub mod transcript;
 pub mod write;
 
