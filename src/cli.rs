@@ -22,6 +22,9 @@ pub struct Cli {
     /// The store folder (default: $SHAKE_DIR, else <pi agent dir>/shake)
     #[arg(long, global = true, value_name = "DIR")]
     pub store: Option<PathBuf>,
+    /// Read session files as this host's (default: recognised from each file's content)
+    #[arg(long, global = true, value_enum, value_name = "HOST")]
+    pub host: Option<shake_plumbing::host::HostKind>,
     #[command(subcommand)]
     pub command: Command,
 }

@@ -15,7 +15,7 @@ use clap::Parser;
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     let ctx = match shake_plumbing::Context::from_env(cli.store.clone()) {
-        Ok(ctx) => ctx,
+        Ok(ctx) => shake_plumbing::Context { host: cli.host, ..ctx },
         Err(e) => return fail(&shake_plumbing::Error::io("cannot read the working directory", e)),
     };
     let stdout = std::io::stdout();

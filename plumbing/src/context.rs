@@ -1,8 +1,12 @@
-//! Where things are: the working directory, pi's agent and session folders, and the store.
+//! Where things are: the working directory, the hosts' folders, the store, and the host a
+//! `--host` flag forces.
 //!
 //! Resolved once per process from flags and the environment, then passed to every command.
+//! Which folder a host keeps its sessions in is the host's own rule (`crate::host::Host`).
 
 use std::path::{Path, PathBuf};
+
+use crate::host::HostKind;
 
 /// The environment a command runs in.
 #[derive(Clone, Debug)]
@@ -15,6 +19,8 @@ pub struct Context {
     pub custom_session_dir: Option<PathBuf>,
     /// The store: `--store`, else `$SHAKE_DIR`, else `<agent dir>/shake`.
     pub store_dir: PathBuf,
+    /// The host `--host` names: files are read as its sessions, without detection.
+    pub host: Option<HostKind>,
 }
 
 impl Context {
@@ -26,7 +32,7 @@ impl Context {
         let agent_dir = var("PI_CODING_AGENT_DIR").map(|d| expand_home(&d, &home)).unwrap_or(home.join(".pi/agent"));
         let custom_session_dir = var("PI_CODING_AGENT_SESSION_DIR").map(|d| expand_home(&d, &home));
         let store_dir = store_flag.or_else(|| var("SHAKE_DIR")).unwrap_or_else(|| agent_dir.join("shake"));
-        Ok(Context { cwd, agent_dir, custom_session_dir, store_dir })
+        Ok(Context { cwd, agent_dir, custom_session_dir, store_dir, host: None })
     }
 
     /// Prints a warning on stderr (`shake: warning: …`), unless `SHAKE_QUIET` is set.
@@ -37,7 +43,7 @@ impl Context {
     }
 
     /// Prints the warnings of a parsed session, each naming file and line.
-    pub fn warn_session(&self, session: &crate::pi::Session<'_>) {
+    pub fn warn_session(&self, session: &crate::host::Session<'_>) {
         for w in &session.warnings {
             match w.line {
                 0 => self.warn(format_args!("{}: {}", session.file.display(), w.message)),
@@ -45,43 +51,11 @@ impl Context {
             }
         }
     }
-
-    /// Returns pi's sessions root: `<agent dir>/sessions`.
-    pub fn sessions_root(&self) -> PathBuf {
-        self.agent_dir.join("sessions")
-    }
-
-    /// Returns the folder where pi keeps this directory's sessions, and whether it is the flat
-    /// custom folder (whose files must then be filtered by their header's `cwd`).
-    pub fn session_dir_for_cwd(&self) -> (PathBuf, bool) {
-        match &self.custom_session_dir {
-            Some(dir) => (dir.clone(), true),
-            None => (self.sessions_root().join(encode_cwd(&self.cwd)), false),
-        }
-    }
-}
-
-/// pi's folder name for a working directory: `/home/dev/proj` → `--home-dev-proj--`.
-pub fn encode_cwd(cwd: &Path) -> String {
-    let s = cwd.to_string_lossy();
-    let trimmed = s.strip_prefix(['/', '\\']).unwrap_or(&s);
-    format!("--{}--", trimmed.replace(['/', '\\', ':'], "-"))
 }
 
 fn expand_home(path: &Path, home: &Path) -> PathBuf {
     match path.strip_prefix("~") {
         Ok(rest) => home.join(rest),
         Err(_) => path.to_path_buf(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn encodes_cwd_like_pi() {
-        assert_eq!(encode_cwd(Path::new("/home/dev/proj")), "--home-dev-proj--");
-        assert_eq!(encode_cwd(Path::new("C:\\Users\\me\\p")), "--C--Users-me-p--");
     }
 }

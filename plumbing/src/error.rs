@@ -78,18 +78,6 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-impl From<crate::pi::ParseError> for Error {
-    fn from(e: crate::pi::ParseError) -> Error {
-        Error::user(e.to_string())
-    }
-}
-
-impl From<crate::pi::ProjectError> for Error {
-    fn from(e: crate::pi::ProjectError) -> Error {
-        Error::user(e.to_string())
-    }
-}
-
 impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Error {
         Error::user(e.to_string())

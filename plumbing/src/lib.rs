@@ -6,13 +6,15 @@ pub mod claude;
 pub mod cmd;
 pub mod context;
 pub mod error;
-pub mod generate;
+pub mod host;
 pub mod id;
+pub mod json;
 pub mod nodes;
 pub mod pi;
 pub mod regions;
 pub mod rev;
 pub mod store;
+pub mod time;
 pub mod token_cache;
 pub mod tokens;
 

@@ -1,16 +1,16 @@
 //! Node ids: where an entry sits in a session tree, as a chain hash over its root→entry path
 //! (`node(e) = H(node(parent) ‖ entry object id)`), so equal paths have equal ids in every file.
 
+use crate::host::{Cycle, Node, Session};
 use crate::id::{Kind, ObjectId};
-use crate::pi::{Entry, Session};
 
 /// Returns the entry object id: the hash of the line's exact bytes.
-pub fn entry_object(entry: &Entry<'_>) -> ObjectId {
+pub fn entry_object(entry: &Node<'_>) -> ObjectId {
     ObjectId::hash(Kind::Entry, entry.raw)
 }
 
 /// Chain node ids, computed once per entry: `node(e) = ObjectId::node(node(parent), object(e))`
-/// along pi's `parentId` links, so equal paths have equal ids.
+/// along the host's parent links, so equal paths have equal ids.
 pub struct NodeIds<'s, 'a> {
     session: &'s Session<'a>,
     memo: Vec<Option<ObjectId>>,
@@ -37,6 +37,6 @@ impl<'s, 'a> NodeIds<'s, 'a> {
 }
 
 /// Returns the node ids of the root→`leaf` path, or the cycle that makes the path endless.
-pub fn path_nodes(session: &Session<'_>, leaf: usize) -> Result<Vec<ObjectId>, crate::pi::session::Cycle> {
+pub fn path_nodes(session: &Session<'_>, leaf: usize) -> Result<Vec<ObjectId>, Cycle> {
     Ok(NodeIds::new(session).path(&session.path(leaf)?))
 }

@@ -6,12 +6,10 @@
 //! nothing, only the outermost span counts). The tail rule is §2(b). Which regions a fold takes,
 //! and how the replacement is composed, is policy and lives in the porcelain.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::ops::Range;
 
-use crate::pi::message::Message;
-use crate::pi::{BlockKind, Content, Entry, Projected, Projection};
+use crate::host::{BlockKind, Content, Role, Tool, Unit, View};
 use crate::tokens::{entry_tokens, Tokenizer, IMAGE_TOKENS};
 
 /// What a fold acts on.
@@ -93,8 +91,10 @@ impl Profile {
     }
 }
 
-/// What one region is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// What one region is. Its name, as logged and printed, is the variant in camelCase, as serde
+/// writes it (`toolResult`, `block`, `thinking`, `image`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub enum RegionKind {
     /// A whole tool result's text (images stay).
     ToolResult,
@@ -107,21 +107,23 @@ pub enum RegionKind {
 }
 
 impl RegionKind {
+    /// Every kind, in the order reports list them.
+    pub const ALL: [RegionKind; 4] =
+        [RegionKind::ToolResult, RegionKind::Block, RegionKind::Thinking, RegionKind::Image];
+
     /// Returns the kind's name as logged and printed.
     pub fn as_str(self) -> &'static str {
-        match self {
-            RegionKind::ToolResult => "toolResult",
-            RegionKind::Block => "block",
-            RegionKind::Thinking => "thinking",
-            RegionKind::Image => "image",
-        }
+        static NAMES: std::sync::OnceLock<[String; 4]> = std::sync::OnceLock::new();
+        let names = NAMES.get_or_init(|| {
+            RegionKind::ALL
+                .map(|k| serde_json::to_value(k).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default())
+        });
+        &names[self as usize]
     }
 
     /// Parses a logged kind.
     pub fn parse(s: &str) -> Option<RegionKind> {
-        [RegionKind::ToolResult, RegionKind::Block, RegionKind::Thinking, RegionKind::Image]
-            .into_iter()
-            .find(|k| k.as_str() == s)
+        RegionKind::ALL.into_iter().find(|k| k.as_str() == s)
     }
 }
 
@@ -247,26 +249,16 @@ impl Region {
     }
 }
 
-/// Finds the regions of one editable entry with content `content` that `scope` would fold:
+/// Finds the regions of one foldable entry with content `content` that `scope` would fold:
 /// for `elide`, a tool result's text when it costs more than its placeholder, and blocks of at
 /// least the profile's block minimum elsewhere; for `thinking`, each thinking block of an
 /// assistant message; for `images`, each image outside assistant messages.
-pub fn regions(
-    entry: &Entry<'_>,
-    content: &Content<'_>,
-    scope: Scope,
-    profile: Profile,
-    tok: &Tokenizer,
-) -> Vec<Region> {
-    let role = entry.role().map_or_else(|| "custom".to_string(), |r| r.into_owned());
-    let blocks: &[crate::pi::Block<'_>] = match content {
-        Content::Blocks(b) => b,
-        _ => &[],
-    };
+pub fn regions(unit: &Unit<'_>, content: &Content<'_>, scope: Scope, profile: Profile, tok: &Tokenizer) -> Vec<Region> {
+    let blocks = content.blocks();
     let region = |kind, label: String, tokens, block, at| Region { kind, label, tokens, block, at };
     let mut out = Vec::new();
     match scope {
-        Scope::Elide if role == "toolResult" => {
+        Scope::Elide if unit.role == Role::ToolResult => {
             let mut tally = tok.tally();
             let mut any_text = false;
             for b in blocks {
@@ -275,7 +267,7 @@ pub fn regions(
                     tally.text(t);
                 }
             }
-            let label = tool_label(entry);
+            let label = tool_label(unit.tool.as_ref());
             let tokens = tally.total();
             if any_text && tokens > tok.count(&placeholder(RegionKind::ToolResult, &label, tokens)) {
                 out.push(region(RegionKind::ToolResult, label, tokens, None, None));
@@ -303,14 +295,14 @@ pub fn regions(
                 }
             }
         }
-        Scope::Thinking if role == "assistant" => {
+        Scope::Thinking if unit.role == Role::Assistant => {
             for (i, b) in blocks.iter().enumerate() {
                 if let BlockKind::Thinking(t) = &b.kind {
                     out.push(region(RegionKind::Thinking, "thinking".into(), tok.count(t), Some(i), None));
                 }
             }
         }
-        Scope::Images if role != "assistant" => {
+        Scope::Images if unit.role != Role::Assistant => {
             for (i, b) in blocks.iter().enumerate() {
                 if let BlockKind::Image { mime } = &b.kind {
                     let label = mime.as_deref().filter(|m| !m.is_empty()).unwrap_or("image").to_string();
@@ -326,76 +318,56 @@ pub fn regions(
 /// Why an entry of the context is not in play for a fold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Skip {
-    /// pi's `appendContextEdit` would refuse it (not a user/assistant/toolResult message or a
-    /// custom_message).
+    /// The host would refuse an edit of it (pi's `appendContextEdit` takes user, assistant and
+    /// tool-result messages and custom messages only).
     NotEditable,
-    /// pi omitted it (a `replacement: null` edit wins).
+    /// The host omitted it (pi: a `replacement: null` edit wins).
     Omitted,
+    /// Already a placeholder the host wrote: never folded again.
+    Tombstone,
     /// A `skill` result or a read of a `skill://` path: instructions the model keeps using.
     Skill,
-    /// Its content is not something a fold can rewrite and undo exactly (absent, or a string on
-    /// an assistant/toolResult message, which pi's writer would turn into blocks).
+    /// Its content is not something a fold can rewrite and the host take back exactly (absent,
+    /// or, for pi, a string on an assistant or tool-result message).
     OddContent,
 }
 
-/// Facts about a context that the skip rules need, gathered once.
-pub struct Rules {
-    /// Tool-call id → the called tool's `path` argument, for every call in the context.
-    call_paths: HashMap<String, String>,
+/// Tells why context entry `unit` is not in play for a fold whose base content is `base`, or
+/// `None` when it is.
+pub fn skip(view: &View<'_, '_>, unit: &Unit<'_>, base: Option<&Content<'_>>) -> Option<Skip> {
+    if unit.target.is_none() {
+        return Some(Skip::NotEditable);
+    }
+    if unit.omitted {
+        return Some(Skip::Omitted);
+    }
+    if unit.tombstone {
+        return Some(Skip::Tombstone);
+    }
+    if unit.role == Role::ToolResult && unit.tool.as_ref().is_some_and(is_skill) {
+        return Some(Skip::Skill);
+    }
+    match base {
+        Some(content) if view.host().foldable_content(unit.role, content) => None,
+        _ => Some(Skip::OddContent),
+    }
 }
 
-impl Rules {
-    /// Gathers the tool calls of a projection's context.
-    pub fn new(projection: &Projection<'_, '_>) -> Rules {
-        let mut call_paths = HashMap::new();
-        for &i in &projection.context {
-            let Some(Content::Blocks(blocks)) = projection.content(i) else { continue };
-            for block in blocks {
-                if let BlockKind::ToolCall { id: Some(id), arguments: Some(args), .. } = &block.kind {
-                    if let Some(path) = serde_json::from_str::<serde_json::Value>(args.get())
-                        .ok()
-                        .and_then(|v| v.get("path").and_then(|p| p.as_str().map(str::to_string)))
-                    {
-                        call_paths.insert(id.to_string(), path);
-                    }
-                }
-            }
-        }
-        Rules { call_paths }
-    }
+/// Tells whether a tool result holds skill instructions: the `skill` tool, or a `read` of a
+/// `skill://` path (the rule peers share, `spec/peer-rules.md`).
+pub fn is_skill(tool: &Tool<'_>) -> bool {
+    tool.name == "skill" || (tool.name == "read" && is_skill_path(tool.path().as_deref()))
+}
 
-    /// Tells why entry `index` of the context is not in play, or `None` when it is.
-    pub fn skip(&self, projection: &Projection<'_, '_>, index: usize, base: Option<&Content<'_>>) -> Option<Skip> {
-        let entry = &projection.session.entries[index];
-        if !entry.is_editable() {
-            return Some(Skip::NotEditable);
-        }
-        if matches!(projection.projected(index), Projected::Omitted) {
-            return Some(Skip::Omitted);
-        }
-        let message = entry.fields.message.and_then(Message::parse);
-        let role = message.as_ref().and_then(|m| m.role.as_deref()).unwrap_or("custom");
-        if role == "toolResult" && message.as_ref().is_some_and(|m| self.is_skill(m)) {
-            return Some(Skip::Skill);
-        }
-        match base {
-            Some(Content::Blocks(_)) => None,
-            Some(Content::Text(_)) if matches!(role, "user" | "custom") => None,
-            _ => Some(Skip::OddContent),
-        }
-    }
-
-    fn is_skill(&self, m: &Message<'_>) -> bool {
-        let tool = m.tool_name.as_deref().unwrap_or_default();
-        let path = m.tool_call_id.as_deref().and_then(|id| self.call_paths.get(id));
-        tool == "skill" || (tool == "read" && path.is_some_and(|p| p.starts_with("skill://")))
-    }
+/// Tells whether a tool call's `path` argument names a skill.
+pub fn is_skill_path(path: Option<&str>) -> bool {
+    path.is_some_and(|p| p.starts_with("skill://"))
 }
 
 /// Returns the first context position inside the tail: positions from it on are protected.
 /// An entry is protected while the tokens of the entries strictly newer than it are below `tail`.
-pub fn tail_start(projection: &Projection<'_, '_>, tail: u64, tok: &Tokenizer) -> usize {
-    tail_start_by(projection.context.len(), tail, |pos| entry_tokens(projection, pos, tok))
+pub fn tail_start(view: &View<'_, '_>, tail: u64, tok: &Tokenizer) -> usize {
+    tail_start_by(view.context.len(), tail, |pos| entry_tokens(view, pos, tok))
 }
 
 /// [`tail_start`] over `len` positions whose tokens `tokens_at` gives (asked newest first, and
@@ -413,15 +385,9 @@ pub fn tail_start_by(len: usize, tail: u64, tokens_at: impl Fn(usize) -> u64) ->
     start
 }
 
-/// Returns the label of a tool result (its tool name) or of an entry's role, for messages.
-pub fn tool_label(entry: &Entry<'_>) -> String {
-    entry
-        .fields
-        .message
-        .and_then(Message::parse)
-        .and_then(|m| m.tool_name.map(|t| t.into_owned()))
-        .filter(|t| !t.is_empty())
-        .unwrap_or_else(|| "tool".to_string())
+/// Returns the label of a tool result: its tool's name, else `tool`.
+pub fn tool_label(tool: Option<&Tool<'_>>) -> String {
+    tool.map(|t| t.name.to_string()).filter(|t| !t.is_empty()).unwrap_or_else(|| "tool".to_string())
 }
 
 #[cfg(test)]
@@ -470,6 +436,15 @@ mod tests {
     }
 
     #[test]
+    fn region_kinds_are_named_in_camel_case() {
+        for k in RegionKind::ALL {
+            assert_eq!(serde_json::to_string(&k).unwrap(), format!("\"{}\"", k.as_str()));
+            assert_eq!(RegionKind::parse(k.as_str()), Some(k));
+        }
+        assert_eq!((RegionKind::Block.as_str(), RegionKind::Image.as_str()), ("block", "image"));
+    }
+
+    #[test]
     fn placeholders_and_thousands() {
         assert_eq!(placeholder(RegionKind::ToolResult, "bash", 9045), "[bash output omitted (~9,045 tokens)]");
         assert_eq!(placeholder(RegionKind::Block, "python", 1210), "[python block omitted (~1,210 tokens)]");
@@ -481,7 +456,7 @@ mod tests {
 #[cfg(test)]
 mod tail_tests {
     use super::*;
-    use crate::pi::{Session, SessionFile};
+    use crate::host::{self, SessionFile};
     use crate::tokens::TokenizerName;
 
     /// A linear session of user messages with these sizes in characters (pi: 4 chars a token).
@@ -501,8 +476,8 @@ mod tail_tests {
     #[test]
     fn the_entry_straddling_the_tail_is_protected() {
         let file = session(&[400, 400, 400, 400]); // 100 tokens each
-        let s = Session::parse(&file).unwrap();
-        let p = Projection::at(&s, s.default_leaf()).unwrap();
+        let s = host::load(&file, None).unwrap();
+        let p = View::at(&s, s.default_leaf()).unwrap();
         let tok = Tokenizer::new(TokenizerName::Pi);
         // Newer than e3: 0; e2: 100; e1: 200; e0: 300.
         assert_eq!(tail_start(&p, 150, &tok), 2); // e3 and e2 (100 < 150) protected, e1 (200) not

@@ -2,11 +2,12 @@
 //!
 //! `REV` is a session file path, or a session id (or a unique prefix of one), optionally followed
 //! by `:<entry-id>` (an entry id or a unique prefix). No suffix means pi's own leaf, the last entry
-//! in file order. No `REV` at all means pi's `--continue` choice for the current directory.
+//! in file order. No `REV` at all means the host's own choice for the current directory (pi's
+//! `--continue`).
 
 use std::path::{Path, PathBuf};
 
-use crate::pi::{Session, SessionFile};
+use crate::host::{self, HostKind, Session, SessionFile};
 use crate::{Context, Error, Result};
 
 /// The `[REV]` and `--leaf` arguments every command that reads a leaf takes.
@@ -39,13 +40,15 @@ impl RevArgs {
         rev
     }
 
-    /// Finds and reads the session file these arguments name, importing it into the store
-    /// first (incrementally; a store failure only warns).
+    /// Finds and reads the session file these arguments name and, when a host accepts it,
+    /// imports it into the store (incrementally; a store failure only warns). A file no host
+    /// accepts is an error, and nothing of it is stored.
     pub fn load(&self, ctx: &Context) -> Result<(SessionFile, Rev)> {
         let rev = self.rev();
         let path = rev.session_path(ctx)?;
-        crate::store::touch::import(ctx, &path);
         let file = SessionFile::read(&path).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+        host::detect(&file, ctx.host)?;
+        crate::store::touch::import(ctx, &path);
         Ok((file, rev))
     }
 }
@@ -69,7 +72,7 @@ impl Rev {
     /// Returns the session file this revision names.
     pub fn session_path(&self, ctx: &Context) -> Result<PathBuf> {
         match &self.session {
-            None => default_session(ctx),
+            None => default_host(ctx)?.default_session(ctx),
             Some(s) if Path::new(s).is_file() => Ok(PathBuf::from(s)),
             Some(s) if s.contains('/') || s.ends_with(".jsonl") => {
                 Err(Error::user(format!("no such session file: {s}")))
@@ -103,27 +106,13 @@ pub fn resolve_entry(session: &Session<'_>, prefix: &str) -> Result<usize> {
     }
 }
 
-/// pi's `--continue` choice: the most recently modified session file of this directory.
-pub fn default_session(ctx: &Context) -> Result<PathBuf> {
-    let (dir, flat) = ctx.session_dir_for_cwd();
-    let mut newest: Option<(std::time::SystemTime, PathBuf)> = None;
-    for path in jsonl_files(&dir) {
-        if flat && !header_cwd_is(&path, &ctx.cwd) {
-            continue;
-        }
-        let Ok(modified) = path.metadata().and_then(|m| m.modified()) else { continue };
-        if newest.as_ref().is_none_or(|(t, _)| modified > *t) {
-            newest = Some((modified, path));
-        }
-    }
-    newest.map(|(_, p)| p).ok_or_else(|| {
-        Error::user(format!("no pi session for {} (looked in {})", ctx.cwd.display(), dir.display()))
-            .hint("name a session file, or run shake from the directory you ran pi in")
-    })
+/// The host whose default session a command without `REV` opens: `--host`, else pi.
+fn default_host(ctx: &Context) -> Result<&'static dyn host::Host> {
+    ctx.host.unwrap_or(HostKind::Pi).host()
 }
 
 /// Finds a session file by session id or unique prefix: among the store's imported sessions
-/// whose file still exists, and under pi's session folders. A store that cannot be read is
+/// whose file still exists, and under every host's session folders. A store that cannot be read is
 /// skipped here (`shake fsck` reports it), so a damaged store never hides a session file.
 fn session_by_id(ctx: &Context, id: &str) -> Result<PathBuf> {
     let imported = crate::store::Store::open(ctx).and_then(|store| store.sessions()).unwrap_or_default();
@@ -132,15 +121,13 @@ fn session_by_id(ctx: &Context, id: &str) -> Result<PathBuf> {
         .filter(|s| s.session_id.as_deref().is_some_and(|sid| sid.starts_with(id)) && s.path.is_file())
         .map(|s| s.path)
         .collect();
-    let mut roots = vec![ctx.sessions_root()];
-    roots.extend(ctx.custom_session_dir.clone());
-    for root in roots {
-        for entry in walkdir::WalkDir::new(&root).max_depth(2).into_iter().filter_map(|e| e.ok()) {
-            let name = entry.file_name().to_string_lossy();
-            let Some(stem) = name.strip_suffix(".jsonl") else { continue };
-            // pi names files `<timestamp>_<session id>.jsonl`.
-            if stem.split_once('_').is_some_and(|(_, sid)| sid.starts_with(id)) {
-                hits.push(std::fs::canonicalize(entry.path()).unwrap_or(entry.into_path()));
+    for host in host::HOSTS.iter().filter(|h| ctx.host.is_none_or(|k| k == h.kind())) {
+        for root in host.session_roots(ctx) {
+            for entry in walkdir::WalkDir::new(&root).max_depth(2).into_iter().filter_map(|e| e.ok()) {
+                let name = entry.file_name().to_string_lossy();
+                if host.session_id_of_file(&name).is_some_and(|sid| sid.starts_with(id)) {
+                    hits.push(std::fs::canonicalize(entry.path()).unwrap_or(entry.into_path()));
+                }
             }
         }
     }
@@ -150,32 +137,6 @@ fn session_by_id(ctx: &Context, id: &str) -> Result<PathBuf> {
         1 => Ok(hits.remove(0)),
         0 => Err(Error::user(format!("no session file or session id {id:?}"))),
         n => Err(Error::user(format!("session id prefix {id:?} matches {n} sessions")).hint("type more of the id")),
-    }
-}
-
-fn jsonl_files(dir: &Path) -> Vec<PathBuf> {
-    let Ok(read) = std::fs::read_dir(dir) else { return Vec::new() };
-    read.filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "jsonl") && p.is_file())
-        .collect()
-}
-
-/// Reads just the header line's `cwd` (pi filters a flat session folder by it).
-fn header_cwd_is(path: &Path, cwd: &Path) -> bool {
-    use std::io::{BufRead, BufReader, Read};
-    let Ok(f) = std::fs::File::open(path) else { return false };
-    // pi reads at most 1 MiB looking for the header.
-    let mut reader = BufReader::new(f.take(1 << 20));
-    let mut line = String::new();
-    loop {
-        line.clear();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-            return false;
-        }
-        if let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) {
-            return v.get("cwd").and_then(|c| c.as_str()) == Some(&*cwd.to_string_lossy());
-        }
     }
 }
 

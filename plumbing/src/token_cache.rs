@@ -214,6 +214,7 @@ mod tests {
             agent_dir: dir.to_path_buf(),
             custom_session_dir: None,
             store_dir: dir.join("store"),
+            host: None,
         }
     }
 

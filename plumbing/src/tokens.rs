@@ -1,34 +1,26 @@
-//! Token counting: pi's own estimate and real BPE counts, behind one interface.
+//! Token counting: a host's own estimate and real BPE counts, behind one interface.
 //!
-//! Every number shake prints says which tokenizer made it. `pi` is pi 1.6.0's `estimateTokens`
-//! exactly: per message `ceil(chars / 4)` in UTF-16 code units, images 4,800 chars (1,200 tokens),
-//! tool calls as name + `JSON.stringify(arguments)`, signatures not counted. `o200k` and `cl100k`
-//! count the same pieces with tiktoken's BPE (images 1,200 tokens); their tables load lazily, on
-//! first use only. `calibrated` is one of those scaled by a ratio measured against the provider's
-//! own usage (`docs/tokens.md`).
+//! Every number shake prints says which tokenizer made it. The host decides which pieces of a
+//! message count ([`crate::host::View::pieces`]); a tokenizer counts them. `pi` is pi 1.6.0's
+//! `estimateTokens` exactly (the pi host's estimate: per message `ceil(chars / 4)` in UTF-16
+//! code units, images 4,800 chars). `o200k` and `cl100k` count the same pieces with tiktoken's
+//! BPE (images 1,200 tokens); their tables load lazily, on first use only. `calibrated` is one of
+//! those scaled by a ratio measured against the provider's own usage (`docs/tokens.md`).
 //!
 //! A [`Tokenizer`] may carry a [`TokenCache`]: BPE counts are then looked up by content hash and
 //! only new text is tokenized. Everything that counts (count-tokens, tokens, fold, meter) goes
 //! through [`Tokenizer`], so they all share one cache and one definition of a token.
 
-mod js_json;
+pub mod js_json;
 
 use std::fmt;
 use std::str::FromStr;
 
-use serde_json::value::RawValue;
-
-use crate::pi::entry::as_str;
-use crate::pi::message::{BlockKind, Content, Message};
-use crate::pi::{Projected, Projection};
+use crate::host::{Host, HostKind, View};
 use crate::token_cache::{self, TokenCache};
 
-pub use js_json::js_number;
-
-/// pi's fixed estimate for one image, in characters (`ESTIMATED_IMAGE_CHARS`).
-const IMAGE_CHARS: u64 = 4_800;
-/// An image's cost in tokens for every tokenizer (pi's 4,800 chars / 4).
-pub const IMAGE_TOKENS: u64 = IMAGE_CHARS / 4;
+/// An image's cost in tokens for every BPE tokenizer (what pi's estimate gives one).
+pub const IMAGE_TOKENS: u64 = 1_200;
 
 /// The tokenizers shake knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
@@ -92,6 +84,8 @@ pub struct Tokenizer {
     base: TokenizerName,
     scale: f64,
     cache: Option<&'static TokenCache>,
+    /// The host whose own estimate this is (`None` for BPE).
+    estimate: Option<&'static dyn Host>,
 }
 
 impl Tokenizer {
@@ -99,12 +93,12 @@ impl Tokenizer {
     /// `Calibrated` needs a ratio: use [`Tokenizer::calibrated`]; here it means a ratio of 1.
     pub fn new(name: TokenizerName) -> Tokenizer {
         let base = if name == TokenizerName::Calibrated { CALIBRATION_BASE } else { name };
-        Tokenizer { name, base, scale: 1.0, cache: None }
+        Tokenizer { name, base, scale: 1.0, cache: None, estimate: estimator(base) }
     }
 
     /// Returns the calibrated tokenizer: [`CALIBRATION_BASE`] counts times `scale`.
     pub fn calibrated(scale: f64) -> Tokenizer {
-        Tokenizer { name: TokenizerName::Calibrated, base: CALIBRATION_BASE, scale, cache: None }
+        Tokenizer { name: TokenizerName::Calibrated, base: CALIBRATION_BASE, scale, cache: None, estimate: None }
     }
 
     /// Returns this tokenizer counting through `cache` (which must be for its base tokenizer).
@@ -167,13 +161,13 @@ impl Tokenizer {
         }
     }
 
-    /// Tokenizes, on every core, the texts of `projection` the cache does not hold yet, so the
+    /// Tokenizes, on every core, the texts of `view` the cache does not hold yet, so the
     /// counts that follow are lookups. Does nothing without a cache or for `pi`.
-    pub fn prefetch(&self, projection: &Projection<'_, '_>) {
+    pub fn prefetch(&self, view: &View<'_, '_>) {
         let Some(cache) = self.cache else { return };
         let mut misses = Misses { cache, seen: Default::default(), texts: Vec::new() };
-        for pos in 0..projection.context.len() {
-            visit_entry(projection, pos, &mut misses);
+        for pos in 0..view.context.len() {
+            view.pieces(pos, &mut misses);
         }
         let texts = misses.texts;
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(texts.len().max(1));
@@ -211,12 +205,22 @@ fn bpe_count(name: TokenizerName, text: &str) -> u64 {
     }
 }
 
-/// Receives the pieces messages are counted from, in pi's order.
-trait Pieces {
+/// Receives the pieces messages are counted from, in the host's order.
+pub trait Pieces {
+    /// One piece of text.
     fn text(&mut self, text: &str);
+    /// One image.
     fn image(&mut self);
-    /// Ends one message (pi rounds per message).
+    /// Ends one message (an estimate may round per message).
     fn end_message(&mut self) {}
+}
+
+/// The host whose own estimate a tokenizer is (`pi`: the pi host's).
+fn estimator(name: TokenizerName) -> Option<&'static dyn Host> {
+    match name {
+        TokenizerName::Pi => HostKind::Pi.host().ok(),
+        _ => None,
+    }
 }
 
 /// Collects the texts a cache lacks (for [`Tokenizer::prefetch`]).
@@ -252,26 +256,28 @@ pub struct Tally {
 impl Tally {
     /// Adds a piece of text.
     pub fn text(&mut self, text: &str) {
-        match self.tokenizer.base {
-            TokenizerName::Pi => self.chars += utf16_len(text),
-            _ if text.is_empty() => {}
-            _ => self.tokens += self.tokenizer.bpe(text),
+        match self.tokenizer.estimate {
+            Some(host) => self.chars += host.estimate_text(text),
+            None if text.is_empty() => {}
+            None => self.tokens += self.tokenizer.bpe(text),
         }
     }
 
     /// Adds one image.
     pub fn image(&mut self) {
-        match self.tokenizer.base {
-            TokenizerName::Pi => self.chars += IMAGE_CHARS,
-            _ => self.tokens += IMAGE_TOKENS,
+        match self.tokenizer.estimate {
+            Some(host) => self.chars += host.estimate_image(),
+            None => self.tokens += IMAGE_TOKENS,
         }
     }
 
     fn current(&self) -> u64 {
-        self.tokenizer.scaled(self.tokens + self.chars.div_ceil(4))
+        let estimated = self.tokenizer.estimate.map_or(0, |host| host.estimate_tokens(self.chars));
+        self.tokenizer.scaled(self.tokens + estimated)
     }
 
-    /// Returns the count: `ceil(chars / 4)` per message for pi, the BPE sum otherwise.
+    /// Returns the count: the host's estimate per message (pi: `ceil(chars / 4)`), the BPE sum
+    /// otherwise.
     pub fn total(&self) -> u64 {
         self.done + self.current()
     }
@@ -293,9 +299,9 @@ impl Pieces for Tally {
     }
 }
 
-/// Every piece of text a tokenizer counts in `projection`, in order (images are not text): what a
+/// Every piece of text a tokenizer counts in `view`, in order (images are not text): what a
 /// raw tokenizer run must get through to count the context (the benchmark's limit).
-pub fn context_texts(projection: &Projection<'_, '_>) -> Vec<String> {
+pub fn context_texts(view: &View<'_, '_>) -> Vec<String> {
     struct Texts(Vec<String>);
     impl Pieces for Texts {
         fn text(&mut self, text: &str) {
@@ -304,162 +310,32 @@ pub fn context_texts(projection: &Projection<'_, '_>) -> Vec<String> {
         fn image(&mut self) {}
     }
     let mut texts = Texts(Vec::new());
-    for pos in 0..projection.context.len() {
-        visit_entry(projection, pos, &mut texts);
+    for pos in 0..view.context.len() {
+        view.pieces(pos, &mut texts);
     }
     texts.0
 }
 
-/// Returns a string's length in UTF-16 code units (JavaScript's `.length`).
-pub fn utf16_len(s: &str) -> u64 {
-    if s.is_ascii() {
-        return s.len() as u64;
-    }
-    s.chars().map(|c| c.len_utf16() as u64).sum()
-}
-
-/// Counts what the model sees of context entry `pos` (pi's `estimateTokens` summed over the
-/// messages the entry projects to, after edits). `pos` is its position in the context list.
-pub fn entry_tokens(projection: &Projection<'_, '_>, pos: usize, tok: &Tokenizer) -> u64 {
+/// Counts what the model sees of context entry `pos` (the host's pieces of every message the
+/// entry projects to, after edits). `pos` is its position in the context list.
+pub fn entry_tokens(view: &View<'_, '_>, pos: usize, tok: &Tokenizer) -> u64 {
     let mut t = tok.tally();
-    visit_entry(projection, pos, &mut t);
+    view.pieces(pos, &mut t);
     t.total()
 }
 
-/// Counts every entry of the projected context, in context order (tokenizing in parallel first
-/// when the tokenizer has a cache).
-pub fn context_tokens(projection: &Projection<'_, '_>, tok: &Tokenizer) -> Vec<u64> {
-    tok.prefetch(projection);
-    (0..projection.context.len()).map(|pos| entry_tokens(projection, pos, tok)).collect()
-}
-
-/// Feeds the pieces of every message context entry `pos` projects to, one message at a time
-/// (`projectContextEntry` then `estimateTokens`).
-fn visit_entry(projection: &Projection<'_, '_>, pos: usize, sink: &mut impl Pieces) {
-    let index = projection.context[pos];
-    let e = &projection.session.entries[index];
-    if matches!(projection.projected(index), Projected::Omitted) {
-        return;
-    }
-    match e.kind.as_ref() {
-        "message" => {
-            let Some(m) = e.fields.message.and_then(Message::parse) else { return };
-            let role = if e.hook_message_role { "custom" } else { m.role.as_deref().unwrap_or_default() };
-            let content = match is_content_role(role) {
-                true => projection.content(index).unwrap_or(Content::Other),
-                false => m.content(),
-            };
-            visit_message(role, &m, &content, sink);
-        }
-        "custom_message" => {
-            if let Some(content) = projection.content(index) {
-                visit_content(&content, sink);
-                sink.end_message();
-            }
-        }
-        "branch_summary" => visit_summary(e.fields.summary, sink),
-        "compaction" if pos == 0 => {
-            let system = e.fields.system_message.filter(|s| crate::pi::entry::is_truthy(Some(s)));
-            if let Some(m) = system.and_then(Message::parse) {
-                visit_message(m.role.as_deref().unwrap_or_default(), &m, &m.content(), sink);
-            }
-            visit_summary(e.fields.summary, sink);
-        }
-        _ => {}
-    }
-}
-
-fn is_content_role(role: &str) -> bool {
-    matches!(role, "user" | "assistant" | "toolResult" | "custom")
-}
-
-/// A summary message (`branchSummary`, `compactionSummary`): its text; a branch summary with an
-/// empty summary gives no message at all.
-fn visit_summary(summary: Option<&RawValue>, sink: &mut impl Pieces) {
-    if let Some(s) = as_str(summary).filter(|s| !s.is_empty()) {
-        sink.text(&s);
-        sink.end_message();
-    }
-}
-
-/// pi's `estimateTokens(message)` for one message with the given (projected) content.
-pub fn message_tokens(role: &str, m: &Message<'_>, content: &Content<'_>, tok: &Tokenizer) -> u64 {
+/// Counts what the model would see of foldable entry `index` with `content` in place of its own.
+pub fn tokens_with(view: &View<'_, '_>, index: usize, content: &crate::host::Content<'_>, tok: &Tokenizer) -> u64 {
     let mut t = tok.tally();
-    visit_message(role, m, content, &mut t);
+    view.pieces_with(index, content, &mut t);
     t.total()
 }
 
-fn visit_message(role: &str, m: &Message<'_>, content: &Content<'_>, sink: &mut impl Pieces) {
-    match role {
-        "system" => {
-            visit_content(content, sink);
-            visit_sections(m.sections, sink);
-            if let Some(tools) = m.tools_added {
-                sink.text(&js_json::stringify(tools));
-            }
-        }
-        "user" | "custom" | "toolResult" => visit_content(content, sink),
-        // pi iterates assistant content as blocks; a string yields no blocks, so counts 0.
-        "assistant" => {
-            for block in blocks(content) {
-                match &block.kind {
-                    BlockKind::Text(s) | BlockKind::Thinking(s) => sink.text(s),
-                    BlockKind::ToolCall { name, arguments, .. } => {
-                        sink.text(name);
-                        sink.text(&arguments.map_or("undefined".into(), js_json::stringify));
-                    }
-                    _ => {}
-                }
-            }
-        }
-        "bashExecution" => {
-            sink.text(m.command.as_deref().unwrap_or_default());
-            sink.text(m.output.as_deref().unwrap_or_default());
-        }
-        "branchSummary" | "compactionSummary" => sink.text(m.summary.as_deref().unwrap_or_default()),
-        _ => {}
-    }
-    sink.end_message();
-}
-
-/// Counts a content value on its own (text blocks and images), as for user/custom/toolResult.
-pub fn content_tokens(content: &Content<'_>, tok: &Tokenizer) -> u64 {
-    let mut t = tok.tally();
-    visit_content(content, &mut t);
-    t.total()
-}
-
-fn visit_content(content: &Content<'_>, sink: &mut impl Pieces) {
-    match content {
-        Content::Text(s) => sink.text(s),
-        Content::Blocks(blocks) => {
-            for block in blocks {
-                match &block.kind {
-                    BlockKind::Text(s) => sink.text(s),
-                    BlockKind::Image { .. } => sink.image(),
-                    _ => {}
-                }
-            }
-        }
-        Content::Other => {}
-    }
-}
-
-fn blocks<'c, 'a>(content: &'c Content<'a>) -> &'c [crate::pi::Block<'a>] {
-    match content {
-        Content::Blocks(b) => b,
-        _ => &[],
-    }
-}
-
-fn visit_sections(sections: Option<&RawValue>, sink: &mut impl Pieces) {
-    let Some(raw) = sections else { return };
-    let Ok(map) = serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(raw.get()) else { return };
-    for value in map.values() {
-        if let Some(s) = value.as_str() {
-            sink.text(s);
-        }
-    }
+/// Counts every entry of the context, in context order (tokenizing in parallel first when the
+/// tokenizer has a cache).
+pub fn context_tokens(view: &View<'_, '_>, tok: &Tokenizer) -> Vec<u64> {
+    tok.prefetch(view);
+    (0..view.context.len()).map(|pos| entry_tokens(view, pos, tok)).collect()
 }
 
 #[cfg(test)]
@@ -474,7 +350,6 @@ mod tests {
         t.text("de");
         assert_eq!(t.total(), 2); // ceil(5/4), not ceil(3/4)+ceil(2/4)
         assert_eq!(pi.count("😀"), 1); // 2 UTF-16 units
-        assert_eq!(utf16_len("é😀"), 3);
         let mut img = pi.tally();
         img.image();
         img.text("x");

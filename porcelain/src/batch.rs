@@ -8,8 +8,7 @@ use std::collections::HashMap;
 
 use serde_json::value::RawValue;
 use shake_plumbing::append::{self, ending, recently_written, Ending, Snapshot};
-use shake_plumbing::pi::write::EntryWriter;
-use shake_plumbing::pi::{Session, SessionFile};
+use shake_plumbing::host::{Session, SessionFile};
 use shake_plumbing::rev::{Rev, RevArgs};
 use shake_plumbing::{Context, Error, Result};
 
@@ -97,7 +96,7 @@ pub fn check_writable(ctx: &Context, session: &Session<'_>, dry_run: bool) -> Re
         return Err(Error::user(format!(
             "{}: a version {} session; pi migrates and rewrites such a file (with new entry ids) when it opens it",
             session.file.display(),
-            session.version()
+            session.version().unwrap_or_default()
         ))
         .hint("open the session in pi once (pi --session <file>), quit, then run shake again"));
     }
@@ -134,18 +133,18 @@ fn write(
             age.as_secs()
         ));
     }
-    let mut writer = EntryWriter::new(session);
+    let mut writer = session.appender()?;
     let log_id = writer.fresh_id();
     let edit_ids: HashMap<&str, String> = edits.iter().map(|(t, _)| (t.as_str(), writer.fresh_id())).collect();
     for t in &mut data.targets {
         t.edit = edit_ids.get(t.id.as_str()).cloned().unwrap_or_default();
     }
     let value = serde_json::to_value(&data).map_err(|e| Error::user(format!("cannot encode the log entry: {e}")))?;
-    let mut lines = vec![writer.custom(&log_id, Some(&session.entries[leaf].id), CUSTOM_TYPE, &value)];
+    let mut lines = vec![writer.log_line(&log_id, Some(&session.entries[leaf].id), CUSTOM_TYPE, &value)];
     let mut ids = vec![log_id];
     for (target, content) in edits {
         let id = &edit_ids[target.as_str()];
-        lines.push(writer.context_edit(id, ids.last().map(String::as_str), target, content));
+        lines.push(writer.edit_line(id, ids.last().map(String::as_str), target, content));
         ids.push(id.clone());
     }
     let mut bytes = lines.join("\n").into_bytes();

@@ -5,7 +5,7 @@ use std::io::Write;
 
 use serde_json::json;
 use shake_plumbing::cmd::tokens::{open_tokenizer, save_cache};
-use shake_plumbing::pi::{Projection, Session};
+use shake_plumbing::host::View;
 use shake_plumbing::regions::{Profile, RegionKind, Scope};
 use shake_plumbing::tokens::{TokenizerName, DEFAULT_TOKENIZER};
 use shake_plumbing::{Context, Result};
@@ -37,10 +37,10 @@ pub struct FoldArgs {
 /// Runs `shake fold`.
 pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.write.load(ctx)?;
-    let session = Session::parse(&file)?;
+    let session = shake_plumbing::host::load(&file, ctx.host)?;
     let leaf = batch::write_leaf(ctx, &session, &rev, args.write.dry_run || args.write.plan)?;
     let (profile, source) = profile::resolve(ctx, args.profile)?;
-    let projection = Projection::at(&session, Some(leaf))?;
+    let projection = View::at(&session, Some(leaf))?;
     let tokenizer = open_tokenizer(ctx, args.tokenizer, &session)?;
     // Tokenize what the cache lacks on every core first; the plan's counts are then lookups.
     tokenizer.prefetch(&projection);

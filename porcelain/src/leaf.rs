@@ -1,14 +1,14 @@
 //! A leaf loaded for comparison (`diff`, `audit`): its path with node ids, its projection and
 //! wall, and what the model sees of each entry, in words scripts can compare ([`Seen`]).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::io::Write;
 
 use serde_json::{json, Value};
 use shake_plumbing::cmd::rev_parse::{leaf_path, write_record};
+use shake_plumbing::host::{Projected, Session, View};
 use shake_plumbing::id::ObjectId;
 use shake_plumbing::nodes::NodeIds;
-use shake_plumbing::pi::{Projected, Projection, Session};
 use shake_plumbing::rev::{Rev, RevArgs};
 use shake_plumbing::{Context, Result};
 
@@ -48,13 +48,11 @@ impl Seen {
 /// One leaf of a session, projected, with its wall and the node id of every path entry.
 pub struct LeafView<'s, 'a> {
     /// The projection at the leaf.
-    pub projection: Projection<'s, 'a>,
+    pub projection: View<'s, 'a>,
     /// The folds in force at the leaf.
     pub wall: Wall,
     /// The node id of each entry of `projection.path`.
     pub nodes: Vec<ObjectId>,
-    /// Entry index → position in the context list.
-    position: HashMap<usize, usize>,
 }
 
 /// Loads the leaves two revisions name (`SESSION[:ENTRY]`, in one session file or two) and
@@ -67,7 +65,8 @@ pub fn with_two_leaves<T>(
 ) -> Result<T> {
     let load = |rev: &str| RevArgs { rev: Some(rev.to_string()), leaf: None }.load(ctx);
     let ((file_a, rev_a), (file_b, rev_b)) = (load(a)?, load(b)?);
-    let (session_a, session_b) = (Session::parse(&file_a)?, Session::parse(&file_b)?);
+    let (session_a, session_b) =
+        (shake_plumbing::host::load(&file_a, ctx.host)?, shake_plumbing::host::load(&file_b, ctx.host)?);
     ctx.warn_session(&session_a);
     if file_b.path != file_a.path {
         ctx.warn_session(&session_b);
@@ -84,11 +83,10 @@ impl<'s, 'a> LeafView<'s, 'a> {
 
     /// Loads leaf `leaf` (an entry index; `None` is the empty leaf before the first entry).
     pub fn at(session: &'s Session<'a>, leaf: Option<usize>) -> Result<LeafView<'s, 'a>> {
-        let projection = Projection::at(session, leaf)?;
+        let projection = View::at(session, leaf)?;
         let wall = Wall::at(&projection);
         let nodes = NodeIds::new(session).path(&projection.path);
-        let position = projection.context.iter().enumerate().map(|(p, &i)| (i, p)).collect();
-        Ok(LeafView { projection, wall, nodes, position })
+        Ok(LeafView { projection, wall, nodes })
     }
 
     /// The session the leaf is in.
@@ -109,14 +107,14 @@ impl<'s, 'a> LeafView<'s, 'a> {
 
     /// Returns what the model sees of entry `index`.
     pub fn seen(&self, index: usize) -> Seen {
-        if !self.position.contains_key(&index) {
+        if !self.in_context(index) {
             return Seen::Absent;
         }
         match self.projection.projected(index) {
             Projected::Raw => Seen::Raw,
             Projected::Omitted => Seen::Omitted,
             Projected::Replaced(_) => {
-                let id = self.projection.edit_of(index).map(|e| e.id.as_ref()).unwrap_or_default();
+                let id = self.projection.edit_of(index).map_or("", |e| id_of(self.session(), e));
                 let target = id_of(self.session(), index);
                 match (self.wall.is_shake_edit(id), !self.wall.items_of(target).is_empty()) {
                     (false, _) => Seen::Edited,
@@ -130,15 +128,15 @@ impl<'s, 'a> LeafView<'s, 'a> {
     /// Returns the messages entry `index` gives the model (empty when it is not in the context),
     /// exactly as in `shake project`.
     pub fn messages(&self, index: usize) -> Vec<Value> {
-        match self.position.get(&index) {
-            Some(&pos) => self.projection.entry_json(pos, index),
+        match self.projection.position(index) {
+            Some(pos) => self.projection.messages_json(pos),
             None => Vec::new(),
         }
     }
 
     /// Tells whether entry `index` is in the context list.
     pub fn in_context(&self, index: usize) -> bool {
-        self.position.contains_key(&index)
+        self.projection.position(index).is_some()
     }
 
     /// The folded regions of a target, as JSON: `[{"target","kind","label","tokens","placeholder","log"}]`.

@@ -4,8 +4,8 @@ use std::collections::HashSet;
 use std::io::Write;
 
 use serde_json::{json, Value};
-use shake_plumbing::pi::entry::as_str;
-use shake_plumbing::pi::{Entry, Projection, Session};
+use shake_plumbing::host::{Session, View};
+use shake_plumbing::regions::RegionKind;
 use shake_plumbing::rev::RevArgs;
 use shake_plumbing::{Context, Result};
 
@@ -28,16 +28,15 @@ pub struct LogArgs {
 /// Runs `shake log`.
 pub fn run(ctx: &Context, args: &LogArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.rev.load(ctx)?;
-    let session = Session::parse(&file)?;
+    let session = shake_plumbing::host::load(&file, ctx.host)?;
     ctx.warn_session(&session);
-    let projection = Projection::at(&session, rev.leaf(&session)?)?;
+    let projection = View::at(&session, rev.leaf(&session)?)?;
     let on_path: HashSet<usize> = projection.path.iter().copied().collect();
     let scan: Vec<usize> = if args.all { (0..session.entries.len()).collect() } else { projection.path.clone() };
     let logs: Vec<(usize, LogData)> =
-        scan.into_iter().rev().filter_map(|i| log_entry::parse(&session.entries[i]).map(|d| (i, d))).collect();
+        scan.into_iter().rev().filter_map(|i| log_entry::parse(&session, i).map(|d| (i, d))).collect();
     if args.json {
-        let items: Vec<Value> =
-            logs.iter().map(|(i, d)| to_json(&session.entries[*i], d, on_path.contains(i))).collect();
+        let items: Vec<Value> = logs.iter().map(|(i, d)| to_json(&session, *i, d, on_path.contains(i))).collect();
         serde_json::to_writer(&mut *out, &items).map_err(std::io::Error::from)?;
         writeln!(out)?;
         return Ok(0);
@@ -48,7 +47,7 @@ pub fn run(ctx: &Context, args: &LogArgs, out: &mut dyn Write) -> Result {
     }
     for (i, d) in &logs {
         let e = &session.entries[*i];
-        let time = as_str(e.fields.timestamp).unwrap_or_default();
+        let time = session.timestamp(*i).unwrap_or_default();
         let off = if on_path.contains(i) { "" } else { "  (other branch)" };
         writeln!(out, "{} {}  {}{off}", paint.dim(&time), e.id, describe(d))?;
     }
@@ -61,10 +60,10 @@ pub fn describe(d: &LogData) -> String {
         "undo" => format!("restored {}", plural(d.targets.len(), "entry")),
         _ => {
             let c = counts(&[
-                (d.count("toolResult"), "tool result"),
-                (d.count("block"), "block"),
-                (d.count("thinking"), "thinking block"),
-                (d.count("image"), "image"),
+                (d.count(RegionKind::ToolResult), "tool result"),
+                (d.count(RegionKind::Block), "block"),
+                (d.count(RegionKind::Thinking), "thinking block"),
+                (d.count(RegionKind::Image), "image"),
             ]);
             if c.is_empty() {
                 "nothing new (repair)".to_string()
@@ -81,19 +80,20 @@ pub fn describe(d: &LogData) -> String {
     format!("{}{how}: {what}, ~{} tokens ({})", d.op, thousands(d.tokens), d.tokenizer)
 }
 
-fn to_json(e: &Entry<'_>, d: &LogData, on_path: bool) -> Value {
+fn to_json(session: &Session<'_>, index: usize, d: &LogData, on_path: bool) -> Value {
+    let e = &session.entries[index];
     json!({
         "id": e.id,
         "line": e.line,
-        "timestamp": as_str(e.fields.timestamp),
+        "timestamp": session.timestamp(index),
         "op": d.op,
         "scope": d.scope,
         "profile": d.profile,
         "tokenizer": d.tokenizer,
-        "toolResults": d.count("toolResult"),
-        "blocks": d.count("block"),
-        "thinking": d.count("thinking"),
-        "images": d.count("image"),
+        "toolResults": d.count(RegionKind::ToolResult),
+        "blocks": d.count(RegionKind::Block),
+        "thinking": d.count(RegionKind::Thinking),
+        "images": d.count(RegionKind::Image),
         "entries": d.edit_ids().len(),
         "tokens": d.tokens,
         "onPath": on_path,

@@ -2,7 +2,7 @@
 //! source of truth for the wall (`docs/log-entry.md`).
 
 use serde::{Deserialize, Serialize};
-use shake_plumbing::pi::Entry;
+use shake_plumbing::host::Session;
 use shake_plumbing::regions::{placeholder, RegionKind};
 
 /// The `customType` of shake's log entries.
@@ -98,17 +98,14 @@ impl LogData {
     }
 
     /// Counts the targets of one kind.
-    pub fn count(&self, kind: &str) -> usize {
-        self.targets.iter().filter(|t| t.kind == kind).count()
+    pub fn count(&self, kind: RegionKind) -> usize {
+        self.targets.iter().filter(|t| t.kind == kind.as_str()).count()
     }
 }
 
 /// Reads an entry as a shake log entry; `None` for any other entry or unreadable data.
-pub fn parse(entry: &Entry<'_>) -> Option<LogData> {
-    if entry.kind != "custom" || entry.custom_type().as_deref() != Some(CUSTOM_TYPE) {
-        return None;
-    }
-    serde_json::from_str(entry.fields.data?.get()).ok()
+pub fn parse(session: &Session<'_>, index: usize) -> Option<LogData> {
+    serde_json::from_str(session.record(index, CUSTOM_TYPE)?.get()).ok()
 }
 
 #[cfg(test)]

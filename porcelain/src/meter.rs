@@ -11,9 +11,8 @@ use std::time::{Duration, SystemTime};
 use anstyle::{AnsiColor, Style};
 use serde_json::{json, Value};
 use shake_plumbing::cmd::tokens::{calibrated_for, open_cached, save_cache};
-use shake_plumbing::pi::message::Message;
-use shake_plumbing::pi::{BlockKind, Content, Projection, Session, SessionFile};
-use shake_plumbing::regions::{tail_start_by, Profile, RegionKind, Scope};
+use shake_plumbing::host::{self, Role, Session, SessionFile, View};
+use shake_plumbing::regions::{is_skill_path, tail_start_by, Profile, RegionKind, Scope};
 use shake_plumbing::rev::RevArgs;
 use shake_plumbing::tokens::{context_tokens, Tokenizer, TokenizerName, DEFAULT_TOKENIZER};
 use shake_plumbing::{Context, Result};
@@ -156,7 +155,7 @@ pub fn measure(
     profile: Profile,
     tok: Tokenizer,
 ) -> Result<(Reading, Option<Growth>)> {
-    let projection = Projection::at(session, leaf)?;
+    let projection = View::at(session, leaf)?;
     // Tokenize what the cache lacks on every core first; the plan's counts are then lookups.
     tok.prefetch(&projection);
     let wall = crate::overlay::wall_at(ctx, session, &projection);
@@ -178,7 +177,7 @@ pub fn measure(
 /// this session when it is `calibrated`).
 fn read(ctx: &Context, args: &MeterArgs, profile: Profile, tok: Tokenizer) -> Result<(Reading, Option<Growth>)> {
     let (file, rev) = args.rev.load(ctx)?;
-    let session = Session::parse(&file)?;
+    let session = shake_plumbing::host::load(&file, ctx.host)?;
     ctx.warn_session(&session);
     let leaf = rev.leaf(&session)?;
     let tok = match tok.name {
@@ -379,8 +378,8 @@ impl MemoEntry {
         let mut mini = format!("{}\n", g.header).into_bytes();
         mini.extend_from_slice(new);
         let mini = SessionFile::from_bytes(state.path.clone(), mini);
-        let session = Session::parse(&mini).ok()?;
-        let projection = Projection::at(&session, session.default_leaf()).ok()?;
+        let session = host::load(&mini, None).ok()?;
+        let projection = View::at(&session, session.default_leaf()).ok()?;
         if !g.continued_by(&projection, self.leaf_id.as_deref()?) {
             return None;
         }
@@ -424,19 +423,16 @@ pub struct Growth {
     gains: Vec<Gain>,
 }
 
-/// Entry types an append may hold for the shortcut.
-const PLAIN: [&str; 6] = ["message", "custom", "label", "session_info", "model_change", "thinking_level_change"];
-
 impl Growth {
     /// The growth of a measured projection, or `None` when an append to it cannot be followed
     /// (a session pi would migrate, a file not ending in a newline, no leaf).
-    fn of(projection: &Projection<'_, '_>, wall: &Wall, options: &FoldOptions) -> Option<Growth> {
+    fn of(projection: &View<'_, '_>, wall: &Wall, options: &FoldOptions) -> Option<Growth> {
         let session = projection.session;
         let raw = session.file.raw();
-        if session.needs_migration() || !session.file.ends_with_newline() {
+        if !session.file.ends_with_newline() {
             return None;
         }
-        let header = String::from_utf8(session.header.as_ref()?.raw.to_vec()).ok()?;
+        let header = String::from_utf8(session.append_prefix()?.to_vec()).ok()?;
         projection.leaf?;
         let mut g = Growth {
             header,
@@ -452,12 +448,12 @@ impl Growth {
     }
 
     /// Appends a projection's positions (all of them: the whole context, or the new entries alone).
-    fn extend(&mut self, projection: &Projection<'_, '_>, wall: &Wall, options: &FoldOptions) -> Option<()> {
-        for (id, path) in tool_calls(projection) {
-            if path.starts_with("skill://") {
-                self.skill_calls.push(id.clone());
+    fn extend(&mut self, projection: &View<'_, '_>, wall: &Wall, options: &FoldOptions) -> Option<()> {
+        for call in &projection.calls {
+            if is_skill_path(host::model::call_path(call.arguments).as_deref()) {
+                self.skill_calls.push(call.id.to_string());
             }
-            self.calls.push(id);
+            self.calls.push(call.id.to_string());
         }
         self.tokens.extend(context_tokens(projection, &options.tokenizer));
         self.gains.extend(gains(projection, wall, options));
@@ -468,7 +464,7 @@ impl Growth {
 
     /// Tells whether `new` (the appended lines parsed alone) is a chain of plain entries from
     /// `leaf` that leaves every old position's figures as they were.
-    fn continued_by(&self, new: &Projection<'_, '_>, leaf: &str) -> bool {
+    fn continued_by(&self, new: &View<'_, '_>, leaf: &str) -> bool {
         let session = new.session;
         // The one warning expected: the first new entry's parent is not in the new lines.
         if session.warnings.len() != 1 || session.entries.is_empty() {
@@ -476,36 +472,18 @@ impl Growth {
         }
         let mut ids: std::collections::HashSet<&str> = self.path_ids.iter().map(String::as_str).collect();
         let mut parent = leaf;
-        for e in &session.entries {
-            if e.parent_id.as_deref() != Some(parent) || !ids.insert(&e.id) || !PLAIN.contains(&e.kind.as_ref()) {
+        for (i, e) in session.entries.iter().enumerate() {
+            if e.parent_id.as_deref() != Some(parent) || !ids.insert(&e.id) || !session.is_plain(i) {
                 return false;
             }
-            let result = e.fields.message.and_then(Message::parse).filter(|m| m.role.as_deref() == Some("toolResult"));
-            let call = result.and_then(|m| m.tool_call_id.map(|c| c.into_owned()));
-            if call.is_some_and(|c| self.skill_calls.contains(&c)) {
+            let result = new.unit(i).filter(|u| u.role == Role::ToolResult).and_then(|u| u.tool.as_ref());
+            if result.and_then(|t| t.call_id.as_deref()).is_some_and(|c| self.skill_calls.iter().any(|s| s == c)) {
                 return false;
             }
             parent = &e.id;
         }
-        tool_calls(new).iter().all(|(id, _)| !self.calls.contains(id))
+        new.calls.iter().all(|call| !self.calls.iter().any(|c| *c == call.id))
     }
-}
-
-/// The tool calls in a projection's context: id and `path` argument (empty without one).
-fn tool_calls(projection: &Projection<'_, '_>) -> Vec<(String, String)> {
-    let mut calls = Vec::new();
-    for &i in &projection.context {
-        let Some(Content::Blocks(blocks)) = projection.content(i) else { continue };
-        for block in blocks {
-            if let BlockKind::ToolCall { id: Some(id), arguments, .. } = &block.kind {
-                let path = arguments
-                    .and_then(|a| serde_json::from_str::<Value>(a.get()).ok())
-                    .and_then(|v| v.get("path").and_then(|p| p.as_str().map(str::to_string)));
-                calls.push((id.to_string(), path.unwrap_or_default()));
-            }
-        }
-    }
-    calls
 }
 
 /// Remembers a reading (temporary file, then rename); failing to is not an error.
@@ -547,7 +525,7 @@ fn append_log(path: &Path, reading: &Reading) -> Result<()> {
     if last_logged(path).is_some_and(|last| same_figure(&last, &line)) {
         return Ok(());
     }
-    line["time"] = Value::from(shake_plumbing::pi::ids::iso(shake_plumbing::pi::ids::now_millis()));
+    line["time"] = Value::from(shake_plumbing::time::iso(shake_plumbing::time::now_millis()));
     let mut file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -595,17 +573,20 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut taken = 0;
         for seed in 1..=10u64 {
-            let options =
-                shake_plumbing::generate::Options { seed, limit: shake_plumbing::generate::Limit::Default, cwd: None };
-            let bytes = shake_plumbing::generate::generate(&options);
+            let options = shake_plumbing::host::generate::Options {
+                seed,
+                limit: shake_plumbing::host::generate::Limit::Default,
+                cwd: None,
+            };
+            let bytes = shake_plumbing::host::generate::generate(&options);
             let ends: Vec<usize> = bytes.iter().enumerate().filter(|(_, &b)| b == b'\n').map(|(i, _)| i + 1).collect();
             let profile = [Profile::Default, Profile::Aggressive, Profile::Conservative][seed as usize % 3];
             let tok = Tokenizer::new(TokenizerName::Pi);
             let fold = FoldOptions { scope: Scope::Elide, profile, tokenizer: tok };
             for cut in ends.iter().skip(3).step_by(7) {
                 let prefix = SessionFile::from_bytes(PathBuf::from("p.jsonl"), bytes[..*cut].to_vec());
-                let session = Session::parse(&prefix).unwrap();
-                let projection = Projection::at(&session, session.default_leaf()).unwrap();
+                let session = host::load(&prefix, None).unwrap();
+                let projection = View::at(&session, session.default_leaf()).unwrap();
                 let entry = MemoEntry {
                     key: String::new(),
                     len: *cut as u64,
@@ -624,8 +605,8 @@ mod tests {
                 let Some((reading, _)) = entry.grow(&state, profile, tok) else { continue };
                 taken += 1;
                 let whole = SessionFile::from_bytes(PathBuf::from("w.jsonl"), bytes.clone());
-                let session = Session::parse(&whole).unwrap();
-                let projection = Projection::at(&session, session.default_leaf()).unwrap();
+                let session = host::load(&whole, None).unwrap();
+                let projection = View::at(&session, session.default_leaf()).unwrap();
                 let plan = plan_with_wall(&projection, &Wall::at(&projection), &fold);
                 let figures = (plan.tokens_freed, plan.count(RegionKind::ToolResult), plan.count(RegionKind::Block));
                 assert_eq!((reading.tokens, reading.tool_results, reading.blocks), figures, "seed {seed} cut {cut}");

@@ -7,8 +7,8 @@
 use std::path::Path;
 
 use serde_json::json;
+use shake_plumbing::host::{Session, SessionFile, View};
 use shake_plumbing::id::{Kind, ObjectId};
-use shake_plumbing::pi::{Projection, Session, SessionFile};
 use shake_plumbing::store::{path_nodes, refs, touch, Store};
 use shake_plumbing::{Context, Error, Result};
 
@@ -48,7 +48,7 @@ fn save_at(ctx: &Context, session: &Session<'_>, leaf: usize, node: &ObjectId, w
 
 /// Returns the wall at the projection's leaf: rebuilt from the leaf's stored overlay when there
 /// is one that fits this session, else derived from the path (and then stored).
-pub fn wall_at(ctx: &Context, session: &Session<'_>, projection: &Projection<'_, '_>) -> Wall {
+pub fn wall_at(ctx: &Context, session: &Session<'_>, projection: &View<'_, '_>) -> Wall {
     let Some((leaf, node)) = projection.leaf.and_then(|l| Some((l, leaf_node(session, l).ok()?))) else {
         return Wall::at(projection);
     };
@@ -83,11 +83,11 @@ pub fn after_write(ctx: &Context, path: &Path, leaf_id: &str) {
 fn import_with_overlay(ctx: &Context, path: &Path, leaf_id: &str) -> Result<()> {
     let mut store = Store::open(ctx)?;
     let mut batch = store.batch()?;
-    batch.import(path)?;
+    batch.import(path, ctx.host)?;
     let file = SessionFile::read(path).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
-    let session = Session::parse(&file)?;
+    let session = shake_plumbing::host::load(&file, ctx.host)?;
     if let Some(leaf) = session.index_of(leaf_id) {
-        let wall = Wall::at(&Projection::at(&session, Some(leaf))?);
+        let wall = Wall::at(&View::at(&session, Some(leaf))?);
         let id = batch.put(Kind::Overlay, &bytes(&session, leaf, &wall))?;
         batch.set_ref(&refs::overlay_ref(&leaf_node(&session, leaf)?), id)?;
     }
@@ -98,8 +98,8 @@ fn import_with_overlay(ctx: &Context, path: &Path, leaf_id: &str) -> Result<()> 
 /// `shake fsck`: the leaf's node id and the overlay's canonical bytes; `None` when the file has
 /// no such entry.
 pub fn recompute(file: &SessionFile, leaf_id: &str) -> Result<Option<(ObjectId, Vec<u8>)>> {
-    let session = Session::parse(file)?;
+    let session = shake_plumbing::host::load(file, None)?;
     let Some(leaf) = session.index_of(leaf_id) else { return Ok(None) };
-    let projection = Projection::at(&session, Some(leaf))?;
+    let projection = View::at(&session, Some(leaf))?;
     Ok(Some((leaf_node(&session, leaf)?, bytes(&session, leaf, &Wall::at(&projection)))))
 }

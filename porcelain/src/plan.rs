@@ -5,11 +5,10 @@
 use std::collections::HashMap;
 
 use serde_json::value::RawValue;
-use shake_plumbing::pi::message::Message;
-use shake_plumbing::pi::write::js_string;
-use shake_plumbing::pi::{BlockKind, Content, Projection, Session};
-use shake_plumbing::regions::{regions, tail_start, Profile, RegionKind, Rules, Scope};
-use shake_plumbing::tokens::{content_tokens, entry_tokens, message_tokens, Tokenizer};
+use shake_plumbing::host::{BlockKind, Content, Unit, View};
+use shake_plumbing::json::{js_string, raw, RawObject};
+use shake_plumbing::regions::{regions, skip, tail_start, Profile, RegionKind, Scope};
+use shake_plumbing::tokens::{entry_tokens, tokens_with, Tokenizer};
 
 use crate::wall::{Item, Wall};
 
@@ -67,7 +66,7 @@ impl Plan {
 }
 
 /// Plans a fold given the wall already derived for this projection.
-pub fn plan_with_wall(projection: &Projection<'_, '_>, wall: &Wall, options: &FoldOptions) -> Plan {
+pub fn plan_with_wall(projection: &View<'_, '_>, wall: &Wall, options: &FoldOptions) -> Plan {
     let tail_start = match options.scope {
         Scope::Elide => tail_start(projection, options.profile.tail(), &options.tokenizer),
         Scope::Thinking | Scope::Images => projection.context.len(),
@@ -88,7 +87,7 @@ pub struct Gain {
 }
 
 /// The gain of every context position, as if no tail protected any.
-pub fn gains(projection: &Projection<'_, '_>, wall: &Wall, options: &FoldOptions) -> Vec<Gain> {
+pub fn gains(projection: &View<'_, '_>, wall: &Wall, options: &FoldOptions) -> Vec<Gain> {
     let plan = plan_before(projection, wall, options, projection.context.len());
     let pos_of: HashMap<usize, usize> =
         projection.context.iter().enumerate().map(|(pos, &index)| (index, pos)).collect();
@@ -108,27 +107,27 @@ pub fn gains(projection: &Projection<'_, '_>, wall: &Wall, options: &FoldOptions
 }
 
 /// Plans the positions before `tail_start` (the later ones are protected).
-fn plan_before(projection: &Projection<'_, '_>, wall: &Wall, options: &FoldOptions, tail_start: usize) -> Plan {
+fn plan_before(view: &View<'_, '_>, wall: &Wall, options: &FoldOptions, tail_start: usize) -> Plan {
     let tok = &options.tokenizer;
-    let context = &projection.context;
-    let rules = Rules::new(projection);
     let mut plan = Plan { options: *options, regions: Vec::new(), edits: Vec::new(), tokens_freed: 0, tail_start };
-    for (pos, &index) in context.iter().enumerate().take(tail_start) {
-        let Some(base_raw) = wall.base_content(projection, index) else { continue };
-        let base = Content::parse(Some(base_raw));
-        if rules.skip(projection, index, Some(&base)).is_some() {
+    for (pos, unit) in view.units.iter().enumerate().take(tail_start) {
+        let index = unit.index;
+        let Some(base_raw) = wall.base_content(view, index) else { continue };
+        let base = view.parse_content(Some(base_raw));
+        if skip(view, unit, Some(&base)).is_some() {
             continue;
         }
-        let new = regions_in(projection.session, index, &base, wall, options);
+        let Some(target) = unit.target.as_deref() else { continue };
+        let new = regions_in(unit, target, &base, wall, options);
         if new.is_empty() {
             continue;
         }
-        let target = projection.session.entries[index].id.to_string();
-        let mut all: Vec<&Item> = wall.items_of(&target).iter().collect();
+        let mut all: Vec<&Item> = wall.items_of(target).iter().collect();
         all.extend(&new);
         let content = compose(&base, base_raw, &all);
-        let before = entry_tokens(projection, pos, tok);
-        let after = tokens_with(projection.session, index, &Content::parse(Some(&content)), tok);
+        let target = target.to_string();
+        let before = entry_tokens(view, pos, tok);
+        let after = tokens_with(view, index, &view.parse_content(Some(&content)), tok);
         plan.tokens_freed += before.saturating_sub(after);
         plan.edits.push(TargetEdit { target, index, content, before, after });
         plan.regions.extend(new);
@@ -136,25 +135,13 @@ fn plan_before(projection: &Projection<'_, '_>, wall: &Wall, options: &FoldOptio
     plan
 }
 
-/// Counts what the model would see of editable entry `index` with `content` (pi's
-/// `estimateTokens` with the content replaced).
-pub fn tokens_with(session: &Session<'_>, index: usize, content: &Content<'_>, tok: &Tokenizer) -> u64 {
-    let e = &session.entries[index];
-    match e.fields.message.and_then(Message::parse) {
-        Some(m) if e.kind == "message" => message_tokens(m.role.as_deref().unwrap_or_default(), &m, content, tok),
-        _ => content_tokens(content, tok),
-    }
-}
-
 /// The regions of one target that the scope would fold and the wall has not folded yet.
-fn regions_in(session: &Session<'_>, index: usize, base: &Content<'_>, wall: &Wall, o: &FoldOptions) -> Vec<Item> {
-    let entry = &session.entries[index];
-    let target = entry.id.to_string();
-    let folded: Vec<_> = wall.items_of(&target).iter().map(Item::key).collect();
-    regions(entry, base, o.scope, o.profile, &o.tokenizer)
+fn regions_in(unit: &Unit<'_>, target: &str, base: &Content<'_>, wall: &Wall, o: &FoldOptions) -> Vec<Item> {
+    let folded: Vec<_> = wall.items_of(target).iter().map(Item::key).collect();
+    regions(unit, base, o.scope, o.profile, &o.tokenizer)
         .into_iter()
         .filter(|r| !folded.contains(&r.key()))
-        .map(|r| Item::new(target.clone(), index, r, String::new()))
+        .map(|r| Item::new(target.to_string(), unit.index, r, String::new()))
         .collect()
 }
 
@@ -216,42 +203,13 @@ fn replace_spans(text: &str, items: &[&Item], block: Option<usize>) -> String {
 }
 
 /// A block's JSON with its `text` replaced; every other key keeps its place and exact bytes.
-fn with_text(raw: &RawValue, text: &str) -> String {
-    let Ok(Fields(fields)) = serde_json::from_str::<Fields<'_>>(raw.get()) else {
-        return format!("{{\"type\":\"text\",\"text\":{}}}", js_string(text));
-    };
-    let new_text = js_string(text);
-    let body: Vec<String> = fields
-        .iter()
-        .map(|(k, v)| format!("{}:{}", js_string(k), if k == "text" { new_text.as_str() } else { v.get() }))
-        .collect();
-    format!("{{{}}}", body.join(","))
-}
-
-/// An object's fields in order, values as raw JSON (a duplicate key keeps its first place and
-/// takes the later value, as `JSON.parse` does).
-struct Fields<'a>(Vec<(String, &'a RawValue)>);
-
-impl<'de: 'a, 'a> serde::Deserialize<'de> for Fields<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visit<'a> {
-            type Value = Fields<'a>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> Result<Fields<'a>, M::Error> {
-                let mut fields: Vec<(String, &'a RawValue)> = Vec::new();
-                while let Some((k, v)) = map.next_entry::<String, &'de RawValue>()? {
-                    match fields.iter_mut().find(|(old, _)| *old == k) {
-                        Some(slot) => slot.1 = v,
-                        None => fields.push((k, v)),
-                    }
-                }
-                Ok(Fields(fields))
-            }
+fn with_text(raw_block: &RawValue, text: &str) -> String {
+    match RawObject::parse(raw_block.get()) {
+        Some(mut block) => {
+            block.set("text", raw(js_string(text)));
+            block.to_json()
         }
-        d.deserialize_map(Visit(std::marker::PhantomData))
+        None => format!("{{\"type\":\"text\",\"text\":{}}}", js_string(text)),
     }
 }
 
@@ -276,6 +234,10 @@ mod tests {
         Item { target: "t".into(), index: 0, kind, label: "x".into(), tokens: 5, block, at, log: String::new() }
     }
 
+    fn parse(r: &RawValue) -> Content<'_> {
+        shake_plumbing::host::HostKind::Pi.host().unwrap().parse_content(Some(r))
+    }
+
     fn raw(s: &str) -> Box<RawValue> {
         RawValue::from_string(s.to_string()).unwrap()
     }
@@ -285,7 +247,7 @@ mod tests {
         let r = raw(
             r#"[{"type":"text","text":"a"},{"type":"image","data":"QQ==","mimeType":"image/png"},{"type":"text","text":"b"}]"#,
         );
-        let c = Content::parse(Some(&r));
+        let c = parse(&r);
         let out = compose(&c, &r, &[&item(RegionKind::ToolResult, None, None)]);
         assert_eq!(
             out.get(),
@@ -298,7 +260,7 @@ mod tests {
         let r = raw(
             r#"[{"type":"thinking","thinking":"hm","thinkingSignature":"s"},{"type":"text","text":"p\n```\nc\n```\nq","textSignature":"z","n":1.0},{"type":"image","data":"","mimeType":"image/png"}]"#,
         );
-        let c = Content::parse(Some(&r));
+        let c = parse(&r);
         let items = [
             item(RegionKind::Thinking, Some(0), None),
             item(RegionKind::Block, Some(1), Some((2, 11))),
@@ -315,7 +277,7 @@ mod tests {
     #[test]
     fn string_content_stays_a_string() {
         let r = raw(r#""a <b>\n<t>\nx\n</t>""#);
-        let c = Content::parse(Some(&r));
+        let c = parse(&r);
         let out = compose(&c, &r, &[&item(RegionKind::Block, None, Some((6, 16)))]);
         assert_eq!(out.get(), r#""a <b>\n[x block omitted (~5 tokens)]""#);
     }

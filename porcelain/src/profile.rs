@@ -89,6 +89,7 @@ mod tests {
             agent_dir: dir.join("agent"),
             custom_session_dir: None,
             store_dir: dir.join("store"),
+            host: None,
         }
     }
 

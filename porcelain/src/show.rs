@@ -5,7 +5,7 @@ use std::io::Write;
 
 use serde_json::{json, Value};
 use shake_plumbing::cmd::tokens::open_tokenizer;
-use shake_plumbing::pi::{Entry, Projected, Projection, Session};
+use shake_plumbing::host::{Projected, Session, View};
 use shake_plumbing::regions::RegionKind;
 use shake_plumbing::rev::resolve_entry;
 use shake_plumbing::tokens::{entry_tokens, Tokenizer};
@@ -26,18 +26,18 @@ pub struct ShowArgs {
 /// Runs `shake show`.
 pub fn run(ctx: &Context, args: &ShowArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.read.rev.load(ctx)?;
-    let session = Session::parse(&file)?;
+    let session = shake_plumbing::host::load(&file, ctx.host)?;
     ctx.warn_session(&session);
     let tok = open_tokenizer(ctx, args.read.tokenizer, &session)?;
     let named = match (&args.read.rev.leaf, &rev.entry) {
         (None, Some(prefix)) => Some(resolve_entry(&session, prefix)?),
         _ => None,
     };
-    let log = named.and_then(|i| log_entry::parse(&session.entries[i]).map(|d| (i, d)));
+    let log = named.and_then(|i| log_entry::parse(&session, i).map(|d| (i, d)));
     let value = match (log, named) {
         (Some((i, data)), _) => show_log(&session, i, &data, args.read.json, out)?,
         (None, Some(i)) if !session.leaves().contains(&i) => show_entry(&session, i, args.read.json, out)?,
-        _ => show_leaf(&Projection::at(&session, rev.leaf(&session)?)?, &tok, args.read.json, out)?,
+        _ => show_leaf(&View::at(&session, rev.leaf(&session)?)?, &tok, args.read.json, out)?,
     };
     if let Some(v) = value {
         serde_json::to_writer(&mut *out, &v).map_err(std::io::Error::from)?;
@@ -48,7 +48,7 @@ pub fn run(ctx: &Context, args: &ShowArgs, out: &mut dyn Write) -> Result {
 
 fn show_log(session: &Session<'_>, i: usize, d: &LogData, json: bool, out: &mut dyn Write) -> Result<Option<Value>> {
     let e = &session.entries[i];
-    let written = |id: &str| session.get(id).is_some_and(|x| x.kind == "context_edit");
+    let written = |id: &str| session.index_of(id).is_some_and(|x| session.is_edit(x));
     if json {
         let targets: Vec<Value> = d
             .targets
@@ -72,9 +72,9 @@ fn show_log(session: &Session<'_>, i: usize, d: &LogData, json: bool, out: &mut 
 
 fn show_entry(session: &Session<'_>, i: usize, json: bool, out: &mut dyn Write) -> Result<Option<Value>> {
     let e = &session.entries[i];
-    let projection = Projection::at(session, session.default_leaf())?;
+    let projection = View::at(session, session.default_leaf())?;
     let pos = projection.context.iter().position(|&c| c == i);
-    let projected: Option<Vec<Value>> = pos.map(|p| projection.entry_json(p, i));
+    let projected: Option<Vec<Value>> = pos.map(|p| projection.messages_json(p));
     let raw = String::from_utf8_lossy(e.raw);
     if json {
         let raw_value: Value = serde_json::from_slice(e.raw).unwrap_or(Value::Null);
@@ -99,23 +99,7 @@ fn show_entry(session: &Session<'_>, i: usize, json: bool, out: &mut dyn Write) 
     Ok(None)
 }
 
-/// The role shown for a context entry.
-fn role_of(e: &Entry<'_>) -> String {
-    match e.kind.as_ref() {
-        "message" => e.role().map_or_else(|| "?".to_string(), |r| r.into_owned()),
-        "custom_message" => "custom".to_string(),
-        "compaction" => "compactionSummary".to_string(),
-        "branch_summary" => "branchSummary".to_string(),
-        other => other.to_string(),
-    }
-}
-
-fn show_leaf(
-    projection: &Projection<'_, '_>,
-    tok: &Tokenizer,
-    json: bool,
-    out: &mut dyn Write,
-) -> Result<Option<Value>> {
+fn show_leaf(projection: &View<'_, '_>, tok: &Tokenizer, json: bool, out: &mut dyn Write) -> Result<Option<Value>> {
     let session = projection.session;
     let wall = Wall::at(projection);
     let mut rows = Vec::new();
@@ -135,7 +119,13 @@ fn show_leaf(
             Projected::Replaced(_) => "edited by another tool".to_string(),
             Projected::Raw => String::new(),
         };
-        rows.push((e.id.to_string(), e.kind.to_string(), role_of(e), entry_tokens(projection, pos, tok), state));
+        rows.push((
+            e.id.to_string(),
+            e.kind.to_string(),
+            session.role_label(i),
+            entry_tokens(projection, pos, tok),
+            state,
+        ));
     }
     let leaf = projection.leaf.map(|l| session.entries[l].id.to_string());
     if json {

@@ -6,7 +6,7 @@ use std::io::Write;
 
 use serde_json::json;
 use shake_plumbing::cmd::tokens::{open_tokenizer, save_cache};
-use shake_plumbing::pi::{Projection, Session};
+use shake_plumbing::host::{Session, View};
 use shake_plumbing::regions::RegionKind;
 use shake_plumbing::{Context, Result};
 
@@ -36,9 +36,9 @@ pub struct Stranded {
 
 /// Finds folds in force at other leaves whose log entries are not on `current`'s path. Only
 /// branches that hold a shake log entry below their fork from the current path are projected.
-pub fn stranded(session: &Session<'_>, current: &Projection<'_, '_>) -> Vec<Stranded> {
+pub fn stranded(session: &Session<'_>, current: &View<'_, '_>) -> Vec<Stranded> {
     let on_path: HashSet<usize> = current.path.iter().copied().collect();
-    let off_path_log = |i: usize| !on_path.contains(&i) && log_entry::parse(&session.entries[i]).is_some();
+    let off_path_log = |i: usize| !on_path.contains(&i) && log_entry::parse(session, i).is_some();
     let mut by_log: BTreeMap<usize, Stranded> = BTreeMap::new();
     for leaf in session.leaves() {
         let mut branch = Some(leaf);
@@ -52,7 +52,7 @@ pub fn stranded(session: &Session<'_>, current: &Projection<'_, '_>) -> Vec<Stra
         if !holds_log {
             continue;
         }
-        let Ok(projection) = Projection::at(session, Some(leaf)) else { continue };
+        let Ok(projection) = View::at(session, Some(leaf)) else { continue };
         let leaf_id = session.entries[leaf].id.to_string();
         for item in &Wall::at(&projection).items {
             let Some(log) = session.index_of(&item.log).filter(|i| !on_path.contains(i)) else { continue };
@@ -72,9 +72,9 @@ pub fn stranded(session: &Session<'_>, current: &Projection<'_, '_>) -> Vec<Stra
 /// Runs `shake status`.
 pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.read.rev.load(ctx)?;
-    let session = Session::parse(&file)?;
+    let session = shake_plumbing::host::load(&file, ctx.host)?;
     ctx.warn_session(&session);
-    let projection = Projection::at(&session, rev.leaf(&session)?)?;
+    let projection = View::at(&session, rev.leaf(&session)?)?;
     let tok = open_tokenizer(ctx, args.read.tokenizer, &session)?;
     let wall = crate::overlay::wall_at(ctx, &session, &projection);
     let freed = undo_plan(&projection, &wall, &tok).tokens_restored;
@@ -82,6 +82,8 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result {
     let stranded = stranded(&session, &projection);
     let torn_line = torn_last_line(&file);
     let count = |k| wall.items.iter().filter(|it| it.kind == k).count();
+    let by_kind: serde_json::Map<String, serde_json::Value> =
+        RegionKind::ALL.iter().map(|&k| (k.as_str().to_string(), count(k).into())).collect();
     let leaf = projection.leaf.map(|l| session.entries[l].id.to_string());
     if args.read.json {
         let targets: Vec<_> = wall
@@ -98,8 +100,7 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result {
             "entries": wall.targets().len(),
             "regions": wall.items.len(),
             "tokensFreed": freed,
-            "byKind": {"toolResult": count(RegionKind::ToolResult), "block": count(RegionKind::Block),
-                       "thinking": count(RegionKind::Thinking), "image": count(RegionKind::Image)},
+            "byKind": by_kind,
             "targets": targets,
             "superseded": wall.superseded,
             "stranded": stranded.iter().map(|s| json!({"log": s.log, "regions": s.regions, "leaves": s.leaves})).collect::<Vec<_>>(),

@@ -5,15 +5,15 @@ use std::io::Write;
 
 use serde_json::json;
 use shake_plumbing::cmd::tokens::{open_tokenizer, save_cache};
-use shake_plumbing::pi::{Content, Projection, Session};
+use shake_plumbing::host::{Role, View};
 use shake_plumbing::regions::tool_label;
-use shake_plumbing::tokens::{entry_tokens, Tokenizer, TokenizerName, DEFAULT_TOKENIZER};
+use shake_plumbing::tokens::{entry_tokens, tokens_with, Tokenizer, TokenizerName, DEFAULT_TOKENIZER};
 use shake_plumbing::{Context, Result};
 
 use crate::batch::{self, WriteArgs};
 use crate::host_plan::{self, Tokens};
 use crate::log_entry::{LogData, LogTarget, VERSION};
-use crate::plan::{tokens_with, TargetEdit};
+use crate::plan::TargetEdit;
 use crate::render::{plural, thousands, Paint};
 use crate::wall::Wall;
 
@@ -37,16 +37,14 @@ pub struct UndoPlan {
 }
 
 /// Plans the undo of every fold in `wall` (derived from `projection`).
-pub fn undo_plan(projection: &Projection<'_, '_>, wall: &Wall, tok: &Tokenizer) -> UndoPlan {
+pub fn undo_plan(projection: &View<'_, '_>, wall: &Wall, tok: &Tokenizer) -> UndoPlan {
     let mut edits = Vec::new();
     let mut restored = 0;
-    let position: std::collections::HashMap<usize, usize> =
-        projection.context.iter().enumerate().map(|(p, &i)| (i, p)).collect();
     for index in wall.targets() {
         let Some(base) = wall.base_content(projection, index) else { continue };
-        let Some(&pos) = position.get(&index) else { continue };
+        let Some(pos) = projection.position(index) else { continue };
         let before = entry_tokens(projection, pos, tok);
-        let after = tokens_with(projection.session, index, &Content::parse(Some(base)), tok);
+        let after = tokens_with(projection, index, &projection.parse_content(Some(base)), tok);
         restored += after.saturating_sub(before);
         let target = projection.session.entries[index].id.to_string();
         edits.push(TargetEdit { target, index, content: base.to_owned(), before, after });
@@ -57,15 +55,15 @@ pub fn undo_plan(projection: &Projection<'_, '_>, wall: &Wall, tok: &Tokenizer) 
 /// Runs `shake undo`.
 pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.write.load(ctx)?;
-    let session = Session::parse(&file)?;
+    let session = shake_plumbing::host::load(&file, ctx.host)?;
     let leaf = batch::write_leaf(ctx, &session, &rev, args.write.dry_run || args.write.plan)?;
-    let projection = Projection::at(&session, Some(leaf))?;
+    let projection = View::at(&session, Some(leaf))?;
     let tok = open_tokenizer(ctx, args.tokenizer, &session)?;
     tok.prefetch(&projection);
     let wall = Wall::at(&projection);
     let plan = undo_plan(&projection, &wall, &tok);
     save_cache(ctx, &tok);
-    let data = |repairs| log_data(&session, &plan, &tok, repairs);
+    let data = |repairs| log_data(&projection, &plan, &tok, repairs);
     if args.write.plan {
         return host_plan::print(
             out,
@@ -108,14 +106,14 @@ pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
 }
 
 /// The log entry's data for an undo plan (edit ids are filled in when the batch is written).
-pub fn log_data(session: &Session<'_>, plan: &UndoPlan, tok: &Tokenizer, repairs: Vec<String>) -> LogData {
+pub fn log_data(view: &View<'_, '_>, plan: &UndoPlan, tok: &Tokenizer, repairs: Vec<String>) -> LogData {
     let targets = plan
         .edits
         .iter()
         .map(|e| LogTarget {
             id: e.target.clone(),
             kind: "restore".into(),
-            label: label(session, e.index),
+            label: label(view, e.index),
             tokens: e.after.saturating_sub(e.before),
             edit: String::new(),
             block: None,
@@ -148,11 +146,9 @@ pub fn summary(plan: &UndoPlan, tok: &Tokenizer) -> String {
 }
 
 /// A target's label in an undo log: the tool name of a tool result, else the role.
-fn label(session: &Session<'_>, index: usize) -> String {
-    let e = &session.entries[index];
-    match e.role().as_deref() {
-        Some("toolResult") => tool_label(e),
-        Some(role) => role.to_string(),
-        None => e.kind.to_string(),
+fn label(view: &View<'_, '_>, index: usize) -> String {
+    match view.unit(index) {
+        Some(unit) if unit.role == Role::ToolResult => tool_label(unit.tool.as_ref()),
+        _ => view.session.entry_label(index),
     }
 }

@@ -1,5 +1,5 @@
 //! The wall: which regions are folded at a leaf, derived from the shake log entries on its path
-//! (never from raw `context_edit` rows), plus what the content was before any shake edit.
+//! (never from the raw edit rows), plus what the content was before any shake edit.
 //!
 //! Everything here is a pure function of the projection, so the store can keep the result as a
 //! per-leaf overlay ([`Wall::overlay`]) and recompute it to check.
@@ -8,8 +8,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
-use shake_plumbing::pi::project::own_content;
-use shake_plumbing::pi::Projection;
+use shake_plumbing::host::View;
 use shake_plumbing::regions::{placeholder, Region, RegionKind};
 
 use crate::log_entry::{self, LogData, Op};
@@ -89,17 +88,12 @@ pub struct Wall {
 
 impl Wall {
     /// Derives the wall at a projection's leaf.
-    pub fn at(projection: &Projection<'_, '_>) -> Wall {
+    pub fn at(projection: &View<'_, '_>) -> Wall {
         let session = projection.session;
-        let on_path: HashSet<&str> = projection
-            .path
-            .iter()
-            .map(|&i| &session.entries[i])
-            .filter(|e| e.kind == "context_edit")
-            .map(|e| e.id.as_ref())
-            .collect();
+        let on_path: HashSet<&str> =
+            projection.path.iter().filter(|&&i| session.is_edit(i)).map(|&i| session.entries[i].id.as_ref()).collect();
         let logs: Vec<(usize, LogData)> =
-            projection.path.iter().filter_map(|&i| log_entry::parse(&session.entries[i]).map(|d| (i, d))).collect();
+            projection.path.iter().filter_map(|&i| log_entry::parse(session, i).map(|d| (i, d))).collect();
         let mut wall = Wall::default();
         let mut folded: Vec<Item> = Vec::new();
         let mut last_edit: HashMap<String, String> = HashMap::new();
@@ -138,20 +132,17 @@ impl Wall {
         }
         for &i in &projection.context {
             let e = &session.entries[i];
-            if e.kind == "context_edit" && !wall.shake_edits.contains(e.id.as_ref()) {
-                if let Some(target) = e.target_id() {
-                    wall.foreign_edits.insert(target.into_owned(), i);
-                    wall.ids.insert(i, e.id.to_string());
-                }
+            if let Some(target) = projection.edit_target(i).filter(|_| !wall.shake_edits.contains(e.id.as_ref())) {
+                wall.foreign_edits.insert(target.into_owned(), i);
+                wall.ids.insert(i, e.id.to_string());
             }
         }
-        let position: HashMap<usize, usize> = projection.context.iter().enumerate().map(|(p, &i)| (i, p)).collect();
-        let winner = |target: &str| projection.edits.get(target).map(|&e| session.entries[e].id.as_ref());
+        let winner = |index: usize| projection.edit_of(index).map(|e| session.entries[e].id.as_ref());
         for item in folded {
-            if !position.contains_key(&item.index) {
+            if projection.position(item.index).is_none() {
                 continue; // summarised away by a later compaction: inert
             }
-            if winner(&item.target) != last_edit.get(&item.target).map(String::as_str) {
+            if winner(item.index) != last_edit.get(&item.target).map(String::as_str) {
                 if !wall.superseded.contains(&item.target) {
                     wall.superseded.push(item.target.clone());
                 }
@@ -159,7 +150,7 @@ impl Wall {
             }
             wall.items.push(item);
         }
-        wall.items.sort_by_key(|it| (position[&it.index], it.block, it.at));
+        wall.items.sort_by_key(|it| (projection.position(it.index), it.block, it.at));
         wall.index_targets();
         wall.ids.extend(logs.iter().map(|(i, _)| (*i, session.entries[*i].id.to_string())));
         wall.logs = logs;
@@ -175,7 +166,7 @@ impl Wall {
     /// Rebuilds the wall at a projection's leaf from its stored overlay ([`Wall::overlay`])
     /// without walking the path; `None` when the overlay does not fit this session (an entry
     /// it names is missing, or a field is malformed).
-    pub fn from_overlay(projection: &Projection<'_, '_>, overlay: &Value) -> Option<Wall> {
+    pub fn from_overlay(projection: &View<'_, '_>, overlay: &Value) -> Option<Wall> {
         let session = projection.session;
         let index = |v: &Value| v.as_str().and_then(|id| session.index_of(id));
         let mut ids = HashMap::new();
@@ -183,7 +174,7 @@ impl Wall {
         let mut wall = Wall::default();
         for id in overlay["logs"].as_array()? {
             let i = index(id)?;
-            wall.logs.push((i, log_entry::parse(&session.entries[i])?));
+            wall.logs.push((i, log_entry::parse(session, i)?));
             ids.insert(i, text(id)?);
         }
         wall.shake_edits = wall.logs.iter().flat_map(|(_, d)| d.edit_ids()).map(str::to_string).collect();
@@ -249,11 +240,10 @@ impl Wall {
     /// Returns a target's content as projected before any shake edit: the latest other
     /// tool's edit, else the entry's own content. `None` when that edit omits the target or has
     /// no content.
-    pub fn base_content<'a>(&self, projection: &Projection<'_, 'a>, index: usize) -> Option<&'a RawValue> {
-        let entry = &projection.session.entries[index];
-        match self.foreign_edits.get(entry.id.as_ref()) {
-            None => own_content(entry),
-            Some(&e) => replacement_content(projection.session.entries[e].fields.replacement?),
+    pub fn base_content<'s>(&self, projection: &View<'s, '_>, index: usize) -> Option<&'s RawValue> {
+        match self.foreign_edits.get(projection.session.entries[index].id.as_ref()) {
+            None => projection.own_content(index),
+            Some(&e) => projection.replacement(e),
         }
     }
 
@@ -281,28 +271,18 @@ impl Wall {
     }
 }
 
-/// The `content` of a `replacement` object; `None` for `null` or a replacement without content.
-fn replacement_content(replacement: &RawValue) -> Option<&RawValue> {
-    #[derive(serde::Deserialize)]
-    struct Replacement<'b> {
-        #[serde(borrow)]
-        content: Option<&'b RawValue>,
-    }
-    serde_json::from_str::<Option<Replacement>>(replacement.get()).ok()??.content.filter(|c| c.get() != "null")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shake_plumbing::pi::{Session, SessionFile};
+    use shake_plumbing::host::{self, SessionFile};
 
-    const HEAD: &str = r#"{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/"}"#;
-    const TARGET: &str = r#"{"type":"message","id":"m1","parentId":null,"timestamp":"t","message":{"role":"toolResult","toolCallId":"c","toolName":"bash","content":[{"type":"text","text":"long"}]}}"#;
+    /// A pi session header and one tool result, `m1`.
+    const SESSION: &str = include_str!("testdata/wall-session.jsonl");
 
     fn log(id: &str, parent: &str, op: &str, edit: &str) -> String {
         format!(
             r#"{{"type":"custom","customType":"shake","data":{{"v":1,"op":"{op}","tokenizer":"pi","tokens":1,"targets":[{{"id":"m1","kind":"{}","label":"bash","tokens":1,"edit":"{edit}"}}]}},"id":"{id}","parentId":"{parent}","timestamp":"t"}}"#,
-            if op == "fold" { "toolResult" } else { "restore" }
+            if op == "fold" { RegionKind::ToolResult.as_str() } else { "restore" }
         )
     }
 
@@ -313,10 +293,10 @@ mod tests {
     }
 
     fn wall_of(lines: &[String]) -> (Wall, String) {
-        let text = format!("{HEAD}\n{TARGET}\n{}\n", lines.join("\n"));
+        let text = format!("{SESSION}{}\n", lines.join("\n"));
         let file = SessionFile::from_bytes("t.jsonl".into(), text.into_bytes());
-        let session = Session::parse(&file).unwrap();
-        let p = Projection::at(&session, session.default_leaf()).unwrap();
+        let session = host::load(&file, None).unwrap();
+        let p = View::at(&session, session.default_leaf()).unwrap();
         let wall = Wall::at(&p);
         let base = wall.base_content(&p, 0).map(|c| c.get().to_string()).unwrap_or_default();
         // The stored overlay rebuilds the same wall, base contents included.

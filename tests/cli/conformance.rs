@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde_json::Value;
-use shake_plumbing::generate::{generate, Limit, Options};
-use shake_plumbing::pi::{Projection, Session, SessionFile};
+use shake_plumbing::host::{self, SessionFile, View};
+use shake_plumbing::pi::generate::{generate, Limit, Options};
 
 use crate::env::{fixtures, Oracle, TestEnv};
 
@@ -146,7 +146,7 @@ fn check_generated(path: &Path, pi: &Value) {
     assert_eq!(pi["piChangedFile"], "unchanged", "{name}: pi rewrote it");
     assert_eq!(pi["notRoundTripping"], serde_json::json!([]), "{name}: lines JSON.stringify would print differently");
     let file = SessionFile::read(path).unwrap();
-    let session = Session::parse(&file).unwrap();
+    let session = host::load(&file, None).unwrap();
     assert!(session.warnings.is_empty(), "{name}: {:?}", session.warnings);
     let tips: Vec<&str> = session.leaves().iter().map(|&i| session.entries[i].id.as_ref()).collect();
     assert_eq!(tips, ids(&pi["tips"]), "{name}: tips");
@@ -157,10 +157,10 @@ fn check_leaves(path: &Path, pi: &Value) {
     let name = path.display();
     assert!(pi.get("error").is_none(), "{name}: pi refused it: {}", pi["error"]);
     let file = SessionFile::read(path).unwrap();
-    let session = Session::parse(&file).unwrap();
+    let session = host::load(&file, None).unwrap();
     for leaf in pi["leaves"].as_array().unwrap() {
         let id = leaf["leafId"].as_str().unwrap();
-        let projection = Projection::at(&session, session.index_of(id)).unwrap();
+        let projection = View::at(&session, session.index_of(id)).unwrap();
         assert_same(&leaf_entries(&projection.to_json()), &leaf_entries(leaf), &format!("{name} leaf {id}"));
         let context: Vec<&str> = projection.context.iter().map(|&i| session.entries[i].id.as_ref()).collect();
         assert_eq!(context, ids(&leaf["contextEntryIds"]), "{name} leaf {id}: context");

@@ -218,7 +218,7 @@ fn fold_check(paths: &[std::path::PathBuf]) -> Vec<Value> {
 
 #[test]
 fn lifecycle_on_generated_sessions() {
-    use shake_plumbing::generate::{generate, Limit, Options};
+    use shake_plumbing::pi::generate::{generate, Limit, Options};
     let env = TestEnv::new();
     let paths: Vec<_> = (0..GENERATED)
         .map(|seed| {

@@ -20,6 +20,7 @@ mod lifecycle;
 mod meter;
 mod pi_live;
 mod project;
+mod seam;
 mod sessions;
 mod store;
 mod synthetic;

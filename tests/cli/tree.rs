@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
-use shake_plumbing::context::encode_cwd;
 use shake_plumbing::id::{Kind, ObjectId};
+use shake_plumbing::pi::paths::encode_cwd;
 
 use crate::env::TestEnv;
 

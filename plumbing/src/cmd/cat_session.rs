@@ -21,7 +21,7 @@ pub struct CatSessionArgs {
 pub fn run(ctx: &Context, args: &CatSessionArgs, out: &mut dyn Write) -> Result {
     let mut store = Store::open(ctx)?;
     let latest = if Path::new(&args.session).is_file() {
-        store.import_file(Path::new(&args.session))?.version
+        store.import_file(Path::new(&args.session), ctx.host)?.version
     } else {
         find(&store.sessions()?, &args.session)?.version
     };

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use serde_json::json;
 
-use crate::pi::{Projection, Session};
+use crate::host::View;
 use crate::rev::RevArgs;
 use crate::tokens::{context_tokens, TokenizerName};
 use crate::{Context, Result};
@@ -25,10 +25,10 @@ pub struct CountTokensArgs {
 /// Runs `shake count-tokens`.
 pub fn run(ctx: &Context, args: &CountTokensArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.rev.load(ctx)?;
-    let session = Session::parse(&file)?;
+    let session = crate::host::load(&file, ctx.host)?;
     ctx.warn_session(&session);
     let leaf = rev.leaf(&session)?;
-    let projection = Projection::at(&session, leaf)?;
+    let projection = View::at(&session, leaf)?;
     let tok = super::tokens::open_tokenizer(ctx, args.tokenizer, &session)?;
     let counts = context_tokens(&projection, &tok);
     super::tokens::save_cache(ctx, &tok);

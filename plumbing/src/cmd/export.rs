@@ -1,16 +1,9 @@
-//! `shake export`: a new pi session file holding one leaf's root→leaf path, written as pi's own
-//! `/fork` (`createBranchedSession`) writes it, so folds travel with it.
+//! `shake export`: a new session file holding one leaf's root→leaf path, written as the host's
+//! own fork writes it (pi: `/fork`), so folds travel with it.
 
 use std::io::Write;
 use std::path::PathBuf;
 
-use serde_json::value::RawValue;
-
-use crate::pi::entry::{as_str, is_truthy};
-use crate::pi::ids;
-use crate::pi::json::{raw, raw_string, RawObject};
-use crate::pi::write::{js_string as string, EntryWriter};
-use crate::pi::{Entry, Session};
 use crate::rev::RevArgs;
 use crate::{Context, Error, Result};
 
@@ -30,136 +23,25 @@ pub struct ExportArgs {
 /// Runs `shake export`.
 pub fn run(ctx: &Context, args: &ExportArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.rev.load(ctx)?;
-    let session = Session::parse(&file)?;
+    let session = crate::host::load(&file, ctx.host)?;
     ctx.warn_session(&session);
-    if session.needs_migration() {
-        return Err(Error::user(format!(
-            "{}: a v{} session has no stable entry ids",
-            file.display(),
-            session.version()
-        ))
-        .hint("open it in pi once (pi migrates it to v3), then export"));
-    }
     let leaf =
         rev.leaf(&session)?.ok_or_else(|| Error::user(format!("{}: the session has no entries", file.display())))?;
-    let path = session.path(leaf).map_err(|c| Error::user(format!("{}: {c}", file.display())))?;
-    let millis = ids::now_millis();
-    let session_id = ids::uuid_v7(millis);
-    let source = std::fs::canonicalize(&file.path).unwrap_or_else(|_| file.path.clone());
-    let cwd = session.header.as_ref().and_then(|h| h.cwd.as_deref()).map(str::to_string);
-    let mut text = header_line(&session_id, millis, cwd.as_deref(), &source.to_string_lossy());
-    let lines = branch_lines(&session, &path);
-    let count = lines.len();
-    for line in lines {
-        text.push_str(&line);
-        text.push('\n');
-    }
-    let target = match &args.output {
-        Some(p) => p.clone(),
-        None => {
-            let dir = match &cwd {
-                Some(c) => ctx.sessions_root().join(crate::context::encode_cwd(std::path::Path::new(c))),
-                None => ctx.session_dir_for_cwd().0,
-            };
-            dir.join(format!("{}_{session_id}.jsonl", ids::iso(millis).replace([':', '.'], "-")))
-        }
-    };
-    write_new(&target, text.as_bytes())?;
+    let export = session.export(ctx, leaf)?;
+    let target = args.output.clone().unwrap_or_else(|| export.path.clone());
+    write_new(&target, &export.bytes)?;
     if args.json {
         let report = serde_json::json!({
             "path": target.to_string_lossy(),
-            "sessionId": session_id,
-            "entries": count,
-            "parentSession": source.to_string_lossy(),
+            "sessionId": export.session_id,
+            "entries": export.entries,
+            "parentSession": export.parent.to_string_lossy(),
         });
         writeln!(out, "{report}")?;
     } else {
         writeln!(out, "{}", target.display())?;
     }
     Ok(0)
-}
-
-fn header_line(id: &str, millis: u64, cwd: Option<&str>, parent: &str) -> String {
-    let cwd = cwd.map_or("null".to_string(), string);
-    format!(
-        "{{\"type\":\"session\",\"version\":3,\"id\":{},\"timestamp\":{},\"cwd\":{cwd},\"parentSession\":{}}}\n",
-        string(id),
-        string(&ids::iso(millis)),
-        string(parent)
-    )
-}
-
-/// The path without labels, re-chained, then one label per resolved label on the path.
-fn branch_lines(session: &Session<'_>, path: &[usize]) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut kept_ids: Vec<&str> = Vec::new();
-    let mut pending_labels: Vec<&str> = Vec::new();
-    let mut label_to_next: Vec<(&str, &str)> = Vec::new();
-    let mut parent: Option<String> = None;
-    for &i in path {
-        let e = &session.entries[i];
-        if e.kind == "label" {
-            pending_labels.push(&e.id);
-            continue;
-        }
-        label_to_next.extend(pending_labels.drain(..).map(|l| (l, e.id.as_ref())));
-        let first_kept = (e.kind == "compaction")
-            .then(|| e.first_kept_entry_id())
-            .flatten()
-            .filter(|k| k != &e.id)
-            .and_then(|k| label_to_next.iter().find(|(l, _)| *l == k).map(|(_, n)| n.to_string()));
-        lines.push(rechained(e, parent.as_deref(), first_kept.as_deref()));
-        kept_ids.push(&e.id);
-        parent = Some(e.id.to_string());
-    }
-    let mut writer = EntryWriter::new(session);
-    for (target, label, timestamp) in resolved_labels(session) {
-        if !kept_ids.contains(&target.as_str()) {
-            continue;
-        }
-        let id = writer.fresh_id();
-        let parent_json = parent.as_deref().map_or("null".to_string(), string);
-        let mut line = format!("{{\"type\":\"label\",\"id\":{},\"parentId\":{parent_json}", string(&id));
-        if let Some(ts) = timestamp {
-            line.push_str(&format!(",\"timestamp\":{}", ts.get()));
-        }
-        line.push_str(&format!(",\"targetId\":{},\"label\":{}}}", string(&target), label.get()));
-        lines.push(line);
-        parent = Some(id);
-    }
-    lines
-}
-
-/// The entry's line with a new parent (and compaction boundary): its own bytes when unchanged.
-fn rechained(e: &Entry<'_>, parent: Option<&str>, first_kept: Option<&str>) -> String {
-    let text = String::from_utf8_lossy(e.raw);
-    if e.parent_id.as_deref() == parent && first_kept.is_none() {
-        return text.into_owned();
-    }
-    let Some(mut object) = RawObject::parse(&text) else { return text.into_owned() };
-    object.set("parentId", parent.map_or_else(|| raw("null".into()), raw_string));
-    if let Some(k) = first_kept {
-        object.set("firstKeptEntryId", raw_string(k));
-    }
-    object.to_json()
-}
-
-/// pi's `labelsById` after loading: every label entry in file order; a falsy label clears.
-fn resolved_labels<'a>(session: &Session<'a>) -> Vec<(String, &'a RawValue, Option<&'a RawValue>)> {
-    let mut labels: Vec<(String, &'a RawValue, Option<&'a RawValue>)> = Vec::new();
-    for e in session.entries.iter().filter(|e| e.kind == "label") {
-        let Some(target) = as_str(e.fields.target_id).map(|t| t.into_owned()) else { continue };
-        let position = labels.iter().position(|(t, _, _)| *t == target);
-        match (e.fields.label.filter(|l| is_truthy(Some(l))), position) {
-            (Some(label), Some(p)) => labels[p] = (target, label, e.fields.timestamp),
-            (Some(label), None) => labels.push((target, label, e.fields.timestamp)),
-            (None, Some(p)) => {
-                labels.remove(p);
-            }
-            (None, None) => {}
-        }
-    }
-    labels
 }
 
 /// Writes a file that must not exist yet, atomically (temp file in the same folder, then link).

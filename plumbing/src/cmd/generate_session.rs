@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use crate::generate::{generate, Limit, Options};
+use crate::host::generate::{generate, Limit, Options};
 use crate::{Context, Error, Result};
 
 /// Write a seeded, realistic pi v3 session (a development and benchmark tool)

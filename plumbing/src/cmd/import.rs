@@ -24,7 +24,11 @@ const PROGRESS_MIN_FILES: usize = 200;
 
 /// Runs `shake import`.
 pub fn run(ctx: &Context, args: &ImportArgs, out: &mut dyn Write) -> Result {
-    let roots = if args.paths.is_empty() { vec![ctx.sessions_root()] } else { args.paths.clone() };
+    // By default, every host's main sessions root.
+    let roots = match args.paths.is_empty() {
+        true => crate::host::HOSTS.iter().filter_map(|h| h.session_roots(ctx).into_iter().next()).collect(),
+        false => args.paths.clone(),
+    };
     let mut files = Vec::new();
     for root in &roots {
         collect(root, !args.paths.is_empty(), &mut files)?;
@@ -38,7 +42,7 @@ pub fn run(ctx: &Context, args: &ImportArgs, out: &mut dyn Write) -> Result {
             eprint!("\rimporting {done}/{total}{}", if done == total { "\n" } else { "" });
         }
     };
-    let results = store.import_files(&files, &mut progress)?;
+    let results = store.import_files(&files, ctx.host, &mut progress)?;
     let mut failed = false;
     let mut rows = Vec::new();
     for result in results {

@@ -8,8 +8,6 @@ use serde_json::json;
 
 use super::rev_parse::{leaf_path, write_record};
 use crate::nodes::{entry_object, NodeIds};
-use crate::pi::project::context_entries;
-use crate::pi::Session;
 use crate::rev::RevArgs;
 use crate::{Context, Result};
 
@@ -32,11 +30,11 @@ pub struct LsEntriesArgs {
 /// Runs `shake ls-entries`.
 pub fn run(ctx: &Context, args: &LsEntriesArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.rev.load(ctx)?;
-    let session = Session::parse(&file)?;
+    let session = crate::host::load(&file, ctx.host)?;
     ctx.warn_session(&session);
     let (leaf, path) = leaf_path(&session, &rev)?;
     let nodes: HashMap<usize, _> = path.iter().copied().zip(NodeIds::new(&session).path(&path)).collect();
-    let listed = if args.context { context_entries(&session, &path) } else { path };
+    let listed = if args.context { session.context(&path) } else { path };
     let entries = listed.iter().map(|i| (&session.entries[*i], nodes[i]));
     if args.json {
         let entries: Vec<_> = entries

@@ -6,8 +6,8 @@ use std::io::Write;
 use serde_json::json;
 
 use super::rev_parse::{path_of, write_record};
+use crate::host::Session;
 use crate::nodes::NodeIds;
-use crate::pi::Session;
 use crate::rev::RevArgs;
 use crate::{Context, Result};
 
@@ -47,7 +47,7 @@ pub fn tips(session: &Session<'_>) -> Vec<usize> {
 /// Runs `shake ls-leaves`.
 pub fn run(ctx: &Context, args: &LsLeavesArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.rev.load(ctx)?;
-    let session = Session::parse(&file)?;
+    let session = crate::host::load(&file, ctx.host)?;
     ctx.warn_session(&session);
     let below = rev.entry.as_ref().map(|_| rev.leaf(&session)).transpose()?.flatten();
     let default = session.default_leaf();

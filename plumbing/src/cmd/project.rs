@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use crate::pi::{Projection, Session};
+use crate::host::View;
 use crate::rev::RevArgs;
 use crate::{Context, Result};
 
@@ -19,10 +19,10 @@ pub struct ProjectArgs {
 /// Runs `shake project`.
 pub fn run(ctx: &Context, args: &ProjectArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.rev.load(ctx)?;
-    let session = Session::parse(&file)?;
+    let session = crate::host::load(&file, ctx.host)?;
     ctx.warn_session(&session);
     let leaf = rev.leaf(&session)?;
-    let projection = Projection::at(&session, leaf)?;
+    let projection = View::at(&session, leaf)?;
     serde_json::to_writer(&mut *out, &projection.to_json()).map_err(std::io::Error::from)?;
     writeln!(out)?;
     Ok(0)

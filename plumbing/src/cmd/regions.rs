@@ -7,8 +7,8 @@ use std::io::Write;
 use serde_json::json;
 
 use crate::cmd::tokens::{open_tokenizer, save_cache};
-use crate::pi::{Projection, Session};
-use crate::regions::{regions, tail_start, Profile, Rules, Scope};
+use crate::host::View;
+use crate::regions::{regions, skip, tail_start, Profile, Scope};
 use crate::rev::RevArgs;
 use crate::tokens::{TokenizerName, DEFAULT_TOKENIZER};
 use crate::{Context, Result};
@@ -35,25 +35,24 @@ pub struct RegionsArgs {
 /// Runs `shake regions`.
 pub fn run(ctx: &Context, args: &RegionsArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.rev.load(ctx)?;
-    let session = Session::parse(&file)?;
+    let session = crate::host::load(&file, ctx.host)?;
     ctx.warn_session(&session);
-    let projection = Projection::at(&session, rev.leaf(&session)?)?;
+    let projection = View::at(&session, rev.leaf(&session)?)?;
     let tok = open_tokenizer(ctx, args.tokenizer, &session)?;
     tok.prefetch(&projection);
     let end = match args.scope {
         Scope::Elide => tail_start(&projection, args.profile.tail(), &tok),
         _ => projection.context.len(),
     };
-    let rules = Rules::new(&projection);
     let mut found = Vec::new();
-    for &index in &projection.context[..end] {
-        let content = projection.content(index);
-        if rules.skip(&projection, index, content.as_ref()).is_some() {
+    for unit in &projection.units[..end] {
+        let content = projection.content(unit.index);
+        if skip(&projection, unit, content.as_ref()).is_some() {
             continue;
         }
         let Some(content) = content else { continue };
-        let entry = &session.entries[index];
-        for r in regions(entry, &content, args.scope, args.profile, &tok) {
+        let entry = &session.entries[unit.index];
+        for r in regions(unit, &content, args.scope, args.profile, &tok) {
             found.push(json!({"id": entry.id, "kind": r.kind.as_str(), "label": r.label, "tokens": r.tokens,
                 "block": r.block, "at": r.at.map(|(a, b)| [a, b]), "placeholder": r.placeholder()}));
         }

@@ -47,7 +47,7 @@ pub fn run(ctx: &Context, args: &RestoreArgs, out: &mut dyn Write) -> Result {
         }
         // Keep what is there now as a version of its own before replacing it.
         if target.is_file() {
-            store.import_file(&target)?;
+            store.import_file(&target, ctx.host)?;
         }
     }
     let dir = match target.parent().filter(|p| !p.as_os_str().is_empty()) {

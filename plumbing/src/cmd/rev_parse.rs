@@ -7,9 +7,9 @@ use std::io::Write;
 
 use serde_json::json;
 
+use crate::host::Session;
 use crate::id::ObjectId;
 use crate::nodes::{entry_object, NodeIds};
-use crate::pi::{ProjectError, Session};
 use crate::rev::{Rev, RevArgs};
 use crate::{Context, Error, Result};
 
@@ -26,7 +26,7 @@ pub struct RevParseArgs {
 /// Runs `shake rev-parse`.
 pub fn run(ctx: &Context, args: &RevParseArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.rev.load(ctx)?;
-    let session = Session::parse(&file)?;
+    let session = crate::host::load(&file, ctx.host)?;
     ctx.warn_session(&session);
     let (leaf, path) = leaf_path(&session, &rev)?;
     let nodes = NodeIds::new(&session).path(&path);
@@ -59,7 +59,7 @@ pub fn leaf_path(session: &Session<'_>, rev: &Rev) -> Result<(usize, Vec<usize>)
 /// Returns the root→leaf path, or an error naming the entry and line where `parentId` loops.
 pub fn path_of(session: &Session<'_>, leaf: usize) -> Result<Vec<usize>> {
     session.path(leaf).map_err(|cycle| {
-        Error::from(ProjectError::Cycle { path: session.file.display().into_owned(), cycle })
+        Error::user(format!("{}: {cycle}", session.file.display()))
             .hint("repair the parentId of one entry on the loop by hand")
     })
 }

@@ -9,7 +9,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::pi::{Message, Projection, Session};
+use crate::host::{Session, View};
 use crate::rev::RevArgs;
 use crate::token_cache::TokenCache;
 use crate::tokens::{entry_tokens, Tokenizer, TokenizerName, CALIBRATION_BASE};
@@ -82,13 +82,13 @@ pub fn measure(session: &Session<'_>, leaf: Option<usize>, toks: &[Tokenizer]) -
     let mut turns = Vec::new();
     for w in path.windows(2) {
         let (parent, index) = (w[0], w[1]);
-        let e = &session.entries[index];
-        let Some(m) = e.fields.message.and_then(Message::parse) else { continue };
-        let Some(provider_tokens) = request_tokens(&m) else { continue };
-        let projection = Projection::at(session, Some(parent))?;
+        let Some(reply) = session.reply(index) else { continue };
+        let Some(provider_tokens) = reply.prompt_tokens else { continue };
+        let projection = View::at(session, Some(parent))?;
         let mut counts = vec![0; toks.len()];
-        for (pos, &i) in projection.context.iter().enumerate() {
-            let key = (projection.edits.get(session.entries[i].id.as_ref()).copied(), pos == 0);
+        for (pos, unit) in projection.units.iter().enumerate() {
+            let i = unit.index;
+            let key = (unit.edit, pos == 0);
             let fresh = memo[i].as_ref().is_some_and(|(k, _)| *k == key);
             if !fresh {
                 let c = toks.iter().map(|t| entry_tokens(&projection, pos, t)).collect();
@@ -100,25 +100,14 @@ pub fn measure(session: &Session<'_>, leaf: Option<usize>, toks: &[Tokenizer]) -
             }
         }
         turns.push(Turn {
-            id: e.id.to_string(),
-            provider: m.provider.map(|p| p.into_owned()),
-            model: m.model.map(|p| p.into_owned()),
+            id: session.entries[index].id.to_string(),
+            provider: reply.provider.map(|p| p.into_owned()),
+            model: reply.model.map(|p| p.into_owned()),
             provider_tokens,
             counts,
         });
     }
     Ok(turns)
-}
-
-/// The provider's prompt size for an assistant reply, when it is usable: not aborted or failed,
-/// and not zero (pi's own rule for trusting usage).
-fn request_tokens(m: &Message<'_>) -> Option<u64> {
-    if m.role.as_deref() != Some("assistant") || matches!(m.stop_reason.as_deref(), Some("aborted" | "error")) {
-        return None;
-    }
-    let u = m.usage?;
-    let n = u.input + u.cache_read + u.cache_write;
-    (n.is_finite() && n > 0.0).then_some(n as u64)
 }
 
 /// Summarises column `col` of `turns` against the provider.
@@ -234,10 +223,9 @@ fn calibration_from(ctx: &Context, session: &Session<'_>, turns: &[Turn], col: u
 
 /// The `provider/model` of the last assistant message, usable or not.
 fn latest_model(session: &Session<'_>) -> Option<String> {
-    session.entries.iter().rev().find_map(|e| {
-        let m = Message::parse(e.fields.message?)?;
-        (m.role.as_deref() == Some("assistant"))
-            .then(|| format!("{}/{}", m.provider.as_deref().unwrap_or("?"), m.model.as_deref().unwrap_or("?")))
+    (0..session.entries.len()).rev().find_map(|i| {
+        let m = session.reply(i)?;
+        Some(format!("{}/{}", m.provider.as_deref().unwrap_or("?"), m.model.as_deref().unwrap_or("?")))
     })
 }
 
@@ -279,12 +267,12 @@ pub fn save_cache(ctx: &Context, tok: &Tokenizer) {
 /// Runs `shake tokens`.
 pub fn run(ctx: &Context, args: &TokensArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.rev.load(ctx)?;
-    let session = Session::parse(&file)?;
+    let session = crate::host::load(&file, ctx.host)?;
     ctx.warn_session(&session);
     let leaf = rev.leaf(&session)?;
     let toks: Vec<Tokenizer> = MEASURED.iter().map(|&n| open_tokenizer(ctx, n, &session)).collect::<Result<_>>()?;
     if let Some(l) = leaf {
-        let projection = Projection::at(&session, Some(l))?;
+        let projection = View::at(&session, Some(l))?;
         toks.iter().for_each(|t| t.prefetch(&projection));
     }
     let turns = measure(&session, leaf, &toks)?;

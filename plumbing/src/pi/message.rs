@@ -1,44 +1,12 @@
-//! Borrowed views of message content: the string-or-blocks `content` of pi messages and its blocks.
+//! pi's message JSON: the parts of a `message` the engine reads, and its string-or-blocks
+//! `content` parsed into the neutral model ([`crate::host::model`]).
 
 use std::borrow::Cow;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-/// A message's `content` as pi stores it: a string, or an array of blocks.
-#[derive(Debug)]
-pub enum Content<'a> {
-    /// `"content": "…"`.
-    Text(Cow<'a, str>),
-    /// `"content": [ … ]`.
-    Blocks(Vec<Block<'a>>),
-    /// Absent, `null`, or some other JSON value (pi treats null/absent as `[]` or `""`).
-    Other,
-}
-
-/// One content block, with its raw bytes kept for exact re-emission.
-#[derive(Debug)]
-pub struct Block<'a> {
-    /// The block exactly as in the line.
-    pub raw: &'a RawValue,
-    /// What the block is.
-    pub kind: BlockKind<'a>,
-}
-
-/// The kinds of content block pi knows.
-#[derive(Debug)]
-pub enum BlockKind<'a> {
-    /// `{"type":"text","text":…}`.
-    Text(Cow<'a, str>),
-    /// `{"type":"thinking","thinking":…}`.
-    Thinking(Cow<'a, str>),
-    /// `{"type":"image","data":…}`: the base64 payload length and media type.
-    Image { mime: Option<Cow<'a, str>> },
-    /// `{"type":"toolCall",…}`: the tool's name and its raw arguments.
-    ToolCall { id: Option<Cow<'a, str>>, name: Cow<'a, str>, arguments: Option<&'a RawValue> },
-    /// Any other block type.
-    Other,
-}
+use crate::host::{Block, BlockKind, Content};
 
 #[derive(Deserialize)]
 struct BlockHead<'a> {
@@ -58,63 +26,35 @@ struct BlockHead<'a> {
     arguments: Option<&'a RawValue>,
 }
 
-impl<'a> Content<'a> {
-    /// Parses a raw `content` value; anything unexpected becomes [`Content::Other`] or
-    /// [`BlockKind::Other`] rather than an error, as pi does not validate content either.
-    pub fn parse(raw: Option<&'a RawValue>) -> Content<'a> {
-        let Some(raw) = raw else { return Content::Other };
-        let text = raw.get();
-        if text.starts_with('"') {
-            return serde_json::from_str::<Cow<'a, str>>(text).map_or(Content::Other, Content::Text);
-        }
-        if !text.starts_with('[') {
-            return Content::Other;
-        }
-        let Ok(items) = serde_json::from_str::<Vec<&'a RawValue>>(text) else { return Content::Other };
-        Content::Blocks(items.into_iter().map(Block::parse).collect())
+/// Parses a raw pi `content` value; anything unexpected becomes [`Content::Other`] or
+/// [`BlockKind::Other`] rather than an error, as pi does not validate content either.
+pub fn parse_content(raw: Option<&RawValue>) -> Content<'_> {
+    let Some(raw) = raw else { return Content::Other };
+    let text = raw.get();
+    if text.starts_with('"') {
+        return serde_json::from_str::<Cow<'_, str>>(text).map_or(Content::Other, Content::Text);
     }
-
-    /// Returns the text blocks (or the string) joined with newlines.
-    pub fn joined_text(&self) -> String {
-        match self {
-            Content::Text(t) => t.to_string(),
-            Content::Blocks(blocks) => blocks
-                .iter()
-                .filter_map(|b| match &b.kind {
-                    BlockKind::Text(t) => Some(t.as_ref()),
-                    _ => None,
-                })
-                .collect::<Vec<_>>()
-                .join("\n"),
-            Content::Other => String::new(),
-        }
+    if !text.starts_with('[') {
+        return Content::Other;
     }
-
-    /// Counts image blocks.
-    pub fn images(&self) -> usize {
-        match self {
-            Content::Blocks(blocks) => blocks.iter().filter(|b| matches!(b.kind, BlockKind::Image { .. })).count(),
-            _ => 0,
-        }
-    }
+    let Ok(items) = serde_json::from_str::<Vec<&RawValue>>(text) else { return Content::Other };
+    Content::Blocks(items.into_iter().map(parse_block).collect())
 }
 
-impl<'a> Block<'a> {
-    fn parse(raw: &'a RawValue) -> Block<'a> {
-        let kind = match serde_json::from_str::<BlockHead<'a>>(raw.get()) {
-            Ok(h) => match h.kind.as_deref() {
-                Some("text") => BlockKind::Text(h.text.unwrap_or_default()),
-                Some("thinking") => BlockKind::Thinking(h.thinking.unwrap_or_default()),
-                Some("image") => BlockKind::Image { mime: h.mime_type },
-                Some("toolCall") => {
-                    BlockKind::ToolCall { id: h.id, name: h.name.unwrap_or_default(), arguments: h.arguments }
-                }
-                _ => BlockKind::Other,
-            },
-            Err(_) => BlockKind::Other,
-        };
-        Block { raw, kind }
-    }
+fn parse_block(raw: &RawValue) -> Block<'_> {
+    let kind = match serde_json::from_str::<BlockHead<'_>>(raw.get()) {
+        Ok(h) => match h.kind.as_deref() {
+            Some("text") => BlockKind::Text(h.text.unwrap_or_default()),
+            Some("thinking") => BlockKind::Thinking(h.thinking.unwrap_or_default()),
+            Some("image") => BlockKind::Image { mime: h.mime_type },
+            Some("toolCall") => {
+                BlockKind::ToolCall { id: h.id, name: h.name.unwrap_or_default(), arguments: h.arguments }
+            }
+            _ => BlockKind::Other,
+        },
+        Err(_) => BlockKind::Other,
+    };
+    Block { raw, kind }
 }
 
 /// The parts of a message the engine reads, borrowed from the entry's `message` value.
@@ -176,7 +116,7 @@ impl<'a> Message<'a> {
 
     /// Returns the parsed content.
     pub fn content(&self) -> Content<'a> {
-        Content::parse(self.content)
+        parse_content(self.content)
     }
 }
 
@@ -190,7 +130,7 @@ mod tests {
             r#"[{"type":"text","text":"a\nb"},{"type":"image","data":"QUJD","mimeType":"image/png"},{"type":"toolCall","id":"t1","name":"read","arguments":{"path":"x"}},{"type":"weird"}]"#,
         )
         .unwrap();
-        let Content::Blocks(blocks) = Content::parse(Some(raw)) else { panic!("blocks") };
+        let Content::Blocks(blocks) = parse_content(Some(raw)) else { panic!("blocks") };
         assert!(matches!(&blocks[0].kind, BlockKind::Text(t) if t == "a\nb"));
         assert!(matches!(&blocks[1].kind, BlockKind::Image { .. }));
         assert!(matches!(&blocks[2].kind, BlockKind::ToolCall { name, .. } if name == "read"));
@@ -201,9 +141,9 @@ mod tests {
     #[test]
     fn string_and_odd_content() {
         let s: &RawValue = serde_json::from_str(r#""hi""#).unwrap();
-        assert!(matches!(Content::parse(Some(s)), Content::Text(t) if t == "hi"));
+        assert!(matches!(parse_content(Some(s)), Content::Text(t) if t == "hi"));
         let n: &RawValue = serde_json::from_str("null").unwrap();
-        assert!(matches!(Content::parse(Some(n)), Content::Other));
-        assert!(matches!(Content::parse(None), Content::Other));
+        assert!(matches!(parse_content(Some(n)), Content::Other));
+        assert!(matches!(parse_content(None), Content::Other));
     }
 }

@@ -1,19 +1,198 @@
-//! Everything pi-specific: the session file, its entries, the tree and pi's projection.
+//! Everything pi-specific, behind the host seam ([`crate::host`]): the session file, its
+//! entries, the tree and pi's projection, pi's token estimate, how an edit is written, where pi
+//! keeps sessions, and pi's session generator (tests and benchmarks).
 //!
-//! A second format (Claude Code, oh-my-pi) gets a sibling module; nothing outside `pi` parses
-//! pi's JSON.
+//! Nothing outside `pi` parses pi's JSON; the engine sees pi as [`Pi`] (a [`Host`]), a loaded
+//! [`Session`] (a [`HostSession`]) and a [`Projection`] (a [`crate::host::HostView`]).
 
 pub mod entry;
-pub mod file;
+pub mod estimate;
+pub mod export;
+pub mod generate;
 pub mod ids;
-pub mod json;
 pub mod message;
+pub mod paths;
 pub mod project;
 pub mod session;
 pub mod write;
 
+use std::borrow::Cow;
+use std::path::PathBuf;
+
+use serde_json::value::RawValue;
+
+use crate::host::{
+    self, Appender, Content, Host, HostKind, HostSession, Refusal, Reply, Role, SessionFile, TreeLine, View, WriteBack,
+};
+use crate::{Context, Error, Result};
+
 pub use entry::Entry;
-pub use file::SessionFile;
-pub use message::{Block, BlockKind, Content, Message};
-pub use project::{ProjectError, Projected, Projection};
-pub use session::{Header, ParseError, Session, Warning};
+pub use message::Message;
+pub use project::{ProjectError, Projection};
+pub use session::{Header, ParseError, Session};
+
+/// The pi host (pi 1.6.0).
+pub struct Pi;
+
+impl Host for Pi {
+    fn kind(&self) -> HostKind {
+        HostKind::Pi
+    }
+
+    fn accepts(&self, file: &SessionFile) -> std::result::Result<(), Refusal> {
+        session::sniff(file)
+    }
+
+    fn load<'a>(&self, file: &'a SessionFile) -> Result<host::Session<'a>> {
+        Ok(session::load(file)?)
+    }
+
+    fn tree_line(&self, text: &str, header: Option<u64>) -> TreeLine {
+        session::tree_line(text, header)
+    }
+
+    fn default_session(&self, ctx: &Context) -> Result<PathBuf> {
+        paths::default_session(ctx)
+    }
+
+    fn session_roots(&self, ctx: &Context) -> Vec<PathBuf> {
+        let mut roots = vec![paths::sessions_root(ctx)];
+        roots.extend(ctx.custom_session_dir.clone());
+        roots
+    }
+
+    fn session_id_of_file(&self, file_name: &str) -> Option<String> {
+        // pi names files `<timestamp>_<session id>.jsonl`.
+        let stem = file_name.strip_suffix(".jsonl")?;
+        stem.split_once('_').map(|(_, sid)| sid.to_string())
+    }
+
+    fn write_back(&self) -> WriteBack {
+        WriteBack::Append
+    }
+
+    fn parse_content<'r>(&self, raw: Option<&'r RawValue>) -> Content<'r> {
+        message::parse_content(raw)
+    }
+
+    fn foldable_content(&self, role: Role, content: &Content<'_>) -> bool {
+        match content {
+            Content::Blocks(_) => true,
+            // pi's writer turns string content of assistant and tool-result messages into blocks.
+            Content::Text(_) => matches!(role, Role::User | Role::Custom),
+            Content::Other => false,
+        }
+    }
+
+    fn estimate_text(&self, text: &str) -> u64 {
+        estimate::utf16_len(text)
+    }
+
+    fn estimate_image(&self) -> u64 {
+        estimate::IMAGE_CHARS
+    }
+
+    fn estimate_tokens(&self, units: u64) -> u64 {
+        units.div_ceil(4)
+    }
+}
+
+/// Entry types an append may hold for the meter's shortcut: they add messages or nothing to the
+/// context, and change nothing the model saw before them.
+const PLAIN: [&str; 6] = ["message", "custom", "label", "session_info", "model_change", "thinking_level_change"];
+
+impl<'a> HostSession<'a> for Session<'a> {
+    fn view<'s>(&'s self, session: &'s host::Session<'a>, leaf: Option<usize>) -> Result<View<'s, 'a>> {
+        let projection = Projection::at(session, self, leaf)?;
+        Ok(projection.into_view())
+    }
+
+    fn context(&self, path: &[usize]) -> Vec<usize> {
+        project::context_entries(self, path)
+    }
+
+    fn version(&self) -> Option<u64> {
+        Some(Session::version(self))
+    }
+
+    fn needs_migration(&self) -> bool {
+        Session::needs_migration(self)
+    }
+
+    fn record(&self, index: usize, record_type: &str) -> Option<&'a RawValue> {
+        let e = &self.entries[index];
+        if e.kind != "custom" || e.custom_type().as_deref() != Some(record_type) {
+            return None;
+        }
+        e.fields.data
+    }
+
+    fn timestamp(&self, index: usize) -> Option<Cow<'a, str>> {
+        entry::as_str(self.entries[index].fields.timestamp)
+    }
+
+    fn own_content(&self, index: usize) -> Option<&'a RawValue> {
+        project::own_content(&self.entries[index])
+    }
+
+    fn is_edit(&self, index: usize) -> bool {
+        self.entries[index].kind == "context_edit"
+    }
+
+    fn edit_raw(&self, index: usize) -> Option<&'a RawValue> {
+        self.entries[index].fields.replacement
+    }
+
+    fn reply(&self, index: usize) -> Option<Reply<'a>> {
+        let m = Message::parse(self.entries[index].fields.message?)?;
+        if m.role.as_deref() != Some("assistant") {
+            return None;
+        }
+        let prompt_tokens = estimate::request_tokens(&m);
+        Some(Reply { provider: m.provider, model: m.model, prompt_tokens })
+    }
+
+    fn role_label(&self, index: usize) -> String {
+        let e = &self.entries[index];
+        match e.kind.as_ref() {
+            "message" => e.role().map_or_else(|| "?".to_string(), |r| r.into_owned()),
+            "custom_message" => "custom".to_string(),
+            "compaction" => "compactionSummary".to_string(),
+            "branch_summary" => "branchSummary".to_string(),
+            other => other.to_string(),
+        }
+    }
+
+    fn entry_label(&self, index: usize) -> String {
+        let e = &self.entries[index];
+        e.role().map_or_else(|| e.kind.to_string(), |r| r.into_owned())
+    }
+
+    fn is_plain(&self, index: usize) -> bool {
+        PLAIN.contains(&self.entries[index].kind.as_ref())
+    }
+
+    fn append_prefix(&self) -> Option<&'a [u8]> {
+        (!Session::needs_migration(self)).then_some(self.header.as_ref()?.raw)
+    }
+
+    fn appender(&self, session: &host::Session<'a>) -> Result<Box<dyn Appender>> {
+        Ok(Box::new(write::EntryWriter::new(session)))
+    }
+
+    fn export(&self, ctx: &Context, session: &host::Session<'a>, leaf: usize) -> Result<host::Export> {
+        export::export(ctx, session, self, leaf)
+    }
+}
+
+impl From<ParseError> for Error {
+    fn from(e: ParseError) -> Error {
+        Error::user(e.to_string())
+    }
+}
+
+impl From<ProjectError> for Error {
+    fn from(e: ProjectError) -> Error {
+        Error::user(e.to_string())
+    }
+}

@@ -1,7 +1,8 @@
 //! The projection: what pi 1.6.0 sends the model for a leaf (`buildSessionProjection`).
 //!
 //! [`Projection`] holds the compaction-aware context list and the winning edit per target, as
-//! entry indexes; [`Projection::to_json`] renders the exact JSON pi's own code returns.
+//! entry indexes, and is the pi side of a neutral [`View`]; [`Projection::to_json`] renders the
+//! exact JSON pi's own code returns.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -10,8 +11,10 @@ use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
 use super::entry::{as_str, is_null, is_truthy, Entry};
-use super::message::Content;
-use super::session::{Cycle, Session};
+use super::message::{parse_content, Message};
+use super::session::Session;
+use crate::host::{self, BlockKind, Call, Content, Cycle, Projected, Role, Tool, Unit, View};
+use crate::time::parse_iso_millis;
 
 /// Why a leaf cannot be projected.
 #[derive(Debug, thiserror::Error)]
@@ -24,21 +27,12 @@ pub enum ProjectError {
     EditWithoutReplacement { path: String, line: usize, id: String },
 }
 
-/// The model-visible content of one context entry after edits.
-#[derive(Debug)]
-pub enum Projected<'a> {
-    /// No edit applies: the entry's own content.
-    Raw,
-    /// A `replacement: null` edit removes the entry from the context.
-    Omitted,
-    /// A replacement's `content` (raw JSON; `None` when the replacement has no usable content).
-    Replaced(Option<&'a RawValue>),
-}
-
 /// The projection of one leaf.
 pub struct Projection<'s, 'a> {
     /// The session projected.
-    pub session: &'s Session<'a>,
+    pub session: &'s host::Session<'a>,
+    /// pi's reading of its entries.
+    pub pi: &'s Session<'a>,
     /// The leaf (index into entries); `None` for an empty session.
     pub leaf: Option<usize>,
     /// The root→leaf path.
@@ -51,24 +45,28 @@ pub struct Projection<'s, 'a> {
 
 impl<'s, 'a> Projection<'s, 'a> {
     /// Projects `leaf` (an entry index; `None` projects nothing, like pi's `null` leaf).
-    pub fn at(session: &'s Session<'a>, leaf: Option<usize>) -> Result<Projection<'s, 'a>, ProjectError> {
+    pub fn at(
+        session: &'s host::Session<'a>,
+        pi: &'s Session<'a>,
+        leaf: Option<usize>,
+    ) -> Result<Projection<'s, 'a>, ProjectError> {
         let path = match leaf {
             Some(l) => session
                 .path(l)
                 .map_err(|cycle| ProjectError::Cycle { path: session.file.display().into_owned(), cycle })?,
             None => Vec::new(),
         };
-        let context = context_entries(session, &path);
+        let context = context_entries(pi, &path);
         let mut edits = HashMap::new();
         for &i in &context {
-            let e = &session.entries[i];
+            let e = &pi.entries[i];
             if e.kind == "context_edit" {
                 if let Some(target) = e.target_id() {
                     edits.insert(target, i);
                 }
             }
         }
-        let projection = Projection { session, leaf, path, context, edits };
+        let projection = Projection { session, pi, leaf, path, context, edits };
         projection.check_edits()?;
         Ok(projection)
     }
@@ -91,7 +89,7 @@ impl<'s, 'a> Projection<'s, 'a> {
     /// Tells whether entry `pos` of the context gives a message whose content an edit replaces
     /// (pi reads `replacement.content` only for those, and throws when `replacement` is absent).
     fn has_editable_message(&self, pos: usize) -> bool {
-        let e = &self.session.entries[self.context[pos]];
+        let e = &self.pi.entries[self.context[pos]];
         base_messages(e, pos).iter().any(|m| {
             matches!(m.get("role").and_then(Value::as_str), Some("user" | "assistant" | "toolResult" | "custom"))
         })
@@ -99,8 +97,12 @@ impl<'s, 'a> Projection<'s, 'a> {
 
     /// Returns the edit that wins for entry `index`, if any.
     pub fn edit_of(&self, index: usize) -> Option<&'s Entry<'a>> {
-        let id = self.session.entries[index].id.as_ref();
-        self.edits.get(id).map(|&e| &self.session.entries[e])
+        self.edit_index(index).map(|e| &self.pi.entries[e])
+    }
+
+    /// Returns the index of the edit that wins for entry `index`, if any.
+    pub fn edit_index(&self, index: usize) -> Option<usize> {
+        self.edits.get(self.pi.entries[index].id.as_ref()).copied()
     }
 
     /// Returns what the model sees of entry `index` (which must be in the context list).
@@ -120,8 +122,8 @@ impl<'s, 'a> Projection<'s, 'a> {
     pub fn content(&self, index: usize) -> Option<Content<'s>> {
         match self.projected(index) {
             Projected::Omitted => None,
-            Projected::Replaced(raw) => Some(Content::parse(raw)),
-            Projected::Raw => Some(Content::parse(own_content(&self.session.entries[index]))),
+            Projected::Replaced(raw) => Some(parse_content(raw)),
+            Projected::Raw => Some(parse_content(own_content(&self.pi.entries[index]))),
         }
     }
 
@@ -133,19 +135,19 @@ impl<'s, 'a> Projection<'s, 'a> {
             .iter()
             .enumerate()
             .map(|(pos, &i)| {
-                let e = &self.session.entries[i];
+                let e = &self.pi.entries[i];
                 let messages = self.entry_json(pos, i);
                 all.extend(messages.iter().cloned());
                 json!({"id": e.id, "type": e.kind, "messages": messages})
             })
             .collect();
-        let leaf = self.leaf.map(|l| Value::from(self.session.entries[l].id.as_ref()));
+        let leaf = self.leaf.map(|l| Value::from(self.pi.entries[l].id.as_ref()));
         json!({"leafId": leaf, "entries": entries, "messages": all})
     }
 
     /// Returns the messages one context entry contributes (`projectContextEntry`).
     pub fn entry_json(&self, pos: usize, index: usize) -> Vec<Value> {
-        let e = &self.session.entries[index];
+        let e = &self.pi.entries[index];
         let messages = base_messages(e, pos);
         match self.projected(index) {
             Projected::Raw => messages,
@@ -155,7 +157,115 @@ impl<'s, 'a> Projection<'s, 'a> {
     }
 }
 
-fn replacement_content(replacement: &RawValue) -> Option<&RawValue> {
+impl<'s, 'a> Projection<'s, 'a> {
+    /// Hands the projection to the engine as a neutral [`View`].
+    pub fn into_view(self) -> View<'s, 'a> {
+        let (units, calls) = self.units();
+        let (session, leaf, path, context) = (self.session, self.leaf, self.path.clone(), self.context.clone());
+        View::new(session, leaf, path, context, units, calls, host::ViewData::Pi(self))
+    }
+
+    /// The units of the context and the tool calls in it.
+    fn units(&self) -> (Vec<Unit<'s>>, Vec<Call<'s>>) {
+        let mut calls: Vec<Call<'s>> = Vec::new();
+        for &i in &self.context {
+            let Some(Content::Blocks(blocks)) = self.content(i) else { continue };
+            for block in blocks {
+                if let BlockKind::ToolCall { id: Some(id), name, arguments } = block.kind {
+                    calls.push(Call { id, name, arguments });
+                }
+            }
+        }
+        // The call a result answers: the last with its id, preferring one with a `path`.
+        let mut by_id: HashMap<&str, &Call<'s>> = HashMap::new();
+        for call in &calls {
+            if host::model::call_path(call.arguments).is_some() || !by_id.contains_key(call.id.as_ref()) {
+                by_id.insert(call.id.as_ref(), call);
+            }
+        }
+        let units = self
+            .context
+            .iter()
+            .map(|&index| {
+                let e = &self.pi.entries[index];
+                let message = (e.kind == "message").then(|| e.fields.message.and_then(Message::parse)).flatten();
+                let role = role_of(e, message.as_ref());
+                let tool = message.filter(|_| role == Role::ToolResult).map(|m| {
+                    let arguments = m.tool_call_id.as_deref().and_then(|id| by_id.get(id)).and_then(|c| c.arguments);
+                    Tool { name: m.tool_name.unwrap_or_default(), call_id: m.tool_call_id, arguments }
+                });
+                Unit {
+                    index,
+                    role,
+                    target: e.is_editable().then(|| e.id.clone()),
+                    tool,
+                    tombstone: false,
+                    omitted: matches!(self.projected(index), Projected::Omitted),
+                    edit: self.edit_index(index),
+                }
+            })
+            .collect();
+        (units, calls)
+    }
+}
+
+/// The neutral role of what an entry gives the model.
+fn role_of(e: &Entry<'_>, message: Option<&Message<'_>>) -> Role {
+    match e.kind.as_ref() {
+        "message" if e.hook_message_role => Role::Custom,
+        "message" => match message.and_then(|m| m.role.as_deref()) {
+            Some("user") => Role::User,
+            Some("assistant") => Role::Assistant,
+            Some("toolResult") => Role::ToolResult,
+            Some("system") => Role::System,
+            Some("custom") => Role::Custom,
+            Some("branchSummary" | "compactionSummary") => Role::Summary,
+            _ => Role::Other,
+        },
+        "custom_message" => Role::Custom,
+        "branch_summary" | "compaction" => Role::Summary,
+        _ => Role::Other,
+    }
+}
+
+impl<'s> host::HostView<'s> for Projection<'s, '_> {
+    fn projected(&self, index: usize) -> Projected<'s> {
+        Projection::projected(self, index)
+    }
+
+    fn content(&self, index: usize) -> Option<Content<'s>> {
+        Projection::content(self, index)
+    }
+
+    fn edit_target(&self, index: usize) -> Option<Cow<'s, str>> {
+        let e = &self.pi.entries[index];
+        (e.kind == "context_edit").then(|| e.target_id()).flatten()
+    }
+
+    fn replacement(&self, edit: usize) -> Option<&'s RawValue> {
+        let r = self.pi.entries[edit].fields.replacement?;
+        replacement_content(r).filter(|c| c.get() != "null")
+    }
+
+    fn pieces(&self, pos: usize, sink: &mut dyn crate::tokens::Pieces) {
+        super::estimate::visit_entry(self, pos, sink)
+    }
+
+    fn pieces_with(&self, index: usize, content: &Content<'_>, sink: &mut dyn crate::tokens::Pieces) {
+        super::estimate::visit_with(self, index, content, sink)
+    }
+
+    fn messages_json(&self, pos: usize) -> Vec<Value> {
+        self.entry_json(pos, self.context[pos])
+    }
+
+    fn to_json(&self) -> Value {
+        Projection::to_json(self)
+    }
+}
+
+/// The `content` of a `replacement` object, present (`null` included) or not.
+pub fn replacement_content(replacement: &RawValue) -> Option<&RawValue> {
     #[derive(serde::Deserialize)]
     struct Replacement<'b> {
         #[serde(borrow, default, deserialize_with = "present")]
@@ -296,98 +406,4 @@ pub fn js_time(raw: Option<&RawValue>) -> Value {
         return if n.is_finite() { json!(n as i64) } else { Value::Null };
     }
     as_str(Some(raw)).and_then(|s| parse_iso_millis(&s)).map_or(Value::Null, Value::from)
-}
-
-/// Parses the ISO-8601 forms JavaScript's `Date` accepts (`YYYY-MM-DD[THH:MM[:SS[.sss]]][Z|±HH:MM]`).
-pub fn parse_iso_millis(s: &str) -> Option<i64> {
-    let b = s.as_bytes();
-    let num = |r: std::ops::Range<usize>| -> Option<i64> {
-        let part = s.get(r)?;
-        part.bytes().all(|c| c.is_ascii_digit()).then(|| part.parse().ok())?
-    };
-    if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
-        return None;
-    }
-    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    if !(1..=12).contains(&month) || !(1..=days_in_month(year, month)).contains(&day) {
-        return None;
-    }
-    let mut millis = days_from_civil(year, month, day) * 86_400_000;
-    if b.len() == 10 {
-        return Some(millis);
-    }
-    if b[10] != b'T' || b.len() < 16 || b[13] != b':' {
-        return None;
-    }
-    let (hour, minute) = (num(11..13)?, num(14..16)?);
-    let mut i = 16;
-    let mut second = 0;
-    let mut ms = 0;
-    if b.get(i) == Some(&b':') {
-        second = num(i + 1..i + 3)?;
-        i += 3;
-        if b.get(i) == Some(&b'.') {
-            let start = i + 1;
-            let mut end = start;
-            while end < b.len() && b[end].is_ascii_digit() {
-                end += 1;
-            }
-            if end == start {
-                return None;
-            }
-            let digits = &s[start..end.min(start + 3)];
-            ms = digits.parse::<i64>().ok()? * 10_i64.pow(3 - digits.len() as u32);
-            i = end;
-        }
-    }
-    if hour > 24 || minute > 59 || second > 59 || (hour == 24 && (minute, second, ms) != (0, 0, 0)) {
-        return None;
-    }
-    millis += ((hour * 60 + minute) * 60 + second) * 1000 + ms;
-    match &s[i..] {
-        "Z" => Some(millis),
-        // Without an offset JavaScript reads a date-time as local time; shake runs in UTC terms.
-        "" => Some(millis),
-        rest if rest.len() == 6 && (rest.starts_with('+') || rest.starts_with('-')) && &rest[3..4] == ":" => {
-            let offset = (num(i + 1..i + 3)? * 60 + num(i + 4..i + 6)?) * 60_000;
-            Some(if rest.starts_with('+') { millis - offset } else { millis + offset })
-        }
-        _ => None,
-    }
-}
-
-fn days_in_month(year: i64, month: i64) -> i64 {
-    match month {
-        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
-}
-
-/// Days since 1970-01-01 (Howard Hinnant's `days_from_civil`).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn iso_dates_match_javascript() {
-        assert_eq!(parse_iso_millis("1970-01-01T00:00:00.000Z"), Some(0));
-        assert_eq!(parse_iso_millis("2026-11-21T09:00:35.000Z"), Some(1_795_251_635_000));
-        assert_eq!(parse_iso_millis("2025-12-24T11:06:53.530Z"), Some(1_766_574_413_530));
-        assert_eq!(parse_iso_millis("2026-11-21T10:00:35.000+01:00"), Some(1_795_251_635_000));
-        assert_eq!(parse_iso_millis("2024-02-29"), Some(1_709_164_800_000));
-        assert_eq!(parse_iso_millis("2023-02-29"), None);
-        assert_eq!(parse_iso_millis("yesterday"), None);
-    }
 }

@@ -1,15 +1,15 @@
 //! A parsed pi session: the header, the entries pi loads, and what pi would skip, as warnings.
+//! [`load`] hands it to the engine as a neutral [`host::Session`] (the tree) whose host data is
+//! this [`Session`] (the entries' pi fields).
 //!
 //! Loading follows pi 1.6.0's `loadEntriesFromFile` and `SessionManager` exactly: the header is the
 //! first parseable line; blank and unparseable lines are skipped; later `session` lines are dropped;
 //! v1/v2 files are migrated in memory (ids are synthetic here, random in pi).
 
 use std::borrow::Cow;
-use std::collections::HashMap;
-use std::fmt;
 
 use super::entry::{as_str, Entry, Fields};
-use super::file::SessionFile;
+use crate::host::{self, SessionFile, Warning};
 
 /// The entry types pi 1.6.0 writes (others load, take part in the tree, and project to nothing).
 const KNOWN_TYPES: &[&str] = &[
@@ -29,23 +29,14 @@ const KNOWN_TYPES: &[&str] = &[
 /// pi's current session format version.
 pub const CURRENT_VERSION: u64 = 3;
 
-/// Something pi reads differently from what the file says, or skips silently.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Warning {
-    /// 1-based line (0 when it concerns the whole file).
-    pub line: usize,
-    /// What is wrong, in words.
-    pub message: String,
-}
-
 /// Why a file cannot be read as a pi session at all.
 #[derive(Debug, thiserror::Error)]
 pub enum ParseError {
     /// The first parseable line is not a `session` header (pi refuses such a file).
-    #[error("{path}:{line}: not a pi session: the first JSON line is not a session header")]
+    #[error("{path}:{line}: {NOT_A_HEADER}")]
     NotASession { path: String, line: usize },
     /// The file has no parseable line at all (and is not empty).
-    #[error("{path}: not a pi session: no line is valid JSON")]
+    #[error("{path}: {NO_JSON}")]
     NoHeader { path: String },
 }
 
@@ -66,28 +57,70 @@ pub struct Header<'a> {
     pub parent_session: Option<Cow<'a, str>>,
 }
 
-/// A session as pi loads it.
+/// A session as pi loads it: the entries with their pi fields, parallel to the tree's nodes.
 pub struct Session<'a> {
-    /// The file read.
-    pub file: &'a SessionFile,
     /// The header; `None` only for an empty file.
     pub header: Option<Header<'a>>,
     /// Non-header entries in file order, as pi's `getEntries()` returns them.
     pub entries: Vec<Entry<'a>>,
-    /// Lines pi skips or reads with a loss, and other things worth telling.
-    pub warnings: Vec<Warning>,
-    by_id: HashMap<String, usize>,
 }
 
-impl fmt::Debug for Session<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Session").field("path", &self.file.path).field("entries", &self.entries.len()).finish()
+/// Loads a pi session file: the neutral session (tree, header, warnings) with pi's reading of
+/// every entry behind it.
+pub fn load(file: &SessionFile) -> Result<host::Session<'_>, ParseError> {
+    let (pi, mut warnings) = Session::parse(file)?;
+    let header = pi.header.as_ref().map(|h| host::Header {
+        line: h.line,
+        raw: h.raw,
+        id: h.id.clone(),
+        cwd: h.cwd.clone(),
+        parent_session: h.parent_session.clone(),
+    });
+    let nodes = pi
+        .entries
+        .iter()
+        .map(|e| host::Node {
+            line: e.line,
+            raw: e.raw,
+            kind: e.kind.clone(),
+            id: e.id.clone(),
+            parent_id: e.parent_id.clone(),
+        })
+        .collect();
+    let kinds: Vec<bool> = pi.entries.iter().map(|e| KNOWN_TYPES.contains(&e.kind.as_ref())).collect();
+    let mut session = host::Session::new(&super::Pi, file, header, nodes, host::HostData::Pi(pi));
+    check_tree(&session, &kinds, &mut warnings);
+    session.warnings = warnings;
+    Ok(session)
+}
+
+/// Warns about entries pi loads but reads oddly: unknown types, and parents that are not there.
+fn check_tree(session: &host::Session<'_>, known: &[bool], warnings: &mut Vec<Warning>) {
+    for (e, &known) in session.entries.iter().zip(known) {
+        if !known {
+            warnings.push(Warning {
+                line: e.line,
+                message: format!(
+                    "entry {}: unknown type {:?}; pi loads it but it adds nothing to the context",
+                    e.id, e.kind
+                ),
+            });
+        }
+        if let Some(parent) = e.parent_id.as_deref().filter(|p| session.index_of(p).is_none()) {
+            warnings.push(Warning {
+                line: e.line,
+                message: format!(
+                    "entry {}: parent {parent:?} not found; pi starts the branch at this entry (an orphan root)",
+                    e.id
+                ),
+            });
+        }
     }
 }
 
 impl<'a> Session<'a> {
-    /// Parses a session file as pi 1.6.0 loads it.
-    pub fn parse(file: &'a SessionFile) -> Result<Session<'a>, ParseError> {
+    /// Parses a session file as pi 1.6.0 loads it, with the warnings of what pi skips.
+    pub fn parse(file: &'a SessionFile) -> Result<(Session<'a>, Vec<Warning>), ParseError> {
         let mut warnings = Vec::new();
         let mut header: Option<Header<'a>> = None;
         let mut entries = Vec::new();
@@ -165,35 +198,9 @@ impl<'a> Session<'a> {
                 message: "empty file (no session header); pi would start a new session in it".into(),
             });
         }
-        let mut session = Session { file, header, entries, warnings, by_id: HashMap::new() };
-        session.migrate();
-        session.by_id = session.entries.iter().enumerate().map(|(i, e)| (e.id.to_string(), i)).collect();
-        session.check_tree();
-        Ok(session)
-    }
-
-    /// Warns about entries pi loads but reads oddly: unknown types, and parents that are not there.
-    fn check_tree(&mut self) {
-        for e in &self.entries {
-            if !KNOWN_TYPES.contains(&e.kind.as_ref()) {
-                self.warnings.push(Warning {
-                    line: e.line,
-                    message: format!(
-                        "entry {}: unknown type {:?}; pi loads it but it adds nothing to the context",
-                        e.id, e.kind
-                    ),
-                });
-            }
-            if let Some(parent) = e.parent_id.as_deref().filter(|p| !self.by_id.contains_key(*p)) {
-                self.warnings.push(Warning {
-                    line: e.line,
-                    message: format!(
-                        "entry {}: parent {parent:?} not found; pi starts the branch at this entry (an orphan root)",
-                        e.id
-                    ),
-                });
-            }
-        }
+        let mut session = Session { header, entries };
+        session.migrate(&mut warnings);
+        Ok((session, warnings))
     }
 
     /// Returns the header's declared version (3 for an empty file).
@@ -206,56 +213,8 @@ impl<'a> Session<'a> {
         self.version() < CURRENT_VERSION
     }
 
-    /// Returns the index of the entry with this id (the later one when ids repeat, as in pi).
-    pub fn index_of(&self, id: &str) -> Option<usize> {
-        self.by_id.get(id).copied()
-    }
-
-    /// Returns the entry with this id.
-    pub fn get(&self, id: &str) -> Option<&Entry<'a>> {
-        self.index_of(id).map(|i| &self.entries[i])
-    }
-
-    /// Returns pi's leaf on load: the last entry in file order.
-    pub fn default_leaf(&self) -> Option<usize> {
-        self.entries.len().checked_sub(1)
-    }
-
-    /// Returns the parent's index, or `None` at a root or when the parent is unknown (pi then
-    /// ends the path there).
-    pub fn parent_of(&self, index: usize) -> Option<usize> {
-        self.entries[index].parent_id.as_deref().and_then(|p| self.index_of(p))
-    }
-
-    /// Returns the root→leaf path as entry indexes, or the cycle that makes pi loop forever.
-    pub fn path(&self, leaf: usize) -> Result<Vec<usize>, Cycle> {
-        let mut path = vec![leaf];
-        let mut current = leaf;
-        while let Some(parent) = self.parent_of(current) {
-            if path.len() > self.entries.len() {
-                return Err(Cycle { id: self.entries[parent].id.to_string(), line: self.entries[parent].line });
-            }
-            path.push(parent);
-            current = parent;
-        }
-        path.reverse();
-        Ok(path)
-    }
-
-    /// Returns every branch tip: entries no other entry names as its parent, in file order (an
-    /// entry that is its own parent is a tip, as in pi's `getTree`).
-    pub fn leaves(&self) -> Vec<usize> {
-        let mut has_child = vec![false; self.entries.len()];
-        for i in 0..self.entries.len() {
-            if let Some(p) = self.parent_of(i).filter(|&p| p != i) {
-                has_child[p] = true;
-            }
-        }
-        (0..self.entries.len()).filter(|&i| !has_child[i]).collect()
-    }
-
     /// Applies pi's v1→v2→v3 migration in memory (`migrateV1ToV2`, `migrateV2ToV3`).
-    fn migrate(&mut self) {
+    fn migrate(&mut self, warnings: &mut Vec<Warning>) {
         let version = self.version();
         if version < 2 {
             // pi indexes firstKeptEntryIndex into [header, ...entries]; malformed lines do not count.
@@ -269,7 +228,7 @@ impl<'a> Session<'a> {
                         index.and_then(|k| k.checked_sub(1)).and_then(|k| ids.get(k)).map(|id| Cow::Owned(id.clone()));
                 }
             }
-            self.warnings.push(Warning {
+            warnings.push(Warning {
                 line: 0,
                 message: "v1 session (no entry ids): read as pi migrates it, with synthetic ids; pi assigns random ids and rewrites the file when it opens it".into(),
             });
@@ -282,6 +241,67 @@ impl<'a> Session<'a> {
             }
         }
     }
+}
+
+/// Tells whether pi takes the file: its first JSON line is a session header (or it has no line
+/// at all but blank ones: pi starts a new session in it). Reads only up to that line.
+pub fn sniff(file: &SessionFile) -> Result<(), host::Refusal> {
+    let mut any = false;
+    for line in &file.lines {
+        let text = file.line_text(line);
+        if text.trim().is_empty() {
+            continue;
+        }
+        any = true;
+        let header = match serde_json::from_str::<Fields<'_>>(text) {
+            Ok(f) => as_str(f.kind).as_deref() == Some("session") && as_str(f.id).is_some(),
+            Err(_) if serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok() => false,
+            Err(_) => continue,
+        };
+        return match header {
+            true => Ok(()),
+            false => Err(host::Refusal { line: line.number, reason: NOT_A_HEADER.into() }),
+        };
+    }
+    match any {
+        true => Err(host::Refusal { line: 0, reason: NO_JSON.into() }),
+        false => Ok(()),
+    }
+}
+
+const NOT_A_HEADER: &str = "not a pi session: the first JSON line is not a session header";
+const NO_JSON: &str = "not a pi session: no line is valid JSON";
+
+/// Reads one complete line for the store's import, with pi 1.6.0's tree rules: the first
+/// parseable line is the header, v1 entries chain in file order, an entry without an id is not
+/// part of the tree.
+pub fn tree_line(text: &str, header: Option<u64>) -> host::TreeLine {
+    use host::TreeLine;
+    if text.trim().is_empty() {
+        return TreeLine::Skip;
+    }
+    let Ok(fields) = serde_json::from_str::<Fields>(text) else {
+        return TreeLine::Warn("malformed JSON; pi skips this line".into());
+    };
+    let kind = as_str(fields.kind);
+    let id = as_str(fields.id).map(|s| s.into_owned());
+    let Some(version) = header else {
+        return match (kind.as_deref(), id) {
+            (Some("session"), Some(id)) => {
+                TreeLine::Header { id, version: fields.version.and_then(|v| v.get().parse().ok()).unwrap_or(1) }
+            }
+            _ => TreeLine::Warn("the first JSON line is not a session header; pi refuses this file".into()),
+        };
+    };
+    if kind.as_deref() == Some("session") {
+        return TreeLine::Warn("a second session header; pi ignores it".into());
+    }
+    if version < 2 {
+        return TreeLine::Entry { id: None, parent: None };
+    }
+    let Some(id) = id else { return TreeLine::Warn("entry has no string \"id\"; not part of the tree".into()) };
+    let parent = as_str(fields.parent_id).filter(|p| !p.is_empty()).map(|p| p.into_owned());
+    TreeLine::Entry { id: Some(id), parent }
 }
 
 /// Returns the id shake gives a v1 entry: its line number as 8 hex digits.
@@ -310,16 +330,6 @@ fn malformed_message(text: &str, error: &serde_json::Error, partial: bool) -> St
     }
 }
 
-/// A `parentId` chain that loops (pi would hang on it).
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("parentId cycle through entry {id} (line {line}); pi would hang on this branch")]
-pub struct Cycle {
-    /// An entry on the cycle.
-    pub id: String,
-    /// Its line.
-    pub line: usize,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -335,7 +345,7 @@ mod tests {
         let f = file(&format!(
             "garbage\n{HEAD}\n\n{{\"type\":\"message\",\"id\":\"a\",\"parentId\":null}}\n{{broken\n{{\"type\":\"label\",\"id\":\"b\",\"parentId\":\"a\"}}\n{{\"type\":\"x\""
         ));
-        let s = Session::parse(&f).unwrap();
+        let s = load(&f).unwrap();
         assert_eq!(s.entries.len(), 2);
         let lines: Vec<_> = s.warnings.iter().map(|w| w.line).collect();
         assert_eq!(lines, [1, 5, 7]);
@@ -346,12 +356,12 @@ mod tests {
     #[test]
     fn first_json_line_must_be_a_header() {
         let f = file("{\"type\":\"message\",\"id\":\"a\"}\n");
-        let err = Session::parse(&f).unwrap_err();
+        let err = load(&f).unwrap_err();
         assert_eq!(err.to_string(), "t.jsonl:1: not a pi session: the first JSON line is not a session header");
-        assert!(matches!(Session::parse(&file("nope\n")), Err(ParseError::NoHeader { .. })));
+        assert!(matches!(load(&file("nope\n")), Err(ParseError::NoHeader { .. })));
         let array_first = file(&format!("[1,2]\n{HEAD}\n"));
-        assert!(matches!(Session::parse(&array_first), Err(ParseError::NotASession { line: 1, .. })));
-        assert!(Session::parse(&file("")).unwrap().header.is_none());
+        assert!(matches!(load(&array_first), Err(ParseError::NotASession { line: 1, .. })));
+        assert!(load(&file("")).unwrap().header.is_none());
     }
 
     #[test]
@@ -359,12 +369,12 @@ mod tests {
         let f = file(&format!(
             "{HEAD}\n{{\"type\":\"wormhole\",\"id\":\"a\",\"parentId\":null}}\n{{\"type\":\"label\",\"id\":\"b\",\"parentId\":\"gone\"}}\n"
         ));
-        let s = Session::parse(&f).unwrap();
+        let s = load(&f).unwrap();
         let got: Vec<_> = s.warnings.iter().map(|w| (w.line, w.message.split(';').next().unwrap())).collect();
         assert_eq!(got, [(2, "entry a: unknown type \"wormhole\""), (3, "entry b: parent \"gone\" not found")]);
         assert_eq!(s.path(1).unwrap(), [1]);
         let empty = file("");
-        assert!(Session::parse(&empty).unwrap().warnings[0].message.starts_with("empty file"));
+        assert!(load(&empty).unwrap().warnings[0].message.starts_with("empty file"));
     }
 
     #[test]
@@ -372,11 +382,11 @@ mod tests {
         let f = file(&format!(
             "{HEAD}\n{{\"type\":\"x\",\"id\":\"a\",\"parentId\":\"b\"}}\n{{\"type\":\"x\",\"id\":\"b\",\"parentId\":\"a\"}}\n"
         ));
-        let s = Session::parse(&f).unwrap();
+        let s = load(&f).unwrap();
         assert!(s.path(1).is_err());
         assert!(s.leaves().is_empty());
         let own = file(&format!("{HEAD}\n{{\"type\":\"x\",\"id\":\"a\",\"parentId\":\"a\"}}\n"));
-        let s = Session::parse(&own).unwrap();
+        let s = load(&own).unwrap();
         assert!(s.path(0).is_err());
         assert_eq!(s.leaves(), [0]);
     }
@@ -389,10 +399,11 @@ mod tests {
             "{\"type\":\"message\",\"message\":{\"role\":\"hookMessage\",\"content\":\"x\"}}\n",
             "{\"type\":\"compaction\",\"summary\":\"s\",\"firstKeptEntryIndex\":2}\n",
         ));
-        let s = Session::parse(&f).unwrap();
+        let s = load(&f).unwrap();
         assert!(s.needs_migration());
         assert_eq!(s.path(2).unwrap(), [0, 1, 2]);
-        assert_eq!(s.entries[2].first_kept_entry_id().as_deref(), Some(s.entries[1].id.as_ref()));
-        assert_eq!(s.entries[1].role().as_deref(), Some("custom"));
+        let (pi, _) = Session::parse(&f).unwrap();
+        assert_eq!(pi.entries[2].first_kept_entry_id().as_deref(), Some(s.entries[1].id.as_ref()));
+        assert_eq!(pi.entries[1].role().as_deref(), Some("custom"));
     }
 }

@@ -6,7 +6,8 @@ use std::collections::HashSet;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::Session;
+use crate::host::{Appender, Session};
+use crate::json::{js_json, js_string};
 
 /// Makes entry lines for one batch appended to a session.
 pub struct EntryWriter {
@@ -78,23 +79,16 @@ impl EntryWriter {
     }
 }
 
-/// A string as `JSON.stringify` writes it (serde_json escapes valid strings identically).
-pub fn js_string(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_default()
-}
+impl Appender for EntryWriter {
+    fn fresh_id(&mut self) -> String {
+        EntryWriter::fresh_id(self)
+    }
 
-/// A JSON value as `JSON.stringify` writes it. Only for values shake builds itself: integers
-/// and strings print identically; floats are not used.
-pub fn js_json(v: &Value) -> String {
-    serde_json::to_string(v).unwrap_or_default()
-}
+    fn log_line(&self, id: &str, parent: Option<&str>, record_type: &str, data: &Value) -> String {
+        self.custom(id, parent, record_type, data)
+    }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn strings_escape_like_javascript() {
-        assert_eq!(js_string("a\"\\\n\u{1}\u{7f}é/\u{2028}"), "\"a\\\"\\\\\\n\\u0001\u{7f}é/\u{2028}\"");
+    fn edit_line(&self, id: &str, parent: Option<&str>, target: &str, content: &RawValue) -> String {
+        self.context_edit(id, parent, target, content)
     }
 }

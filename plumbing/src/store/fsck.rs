@@ -7,7 +7,7 @@ use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::pi::SessionFile;
+use crate::host::SessionFile;
 
 use crate::id::{Kind, ObjectId};
 

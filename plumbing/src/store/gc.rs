@@ -185,7 +185,7 @@ mod tests {
         let path = dir.path().join("s.jsonl");
         std::fs::write(&path, text).unwrap();
         let mut store = Store::open_dir(&dir.path().join("store")).unwrap();
-        let version = store.import_file(&path).unwrap().version;
+        let version = store.import_file(&path, None).unwrap().version;
         let mut batch = store.batch().unwrap();
         let loose = batch.put(Kind::Overlay, b"{}").unwrap();
         batch.commit().unwrap();

@@ -8,16 +8,16 @@
 //! rewritten one gets a fresh version whose parent is the old one (whose objects all stay).
 //!
 //! A last line without `\n` is stored (the version must rebuild the file) but not committed: the
-//! next import reads it again, finished or not. Reading `id`/`parentId`/`type` uses the pi
-//! module's borrowed [`Fields`]; the tree rules are pi 1.6.0's (first parseable line is the header,
-//! v1 entries chain in file order, an unknown parent ends the path, so the entry is a root).
+//! next import reads it again, finished or not. Each line is read by the file's host
+//! ([`Host::tree_line`]: its own id and parent fields, its header); the store keys entries and
+//! chains by them (an unknown parent ends the path, so the entry is a root). A file no host
+//! accepts is refused before anything of it is stored.
 
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
+use crate::host::{self, Host, HostKind, SessionFile, TreeLine, Warning};
 use crate::id::{node_bytes, Kind, ObjectId};
-use crate::pi::entry::{as_str, Fields};
-use crate::pi::Warning;
 use crate::{Error, Result};
 
 use super::state::{self, FileState, Resume};
@@ -78,13 +78,14 @@ impl SessionInfo {
 }
 
 impl Store {
-    /// Imports one session file (a no-op costing one `stat` when it did not change).
-    pub fn import_file(&mut self, path: &Path) -> Result<ImportReport> {
+    /// Imports one session file (a no-op costing one `stat` when it did not change), read by
+    /// the host `forced` names, else by the host that accepts it.
+    pub fn import_file(&mut self, path: &Path, forced: Option<HostKind>) -> Result<ImportReport> {
         if let Some(report) = self.unchanged(path)? {
             return Ok(report);
         }
         let mut batch = self.batch()?;
-        let report = batch.import(path)?;
+        let report = batch.import(path, forced)?;
         batch.commit()?;
         Ok(report)
     }
@@ -94,12 +95,13 @@ impl Store {
     pub fn import_files(
         &mut self,
         paths: &[PathBuf],
+        forced: Option<HostKind>,
         progress: &mut dyn FnMut(usize),
     ) -> Result<Vec<Result<ImportReport>>> {
         let mut batch = self.batch()?;
         let mut reports = Vec::with_capacity(paths.len());
         for (i, path) in paths.iter().enumerate() {
-            reports.push(batch.import(path));
+            reports.push(batch.import(path, forced));
             progress(i + 1);
         }
         batch.commit()?;
@@ -169,7 +171,7 @@ struct Base {
 
 impl Batch<'_> {
     /// Imports one session file into this batch (see the module doc).
-    pub fn import(&mut self, path: &Path) -> Result<ImportReport> {
+    pub fn import(&mut self, path: &Path, forced: Option<HostKind>) -> Result<ImportReport> {
         let key = canonical(path)?;
         let state_file = state::state_path(self.store().dir(), &key);
         let mut warnings = Vec::new();
@@ -184,7 +186,10 @@ impl Batch<'_> {
             }
         }
         let bytes = std::fs::read(path).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
-        let file_hash = *blake3::hash(&bytes).as_bytes();
+        let file = SessionFile::from_bytes(path.to_path_buf(), bytes);
+        let host = host::detect(&file, forced)?;
+        let bytes = file.raw();
+        let file_hash = *blake3::hash(bytes).as_bytes();
         if let Some((head, rest)) = &previous {
             if head.file_hash == file_hash {
                 // Touched, not changed: remember the new mtime so the next check is a stat again.
@@ -194,10 +199,10 @@ impl Batch<'_> {
                 return Ok(unchanged_report(path, &head));
             }
         }
-        let base = base(previous, &bytes);
+        let base = base(previous, bytes);
         let before = self.added();
         let mut resume = base.resume;
-        let read = self.read_lines(&bytes, base.start, &mut resume, &mut warnings)?;
+        let read = self.read_lines(host, bytes, base.start, &mut resume, &mut warnings)?;
         let session_id = read.session_id.or(base.session_id);
         let version = Version {
             parent: base.parent,
@@ -249,6 +254,7 @@ impl Batch<'_> {
     /// Stores every line of `bytes[start..]` and a node for each tree entry, advancing `resume`.
     fn read_lines(
         &mut self,
+        host: &dyn Host,
         bytes: &[u8],
         start: usize,
         resume: &mut Resume,
@@ -273,7 +279,7 @@ impl Batch<'_> {
             };
             resume.lines += 1;
             let number = resume.lines as usize;
-            match tree_line(line, resume, &nodes) {
+            match tree_line(host, line, resume, &nodes) {
                 Line::Skip => {}
                 Line::Warn(message) => warnings.push(Warning { line: number, message }),
                 Line::Header { id, version } => {
@@ -310,7 +316,7 @@ struct ReadLines {
     session_id: Option<String>,
 }
 
-/// What one complete line is to the tree.
+/// What one complete line is to the tree, with the parent resolved to its node.
 enum Line {
     /// Blank: nothing to say.
     Skip,
@@ -318,42 +324,34 @@ enum Line {
     Warn(String),
     /// The session header.
     Header { id: String, version: u64 },
-    /// A tree entry: its pi id (none in v1 files) and its parent's node (none at a root).
+    /// A tree entry: its host id (none in formats without ids) and its parent's node (none at a
+    /// root).
     Entry { id: Option<String>, parent: Option<ObjectId> },
 }
 
-fn tree_line(line: &[u8], resume: &Resume, nodes: &std::collections::HashMap<String, ObjectId>) -> Line {
-    // pi decodes invalid UTF-8 with U+FFFD replacements before parsing (`from_utf8` first: the
+fn tree_line(
+    host: &dyn Host,
+    line: &[u8],
+    resume: &Resume,
+    nodes: &std::collections::HashMap<String, ObjectId>,
+) -> Line {
+    // Hosts decode invalid UTF-8 with U+FFFD replacements before parsing (`from_utf8` first: the
     // lossy decoder is several times slower on the valid lines that are nearly all of them).
     let text = match std::str::from_utf8(line) {
         Ok(s) => std::borrow::Cow::Borrowed(s),
         Err(_) => String::from_utf8_lossy(line),
     };
-    if text.trim().is_empty() {
-        return Line::Skip;
+    match host.tree_line(&text, resume.pi_version) {
+        TreeLine::Skip => Line::Skip,
+        TreeLine::Warn(message) => Line::Warn(message),
+        TreeLine::Header { id, version } => Line::Header { id, version },
+        // No ids: the entry before is the parent.
+        TreeLine::Entry { id: None, .. } => Line::Entry { id: None, parent: resume.last_node.map(ObjectId) },
+        TreeLine::Entry { id: Some(id), parent } => {
+            let parent = parent.and_then(|p| nodes.get(&p).copied());
+            Line::Entry { id: Some(id), parent }
+        }
     }
-    let Ok(fields) = serde_json::from_str::<Fields>(&text) else {
-        return Line::Warn("malformed JSON; pi skips this line".into());
-    };
-    let kind = as_str(fields.kind);
-    let id = as_str(fields.id).map(|s| s.into_owned());
-    let Some(pi_version) = resume.pi_version else {
-        return match (kind.as_deref(), id) {
-            (Some("session"), Some(id)) => {
-                Line::Header { id, version: fields.version.and_then(|v| v.get().parse().ok()).unwrap_or(1) }
-            }
-            _ => Line::Warn("the first JSON line is not a session header; pi refuses this file".into()),
-        };
-    };
-    if kind.as_deref() == Some("session") {
-        return Line::Warn("a second session header; pi ignores it".into());
-    }
-    if pi_version < 2 {
-        return Line::Entry { id: None, parent: resume.last_node.map(ObjectId) };
-    }
-    let Some(id) = id else { return Line::Warn("entry has no string \"id\"; not part of the tree".into()) };
-    let parent = as_str(fields.parent_id).filter(|p| !p.is_empty()).and_then(|p| nodes.get(p.as_ref()).copied());
-    Line::Entry { id: Some(id), parent }
 }
 
 /// Decides where to start: after the committed prefix when the file still starts with it, else
@@ -427,14 +425,13 @@ fn remembered_mtime(mtime_ns: u64) -> u64 {
 
 /// Returns the node id of every entry on the root→leaf path of `leaf` (root first), as import
 /// computes them: the last one names the leaf (e.g. in `refs/overlays/<node-id>`).
-pub fn path_nodes(session: &crate::pi::Session<'_>, leaf: usize) -> Result<Vec<ObjectId>> {
+pub fn path_nodes(session: &host::Session<'_>, leaf: usize) -> Result<Vec<ObjectId>> {
     crate::nodes::path_nodes(session, leaf).map_err(|c| Error::user(format!("{}: {c}", session.file.display())))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pi::{Session, SessionFile};
 
     #[test]
     fn path_nodes_match_what_import_stored() {
@@ -448,16 +445,16 @@ mod tests {
         let path = dir.path().join("s.jsonl");
         std::fs::write(&path, text).unwrap();
         let mut store = Store::open_dir(&dir.path().join("store")).unwrap();
-        let report = store.import_file(&path).unwrap();
+        let report = store.import_file(&path, None).unwrap();
         assert_eq!((report.entries, report.new_objects), (3, 8));
         let file = SessionFile::read(&path).unwrap();
-        let session = Session::parse(&file).unwrap();
+        let session = host::load(&file, None).unwrap();
         let nodes = path_nodes(&session, 2).unwrap();
         assert_eq!(nodes.len(), 2);
         assert!(nodes.iter().all(|n| store.read_kind(n, Kind::Node).is_ok()));
         let version = store.version(&report.version).unwrap();
         assert!(version.items.contains(&version::Item::Path { node: path_nodes(&session, 1).unwrap()[1], count: 2 }));
         assert_eq!(store.version_bytes(&report.version).unwrap(), text.as_bytes());
-        assert!(store.import_file(&path).unwrap().unchanged);
+        assert!(store.import_file(&path, None).unwrap().unchanged);
     }
 }

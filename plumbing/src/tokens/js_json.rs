@@ -68,7 +68,7 @@ fn array_index(key: &str) -> Option<u64> {
 }
 
 fn write_string(out: &mut String, s: &str) {
-    out.push_str(&crate::pi::write::js_string(s));
+    out.push_str(&crate::json::js_string(s));
 }
 
 fn write_number(out: &mut String, n: &serde_json::Number) {

@@ -7,9 +7,7 @@ use std::io::Write;
 
 use serde_json::{json, Value};
 use shake_plumbing::cmd::rev_parse::write_record;
-use shake_plumbing::pi::entry::is_null;
-use shake_plumbing::pi::project::own_content;
-use shake_plumbing::pi::{Content, Entry, Session};
+use shake_plumbing::host::Session;
 use shake_plumbing::{Context, Error, Result};
 
 use super::fold_of;
@@ -141,13 +139,11 @@ fn verdicts(source: &LeafView<'_, '_>, fork: &LeafView<'_, '_>, fork_point: Opti
     let (in_source, in_fork) = (source.path_ids(), fork.path_ids());
     let mut out = Vec::new();
     for (pos, &i) in source.path().iter().enumerate() {
-        let Some(data) = fold_of(&ss.entries[i]) else { continue };
+        let Some(data) = fold_of(ss, i) else { continue };
         let id = id_of(ss, i);
         let forked = in_fork.contains(id).then(|| fs.index_of(id)).flatten();
         let status = match forked {
-            Some(j) if fold_of(&fs.entries[j]).as_ref() == Some(&data) && same_edits(&data, source, fork) => {
-                Status::Carried
-            }
+            Some(j) if fold_of(fs, j).as_ref() == Some(&data) && same_edits(&data, source, fork) => Status::Carried,
             Some(_) => Status::Changed,
             None if fork_point.is_some_and(|p| pos <= p) => Status::Dropped,
             None => Status::Later,
@@ -158,7 +154,7 @@ fn verdicts(source: &LeafView<'_, '_>, fork: &LeafView<'_, '_>, fork_point: Opti
     }
     for &j in fork.path() {
         let id = id_of(fs, j);
-        let Some(data) = fold_of(&fs.entries[j]).filter(|_| !in_source.contains(id)) else { continue };
+        let Some(data) = fold_of(fs, j).filter(|_| !in_source.contains(id)) else { continue };
         let targets = originals(&data, ss, fs);
         let fork_line = Some(fs.entries[j].line);
         out.push(Verdict { log: id.to_string(), status: Status::New, source_line: None, fork_line, targets });
@@ -169,8 +165,9 @@ fn verdicts(source: &LeafView<'_, '_>, fork: &LeafView<'_, '_>, fork_point: Opti
 /// Tells whether every edit a fold announces is on both paths with the same `replacement` bytes.
 fn same_edits(data: &LogData, source: &LeafView<'_, '_>, fork: &LeafView<'_, '_>) -> bool {
     let replacement = |side: &LeafView<'_, '_>, on_path: &HashSet<&str>, id: &str| {
-        let entry = on_path.contains(id).then(|| side.session().get(id)).flatten();
-        entry.and_then(|e| e.fields.replacement).map(|r| r.get().to_string())
+        let session = side.session();
+        let entry = on_path.contains(id).then(|| session.index_of(id)).flatten();
+        entry.and_then(|i| session.edit_raw(i)).map(|r| r.get().to_string())
     };
     let (in_source, in_fork) = (source.path_ids(), fork.path_ids());
     data.edit_ids().into_iter().all(|id| replacement(source, &in_source, id) == replacement(fork, &in_fork, id))
@@ -187,25 +184,25 @@ fn originals(data: &LogData, source: &Session<'_>, fork: &Session<'_>) -> Vec<Or
         }
         let placeholders: Vec<String> =
             data.targets.iter().filter(|x| x.id == t.id).filter_map(|x| x.placeholder()).collect();
-        let (se, fe) = (source.get(&t.id), fork.get(&t.id));
-        let problem = match fe.map(|fe| (fe, content(fe))) {
+        let (se, fe) = (source.index_of(&t.id), fork.index_of(&t.id));
+        let problem = match fe.map(|fe| (fe, content(fork, fe))) {
             None => Some("missing"),
             Some((_, None)) => Some("no content"),
-            Some((_, Some(c))) if se.is_some_and(|se| content(se) != Some(c)) => Some("content differs"),
+            Some((_, Some(c))) if se.is_some_and(|se| content(source, se) != Some(c)) => Some("content differs"),
             Some((fe, Some(_))) => {
-                let text = Content::parse(own_content(fe)).joined_text();
+                let text = fork.host().parse_content(fork.own_content(fe)).joined_text();
                 placeholders.iter().any(|p| text.contains(p.as_str())).then_some("folded in place")
             }
         };
-        let same_line = matches!((se, fe), (Some(se), Some(fe)) if se.raw == fe.raw);
+        let same_line = matches!((se, fe), (Some(se), Some(fe)) if source.entries[se].raw == fork.entries[fe].raw);
         out.push(Original { id: t.id.clone(), problem, same_line });
     }
     out
 }
 
 /// An entry's own content as raw JSON text; `None` when absent or `null`.
-fn content<'a>(e: &Entry<'a>) -> Option<&'a str> {
-    own_content(e).filter(|c| !is_null(c)).map(|c| c.get())
+fn content<'a>(session: &Session<'a>, index: usize) -> Option<&'a str> {
+    session.own_content(index).map(|c| c.get()).filter(|c| *c != "null")
 }
 
 fn verdict_json(v: &Verdict) -> Value {

@@ -7,7 +7,7 @@ pub mod rewind;
 
 use std::io::Write;
 
-use shake_plumbing::pi::Entry;
+use shake_plumbing::host::Session;
 use shake_plumbing::{Context, Error, Result};
 
 use crate::log_entry::{self, LogData, Op};
@@ -36,6 +36,6 @@ pub fn run(ctx: &Context, args: &AuditArgs, out: &mut dyn Write) -> Result {
 }
 
 /// The fold log entry an entry is, if it is one (undo entries and other entries are not).
-fn fold_of(entry: &Entry<'_>) -> Option<LogData> {
-    log_entry::parse(entry).filter(|d| d.op() == Some(Op::Fold))
+fn fold_of(session: &Session<'_>, index: usize) -> Option<LogData> {
+    log_entry::parse(session, index).filter(|d| d.op() == Some(Op::Fold))
 }

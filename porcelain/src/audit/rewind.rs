@@ -7,7 +7,7 @@ use std::io::Write;
 use serde_json::{json, Value};
 use shake_plumbing::cmd::ls_leaves::tips;
 use shake_plumbing::cmd::rev_parse::write_record;
-use shake_plumbing::pi::Session;
+use shake_plumbing::host::Session;
 use shake_plumbing::rev::RevArgs;
 use shake_plumbing::{Context, Error, Result};
 
@@ -59,17 +59,14 @@ pub fn run(ctx: &Context, args: &RewindArgs, out: &mut dyn Write) -> Result {
         return Err(Error::user("audit rewind takes a session, not a leaf: it audits every leaf")
             .hint("drop the `:ENTRY` suffix"));
     }
-    let session = Session::parse(&file)?;
+    let session = shake_plumbing::host::load(&file, ctx.host)?;
     ctx.warn_session(&session);
     let leaves: Vec<LeafView> =
         tips(&session).into_iter().map(|i| LeafView::at(&session, Some(i))).collect::<Result<_>>()?;
     let current = LeafView::at(&session, session.default_leaf())?;
     let stranded = stranded(&session, &current.projection);
-    let checks = session
-        .entries
-        .iter()
-        .enumerate()
-        .filter_map(|(i, e)| fold_of(e).map(|d| check(&session, i, &d)))
+    let checks = (0..session.entries.len())
+        .filter_map(|i| fold_of(&session, i).map(|d| check(&session, i, &d)))
         .collect::<Result<Vec<_>>>()?;
     let consistent = checks.iter().all(FoldCheck::ok);
     let default = session.default_leaf();
@@ -134,7 +131,7 @@ fn check(session: &Session<'_>, log: usize, data: &LogData) -> Result<FoldCheck>
         let problem = match index {
             None => Some("missing"),
             Some(_) if seen == Seen::Absent => Some("absent"),
-            Some(i) if view.projection.edit_of(i).is_some_and(|e| own_edits.contains(&e.id.as_ref())) => {
+            Some(i) if view.projection.edit_of(i).is_some_and(|e| own_edits.contains(&id_of(view.session(), e))) => {
                 Some("fold in force")
             }
             Some(i) => shows_fold(&view, i, data).then_some("shows the fold"),

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use std::io;
 use std::path::{Path, PathBuf};
 
-/// A session file's bytes and line table. Parse it with [`crate::pi::Session::parse`].
+/// A session file's bytes and line table. Parse it with the host that reads it (`crate::host`).
 pub struct SessionFile {
     /// Where the bytes came from (used in every message that names a line).
     pub path: PathBuf,

@@ -1,4 +1,4 @@
-//! Exact JSON writing for lines shake emits: objects rebuilt key by key from raw values, so
+//! Exact JSON writing for lines shake emits (every host's format is JavaScript's JSON): objects rebuilt key by key from raw values, so
 //! every value shake does not change keeps its bytes, and the result equals `JSON.stringify`'s.
 
 use std::borrow::Cow;
@@ -7,8 +7,7 @@ use std::fmt;
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
-
-use super::write::js_string;
+use serde_json::Value;
 
 /// A JSON object's members in order, values kept raw.
 #[derive(Debug, Default)]
@@ -91,6 +90,17 @@ impl<'de: 'a, 'a> Deserialize<'de> for RawObject<'a> {
     }
 }
 
+/// A string as `JSON.stringify` writes it (serde_json escapes valid strings identically).
+pub fn js_string(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
+}
+
+/// A JSON value as `JSON.stringify` writes it. Only for values shake builds itself: integers
+/// and strings print identically; floats are not used.
+pub fn js_json(v: &Value) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,5 +119,10 @@ mod tests {
         o.set("parentId", raw_string("y"));
         o.set("c", raw("null".into()));
         assert_eq!(o.to_json(), r#"{"a":1,"parentId":"y","b":2,"c":null}"#);
+    }
+
+    #[test]
+    fn strings_escape_like_javascript() {
+        assert_eq!(js_string("a\"\\\n\u{1}\u{7f}é/\u{2028}"), "\"a\\\"\\\\\\n\\u0001\u{7f}é/\u{2028}\"");
     }
 }

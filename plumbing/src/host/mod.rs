@@ -1,0 +1,370 @@
+//! The host seam: the one boundary between shake's engine and a coding agent's session format
+//! (`docs/architecture.md`).
+//!
+//! A host (pi, Claude Code, oh-my-pi) is a module that implements three traits:
+//! - [`Host`], stateless: which files are its own, where it keeps sessions, how a file loads into
+//!   a [`Session`], how it counts tokens, what may be folded, and how a fold is written back;
+//! - [`HostSession`], for one loaded file: the context the model sees at a leaf (a [`View`]),
+//!   and the host's reading of single entries (log records, provider usage, timestamps);
+//! - [`HostView`], for one leaf: what the model sees of each entry, in the neutral model of
+//!   [`model`].
+//!
+//! The engine (store, regions, plan, wall, meter, audits, output) sees a host through these and
+//! nothing else. A new host is a new module plus its lines here: one in [`HOSTS`], one variant
+//! each in [`HostData`] and [`ViewData`] (and their `get` arms).
+
+pub mod file;
+pub mod model;
+pub mod session;
+pub mod view;
+
+use std::borrow::Cow;
+use std::fmt;
+use std::path::PathBuf;
+
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use crate::tokens::Pieces;
+use crate::{Context, Error, Result};
+
+pub use file::SessionFile;
+pub use model::{Block, BlockKind, Content, Role, Tool};
+pub use session::{Cycle, Header, Node, Session, Warning};
+pub use view::{Call, Projected, Unit, View};
+
+/// pi's session generator: seeded, realistic sessions for tests and benchmarks.
+pub use crate::pi::generate;
+
+/// The hosts shake reads, in the order detection asks them: one line per host. A host whose
+/// files another's would also accept goes first (oh-my-pi's are pi's format plus a title slot).
+pub static HOSTS: &[&dyn Host] = &[&crate::pi::Pi];
+
+/// Each host's reading of a loaded file, one variant per host. An enum, not a boxed trait
+/// object, so that a [`Session`] stays covariant in its lifetime; [`HostData::get`] hands out
+/// the host's [`HostSession`].
+pub(crate) enum HostData<'a> {
+    Pi(crate::pi::Session<'a>),
+}
+
+impl<'a> HostData<'a> {
+    /// The host's side of the session.
+    pub(crate) fn get(&self) -> &dyn HostSession<'a> {
+        match self {
+            HostData::Pi(s) => s,
+        }
+    }
+}
+
+/// Each host's projection of one leaf, one variant per host (see [`HostData`]).
+pub(crate) enum ViewData<'s, 'a> {
+    Pi(crate::pi::Projection<'s, 'a>),
+}
+
+impl<'s> ViewData<'s, '_> {
+    /// The host's side of the view.
+    pub(crate) fn get(&self) -> &dyn HostView<'s> {
+        match self {
+            ViewData::Pi(p) => p,
+        }
+    }
+}
+
+/// The session formats shake knows of (`--host`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HostKind {
+    /// pi 1.6.0 (`~/.pi/agent/sessions`)
+    Pi,
+    /// Claude Code 2.1.x (`~/.claude/projects`)
+    Claude,
+    /// oh-my-pi 18.x (`~/.omp/agent/sessions`)
+    Omp,
+}
+
+impl HostKind {
+    /// The name as typed and printed.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HostKind::Pi => "pi",
+            HostKind::Claude => "claude",
+            HostKind::Omp => "omp",
+        }
+    }
+
+    /// The agent's name, for messages.
+    pub fn title(self) -> &'static str {
+        match self {
+            HostKind::Pi => "pi",
+            HostKind::Claude => "Claude Code",
+            HostKind::Omp => "oh-my-pi",
+        }
+    }
+
+    /// Returns the registered host of this kind, or the error a host not yet supported gives.
+    pub fn host(self) -> Result<&'static dyn Host> {
+        HOSTS.iter().copied().find(|h| h.kind() == self).ok_or_else(|| {
+            Error::user(format!("{} sessions are not supported yet", self.title()))
+                .hint("shake reads pi sessions; see docs/architecture.md for the hosts to come")
+        })
+    }
+}
+
+impl fmt::Display for HostKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How a host takes a fold back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteBack {
+    /// Append entries to the session file (pi: `context_edit` entries and a log entry).
+    Append,
+    /// Write a new session file beside it (Claude Code).
+    Fork,
+    /// Never write: measure only (oh-my-pi).
+    ReadOnly,
+}
+
+/// Why a host does not take a file as its own.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    /// The 1-based line that decided it (0: the whole file).
+    pub line: usize,
+    /// Why, in words (`not a pi session: the first JSON line is not a session header`).
+    pub reason: String,
+}
+
+/// What one complete line of a session file is to the tree, as the store's import sees it
+/// (it reads lines one at a time, from where the last import stopped).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TreeLine {
+    /// Blank: nothing to say.
+    Skip,
+    /// Not part of the tree, for this reason.
+    Warn(String),
+    /// The session header: the session id and the format version.
+    Header { id: String, version: u64 },
+    /// A tree entry: its id and its parent's id (`None` at a root). A format without ids
+    /// (pi v1) gives `id: None`, and the entry's parent is the entry before it.
+    Entry { id: Option<String>, parent: Option<String> },
+}
+
+/// A reply the provider counted: what it says the request cost.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reply<'a> {
+    /// The provider that answered.
+    pub provider: Option<Cow<'a, str>>,
+    /// The model id.
+    pub model: Option<Cow<'a, str>>,
+    /// The provider's context size for the request (input + cache read + cache write), when the
+    /// host trusts the figure (not aborted or failed, not zero).
+    pub prompt_tokens: Option<u64>,
+}
+
+/// A branch written as a session file of its own ([`HostSession::export`]).
+#[derive(Clone, Debug)]
+pub struct Export {
+    /// The new file's bytes.
+    pub bytes: Vec<u8>,
+    /// The new session's id.
+    pub session_id: String,
+    /// Entries written (the header excluded).
+    pub entries: usize,
+    /// Where the host would keep the new session.
+    pub path: PathBuf,
+    /// The file it was exported from.
+    pub parent: PathBuf,
+}
+
+/// Makes the lines of one appended batch ([`WriteBack::Append`]).
+pub trait Appender {
+    /// Returns a fresh entry id, unique in the file and in this batch.
+    fn fresh_id(&mut self) -> String;
+    /// A log record line (shake's own, never sent to the model) carrying `data`.
+    fn log_line(&self, id: &str, parent: Option<&str>, record_type: &str, data: &Value) -> String;
+    /// An edit line replacing `target`'s content with `content` (raw JSON).
+    fn edit_line(&self, id: &str, parent: Option<&str>, target: &str, content: &RawValue) -> String;
+}
+
+/// A host: the stateless half of the seam.
+pub trait Host: Sync {
+    /// Which host this is.
+    fn kind(&self) -> HostKind;
+
+    /// Tells whether `file` is this host's, or why not (detection asks every host in turn).
+    fn accepts(&self, file: &SessionFile) -> std::result::Result<(), Refusal>;
+
+    /// Loads a file this host accepts: the tree, the header, the host's warnings.
+    fn load<'a>(&self, file: &'a SessionFile) -> Result<Session<'a>>;
+
+    /// Reads one complete line for the store's import. `header` is the format version of the
+    /// header already read (`None` before it).
+    fn tree_line(&self, text: &str, header: Option<u64>) -> TreeLine;
+
+    /// The session the host itself would open for the current directory (pi: `--continue`).
+    fn default_session(&self, ctx: &Context) -> Result<PathBuf>;
+
+    /// The folders under which the host keeps sessions (searched for a session id), the main
+    /// one (what `shake import` reads by default) first.
+    fn session_roots(&self, ctx: &Context) -> Vec<PathBuf>;
+
+    /// The session id a file name carries, if the host names files after it.
+    fn session_id_of_file(&self, file_name: &str) -> Option<String>;
+
+    /// How a fold is written back.
+    fn write_back(&self) -> WriteBack;
+
+    /// Parses a raw `content` value into the neutral model.
+    fn parse_content<'r>(&self, raw: Option<&'r RawValue>) -> Content<'r>;
+
+    /// Tells whether a fold may rewrite content of this shape for this role and the host take
+    /// it back exactly (pi's writer turns string content of assistant and tool-result
+    /// messages into blocks, so those are not).
+    fn foldable_content(&self, role: Role, content: &Content<'_>) -> bool;
+
+    /// The host's own token estimate for a piece of text, in its units (pi: UTF-16 code units).
+    fn estimate_text(&self, text: &str) -> u64;
+
+    /// The host's estimate for one image, in the same units.
+    fn estimate_image(&self) -> u64;
+
+    /// Turns one message's units into tokens (pi: `ceil(units / 4)`).
+    fn estimate_tokens(&self, units: u64) -> u64;
+}
+
+impl fmt::Debug for dyn Host {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Host({})", self.kind())
+    }
+}
+
+/// One loaded session file, as its host reads it.
+pub trait HostSession<'a> {
+    /// The context the model sees at `leaf` (an entry index; `None` is the empty leaf).
+    fn view<'s>(&'s self, session: &'s Session<'a>, leaf: Option<usize>) -> Result<View<'s, 'a>>;
+
+    /// The entries of the root→leaf `path` the host sends the model (compaction-aware), without
+    /// reading what they say (so an edit the host would choke on does not stop a listing).
+    fn context(&self, path: &[usize]) -> Vec<usize>;
+
+    /// The format version, when the format has one.
+    fn version(&self) -> Option<u64>;
+
+    /// Tells whether the host would migrate (rewrite) this file when it opens it.
+    fn needs_migration(&self) -> bool;
+
+    /// The `data` of entry `index` when it is a log record of type `record_type` (pi: a
+    /// `custom` entry with that `customType`).
+    fn record(&self, index: usize, record_type: &str) -> Option<&'a RawValue>;
+
+    /// The entry's timestamp as written.
+    fn timestamp(&self, index: usize) -> Option<Cow<'a, str>>;
+
+    /// A foldable entry's own content, as written.
+    fn own_content(&self, index: usize) -> Option<&'a RawValue>;
+
+    /// Tells whether entry `index` is an edit (pi: a `context_edit`).
+    fn is_edit(&self, index: usize) -> bool;
+
+    /// The raw payload of an edit entry, as written (pi: its `replacement`).
+    fn edit_raw(&self, index: usize) -> Option<&'a RawValue>;
+
+    /// The reply entry `index` is, when it is one the provider counted.
+    fn reply(&self, index: usize) -> Option<Reply<'a>>;
+
+    /// The label of what entry `index` gives the model, as `show` prints it (a role name).
+    fn role_label(&self, index: usize) -> String;
+
+    /// The message role of entry `index` in the host's words, else the entry's type (how an
+    /// undo log names a restored target that is not a tool result).
+    fn entry_label(&self, index: usize) -> String;
+
+    /// Tells whether entry `index` can follow a measured leaf without changing what the model
+    /// saw before it (the meter's append shortcut: no edit, compaction or summary).
+    fn is_plain(&self, index: usize) -> bool;
+
+    /// The bytes to put before appended lines so they load alone (pi: the header line).
+    fn append_prefix(&self) -> Option<&'a [u8]>;
+
+    /// A writer for one appended batch (only for [`WriteBack::Append`] hosts).
+    fn appender(&self, session: &Session<'a>) -> Result<Box<dyn Appender>>;
+
+    /// Writes the root→leaf path as a session file of its own, in the host's format (as the
+    /// host's own fork would), for a new file in the host's session folder.
+    fn export(&self, ctx: &Context, session: &Session<'a>, leaf: usize) -> Result<Export>;
+}
+
+/// One leaf's context, as its host projects it.
+pub trait HostView<'s> {
+    /// What the model sees of entry `index` (which must be in the context).
+    fn projected(&self, index: usize) -> Projected<'s>;
+
+    /// The content the model sees for a foldable entry (the winning edit's, else its own).
+    fn content(&self, index: usize) -> Option<Content<'s>>;
+
+    /// The target of entry `index` when it is an edit (pi: a `context_edit`).
+    fn edit_target(&self, index: usize) -> Option<Cow<'s, str>>;
+
+    /// The content an edit puts in place of its target's; `None` when it omits the target or
+    /// has no content.
+    fn replacement(&self, edit: usize) -> Option<&'s RawValue>;
+
+    /// Feeds the pieces the model sees of context position `pos`, message by message.
+    fn pieces(&self, pos: usize, sink: &mut dyn Pieces);
+
+    /// Feeds the pieces foldable entry `index` would give with `content` in place of its own.
+    fn pieces_with(&self, index: usize, content: &Content<'_>, sink: &mut dyn Pieces);
+
+    /// The messages context position `pos` gives the model, as the host's own JSON.
+    fn messages_json(&self, pos: usize) -> Vec<Value>;
+
+    /// The whole context as the host's own JSON (`shake project`).
+    fn to_json(&self) -> Value;
+}
+
+/// Finds the host of a file: the one `forced` names, else the first in [`HOSTS`] that accepts
+/// it. A file no host accepts is an error naming the file and what it looked like.
+pub fn detect(file: &SessionFile, forced: Option<HostKind>) -> Result<&'static dyn Host> {
+    if let Some(kind) = forced {
+        return kind.host();
+    }
+    let mut first: Option<Refusal> = None;
+    for host in HOSTS {
+        match host.accepts(file) {
+            Ok(()) => return Ok(*host),
+            Err(r) => {
+                first.get_or_insert(r);
+            }
+        }
+    }
+    let refusal = first.unwrap_or(Refusal { line: 0, reason: "no host is registered".into() });
+    let at = match refusal.line {
+        0 => file.display().into_owned(),
+        n => format!("{}:{n}", file.display()),
+    };
+    Err(Error::user(format!("{at}: {}; {}", refusal.reason, looks_like(file.raw()))))
+}
+
+/// Loads a session file with its host (see [`detect`]).
+pub fn load<'a>(file: &'a SessionFile, forced: Option<HostKind>) -> Result<Session<'a>> {
+    detect(file, forced)?.load(file)
+}
+
+/// Says in a few words what a file that no host reads looks like.
+pub fn looks_like(bytes: &[u8]) -> String {
+    let head = &bytes[..bytes.len().min(4096)];
+    let invalid = std::str::from_utf8(head).err().is_some_and(|e| e.error_len().is_some());
+    if head.contains(&0) || invalid {
+        return format!("the file looks like binary data ({} bytes)", bytes.len());
+    }
+    let text = String::from_utf8_lossy(head);
+    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or_default();
+    let shown: String = first.chars().take(60).collect();
+    let more = if first.chars().count() > 60 { "…" } else { "" };
+    match serde_json::from_str::<serde::de::IgnoredAny>(first).is_ok() {
+        true => format!("its first line is JSON: {shown}{more}"),
+        false => format!("its first line is text, not JSON: {shown}{more}"),
+    }
+}

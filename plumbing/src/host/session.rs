@@ -1,0 +1,231 @@
+//! A loaded session, format-neutral: the file's bytes, the header, the tree of entries (id,
+//! parent, line, exact bytes) and the host's warnings. The host's own reading of each entry stays
+//! behind the host (`Session::data`); the engine walks the tree through this type only.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fmt;
+
+use super::file::SessionFile;
+use serde_json::value::RawValue;
+
+use super::{Appender, Host, HostData, HostKind, Reply};
+
+/// Something the host reads differently from what the file says, or skips silently.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Warning {
+    /// 1-based line (0 when it concerns the whole file).
+    pub line: usize,
+    /// What is wrong, in words.
+    pub message: String,
+}
+
+/// The session's header line (or record), when the format has one.
+#[derive(Debug)]
+pub struct Header<'a> {
+    /// 1-based line number of the header.
+    pub line: usize,
+    /// The header's exact bytes.
+    pub raw: &'a [u8],
+    /// The session id.
+    pub id: Cow<'a, str>,
+    /// The working directory the session belongs to.
+    pub cwd: Option<Cow<'a, str>>,
+    /// The file this session was forked from, if any.
+    pub parent_session: Option<Cow<'a, str>>,
+}
+
+/// One entry of the tree, in file order.
+#[derive(Debug)]
+pub struct Node<'a> {
+    /// 1-based physical line in the file.
+    pub line: usize,
+    /// The line's exact bytes (what the store hashes).
+    pub raw: &'a [u8],
+    /// The host's type name for the entry (as listed by `ls-entries`); empty when it has none.
+    pub kind: Cow<'a, str>,
+    /// The host's id for the entry.
+    pub id: Cow<'a, str>,
+    /// The parent's id; `None` at a root.
+    pub parent_id: Option<Cow<'a, str>>,
+}
+
+/// A parent chain that loops (the host would hang on it).
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("parentId cycle through entry {id} (line {line}); pi would hang on this branch")]
+pub struct Cycle {
+    /// An entry on the cycle.
+    pub id: String,
+    /// Its line.
+    pub line: usize,
+}
+
+/// A session as its host loads it.
+pub struct Session<'a> {
+    /// Which host's format this is.
+    pub kind: HostKind,
+    /// The file read.
+    pub file: &'a SessionFile,
+    /// The header; `None` for an empty file or a format without one.
+    pub header: Option<Header<'a>>,
+    /// The tree's entries in file order.
+    pub entries: Vec<Node<'a>>,
+    /// Lines the host skips or reads with a loss, and other things worth telling.
+    pub warnings: Vec<Warning>,
+    by_id: HashMap<String, usize>,
+    host: &'static dyn Host,
+    /// The host's own reading of the entries (the engine never looks inside).
+    pub(crate) data: HostData<'a>,
+}
+
+impl fmt::Debug for Session<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Session")
+            .field("host", &self.kind)
+            .field("path", &self.file.path)
+            .field("entries", &self.entries.len())
+            .finish()
+    }
+}
+
+impl<'a> Session<'a> {
+    /// Assembles a loaded session (called by the host modules).
+    pub(crate) fn new(
+        host: &'static dyn Host,
+        file: &'a SessionFile,
+        header: Option<Header<'a>>,
+        entries: Vec<Node<'a>>,
+        data: HostData<'a>,
+    ) -> Session<'a> {
+        let by_id = entries.iter().enumerate().map(|(i, e)| (e.id.to_string(), i)).collect();
+        Session { kind: host.kind(), file, header, entries, warnings: Vec::new(), by_id, host, data }
+    }
+
+    /// The host whose format this is.
+    pub fn host(&self) -> &'static dyn Host {
+        self.host
+    }
+
+    /// The entries of the root→leaf `path` the host sends the model (compaction-aware).
+    pub fn context(&self, path: &[usize]) -> Vec<usize> {
+        self.data.get().context(path)
+    }
+
+    /// The format version, when the format has one.
+    pub fn version(&self) -> Option<u64> {
+        self.data.get().version()
+    }
+
+    /// Tells whether the host would migrate (rewrite) this file when it opens it.
+    pub fn needs_migration(&self) -> bool {
+        self.data.get().needs_migration()
+    }
+
+    /// The `data` of entry `index` when it is a log record of type `record_type`.
+    pub fn record(&self, index: usize, record_type: &str) -> Option<&'a RawValue> {
+        self.data.get().record(index, record_type)
+    }
+
+    /// The entry's timestamp as written.
+    pub fn timestamp(&self, index: usize) -> Option<Cow<'a, str>> {
+        self.data.get().timestamp(index)
+    }
+
+    /// A foldable entry's own content, as written.
+    pub fn own_content(&self, index: usize) -> Option<&'a RawValue> {
+        self.data.get().own_content(index)
+    }
+
+    /// Tells whether entry `index` is an edit (pi: a `context_edit`).
+    pub fn is_edit(&self, index: usize) -> bool {
+        self.data.get().is_edit(index)
+    }
+
+    /// The raw payload of an edit entry, as written (pi: its `replacement`).
+    pub fn edit_raw(&self, index: usize) -> Option<&'a RawValue> {
+        self.data.get().edit_raw(index)
+    }
+
+    /// The provider-counted reply entry `index` is, if it is one.
+    pub fn reply(&self, index: usize) -> Option<Reply<'a>> {
+        self.data.get().reply(index)
+    }
+
+    /// The role name `show` prints for entry `index`.
+    pub fn role_label(&self, index: usize) -> String {
+        self.data.get().role_label(index)
+    }
+
+    /// The message role of entry `index` in the host's words, else the entry's type.
+    pub fn entry_label(&self, index: usize) -> String {
+        self.data.get().entry_label(index)
+    }
+
+    /// Tells whether entry `index` may follow a measured leaf in the meter's append shortcut.
+    pub fn is_plain(&self, index: usize) -> bool {
+        self.data.get().is_plain(index)
+    }
+
+    /// The bytes to put before appended lines so they load alone.
+    pub fn append_prefix(&self) -> Option<&'a [u8]> {
+        self.data.get().append_prefix()
+    }
+
+    /// A writer for one appended batch.
+    pub fn appender(&self) -> crate::Result<Box<dyn Appender>> {
+        self.data.get().appender(self)
+    }
+
+    /// The root→`leaf` path as a session file of its own.
+    pub fn export(&self, ctx: &crate::Context, leaf: usize) -> crate::Result<super::Export> {
+        self.data.get().export(ctx, self, leaf)
+    }
+
+    /// Returns the index of the entry with this id (the later one when ids repeat).
+    pub fn index_of(&self, id: &str) -> Option<usize> {
+        self.by_id.get(id).copied()
+    }
+
+    /// Returns the entry with this id.
+    pub fn get(&self, id: &str) -> Option<&Node<'a>> {
+        self.index_of(id).map(|i| &self.entries[i])
+    }
+
+    /// Returns the host's leaf on load (pi: the last entry in file order).
+    pub fn default_leaf(&self) -> Option<usize> {
+        self.entries.len().checked_sub(1)
+    }
+
+    /// Returns the parent's index, or `None` at a root or when the parent is unknown (the path
+    /// then ends there).
+    pub fn parent_of(&self, index: usize) -> Option<usize> {
+        self.entries[index].parent_id.as_deref().and_then(|p| self.index_of(p))
+    }
+
+    /// Returns the root→leaf path as entry indexes, or the cycle that makes it endless.
+    pub fn path(&self, leaf: usize) -> Result<Vec<usize>, Cycle> {
+        let mut path = vec![leaf];
+        let mut current = leaf;
+        while let Some(parent) = self.parent_of(current) {
+            if path.len() > self.entries.len() {
+                return Err(Cycle { id: self.entries[parent].id.to_string(), line: self.entries[parent].line });
+            }
+            path.push(parent);
+            current = parent;
+        }
+        path.reverse();
+        Ok(path)
+    }
+
+    /// Returns every branch tip: entries no other entry names as its parent, in file order (an
+    /// entry that is its own parent is a tip).
+    pub fn leaves(&self) -> Vec<usize> {
+        let mut has_child = vec![false; self.entries.len()];
+        for i in 0..self.entries.len() {
+            if let Some(p) = self.parent_of(i).filter(|&p| p != i) {
+                has_child[p] = true;
+            }
+        }
+        (0..self.entries.len()).filter(|&i| !has_child[i]).collect()
+    }
+}

@@ -1,0 +1,166 @@
+//! The context the model sees at one leaf, format-neutral: the path, the context list (what the
+//! host sends, compaction-aware), one [`Unit`] per context entry (role, fold target, tool,
+//! tombstone, omitted), the tool calls in it, and the host's own reading behind [`HostView`].
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use super::model::{Content, Role, Tool};
+use super::session::Session;
+use super::{Host, ViewData};
+use crate::tokens::Pieces;
+
+/// The model-visible content of one context entry after edits.
+#[derive(Debug)]
+pub enum Projected<'a> {
+    /// No edit applies: the entry's own content.
+    Raw,
+    /// An edit removes the entry from the context (pi: `replacement: null`).
+    Omitted,
+    /// An edit's content replaces the entry's (raw JSON; `None` when the edit has no usable
+    /// content).
+    Replaced(Option<&'a RawValue>),
+}
+
+/// One entry of the context, as the engine needs to know it.
+#[derive(Clone, Debug)]
+pub struct Unit<'a> {
+    /// The entry's index in the session.
+    pub index: usize,
+    /// Who speaks (for entries that give no message, [`Role::Other`]).
+    pub role: Role,
+    /// The stable id a fold names this entry by, when the host lets a fold replace its content
+    /// (pi: the entry id of a user, assistant or tool-result message or a custom message).
+    pub target: Option<Cow<'a, str>>,
+    /// For a tool result: the tool, the call's id and the call's arguments.
+    pub tool: Option<Tool<'a>>,
+    /// The content is already a placeholder the host wrote, never folded again.
+    pub tombstone: bool,
+    /// The host leaves it out of what the model sees.
+    pub omitted: bool,
+    /// The edit that wins for it, as an entry index.
+    pub edit: Option<usize>,
+}
+
+/// A tool call in the context: its id, the tool's name and its raw arguments.
+#[derive(Clone, Debug)]
+pub struct Call<'a> {
+    /// The call's id.
+    pub id: Cow<'a, str>,
+    /// The tool's name.
+    pub name: Cow<'a, str>,
+    /// The raw arguments.
+    pub arguments: Option<&'a RawValue>,
+}
+
+/// The context at one leaf.
+pub struct View<'s, 'a> {
+    /// The session viewed.
+    pub session: &'s Session<'a>,
+    /// The leaf (index into entries); `None` for the empty leaf.
+    pub leaf: Option<usize>,
+    /// The root→leaf path.
+    pub path: Vec<usize>,
+    /// The entries the host sends, in order (pi's `buildContextEntries`).
+    pub context: Vec<usize>,
+    /// One unit per context position.
+    pub units: Vec<Unit<'s>>,
+    /// Every tool call in the context, in order.
+    pub calls: Vec<Call<'s>>,
+    position: HashMap<usize, usize>,
+    data: ViewData<'s, 'a>,
+}
+
+impl<'s, 'a> View<'s, 'a> {
+    /// The context the host sends at `leaf` (an entry index; `None` is the empty leaf).
+    pub fn at(session: &'s Session<'a>, leaf: Option<usize>) -> crate::Result<View<'s, 'a>> {
+        session.data.get().view(session, leaf)
+    }
+
+    /// Assembles a view (called by the host modules).
+    pub(crate) fn new(
+        session: &'s Session<'a>,
+        leaf: Option<usize>,
+        path: Vec<usize>,
+        context: Vec<usize>,
+        units: Vec<Unit<'s>>,
+        calls: Vec<Call<'s>>,
+        data: ViewData<'s, 'a>,
+    ) -> View<'s, 'a> {
+        let position = context.iter().enumerate().map(|(p, &i)| (i, p)).collect();
+        View { session, leaf, path, context, units, calls, position, data }
+    }
+
+    /// The host of the session.
+    pub fn host(&self) -> &'static dyn Host {
+        self.session.host()
+    }
+
+    /// Returns entry `index`'s position in the context list, if it is there.
+    pub fn position(&self, index: usize) -> Option<usize> {
+        self.position.get(&index).copied()
+    }
+
+    /// Returns the unit of entry `index`, if it is in the context.
+    pub fn unit(&self, index: usize) -> Option<&Unit<'s>> {
+        self.position(index).map(|p| &self.units[p])
+    }
+
+    /// Returns the edit that wins for entry `index`, as an entry index.
+    pub fn edit_of(&self, index: usize) -> Option<usize> {
+        self.unit(index).and_then(|u| u.edit)
+    }
+
+    /// What the model sees of entry `index` (which must be in the context).
+    pub fn projected(&self, index: usize) -> Projected<'s> {
+        self.data.get().projected(index)
+    }
+
+    /// The content the model sees for a foldable entry (the winning edit's, else its own).
+    pub fn content(&self, index: usize) -> Option<Content<'s>> {
+        self.data.get().content(index)
+    }
+
+    /// A foldable entry's own content, as written.
+    pub fn own_content(&self, index: usize) -> Option<&'s RawValue> {
+        self.session.own_content(index)
+    }
+
+    /// The target of entry `index` when it is an edit.
+    pub fn edit_target(&self, index: usize) -> Option<Cow<'s, str>> {
+        self.data.get().edit_target(index)
+    }
+
+    /// The content edit `edit` puts in place of its target's (`None`: omitted, or no content).
+    pub fn replacement(&self, edit: usize) -> Option<&'s RawValue> {
+        self.data.get().replacement(edit)
+    }
+
+    /// Parses raw content with the session's host.
+    pub fn parse_content<'r>(&self, raw: Option<&'r RawValue>) -> Content<'r> {
+        self.host().parse_content(raw)
+    }
+
+    /// Feeds the pieces the model sees of context position `pos`.
+    pub fn pieces(&self, pos: usize, sink: &mut dyn Pieces) {
+        self.data.get().pieces(pos, sink)
+    }
+
+    /// Feeds the pieces foldable entry `index` would give with `content` in place of its own.
+    pub fn pieces_with(&self, index: usize, content: &Content<'_>, sink: &mut dyn Pieces) {
+        self.data.get().pieces_with(index, content, sink)
+    }
+
+    /// The messages context position `pos` gives the model, as the host's own JSON.
+    pub fn messages_json(&self, pos: usize) -> Vec<Value> {
+        self.data.get().messages_json(pos)
+    }
+
+    /// The whole context as the host's own JSON.
+    pub fn to_json(&self) -> Value {
+        self.data.get().to_json()
+    }
+}

@@ -1,0 +1,168 @@
+//! pi's token estimate (`estimateTokens`): which pieces of each message pi counts, and how.
+//!
+//! Per message `ceil(chars / 4)` in UTF-16 code units, images 4,800 chars (1,200 tokens), tool
+//! calls as name + `JSON.stringify(arguments)`, signatures not counted. The pieces are fed to a
+//! [`Pieces`] sink, so a BPE tokenizer counts exactly what pi's estimate counts.
+
+use serde_json::value::RawValue;
+
+use super::entry::{as_str, is_truthy};
+use super::message::Message;
+use super::project::Projection;
+use crate::host::{BlockKind, Content, Projected};
+use crate::tokens::{js_json, Pieces};
+
+/// pi's fixed estimate for one image, in characters (`ESTIMATED_IMAGE_CHARS`).
+pub const IMAGE_CHARS: u64 = 4_800;
+
+/// Returns a string's length in UTF-16 code units (JavaScript's `.length`).
+pub fn utf16_len(s: &str) -> u64 {
+    if s.is_ascii() {
+        return s.len() as u64;
+    }
+    s.chars().map(|c| c.len_utf16() as u64).sum()
+}
+
+/// The provider's prompt size for an assistant reply, when it is usable: not aborted or failed,
+/// and not zero (pi's own rule for trusting usage).
+pub fn request_tokens(m: &Message<'_>) -> Option<u64> {
+    if m.role.as_deref() != Some("assistant") || matches!(m.stop_reason.as_deref(), Some("aborted" | "error")) {
+        return None;
+    }
+    let u = m.usage?;
+    let n = u.input + u.cache_read + u.cache_write;
+    (n.is_finite() && n > 0.0).then_some(n as u64)
+}
+
+/// Feeds the pieces of every message context entry `pos` projects to, one message at a time
+/// (`projectContextEntry` then `estimateTokens`).
+pub fn visit_entry(projection: &Projection<'_, '_>, pos: usize, sink: &mut dyn Pieces) {
+    let index = projection.context[pos];
+    let e = &projection.pi.entries[index];
+    if matches!(projection.projected(index), Projected::Omitted) {
+        return;
+    }
+    match e.kind.as_ref() {
+        "message" => {
+            let Some(m) = e.fields.message.and_then(Message::parse) else { return };
+            let role = if e.hook_message_role { "custom" } else { m.role.as_deref().unwrap_or_default() };
+            let content = match is_content_role(role) {
+                true => projection.content(index).unwrap_or(Content::Other),
+                false => m.content(),
+            };
+            visit_message(role, &m, &content, sink);
+        }
+        "custom_message" => {
+            if let Some(content) = projection.content(index) {
+                visit_content(&content, sink);
+                sink.end_message();
+            }
+        }
+        "branch_summary" => visit_summary(e.fields.summary, sink),
+        "compaction" if pos == 0 => {
+            let system = e.fields.system_message.filter(|s| is_truthy(Some(s)));
+            if let Some(m) = system.and_then(Message::parse) {
+                visit_message(m.role.as_deref().unwrap_or_default(), &m, &m.content(), sink);
+            }
+            visit_summary(e.fields.summary, sink);
+        }
+        _ => {}
+    }
+}
+
+/// Feeds what editable entry `index` would give the model with `content` in place of its own.
+pub fn visit_with(projection: &Projection<'_, '_>, index: usize, content: &Content<'_>, sink: &mut dyn Pieces) {
+    let e = &projection.pi.entries[index];
+    match e.fields.message.and_then(Message::parse) {
+        Some(m) if e.kind == "message" => visit_message(m.role.as_deref().unwrap_or_default(), &m, content, sink),
+        _ => {
+            visit_content(content, sink);
+            sink.end_message();
+        }
+    }
+}
+
+fn is_content_role(role: &str) -> bool {
+    matches!(role, "user" | "assistant" | "toolResult" | "custom")
+}
+
+/// A summary message (`branchSummary`, `compactionSummary`): its text; a branch summary with an
+/// empty summary gives no message at all.
+fn visit_summary(summary: Option<&RawValue>, sink: &mut dyn Pieces) {
+    if let Some(s) = as_str(summary).filter(|s| !s.is_empty()) {
+        sink.text(&s);
+        sink.end_message();
+    }
+}
+
+/// pi's `estimateTokens(message)` for one message with the given (projected) content.
+fn visit_message(role: &str, m: &Message<'_>, content: &Content<'_>, sink: &mut dyn Pieces) {
+    match role {
+        "system" => {
+            visit_content(content, sink);
+            visit_sections(m.sections, sink);
+            if let Some(tools) = m.tools_added {
+                sink.text(&js_json::stringify(tools));
+            }
+        }
+        "user" | "custom" | "toolResult" => visit_content(content, sink),
+        // pi iterates assistant content as blocks; a string yields no blocks, so counts 0.
+        "assistant" => {
+            for block in content.blocks() {
+                match &block.kind {
+                    BlockKind::Text(s) | BlockKind::Thinking(s) => sink.text(s),
+                    BlockKind::ToolCall { name, arguments, .. } => {
+                        sink.text(name);
+                        sink.text(&arguments.map_or("undefined".into(), js_json::stringify));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        "bashExecution" => {
+            sink.text(m.command.as_deref().unwrap_or_default());
+            sink.text(m.output.as_deref().unwrap_or_default());
+        }
+        "branchSummary" | "compactionSummary" => sink.text(m.summary.as_deref().unwrap_or_default()),
+        _ => {}
+    }
+    sink.end_message();
+}
+
+/// Text blocks and images, as pi counts user, custom and tool-result content.
+fn visit_content(content: &Content<'_>, sink: &mut dyn Pieces) {
+    match content {
+        Content::Text(s) => sink.text(s),
+        Content::Blocks(blocks) => {
+            for block in blocks {
+                match &block.kind {
+                    BlockKind::Text(s) => sink.text(s),
+                    BlockKind::Image { .. } => sink.image(),
+                    _ => {}
+                }
+            }
+        }
+        Content::Other => {}
+    }
+}
+
+fn visit_sections(sections: Option<&RawValue>, sink: &mut dyn Pieces) {
+    let Some(raw) = sections else { return };
+    let Ok(map) = serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(raw.get()) else { return };
+    for value in map.values() {
+        if let Some(s) = value.as_str() {
+            sink.text(s);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utf16_units() {
+        assert_eq!(utf16_len("é😀"), 3);
+        assert_eq!(utf16_len("abc"), 3);
+    }
+}

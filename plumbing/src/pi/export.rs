@@ -1,0 +1,123 @@
+//! pi's `/fork` (`createBranchedSession`): one leaf's root→leaf path as a new pi session file,
+//! re-chained without labels, then one label per resolved label, so folds travel with it.
+
+use serde_json::value::RawValue;
+
+use super::entry::{as_str, is_truthy};
+use super::write::EntryWriter;
+use super::{ids, paths, Entry, Session};
+use crate::host::{self, Export};
+use crate::json::js_string as string;
+use crate::json::{raw, raw_string, RawObject};
+use crate::{Context, Error, Result};
+
+/// Exports the path to `leaf` as pi's `/fork` writes it, for a new file in pi's session folder
+/// of the session's cwd.
+pub fn export(ctx: &Context, session: &host::Session<'_>, pi: &Session<'_>, leaf: usize) -> Result<Export> {
+    let file = session.file;
+    if pi.needs_migration() {
+        return Err(Error::user(format!("{}: a v{} session has no stable entry ids", file.display(), pi.version()))
+            .hint("open it in pi once (pi migrates it to v3), then export"));
+    }
+    let path = session.path(leaf).map_err(|c| Error::user(format!("{}: {c}", file.display())))?;
+    let millis = ids::now_millis();
+    let session_id = ids::uuid_v7(millis);
+    let source = std::fs::canonicalize(&file.path).unwrap_or_else(|_| file.path.clone());
+    let cwd = session.header.as_ref().and_then(|h| h.cwd.as_deref()).map(str::to_string);
+    let mut text = header_line(&session_id, millis, cwd.as_deref(), &source.to_string_lossy());
+    let lines = branch_lines(session, pi, &path);
+    let entries = lines.len();
+    for line in lines {
+        text.push_str(&line);
+        text.push('\n');
+    }
+    let dir = match &cwd {
+        Some(c) => paths::sessions_root(ctx).join(paths::encode_cwd(std::path::Path::new(c))),
+        None => paths::session_dir_for_cwd(ctx).0,
+    };
+    let path = dir.join(format!("{}_{session_id}.jsonl", ids::iso(millis).replace([':', '.'], "-")));
+    Ok(Export { bytes: text.into_bytes(), session_id, entries, path, parent: source })
+}
+
+fn header_line(id: &str, millis: u64, cwd: Option<&str>, parent: &str) -> String {
+    let cwd = cwd.map_or("null".to_string(), string);
+    format!(
+        "{{\"type\":\"session\",\"version\":3,\"id\":{},\"timestamp\":{},\"cwd\":{cwd},\"parentSession\":{}}}\n",
+        string(id),
+        string(&ids::iso(millis)),
+        string(parent)
+    )
+}
+
+/// The path without labels, re-chained, then one label per resolved label on the path.
+fn branch_lines(session: &host::Session<'_>, pi: &Session<'_>, path: &[usize]) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut kept_ids: Vec<&str> = Vec::new();
+    let mut pending_labels: Vec<&str> = Vec::new();
+    let mut label_to_next: Vec<(&str, &str)> = Vec::new();
+    let mut parent: Option<String> = None;
+    for &i in path {
+        let e = &pi.entries[i];
+        if e.kind == "label" {
+            pending_labels.push(&e.id);
+            continue;
+        }
+        label_to_next.extend(pending_labels.drain(..).map(|l| (l, e.id.as_ref())));
+        let first_kept = (e.kind == "compaction")
+            .then(|| e.first_kept_entry_id())
+            .flatten()
+            .filter(|k| k != &e.id)
+            .and_then(|k| label_to_next.iter().find(|(l, _)| *l == k).map(|(_, n)| n.to_string()));
+        lines.push(rechained(e, parent.as_deref(), first_kept.as_deref()));
+        kept_ids.push(&e.id);
+        parent = Some(e.id.to_string());
+    }
+    let mut writer = EntryWriter::new(session);
+    for (target, label, timestamp) in resolved_labels(pi) {
+        if !kept_ids.contains(&target.as_str()) {
+            continue;
+        }
+        let id = writer.fresh_id();
+        let parent_json = parent.as_deref().map_or("null".to_string(), string);
+        let mut line = format!("{{\"type\":\"label\",\"id\":{},\"parentId\":{parent_json}", string(&id));
+        if let Some(ts) = timestamp {
+            line.push_str(&format!(",\"timestamp\":{}", ts.get()));
+        }
+        line.push_str(&format!(",\"targetId\":{},\"label\":{}}}", string(&target), label.get()));
+        lines.push(line);
+        parent = Some(id);
+    }
+    lines
+}
+
+/// The entry's line with a new parent (and compaction boundary): its own bytes when unchanged.
+fn rechained(e: &Entry<'_>, parent: Option<&str>, first_kept: Option<&str>) -> String {
+    let text = String::from_utf8_lossy(e.raw);
+    if e.parent_id.as_deref() == parent && first_kept.is_none() {
+        return text.into_owned();
+    }
+    let Some(mut object) = RawObject::parse(&text) else { return text.into_owned() };
+    object.set("parentId", parent.map_or_else(|| raw("null".into()), raw_string));
+    if let Some(k) = first_kept {
+        object.set("firstKeptEntryId", raw_string(k));
+    }
+    object.to_json()
+}
+
+/// pi's `labelsById` after loading: every label entry in file order; a falsy label clears.
+fn resolved_labels<'a>(session: &Session<'a>) -> Vec<(String, &'a RawValue, Option<&'a RawValue>)> {
+    let mut labels: Vec<(String, &'a RawValue, Option<&'a RawValue>)> = Vec::new();
+    for e in session.entries.iter().filter(|e| e.kind == "label") {
+        let Some(target) = as_str(e.fields.target_id).map(|t| t.into_owned()) else { continue };
+        let position = labels.iter().position(|(t, _, _)| *t == target);
+        match (e.fields.label.filter(|l| is_truthy(Some(l))), position) {
+            (Some(label), Some(p)) => labels[p] = (target, label, e.fields.timestamp),
+            (Some(label), None) => labels.push((target, label, e.fields.timestamp)),
+            (None, Some(p)) => {
+                labels.remove(p);
+            }
+            (None, None) => {}
+        }
+    }
+    labels
+}

@@ -1,0 +1,101 @@
+//! The host seam (`docs/architecture.md`): a file's host is recognised from its content or forced
+//! with `--host`; a file no host reads is refused, named, and never stored; and nothing outside a
+//! host's own folder names pi's types or pi's role strings.
+
+use std::path::{Path, PathBuf};
+
+use crate::env::TestEnv;
+
+const HEAD: &str = r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#;
+const USER: &str = r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}}"#;
+
+/// What only the pi module (and the host registry) may name.
+const PI_ONLY: [&str; 5] = ["pi::", "\"toolResult\"", "\"bashExecution\"", "\"branch_summary\"", "\"custom_message\""];
+
+/// The source folders of the engine, the porcelain and the binary.
+const SOURCES: [&str; 3] = ["plumbing/src", "porcelain/src", "src"];
+
+/// The host registry: the one file outside `pi/` that names the pi module.
+const REGISTRY: &str = "plumbing/src/host/mod.rs";
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|x| x == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// Tells whether `text` names one of `PI_ONLY`: `pi::` only as a whole path segment (not
+/// `shake_pi::` or `api::`).
+fn names_pi(text: &str) -> Option<&'static str> {
+    PI_ONLY.into_iter().find(|needle| {
+        text.match_indices(needle).any(|(at, _)| {
+            *needle != "pi::" || !text[..at].chars().next_back().is_some_and(|c| c.is_alphanumeric() || c == '_')
+        })
+    })
+}
+
+#[test]
+fn nothing_outside_the_pi_module_names_pi() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in SOURCES {
+        rust_files(&root.join(dir), &mut files);
+    }
+    assert!(files.len() > 50, "the source folders moved: {} files", files.len());
+    let leaks: Vec<String> = files
+        .iter()
+        .filter(|f| !f.components().any(|c| c.as_os_str() == "pi") && !f.ends_with(REGISTRY))
+        .filter_map(|f| {
+            let text = std::fs::read_to_string(f).unwrap();
+            names_pi(&text).map(|what| format!("{} names {what}", f.strip_prefix(root).unwrap_or(f).display()))
+        })
+        .collect();
+    assert!(leaks.is_empty(), "pi leaks out of plumbing/src/pi/ (put it behind the host seam):\n{}", leaks.join("\n"));
+    // The check itself sees what it must.
+    assert_eq!(names_pi("use crate::pi::Session;"), Some("pi::"));
+    assert_eq!(names_pi("role == \"toolResult\""), Some("\"toolResult\""));
+    assert_eq!(names_pi("shake_api::x; toolResult"), None);
+}
+
+#[test]
+fn a_file_no_host_reads_is_refused_and_not_stored() {
+    let env = TestEnv::new();
+    let binary = env.write("blob.jsonl", [0x7f, b'E', b'L', b'F', 0, 0, 1, 2, 0xff, 0xfe, b'\n', 0, 9]);
+    let p = binary.to_str().unwrap();
+    for cmd in [&["meter", p][..], &["import", p], &["fold", p, "--dry-run"], &["project", p]] {
+        let err = env.fails(cmd, 1);
+        assert!(err.contains(&format!("{p}: not a pi session")), "{cmd:?}: {err}");
+        assert!(err.contains("binary data (13 bytes)"), "{cmd:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    let text = env.write("notes.jsonl", "just some notes\nand more\n");
+    let err = env.fails(&["meter", text.to_str().unwrap()], 1);
+    assert!(err.contains("its first line is text, not JSON: just some notes"), "{err}");
+    assert_eq!(env.ok(&["sessions", "--json"]).trim(), "[]", "nothing refused was stored");
+    let objects: serde_json::Value = serde_json::from_str(&env.ok(&["count-objects", "--json"])).unwrap();
+    assert_eq!(objects["objects"], 0, "no object of a refused file");
+    // A session beside them is read and stored as before.
+    let good = env.write("good.jsonl", format!("{HEAD}\n{USER}\n"));
+    env.ok(&["meter", good.to_str().unwrap()]);
+    assert_eq!(serde_json::from_str::<serde_json::Value>(&env.ok(&["sessions", "--json"])).unwrap()[0]["entries"], 1);
+}
+
+#[test]
+fn host_is_recognised_or_forced() {
+    let env = TestEnv::new();
+    let good = env.write("good.jsonl", format!("{HEAD}\n{USER}\n"));
+    let g = good.to_str().unwrap();
+    let plain = env.ok(&["project", g, "--json"]);
+    assert_eq!(env.ok(&["--host", "pi", "project", g, "--json"]), plain);
+    for (host, name) in [("claude", "Claude Code"), ("omp", "oh-my-pi")] {
+        let err = env.fails(&["--host", host, "project", g], 1);
+        assert!(err.contains(&format!("{name} sessions are not supported yet")), "{err}");
+    }
+    let err = env.fails(&["--host", "vim", "project", g], 2);
+    assert!(err.contains("possible values: pi, claude, omp"), "{err}");
+}
