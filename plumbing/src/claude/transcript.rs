@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::pi::file::{Line, SessionFile};
+use crate::host::file::{Line, SessionFile};
 
 /// The row types that carry `uuid`/`parentUuid` and form the conversation.
 const CONVERSATION: [&str; 4] = ["user", "assistant", "attachment", "system"];
@@ -81,7 +81,7 @@ impl Row {
     /// The row's timestamp in milliseconds since the epoch, as `Date.parse` reads it (`None`
     /// when absent or unparseable).
     pub fn time_ms(&self) -> Option<i64> {
-        crate::pi::project::parse_iso_millis(self.str("timestamp")?)
+        crate::time::parse_iso_millis(self.str("timestamp")?)
     }
 
     /// Whether this is a `system` row with subtype `compact_boundary`.

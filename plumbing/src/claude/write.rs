@@ -13,8 +13,7 @@ use std::path::Path;
 use serde_json::value::RawValue;
 
 use super::transcript::Transcript;
-use crate::pi::json::RawObject;
-use crate::pi::write::js_string;
+use crate::json::{js_string, RawObject};
 
 /// The exact byte range of each `tool_result` block's `content` in a row's line, by
 /// `tool_use_id` (empty for lines that are not user rows with results).
@@ -208,7 +207,7 @@ pub fn save_original(dir: &Path, id: &str, text: &str) -> Result<std::path::Path
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pi::file::SessionFile;
+    use crate::host::SessionFile;
 
     fn transcript(text: &str) -> Transcript {
         Transcript::parse(SessionFile::from_bytes("t.jsonl".into(), text.as_bytes().to_vec()))
