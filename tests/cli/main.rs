@@ -4,6 +4,9 @@
 mod append;
 mod audit;
 mod bad_input;
+mod claude_fork_live;
+mod claude_live;
+mod claude_project;
 mod conformance;
 mod diff;
 mod env;
