@@ -37,7 +37,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         // A closed pipe (`shake log | head`) is not a failure.
-        Err(e) if e.message.contains("Broken pipe") => ExitCode::SUCCESS,
+        Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
         Err(e) => fail(&e),
     }
 }

@@ -5,8 +5,11 @@
 //   idle  -> pi's own SessionManager.appendContextEdit (the live object behind ctx.sessionManager)
 //   busy  -> the same writer, at the next turn boundary (turn_end), before the next request
 //   no pi writer -> the CLI writes at pi's leaf, then ctx.switchSession re-reads the file
+// The footer asks one long-lived `shake meter --serve` child per session (tokenizer built once,
+// ~2 ms of CPU per turn after an append), and falls back to single `shake meter` runs if it dies.
 // Install: `shake pi-extension --install`, or copy this file to ~/.pi/agent/extensions/, or `pi -e shake.ts`.
 // Loaded by pi through jiti: TypeScript, no build step. Facts behind it: docs/pi.md.
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { existsSync } from "node:fs";
 import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
 
@@ -15,6 +18,9 @@ const BIN = process.env.SHAKE_BIN || "shake";
 /** `SHAKE_PI_WRITER=cli` skips pi's writer: the CLI writes and pi reloads the session. */
 const CLI_WRITES = process.env.SHAKE_PI_WRITER === "cli";
 const STATUS_KEY = "shake";
+/** How long a meter reading may take (ms; `SHAKE_METER_TIMEOUT_MS`): past it the footer shows its
+ * last figure marked stale. */
+const METER_TIMEOUT = Number(process.env.SHAKE_METER_TIMEOUT_MS) || 60_000;
 const SCOPES = ["elide", "thinking", "images"];
 const PROFILES = ["default", "conservative", "aggressive"];
 const VERBS: Record<string, string> = {
@@ -32,6 +38,8 @@ type Edit = { targetId: string; replacement: Replacement };
 type Plan = { edits: Edit[]; log: unknown; tokensFreed?: number; tokensRestored?: number; message: string };
 /** `shake meter --json`. */
 type Meter = { tokens: number; severity?: string; tokenizer?: string };
+/** A /shake or /shake undo that came while pi was busy. */
+type Queued = { verb: "fold" | "undo"; cliArgs: string[] };
 /** What a command line asks for. */
 type Request = { verb: "fold" | "undo" | "status" | "dry-run"; cliArgs: string[] } | { error: string };
 type Level = "info" | "warning" | "error";
@@ -76,6 +84,71 @@ export function meterLabel(tokens: number, severity?: string): { text: string; c
 	return { text, color: level === "alert" ? "error" : level === "warning" ? "warning" : "dim" };
 }
 
+/** The footer text of a figure no reading could refresh: the last one, marked stale and dimmed. */
+export function staleLabel(tokens: number, severity?: string): { text: string; color: "dim" } {
+	return { text: `${meterLabel(tokens, severity).text} (stale)`, color: "dim" };
+}
+
+/** One `shake meter --serve` child: a request is one revision line, the answer one JSON line, in
+ * order. A reading that takes longer than `timeout` kills the child (it may be stuck); once dead
+ * it answers `undefined` to everything, and the caller runs single `shake meter`s instead. */
+export class MeterServer {
+	private child: ChildProcessWithoutNullStreams | undefined;
+	private buffer = "";
+	private waiting: ((line: string | undefined) => void)[] = [];
+	dead = false;
+
+	constructor(bin: string, cwd: string) {
+		try {
+			this.child = spawn(bin, ["meter", "--serve"], { cwd, stdio: ["pipe", "pipe", "pipe"] });
+		} catch {
+			this.dead = true;
+			return;
+		}
+		const child = this.child;
+		// Never keep pi running for the meter's sake.
+		child.unref();
+		for (const stream of [child.stdin, child.stdout, child.stderr]) (stream as unknown as { unref?: () => void }).unref?.();
+		child.stderr.resume();
+		child.stdout.on("data", (chunk: Buffer) => {
+			this.buffer += chunk.toString("utf8");
+			let nl: number;
+			while ((nl = this.buffer.indexOf("\n")) >= 0) {
+				const line = this.buffer.slice(0, nl);
+				this.buffer = this.buffer.slice(nl + 1);
+				this.waiting.shift()?.(line);
+			}
+		});
+		const die = () => this.stop();
+		child.on("error", die);
+		child.on("exit", die);
+		child.stdin.on("error", die);
+	}
+
+	/** The answer line to one request, or `undefined` (dead, died meanwhile, or timed out). */
+	ask(rev: string, timeout: number): Promise<string | undefined> {
+		if (this.dead || !this.child) return Promise.resolve(undefined);
+		return new Promise((resolve) => {
+			const timer = setTimeout(() => this.stop(), timeout);
+			this.waiting.push((line) => {
+				clearTimeout(timer);
+				resolve(line);
+			});
+			this.child?.stdin.write(`${rev}\n`);
+		});
+	}
+
+	/** Ends the child; every pending request gets `undefined`. */
+	stop(): void {
+		if (!this.dead) {
+			this.dead = true;
+			this.child?.stdin.end();
+			this.child?.kill();
+		}
+		for (const w of this.waiting.splice(0)) w(undefined);
+	}
+}
+
 /** The log entry's data with each target's `edit` set to the id pi gave the edit of that target
  * (the CLI cannot know pi's ids; contract in docs/pi.md). */
 export function withEditIds(log: unknown, ids: Map<string, string>): unknown {
@@ -85,8 +158,8 @@ export function withEditIds(log: unknown, ids: Map<string, string>): unknown {
 }
 
 export default function (pi: ExtensionAPI) {
-	/** Plans made while pi was busy, written at the next turn boundary. */
-	let pending: Plan[] = [];
+	/** Commands that came while pi was busy, planned again and written at the next turn boundary. */
+	let pending: Queued[] = [];
 	/** Said once per session: the binary is missing. */
 	let missingSaid = false;
 	/** Meter runs started; only the latest one's figure reaches the footer. */
@@ -94,6 +167,10 @@ export default function (pi: ExtensionAPI) {
 	/** The tokenizer of the figure in the footer: plans and dry runs count with it too, so the
 	 * figure a fold reports is the one the footer showed. */
 	let tokenizer: string | undefined;
+	/** The figure in the footer, shown stale when a reading fails. */
+	let shown: Meter | undefined;
+	/** This session's meter child; after it dies, single runs until the next session. */
+	let server: MeterServer | undefined;
 
 	/** Tells the user: a toast with a UI, stderr in print and json mode. */
 	function say(ctx: ExtensionContext, message: string, level: Level = "info"): void {
@@ -110,18 +187,25 @@ export default function (pi: ExtensionAPI) {
 		return { file };
 	}
 
-	/** Runs `shake <args> <file>:<pi's leaf>`; returns stdout, or undefined after telling why. */
-	async function cli(ctx: ExtensionContext, args: string[], quiet = false): Promise<string | undefined> {
+	/** `<file>:<pi's leaf>`, the revision every command acts on, or why there is none. */
+	function revision(ctx: ExtensionContext): { rev: string } | { why: string } {
 		const where = sessionFile(ctx);
+		if ("why" in where) return where;
+		// pi's leaf lives in memory and differs from the file's last line after /tree. `FILE:ID`
+		// names a leaf for every command (`--leaf` is only on the reading ones); the meter still
+		// takes its append shortcut when the id is the file's last entry.
+		const leaf = ctx.sessionManager.getLeafId();
+		return { rev: leaf ? `${where.file}:${leaf}` : where.file };
+	}
+
+	/** Runs `shake <args> <file>:<pi's leaf>`; returns stdout, or undefined after telling why. */
+	async function cli(ctx: ExtensionContext, args: string[], quiet = false, timeout = 60_000): Promise<string | undefined> {
+		const where = revision(ctx);
 		if ("why" in where) {
 			if (!quiet) say(ctx, where.why, "warning");
 			return undefined;
 		}
-		// pi's leaf lives in memory and differs from the file's last line after /tree.
-		const leaf = ctx.sessionManager.getLeafId();
-		// `FILE:ID` names a leaf for every command (`--leaf` is only on the reading ones).
-		const argv = [...args, leaf ? `${where.file}:${leaf}` : where.file];
-		const r = await pi.exec(BIN, argv, { cwd: ctx.cwd, timeout: 60_000 });
+		const r = await pi.exec(BIN, [...args, where.rev], { cwd: ctx.cwd, timeout });
 		if (r.code === 0) return r.stdout;
 		// pi.exec reports a failed spawn as exit 1 with the spawn error as stderr.
 		if (/^spawn .*\b(ENOENT|EACCES)\b/.test(r.stderr)) {
@@ -136,8 +220,8 @@ export default function (pi: ExtensionAPI) {
 		return undefined;
 	}
 
-	async function cliJson<T>(ctx: ExtensionContext, args: string[], quiet = false): Promise<T | undefined> {
-		const out = await cli(ctx, [...args, "--json"], quiet);
+	async function cliJson<T>(ctx: ExtensionContext, args: string[], quiet = false, timeout?: number): Promise<T | undefined> {
+		const out = await cli(ctx, [...args, "--json"], quiet, timeout);
 		if (out === undefined) return undefined;
 		try {
 			return JSON.parse(out) as T;
@@ -147,13 +231,38 @@ export default function (pi: ExtensionAPI) {
 		}
 	}
 
+	/** One meter reading at pi's leaf: from this session's `meter --serve` child, else (it died or
+	 * timed out) from a single `shake meter` run; undefined when neither answered. */
+	async function read(ctx: ExtensionContext): Promise<Meter | undefined> {
+		const where = revision(ctx);
+		if ("why" in where) return undefined;
+		if (!server && !missingSaid) server = new MeterServer(BIN, ctx.cwd);
+		const line = await server?.ask(where.rev, METER_TIMEOUT);
+		if (line !== undefined) {
+			try {
+				const m = JSON.parse(line) as Meter & { error?: string };
+				return typeof m.tokens === "number" ? m : undefined;
+			} catch {
+				return undefined;
+			}
+		}
+		return cliJson<Meter>(ctx, ["meter"], true, METER_TIMEOUT);
+	}
+
 	/** Refreshes the footer meter (never without a UI). Runs may overlap: a slower, older figure
-	 * never overwrites a newer one. */
+	 * never overwrites a newer one. A reading that fails leaves the last figure, marked stale. */
 	async function refresh(ctx: ExtensionContext): Promise<void> {
 		if (!ctx.hasUI) return;
 		const run = ++meterRuns;
-		const m = await cliJson<Meter>(ctx, ["meter"], true);
-		if (run !== meterRuns || !m || typeof m.tokens !== "number") return;
+		const m = await read(ctx);
+		if (run !== meterRuns || missingSaid) return;
+		if (!m) {
+			if (!shown) return;
+			const { text, color } = staleLabel(shown.tokens, shown.severity);
+			ctx.ui.setStatus(STATUS_KEY, ctx.ui.theme.fg(color, text));
+			return;
+		}
+		shown = m;
 		tokenizer = m.tokenizer;
 		const { text, color } = meterLabel(m.tokens, m.severity);
 		ctx.ui.setStatus(STATUS_KEY, ctx.ui.theme.fg(color, text));
@@ -189,14 +298,26 @@ export default function (pi: ExtensionAPI) {
 		return undefined;
 	}
 
-	/** Writes the plans queued while pi was busy, and says what happened to each. */
-	function writePending(ctx: ExtensionContext, when: string): void {
-		const plans = pending;
+	/** Writes the commands queued while pi was busy, each planned again now: since it was queued,
+	 * the run added entries and pi may have compacted (pi 1.6.0 runs its threshold compaction
+	 * before `agent_settled`), so the plan made then could edit entries summarised away and claim
+	 * tokens never freed. Says what happened to each. */
+	async function writePending(ctx: ExtensionContext, when: string): Promise<void> {
+		const queued = pending;
 		pending = [];
-		for (const p of plans) {
-			const why = appendViaPi(ctx, p);
-			if (why) say(ctx, `a plan made while pi was busy was not applied (${why}); run /shake again`, "warning");
-			else say(ctx, `${p.message} (${when})`);
+		for (const q of queued) {
+			const plan = await cliJson<Plan>(ctx, [q.verb, "--plan", ...q.cliArgs], true);
+			if (!plan) {
+				say(ctx, `a /shake that came while pi was busy could not be planned again ${when.replace(/^applied /, "")}; run /shake again`, "warning");
+				continue;
+			}
+			if (plan.edits.length === 0 && !plan.log) {
+				say(ctx, `${plan.message || "nothing to shake"} (planned again ${when.replace(/^applied /, "")}: the session changed since /shake)`);
+				continue;
+			}
+			const why = appendViaPi(ctx, plan);
+			if (why) say(ctx, `a /shake that came while pi was busy was not applied (${why}); run /shake again`, "warning");
+			else say(ctx, `${plan.message} (${when})`);
 		}
 	}
 
@@ -220,8 +341,8 @@ export default function (pi: ExtensionAPI) {
 				say(ctx, "pi is busy, and without pi's writer shake must reload the session: run /shake again when pi is idle", "warning");
 				return;
 			}
-			pending.push(plan);
-			say(ctx, `pi is busy: ${plan.message} (applies at the end of this turn)`);
+			pending.push({ verb, cliArgs });
+			say(ctx, `pi is busy: ${plan.message} (applies at the end of this turn, planned again then)`);
 			return;
 		}
 		if (piWriter(ctx)) {
@@ -261,19 +382,24 @@ export default function (pi: ExtensionAPI) {
 	// same run sees them. (Boundary drafts would be the documented route, but pi assigns the edits'
 	// ids only when it commits them, and the log entry must name them.)
 	pi.on("turn_end", async (_event, ctx) => {
-		if (pending.length > 0) writePending(ctx, "applied at the turn boundary");
+		if (pending.length > 0) await writePending(ctx, "applied at the turn boundary");
 	});
 
 	pi.on("session_start", async (_e, ctx) => {
 		pending = [];
+		shown = undefined;
+		server?.stop();
+		server = undefined;
 		await refresh(ctx);
 	});
 	pi.on("session_shutdown", async () => {
 		pending = [];
+		server?.stop();
+		server = undefined;
 	});
 	pi.on("agent_settled", async (_e, ctx) => {
 		// A plan that arrived after the run's last turn boundary: pi is idle now.
-		if (pending.length > 0) writePending(ctx, "applied when pi settled");
+		if (pending.length > 0) await writePending(ctx, "applied when pi settled");
 		await refresh(ctx);
 	});
 	pi.on("session_compact", async (_e, ctx) => refresh(ctx));

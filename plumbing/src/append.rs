@@ -1,31 +1,44 @@
 //! The safe writer: appends a batch of lines to a session file pi may also write (DESIGN §7).
 //!
 //! One advisory lock so two shake processes never interleave, compare-and-append (the file must
-//! still end where the plan was made), one `write` in append mode, then one fsync. A batch is
-//! never written after a partial last line, except one that shake itself left half-written
-//! (then the line is first terminated, as pi's own loader does).
+//! still end where the plan was made), one `write` in append mode, then one fsync. pi takes no
+//! lock, so it may append between the check and the write: the write then lands after pi's
+//! bytes. That is not prevented (no lock pi honours exists) but always detected: after the write
+//! the batch's bytes are looked up where they landed, and [`Appended::foreign`] says what came
+//! in between, for the caller to re-chain (`porcelain::batch`). A batch is never written after a
+//! partial last line, except one that shake itself left half-written (then the line is first
+//! terminated, as pi's own loader does).
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::path::Path;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use crate::{Error, Result};
+use crate::durable::FileError;
+use crate::Error;
 
 /// A file modified more recently than this may be open in a running pi.
 pub const LIVE_WINDOW: Duration = Duration::from_secs(30);
+
+/// Fault injection for the race tests: milliseconds to sleep between the "file unchanged" check
+/// and the write, so a concurrent writer reliably lands in between (`tests/cli/append.rs`).
+pub const DELAY_ENV: &str = "SHAKE_TEST_APPEND_DELAY_MS";
 
 /// The line prefixes shake writes; a partial last line starting so is a torn shake batch.
 pub const SHAKE_LINE_PREFIXES: [&str; 2] =
     ["{\"type\":\"context_edit\",\"id\":\"", "{\"type\":\"custom\",\"customType\":\"shake\","];
 
-/// Where the plan was made: the file's length and its last bytes then.
+/// Where the plan was made: the file's length, its last bytes then, and how it ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Snapshot {
     /// File length in bytes.
     pub len: u64,
     /// The last (up to 4 KiB) bytes.
     pub tail: Vec<u8>,
+    /// How the whole file ended, told from its last line whatever its length (a torn line of an
+    /// undo's 100 KB replacement starts far before the tail).
+    pub ending: Ending,
 }
 
 const TAIL: usize = 4096;
@@ -33,8 +46,83 @@ const TAIL: usize = 4096;
 impl Snapshot {
     /// Takes the snapshot of bytes already read.
     pub fn of(bytes: &[u8]) -> Snapshot {
-        Snapshot { len: bytes.len() as u64, tail: bytes[bytes.len().saturating_sub(TAIL)..].to_vec() }
+        Snapshot {
+            len: bytes.len() as u64,
+            tail: bytes[bytes.len().saturating_sub(TAIL)..].to_vec(),
+            ending: ending(bytes),
+        }
     }
+}
+
+/// Why an append did not happen.
+#[derive(Debug, thiserror::Error)]
+pub enum AppendError {
+    /// The system refused a step.
+    #[error(transparent)]
+    Io(#[from] FileError),
+    /// Another shake holds the file's lock.
+    #[error("{}: another shake process is writing this session", path.display())]
+    Busy {
+        /// The session file.
+        path: PathBuf,
+    },
+    /// The file is not where the plan was made; nothing was written.
+    #[error("{}: the file changed while shake was planning ({then} bytes then, {now} now); nothing was written", path.display())]
+    Changed {
+        /// The session file.
+        path: PathBuf,
+        /// Its length when planned.
+        then: u64,
+        /// Its length now.
+        now: u64,
+    },
+    /// The file ends in a partial line shake did not write.
+    #[error("{}: the last line is incomplete (no trailing newline); shake does not append after it", path.display())]
+    PartialLine {
+        /// The session file.
+        path: PathBuf,
+    },
+    /// The batch was written but its bytes are not in the file afterwards (another program
+    /// truncated or rewrote the file at the same moment).
+    #[error("{}: the batch shake wrote is not in the file afterwards; another program rewrote the file meanwhile", path.display())]
+    Vanished {
+        /// The session file.
+        path: PathBuf,
+    },
+}
+
+impl From<AppendError> for Error {
+    fn from(e: AppendError) -> Error {
+        let hints: &[&str] = match &e {
+            AppendError::Busy { .. } => &["wait for it to finish, then run the command again"],
+            AppendError::Changed { .. } => {
+                &["if pi is running on this session, quit it first; then run the command again"]
+            }
+            AppendError::PartialLine { .. } => &[
+                "another program may be writing the file right now; try again when it is done",
+                "if nothing is writing it, open the session in pi once: pi terminates the line",
+            ],
+            AppendError::Vanished { .. } => {
+                &["check the file with shake status; shake restore can bring back any imported version"]
+            }
+            AppendError::Io(_) => &[],
+        };
+        let err = match &e {
+            AppendError::Io(f) => Error::os(f.source.kind(), &e),
+            _ => Error::user(crate::error::chain(&e)),
+        };
+        hints.iter().fold(err.caused_by(e), |err, h| err.hint(*h))
+    }
+}
+
+/// What an append did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Appended {
+    /// The file's length just after the batch.
+    pub len: u64,
+    /// Bytes another writer appended between the check and the write, which the batch now
+    /// follows: `None` when the batch landed where it was planned.
+    pub foreign: Option<std::ops::Range<u64>>,
 }
 
 /// How a file ends.
@@ -74,52 +162,61 @@ pub fn recently_written(path: &Path) -> Option<Duration> {
 }
 
 /// Appends `batch` (whole lines, each ending in `\n`) to `path`, if the file still matches
-/// `snapshot`. Returns the file's new length.
-pub fn append(path: &Path, snapshot: &Snapshot, batch: &[u8]) -> Result<u64> {
-    let shown = path.display();
-    let mut file = OpenOptions::new()
-        .read(true)
-        .append(true)
-        .open(path)
-        .map_err(|e| Error::io(format!("cannot open {shown} for appending"), e))?;
-    lock(&file, path)?;
+/// `snapshot`; then finds where the bytes landed (see [`Appended::foreign`]).
+pub fn append(path: &Path, snapshot: &Snapshot, batch: &[u8]) -> Result<Appended, AppendError> {
+    let io = |doing: &'static str| move |source| AppendError::Io(FileError { path: path.to_path_buf(), doing, source });
+    let mut file = OpenOptions::new().read(true).append(true).open(path).map_err(io("open for appending"))?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => return Err(AppendError::Busy { path: path.to_path_buf() }),
+        Err(std::fs::TryLockError::Error(e)) => return Err(io("lock")(e)),
+    }
     check_unchanged(&mut file, path, snapshot)?;
     let mut bytes = Vec::with_capacity(batch.len() + 1);
-    match ending(&snapshot.tail) {
+    match snapshot.ending {
         Ending::Clean => {}
         // Terminate our own torn line first, as pi's loader would: it stays a skipped line.
         Ending::TornShakeLine => bytes.push(b'\n'),
-        Ending::Partial => return Err(partial_line(path)),
+        Ending::Partial => return Err(AppendError::PartialLine { path: path.to_path_buf() }),
     }
     bytes.extend_from_slice(batch);
-    file.write_all(&bytes).map_err(|e| Error::io(format!("cannot append to {shown}"), e))?;
-    file.sync_all().map_err(|e| Error::io(format!("cannot fsync {shown}"), e))?;
-    Ok(snapshot.len + bytes.len() as u64)
+    if let Some(ms) = std::env::var(DELAY_ENV).ok().and_then(|v| v.parse().ok()) {
+        std::thread::sleep(Duration::from_millis(ms));
+    }
+    file.write_all(&bytes).map_err(io("append to"))?;
+    file.sync_all().map_err(io("fsync"))?;
+    let at = landed_at(&file, path, snapshot.len, &bytes)?;
+    Ok(Appended { len: at + bytes.len() as u64, foreign: (at > snapshot.len).then_some(snapshot.len..at) })
+}
+
+/// Finds the offset where `bytes`, just appended, landed: `from` unless another writer
+/// appended in between. One `write` in append mode is not interleaved with other writes to a
+/// local file, so the bytes are there whole.
+fn landed_at(file: &File, path: &Path, from: u64, bytes: &[u8]) -> Result<u64, AppendError> {
+    let io = |source| AppendError::Io(FileError { path: path.to_path_buf(), doing: "read back", source });
+    let mut here = vec![0; bytes.len()];
+    if file.read_exact_at(&mut here, from).is_ok() && here == bytes {
+        return Ok(from);
+    }
+    let len = file.metadata().map_err(io)?.len();
+    let mut after = vec![0; usize::try_from(len.saturating_sub(from)).unwrap_or(usize::MAX)];
+    file.read_exact_at(&mut after, from).map_err(io)?;
+    match memchr::memmem::find(&after, bytes) {
+        Some(i) => Ok(from + i as u64),
+        None => Err(AppendError::Vanished { path: path.to_path_buf() }),
+    }
 }
 
 /// Returns the refusal for a file that ends in a partial line shake did not write.
 pub fn partial_line(path: &Path) -> Error {
-    Error::user(format!(
-        "{}: the last line is incomplete (no trailing newline); shake does not append after it",
-        path.display()
-    ))
-    .hint("another program may be writing the file right now; try again when it is done")
-    .hint("if nothing is writing it, open the session in pi once: pi terminates the line")
+    AppendError::PartialLine { path: path.to_path_buf() }.into()
 }
 
-fn lock(file: &File, path: &Path) -> Result<()> {
-    match file.try_lock() {
-        Ok(()) => Ok(()),
-        Err(std::fs::TryLockError::WouldBlock) => {
-            Err(Error::user(format!("{}: another shake process is writing this session", path.display()))
-                .hint("wait for it to finish, then run the command again"))
-        }
-        Err(std::fs::TryLockError::Error(e)) => Err(Error::io(format!("cannot lock {}", path.display()), e)),
-    }
-}
-
-fn check_unchanged(file: &mut File, path: &Path, snapshot: &Snapshot) -> Result<()> {
-    let len = file.metadata().map_err(|e| Error::io(format!("cannot stat {}", path.display()), e))?.len();
+fn check_unchanged(file: &mut File, path: &Path, snapshot: &Snapshot) -> Result<(), AppendError> {
+    let len = file
+        .metadata()
+        .map_err(|source| AppendError::Io(FileError { path: path.to_path_buf(), doing: "stat", source }))?
+        .len();
     let mut tail = vec![0; snapshot.tail.len()];
     let same_len = len == snapshot.len;
     let same_tail = same_len
@@ -129,14 +226,8 @@ fn check_unchanged(file: &mut File, path: &Path, snapshot: &Snapshot) -> Result<
     if same_tail {
         return Ok(());
     }
-    Err(Error::user(format!(
-        "{}: the file changed while shake was planning ({} bytes then, {len} now); nothing was written",
-        path.display(),
-        snapshot.len
-    ))
-    .hint("if pi is running on this session, quit it first; then run the command again"))
+    Err(AppendError::Changed { path: path.to_path_buf(), then: snapshot.len, now: len })
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,8 +249,9 @@ mod tests {
         let path = dir.path().join("s.jsonl");
         std::fs::write(&path, b"a\n").unwrap();
         let snap = Snapshot::of(b"a\n");
-        assert_eq!(append(&path, &snap, b"b\n").unwrap(), 4);
-        assert!(append(&path, &snap, b"c\n").unwrap_err().message.contains("changed"));
+        assert_eq!(append(&path, &snap, b"b\n").unwrap(), Appended { len: 4, foreign: None });
+        let err = append(&path, &snap, b"c\n").unwrap_err();
+        assert!(matches!(err, AppendError::Changed { then: 2, now: 4, .. }), "{err}");
         assert_eq!(std::fs::read(&path).unwrap(), b"a\nb\n");
     }
 
@@ -172,6 +264,38 @@ mod tests {
         append(&path, &Snapshot::of(torn), b"b\n").unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"a\n{\"type\":\"context_edit\",\"id\":\"1\nb\n");
         std::fs::write(&path, b"a\nxyz").unwrap();
-        assert!(append(&path, &Snapshot::of(b"a\nxyz"), b"b\n").unwrap_err().message.contains("incomplete"));
+        let err = Error::from(append(&path, &Snapshot::of(b"a\nxyz"), b"b\n").unwrap_err());
+        assert!(err.message.contains("incomplete") && err.hints.len() == 2, "{err}");
+    }
+
+    #[test]
+    fn a_torn_shake_line_longer_than_the_tail_is_still_ours() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let torn = [&b"a\n{\"type\":\"context_edit\",\"id\":\"1\",\"replacement\":\""[..], &[b'x'; 100_000]].concat();
+        std::fs::write(&path, &torn).unwrap();
+        let snap = Snapshot::of(&torn);
+        assert_eq!(snap.ending, Ending::TornShakeLine);
+        append(&path, &snap, b"b\n").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), [&torn[..], b"\nb\n"].concat());
+    }
+
+    #[test]
+    fn a_batch_that_landed_after_foreign_bytes_is_found_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, b"a\npi1\npi2\nours\npi3\n").unwrap();
+        let file = File::open(&path).unwrap();
+        assert_eq!(landed_at(&file, &path, 2, b"ours\n").unwrap(), 10);
+        assert_eq!(landed_at(&file, &path, 10, b"ours\n").unwrap(), 10);
+        assert!(matches!(landed_at(&file, &path, 2, b"gone\n"), Err(AppendError::Vanished { .. })));
+    }
+
+    #[test]
+    fn io_failures_name_the_file_and_the_step() {
+        let err = append(Path::new("/nonexistent/s.jsonl"), &Snapshot::of(b""), b"b\n").unwrap_err();
+        let shown = Error::from(err);
+        assert!(shown.message.starts_with("cannot open for appending /nonexistent/s.jsonl: "), "{shown}");
+        assert!(shown.source.is_some());
     }
 }

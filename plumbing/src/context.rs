@@ -4,6 +4,7 @@
 //! Resolved once per process from flags and the environment, then passed to every command.
 //! Which folder a host keeps its sessions in is the host's own rule (`crate::host::Host`).
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::host::HostKind;
@@ -41,7 +42,9 @@ impl Context {
     /// Prints a warning on stderr (`shake: warning: …`), unless `SHAKE_QUIET` is set.
     pub fn warn(&self, message: impl std::fmt::Display) {
         if std::env::var_os("SHAKE_QUIET").is_none() {
-            eprintln!("shake: warning: {message}");
+            // Not eprintln!, which panics when stderr is closed: a warning nobody can read is
+            // dropped, as a closed stdout is.
+            let _ = writeln!(std::io::stderr().lock(), "shake: warning: {message}");
         }
     }
 

@@ -1,5 +1,10 @@
-//! The error every command returns: a message, hints, and what kind of failure it is (which
-//! decides the exit code).
+//! The error every command returns: a message, hints, what kind of failure it is (which decides
+//! the exit code), and the engine error it came from (its `source` chain).
+//!
+//! Engine operations have their own typed errors (`append::AppendError`, `store::refs::RefError`,
+//! `durable::FileError`, each host's parse errors, …), each naming the path involved; they
+//! become an [`Error`] by `From` where a command's `?` meets them, which picks the kind and the
+//! hints.
 
 use std::fmt;
 
@@ -14,6 +19,9 @@ pub enum ErrorKind {
     /// could not answer (bad revision, unreadable file…): exit 2, like diff(1) and clap's usage
     /// errors, so a script never reads a failure as a finding.
     Trouble,
+    /// The system refused an operation on a file that exists (permission denied, disk full,
+    /// read-only file system, an I/O error): exit 4. Neither the input's fault nor corruption.
+    Io,
 }
 
 impl ErrorKind {
@@ -21,8 +29,20 @@ impl ErrorKind {
     pub fn exit_code(self) -> u8 {
         match self {
             ErrorKind::User => 1,
-            ErrorKind::Corrupt => 3,
             ErrorKind::Trouble => 2,
+            ErrorKind::Corrupt => 3,
+            ErrorKind::Io => 4,
+        }
+    }
+
+    /// The kind of an operating-system error: a path that names nothing, names a folder where
+    /// a file was wanted (or the reverse), or names a file that must not be overwritten is the
+    /// user's; anything else (permission, space, the device) is [`ErrorKind::Io`].
+    pub fn of_io(kind: std::io::ErrorKind) -> ErrorKind {
+        use std::io::ErrorKind as K;
+        match kind {
+            K::NotFound | K::AlreadyExists | K::IsADirectory | K::NotADirectory => ErrorKind::User,
+            _ => ErrorKind::Io,
         }
     }
 }
@@ -36,21 +56,33 @@ pub struct Error {
     pub message: String,
     /// What the user can do about it.
     pub hints: Vec<String>,
+    /// The engine or system error this one reports, if any.
+    pub source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
 }
 
 impl Error {
+    fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
+        Error { kind, message: message.into(), hints: Vec::new(), source: None }
+    }
+
     /// Returns a user error with this message.
     pub fn user(message: impl Into<String>) -> Error {
-        Error { kind: ErrorKind::User, message: message.into(), hints: Vec::new() }
+        Error::new(ErrorKind::User, message)
     }
 
     /// Returns a corrupt-store error with this message.
     pub fn corrupt(message: impl Into<String>) -> Error {
-        Error { kind: ErrorKind::Corrupt, message: message.into(), hints: Vec::new() }
+        Error::new(ErrorKind::Corrupt, message)
+    }
+
+    /// Returns the error for a typed engine error `e` caused by an I/O error of `kind`: its
+    /// message is `e`'s whole source chain.
+    pub fn os(kind: std::io::ErrorKind, e: &dyn std::error::Error) -> Error {
+        Error::new(ErrorKind::of_io(kind), chain(e))
     }
 
     /// Returns this error as an interrogating command reports it: a user error becomes
-    /// [`ErrorKind::Trouble`] (exit 2); a corrupt store stays exit 3.
+    /// [`ErrorKind::Trouble`] (exit 2); corruption and I/O keep their codes.
     pub fn trouble(self) -> Error {
         match self.kind {
             ErrorKind::User => Error { kind: ErrorKind::Trouble, ..self },
@@ -64,10 +96,45 @@ impl Error {
         self
     }
 
+    /// Keeps `source` as the error this one reports.
+    pub fn caused_by(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Error {
+        self.source = Some(Box::new(source));
+        self
+    }
+
     /// Wraps an I/O error with what was being done and to which path.
     pub fn io(what: impl fmt::Display, err: std::io::Error) -> Error {
-        Error::user(format!("{what}: {err}"))
+        Error::new(ErrorKind::of_io(err.kind()), format!("{what}: {err}")).caused_by(err)
     }
+
+    /// Tells whether this error is a closed pipe (`shake log | head`), found by the
+    /// `io::ErrorKind` anywhere in its source chain.
+    pub fn is_broken_pipe(&self) -> bool {
+        let mut next: Option<&(dyn std::error::Error + 'static)> = self.source.as_deref().map(|s| s as _);
+        while let Some(e) = next {
+            if e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) {
+                return true;
+            }
+            next = e.source();
+        }
+        false
+    }
+}
+
+/// Joins an error and its sources into one line: `a: b: c`.
+pub fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut next = e.source();
+    while let Some(s) = next {
+        let more = s.to_string();
+        // thiserror's transparent wrappers repeat their source's text: say it once.
+        if !text.ends_with(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        next = s.source();
+    }
+    text
 }
 
 impl fmt::Display for Error {
@@ -76,11 +143,15 @@ impl fmt::Display for Error {
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source.as_deref().map(|s| s as _)
+    }
+}
 
 impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Error {
-        Error::user(e.to_string())
+        Error::new(ErrorKind::of_io(e.kind()), e.to_string()).caused_by(e)
     }
 }
 
@@ -98,5 +169,18 @@ mod tests {
         assert_eq!(Error::corrupt("x").trouble().kind.exit_code(), 3);
         let e = Error::user("x").hint("h").trouble();
         assert_eq!((e.message.as_str(), e.hints.as_slice()), ("x", ["h".to_string()].as_slice()));
+    }
+
+    #[test]
+    fn io_errors_keep_their_kind_and_source() {
+        let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        let e = Error::io("cannot read /s/refs/x", denied);
+        assert_eq!(e.kind, ErrorKind::Io);
+        assert_eq!(e.kind.exit_code(), 4);
+        assert!(e.message.starts_with("cannot read /s/refs/x: "), "{}", e.message);
+        assert_eq!(Error::io("x", std::io::ErrorKind::NotFound.into()).kind, ErrorKind::User);
+        assert!(Error::from(std::io::Error::from(std::io::ErrorKind::BrokenPipe)).is_broken_pipe());
+        // The text alone does not make a broken pipe.
+        assert!(!Error::user("Broken pipe").is_broken_pipe());
     }
 }

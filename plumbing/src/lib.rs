@@ -2,13 +2,16 @@
 //! counting, and the low-level (plumbing) commands whose output is a contract.
 
 pub mod append;
+pub mod claude;
 pub mod cmd;
 pub mod context;
+pub mod durable;
 pub mod error;
 pub mod host;
 pub mod id;
 pub mod json;
 pub mod nodes;
+pub mod omp;
 pub mod output;
 pub mod pi;
 pub mod regions;

@@ -83,6 +83,15 @@ impl Rev {
         }
     }
 
+    /// Opens the revision in `file` (as [`RevArgs::load`] read it): loads it with its host
+    /// (`--host`, else detection), prints its warnings, and resolves the leaf.
+    pub fn open<'a>(&self, ctx: &Context, file: &'a SessionFile) -> Result<(Session<'a>, Option<usize>)> {
+        let session = host::load(file, ctx.host)?;
+        ctx.warn_session(&session);
+        let leaf = self.leaf(&session)?;
+        Ok((session, leaf))
+    }
+
     /// Resolves the entry part to a leaf index in `session` (pi's leaf on load when absent).
     pub fn leaf(&self, session: &Session<'_>) -> Result<Option<usize>> {
         match &self.entry {
@@ -90,6 +99,22 @@ impl Rev {
             Some(prefix) => resolve_entry(session, prefix).map(Some),
         }
     }
+}
+
+/// Resolves a revision to its leaf and the root→leaf path; fails on an empty session or a cycle.
+pub fn leaf_path(session: &Session<'_>, rev: &Rev) -> Result<(usize, Vec<usize>)> {
+    let leaf = rev
+        .leaf(session)?
+        .ok_or_else(|| Error::user(format!("{}: the session has no entries, so no leaf", session.file.display())))?;
+    Ok((leaf, path_of(session, leaf)?))
+}
+
+/// Returns the root→leaf path, or an error naming the entry and line where `parentId` loops.
+pub fn path_of(session: &Session<'_>, leaf: usize) -> Result<Vec<usize>> {
+    session.path(leaf).map_err(|cycle| {
+        Error::user(format!("{}: {cycle}", session.file.display()))
+            .hint("repair the parentId of one entry on the loop by hand")
+    })
 }
 
 /// Resolves an entry id or unique prefix to an entry index.

@@ -89,11 +89,12 @@ pub fn parse_iso_millis(s: &str) -> Option<i64> {
         return None;
     }
     millis += ((hour * 60 + minute) * 60 + second) * 1000 + ms;
-    match &s[i..] {
+    // `get`, not an index: a byte offset past the ASCII part may fall inside a character.
+    match s.get(i..)? {
         "Z" => Some(millis),
         // Without an offset JavaScript reads a date-time as local time; shake runs in UTC terms.
         "" => Some(millis),
-        rest if rest.len() == 6 && (rest.starts_with('+') || rest.starts_with('-')) && &rest[3..4] == ":" => {
+        rest if rest.len() == 6 && (rest.starts_with('+') || rest.starts_with('-')) && rest.get(3..4) == Some(":") => {
             let offset = (num(i + 1..i + 3)? * 60 + num(i + 4..i + 6)?) * 60_000;
             Some(if rest.starts_with('+') { millis - offset } else { millis + offset })
         }

@@ -5,12 +5,16 @@
 //! tokenizer, entries), written whole to a temporary file and renamed over the old one. A cache is
 //! only ever an optimisation: a file that does not decode is ignored with a warning and rebuilt,
 //! and two processes racing to save simply lose one run's additions.
+//!
+//! A command counts through a [`CachedTokenizer`]: the tokenizer with its cache opened, which
+//! saves the cache when it goes out of scope (on every return path, errors included), so no
+//! command has to remember to.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use crate::tokens::TokenizerName;
+use crate::tokens::{Tokenizer, TokenizerName};
 use crate::Context;
 
 /// What a count is keyed by: the first 128 bits of blake3 over the counted text.
@@ -183,6 +187,50 @@ impl TokenCache {
     }
 }
 
+/// A tokenizer counting through the store's cache, saved when this is dropped. It dereferences
+/// to the [`Tokenizer`] (which is `Copy`: `*tok` where a function takes one by value).
+#[derive(Debug)]
+pub struct CachedTokenizer<'c> {
+    tokenizer: Tokenizer,
+    ctx: &'c Context,
+}
+
+impl<'c> CachedTokenizer<'c> {
+    /// Wraps a tokenizer whose cache (if any) belongs to the store of `ctx`.
+    pub fn new(ctx: &'c Context, tokenizer: Tokenizer) -> CachedTokenizer<'c> {
+        CachedTokenizer { tokenizer, ctx }
+    }
+
+    /// Counts with `tokenizer` from now on (e.g. re-calibrated); it must share this one's cache,
+    /// the one that is saved.
+    pub fn set(&mut self, tokenizer: Tokenizer) {
+        debug_assert!(tokenizer.cache().map(|c| c as *const _) == self.tokenizer.cache().map(|c| c as *const _));
+        self.tokenizer = tokenizer;
+    }
+
+    /// Saves the cache now if it learnt something (a long-running command between readings);
+    /// dropping saves too.
+    pub fn save(&self) {
+        if let Some(cache) = self.tokenizer.cache() {
+            cache.save(self.ctx);
+        }
+    }
+}
+
+impl std::ops::Deref for CachedTokenizer<'_> {
+    type Target = Tokenizer;
+
+    fn deref(&self) -> &Tokenizer {
+        &self.tokenizer
+    }
+}
+
+impl Drop for CachedTokenizer<'_> {
+    fn drop(&mut self) {
+        self.save();
+    }
+}
+
 /// Where the cache for `tokenizer` lives in a store.
 pub fn cache_path(store_dir: &Path, tokenizer: TokenizerName) -> PathBuf {
     store_dir.join("cache").join(format!("tokens-{tokenizer}.bin"))
@@ -232,6 +280,24 @@ mod tests {
         assert_eq!(again.stats(), CacheStats { hits: 1, added: 0, len: 1 });
         // Another tokenizer's file is separate.
         assert_eq!(TokenCache::open(&ctx, TokenizerName::Cl100k).get(&key("hello")), None);
+    }
+
+    #[test]
+    fn the_guard_saves_on_drop_even_on_an_early_return() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ctx(dir.path());
+        let count = |text: &str| -> Result<u64, ()> {
+            let cache: &'static TokenCache = Box::leak(Box::new(TokenCache::open(&ctx, TokenizerName::O200k)));
+            let tok = CachedTokenizer::new(&ctx, Tokenizer::new(TokenizerName::O200k).with_cache(cache));
+            let n = tok.count(text);
+            if n > 0 {
+                return Err(());
+            }
+            Ok(n)
+        };
+        assert!(count("hello world").is_err());
+        let again = TokenCache::open(&ctx, TokenizerName::O200k);
+        assert_eq!(again.get(&key("hello world")), Some(2));
     }
 
     #[test]

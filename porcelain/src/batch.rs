@@ -147,14 +147,36 @@ pub fn torn_last_line(file: &SessionFile) -> bool {
     ending(file.raw()) == Ending::TornShakeLine
 }
 
+/// How often a batch that landed after a concurrent writer's entries is written again.
+const RECHAIN_ATTEMPTS: usize = 5;
+
 /// Appends one batch after entry `leaf`: the log entry (its targets' `edit` fields filled in
 /// with fresh ids), then one `context_edit` per `(target id, content)`. Returns the ids
 /// appended, log entry first.
+///
+/// pi takes no lock: if it appended entries between the writer's check and its write, the
+/// batch lands after them but chains from `leaf`, and pi would resume at shake's last edit
+/// without its own new messages. Then the batch is written again, chained from pi's last
+/// entry, so pi's entries stay on the branch; the first copy stays behind on a side branch.
+/// The store remembers the write as shake's own (no "pi may have it open" warning next time).
 fn write(
     ctx: &Context,
     session: &Session<'_>,
     leaf: usize,
-    mut data: LogData,
+    data: LogData,
+    edits: &[(String, &RawValue)],
+) -> Result<Vec<String>> {
+    let ids = append_batch(ctx, session, leaf, data, edits)?;
+    crate::own_write::record(ctx, &session.file.path);
+    Ok(ids)
+}
+
+/// [`write`]'s append, re-chained after a concurrent writer's entries.
+fn append_batch(
+    ctx: &Context,
+    session: &Session<'_>,
+    leaf: usize,
+    data: LogData,
     edits: &[(String, &RawValue)],
 ) -> Result<Vec<String>> {
     let path = &session.file.path;
@@ -165,6 +187,67 @@ fn write(
             age.as_secs()
         ));
     }
+    let leaf_id = session.entries[leaf].id.to_string();
+    let (bytes, ids) = lines(session, &leaf_id, data.clone(), edits)?;
+    let mut landed = append::append(path, &Snapshot::of(session.file.raw()), &bytes)?;
+    let mut ids = ids;
+    for _ in 0..RECHAIN_ATTEMPTS {
+        let Some(foreign) = landed.foreign.clone() else { return Ok(ids) };
+        let file =
+            SessionFile::read(path).map_err(|e| Error::io(format!("cannot read {} again", path.display()), e))?;
+        let now = session.host().load(&file)?;
+        let starts = |e: &shake_plumbing::host::Node<'_>| file.lines[e.line - 1].raw.start as u64;
+        let Some(last) = now.entries.iter().rposition(|e| foreign.contains(&starts(e))) else {
+            // Only blank or unreadable lines came in between: the branch is what was planned.
+            return Ok(ids);
+        };
+        let on_branch = now.path(last).is_ok_and(|p| p.iter().any(|&i| now.entries[i].id == leaf_id));
+        if !on_branch {
+            ctx.warn(format_args!(
+                "{}: another program appended entries on another branch while shake was writing; pi now resumes shake's branch",
+                path.display()
+            ));
+            return Ok(ids);
+        }
+        let pi_leaf = now.entries[last].id.to_string();
+        ctx.warn(format_args!(
+            "{}: pi appended entries while shake was writing; the batch is written again after {pi_leaf} so they stay on the branch",
+            path.display()
+        ));
+        let (again, again_ids) = lines(&now, &pi_leaf, data.clone(), edits)?;
+        landed = match append::append(path, &Snapshot::of(file.raw()), &again) {
+            Ok(landed) => landed,
+            // pi wrote again after the re-read: its newest entries are the file's last, so they
+            // are on the branch pi resumes; shake's batch is on a side branch, not applied.
+            Err(append::AppendError::Changed { .. }) => {
+                return Err(Error::user(format!(
+                    "{}: pi keeps appending to this session; the batch was not applied (pi's entries are all on its branch)",
+                    path.display()
+                ))
+                .hint("quit pi, or use the pi extension (/shake), then run the command again"));
+            }
+            Err(e) => return Err(e.into()),
+        };
+        ids = again_ids;
+    }
+    match landed.foreign {
+        None => Ok(ids),
+        Some(_) => Err(Error::user(format!(
+            "{}: pi kept appending while shake wrote; the batch is on a side branch, pi's entries on its own",
+            path.display()
+        ))
+        .hint("quit pi, or use the pi extension (/shake), then run the command again")),
+    }
+}
+
+/// Builds the batch's bytes chained from `parent`, with ids fresh in `session`: the log entry,
+/// then the edits. Returns the bytes and the ids, log entry first.
+fn lines(
+    session: &Session<'_>,
+    parent: &str,
+    mut data: LogData,
+    edits: &[(String, &RawValue)],
+) -> Result<(Vec<u8>, Vec<String>)> {
     let mut writer = session.appender()?;
     let log_id = writer.fresh_id();
     let edit_ids: HashMap<&str, String> = edits.iter().map(|(t, _)| (t.as_str(), writer.fresh_id())).collect();
@@ -172,7 +255,7 @@ fn write(
         t.edit = edit_ids.get(t.id.as_str()).cloned().unwrap_or_default();
     }
     let value = serde_json::to_value(&data).map_err(|e| Error::user(format!("cannot encode the log entry: {e}")))?;
-    let mut lines = vec![writer.log_line(&log_id, Some(&session.entries[leaf].id), CUSTOM_TYPE, &value)];
+    let mut lines = vec![writer.log_line(&log_id, Some(parent), CUSTOM_TYPE, &value)];
     let mut ids = vec![log_id];
     for (target, content) in edits {
         let id = &edit_ids[target.as_str()];
@@ -181,9 +264,7 @@ fn write(
     }
     let mut bytes = lines.join("\n").into_bytes();
     bytes.push(b'\n');
-    append::append(path, &Snapshot::of(session.file.raw()), &bytes)?;
-    crate::own_write::record(ctx, path);
-    Ok(ids)
+    Ok((bytes, ids))
 }
 
 /// Prints the lines that follow a fold's or undo's sentence: a repair, a moved resume point.

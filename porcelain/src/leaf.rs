@@ -5,11 +5,11 @@ use std::collections::HashSet;
 use std::io::Write;
 
 use serde_json::{json, Value};
-use shake_plumbing::cmd::rev_parse::leaf_path;
 use shake_plumbing::host::{Projected, Session, View};
 use shake_plumbing::id::ObjectId;
 use shake_plumbing::nodes::NodeIds;
 use shake_plumbing::output::write_record;
+use shake_plumbing::rev::leaf_path;
 use shake_plumbing::rev::{Rev, RevArgs};
 use shake_plumbing::tokens::{entry_tokens, Tokenizer};
 use shake_plumbing::{Context, Result};
@@ -67,9 +67,9 @@ pub fn with_two_leaves<T>(
 ) -> Result<T> {
     let load = |rev: &str| RevArgs { rev: Some(rev.to_string()), leaf: None }.load(ctx);
     let ((file_a, rev_a), (file_b, rev_b)) = (load(a)?, load(b)?);
-    let (session_a, session_b) =
-        (shake_plumbing::host::load(&file_a, ctx.host)?, shake_plumbing::host::load(&file_b, ctx.host)?);
+    let session_a = shake_plumbing::host::load(&file_a, ctx.host)?;
     ctx.warn_session(&session_a);
+    let session_b = shake_plumbing::host::load(&file_b, ctx.host)?;
     if file_b.path != file_a.path {
         ctx.warn_session(&session_b);
     }

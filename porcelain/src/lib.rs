@@ -1,17 +1,15 @@
-//! shake for people: fold policy (profiles, scopes, placeholders, the wall), the commands that
-//! write folds back (`fold`, `undo`) and the ones that read them (`status`, `log`, `show`), and the
-//! pi integration (`pi-extension`).
+//! shake for people: fold policy (profiles, scopes, placeholders, the wall) and the library the
+//! commands share (plans, batches, overlays, rendering); the commands themselves in [`cmd`]
+//! (re-exported here under their own names); and the pi integration (`pi-extension`).
 
-pub mod audit;
 pub mod batch;
-pub mod diff;
+pub mod cmd;
 pub mod example;
-pub mod fold;
+pub mod fingerprint;
 pub mod host_plan;
 pub mod leaf;
-pub mod log;
 pub mod log_entry;
-pub mod meter;
+pub mod omp_meter;
 pub mod overlay;
 pub mod own_write;
 pub mod pi_extension;
@@ -19,7 +17,6 @@ pub mod plan;
 pub mod profile;
 pub mod regions;
 pub mod render;
-pub mod show;
-pub mod status;
-pub mod undo;
 pub mod wall;
+
+pub use cmd::{audit, diff, fold, log, meter, show, status, undo};

@@ -92,13 +92,8 @@ impl LogData {
 
     /// Returns the distinct edit ids the entry announces, in order.
     pub fn edit_ids(&self) -> Vec<&str> {
-        let mut ids: Vec<&str> = Vec::new();
-        for t in &self.targets {
-            if !ids.contains(&t.edit.as_str()) {
-                ids.push(&t.edit);
-            }
-        }
-        ids
+        let mut seen = std::collections::HashSet::new();
+        self.targets.iter().map(|t| t.edit.as_str()).filter(|id| seen.insert(*id)).collect()
     }
 
     /// Counts the targets of one kind.

@@ -5,7 +5,7 @@
 use std::io::Write;
 
 use serde_json::json;
-use shake_plumbing::cmd::tokens::{open_tokenizer, save_cache};
+use shake_plumbing::cmd::tokens::open_tokenizer;
 use shake_plumbing::host::View;
 use shake_plumbing::output::{json_or, write_record};
 use shake_plumbing::regions::{Profile, Scope};
@@ -38,14 +38,16 @@ pub struct RegionsArgs {
 /// Runs `shake regions`.
 pub fn run(ctx: &Context, args: &RegionsArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.rev.load(ctx)?;
-    let session = shake_plumbing::host::load(&file, ctx.host)?;
-    ctx.warn_session(&session);
-    let projection = View::at(&session, rev.leaf(&session)?)?;
+    let (session, leaf) = rev.open(ctx, &file)?;
+    let projection = View::at(&session, leaf)?;
     let tokenizer = open_tokenizer(ctx, args.tokenizer, &session)?;
     tokenizer.prefetch(&projection);
     let wall = Wall::at(&projection);
-    let plan = plan_with_wall(&projection, &wall, &FoldOptions { scope: args.scope, profile: args.profile, tokenizer });
-    save_cache(ctx, &tokenizer);
+    let plan = plan_with_wall(
+        &projection,
+        &wall,
+        &FoldOptions { scope: args.scope, profile: args.profile, tokenizer: *tokenizer },
+    );
     let json = || {
         let regions: Vec<_> = plan
             .regions

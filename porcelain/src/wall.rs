@@ -95,7 +95,10 @@ impl Wall {
         let logs: Vec<(usize, LogData)> =
             projection.path.iter().filter_map(|&i| log_entry::parse(session, i).map(|d| (i, d))).collect();
         let mut wall = Wall::default();
-        let mut folded: Vec<Item> = Vec::new();
+        // Folded items in the order folded; a slot is emptied when an undo or a refold replaces
+        // it, found through `slots` (per target), so each log costs its own targets only.
+        let mut folded: Vec<Option<Item>> = Vec::new();
+        let mut slots: HashMap<String, Vec<usize>> = HashMap::new();
         let mut last_edit: HashMap<String, String> = HashMap::new();
         let repaired: HashSet<&str> = logs.iter().flat_map(|(_, d)| d.repairs.iter().map(String::as_str)).collect();
         for (i, data) in &logs {
@@ -111,8 +114,19 @@ impl Wall {
                 last_edit.insert(t.id.clone(), t.edit.clone());
                 match op {
                     Some(Op::Undo) => match &data.undoes {
-                        Some(log) => folded.retain(|f| !(f.target == t.id && f.log == *log)),
-                        None => folded.retain(|f| f.target != t.id),
+                        // `undo --last`: only the regions that one fold folded.
+                        Some(log) => {
+                            if let Some(same) = slots.get_mut(&t.id) {
+                                same.retain(|&at| match &folded[at] {
+                                    Some(f) if f.log == *log => {
+                                        folded[at] = None;
+                                        false
+                                    }
+                                    _ => true,
+                                });
+                            }
+                        }
+                        None => slots.remove(&t.id).into_iter().flatten().for_each(|at| folded[at] = None),
                     },
                     Some(Op::Fold) => {
                         let (Some(kind), Some(index)) = (RegionKind::parse(&t.kind), session.index_of(&t.id)) else {
@@ -126,8 +140,16 @@ impl Wall {
                             at: t.at.map(|[a, b]| (a, b)),
                         };
                         let item = Item::new(t.id.clone(), index, region, entry.id.to_string());
-                        folded.retain(|f| !(f.target == item.target && f.key() == item.key()));
-                        folded.push(item);
+                        let same = slots.entry(item.target.clone()).or_default();
+                        same.retain(|&at| match &folded[at] {
+                            Some(f) if f.key() == item.key() => {
+                                folded[at] = None;
+                                false
+                            }
+                            _ => true,
+                        });
+                        same.push(folded.len());
+                        folded.push(Some(item));
                     }
                     None => {}
                 }
@@ -141,7 +163,7 @@ impl Wall {
             }
         }
         let winner = |index: usize| projection.edit_of(index).map(|e| session.entries[e].id.as_ref());
-        for item in folded {
+        for item in folded.into_iter().flatten() {
             if projection.position(item.index).is_none() {
                 continue; // summarised away by a later compaction: inert
             }

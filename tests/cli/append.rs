@@ -4,11 +4,13 @@
 
 use serde_json::Value;
 
+use shake_plumbing::Context;
+
 use crate::env::{Oracle, TestEnv};
 use crate::synthetic::{filler, text, Builder};
 
 /// A small session whose fold writes a short batch (two tool results).
-fn small() -> String {
+pub fn small() -> String {
     let mut b = Builder::new();
     b.user(serde_json::json!("go"));
     b.tool("bash", serde_json::json!({"command": "make"}), serde_json::json!([text(&filler("make", 300))]));
@@ -30,9 +32,104 @@ fn wall_ids(s: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The porcelain commands, run in-process (the every-byte loops would start a process per
+/// command per byte otherwise).
+#[derive(clap::Parser)]
+#[command(no_binary_name = true)]
+enum InProcess {
+    Fold(shake_porcelain::fold::FoldArgs),
+    Undo(shake_porcelain::undo::UndoArgs),
+    Status(shake_porcelain::status::StatusArgs),
+}
+
+/// Runs `shake ARGS…` through the library with `ctx`; asserts success and returns stdout.
+fn run_in_process(ctx: &Context, args: &[&str]) -> String {
+    let mut out = Vec::new();
+    let code = match <InProcess as clap::Parser>::try_parse_from(args).unwrap_or_else(|e| panic!("{args:?}: {e}")) {
+        InProcess::Fold(a) => shake_porcelain::fold::run(ctx, &a, &mut out),
+        InProcess::Undo(a) => shake_porcelain::undo::run(ctx, &a, &mut out),
+        InProcess::Status(a) => shake_porcelain::status::run(ctx, &a, &mut out),
+    };
+    assert_eq!(code.unwrap_or_else(|e| panic!("shake {args:?}: {}", e.message)), 0, "{args:?}");
+    String::from_utf8(out).unwrap()
+}
+
+/// Where a cut's commands run: through the binary, or in-process.
+#[derive(Clone, Copy)]
+enum Via<'a> {
+    Binary(&'a TestEnv),
+    Library(&'a Context),
+}
+
+impl Via<'_> {
+    fn ok(self, args: &[&str]) -> String {
+        match self {
+            Via::Binary(env) => env.ok(args),
+            Via::Library(ctx) => run_in_process(ctx, args),
+        }
+    }
+
+    fn status(self, path: &str) -> Value {
+        serde_json::from_str(&self.ok(&["status", path, "--json"])).unwrap()
+    }
+}
+
+/// The cuts of a batch that also go through the binary: the first and last 40 bytes, every
+/// line end ±2, and one byte in 97 (short batches) or 997 (long ones).
+fn sample(batch: &[u8]) -> Vec<usize> {
+    let step = if batch.len() <= 4000 { 97 } else { 997 };
+    let ends = batch.iter().enumerate().filter(|(_, b)| **b == b'\n').map(|(i, _)| i);
+    let mut cuts: Vec<usize> = (0..=40.min(batch.len()))
+        .chain(batch.len().saturating_sub(40)..=batch.len())
+        .chain((0..batch.len()).step_by(step))
+        .chain(ends.flat_map(|i| i.saturating_sub(2)..=(i + 3).min(batch.len())))
+        .collect();
+    cuts.sort_unstable();
+    cuts.dedup();
+    cuts
+}
+
+/// The cuts run in-process: every byte, except in a line longer than 8 KiB, where every byte
+/// is cut only around what can change the outcome (the line's first and last 128 bytes, where
+/// the shake prefix and the closing brace are, and 128 bytes either side of 4 KiB in, the tail
+/// the writer once judged a torn line by: a cut beyond it was refused, not repaired), and one
+/// byte in 127 elsewhere. Every cut there leaves the same kind of file (a torn shake line
+/// longer than the tail) and costs a full status, repair and status.
+fn in_process_cuts(batch: &[u8]) -> Vec<usize> {
+    let mut cuts = Vec::new();
+    let mut start = 0;
+    let ends = batch.iter().enumerate().filter(|(_, b)| **b == b'\n').map(|(i, _)| i + 1);
+    for end in ends.chain([batch.len() + 1]) {
+        let line = start..end;
+        if line.len() > 8192 {
+            let s = line.start;
+            let dense =
+                |k: &usize| *k < s + 128 || (s + 4096 - 128..s + 4096 + 128).contains(k) || *k + 128 >= line.end;
+            cuts.extend(line.clone().filter(|k| dense(k) || (k - s) % 127 == 0));
+        } else {
+            cuts.extend(line);
+        }
+        start = end;
+    }
+    cuts.retain(|&k| k <= batch.len());
+    cuts
+}
+
+/// The cuts pi loads (one process for all): every cut of a short batch, the sample of a long one.
+fn for_pi(batch: &[u8], sampled: &[usize]) -> Vec<usize> {
+    match batch.len() <= 4000 {
+        true => (0..=batch.len()).collect(),
+        false => sampled.to_vec(),
+    }
+}
+
 /// Runs `op` on a copy of `before`, then cuts its batch at every byte: pi loads each cut,
 /// `shake status` reports the half-written batch, and running `op` again repairs it to the wall
 /// the whole batch gave (pi then projects the same context). Returns that wall.
+///
+/// Every cut runs `status`, `op` and `status` again in-process, with no store (its writes fail,
+/// quietly) so the loop costs no I/O beyond the file; the [`sample`] cuts run them through the
+/// binary too, with the store, and pi loads those cuts and their repairs.
 fn cut_everywhere(env: &TestEnv, name: &str, before: &[u8], op: &[&str]) -> Vec<(String, String)> {
     let full = env.write(&format!("{name}.jsonl"), before);
     let full_s = full.to_str().unwrap();
@@ -40,22 +137,10 @@ fn cut_everywhere(env: &TestEnv, name: &str, before: &[u8], op: &[&str]) -> Vec<
     let after = std::fs::read(&full).unwrap();
     let batch = &after[before.len()..];
     let intended = wall_ids(&status(env, full_s));
-    let cuts = env.dir.path().join(format!("cuts-{name}"));
-    std::fs::create_dir_all(&cuts).unwrap();
-    let mut files = Vec::new();
-    for k in 0..=batch.len() {
-        let path = cuts.join(format!("cut-{k:05}.jsonl"));
-        std::fs::write(&path, [before, &batch[..k]].concat()).unwrap();
-        files.push(path.to_str().unwrap().to_string());
-    }
-    // pi loads every cut.
-    let args: Vec<&str> = files.iter().map(String::as_str).collect();
-    for r in Oracle::run("load-many.mjs", &args).as_array().unwrap() {
-        assert_eq!(r["accepted"], true, "{r}");
-    }
     let first_line = batch.iter().position(|b| *b == b'\n').unwrap() + 1;
-    for (k, path) in files.iter().enumerate() {
-        let s = status(env, path);
+    let check = |via: Via<'_>, path: &str, k: usize| {
+        std::fs::write(path, [before, &batch[..k]].concat()).unwrap();
+        let s = via.status(path);
         let torn = s["tornLastLine"] == true || !s["halfWritten"].as_array().unwrap().is_empty();
         let whole = k == 0 || k == batch.len();
         assert_eq!(torn, !whole, "{name}: cut at byte {k}: {s}");
@@ -67,22 +152,81 @@ fn cut_everywhere(env: &TestEnv, name: &str, before: &[u8], op: &[&str]) -> Vec<
             );
         }
         if whole {
-            continue;
+            return;
         }
-        let out = env.ok(&[op, &[path.as_str()]].concat());
+        let out = via.ok(&[op, &[path]].concat());
         assert!(out.contains("Repaired a half-written shake batch"), "{name}: cut at byte {k}: {out}");
-        let repaired = status(env, path);
+        let repaired = via.status(path);
         assert_eq!(wall_ids(&repaired), intended, "{name}: cut at byte {k}");
         assert_eq!(repaired["tornLastLine"], false);
         assert!(repaired["halfWritten"].as_array().unwrap().is_empty(), "{name}: cut at byte {k}: {repaired}");
+    };
+    // In-process, every byte. The store is a path under a file: nothing can be stored there.
+    let no_store = env.write("not-a-folder", "");
+    let ctx = Context {
+        cwd: env.cwd(),
+        agent_dir: env.agent_dir(),
+        custom_session_dir: None,
+        store_dir: no_store.join("store"),
+        host: None,
+        color: false,
+    };
+    quiet();
+    let scratch = env.dir.path().join(format!("cut-{name}.jsonl"));
+    let started = std::time::Instant::now();
+    let every = in_process_cuts(batch);
+    for &k in &every {
+        check(Via::Library(&ctx), scratch.to_str().unwrap(), k);
+    }
+    eprintln!("{name}: {} cuts in-process in {:?}", every.len(), started.elapsed());
+    // Through the binary, the sample, whose repairs pi loads; pi loads the cuts themselves
+    // (every one of a short batch).
+    let cuts = env.dir.path().join(format!("cuts-{name}"));
+    std::fs::create_dir_all(&cuts).unwrap();
+    let sampled = sample(batch);
+    let mut repaired = Vec::new();
+    for &k in &sampled {
+        let path = cuts.join(format!("cut-{k:06}.jsonl"));
+        let path_s = path.to_str().unwrap().to_string();
+        check(Via::Binary(env), &path_s, k);
+        if k != 0 && k != batch.len() {
+            repaired.push(path_s);
+        }
+    }
+    let mut torn = Vec::new();
+    for k in for_pi(batch, &sampled) {
+        torn.push(cuts.join(format!("torn-{k:06}.jsonl")));
+        std::fs::write(torn.last().unwrap(), [before, &batch[..k]].concat()).unwrap();
+    }
+    let torn: Vec<&str> = torn.iter().map(|p| p.to_str().unwrap()).collect();
+    for r in Oracle::run("load-many.mjs", &torn).as_array().unwrap() {
+        assert_eq!(r["accepted"], true, "{r}");
     }
     // pi loads every repaired file too, with the same context as after the whole batch.
     let whole = &Oracle::run("load-many.mjs", &[full_s])[0];
-    for r in Oracle::run("load-many.mjs", &args[1..args.len() - 1]).as_array().unwrap() {
+    let repaired: Vec<&str> = repaired.iter().map(String::as_str).collect();
+    for r in Oracle::run("load-many.mjs", &repaired).as_array().unwrap() {
         assert_eq!(r["accepted"], true, "{r}");
         assert_eq!(r["messages"], whole["messages"], "{r}");
     }
     intended
+}
+
+/// Silences warnings of in-process commands for the rest of this test process: the every-byte
+/// loops would print thousands. (The binary's runs clear their environment.)
+fn quiet() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| std::env::set_var("SHAKE_QUIET", "1"));
+}
+
+/// A session whose undo writes a line of more than 100 KB (the restored tool result).
+fn long() -> String {
+    let mut b = Builder::new();
+    b.user(serde_json::json!("go"));
+    b.tool("bash", serde_json::json!({"command": "cat big.log"}), serde_json::json!([text(&filler("log", 110_000))]));
+    b.tool("grep", serde_json::json!({"pattern": "x"}), serde_json::json!([text(&filler("grep", 300))]));
+    b.user(serde_json::json!(filler("tail", 9000)));
+    b.text()
 }
 
 #[test]
@@ -99,6 +243,18 @@ fn an_undo_batch_cut_at_every_byte_loads_in_pi_and_is_repaired() {
     env.ok(&["fold", path.to_str().unwrap(), "--profile", "aggressive"]);
     let folded = std::fs::read(&path).unwrap();
     assert!(cut_everywhere(&env, "undo", &folded, &["undo"]).is_empty());
+}
+
+#[test]
+fn an_undo_batch_with_a_100_kb_line_cut_anywhere_is_repaired() {
+    let env = TestEnv::new();
+    let path = env.write("folded.jsonl", long());
+    env.ok(&["fold", path.to_str().unwrap(), "--profile", "aggressive"]);
+    let folded = std::fs::read(&path).unwrap();
+    let before = folded.len();
+    assert!(cut_everywhere(&env, "long-undo", &folded, &["undo", "--tokenizer", "pi"]).is_empty());
+    let batch = std::fs::read(env.dir.path().join("long-undo.jsonl")).unwrap().len() - before;
+    assert!(batch > 100_000, "the undo batch is only {batch} bytes");
 }
 
 #[test]
@@ -121,5 +277,97 @@ fn warns_when_the_file_was_just_written() {
     let path = env.write("live.jsonl", small());
     let out = env.cmd().args(["fold", path.to_str().unwrap(), "--profile", "aggressive"]).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("was written 0s ago; if pi has this session open, quit pi"), "{err}");
+    // "0s ago", or more on a loaded machine: the seconds are not the point.
+    let (_, after) = err.split_once(" was written ").unwrap_or_else(|| panic!("{err}"));
+    let (secs, rest) = after.split_once("s ago; ").unwrap_or_else(|| panic!("{err}"));
+    assert!(secs.parse::<u64>().is_ok_and(|s| s < 30), "{err}");
+    assert!(rest.starts_with("if pi has this session open, quit pi"), "{err}");
+}
+
+/// The entry ids on the branch pi resumes: from the file's last entry back along `parentId`.
+pub fn resumed_branch(bytes: &[u8]) -> Vec<String> {
+    let entries: Vec<Value> = bytes
+        .split(|b| *b == b'\n')
+        .filter_map(|l| serde_json::from_slice::<Value>(l).ok())
+        .filter(|v| v["type"] != "session")
+        .collect();
+    let parent: std::collections::HashMap<&str, Option<&str>> =
+        entries.iter().map(|e| (e["id"].as_str().unwrap(), e["parentId"].as_str())).collect();
+    let mut branch = Vec::new();
+    let mut at = entries.last().and_then(|e| e["id"].as_str());
+    while let Some(id) = at {
+        branch.push(id.to_string());
+        at = parent[id];
+    }
+    branch
+}
+
+/// Appends entries the way pi's session manager does (one `appendFileSync` per entry, no lock,
+/// each chained from the previous) as soon as shake holds the file's lock, i.e. between shake's
+/// "file unchanged" check and its write (widened by the fault-injection delay).
+fn pi_writer(
+    path: std::path::PathBuf,
+    leaf: String,
+    prefix: &'static str,
+    n: usize,
+) -> std::thread::JoinHandle<Vec<String>> {
+    std::thread::spawn(move || {
+        use std::io::Write;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            let f = std::fs::File::open(&path).unwrap();
+            if matches!(f.try_lock(), Err(std::fs::TryLockError::WouldBlock)) {
+                break;
+            }
+            drop(f);
+            assert!(std::time::Instant::now() < deadline, "shake never took the lock");
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        let mut parent = leaf;
+        let mut ids = Vec::new();
+        for i in 0..n {
+            let id = format!("{prefix}{i:06}");
+            let line = serde_json::json!({"type": "message", "id": id, "parentId": parent,
+                "timestamp": "2026-11-21T10:00:00.000Z",
+                "message": {"role": "user", "content": format!("typed while shake wrote {i}"), "timestamp": 1795255200000u64}});
+            let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+            f.write_all(format!("{line}\n").as_bytes()).unwrap();
+            parent = id.clone();
+            ids.push(id);
+        }
+        ids
+    })
+}
+
+#[test]
+fn a_pi_append_racing_the_write_stays_on_the_branch() {
+    let env = TestEnv::new();
+    let path = env.write("race.jsonl", small());
+    let file = path.to_str().unwrap();
+    for (op, folded, prefix) in
+        [(&["fold", file, "--profile=aggressive"][..], 2, "pia"), (&["undo", file][..], 0, "pib")]
+    {
+        let before = std::fs::read(&path).unwrap();
+        let before_branch = resumed_branch(&before);
+        let writer = pi_writer(path.clone(), before_branch[0].clone(), prefix, 3);
+        let out = env.cmd().env(shake_plumbing::append::DELAY_ENV, "300").args(op).output().unwrap();
+        let pi_ids = writer.join().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{op:?}: {err}");
+        let after = std::fs::read(&path).unwrap();
+        let branch = resumed_branch(&after);
+        for id in &pi_ids {
+            assert!(branch.contains(id), "{op:?}: pi's {id} is not on the resumed branch {branch:?}");
+        }
+        // The branch: shake's batch, then pi's entries, then what was there; pi agrees.
+        let k = branch.iter().position(|id| *id == pi_ids[2]).unwrap();
+        let mut pi_then_before: Vec<String> = pi_ids.iter().rev().cloned().collect();
+        pi_then_before.extend(before_branch);
+        assert!(k > 0 && branch[k..] == pi_then_before[..], "{op:?}: {branch:?}");
+        assert!(err.contains("pi appended entries while shake was writing"), "{op:?}: {err}");
+        let s = status(&env, file);
+        assert_eq!(wall_ids(&s).len(), folded, "{op:?}: {s}");
+        let pi = &Oracle::run("load-many.mjs", &[file])[0];
+        assert_eq!(pi["leafId"].as_str(), Some(branch[0].as_str()), "{pi}");
+    }
 }

@@ -222,3 +222,32 @@ fn duplicate_keys_take_the_last_value_like_javascript() {
     assert!(stderr.is_empty(), "{stderr}");
     assert!(env.ok(&["rev-parse", path.to_str().unwrap()]).ends_with(" b1\n"));
 }
+
+#[test]
+fn a_custom_message_timestamp_with_non_ascii_characters_is_read_like_pi() {
+    let env = TestEnv::new();
+    let lines: Vec<String> = ["2026-01-01T00:00é", "2026-01-01T00:00:00é", "2026-01-01T00:00:00+0é00", "2026-01-01T00:00:00.5é"]
+        .iter()
+        .enumerate()
+        .map(|(i, ts)| {
+            format!(
+                r#"{{"type":"custom_message","customType":"note","content":"n{i}","display":true,"id":"c{i}","parentId":"{}","timestamp":"{ts}"}}"#,
+                if i == 0 { "a1".to_string() } else { format!("c{}", i - 1) }
+            )
+        })
+        .collect();
+    let all: Vec<&str> = [HEAD, USER].into_iter().chain(lines.iter().map(String::as_str)).collect();
+    let path = session(&env, "ts.jsonl", &all);
+    same_as_pi(&env, &path);
+}
+
+#[test]
+fn a_warning_to_a_closed_stderr_is_dropped_not_a_panic() {
+    let env = TestEnv::new();
+    let path = session(&env, "m.jsonl", &[HEAD, USER, "{not json"]);
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = env.cmd().args(["project", path.to_str().unwrap(), "--json"]).stderr(writer).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(!out.stdout.is_empty());
+}

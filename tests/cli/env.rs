@@ -12,7 +12,14 @@ pub struct TestEnv {
 impl TestEnv {
     /// Creates an empty sandbox.
     pub fn new() -> TestEnv {
-        let dir = tempfile::tempdir().expect("temp dir");
+        // In memory where there is a tmpfs: shake fsyncs every write, which on a loaded disk
+        // costs more than the rest of a test (the crash loops write thousands of files).
+        let shm = std::path::Path::new("/dev/shm");
+        let dir = match shm.is_dir() {
+            true => tempfile::tempdir_in(shm).or_else(|_| tempfile::tempdir()),
+            false => tempfile::tempdir(),
+        }
+        .expect("temp dir");
         std::fs::create_dir_all(dir.path().join("home/.pi/agent/sessions")).unwrap();
         std::fs::create_dir_all(dir.path().join("work")).unwrap();
         TestEnv { dir }
@@ -132,22 +139,21 @@ impl Oracle {
     /// Runs an oracle script (`project.mjs`, `append-check.mjs`, …) and returns stdout as JSON.
     pub fn run(script: &str, args: &[&str]) -> serde_json::Value {
         Self::ensure();
-        // stdout goes to a file, not a pipe: the scripts end with process.exit(), which drops
-        // output still queued for a full pipe (seen under load), while file writes are synchronous.
-        let mut sink = tempfile::tempfile().expect("temp file");
-        let out = Command::new("node")
-            .arg(Self::dir().join(script))
-            .args(args)
-            .stdout(sink.try_clone().expect("dup"))
-            .output()
-            .expect("node");
-        let mut stdout = Vec::new();
-        std::io::Seek::rewind(&mut sink)
-            .and_then(|_| std::io::Read::read_to_end(&mut sink, &mut stdout))
-            .expect("read");
-        serde_json::from_slice(&stdout)
-            .unwrap_or_else(|e| panic!("oracle {script} {args:?}: {e}\n{}", String::from_utf8_lossy(&out.stderr)))
+        let mut cmd = Command::new("node");
+        cmd.arg(Self::dir().join(script)).args(args);
+        json_stdout(cmd, &format!("oracle {script} {args:?}"))
     }
+}
+
+/// Runs `cmd` and parses its stdout as JSON, panicking with `what` and its stderr if it is not.
+pub fn json_stdout(mut cmd: Command, what: &str) -> serde_json::Value {
+    // stdout goes to a file, not a pipe: the scripts end with process.exit(), which drops
+    // output still queued for a full pipe (seen under load), while file writes are synchronous.
+    let mut sink = tempfile::tempfile().expect("temp file");
+    let out = cmd.stdout(sink.try_clone().expect("dup")).output().expect(what);
+    let mut stdout = Vec::new();
+    std::io::Seek::rewind(&mut sink).and_then(|_| std::io::Read::read_to_end(&mut sink, &mut stdout)).expect("read");
+    serde_json::from_slice(&stdout).unwrap_or_else(|e| panic!("{what}: {e}\n{}", String::from_utf8_lossy(&out.stderr)))
 }
 
 /// Runs `npm ci` in `dir` (from its lock file) unless every file in `ready` (relative to `dir`)

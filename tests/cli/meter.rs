@@ -293,3 +293,57 @@ fn an_appended_plain_entry_is_measured_from_the_new_bytes_alone() {
         }
     }
 }
+
+/// `meter --serve`: one reading per request line, in order, each the `--json` a single run
+/// prints; an error is a line too and the server goes on; `FILE:LEAF` naming the new last entry
+/// after an append is measured from the new bytes alone (the header is blanked, so a whole
+/// parse would fail), and so is the plain `FILE` just after (same bytes, answered by the proof).
+#[test]
+fn meter_serve_answers_each_line_with_the_shortcuts() {
+    let env = TestEnv::new();
+    let fresh = TestEnv::new();
+    let path = env.write("s.jsonl", generate(3, 60));
+    let p = path.to_str().unwrap();
+    let hour_ago = std::time::SystemTime::now() - Duration::from_secs(3600);
+    std::fs::File::options().write(true).open(&path).unwrap().set_modified(hour_ago).unwrap();
+    let single = json_of(&env.ok(&["meter", p, "--json", "--tokenizer", "o200k"]));
+    let mut child = env
+        .cmd()
+        .args(["meter", "--serve", "--tokenizer", "o200k"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut ask = |line: &str| -> Value {
+        writeln!(stdin, "{line}").unwrap();
+        let mut answer = String::new();
+        stdout.read_line(&mut answer).unwrap();
+        json_of(&answer)
+    };
+    assert_eq!(ask(p), single);
+    let missing = ask("/nonexistent/x.jsonl");
+    assert!(missing["error"].as_str().unwrap().contains("/nonexistent/x.jsonl"), "{missing}");
+    let mut bytes = std::fs::read(&path).unwrap();
+    let header_end = bytes.iter().position(|&b| b == b'\n').unwrap();
+    let header = bytes[..header_end].to_vec();
+    bytes[..header_end].fill(b' ');
+    std::fs::File::options().write(true).open(&path).unwrap().write_all(&bytes).unwrap();
+    append(&path, &big_tool_result("served1", &single["leafId"]));
+    let grown = ask(&format!("{p}:served1"));
+    assert_eq!(grown["leafId"], "served1", "{grown}");
+    assert_eq!(ask(p), grown, "touched moments ago, same bytes: the proof answers");
+    // An explicit leaf that is not the last entry is measured whole: the blanked header shows.
+    assert!(ask(&format!("{p}:{}", single["leafId"].as_str().unwrap()))["error"].is_string());
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    let mut whole = std::fs::read(&path).unwrap();
+    whole[..header_end].copy_from_slice(&header);
+    let intact = fresh.write("s.jsonl", &whole);
+    let expected = json_of(&fresh.ok(&["fold", intact.to_str().unwrap(), "--dry-run", "--json"]));
+    assert_eq!(
+        (&grown["tokens"], &grown["toolResults"], &grown["blocks"]),
+        (&expected["tokensFreed"], &expected["toolResults"], &expected["blocks"])
+    );
+}

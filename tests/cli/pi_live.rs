@@ -333,7 +333,17 @@ fn fold_while_busy_applies_before_the_next_request_of_the_run() {
 /// Runs pi in RPC mode through `tests/pi-e2e/rpc.mjs`; returns the extension UI records with one
 /// `settled`/`handled` marker per prompt.
 fn pi_rpc(env: &TestEnv, prompts: &[&str]) -> Vec<Value> {
-    let out = node_in(env, &PiCli::dir().join("rpc.mjs")).arg("--").args(prompts).output().expect("run rpc.mjs");
+    pi_rpc_with(env, &[], prompts)
+}
+
+/// [`pi_rpc`] with more environment variables.
+fn pi_rpc_with(env: &TestEnv, vars: &[(&str, &str)], prompts: &[&str]) -> Vec<Value> {
+    let out = node_in(env, &PiCli::dir().join("rpc.mjs"))
+        .arg("--")
+        .args(prompts)
+        .envs(vars.iter().copied())
+        .output()
+        .expect("run rpc.mjs");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "rpc.mjs failed ({}):\n{stderr}", out.status);
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("rpc.mjs output: {e}\n{stderr}"))
@@ -437,4 +447,81 @@ fn shake_plans_at_pis_leaf_after_a_tree_move() {
     run.assert_file_projects_request("folded on the main line");
     let logs = run.entries().iter().filter(|e| e["type"] == "custom" && e["customType"] == "shake").count();
     assert_eq!(logs, 1, "one fold, on the main line");
+}
+
+/// The footer texts each prompt's run set, without colour, from [`pi_rpc`]'s records.
+fn footers(records: &[Value]) -> Vec<Vec<String>> {
+    let mut steps: Vec<Vec<String>> = vec![Vec::new()];
+    for r in records {
+        match (r["type"].as_str(), r["method"].as_str()) {
+            (Some("extension_ui_request"), Some("setStatus")) => {
+                let text = r["statusText"].as_str().unwrap_or_default();
+                let plain: String = text.split('\u{1b}').map(|s| s.split_once('m').map_or(s, |(_, t)| t)).collect();
+                steps.last_mut().unwrap().push(plain);
+            }
+            (Some("extension_ui_request"), _) => {}
+            _ => steps.push(Vec::new()),
+        }
+    }
+    steps.pop();
+    steps
+}
+
+/// The footer asks one `shake meter --serve` child per session; when a reading hangs, the child
+/// is dropped for a single `shake meter` run, and when that hangs too the footer keeps its last
+/// figure marked stale. `SHAKE_BIN` is a wrapper that logs each start and, from the third
+/// reading on, hangs.
+#[test]
+fn footer_reads_one_meter_child_and_marks_a_stale_figure() {
+    let env = sandbox();
+    let wrapper = env.write(
+        "shake-wrapper",
+        r#"#!/bin/sh
+echo "$*" >> "$0.log"
+if [ "$1 $2" = "meter --serve" ]; then
+  n=0
+  while IFS= read -r line; do
+    n=$((n+1))
+    if [ $n -gt 2 ]; then sleep 20; fi
+    printf '%s\n' "$line" | "$SHAKE_REAL" meter --serve
+  done
+  exit 0
+fi
+if [ "$1" = meter ]; then exec sleep 20; fi
+exec "$SHAKE_REAL" "$@"
+"#,
+    );
+    std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let vars = [
+        ("SHAKE_BIN", wrapper.to_str().unwrap()),
+        ("SHAKE_REAL", env!("CARGO_BIN_EXE_shake")),
+        // Long enough for a reading on a loaded machine (a new process per line here), short
+        // enough against the wrapper's hang.
+        ("SHAKE_METER_TIMEOUT_MS", "8000"),
+    ];
+    let records = pi_rpc_with(&env, &vars, &["hello", "READ big.txt", "again"]);
+    let steps = footers(&records);
+    assert_eq!(steps.len(), 3, "{records:#?}");
+    let file = walk_jsonl(&env.agent_dir().join("sessions")).pop().unwrap();
+    let read_at = |text: &str| {
+        let entries: Vec<Value> =
+            std::fs::read_to_string(&file).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let asked = entries.iter().position(|e| user_text(&e["message"]) == text).unwrap();
+        // The reply that settled the run: the last message before the next prompt.
+        let end = entries[asked + 1..]
+            .iter()
+            .position(|e| e["message"]["role"] == "user")
+            .map_or(entries.len(), |i| asked + 1 + i);
+        let rev = format!("{}:{}", file.display(), entries[end - 1]["id"].as_str().unwrap());
+        let m: Value = serde_json::from_str(&env.ok(&["meter", &rev, "--json"])).unwrap();
+        footer_for(m["tokens"].as_u64().unwrap())
+    };
+    assert_eq!(steps[0], [read_at("hello")]);
+    assert_eq!(steps[1], [read_at("READ big.txt")]);
+    assert_eq!(steps[2], [format!("{} (stale)", steps[1][0])]);
+    let log = std::fs::read_to_string(env.dir.path().join("shake-wrapper.log")).unwrap();
+    let meters: Vec<&str> = log.lines().filter(|l| l.starts_with("meter")).collect();
+    assert_eq!(meters.len(), 2, "one child, then one single run: {log}");
+    assert_eq!(meters[0], "meter --serve");
+    assert!(meters[1].starts_with("meter --json "), "{log}");
 }

@@ -337,3 +337,144 @@ fn a_same_size_rewrite_within_one_mtime_tick_is_seen() {
     assert_eq!(r["unchanged"], false);
     assert_eq!(cat_session(&env, &[path.to_str().unwrap()]), rewritten.as_bytes());
 }
+
+#[test]
+fn no_object_leaves_the_store_unverified() {
+    let env = TestEnv::new();
+    let text = format!("{HEAD}\n{}\n{}\n", entry("a1", None, "first words"), entry("a2", Some("a1"), "second words"));
+    let path = env.write("s.jsonl", &text);
+    import(&env, &path);
+    let id = env.ok(&["hash-entry", path.to_str().unwrap()]).lines().nth(1).unwrap().to_string();
+    let pack = only_pack(&env);
+    let mut bytes = std::fs::read(&pack).unwrap();
+    let at = bytes.windows(11).position(|w| w == b"first words").unwrap();
+    bytes[at] ^= 0x20;
+    std::fs::write(&pack, &bytes).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    let named = |stderr: &str| stderr.contains(&id) && stderr.contains("content hashes to");
+    let out = env.dir.path().join("restored.jsonl");
+    let stderr = env.fails(&["restore", path.to_str().unwrap(), "-o", out.to_str().unwrap()], 3);
+    assert!(named(&stderr) && !out.exists(), "{stderr}");
+    let stderr = env.fails(&["restore", "0aa11bb2", "-o", "-"], 3);
+    assert!(named(&stderr), "{stderr}");
+    let stderr = env.fails(&["cat-session", "0aa11bb2"], 3);
+    assert!(named(&stderr), "{stderr}");
+    let stderr = env.fails(&["cat-object", &id], 3);
+    assert!(named(&stderr), "{stderr}");
+}
+
+#[test]
+fn a_ref_lock_left_by_a_killed_writer_is_reported_and_recovered() {
+    let env = TestEnv::new();
+    let path = env.write("s.jsonl", format!("{HEAD}\n{}\n", entry("a1", None, "x")));
+    // What a SIGKILL between a ref's lock and its rename leaves behind (the store lock is a
+    // flock: the kernel released it with the process).
+    let refs = env.store().join("refs/sessions");
+    std::fs::create_dir_all(&refs).unwrap();
+    let lock = refs.join("0aa11bb2-0000-7000-8000-000000000001.lock");
+    std::fs::write(&lock, "").unwrap();
+    let report = json(&env.ok(&["fsck", "--json"]));
+    let notes = report["notes"].to_string();
+    assert!(notes.contains(lock.to_str().unwrap()) && notes.contains("died"), "{report}");
+    let out = env.run(&["import", "--json", path.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!lock.exists());
+    let r = json(&String::from_utf8(out.stdout).unwrap())["files"][0].clone();
+    assert!(r["warnings"].as_array().is_none_or(|w| w.is_empty()), "{r}");
+    let sessions = json(&env.ok(&["sessions", "--json"]));
+    assert_eq!(sessions[0]["session"], "0aa11bb2-0000-7000-8000-000000000001", "{sessions}");
+    assert_eq!(json(&env.ok(&["fsck", "--json"]))["notes"], serde_json::json!([]));
+}
+
+#[test]
+fn an_odd_session_id_neither_shapes_the_store_nor_stops_the_others() {
+    let env = TestEnv::new();
+    let file = |name: &str, id: &str| {
+        let head = HEAD.replace("0aa11bb2-0000-7000-8000-000000000001", id);
+        env.write(name, format!("{head}\n{}\n", entry("a1", None, name)))
+    };
+    let files = [file("1.jsonl", "x"), file("2.jsonl", "x/y"), file("3.jsonl", "../up"), file("4.jsonl", "plain-1")];
+    let args: Vec<&str> = files.iter().map(|p| p.to_str().unwrap()).collect();
+    let report = json(&env.ok(&[&["import", "--json"], args.as_slice()].concat()));
+    assert_eq!(report["files"].as_array().unwrap().len(), 4, "{report}");
+    let sessions = json(&env.ok(&["sessions", "--json"]));
+    let ids: Vec<&str> = sessions.as_array().unwrap().iter().map(|s| s["session"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["x", "x/y", "../up", "plain-1"], "{sessions}");
+    assert!(!env.store().join("up").exists() && !env.store().join("refs/up").exists());
+    assert_eq!(json(&env.ok(&["fsck", "--json"]))["ok"], true);
+    for id in ["x/y", "../up"] {
+        assert_eq!(
+            env.ok(&["cat-session", id]).len(),
+            std::fs::read(&files[ids.iter().position(|i| *i == id).unwrap()]).unwrap().len()
+        );
+    }
+}
+
+#[test]
+fn a_lost_index_is_a_problem_never_deletable_and_the_next_write_rebuilds_it() {
+    let env = TestEnv::new();
+    let path = env.fixture("pi-v3-edge-edits.jsonl");
+    import(&env, &path);
+    let idx = only_pack(&env).with_extension("idx");
+    let kept = std::fs::read(&idx).unwrap();
+    std::fs::remove_file(&idx).unwrap();
+    let out = env.run(&["fsck"]);
+    assert_eq!(out.status.code(), Some(3));
+    let report = String::from_utf8(out.stdout).unwrap();
+    assert!(report.contains("do not delete it") && !report.contains("safe to delete"), "{report}");
+    // The next write gives the pack its index back, byte for byte.
+    import(&env, &env.write("other.jsonl", format!("{HEAD}\n{}\n", entry("z1", None, "z"))));
+    assert_eq!(std::fs::read(&idx).unwrap(), kept);
+    assert_eq!(json(&env.ok(&["fsck", "--json"]))["ok"], true);
+    assert_eq!(cat_session(&env, &[path.to_str().unwrap()]), std::fs::read(&path).unwrap());
+}
+
+#[test]
+fn gc_removes_temp_files_of_dead_writers() {
+    let env = TestEnv::new();
+    import(&env, &env.fixture("pi-v3-edge-edits.jsonl"));
+    for dir in ["packs", "import", "refs/sessions"] {
+        std::fs::write(env.store().join(dir).join("tmp-left"), b"half").unwrap();
+    }
+    let r = json(&env.ok(&["gc", "--dry-run", "--json"]));
+    assert_eq!(r["tempFiles"], 3, "{r}");
+    assert!(env.store().join("packs/tmp-left").exists());
+    assert_eq!(json(&env.ok(&["gc", "--json"]))["tempFiles"], 3);
+    for dir in ["packs", "import", "refs/sessions"] {
+        assert!(!env.store().join(dir).join("tmp-left").exists(), "{dir}");
+    }
+}
+
+#[test]
+fn a_store_shake_may_not_read_is_a_permission_error_not_corruption() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnv::new();
+    let path = env.fixture("pi-v3-edge-edits.jsonl");
+    import(&env, &path);
+    let pack = only_pack(&env);
+    std::fs::set_permissions(&pack, std::fs::Permissions::from_mode(0o000)).unwrap();
+    if std::fs::File::open(&pack).is_ok() {
+        return; // root reads any file: nothing to test here
+    }
+    for args in [&["fsck"][..], &["sessions"], &["restore", path.to_str().unwrap(), "-o", "-"]] {
+        let stderr = env.fails(args, 4);
+        assert!(stderr.contains("Permission denied") && stderr.contains(pack.to_str().unwrap()), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn sessions_never_counts_a_tree_with_a_node_missing() {
+    let env = TestEnv::new();
+    import(&env, &env.fixture("pi-v3-branch-compaction-edit.jsonl"));
+    let (pack, idx_path) = (only_pack(&env), only_pack(&env).with_extension("idx"));
+    let (bytes, mut idx) = (std::fs::read(&pack).unwrap(), std::fs::read(&idx_path).unwrap());
+    let n = u32::from_le_bytes(idx[12..16].try_into().unwrap()) as usize;
+    let ids = 16 + 1024;
+    let offset = |i: usize| u64::from_le_bytes(idx[ids + n * 32 + i * 8..][..8].try_into().unwrap()) as usize;
+    // The node with the highest id: changing its id's last byte keeps the rows sorted.
+    let row = (0..n).rev().find(|&i| bytes[offset(i)] == 2).unwrap();
+    idx[ids + row * 32 + 31] ^= 1;
+    std::fs::write(&idx_path, &idx).unwrap();
+    let stderr = env.fails(&["sessions", "--json"], 3);
+    assert!(stderr.contains("is missing"), "{stderr}");
+}

@@ -2,12 +2,15 @@
 // The extension's pure parts (argument parsing, completions, the footer label), loaded the way pi
 // loads the extension: TypeScript through jiti. Exits non-zero on the first failed check.
 import assert from "node:assert/strict";
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createJiti } from "jiti";
 
 const file = fileURLToPath(new URL("../../integrations/pi/shake.ts", import.meta.url));
 const jiti = createJiti(import.meta.url, { moduleCache: false });
-const { parseArgs, completions, meterLabel, withEditIds } = await jiti.import(file);
+const { parseArgs, completions, meterLabel, staleLabel, withEditIds, MeterServer } = await jiti.import(file);
 
 // /shake arguments -> the CLI flags.
 assert.deepEqual(parseArgs(""), { verb: "fold", cliArgs: [] });
@@ -57,5 +60,24 @@ assert.deepEqual(withEditIds(plan, new Map([["t1", "e1"], ["t2", "e2"]])), {
 });
 assert.equal(plan.targets[0].edit, "", "the plan itself is not changed");
 assert.equal(withEditIds(null, new Map()), null);
+
+// A figure no reading refreshed is shown stale.
+assert.deepEqual(staleLabel(27_838, "alert"), { text: "✂ ~28k shakeable (stale)", color: "dim" });
+
+// The meter child: answers in order; one that hangs is killed at the timeout, and a dead one
+// answers undefined at once (the caller then runs single meters).
+const dir = mkdtempSync(join(tmpdir(), "shake-unit-"));
+const bin = join(dir, "fake-shake");
+writeFileSync(bin, '#!/bin/sh\nwhile IFS= read -r l; do case "$l" in hang*) sleep 5;; *) echo "{\\"rev\\":\\"$l\\"}";; esac; done\n');
+chmodSync(bin, 0o755);
+const server = new MeterServer(bin, dir);
+const [a, b] = await Promise.all([server.ask("one", 5000), server.ask("two", 5000)]);
+assert.deepEqual([JSON.parse(a), JSON.parse(b)], [{ rev: "one" }, { rev: "two" }]);
+const t0 = Date.now();
+assert.equal(await server.ask("hang", 300), undefined);
+assert.ok(Date.now() - t0 < 3000 && server.dead, "killed at the timeout");
+assert.equal(await server.ask("three", 5000), undefined);
+assert.equal(await new MeterServer(join(dir, "missing"), dir).ask("x", 5000), undefined, "a binary that is not there");
+rmSync(dir, { recursive: true, force: true });
 
 process.stdout.write("shake.ts unit checks: ok\n");

@@ -25,13 +25,10 @@ pub struct CountTokensArgs {
 /// Runs `shake count-tokens`.
 pub fn run(ctx: &Context, args: &CountTokensArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.rev.load(ctx)?;
-    let session = crate::host::load(&file, ctx.host)?;
-    ctx.warn_session(&session);
-    let leaf = rev.leaf(&session)?;
+    let (session, leaf) = rev.open(ctx, &file)?;
     let projection = View::at(&session, leaf)?;
     let tok = super::tokens::open_tokenizer(ctx, args.tokenizer, &session)?;
     let counts = context_tokens(&projection, &tok);
-    super::tokens::save_cache(ctx, &tok);
     let total: u64 = counts.iter().sum();
     let ids = projection.context.iter().map(|&i| session.entries[i].id.as_ref());
     if args.json {

@@ -23,10 +23,8 @@ pub struct ExportArgs {
 /// Runs `shake export`.
 pub fn run(ctx: &Context, args: &ExportArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.rev.load(ctx)?;
-    let session = crate::host::load(&file, ctx.host)?;
-    ctx.warn_session(&session);
-    let leaf =
-        rev.leaf(&session)?.ok_or_else(|| Error::user(format!("{}: the session has no entries", file.display())))?;
+    let (session, leaf) = rev.open(ctx, &file)?;
+    let leaf = leaf.ok_or_else(|| Error::user(format!("{}: the session has no entries", file.display())))?;
     let export = session.export(ctx, leaf)?;
     let target = args.output.clone().unwrap_or_else(|| export.path.clone());
     write_new(&target, &export.bytes)?;

@@ -13,7 +13,7 @@ pub struct GcArgs {
     /// Count what would be dropped and change nothing
     #[arg(long)]
     pub dry_run: bool,
-    /// Print JSON: {"dryRun","objects","kept","dropped":{"entry","node","version","overlay"},"packsBefore","bytesBefore","bytesAfter"}
+    /// Print JSON: {"dryRun","objects","kept","dropped":{"entry","node","version","overlay"},"packsBefore","bytesBefore","bytesAfter","tempFiles"}
     #[arg(long)]
     pub json: bool,
 }
@@ -27,6 +27,7 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result {
             "dryRun": args.dry_run, "objects": r.objects, "kept": r.kept,
             "dropped": {"entry": entry, "node": node, "version": version, "overlay": overlay},
             "packsBefore": r.packs_before, "bytesBefore": r.bytes_before, "bytesAfter": r.bytes_after,
+            "tempFiles": r.temp_files,
         });
         crate::output::write_json(out, &value)?;
     } else {

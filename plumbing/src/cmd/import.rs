@@ -39,7 +39,8 @@ pub fn run(ctx: &Context, args: &ImportArgs, out: &mut dyn Write) -> Result {
     let total = files.len();
     let mut progress = |done: usize| {
         if show && (done.is_multiple_of(50) || done == total) {
-            eprint!("\rimporting {done}/{total}{}", if done == total { "\n" } else { "" });
+            let _ =
+                write!(std::io::stderr().lock(), "\rimporting {done}/{total}{}", if done == total { "\n" } else { "" });
         }
     };
     let results = store.import_files(&files, ctx.host, &mut progress)?;

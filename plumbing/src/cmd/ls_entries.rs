@@ -6,9 +6,9 @@ use std::io::Write;
 
 use serde_json::json;
 
-use super::rev_parse::leaf_path;
 use crate::nodes::{entry_object, NodeIds};
 use crate::output::write_record;
+use crate::rev::leaf_path;
 use crate::rev::RevArgs;
 use crate::{Context, Result};
 
@@ -31,8 +31,7 @@ pub struct LsEntriesArgs {
 /// Runs `shake ls-entries`.
 pub fn run(ctx: &Context, args: &LsEntriesArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.rev.load(ctx)?;
-    let session = crate::host::load(&file, ctx.host)?;
-    ctx.warn_session(&session);
+    let (session, _) = rev.open(ctx, &file)?;
     let (leaf, path) = leaf_path(&session, &rev)?;
     let nodes: HashMap<usize, _> = path.iter().copied().zip(NodeIds::new(&session).path(&path)).collect();
     let listed = if args.context { session.context(&path) } else { path };

@@ -5,10 +5,9 @@ use std::io::Write;
 
 use serde_json::json;
 
-use super::rev_parse::path_of;
-use crate::host::Session;
 use crate::nodes::NodeIds;
 use crate::output::write_record;
+use crate::rev::path_of;
 use crate::rev::RevArgs;
 use crate::{Context, Result};
 
@@ -34,25 +33,13 @@ struct Tip {
     default: bool,
 }
 
-/// Returns the branch tips in file order, plus pi's leaf on load: normally a tip, but listed even
-/// when a later-written entry hangs off it.
-pub fn tips(session: &Session<'_>) -> Vec<usize> {
-    let mut tips = session.leaves();
-    if let Some(d) = session.default_leaf().filter(|d| !tips.contains(d)) {
-        tips.push(d);
-        tips.sort_unstable();
-    }
-    tips
-}
-
 /// Runs `shake ls-leaves`.
 pub fn run(ctx: &Context, args: &LsLeavesArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.rev.load(ctx)?;
-    let session = crate::host::load(&file, ctx.host)?;
-    ctx.warn_session(&session);
-    let below = rev.entry.as_ref().map(|_| rev.leaf(&session)).transpose()?.flatten();
+    let (session, leaf) = rev.open(ctx, &file)?;
+    let below = leaf.filter(|_| rev.entry.is_some());
     let default = session.default_leaf();
-    let candidates = tips(&session);
+    let candidates = session.tips();
     let mut nodes = NodeIds::new(&session);
     let mut tips = Vec::new();
     for index in candidates {

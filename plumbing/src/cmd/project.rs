@@ -19,9 +19,7 @@ pub struct ProjectArgs {
 /// Runs `shake project`.
 pub fn run(ctx: &Context, args: &ProjectArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.rev.load(ctx)?;
-    let session = crate::host::load(&file, ctx.host)?;
-    ctx.warn_session(&session);
-    let leaf = rev.leaf(&session)?;
+    let (session, leaf) = rev.open(ctx, &file)?;
     let projection = View::at(&session, leaf)?;
     crate::output::write_json(out, &projection.to_json())?;
     Ok(0)

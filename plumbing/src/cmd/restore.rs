@@ -54,17 +54,27 @@ pub fn run(ctx: &Context, args: &RestoreArgs, out: &mut dyn Write) -> Result {
             store.import_file(&target, ctx.host)?;
         }
     }
-    let dir = match target.parent().filter(|p| !p.as_os_str().is_empty()) {
-        Some(dir) => dir.to_path_buf(),
-        None => PathBuf::from("."),
-    };
     // The temp file is private (0600): a replaced file keeps the mode it had, and a new one gets
     // the mode a new file gets here (0666 less the umask), as pi's own writes create it.
     let permissions = match existing {
         Some(p) => p,
         None => new_file_mode(&target)?,
     };
-    pack::write_durably(&dir, &target, &bytes)?;
+    // A file another program (OMP, pi) changes after that import would lose the change: refuse.
+    let seen = std::fs::metadata(&target).ok().map(|m| (m.len(), m.modified().ok()));
+    let dir = match target.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(dir) => dir.to_path_buf(),
+        None => PathBuf::from("."),
+    };
+    pack::replace_durably_if(&dir, &target, &bytes, || {
+        match std::fs::metadata(&target).ok().map(|m| (m.len(), m.modified().ok())) == seen {
+            true => Ok(()),
+            false => {
+                Err(Error::user(format!("{} changed while it was being restored; nothing written", target.display()))
+                    .hint("run the restore again: the new bytes are imported first"))
+            }
+        }
+    })?;
     pack::sync_dir(&dir)?;
     std::fs::set_permissions(&target, permissions)
         .map_err(|e| Error::io(format!("cannot set the mode of {}", target.display()), e))?;

@@ -11,7 +11,7 @@ use serde_json::json;
 
 use crate::host::{Session, View};
 use crate::rev::RevArgs;
-use crate::token_cache::TokenCache;
+use crate::token_cache::{CachedTokenizer, TokenCache};
 use crate::tokens::{entry_tokens, Tokenizer, TokenizerName, CALIBRATION_BASE};
 use crate::{Context, Error, Result};
 
@@ -230,24 +230,27 @@ fn latest_model(session: &Session<'_>) -> Option<String> {
 }
 
 /// Returns the tokenizer a command counts with: BPE ones through the store's token cache,
-/// `calibrated` with its ratio worked out for this session. Call [`save_cache`] at the end.
-pub fn open_tokenizer(ctx: &Context, name: TokenizerName, session: &Session<'_>) -> Result<Tokenizer> {
-    let tok = open_cached(ctx, name);
-    match name {
-        TokenizerName::Calibrated => calibrated_for(ctx, session, tok),
-        _ => Ok(tok),
+/// `calibrated` with its ratio worked out for this session. The cache is saved when the returned
+/// guard is dropped.
+pub fn open_tokenizer<'c>(ctx: &'c Context, name: TokenizerName, session: &Session<'_>) -> Result<CachedTokenizer<'c>> {
+    let mut tok = open_cached(ctx, name);
+    if name == TokenizerName::Calibrated {
+        tok.set(calibrated_for(ctx, session, *tok)?);
     }
+    Ok(tok)
 }
 
-/// Returns the tokenizer with its cache opened (BPE and calibrated), not yet calibrated. The
-/// cache lives as long as the process, so that a `Tokenizer` stays `Copy`: open it once per
-/// process (a watching meter re-calibrates with [`calibrated_for`], it does not reopen).
-pub fn open_cached(ctx: &Context, name: TokenizerName) -> Tokenizer {
+/// Returns the tokenizer with its cache opened (BPE and calibrated), not yet calibrated; the
+/// cache is saved when the guard is dropped. The cache lives as long as the process, so that a
+/// `Tokenizer` stays `Copy`: open it once per process (a watching meter re-calibrates with
+/// [`calibrated_for`] and [`CachedTokenizer::set`], it does not reopen).
+pub fn open_cached(ctx: &Context, name: TokenizerName) -> CachedTokenizer<'_> {
     let tok = Tokenizer::new(name);
-    match tok.base() {
+    let tok = match tok.base() {
         TokenizerName::Pi => tok,
         base => tok.with_cache(Box::leak(Box::new(TokenCache::open(ctx, base)))),
-    }
+    };
+    CachedTokenizer::new(ctx, tok)
 }
 
 /// Returns `calibrated` for this session, counting through `tok`'s cache.
@@ -257,26 +260,17 @@ pub fn calibrated_for(ctx: &Context, session: &Session<'_>, tok: Tokenizer) -> R
     Ok(tok.cache().into_iter().fold(Tokenizer::calibrated(ratio), Tokenizer::with_cache))
 }
 
-/// Saves the tokenizer's cache, if it has one that learnt something.
-pub fn save_cache(ctx: &Context, tok: &Tokenizer) {
-    if let Some(cache) = tok.cache() {
-        cache.save(ctx);
-    }
-}
-
 /// Runs `shake tokens`.
 pub fn run(ctx: &Context, args: &TokensArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.rev.load(ctx)?;
-    let session = crate::host::load(&file, ctx.host)?;
-    ctx.warn_session(&session);
-    let leaf = rev.leaf(&session)?;
-    let toks: Vec<Tokenizer> = MEASURED.iter().map(|&n| open_tokenizer(ctx, n, &session)).collect::<Result<_>>()?;
+    let (session, leaf) = rev.open(ctx, &file)?;
+    let toks: Vec<CachedTokenizer> =
+        MEASURED.iter().map(|&n| open_tokenizer(ctx, n, &session)).collect::<Result<_>>()?;
     if let Some(l) = leaf {
         let projection = View::at(&session, Some(l))?;
         toks.iter().for_each(|t| t.prefetch(&projection));
     }
-    let turns = measure(&session, leaf, &toks)?;
-    toks.iter().for_each(|t| save_cache(ctx, t));
+    let turns = measure(&session, leaf, &toks.iter().map(|t| **t).collect::<Vec<_>>())?;
     let summary: Vec<ErrorSummary> = (0..MEASURED.len()).map(|c| summarize(&turns, c)).collect();
     let base_col = MEASURED.iter().position(|&n| n == CALIBRATION_BASE).unwrap_or(0);
     let calibration = calibration_from(ctx, &session, &turns, base_col).ok();

@@ -38,13 +38,14 @@ pub use crate::pi::generate;
 
 /// The hosts shake reads, in the order detection asks them: one line per host. A host whose
 /// files another's would also accept goes first (oh-my-pi's are pi's format plus a title slot).
-pub static HOSTS: &[&dyn Host] = &[&crate::pi::Pi];
+pub static HOSTS: &[&dyn Host] = &[&crate::omp::host::Omp, &crate::pi::Pi];
 
 /// Each host's reading of a loaded file, one variant per host. An enum, not a boxed trait
 /// object, so that a [`Session`] stays covariant in its lifetime; [`HostData::get`] hands out
 /// the host's [`HostSession`].
 pub(crate) enum HostData<'a> {
     Pi(crate::pi::Session<'a>),
+    Omp(crate::omp::host::OmpSession<'a>),
 }
 
 impl<'a> HostData<'a> {
@@ -52,6 +53,7 @@ impl<'a> HostData<'a> {
     pub(crate) fn get(&self) -> &dyn HostSession<'a> {
         match self {
             HostData::Pi(s) => s,
+            HostData::Omp(s) => s,
         }
     }
 }
@@ -330,16 +332,16 @@ pub fn detect(file: &SessionFile, forced: Option<HostKind>) -> Result<&'static d
     if let Some(kind) = forced {
         return kind.host();
     }
-    let mut first: Option<Refusal> = None;
+    // The refusal told is the last host's: pi, the base format the others extend, is asked last,
+    // so a file that is nobody's is described as pi would describe it.
+    let mut last: Option<Refusal> = None;
     for host in HOSTS {
         match host.accepts(file) {
             Ok(()) => return Ok(*host),
-            Err(r) => {
-                first.get_or_insert(r);
-            }
+            Err(r) => last = Some(r),
         }
     }
-    let refusal = first.unwrap_or(Refusal { line: 0, reason: "no host is registered".into() });
+    let refusal = last.unwrap_or(Refusal { line: 0, reason: "no host is registered".into() });
     let at = match refusal.line {
         0 => file.display().into_owned(),
         n => format!("{}:{n}", file.display()),

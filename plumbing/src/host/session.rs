@@ -217,6 +217,17 @@ impl<'a> Session<'a> {
         Ok(path)
     }
 
+    /// Returns the branch tips in file order, plus the host's leaf on load: normally a tip, but
+    /// listed even when a later-written entry hangs off it.
+    pub fn tips(&self) -> Vec<usize> {
+        let mut tips = self.leaves();
+        if let Some(d) = self.default_leaf().filter(|d| !tips.contains(d)) {
+            tips.push(d);
+            tips.sort_unstable();
+        }
+        tips
+    }
+
     /// Returns every branch tip: entries no other entry names as its parent, in file order (an
     /// entry that is its own parent is a tip).
     pub fn leaves(&self) -> Vec<usize> {

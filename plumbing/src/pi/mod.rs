@@ -187,12 +187,12 @@ impl<'a> HostSession<'a> for Session<'a> {
 
 impl From<ParseError> for Error {
     fn from(e: ParseError) -> Error {
-        Error::user(e.to_string())
+        Error::user(crate::error::chain(&e)).caused_by(e)
     }
 }
 
 impl From<ProjectError> for Error {
     fn from(e: ProjectError) -> Error {
-        Error::user(e.to_string())
+        Error::user(crate::error::chain(&e)).caused_by(e)
     }
 }

@@ -68,7 +68,20 @@ pub struct Session<'a> {
 /// Loads a pi session file: the neutral session (tree, header, warnings) with pi's reading of
 /// every entry behind it.
 pub fn load(file: &SessionFile) -> Result<host::Session<'_>, ParseError> {
-    let (pi, mut warnings) = Session::parse(file)?;
+    load_as(file, &super::Pi, 0, &[], host::HostData::Pi)
+}
+
+/// Loads a file in pi's format for another `host` whose files are pi's plus something before
+/// (oh-my-pi: a title slot): the first `skip` lines are left out, `extra_types` are known besides
+/// pi's, and `wrap` puts pi's reading behind the host's own session type.
+pub(crate) fn load_as<'a>(
+    file: &'a SessionFile,
+    host: &'static dyn host::Host,
+    skip: usize,
+    extra_types: &[&str],
+    wrap: impl FnOnce(Session<'a>) -> host::HostData<'a>,
+) -> Result<host::Session<'a>, ParseError> {
+    let (pi, mut warnings) = Session::parse_skipping(file, skip)?;
     let header = pi.header.as_ref().map(|h| host::Header {
         line: h.line,
         raw: h.raw,
@@ -87,8 +100,9 @@ pub fn load(file: &SessionFile) -> Result<host::Session<'_>, ParseError> {
             parent_id: e.parent_id.clone(),
         })
         .collect();
-    let kinds: Vec<bool> = pi.entries.iter().map(|e| KNOWN_TYPES.contains(&e.kind.as_ref())).collect();
-    let mut session = host::Session::new(&super::Pi, file, header, nodes, host::HostData::Pi(pi));
+    let known = |k: &str| KNOWN_TYPES.contains(&k) || extra_types.contains(&k);
+    let kinds: Vec<bool> = pi.entries.iter().map(|e| known(e.kind.as_ref())).collect();
+    let mut session = host::Session::new(host, file, header, nodes, wrap(pi));
     check_tree(&session, &kinds, &mut warnings);
     session.warnings = warnings;
     Ok(session)
@@ -121,11 +135,16 @@ fn check_tree(session: &host::Session<'_>, known: &[bool], warnings: &mut Vec<Wa
 impl<'a> Session<'a> {
     /// Parses a session file as pi 1.6.0 loads it, with the warnings of what pi skips.
     pub fn parse(file: &'a SessionFile) -> Result<(Session<'a>, Vec<Warning>), ParseError> {
+        Self::parse_skipping(file, 0)
+    }
+
+    /// [`Session::parse`] leaving out the first `skip` physical lines.
+    pub fn parse_skipping(file: &'a SessionFile, skip: usize) -> Result<(Session<'a>, Vec<Warning>), ParseError> {
         let mut warnings = Vec::new();
         let mut header: Option<Header<'a>> = None;
         let mut entries = Vec::new();
         let last = file.lines.len();
-        for line in &file.lines {
+        for line in file.lines.iter().skip(skip) {
             let text = file.line_text(line);
             if text.trim().is_empty() {
                 continue;

@@ -4,7 +4,7 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::id::{Kind, ObjectId};
-use crate::Result;
+use crate::{Error, Result};
 
 use super::version::split_node;
 use super::{state, SessionInfo, Store};
@@ -35,9 +35,14 @@ impl Store {
             if !nodes.insert(node) {
                 continue;
             }
-            if let Some((Some(parent), _)) =
-                self.get(&node)?.filter(|o| o.kind == Kind::Node).and_then(|o| split_node(o.bytes))
-            {
+            // A node the state or another node names must be there: one that is missing or of
+            // another kind is corruption, not a shorter tree (which would print wrong figures).
+            let obj = self.read(&node)?;
+            let split = (obj.kind == Kind::Node).then(|| split_node(obj.bytes)).flatten();
+            let (parent, _) = split.ok_or_else(|| {
+                Error::corrupt(format!("{}: {node} is not a node object; run shake fsck", info.path.display()))
+            })?;
+            if let Some(parent) = parent {
                 parents.insert(parent);
                 todo.push(parent);
             }

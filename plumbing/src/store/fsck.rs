@@ -48,10 +48,13 @@ pub fn check(dir: &Path, overlays: OverlayCheck<'_>) -> crate::Result<FsckReport
                 report.problems.extend(pack.verify());
                 store.packs.push(pack);
             }
+            // A pack fsck may not read is not a finding about the store: fsck cannot answer.
+            Err(e) if e.kind == crate::ErrorKind::Io => return Err(e),
             Err(e) => report.problems.push(e.message),
         }
     }
     note_orphan_packs(&store, &mut report);
+    note_ref_locks(dir, &mut report)?;
     check_links(&store, &mut report);
     for (name, id) in refs::list_all(dir)? {
         report.refs += 1;
@@ -171,10 +174,10 @@ fn check_links(store: &Store, report: &mut FsckReport) {
 
 /// Records a problem unless `id` is in the store (and of kind `want`, when given).
 fn expect(store: &Store, id: &ObjectId, want: Option<Kind>, what: &str, report: &mut FsckReport) {
-    match store.get(id) {
-        Ok(Some(obj)) if want.is_none_or(|k| k == obj.kind) => {}
-        Ok(Some(obj)) => {
-            report.problems.push(format!("{what}: names {id}, a {} (want a {})", obj.kind, want.map_or("", Kind::name)))
+    match store.kind_of(id) {
+        Ok(Some(kind)) if want.is_none_or(|k| k == kind) => {}
+        Ok(Some(kind)) => {
+            report.problems.push(format!("{what}: names {id}, a {kind} (want a {})", want.map_or("", Kind::name)))
         }
         Ok(None) => report.problems.push(format!("{what}: names missing object {id}")),
         Err(e) => report.problems.push(format!("{what}: names {id}: {}", e.message)),
@@ -206,12 +209,47 @@ fn check_states(store: &Store, report: &mut FsckReport) {
     }
 }
 
+/// Notes `<ref>.lock` files: left by a writer that died when no writer holds the store's lock
+/// now (the next write replaces them), else an update in progress.
+fn note_ref_locks(dir: &Path, report: &mut FsckReport) -> crate::Result<()> {
+    let locks = refs::lock_files(dir);
+    if locks.is_empty() {
+        return Ok(());
+    }
+    let idle = super::WriteLock::try_take(dir)?.is_some();
+    for path in locks {
+        report.notes.push(match idle {
+            true => format!(
+                "{}: a ref lock left by a shake that died mid-update; the ref keeps its old value and the next write replaces the lock",
+                path.display()
+            ),
+            false => format!("{}: a ref update in progress (another shake holds the store's lock)", path.display()),
+        });
+    }
+    Ok(())
+}
+
 fn note_orphan_packs(store: &Store, report: &mut FsckReport) {
+    for path in store.packs_without_index() {
+        match super::pack::lost_index(&path) {
+            Ok(Some(_)) => report.problems.push(format!(
+                "{}: a complete pack without its index, so its objects cannot be read; do not delete it (it may hold the only copy of objects refs name): the next write (e.g. shake import) rebuilds the index",
+                path.display()
+            )),
+            Ok(None) => report.notes.push(format!(
+                "{}: not a complete pack (no valid checksum) and no index; nothing reads it",
+                path.display()
+            )),
+            Err(e) => report.problems.push(e.message),
+        }
+    }
     let Ok(read) = std::fs::read_dir(store.dir().join("packs")) else { return };
     for path in read.filter_map(|e| e.ok()).map(|e| e.path()) {
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        if name.starts_with("tmp-") || (name.ends_with(".pack") && !path.with_extension("idx").exists()) {
-            report.notes.push(format!("{}: left by an interrupted write; ignored (safe to delete)", path.display()));
+        if path.file_name().is_some_and(|n| n.to_string_lossy().starts_with(crate::durable::TMP_PREFIX)) {
+            report.notes.push(format!(
+                "{}: a temp file left by an interrupted write; ignored (shake gc removes it)",
+                path.display()
+            ));
         }
     }
 }

@@ -31,18 +31,22 @@ pub struct GcReport {
     pub bytes_before: u64,
     /// Pack and index bytes after (as before for a dry run).
     pub bytes_after: u64,
+    /// Temp files of writers that died, removed (in a dry run: found).
+    pub temp_files: u64,
 }
 
 impl Store {
     /// Collects garbage under the store's write lock; `dry_run` only counts.
     pub fn gc(&mut self, dry_run: bool) -> Result<GcReport> {
         let Batch { store, _lock, .. } = self.batch()?;
+        let temp_files = remove_temp_files(store.dir(), dry_run)?;
         let keep = reachable(store)?;
         let counts = store.counts();
         let mut report = GcReport {
             packs_before: counts.packs,
             bytes_before: counts.bytes,
             bytes_after: counts.bytes,
+            temp_files,
             ..Default::default()
         };
         let mut seen = HashSet::new();
@@ -73,6 +77,28 @@ impl Store {
         report.bytes_after = store.counts().bytes;
         Ok(report)
     }
+}
+
+/// Removes (or, in a dry run, counts) the `tmp-*` files under `packs/`, `import/` and `refs/`.
+/// Only writers holding the store's lock create them there, and the caller holds it: each was
+/// left by a writer that died before its rename.
+fn remove_temp_files(dir: &std::path::Path, dry_run: bool) -> Result<u64> {
+    let mut n = 0;
+    for sub in ["packs", "import", "refs"] {
+        for entry in walkdir::WalkDir::new(dir.join(sub)).into_iter().filter_map(|e| e.ok()) {
+            if !entry.file_type().is_file()
+                || !entry.file_name().to_string_lossy().starts_with(crate::durable::TMP_PREFIX)
+            {
+                continue;
+            }
+            if !dry_run {
+                std::fs::remove_file(entry.path())
+                    .map_err(|e| Error::io(format!("cannot remove {}", entry.path().display()), e))?;
+            }
+            n += 1;
+        }
+    }
+    Ok(n)
 }
 
 /// Writes the kept objects into one new durable pack, then removes every other pack (index

@@ -9,6 +9,7 @@ pub mod family;
 pub mod fsck;
 pub mod gc;
 pub mod import;
+pub mod lock;
 pub mod pack;
 pub mod refs;
 pub mod state;
@@ -16,13 +17,13 @@ pub mod touch;
 pub mod version;
 
 use std::collections::HashSet;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use crate::id::{HexPrefix, Kind, ObjectId};
 use crate::{Context, Error, Result};
 
 pub use import::{path_nodes, ImportReport, SessionInfo};
+pub use lock::WriteLock;
 pub use pack::{Object, Pack};
 pub use refs::Expect;
 pub use version::Version;
@@ -161,11 +162,34 @@ impl Store {
         self.packs.iter().any(|p| p.find(id).is_some())
     }
 
-    /// Returns the object `id`, or `None` when the store does not hold it.
+    /// Returns the object `id`, or `None` when the store does not hold it. Its bytes are
+    /// re-hashed first: every object that leaves the store (restore, cat-object, cat-session,
+    /// export, overlays, the meter) is the one its id names, or a corrupt-store error naming it.
     pub fn get(&self, id: &ObjectId) -> Result<Option<Object<'_>>> {
+        let Some((pack, obj)) = self.locate(id)? else { return Ok(None) };
+        let actual = ObjectId::hash(obj.kind, obj.bytes);
+        if actual != *id {
+            return Err(Error::corrupt(format!(
+                "{}: object {id}: content hashes to {actual} (corrupt {} bytes); nothing was read from it",
+                pack.path.display(),
+                obj.kind
+            ))
+            .hint("run shake fsck; shake restore or a re-import rebuilds the object from a session file that has it"));
+        }
+        Ok(Some(obj))
+    }
+
+    /// Returns the kind of object `id` without re-hashing it (for `fsck`'s link checks, which
+    /// re-hash every object once by itself), or `None` when the store does not hold it.
+    pub fn kind_of(&self, id: &ObjectId) -> Result<Option<Kind>> {
+        Ok(self.locate(id)?.map(|(_, obj)| obj.kind))
+    }
+
+    /// Finds object `id`'s record, unverified.
+    fn locate(&self, id: &ObjectId) -> Result<Option<(&Pack, Object<'_>)>> {
         for pack in &self.packs {
             if let Some(i) = pack.find(id) {
-                return pack.object_at(i).map(Some);
+                return pack.object_at(i).map(|obj| Some((pack, obj)));
             }
         }
         Ok(None)
@@ -212,7 +236,7 @@ impl Store {
     /// Reads a ref (`None` when it does not exist).
     pub fn read_ref(&self, name: &str) -> Result<Option<ObjectId>> {
         refs::check_name(name)?;
-        refs::read(&self.dir, name)
+        Ok(refs::read(&self.dir, name)?)
     }
 
     /// Sets a ref durably if its current value is what `expect` says; `new` must be in the store.
@@ -220,7 +244,8 @@ impl Store {
         if !self.contains(new) {
             return Err(Error::user(format!("cannot point {name} at {new}: no such object")));
         }
-        refs::update(&self.dir, name, new, expect, true)
+        let held = WriteLock::take(&self.dir)?;
+        Ok(refs::update(&self.dir, &held, name, new, expect, true)?)
     }
 
     /// Lists every ref, sorted by name.
@@ -244,18 +269,38 @@ impl Store {
 
     /// Starts writing: takes the store's write lock, then sees packs written meanwhile.
     pub fn batch(&mut self) -> Result<Batch<'_>> {
-        std::fs::create_dir_all(&self.dir)
-            .map_err(|e| Error::io(format!("cannot create the store {}", self.dir.display()), e))?;
-        let lock_path = self.dir.join("lock");
-        let lock = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(|e| Error::io(format!("cannot open {}", lock_path.display()), e))?;
-        lock.lock().map_err(|e| Error::io(format!("cannot lock {}", lock_path.display()), e))?;
+        let lock = WriteLock::take(&self.dir)?;
+        self.rebuild_lost_indexes()?;
         self.refresh()?;
         Ok(Batch { writer: None, store: self, _lock: lock, after: Vec::new() })
+    }
+}
+
+impl Store {
+    /// Gives every complete pack that has no index its index back (under the write lock, so no
+    /// writer is between its pack and its index): such a pack may hold the only copy of objects
+    /// that refs name.
+    fn rebuild_lost_indexes(&self) -> Result<()> {
+        for pack in self.packs_without_index() {
+            pack::rebuild_index(&pack)?;
+        }
+        Ok(())
+    }
+
+    /// Returns the `pack-*.pack` files that have no `.idx` beside them.
+    pub fn packs_without_index(&self) -> Vec<PathBuf> {
+        let Ok(read) = std::fs::read_dir(self.packs_dir()) else { return Vec::new() };
+        let mut packs: Vec<PathBuf> = read
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| {
+                p.extension().is_some_and(|x| x == "pack")
+                    && p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("pack-"))
+                    && !p.with_extension("idx").exists()
+            })
+            .collect();
+        packs.sort();
+        packs
     }
 }
 
@@ -265,7 +310,7 @@ impl Store {
 pub struct Batch<'s> {
     store: &'s mut Store,
     writer: Option<pack::PackWriter>,
-    _lock: File,
+    _lock: WriteLock,
     after: Vec<After>,
 }
 
@@ -335,13 +380,8 @@ impl Batch<'_> {
         store.consolidate()?;
         for item in after {
             match item {
-                After::Ref(name, id) => refs::update(&store.dir, &name, &id, Expect::Any, false)?,
-                After::State(path, bytes) => {
-                    let dir = path.parent().unwrap_or(&store.dir);
-                    std::fs::create_dir_all(dir)
-                        .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
-                    pack::write_atomically(dir, &path, &bytes, false)?;
-                }
+                After::Ref(name, id) => refs::update(&store.dir, &_lock, &name, &id, Expect::Any, false)?,
+                After::State(path, bytes) => crate::durable::write(&path, &bytes)?,
             }
         }
         Ok(())

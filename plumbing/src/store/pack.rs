@@ -372,6 +372,46 @@ pub fn packed_bytes(sizes: &[usize]) -> u64 {
     (pack + idx) as u64
 }
 
+/// Rebuilds the index of a complete pack whose index is gone (deleted, or a writer died between
+/// the two renames). Returns the index path, or `None` when the file is not a complete pack.
+pub fn rebuild_index(pack_path: &Path) -> Result<Option<PathBuf>> {
+    let Some(idx) = lost_index(pack_path)? else { return Ok(None) };
+    let idx_path = pack_path.with_extension("idx");
+    write_durably(pack_path.parent().unwrap_or(Path::new(".")), &idx_path, &idx)?;
+    Ok(Some(idx_path))
+}
+
+/// Computes the index of a pack file from its records (each object re-hashed for its id), or
+/// `None` when the file is not a complete pack (its header, checksum or records do not hold).
+pub fn lost_index(pack_path: &Path) -> Result<Option<Vec<u8>>> {
+    let bytes = std::fs::read(pack_path).map_err(|e| Error::io(format!("cannot read {}", pack_path.display()), e))?;
+    if bytes.len() < HEADER_LEN + CHECKSUM_LEN || &bytes[..8] != PACK_MAGIC || u32_at(&bytes, 8) != FORMAT_VERSION {
+        return Ok(None);
+    }
+    let body_end = bytes.len() - CHECKSUM_LEN;
+    let sum = blake3::hash(&bytes[..body_end]);
+    if sum.as_bytes() != &bytes[body_end..] {
+        return Ok(None);
+    }
+    let mut rows = Vec::new();
+    let mut at = HEADER_LEN;
+    while at < body_end {
+        let Some(kind) = Kind::from_code(bytes[at]) else { return Ok(None) };
+        if at + RECORD_HEADER_LEN > body_end {
+            return Ok(None);
+        }
+        let len = usize::try_from(u64_at(&bytes, at + 1)).unwrap_or(usize::MAX);
+        let start = at + RECORD_HEADER_LEN;
+        if start.saturating_add(len) > body_end {
+            return Ok(None);
+        }
+        rows.push((ObjectId::hash(kind, &bytes[start..start + len]), at as u64));
+        at = start + len;
+    }
+    rows.sort_unstable_by_key(|r| r.0);
+    Ok(Some(encode_index(&rows, bytes.len() as u64, sum.as_bytes())))
+}
+
 /// Builds an index for sorted `(id, offset)` rows.
 fn encode_index(rows: &[(ObjectId, u64)], pack_len: u64, pack_sum: &[u8; 32]) -> Vec<u8> {
     let mut idx = Vec::with_capacity(HEADER_LEN + FANOUT_LEN + rows.len() * IDX_ROW_LEN + IDX_TRAILER_LEN);
@@ -403,12 +443,24 @@ pub fn write_durably(dir: &Path, path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// Writes `bytes` to `path` through a temp file in `dir` and a rename; fsync-ed when `durable`.
 pub fn write_atomically(dir: &Path, path: &Path, bytes: &[u8], durable: bool) -> Result<()> {
+    replace_if(dir, path, bytes, durable, || Ok(()))
+}
+
+/// [`write_atomically`], durably, asking `still` just before the rename whether `path` may still
+/// be replaced (the temp file is removed when it says no): the window in which another writer's
+/// change can be lost shrinks to the rename itself.
+pub fn replace_durably_if(dir: &Path, path: &Path, bytes: &[u8], still: impl FnOnce() -> Result<()>) -> Result<()> {
+    replace_if(dir, path, bytes, true, still)
+}
+
+fn replace_if(dir: &Path, path: &Path, bytes: &[u8], durable: bool, still: impl FnOnce() -> Result<()>) -> Result<()> {
     let io = |e| Error::io(format!("cannot write {}", path.display()), e);
     let mut tmp = tempfile::Builder::new().prefix("tmp-").tempfile_in(dir).map_err(io)?;
     tmp.write_all(bytes).map_err(io)?;
     if durable {
         tmp.as_file().sync_all().map_err(io)?;
     }
+    still()?;
     tmp.persist(path).map_err(|e| io(e.error))?;
     Ok(())
 }
@@ -419,7 +471,12 @@ pub fn sync_dir(dir: &Path) -> Result<()> {
 }
 
 fn map(path: &Path) -> Result<Mmap> {
-    let file = File::open(path).map_err(|e| Error::corrupt(format!("{}: cannot open: {e}", path.display())))?;
+    // A pack that cannot be opened is corrupt only when it vanished or is not a file; a
+    // permission or device error is reported as what it is.
+    let file = File::open(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => Error::corrupt(format!("{}: cannot open: {e}", path.display())),
+        _ => Error::io(format!("cannot open {}", path.display()), e),
+    })?;
     // SAFETY: packs and indexes are renamed into place complete and never written again, so the
     // mapped bytes cannot change or shrink under us (see the module doc).
     unsafe { Mmap::map(&file) }.map_err(|e| Error::corrupt(format!("{}: cannot map: {e}", path.display())))
@@ -440,6 +497,19 @@ fn u64_at(bytes: &[u8], at: usize) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refused_replace_leaves_the_file_and_no_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, b"old").unwrap();
+        let e = replace_durably_if(dir.path(), &path, b"new", || Err(Error::user("changed"))).unwrap_err();
+        assert_eq!(e.message, "changed");
+        assert_eq!(std::fs::read(&path).unwrap(), b"old");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        replace_durably_if(dir.path(), &path, b"new", || Ok(())).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"new");
+    }
 
     fn write_pack(dir: &Path, objects: &[(Kind, &[u8])]) -> PathBuf {
         let mut w = PackWriter::new(dir).unwrap();

@@ -1,18 +1,79 @@
 //! Refs: named pointers to objects, one small file each under `<store>/refs/`.
 //!
-//! An update takes `<ref>.lock` (created exclusively), compares the current value when asked
-//! (compare-and-swap, like `git update-ref <ref> <new> <old>`), writes the lock file, and renames
-//! it over the ref. The rename is what makes the update atomic.
+//! An update, made under the store's write lock ([`WriteLock`]), takes `<ref>.lock` (created
+//! exclusively, 0600), compares the current value when asked (compare-and-swap, like
+//! `git update-ref <ref> <new> <old>`), writes the lock file, and renames it over the ref. The
+//! rename is what makes the update atomic. A `<ref>.lock` that exists when a writer holds the
+//! store's lock was left by a writer that died between the two steps: it is removed.
+//!
+//! Names come from the store, never from input as they are: a session id is encoded
+//! ([`session_ref`]) so no id can shape the folder tree (`x` and `x/y` are two refs, not a file
+//! and a folder of the same name).
 
 use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
+use super::lock::WriteLock;
+use crate::durable::{private_dir, FileError};
 use crate::id::ObjectId;
 use crate::{Error, Result};
 
-/// The ref naming a session's latest imported version.
+/// Why a ref could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum RefError {
+    /// The name is not a ref name.
+    #[error("bad ref name {name:?}: {why}")]
+    BadName {
+        /// The name given.
+        name: String,
+        /// What is wrong with it.
+        why: &'static str,
+    },
+    /// The file does not hold one id.
+    #[error("{}: bad ref file (want 64 hex digits and a newline)", path.display())]
+    BadFile {
+        /// The ref file.
+        path: PathBuf,
+    },
+    /// The compare of a compare-and-swap failed.
+    #[error("{name} is {is}, not {want}; not updated")]
+    Moved {
+        /// The ref.
+        name: String,
+        /// Its value now ("absent" or an id).
+        is: String,
+        /// The value expected.
+        want: String,
+    },
+    /// The system refused a step.
+    #[error(transparent)]
+    Io(#[from] FileError),
+}
+
+impl From<RefError> for Error {
+    fn from(e: RefError) -> Error {
+        let err = match &e {
+            RefError::BadName { .. } => Error::user(e.to_string()).hint("ref names look like refs/sessions/<id>"),
+            RefError::BadFile { .. } => Error::corrupt(e.to_string()),
+            RefError::Moved { .. } => Error::user(e.to_string()).hint("another process moved it; re-read it and retry"),
+            RefError::Io(f) => Error::os(f.source.kind(), &e),
+        };
+        err.caused_by(e)
+    }
+}
+
+/// The ref naming a session's latest imported version. An id of ASCII letters, digits, `-` and
+/// `_` (pi's UUIDs) is the name as it is; any other id is spelled `hex.<its UTF-8 bytes in hex>`,
+/// which no plain id can collide with (plain ids have no `.`).
 pub fn session_ref(session_id: &str) -> String {
-    format!("refs/sessions/{session_id}")
+    let plain = !session_id.is_empty() && session_id.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b));
+    if plain {
+        format!("refs/sessions/{session_id}")
+    } else {
+        let hex: String = session_id.bytes().map(|b| format!("{b:02x}")).collect();
+        format!("refs/sessions/hex.{hex}")
+    }
 }
 
 /// The ref naming a leaf's overlay object.
@@ -33,10 +94,8 @@ pub enum Expect {
 
 /// Checks a ref name: `refs/` then `/`-separated parts of ASCII letters, digits, `-`, `_`, `.`,
 /// none empty, none starting with `.`, none ending with `.lock`.
-pub fn check_name(name: &str) -> Result<()> {
-    let bad = |why: &str| {
-        Err(Error::user(format!("bad ref name {name:?}: {why}")).hint("ref names look like refs/sessions/<id>"))
-    };
+pub fn check_name(name: &str) -> std::result::Result<(), RefError> {
+    let bad = |why: &'static str| Err(RefError::BadName { name: name.to_string(), why });
     let Some(rest) = name.strip_prefix("refs/") else { return bad("it must start with refs/") };
     for part in rest.split('/') {
         if part.is_empty() || part.starts_with('.') || part.ends_with(".lock") {
@@ -51,31 +110,37 @@ pub fn check_name(name: &str) -> Result<()> {
 
 /// Reads a ref: `None` when it does not exist; a corrupt-store error naming the file when it
 /// does not hold one id.
-pub fn read(store: &Path, name: &str) -> Result<Option<ObjectId>> {
+pub fn read(store: &Path, name: &str) -> std::result::Result<Option<ObjectId>, RefError> {
     let path = store.join(name);
     match std::fs::read(&path) {
         Ok(bytes) => parse(&path, &bytes).map(Some),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::io(format!("cannot read {}", path.display()), e)),
+        Err(source) => Err(RefError::Io(FileError { path, doing: "read", source })),
     }
 }
 
-fn parse(path: &Path, bytes: &[u8]) -> Result<ObjectId> {
+fn parse(path: &Path, bytes: &[u8]) -> std::result::Result<ObjectId, RefError> {
     std::str::from_utf8(bytes)
         .ok()
         .and_then(|s| s.strip_suffix('\n'))
         .and_then(|s| s.parse::<ObjectId>().ok())
-        .ok_or_else(|| Error::corrupt(format!("{}: bad ref file (want 64 hex digits and a newline)", path.display())))
+        .ok_or_else(|| RefError::BadFile { path: path.to_path_buf() })
 }
 
-/// Sets `name` to `new` if its current value is what `expect` says. `durable` fsyncs the new
-/// file and the folder (a command the user runs for this); imports skip it because their refs can
-/// be rebuilt from the session files.
-pub fn update(store: &Path, name: &str, new: &ObjectId, expect: Expect, durable: bool) -> Result<()> {
+/// Sets `name` to `new` if its current value is what `expect` says, under the store's write
+/// lock. `durable` fsyncs the new file and the folder (a command the user runs for this);
+/// imports skip it because their refs can be rebuilt from the session files.
+pub fn update(
+    store: &Path,
+    _held: &WriteLock,
+    name: &str,
+    new: &ObjectId,
+    expect: Expect,
+    durable: bool,
+) -> std::result::Result<(), RefError> {
     check_name(name)?;
     let path = store.join(name);
-    let dir = path.parent().unwrap_or(store);
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+    private_dir(path.parent().unwrap_or(store))?;
     let lock = Lock::take(&path)?;
     let current = read(store, name)?;
     let ok = match expect {
@@ -89,8 +154,7 @@ pub fn update(store: &Path, name: &str, new: &ObjectId, expect: Expect, durable:
             Expect::Id(old) => old.to_string(),
             _ => "absent".to_string(),
         };
-        return Err(Error::user(format!("{name} is {is}, not {want}; not updated"))
-            .hint("another process moved it; re-read it and retry"));
+        return Err(RefError::Moved { name: name.to_string(), is, want });
     }
     lock.commit(format!("{new}\n").as_bytes(), durable)
 }
@@ -108,7 +172,11 @@ pub fn list_all(store: &Path) -> Result<Vec<(String, Result<ObjectId>)>> {
         let entry = match entry {
             Ok(e) => e,
             Err(e) if e.io_error().is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound) => continue,
-            Err(e) => return Err(Error::user(format!("cannot list {}: {e}", root.display()))),
+            Err(e) => {
+                let path = e.path().unwrap_or(&root).to_path_buf();
+                let source = e.into_io_error().unwrap_or_else(|| std::io::Error::other("a loop in the folder tree"));
+                return Err(RefError::Io(FileError { path, doing: "list", source }).into());
+            }
         };
         let name = entry.path().strip_prefix(store).unwrap_or(entry.path()).to_string_lossy().replace('\\', "/");
         if !entry.file_type().is_file()
@@ -118,47 +186,73 @@ pub fn list_all(store: &Path) -> Result<Vec<(String, Result<ObjectId>)>> {
             continue;
         }
         let id = std::fs::read(entry.path())
-            .map_err(|e| Error::io(format!("cannot read {}", entry.path().display()), e))
-            .and_then(|bytes| parse(entry.path(), &bytes));
+            .map_err(|source| RefError::Io(FileError { path: entry.path().to_path_buf(), doing: "read", source }))
+            .and_then(|bytes| parse(entry.path(), &bytes))
+            .map_err(Error::from);
         refs.push((name, id));
     }
     Ok(refs)
 }
 
-/// An exclusively created `<ref>.lock`, removed on drop unless committed.
+/// Lists the `<ref>.lock` files under `refs/`: each is either an update in progress or, when no
+/// writer holds the store's lock, one left by a writer that died.
+pub fn lock_files(store: &Path) -> Vec<PathBuf> {
+    walkdir::WalkDir::new(store.join("refs"))
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_file() && e.file_name().to_string_lossy().ends_with(".lock"))
+        .map(|e| e.into_path())
+        .collect()
+}
+
+/// An exclusively created `<ref>.lock`, removed on drop unless renamed over the ref.
 struct Lock {
     path: PathBuf,
     target: PathBuf,
-    file: Option<std::fs::File>,
+    file: std::fs::File,
+    renamed: bool,
 }
 
 impl Lock {
-    fn take(target: &Path) -> Result<Lock> {
+    /// Creates `<target>.lock`; one that exists was left by a writer that died (the caller
+    /// holds the store's write lock, which every ref writer takes), so it is replaced.
+    fn take(target: &Path) -> std::result::Result<Lock, RefError> {
         let mut name = target.as_os_str().to_owned();
         name.push(".lock");
         let path = PathBuf::from(name);
-        match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
-            Ok(file) => Ok(Lock { path, target: target.to_path_buf(), file: Some(file) }),
+        let create = || std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&path);
+        let file = match create() {
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                Err(Error::user(format!("{} exists: another shake is updating this ref", path.display()))
-                    .hint("if no shake is running, remove that file"))
+                std::fs::remove_file(&path).map_err(|source| FileError {
+                    path: path.clone(),
+                    doing: "remove the stale lock",
+                    source,
+                })?;
+                create()
             }
-            Err(e) => Err(Error::io(format!("cannot create {}", path.display()), e)),
+            other => other,
+        };
+        match file {
+            Ok(file) => Ok(Lock { path, target: target.to_path_buf(), file, renamed: false }),
+            Err(source) => Err(RefError::Io(FileError { path, doing: "create", source })),
         }
     }
 
-    fn commit(mut self, bytes: &[u8], durable: bool) -> Result<()> {
-        let io = |e| Error::io(format!("cannot write {}", self.path.display()), e);
-        let mut file = self.file.take().ok_or_else(|| Error::user("ref lock already used"))?;
-        file.write_all(bytes).map_err(io)?;
+    fn commit(mut self, bytes: &[u8], durable: bool) -> std::result::Result<(), RefError> {
+        let io = |doing| {
+            let path = self.path.clone();
+            move |source| RefError::Io(FileError { path, doing, source })
+        };
+        self.file.write_all(bytes).map_err(io("write"))?;
         if durable {
-            file.sync_all().map_err(io)?;
+            self.file.sync_all().map_err(io("fsync"))?;
         }
-        drop(file);
-        std::fs::rename(&self.path, &self.target).map_err(io)?;
+        std::fs::rename(&self.path, &self.target).map_err(io("rename into place"))?;
+        self.renamed = true;
         if durable {
             if let Some(dir) = self.target.parent() {
-                super::pack::sync_dir(dir)?;
+                crate::durable::sync_dir(dir)?;
             }
         }
         Ok(())
@@ -167,7 +261,7 @@ impl Lock {
 
 impl Drop for Lock {
     fn drop(&mut self) {
-        if self.file.is_some() {
+        if !self.renamed {
             let _ = std::fs::remove_file(&self.path);
         }
     }
@@ -181,12 +275,13 @@ mod tests {
     #[test]
     fn compare_and_swap() {
         let dir = tempfile::tempdir().unwrap();
+        let held = WriteLock::take(dir.path()).unwrap();
         let (a, b) = (ObjectId::hash(Kind::Entry, b"a"), ObjectId::hash(Kind::Entry, b"b"));
         let name = "refs/sessions/s1";
-        update(dir.path(), name, &a, Expect::Absent, true).unwrap();
-        assert!(update(dir.path(), name, &b, Expect::Absent, true).is_err());
-        assert!(update(dir.path(), name, &b, Expect::Id(b), true).is_err());
-        update(dir.path(), name, &b, Expect::Id(a), false).unwrap();
+        update(dir.path(), &held, name, &a, Expect::Absent, true).unwrap();
+        assert!(update(dir.path(), &held, name, &b, Expect::Absent, true).is_err());
+        assert!(matches!(update(dir.path(), &held, name, &b, Expect::Id(b), true), Err(RefError::Moved { .. })));
+        update(dir.path(), &held, name, &b, Expect::Id(a), false).unwrap();
         assert_eq!(read(dir.path(), name).unwrap(), Some(b));
         assert_eq!(list(dir.path()).unwrap(), [(name.to_string(), b)]);
         assert!(!dir.path().join("refs/sessions/s1.lock").exists());
@@ -200,7 +295,35 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("refs/sessions")).unwrap();
         std::fs::write(dir.path().join("refs/sessions/x"), "nope\n").unwrap();
-        let err = read(dir.path(), "refs/sessions/x").unwrap_err();
+        let err = Error::from(read(dir.path(), "refs/sessions/x").unwrap_err());
         assert!(err.message.contains("refs/sessions/x: bad ref file"));
+        assert_eq!(err.kind, crate::ErrorKind::Corrupt);
+    }
+
+    #[test]
+    fn a_lock_left_by_a_dead_writer_is_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let held = WriteLock::take(dir.path()).unwrap();
+        std::fs::create_dir_all(dir.path().join("refs/sessions")).unwrap();
+        // What a SIGKILL between the lock and the rename leaves: the lock, holding the new value.
+        std::fs::write(dir.path().join("refs/sessions/s1.lock"), "0".repeat(64) + "\n").unwrap();
+        let a = ObjectId::hash(Kind::Entry, b"a");
+        update(dir.path(), &held, "refs/sessions/s1", &a, Expect::Absent, false).unwrap();
+        assert_eq!(read(dir.path(), "refs/sessions/s1").unwrap(), Some(a));
+        assert!(!dir.path().join("refs/sessions/s1.lock").exists());
+    }
+
+    #[test]
+    fn session_ids_never_shape_the_folder_tree() {
+        assert_eq!(
+            session_ref("0aa11bb2-0000-7000-8000-000000000001"),
+            "refs/sessions/0aa11bb2-0000-7000-8000-000000000001"
+        );
+        let (x, xy, dots) = (session_ref("x"), session_ref("x/y"), session_ref("../../etc"));
+        assert_eq!((x.as_str(), xy.as_str()), ("refs/sessions/x", "refs/sessions/hex.782f79"));
+        for name in [&x, &xy, &dots, &session_ref(""), &session_ref("a.lock"), &session_ref("é\u{0}")] {
+            check_name(name).unwrap();
+            assert_eq!(name.matches('/').count(), 2, "{name}");
+        }
     }
 }

@@ -1,10 +1,12 @@
 //! Import state: what was imported of each session file, so re-import parses only new bytes.
 //!
-//! One file per session file, `<store>/import/<blake3(path)[..16] hex>`, private to this store
-//! and never hashed: magic `SHAKSTAT`, a u32 format version, then two bincode 2 (serde, standard
-//! config, size-limited) values: the small [`FileState`] read on every import, and the larger
-//! [`Resume`] read only when the file grew. A state that cannot be read is treated as absent:
-//! the file is then imported again from its first byte, which adds no object that exists.
+//! One file per session file, `<store>/import/<blake3(path)[..16] hex>`, private to this store:
+//! magic `SHAKSTAT`, a u32 format version, then two bincode 2 (serde, standard config,
+//! size-limited) values: the small [`FileState`] read on every import, and the larger
+//! [`Resume`] read only when the file grew; last, the blake3 of everything before it, so a
+//! damaged state is never believed (a flipped byte inside bincode often still decodes). A state
+//! that cannot be read is treated as absent: the file is then imported again from its first
+//! byte, which adds no object that exists.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -15,7 +17,9 @@ use crate::id::ObjectId;
 use crate::{Error, Result};
 
 const MAGIC: &[u8; 8] = b"SHAKSTAT";
-const VERSION: u32 = 1;
+/// 2: with the checksum trailer (1 had none; such a state reads as absent and is rewritten).
+const VERSION: u32 = 2;
+const CHECKSUM: usize = 32;
 /// Refuse to allocate more than this while decoding (a corrupt length must not exhaust memory).
 const LIMIT: usize = 1 << 30;
 
@@ -84,12 +88,19 @@ pub fn encode(head: &FileState, resume: &Resume) -> Result<Vec<u8>> {
     let err = |e: bincode::error::EncodeError| Error::user(format!("cannot encode import state: {e}"));
     out.extend(bincode::serde::encode_to_vec(head, config()).map_err(err)?);
     out.extend(bincode::serde::encode_to_vec(resume, config()).map_err(err)?);
+    let sum = blake3::hash(&out);
+    out.extend_from_slice(sum.as_bytes());
     Ok(out)
 }
 
-/// Decodes the head of a state file; the rest of the bytes (the resume part) are returned too.
+/// Checks a state file's checksum and decodes its head; the resume part's bytes are returned
+/// too. `None` for a damaged or foreign file.
 pub fn decode_head(bytes: &[u8]) -> Option<(FileState, &[u8])> {
-    let body = bytes.strip_prefix(MAGIC)?;
+    let (content, sum) = bytes.split_at_checked(bytes.len().checked_sub(CHECKSUM)?)?;
+    if blake3::hash(content).as_bytes() != sum {
+        return None;
+    }
+    let body = content.strip_prefix(MAGIC)?;
     let (version, body) = body.split_first_chunk::<4>()?;
     if u32::from_le_bytes(*version) != VERSION {
         return None;
@@ -117,7 +128,7 @@ pub fn read(path: &Path) -> std::result::Result<Option<(FileState, Vec<u8>)>, St
             let rest = rest.to_vec();
             Ok(Some((head, rest)))
         }
-        None => Err(format!("{}: unreadable import state (wrong magic, version or layout)", path.display())),
+        None => Err(format!("{}: unreadable import state (wrong magic, version, checksum or layout)", path.display())),
     }
 }
 
@@ -145,8 +156,14 @@ mod tests {
         let (h, rest) = decode_head(&bytes).unwrap();
         assert_eq!(h, head);
         assert_eq!(decode_resume(rest).unwrap(), resume);
-        assert!(decode_head(b"SHAKSTAT\x01\0\0\0\xff\xff").is_none());
+        assert!(decode_head(b"SHAKSTAT\x02\0\0\0\xff\xff").is_none());
         assert!(decode_head(&bytes[..20]).is_none());
         assert!(decode_resume(&rest[..rest.len() - 1]).is_none());
+        // Every flipped byte is seen, though many would still decode.
+        for i in 0..bytes.len() {
+            let mut bad = bytes.clone();
+            bad[i] ^= 0x10;
+            assert!(decode_head(&bad).is_none(), "flip at {i} believed");
+        }
     }
 }

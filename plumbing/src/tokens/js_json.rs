@@ -27,6 +27,13 @@ pub fn stringify(raw: &RawValue) -> Cow<'_, str> {
     }
 }
 
+/// Returns `JSON.stringify(value)` for a value already parsed.
+pub fn stringify_value(value: &Value) -> String {
+    let mut out = String::new();
+    write_value(&mut out, value);
+    out
+}
+
 fn write_value(out: &mut String, value: &Value) {
     match value {
         Value::Null => out.push_str("null"),

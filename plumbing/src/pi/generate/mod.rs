@@ -7,7 +7,7 @@
 //! and limit always give the same bytes.
 
 pub mod json;
-mod text;
+pub mod text;
 
 use std::collections::HashSet;
 

@@ -11,6 +11,7 @@ impl Rng {
     }
 
     /// Returns the next 64 random bits.
+    #[allow(clippy::should_implement_trait)] // an endless generator, not an iterator
     pub fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;

@@ -1,0 +1,139 @@
+//! Folding a Claude Code session as a fork: the originals are saved first, then a new session
+//! file `<new uuid>.jsonl` is written beside the source with placeholders in place of the folded
+//! results. The source file is only read, and its hash is checked before and after.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::transcript::Transcript;
+use super::write::{fork_bytes, save_original, SaveError};
+
+/// What a fork wrote.
+#[derive(Debug)]
+pub struct Forked {
+    /// The new session id.
+    pub session_id: String,
+    /// The new session file.
+    pub path: PathBuf,
+    /// The results folded (tool_use ids), each with the saved original's path.
+    pub folded: Vec<(String, PathBuf)>,
+    /// Results that could not be folded, and why (they stay as they were).
+    pub skipped: Vec<(String, String)>,
+}
+
+/// Why a fork was not written.
+#[derive(Debug, thiserror::Error)]
+pub enum ForkError {
+    /// The transcript names no session id (no row has `sessionId`).
+    #[error("{0}: no row names a sessionId; not a Claude Code session")]
+    NoSessionId(String),
+    /// The source's last line is a write in progress.
+    #[error("{0}: the last line is incomplete (Claude Code may be writing it); try again when it is idle")]
+    Torn(String),
+    /// The new file exists already (never overwritten).
+    #[error("{0} exists already; not overwritten")]
+    Exists(String),
+    /// The source changed while the fork was made.
+    #[error("{0} changed while the fork was written; the fork {1} was removed")]
+    SourceChanged(String, String),
+    /// The file system refused.
+    #[error("{0}: {1}")]
+    Io(String, std::io::Error),
+}
+
+/// A fresh session id in Claude Code's form (a random v4 uuid).
+pub fn new_session_id() -> String {
+    let mut b = [0u8; 16];
+    let seed = blake3::hash(
+        format!("{:?}{}{:?}", std::time::SystemTime::now(), std::process::id(), std::thread::current().id()).as_bytes(),
+    );
+    b.copy_from_slice(&seed.as_bytes()[..16]);
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!("{}-{}-{}-{}-{}", &h[..8], &h[8..12], &h[12..16], &h[16..20], &h[20..])
+}
+
+/// The text of every `tool_result` whose content is a string, by `tool_use_id` (the last row
+/// wins for a repeated id). Block contents (images, text lists) are not foldable here.
+pub fn result_texts(t: &Transcript) -> HashMap<String, String> {
+    let mut texts = HashMap::new();
+    for row in t.rows.iter().filter(|r| r.kind() == "user") {
+        for block in row.content().and_then(Value::as_array).into_iter().flatten() {
+            if block.get("type").and_then(Value::as_str) != Some("tool_result") {
+                continue;
+            }
+            if let (Some(id), Some(text)) =
+                (block.get("tool_use_id").and_then(Value::as_str), block.get("content").and_then(Value::as_str))
+            {
+                texts.insert(id.to_string(), text.to_string());
+            }
+        }
+    }
+    texts
+}
+
+/// Writes a fork of `source` (read as `t`) with each result of `targets` replaced by
+/// `replacement(text, saved path)`; originals go to `<project dir>/<new id>/shake/<id>.txt`
+/// first. `new_id` is the fork's session id ([`new_session_id`] for a fresh one).
+pub fn fork(
+    t: &Transcript,
+    source: &Path,
+    targets: &[String],
+    new_id: &str,
+    replacement: impl Fn(&str, &Path) -> String,
+) -> Result<Forked, ForkError> {
+    let shown = source.display().to_string();
+    let old_id = t.session_id().ok_or_else(|| ForkError::NoSessionId(shown.clone()))?.to_string();
+    if t.torn.is_some() {
+        return Err(ForkError::Torn(shown));
+    }
+    let before = blake3::hash(t.file.raw());
+    let dir = source.parent().unwrap_or(Path::new("."));
+    let path = dir.join(format!("{new_id}.jsonl"));
+    if path.exists() {
+        return Err(ForkError::Exists(path.display().to_string()));
+    }
+    let saved_dir = dir.join(new_id).join("shake");
+    let texts = result_texts(t);
+    let mut replace = HashMap::new();
+    let mut folded = Vec::new();
+    let mut skipped = Vec::new();
+    for id in targets {
+        let Some(text) = texts.get(id) else {
+            skipped.push((id.clone(), "no tool_result with a text content".to_string()));
+            continue;
+        };
+        match save_original(&saved_dir, id, text) {
+            Ok(saved) => {
+                replace.insert(id.clone(), replacement(text, &saved));
+                folded.push((id.clone(), saved));
+            }
+            Err(e @ (SaveError::UnsafeId(_) | SaveError::Exists(_))) => skipped.push((id.clone(), e.to_string())),
+            Err(SaveError::Io { path, err }) => return Err(ForkError::Io(path, err)),
+        }
+    }
+    let (bytes, _) = fork_bytes(t, &old_id, new_id, &replace);
+    write_new(&path, &bytes).map_err(|e| ForkError::Io(path.display().to_string(), e))?;
+    let after = std::fs::read(source).map(|b| blake3::hash(&b)).map_err(|e| ForkError::Io(shown.clone(), e))?;
+    if after != before {
+        let _ = std::fs::remove_file(&path);
+        return Err(ForkError::SourceChanged(shown, path.display().to_string()));
+    }
+    Ok(Forked { session_id: new_id.to_string(), path, folded, skipped })
+}
+
+/// Creates `path` exclusively (mode 0600), writes `bytes`, fsyncs it and its folder.
+fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    if let Some(dir) = path.parent() {
+        std::fs::File::open(dir)?.sync_all()?;
+    }
+    Ok(())
+}

@@ -1,0 +1,506 @@
+//! Claude Code 2.1.328's loader: which rows of a transcript make the conversation it resumes.
+//!
+//! Mirrors, step by step, what the binary does on `--resume` (read from its bundled code; see
+//! docs/claude-code.md): the 5 MiB size gate, the uuid map, the relink of a compaction's
+//! preserved segment, the chain walk from the leaf with its timestamp fallback, the recovery of
+//! rows split by `message.id` (parallel tool calls) and of their tool results, and the rows hung
+//! under the leaf. The result is a list of row indices in conversation order; the relink may give
+//! rows other parents, so the chain also carries the parents it used.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use super::transcript::{Row, Transcript};
+
+/// Files above this size are read by Claude Code's byte scanner, which drops everything before
+/// the last compaction boundary that has no preserved segment (`SKIP_PRECOMPACT_THRESHOLD`).
+pub const SIZE_GATE: usize = 5 * 1024 * 1024;
+
+/// How far back (ms) the chain walk looks for a stand-in when a parent is missing.
+const FALLBACK_WINDOW_MS: i64 = 5000;
+
+/// How the loader is run.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LoadOptions {
+    /// `CLAUDE_CODE_DISABLE_PRECOMPACT_SKIP` is set: no size gate.
+    pub no_size_gate: bool,
+}
+
+impl LoadOptions {
+    /// The options Claude Code would use in this process's environment.
+    pub fn from_env() -> LoadOptions {
+        LoadOptions { no_size_gate: std::env::var_os("CLAUDE_CODE_DISABLE_PRECOMPACT_SKIP").is_some() }
+    }
+}
+
+/// The conversation Claude Code loads: rows (indices into [`Transcript::rows`]) in order.
+#[derive(Debug)]
+pub struct Chain {
+    /// The rows, oldest first.
+    pub rows: Vec<usize>,
+    /// The leaf the walk started from (the last non-sidechain user or assistant row).
+    pub leaf: Option<usize>,
+    /// The first row index the size gate kept (0 when the gate did not apply).
+    pub gate_start: usize,
+    /// Whether a preserved segment was relinked.
+    pub relinked: bool,
+    /// How many parents were missing and stood in for by the timestamp fallback.
+    pub fallbacks: usize,
+}
+
+/// The uuid map: Claude Code's `Map<uuid, row>`, in first-insertion order (a duplicate uuid keeps
+/// its first position and takes the later row, as `Map.set` does).
+struct UuidMap<'t> {
+    order: Vec<&'t str>,
+    rows: HashMap<&'t str, usize>,
+    parent: HashMap<&'t str, Option<&'t str>>,
+    position: HashMap<&'t str, usize>,
+}
+
+impl<'t> UuidMap<'t> {
+    fn row<'a>(&self, t: &'a Transcript, uuid: &str) -> Option<&'a Row> {
+        self.rows.get(uuid).map(|&i| &t.rows[i])
+    }
+
+    fn parent(&self, uuid: &str) -> Option<&'t str> {
+        self.parent.get(uuid).copied().flatten()
+    }
+
+    fn live(&self) -> impl Iterator<Item = &'t str> + '_ {
+        self.order.iter().copied().filter(|u| self.rows.contains_key(u))
+    }
+}
+
+/// Loads the conversation as Claude Code does on `--resume`.
+pub fn load(t: &Transcript, options: LoadOptions) -> Chain {
+    let gate_start = if options.no_size_gate || t.file.raw().len() <= SIZE_GATE { 0 } else { size_gate(t) };
+    let mut map = UuidMap { order: Vec::new(), rows: HashMap::new(), parent: HashMap::new(), position: HashMap::new() };
+    for (i, row) in t.rows.iter().enumerate().skip(gate_start) {
+        if !row.is_conversation() {
+            continue;
+        }
+        let uuid = row.uuid().expect("conversation rows have a uuid");
+        if !map.rows.contains_key(uuid) {
+            map.position.insert(uuid, map.order.len());
+            map.order.push(uuid);
+        }
+        map.rows.insert(uuid, i);
+        map.parent.insert(uuid, row.parent_uuid());
+    }
+    let relinked = relink(t, &mut map);
+    let leaf = map.live().filter(|u| is_main_message(&t.rows[map.rows[u]])).last();
+    let Some(leaf) = leaf else {
+        return Chain { rows: Vec::new(), leaf: None, gate_start, relinked, fallbacks: 0 };
+    };
+    let (walk, fallbacks) = walk(t, &map, leaf);
+    let mut seen: HashSet<&str> = walk.iter().copied().collect();
+    let mut chain = recover(t, &map, walk, &mut seen);
+    hang_under_leaf(t, &map, leaf, &mut seen, &mut chain);
+    Chain {
+        rows: chain.iter().map(|u| map.rows[u]).collect(),
+        leaf: Some(map.rows[leaf]),
+        gate_start,
+        relinked,
+        fallbacks,
+    }
+}
+
+fn is_main_message(row: &Row) -> bool {
+    matches!(row.kind(), "user" | "assistant") && !row.is_sidechain()
+}
+
+/// The index of the first row the byte scanner keeps: the line of the last compaction boundary
+/// without anchors whose first 256 bytes name `"compact_boundary"` (0 when there is none).
+fn size_gate(t: &Transcript) -> usize {
+    let mut start = 0;
+    for (i, row) in t.rows.iter().enumerate() {
+        let raw = t.raw(row);
+        let head = &raw[..raw.len().min(256)];
+        let named = memchr::memmem::find(head, b"\"compact_boundary\"").is_some();
+        if named && row.is_compact_boundary() && !is_anchored(row) {
+            start = i;
+        }
+    }
+    start
+}
+
+fn is_anchored(row: &Row) -> bool {
+    let meta = row.value.get("compactMetadata");
+    meta.is_some_and(|m| m.get("preservedSegment").is_some() || m.get("preservedMessages").is_some())
+}
+
+/// `applyPreservedSegmentRelinks`: when a boundary carries a preserved segment, gives the listed
+/// rows their new parents and drops the unlisted rows before the last boundary. Returns whether
+/// anything was relinked.
+fn relink<'t>(t: &'t Transcript, map: &mut UuidMap<'t>) -> bool {
+    let mut last_boundary = None;
+    let mut last_anchored = None;
+    for (k, u) in map.live().enumerate() {
+        let row = &t.rows[map.rows[u]];
+        if row.is_compact_boundary() {
+            last_boundary = Some(k);
+            if is_anchored(row) {
+                last_anchored = Some((k, u));
+            }
+        }
+    }
+    let (Some(h), Some((g, anchored_uuid))) = (last_boundary, last_anchored) else {
+        return false;
+    };
+    let positions: HashMap<&str, usize> = map.live().enumerate().map(|(k, u)| (u, k)).collect();
+    let mut preserved: Option<(&'t str, Vec<&'t str>)> = None;
+    if g == h {
+        let meta = &t.rows[map.rows[anchored_uuid]].value["compactMetadata"];
+        match preserved_rows(t, map, meta) {
+            None => return false,
+            Some((anchor, uuids)) if !uuids.is_empty() => preserved = Some((anchor, uuids)),
+            Some(_) => {}
+        }
+    }
+    if let Some((_, uuids)) = &preserved {
+        if uuids.iter().any(|u| !map.rows.contains_key(u)) {
+            return false;
+        }
+    }
+    let listed: HashSet<&str> = preserved.iter().flat_map(|(_, u)| u.iter().copied()).collect();
+    if let Some((anchor, uuids)) = &preserved {
+        let mut previous = *anchor;
+        for u in uuids {
+            map.parent.insert(u, Some(previous));
+            previous = u;
+        }
+        let tail = *uuids.last().expect("non-empty");
+        let others: Vec<&str> = map.live().filter(|u| map.parent(u) == Some(*anchor) && *u != uuids[0]).collect();
+        for u in others {
+            map.parent.insert(u, Some(tail));
+        }
+    }
+    let dropped: Vec<&str> = map.live().filter(|u| positions[u] < h && !listed.contains(u)).collect();
+    for u in &dropped {
+        map.rows.remove(u);
+    }
+    if let Some((_, uuids)) = &preserved {
+        if !dropped.is_empty() {
+            let tail = *uuids.last().expect("non-empty");
+            let gone: HashSet<&str> = dropped.iter().copied().collect();
+            let orphans: Vec<&str> = map
+                .live()
+                .filter(|u| matches!(t.rows[map.rows[u]].kind(), "user" | "assistant"))
+                .filter(|u| map.parent(u).is_some_and(|p| gone.contains(p)))
+                .collect();
+            for u in orphans {
+                map.parent.insert(u, Some(tail));
+            }
+        }
+    }
+    preserved.is_some() || !dropped.is_empty()
+}
+
+/// The anchor and the preserved rows of a boundary: `preservedMessages` as listed, else the
+/// `preservedSegment` walked from its tail to its head (`None` when that walk breaks).
+fn preserved_rows<'t>(
+    t: &'t Transcript,
+    map: &UuidMap<'t>,
+    meta: &'t serde_json::Value,
+) -> Option<(&'t str, Vec<&'t str>)> {
+    if let Some(list) = meta.get("preservedMessages") {
+        let anchor = list.get("anchorUuid").and_then(|v| v.as_str()).unwrap_or("");
+        let uuids = list.get("uuids").and_then(|v| v.as_array()).into_iter().flatten().filter_map(|v| v.as_str());
+        return Some((anchor, uuids.collect()));
+    }
+    let segment = meta.get("preservedSegment")?;
+    let field = |k: &str| segment.get(k).and_then(|v| v.as_str());
+    let (head, anchor) = (field("headUuid")?, field("anchorUuid").unwrap_or(""));
+    let mut seen = HashSet::new();
+    let mut uuids = Vec::new();
+    let mut at = field("tailUuid").and_then(|u| map.row(t, u));
+    while let Some(row) = at {
+        let uuid = row.uuid()?;
+        if !seen.insert(uuid) {
+            break;
+        }
+        uuids.push(uuid);
+        if uuid == head {
+            uuids.reverse();
+            return Some((anchor, uuids));
+        }
+        at = map.parent(uuid).and_then(|p| map.row(t, p));
+    }
+    None
+}
+
+/// The walk from the leaf to a root; a missing parent (or a cycle) is stood in for by the newest
+/// row on the same side at most 5 s older, as Claude Code's timestamp fallback does.
+fn walk<'t>(t: &'t Transcript, map: &UuidMap<'t>, leaf: &'t str) -> (Vec<&'t str>, usize) {
+    let mut chain = Vec::new();
+    let mut seen = HashSet::new();
+    let mut fallbacks = 0;
+    let mut at = Some(leaf);
+    while let Some(u) = at {
+        if !seen.insert(u) {
+            break;
+        }
+        chain.push(u);
+        let Some(parent) = map.parent(u) else { break };
+        at = match map.rows.contains_key(parent) && !seen.contains(parent) {
+            true => Some(parent),
+            false => {
+                let stand_in = stand_in(t, map, u, &seen);
+                fallbacks += usize::from(stand_in.is_some());
+                stand_in
+            }
+        };
+    }
+    chain.reverse();
+    (chain, fallbacks)
+}
+
+fn stand_in<'t>(t: &Transcript, map: &UuidMap<'t>, child: &str, seen: &HashSet<&str>) -> Option<&'t str> {
+    let row = &t.rows[map.rows[child]];
+    let time = row.time_ms()?;
+    let side = row.is_sidechain();
+    // Among equal times the earliest row in file order wins (Claude Code sorts a reversed list).
+    let mut best: Option<(i64, &str)> = None;
+    for u in map.live() {
+        let r = &t.rows[map.rows[u]];
+        if seen.contains(u)
+            || r.is_sidechain() != side
+            || (r.kind() == "system" && r.str("subtype") == Some("file_snapshot"))
+        {
+            continue;
+        }
+        let Some(at) = r.time_ms() else { continue };
+        if at <= time && best.is_none_or(|(b, _)| at > b) {
+            best = Some((at, u));
+        }
+    }
+    best.filter(|(at, _)| time - at <= FALLBACK_WINDOW_MS).map(|(_, u)| u)
+}
+
+/// Rows that continue a split API message: the other rows sharing a `message.id` with an
+/// assistant row on the chain, and the tool results under them, put back in file order right
+/// after that message's rows (Claude Code's parallel tool-result recovery).
+fn recover<'t>(t: &'t Transcript, map: &UuidMap<'t>, chain: Vec<&'t str>, seen: &mut HashSet<&'t str>) -> Vec<&'t str> {
+    let row = |u: &str| &t.rows[map.rows[u]];
+    if !chain.iter().any(|u| row(u).kind() == "assistant") {
+        return chain;
+    }
+    let mut by_id: HashMap<&str, Vec<&str>> = HashMap::new();
+    let mut results_under: HashMap<&str, Vec<&str>> = HashMap::new();
+    let mut children: HashMap<&str, Vec<&str>> = HashMap::new();
+    for u in map.live() {
+        let r = row(u);
+        if r.kind() == "assistant" {
+            if let Some(id) = r.message_id() {
+                by_id.entry(id).or_default().push(u);
+            }
+        } else if r.kind() == "user" && r.has_tool_result() {
+            if let Some(p) = map.parent(u) {
+                results_under.entry(p).or_default().push(u);
+            }
+        }
+        if let Some(p) = map.parent(u) {
+            children.entry(p).or_default().push(u);
+        }
+    }
+    let index: HashMap<&str, usize> = chain.iter().enumerate().map(|(i, u)| (*u, i)).collect();
+    let file_pos = |u: &str| map.position[u];
+    struct Splice<'t> {
+        start: usize,
+        end: usize,
+        recovered: Vec<&'t str>,
+        anchored: HashMap<&'t str, Vec<&'t str>>,
+    }
+    let mut splices: Vec<Splice> = Vec::new();
+    let mut done_ids = HashSet::new();
+    for &u in chain.iter().filter(|u| row(u).kind() == "assistant") {
+        let Some(id) = row(u).message_id() else { continue };
+        if !done_ids.insert(id) {
+            continue;
+        }
+        let group: Vec<&str> = by_id.get(id).cloned().unwrap_or_else(|| vec![u]);
+        let mut recovered: Vec<&str> = group.iter().copied().filter(|g| !seen.contains(g)).collect();
+        let mut taken = HashSet::new();
+        for g in &group {
+            for &r in results_under.get(g).into_iter().flatten() {
+                if !seen.contains(r) && taken.insert(r) {
+                    recovered.push(r);
+                }
+            }
+        }
+        for r in &recovered {
+            seen.insert(r);
+        }
+        let start = index[u];
+        let mut end = start + 1;
+        for g in &group {
+            if let Some(&i) = index.get(g) {
+                end = end.max(i + 1);
+            }
+        }
+        while end < chain.len() && continues_message(row(chain[end]), id) {
+            end += 1;
+        }
+        // Linear runs of attachment/meta rows hanging under the message's rows come along.
+        let mut anchored = HashMap::new();
+        if group.iter().any(|g| row(g).has_tool_use()) {
+            let mut owners: Vec<&str> = group.clone();
+            for g in &group {
+                for &r in results_under.get(g).into_iter().flatten() {
+                    if seen.contains(r) && !owners.contains(&r) {
+                        owners.push(r);
+                    }
+                }
+            }
+            for owner in owners {
+                for run in hanging_runs(t, map, &children, owner, seen) {
+                    seen.extend(run.iter().copied());
+                    recovered.extend(run);
+                }
+            }
+            for &c in &chain[start + 1..end] {
+                if !is_meta_row(row(c)) {
+                    continue;
+                }
+                let mut found = Vec::new();
+                for run in hanging_runs(t, map, &children, c, seen) {
+                    seen.extend(run.iter().copied());
+                    found.extend(run);
+                }
+                if !found.is_empty() {
+                    anchored.insert(c, found);
+                }
+            }
+        }
+        if recovered.is_empty() && anchored.is_empty() {
+            continue;
+        }
+        recovered.sort_by_key(|r| file_pos(r));
+        splices.push(Splice { start, end, recovered, anchored });
+    }
+    if splices.is_empty() {
+        return chain;
+    }
+    splices.sort_by_key(|s| s.start);
+    let mut merged: Vec<Splice> = Vec::new();
+    for s in splices {
+        match merged.last_mut() {
+            Some(m) if s.start < m.end => {
+                m.end = m.end.max(s.end);
+                m.recovered.extend(s.recovered);
+                m.recovered.sort_by_key(|r| file_pos(r));
+                for (k, v) in s.anchored {
+                    m.anchored.entry(k).or_default().extend(v);
+                }
+            }
+            _ => merged.push(s),
+        }
+    }
+    let mut out = Vec::with_capacity(chain.len());
+    let mut from = 0;
+    for s in merged {
+        out.extend_from_slice(&chain[from..=s.start]);
+        let mut next = 0;
+        for &c in &chain[s.start + 1..s.end] {
+            while next < s.recovered.len() && file_pos(s.recovered[next]) < file_pos(c) {
+                out.push(s.recovered[next]);
+                next += 1;
+            }
+            out.push(c);
+            out.extend(s.anchored.get(c).into_iter().flatten().copied());
+        }
+        out.extend_from_slice(&s.recovered[next..]);
+        from = s.end;
+    }
+    out.extend_from_slice(&chain[from..]);
+    out
+}
+
+/// Rows that may follow a split message's rows before the next turn: more rows of the same
+/// message, meta or tool-result user rows, attachments, system rows other than a boundary.
+fn continues_message(row: &Row, id: &str) -> bool {
+    match row.kind() {
+        "assistant" => row.message_id() == Some(id),
+        "user" => row.value.get("isMeta").and_then(|v| v.as_bool()) == Some(true) || row.has_tool_result(),
+        "attachment" => true,
+        "system" => !row.is_compact_boundary(),
+        _ => false,
+    }
+}
+
+/// Attachment rows, system rows other than a boundary, and meta user rows without results.
+fn is_meta_row(row: &Row) -> bool {
+    match row.kind() {
+        "attachment" => true,
+        "system" => !row.is_compact_boundary(),
+        "user" => row.value.get("isMeta").and_then(|v| v.as_bool()) == Some(true) && !row.has_tool_result(),
+        _ => false,
+    }
+}
+
+/// For each unseen child of `owner`: the linear run of meta rows starting there (empty when the
+/// run branches or reaches a row that is not meta), as Claude Code's `VAe` collects them.
+fn hanging_runs<'t>(
+    t: &Transcript,
+    map: &UuidMap<'t>,
+    children: &HashMap<&'t str, Vec<&'t str>>,
+    owner: &str,
+    seen: &HashSet<&str>,
+) -> Vec<Vec<&'t str>> {
+    let side = t.rows[map.rows[owner]].is_sidechain();
+    let mut runs = Vec::new();
+    for &first in children.get(owner).into_iter().flatten() {
+        let mut run = Vec::new();
+        let mut at = Some(first);
+        while let Some(u) = at {
+            let r = &t.rows[map.rows[u]];
+            if seen.contains(u) || r.is_sidechain() != side || !is_meta_row(r) {
+                run.clear();
+                break;
+            }
+            run.push(u);
+            let next: Vec<&str> =
+                children.get(u).into_iter().flatten().copied().filter(|c| !seen.contains(c)).collect();
+            if next.len() > 1 {
+                run.clear();
+                break;
+            }
+            at = next.first().copied();
+        }
+        if !run.is_empty() {
+            runs.push(run);
+        }
+    }
+    runs
+}
+
+/// Rows that are not user or assistant rows, hung (at any depth) under the leaf, appended in
+/// timestamp order (what Claude Code adds after the walk).
+fn hang_under_leaf<'t>(
+    t: &Transcript,
+    map: &UuidMap<'t>,
+    leaf: &'t str,
+    seen: &mut HashSet<&'t str>,
+    chain: &mut Vec<&'t str>,
+) {
+    let mut under: HashMap<&str, Vec<&str>> = HashMap::new();
+    for u in map.live() {
+        let r = &t.rows[map.rows[u]];
+        if let Some(p) = map.parent(u) {
+            if !matches!(r.kind(), "user" | "assistant") {
+                under.entry(p).or_default().push(u);
+            }
+        }
+    }
+    let mut found = Vec::new();
+    let mut queue = VecDeque::from([leaf]);
+    while let Some(u) = queue.pop_front() {
+        for &c in under.get(u).into_iter().flatten() {
+            if seen.insert(c) {
+                found.push(c);
+                queue.push_back(c);
+            }
+        }
+    }
+    found.sort_by(|a, b| t.rows[map.rows[a]].str("timestamp").cmp(&t.rows[map.rows[b]].str("timestamp")));
+    chain.extend(found);
+}

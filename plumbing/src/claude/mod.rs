@@ -1,0 +1,17 @@
+//! Everything Claude Code-specific: its transcripts (`~/.claude/projects/<encoded cwd>/<uuid>.jsonl`),
+//! the loader that picks the conversation it resumes, and the messages it sends the model.
+//!
+//! Nothing outside `claude` parses Claude Code's JSON. The reference for every rule here is
+//! Claude Code 2.1.328 itself, run offline in the tests (`tests/claude-oracle/`).
+
+pub mod fork;
+pub mod loader;
+pub mod paths;
+pub mod project;
+pub mod select;
+pub mod transcript;
+pub mod write;
+
+pub use loader::{load, Chain, LoadOptions};
+pub use project::project;
+pub use transcript::{Row, Transcript};

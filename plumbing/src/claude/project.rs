@@ -1,0 +1,213 @@
+//! What Claude Code 2.1.328 sends the model for a loaded conversation: the `messages` of its
+//! Messages API request, built from the loader's chain (`normalizeMessagesForAPI`, reduced to
+//! what a transcript on disk can hold; docs/claude-code.md lists what is left out).
+//!
+//! The steps, as the binary does them:
+//! 1. rows become messages: user rows as they are, assistant rows with their `message.id`,
+//!    attachment rows as the parts Claude Code rendered when it wrote them (`rendered`), system
+//!    rows not at all;
+//! 2. attachments bubble up past plain user messages until they meet an assistant message or a
+//!    tool-result message;
+//! 3. an assistant message joins an earlier one with the same `message.id` (walking back over
+//!    assistant and tool-result messages); a user message joins a user message just before it
+//!    (text at the seam gets a `\n`); attachment parts join the user message before them, going
+//!    into its last `tool_result` when it ends with one, else each part is a message of its own.
+
+use serde_json::{json, Map, Value};
+
+use super::loader::Chain;
+use super::transcript::{has_block, Row, Transcript};
+
+/// One message on its way to the API.
+enum Msg {
+    /// A user message; `content` is a string or blocks.
+    User(Value),
+    /// An assistant message's blocks and its API message id.
+    Assistant { id: Option<String>, content: Vec<Value> },
+    /// An attachment's rendered parts (each a string or text blocks).
+    Attachment(Vec<Value>),
+}
+
+impl Msg {
+    fn stops_attachments(&self) -> bool {
+        match self {
+            Msg::Assistant { .. } => true,
+            Msg::User(content) => has_block(Some(content), "tool_result"),
+            Msg::Attachment(_) => false,
+        }
+    }
+}
+
+/// The messages Claude Code sends for `chain`, in the Messages API shape
+/// (`{"role", "content"}`, content a string or blocks).
+pub fn project(t: &Transcript, chain: &Chain) -> Vec<Value> {
+    let msgs: Vec<Msg> = chain.rows.iter().filter_map(|&i| to_msg(&t.rows[i])).collect();
+    let mut out: Vec<Msg> = Vec::new();
+    for msg in bubble_attachments(msgs) {
+        match msg {
+            Msg::User(content) => match out.last_mut() {
+                Some(Msg::User(last)) => *last = join_user(last.take(), content),
+                _ => out.push(Msg::User(content)),
+            },
+            Msg::Attachment(parts) => match out.last_mut() {
+                Some(Msg::User(last)) => {
+                    for part in parts {
+                        *last = join_part(last.take(), part);
+                    }
+                }
+                _ => out.extend(parts.into_iter().map(Msg::User)),
+            },
+            Msg::Assistant { id, content } => {
+                let same = out.iter_mut().rev().take_while(|m| m.stops_attachments()).find_map(|m| match m {
+                    Msg::Assistant { id: Some(i), content: c } if id.as_deref() == Some(i.as_str()) => Some(c),
+                    _ => None,
+                });
+                match same {
+                    Some(earlier) => earlier.extend(content),
+                    None => out.push(Msg::Assistant { id, content }),
+                }
+            }
+        }
+    }
+    out.into_iter()
+        .map(|m| match m {
+            Msg::User(content) => json!({"role": "user", "content": content}),
+            Msg::Assistant { content, .. } => json!({"role": "assistant", "content": content}),
+            Msg::Attachment(_) => unreachable!("attachments are joined or turned into user messages"),
+        })
+        .collect()
+}
+
+fn to_msg(row: &Row) -> Option<Msg> {
+    match row.kind() {
+        "user" => Some(Msg::User(row.content()?.clone())),
+        "assistant" => {
+            let content = match row.content()? {
+                Value::Array(blocks) => blocks.clone(),
+                other => vec![other.clone()],
+            };
+            Some(Msg::Assistant { id: row.message_id().map(str::to_owned), content })
+        }
+        "attachment" => rendered_parts(row).map(Msg::Attachment),
+        _ => None,
+    }
+}
+
+/// An attachment's `rendered` parts when they are what Claude Code accepts (each `content` a
+/// non-empty string or a non-empty list of non-empty text blocks); otherwise it renders the
+/// attachment afresh from its type, which shake does not (docs/claude-code.md), so `None`.
+fn rendered_parts(row: &Row) -> Option<Vec<Value>> {
+    let parts = row.value.get("rendered")?.as_array()?;
+    let valid = |c: &Value| match c {
+        Value::String(s) => !s.is_empty(),
+        Value::Array(blocks) => {
+            !blocks.is_empty()
+                && blocks.iter().all(|b| {
+                    b.get("type").and_then(Value::as_str) == Some("text")
+                        && b.get("text").and_then(Value::as_str).is_some_and(|s| !s.is_empty())
+                })
+        }
+        _ => false,
+    };
+    let contents: Vec<Value> = parts.iter().filter_map(|p| p.get("content")).cloned().collect();
+    (!contents.is_empty() && contents.len() == parts.len() && contents.iter().all(valid)).then_some(contents)
+}
+
+/// Moves each attachment up past plain user messages, to just after the nearest assistant or
+/// tool-result message before it (or to the start), keeping the attachments' order.
+fn bubble_attachments(msgs: Vec<Msg>) -> Vec<Msg> {
+    let mut reversed = Vec::with_capacity(msgs.len());
+    let mut pending = Vec::new();
+    for msg in msgs.into_iter().rev() {
+        if matches!(msg, Msg::Attachment(_)) {
+            pending.push(msg);
+        } else if msg.stops_attachments() {
+            reversed.append(&mut pending);
+            reversed.push(msg);
+        } else {
+            reversed.push(msg);
+        }
+    }
+    reversed.append(&mut pending);
+    reversed.reverse();
+    reversed
+}
+
+fn blocks(content: Value) -> Vec<Value> {
+    match content {
+        Value::Array(blocks) => blocks,
+        Value::String(text) => vec![text_block(text)],
+        other => vec![other],
+    }
+}
+
+fn text_block(text: String) -> Value {
+    let mut block = Map::new();
+    block.insert("type".into(), "text".into());
+    block.insert("text".into(), text.into());
+    Value::Object(block)
+}
+
+fn is_text(block: &Value) -> bool {
+    block.get("type").and_then(Value::as_str) == Some("text")
+}
+
+/// Ends a text block's text with `\n` (the seam between two joined texts).
+fn seam(block: &mut Value) {
+    if let Some(Value::String(text)) = block.get_mut("text") {
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+    }
+}
+
+/// Two user messages in a row become one: blocks concatenated, a `\n` at a text–text seam,
+/// tool results first.
+fn join_user(a: Value, b: Value) -> Value {
+    let mut a = blocks(a);
+    let b = blocks(b);
+    if let (Some(last), Some(first)) = (a.last_mut(), b.first()) {
+        if is_text(last) && is_text(first) {
+            seam(last);
+        }
+    }
+    a.extend(b);
+    let (mut results, rest): (Vec<Value>, Vec<Value>) =
+        a.into_iter().partition(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"));
+    results.extend(rest);
+    Value::Array(results)
+}
+
+/// An attachment part joins the user message before it: into its last block when that is a
+/// `tool_result` (a string result gets `\n\n` and the text; a block result gets text blocks),
+/// else as further blocks.
+fn join_part(a: Value, part: Value) -> Value {
+    let mut a = blocks(a);
+    let part = blocks(part);
+    let Some(result) = a.last_mut().filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_result")) else {
+        a.extend(part);
+        return Value::Array(a);
+    };
+    let Some(obj) = result.as_object_mut() else { unreachable!("a tool_result block is an object") };
+    for block in part {
+        let text = block.get("text").and_then(Value::as_str).unwrap_or_default().to_owned();
+        match obj.get_mut("content") {
+            Some(Value::Array(inner)) => {
+                if let Some(last) = inner.last_mut().filter(|b| is_text(b)) {
+                    seam(last);
+                }
+                inner.push(text_block(text));
+            }
+            Some(Value::String(s)) => {
+                let kept = s.trim_end().len();
+                s.truncate(kept);
+                s.push_str("\n\n");
+                s.push_str(&text);
+            }
+            _ => {
+                obj.insert("content".into(), Value::String(text));
+            }
+        }
+    }
+    Value::Array(a)
+}

@@ -1,0 +1,277 @@
+//! Writing Claude Code transcripts the way an outside tool safely may (spec: pi-extensions §2.5):
+//! a fork is a copy of the file under a new session uuid where only the `"sessionId":"<old>"`
+//! bytes and the folded `tool_result` contents differ; every other byte, key order and
+//! separator is kept (Claude Code's loader scans raw bytes above 5 MiB). Folded results become
+//! Claude Code's own `<persisted-output>` placeholder, pointing at the original saved first.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::ops::Range;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::Path;
+
+use serde_json::value::RawValue;
+
+use super::transcript::Transcript;
+use crate::json::{js_string, RawObject};
+
+/// The exact byte range of each `tool_result` block's `content` in a row's line, by
+/// `tool_use_id` (empty for lines that are not user rows with results).
+pub fn result_spans(line: &str) -> Vec<(String, Range<usize>)> {
+    let span = |raw: &RawValue| {
+        let start = raw.get().as_ptr() as usize - line.as_ptr() as usize;
+        start..start + raw.get().len()
+    };
+    let Some(row) = RawObject::parse(line) else { return Vec::new() };
+    let Some(message) = row.get("message").and_then(|m| RawObject::parse(m.get())) else { return Vec::new() };
+    let Some(content) = message.get("content") else { return Vec::new() };
+    let Ok(blocks) = serde_json::from_str::<Vec<&RawValue>>(content.get()) else { return Vec::new() };
+    let mut spans = Vec::new();
+    for block in blocks {
+        let Some(b) = RawObject::parse(block.get()) else { continue };
+        let field = |k: &str| b.get(k).and_then(|v| serde_json::from_str::<String>(v.get()).ok());
+        if field("type").as_deref() != Some("tool_result") {
+            continue;
+        }
+        if let (Some(id), Some(content)) = (field("tool_use_id"), b.get("content")) {
+            // The RawObject re-borrows from `block`, itself a slice of `line`.
+            spans.push((id, span(content)));
+        }
+    }
+    spans
+}
+
+/// Builds a fork's bytes: every line of `t` as it is, except that rows whose `sessionId` is
+/// `old_id` get `new_id` in each `"sessionId":"<old_id>"`, and the `content` of each
+/// `tool_result` named in `replace` becomes that string. Returns the bytes and the ids replaced.
+pub fn fork_bytes(
+    t: &Transcript,
+    old_id: &str,
+    new_id: &str,
+    replace: &HashMap<String, String>,
+) -> (Vec<u8>, Vec<String>) {
+    let raw = t.file.raw();
+    let old_key = format!("\"sessionId\":{}", js_string(old_id));
+    let new_key = format!("\"sessionId\":{}", js_string(new_id));
+    let mut out = Vec::with_capacity(raw.len());
+    let mut replaced = Vec::new();
+    let mut rows = t.rows.iter().peekable();
+    let mut cursor = 0;
+    for line in &t.file.lines {
+        out.extend_from_slice(&raw[cursor..line.raw.start]);
+        cursor = line.raw.end;
+        let bytes = &raw[line.raw.clone()];
+        let row = rows.next_if(|r| r.line == line.number);
+        let Some(row) = row.filter(|r| r.str("sessionId") == Some(old_id)) else {
+            out.extend_from_slice(bytes);
+            continue;
+        };
+        let text = t.file.line_text(line);
+        let mut edits: Vec<(Range<usize>, String)> = Vec::new();
+        if !replace.is_empty() && row.kind() == "user" && row.has_tool_result() {
+            for (id, span) in result_spans(text) {
+                if let Some(new) = replace.get(&id) {
+                    edits.push((span, js_string(new)));
+                    replaced.push(id);
+                }
+            }
+        }
+        for (at, _) in text.match_indices(&old_key) {
+            if !edits.iter().any(|(r, _)| r.contains(&at)) {
+                edits.push((at..at + old_key.len(), new_key.clone()));
+            }
+        }
+        edits.sort_by_key(|(r, _)| r.start);
+        let mut at = 0;
+        for (range, with) in edits {
+            out.extend_from_slice(&bytes[at..range.start]);
+            out.extend_from_slice(with.as_bytes());
+            at = range.end;
+        }
+        out.extend_from_slice(&bytes[at..]);
+    }
+    out.extend_from_slice(&raw[cursor..]);
+    (out, replaced)
+}
+
+/// What Claude Code puts before a preview (`Preview (first 2KB):`), in characters.
+pub const PREVIEW_CHARS: usize = 2000;
+
+/// Claude Code's own placeholder for an output saved to `path` (its `<persisted-output>` form,
+/// 2.1.328): the size, the path, and a preview of up to 2,000 UTF-16 units cut at the last
+/// newline past the half, never inside a surrogate pair.
+pub fn placeholder(text: &str, path: &Path) -> String {
+    let (preview, more) = preview(text, PREVIEW_CHARS);
+    let preview = preview.replace("</persisted-output>", "<\\/persisted-output>");
+    format!(
+        "<persisted-output>\nOutput too large ({}). Full output saved to: {}\n\nPreview (first {}):\n{preview}{}</persisted-output>",
+        size(utf16_len(text)),
+        path.display(),
+        size(PREVIEW_CHARS),
+        if more { "\n...\n" } else { "\n" }
+    )
+}
+
+/// A result already folded, by Claude Code or by a fold tool: never folded or counted again.
+pub fn is_tombstone(text: &str) -> bool {
+    let head = text.trim_start();
+    ["[shaken:", "<persisted-output>", "<truncated-output>"].iter().any(|p| head.starts_with(p))
+        || head == "[Old tool result content cleared]"
+}
+
+fn utf16_len(s: &str) -> usize {
+    s.chars().map(char::len_utf16).sum()
+}
+
+/// Claude Code's size label: `N bytes` below 1 KiB, else one decimal of KB or MB without `.0`.
+fn size(n: usize) -> String {
+    let one = |v: f64, unit: &str| {
+        let s = format!("{v:.1}");
+        format!("{}{unit}", s.strip_suffix(".0").unwrap_or(&s))
+    };
+    match n {
+        n if n < 1024 => format!("{n} bytes"),
+        n if n < 1024 * 1024 => one(n as f64 / 1024.0, "KB"),
+        n => one(n as f64 / (1024.0 * 1024.0), "MB"),
+    }
+}
+
+/// The first `max` UTF-16 units of `text`, cut at its last newline when that lies past half
+/// of them, and never between the halves of a surrogate pair; with whether text was left out.
+fn preview(text: &str, max: usize) -> (&str, bool) {
+    if utf16_len(text) <= max {
+        return (text, false);
+    }
+    // The byte offset where `max` UTF-16 units end, rounded down to a whole character.
+    let mut units = 0;
+    let mut end = 0;
+    for (i, c) in text.char_indices() {
+        if units + c.len_utf16() > max {
+            break;
+        }
+        units += c.len_utf16();
+        end = i + c.len_utf8();
+    }
+    let head = &text[..end];
+    let cut = match head.rfind('\n') {
+        Some(nl) if utf16_len(&head[..nl]) > max / 2 => nl,
+        _ => end,
+    };
+    (&text[..cut], true)
+}
+
+/// Why an original could not be saved; the result is then left unfolded.
+#[derive(Debug, thiserror::Error)]
+pub enum SaveError {
+    /// The tool_use id is not safe as a file name (`^[A-Za-z0-9_-]{1,128}$`).
+    #[error("tool_use id {0:?} is not a safe file name")]
+    UnsafeId(String),
+    /// A different file is already there; it is never overwritten.
+    #[error("{0} exists with other content; not overwritten")]
+    Exists(String),
+    /// The file system refused.
+    #[error("{path}: {err}")]
+    Io { path: String, err: std::io::Error },
+}
+
+/// Saves `text` as `<dir>/<id>.txt` before any placeholder points at it: folders made 0700,
+/// the file created exclusively with mode 0600 and fsynced (with its folder). An existing file
+/// with the same bytes is reused. Returns the file's path.
+pub fn save_original(dir: &Path, id: &str, text: &str) -> Result<std::path::PathBuf, SaveError> {
+    let safe =
+        !id.is_empty() && id.len() <= 128 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if !safe {
+        return Err(SaveError::UnsafeId(id.to_string()));
+    }
+    let io = |path: &Path| {
+        let path = path.display().to_string();
+        move |err| SaveError::Io { path, err }
+    };
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(io(dir))?;
+    let path = dir.join(format!("{id}.txt"));
+    match std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&path) {
+        Ok(mut f) => {
+            f.write_all(text.as_bytes()).and_then(|_| f.sync_all()).map_err(io(&path))?;
+            std::fs::File::open(dir).and_then(|d| d.sync_all()).map_err(io(dir))?;
+            Ok(path)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match std::fs::read(&path) {
+            Ok(bytes) if bytes == text.as_bytes() => Ok(path),
+            Ok(_) => Err(SaveError::Exists(path.display().to_string())),
+            Err(err) => Err(io(&path)(err)),
+        },
+        Err(e) => Err(io(&path)(e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::SessionFile;
+
+    fn transcript(text: &str) -> Transcript {
+        Transcript::parse(SessionFile::from_bytes("t.jsonl".into(), text.as_bytes().to_vec()))
+    }
+
+    #[test]
+    fn a_fork_changes_only_session_ids_and_folded_contents() {
+        let text = concat!(
+            "{\"type\":\"queue-operation\",\"sessionId\":\"old\"}\n",
+            "{\"parentUuid\":null,\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":[{\"tool_use_id\":\"t1\",",
+            "\"type\":\"tool_result\",\"content\":\"big \\u00e9 output\"},{\"tool_use_id\":\"t2\",\"type\":\"tool_result\",",
+            "\"content\":[{\"type\":\"text\",\"text\":\"keep\"}]}]},\"uuid\":\"u1\",\"sessionId\":\"old\"}\n",
+            "not json\n",
+            "{\"type\":\"other\",\"sessionId\":\"someone-else\",\"x\":\"\\\"sessionId\\\":\\\"old\\\"\"}\n",
+            "{\"type\":\"tor"
+        );
+        let t = transcript(text);
+        let replace = HashMap::from([("t1".to_string(), "[folded]".to_string()), ("t9".to_string(), "x".to_string())]);
+        let (bytes, replaced) = fork_bytes(&t, "old", "new", &replace);
+        let expected = text
+            .replacen("\"sessionId\":\"old\"}\n{", "\"sessionId\":\"new\"}\n{", 1)
+            .replace("\"uuid\":\"u1\",\"sessionId\":\"old\"", "\"uuid\":\"u1\",\"sessionId\":\"new\"")
+            .replace("\"big \\u00e9 output\"", "\"[folded]\"");
+        assert_eq!(String::from_utf8(bytes).unwrap(), expected);
+        assert_eq!(replaced, ["t1"]);
+    }
+
+    #[test]
+    fn placeholders_match_claude_codes_own() {
+        let text: String = (1..=600).map(|i| format!("{i}\n")).collect();
+        let p = placeholder(&text, Path::new("/abs/t.txt"));
+        assert!(p.starts_with("<persisted-output>\nOutput too large (2.2KB). Full output saved to: /abs/t.txt\n\nPreview (first 2KB):\n1\n2\n"));
+        assert!(p.ends_with("\n...\n</persisted-output>"));
+        let shown = &p[p.find("2KB):\n").unwrap() + 6..p.find("\n...\n").unwrap()];
+        assert!(text.starts_with(shown) && shown.ends_with("\n527") && shown.len() <= 2000);
+        assert_eq!(size(1023), "1023 bytes");
+        assert_eq!(size(60894), "59.5KB");
+        assert_eq!(size(3 * 1024 * 1024), "3MB");
+        assert!(is_tombstone(&p) && is_tombstone("  [shaken: x]") && !is_tombstone("plain"));
+    }
+
+    #[test]
+    fn previews_never_split_a_surrogate_pair() {
+        // 1,999 units of 'a' then an emoji (2 units): 2,000 units end inside the pair.
+        let text = format!("{}🦀{}", "a".repeat(1999), "b".repeat(10));
+        let (p, more) = preview(&text, 2000);
+        assert!(more);
+        assert_eq!(p, "a".repeat(1999));
+        let short = "é🦀";
+        assert_eq!(preview(short, 2000), (short, false));
+    }
+
+    #[test]
+    fn originals_are_saved_once_and_never_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = dir.path().join("s/shake");
+        let p = save_original(&at, "toolu_1", "original").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "original");
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(std::fs::metadata(&at).unwrap().permissions().mode() & 0o777, 0o700);
+        assert_eq!(save_original(&at, "toolu_1", "original").unwrap(), p);
+        assert!(matches!(save_original(&at, "toolu_1", "other"), Err(SaveError::Exists(_))));
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "original");
+        assert!(matches!(save_original(&at, "../x", "t"), Err(SaveError::UnsafeId(_))));
+    }
+}

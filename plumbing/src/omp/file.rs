@@ -1,0 +1,316 @@
+//! An oh-my-pi session file read whole: the title slot, the header and the entries, with each
+//! entry's exact line kept (`spec/pi-extensions.md` §3.1–3.2, `pi-session-format.md` §8).
+//!
+//! OMP rewrites its files in place (title slot) and whole (`/shake`, pruning: temp file and
+//! rename), so a reader holds no descriptor: [`OmpFile::read`] reopens by path and checks that
+//! the file it read is still the one at the path, retrying a few times before it gives up. The
+//! title slot is OMP's to overwrite: it is parsed for display only, never byte-compared.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+use thiserror::Error;
+
+/// The title slot's fixed width, `\n` included (`session-title-slot.ts`).
+pub const TITLE_SLOT_BYTES: usize = 256;
+
+/// How often a read is retried when the file changes under it.
+const READ_ATTEMPTS: usize = 4;
+
+/// Why an OMP file could not be read. Each names the file, and the line where there is one.
+#[derive(Debug, Error)]
+pub enum OmpError {
+    #[error("{path}: {err}")]
+    Io { path: String, err: std::io::Error },
+    #[error("{path}:1: torn title slot: {why} (OMP writes a {TITLE_SLOT_BYTES}-byte JSON line)")]
+    TornTitle { path: String, why: String },
+    #[error("{path}: no session header (no `\"type\":\"session\"` line before the first entry)")]
+    MissingHeader { path: String },
+    #[error("{path}:{line}: session header version {version}; open it in OMP once to migrate it to version 3")]
+    OldVersion { path: String, line: usize, version: String },
+    #[error("{path}: the file was rewritten {attempts} times while being read; try again when OMP is idle")]
+    Unstable { path: String, attempts: usize },
+}
+
+/// The title slot: the first line when it is OMP's fixed-width title record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TitleSlot {
+    /// The session's title (empty when none was set).
+    pub title: String,
+}
+
+/// One entry line (not the title slot, not the header).
+#[derive(Clone, Debug)]
+pub struct OmpEntry {
+    /// 1-based physical line number.
+    pub line: usize,
+    /// The line's bytes in [`OmpFile::bytes`], `\n` excluded.
+    pub raw: Range<usize>,
+    /// The parsed object.
+    pub value: Map<String, Value>,
+}
+
+impl OmpEntry {
+    /// The entry's `type`.
+    pub fn kind(&self) -> &str {
+        self.value.get("type").and_then(Value::as_str).unwrap_or("")
+    }
+
+    /// The entry's `id`, when it is a string.
+    pub fn id(&self) -> Option<&str> {
+        self.value.get("id").and_then(Value::as_str)
+    }
+
+    /// The entry's `parentId`, when it is a string.
+    pub fn parent_id(&self) -> Option<&str> {
+        self.value.get("parentId").and_then(Value::as_str)
+    }
+
+    /// The message of a `message` entry.
+    pub fn message(&self) -> Option<&Map<String, Value>> {
+        (self.kind() == "message").then(|| self.value.get("message")?.as_object()).flatten()
+    }
+
+    /// The role of a `message` entry's message.
+    pub fn role(&self) -> Option<&str> {
+        self.message()?.get("role")?.as_str()
+    }
+}
+
+/// A whole OMP session file.
+#[derive(Clone, Debug)]
+pub struct OmpFile {
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// The bytes as read.
+    pub bytes: Vec<u8>,
+    /// The title slot, when the file has one.
+    pub title: Option<TitleSlot>,
+    /// The `session` header line.
+    pub header: OmpEntry,
+    /// Every parseable entry line after the header, in file order (malformed lines are skipped,
+    /// as OMP's loader skips them).
+    pub entries: Vec<OmpEntry>,
+    /// 1-based numbers of the lines that did not parse as a JSON object.
+    pub malformed: Vec<usize>,
+}
+
+/// Tells whether `bytes` look like an OMP file: a title slot first, or a header carrying one of
+/// OMP's own header fields. A pi file has neither.
+pub fn looks_like_omp(bytes: &[u8]) -> bool {
+    let first = bytes.split(|b| *b == b'\n').next().unwrap_or_default();
+    if first.starts_with(br#"{"type":"title""#) {
+        return true;
+    }
+    let Ok(Value::Object(header)) = serde_json::from_slice::<Value>(first) else { return false };
+    header.get("type").and_then(Value::as_str) == Some("session")
+        && ["titleSource", "additionalDirectories", "previousSessionFiles", "providerPromptCacheKey"]
+            .iter()
+            .any(|k| header.contains_key(*k))
+}
+
+impl OmpFile {
+    /// Reads the file at `path`, reopening it until two looks at the path agree (OMP may replace
+    /// it with a rename at any moment).
+    pub fn read(path: &Path) -> Result<OmpFile, OmpError> {
+        Self::read_with(path, || {})
+    }
+
+    /// [`OmpFile::read`] with a hook run between reading the bytes and checking the path again
+    /// (tests use it to rewrite the file mid-read).
+    pub fn read_with(path: &Path, mut between: impl FnMut()) -> Result<OmpFile, OmpError> {
+        let io = |err| OmpError::Io { path: path.display().to_string(), err };
+        for _ in 0..READ_ATTEMPTS {
+            let before = Stamp::of(path).map_err(io)?;
+            let bytes = std::fs::read(path).map_err(io)?;
+            between();
+            let after = Stamp::of(path).map_err(io)?;
+            if before == after && after.len == bytes.len() as u64 {
+                return Self::parse(path.to_path_buf(), bytes);
+            }
+        }
+        Err(OmpError::Unstable { path: path.display().to_string(), attempts: READ_ATTEMPTS })
+    }
+
+    /// Parses bytes already in memory (a version restored from the store, a test).
+    pub fn parse(path: PathBuf, bytes: Vec<u8>) -> Result<OmpFile, OmpError> {
+        let name = path.display().to_string();
+        let mut title = None;
+        let mut header = None;
+        let mut entries = Vec::new();
+        let mut malformed = Vec::new();
+        let mut start = 0;
+        for (index, line) in bytes.split(|b| *b == b'\n').enumerate() {
+            let raw = start..start + line.len();
+            start = raw.end + 1;
+            let number = index + 1;
+            if index == 0 && line.starts_with(br#"{"type":"title""#) {
+                title = Some(parse_title(&name, line, raw.end < bytes.len())?);
+                continue;
+            }
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let Ok(Value::Object(value)) = serde_json::from_slice::<Value>(line) else {
+                malformed.push(number);
+                continue;
+            };
+            match value.get("type").and_then(Value::as_str) {
+                Some("session") if header.is_none() => {
+                    check_version(&name, number, &value)?;
+                    header = Some(OmpEntry { line: number, raw, value });
+                }
+                Some("session" | "title") => {}
+                _ if header.is_none() => return Err(OmpError::MissingHeader { path: name }),
+                _ => entries.push(OmpEntry { line: number, raw, value }),
+            }
+        }
+        let header = header.ok_or(OmpError::MissingHeader { path: name })?;
+        Ok(OmpFile { path, bytes, title, header, entries, malformed })
+    }
+
+    /// The bytes after the title slot: what a version of the file is compared by.
+    pub fn body(&self) -> &[u8] {
+        if self.title.is_some() {
+            &self.bytes[TITLE_SLOT_BYTES.min(self.bytes.len())..]
+        } else {
+            &self.bytes
+        }
+    }
+
+    /// Where the entries start: the end of the header line, `\n` included.
+    pub fn header_end(&self) -> usize {
+        (self.header.raw.end + 1).min(self.bytes.len())
+    }
+
+    /// A line's exact bytes.
+    pub fn line_bytes(&self, entry: &OmpEntry) -> &[u8] {
+        &self.bytes[entry.raw.clone()]
+    }
+}
+
+fn parse_title(path: &str, line: &[u8], has_newline: bool) -> Result<TitleSlot, OmpError> {
+    let torn = |why: String| OmpError::TornTitle { path: path.to_string(), why };
+    if !has_newline || line.len() + 1 != TITLE_SLOT_BYTES {
+        let width = line.len() + usize::from(has_newline);
+        return Err(torn(format!("the first line is {width} bytes")));
+    }
+    match serde_json::from_slice::<Value>(line) {
+        Ok(Value::Object(slot)) => {
+            Ok(TitleSlot { title: slot.get("title").and_then(Value::as_str).unwrap_or_default().to_string() })
+        }
+        Ok(_) => Err(torn("not a JSON object".into())),
+        Err(e) => Err(torn(format!("not JSON ({e})"))),
+    }
+}
+
+fn check_version(path: &str, line: usize, header: &Map<String, Value>) -> Result<(), OmpError> {
+    match header.get("version").and_then(Value::as_u64) {
+        Some(v) if v >= 3 => Ok(()),
+        other => Err(OmpError::OldVersion {
+            path: path.to_string(),
+            line,
+            version: other.map_or("1".to_string(), |v| v.to_string()),
+        }),
+    }
+}
+
+/// What identifies the file at a path at one moment: a rename or an in-place write changes it.
+#[derive(PartialEq, Eq)]
+struct Stamp {
+    ino: u64,
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl Stamp {
+    fn of(path: &Path) -> std::io::Result<Stamp> {
+        let meta = std::fs::metadata(path)?;
+        #[cfg(unix)]
+        let ino = std::os::unix::fs::MetadataExt::ino(&meta);
+        #[cfg(not(unix))]
+        let ino = 0;
+        Ok(Stamp { ino, len: meta.len(), modified: meta.modified().ok() })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slot(title: &str) -> String {
+        let mut line =
+            format!(r#"{{"type":"title","v":1,"title":"{title}","updatedAt":"2026-01-01T00:00:00.000Z","pad":""#);
+        line.push_str(&" ".repeat(TITLE_SLOT_BYTES - line.len() - 3));
+        line.push_str("\"}\n");
+        line
+    }
+
+    const HEADER: &str = r#"{"type":"session","id":"s","timestamp":"t","cwd":"/w","version":3}"#;
+
+    #[test]
+    fn reads_title_header_and_entries() {
+        let text =
+            format!("{}{HEADER}\n{{\"type\":\"message\",\"id\":\"a\",\"parentId\":null}}\nnot json\n", slot("Hi"));
+        let f = OmpFile::parse("t.jsonl".into(), text.into_bytes()).unwrap();
+        assert_eq!(f.title, Some(TitleSlot { title: "Hi".into() }));
+        assert_eq!(f.header.line, 2);
+        assert_eq!(f.entries.len(), 1);
+        assert_eq!((f.entries[0].line, f.entries[0].id()), (3, Some("a")));
+        assert_eq!(f.malformed, [4]);
+        assert!(f.body().starts_with(HEADER.as_bytes()));
+        assert!(looks_like_omp(&f.bytes));
+        assert!(!looks_like_omp(HEADER.as_bytes()));
+    }
+
+    #[test]
+    fn torn_title_slot_names_the_file_and_line() {
+        let mut text = slot("Hi").into_bytes();
+        text[100] = b'"';
+        text.extend_from_slice(HEADER.as_bytes());
+        let e = OmpFile::parse("t.jsonl".into(), text).unwrap_err().to_string();
+        assert!(e.starts_with("t.jsonl:1: torn title slot: not JSON"), "{e}");
+        let short = format!("{{\"type\":\"title\",\"v\":1}}\n{HEADER}\n");
+        let e = OmpFile::parse("t.jsonl".into(), short.into_bytes()).unwrap_err().to_string();
+        assert!(e.contains("the first line is 23 bytes"), "{e}");
+    }
+
+    #[test]
+    fn missing_header_and_old_versions_are_refused() {
+        let e = OmpFile::parse("t.jsonl".into(), b"{\"type\":\"message\",\"id\":\"a\"}\n".to_vec()).unwrap_err();
+        assert_eq!(e.to_string(), "t.jsonl: no session header (no `\"type\":\"session\"` line before the first entry)");
+        let e = OmpFile::parse("t.jsonl".into(), b"{\"type\":\"session\",\"version\":2}\n".to_vec()).unwrap_err();
+        assert!(e.to_string().starts_with("t.jsonl:1: session header version 2"), "{e}");
+    }
+
+    #[test]
+    fn a_file_rewritten_while_read_is_read_again_or_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, format!("{HEADER}\n")).unwrap();
+        let rewrite = |n: usize| {
+            let tmp = dir.path().join(format!("tmp{n}"));
+            std::fs::write(&tmp, format!("{HEADER}\n{{\"type\":\"message\",\"id\":\"x{n}\"}}\n")).unwrap();
+            std::fs::rename(&tmp, &path).unwrap();
+        };
+        // Rewritten once: the second attempt reads the new file whole.
+        let mut calls = 0;
+        let f = OmpFile::read_with(&path, || {
+            calls += 1;
+            if calls == 1 {
+                rewrite(calls)
+            }
+        })
+        .unwrap();
+        assert_eq!(f.entries[0].id(), Some("x1"));
+        // Rewritten on every attempt: refused, and the file is untouched by the reader.
+        let mut n = 10;
+        let e = OmpFile::read_with(&path, || {
+            n += 1;
+            rewrite(n)
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("rewritten 4 times while being read"), "{e}");
+    }
+}

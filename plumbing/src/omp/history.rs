@@ -1,0 +1,187 @@
+//! What changed between two versions of an OMP file: which entries OMP's rewrite (`/shake`,
+//! pruning) changed, which it shook, and how many tokens left the context, counted as OMP counts.
+//!
+//! Entries are matched by id; the title slot is compared only as a title (OMP overwrites it in
+//! place, so its bytes say nothing).
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::file::{OmpEntry, OmpFile};
+use super::shake::entry_tokens;
+use super::tokenizer::OmpTokenizer;
+
+/// How one entry differs between two versions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChangeKind {
+    /// Replaced by OMP's shake or pruning: a tool result newly stamped `prunedAt`, or text
+    /// holding a new `[shaken ~` placeholder.
+    Shaken,
+    /// Otherwise rewritten.
+    Edited,
+    /// Only in the newer version.
+    Added,
+    /// Only in the older version.
+    Removed,
+}
+
+impl ChangeKind {
+    /// The name printed and in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeKind::Shaken => "shaken",
+            ChangeKind::Edited => "edited",
+            ChangeKind::Added => "added",
+            ChangeKind::Removed => "removed",
+        }
+    }
+}
+
+/// One entry that differs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Change {
+    /// The entry id.
+    pub id: String,
+    /// What happened to it.
+    pub kind: ChangeKind,
+    /// 1-based line in the older version (none when added).
+    pub old_line: Option<usize>,
+    /// 1-based line in the newer version (none when removed).
+    pub new_line: Option<usize>,
+    /// OMP's count of the entry before.
+    pub tokens_before: u64,
+    /// OMP's count of the entry after.
+    pub tokens_after: u64,
+}
+
+/// The difference between two versions of one file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rewrite {
+    /// The newer version is the older one plus lines (an append, not a rewrite).
+    pub appended: bool,
+    /// The title in the title slot changed.
+    pub title_changed: bool,
+    /// Every entry that differs, in the newer version's order, removed ones last.
+    pub changes: Vec<Change>,
+}
+
+impl Rewrite {
+    /// Tokens that left: Σ (before − after) over the entries changed in place.
+    pub fn tokens_removed(&self) -> u64 {
+        self.changes
+            .iter()
+            .filter(|c| matches!(c.kind, ChangeKind::Shaken | ChangeKind::Edited))
+            .map(|c| c.tokens_before.saturating_sub(c.tokens_after))
+            .sum()
+    }
+
+    /// How many entries were shaken.
+    pub fn shaken(&self) -> usize {
+        self.changes.iter().filter(|c| c.kind == ChangeKind::Shaken).count()
+    }
+}
+
+/// Compares two versions of one OMP file, counting with `tok`.
+pub fn compare(old: &OmpFile, new: &OmpFile, tok: &OmpTokenizer) -> Rewrite {
+    let by_id = |f: &'_ OmpFile| -> HashMap<String, usize> {
+        f.entries.iter().enumerate().filter_map(|(i, e)| Some((e.id()?.to_string(), i))).collect()
+    };
+    let (old_ids, new_ids) = (by_id(old), by_id(new));
+    let mut changes = Vec::new();
+    for (i, e) in new.entries.iter().enumerate() {
+        let Some(id) = e.id() else { continue };
+        if new_ids.get(id) != Some(&i) {
+            continue; // a repeated id: the later entry speaks for it
+        }
+        let after = entry_tokens(e, tok);
+        let change = |kind, before: Option<&OmpEntry>| Change {
+            id: id.to_string(),
+            kind,
+            old_line: before.map(|b| b.line),
+            new_line: Some(e.line),
+            tokens_before: before.map_or(0, |b| entry_tokens(b, tok)),
+            tokens_after: after,
+        };
+        match old_ids.get(id).map(|&j| &old.entries[j]) {
+            None => changes.push(change(ChangeKind::Added, None)),
+            Some(before) if old.line_bytes(before) != new.line_bytes(e) => {
+                let kind = if shaken(before, e) { ChangeKind::Shaken } else { ChangeKind::Edited };
+                changes.push(change(kind, Some(before)));
+            }
+            Some(_) => {}
+        }
+    }
+    for e in &old.entries {
+        let Some(id) = e.id() else { continue };
+        if !new_ids.contains_key(id) && old_ids.get(id).map(|&j| old.entries[j].line) == Some(e.line) {
+            let tokens_before = entry_tokens(e, tok);
+            changes.push(Change {
+                id: id.to_string(),
+                kind: ChangeKind::Removed,
+                old_line: Some(e.line),
+                new_line: None,
+                tokens_before,
+                tokens_after: 0,
+            });
+        }
+    }
+    let appended = new.body().starts_with(old.body());
+    let title_changed = old.title.as_ref().map(|t| &t.title) != new.title.as_ref().map(|t| &t.title);
+    Rewrite { appended, title_changed, changes }
+}
+
+/// Whether `after` is `before` shaken: newly `prunedAt`, or a new `[shaken ~` placeholder.
+fn shaken(before: &OmpEntry, after: &OmpEntry) -> bool {
+    let pruned = |e: &OmpEntry| e.message().is_some_and(|m| m.contains_key("prunedAt"));
+    let marks = |e: &OmpEntry| count_marks(&Value::Object(e.value.clone()));
+    (pruned(after) && !pruned(before)) || marks(after) > marks(before)
+}
+
+fn count_marks(v: &Value) -> usize {
+    match v {
+        Value::String(s) => s.matches("[shaken ~").count(),
+        Value::Array(items) => items.iter().map(count_marks).sum(),
+        Value::Object(map) => map.values().map(count_marks).sum(),
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::omp::generate::{generate, Options};
+    use crate::omp::shake::{self, AGGRESSIVE};
+    use crate::omp::{reading, OmpFile};
+
+    #[test]
+    fn a_simulated_shake_is_seen_as_one() {
+        let opts = Options {
+            seed: 5,
+            limit: crate::host::generate::Limit::Entries(200),
+            model: "openai/gpt-5.1-codex".into(),
+            title: "t".into(),
+        };
+        let old = OmpFile::parse("s.jsonl".into(), generate(&opts)).unwrap();
+        let tok = OmpTokenizer::new(None, false);
+        let got = reading(&old, &AGGRESSIVE, None, tok);
+        let (bytes, freed) = shake::rewrite(&old, &got.regions, Some(3), 1);
+        let new = OmpFile::parse("s.jsonl".into(), bytes).unwrap();
+        let diff = compare(&old, &new, &tok);
+        assert!(!diff.appended && !diff.title_changed);
+        let shaken_entries: std::collections::HashSet<&str> = got.regions.iter().map(|r| r.entry_id.as_str()).collect();
+        assert_eq!(diff.shaken(), shaken_entries.len());
+        assert!(diff.changes.iter().all(|c| c.kind == ChangeKind::Shaken), "{:?}", diff.changes);
+        // What left equals the regions minus their placeholders, as /shake reports it (blocks
+        // and results alike are whole entries' text here).
+        assert!(diff.tokens_removed().abs_diff(freed) * 100 <= freed, "{} vs {freed}", diff.tokens_removed());
+        // Unchanged and appended versions.
+        assert!(compare(&old, &old, &tok).changes.is_empty());
+        let mut longer = old.bytes.clone();
+        longer.extend_from_slice(b"{\"type\":\"custom\",\"id\":\"zz\",\"parentId\":null}\n");
+        let longer = OmpFile::parse("s.jsonl".into(), longer).unwrap();
+        let d = compare(&old, &longer, &tok);
+        assert!(d.appended);
+        assert_eq!(d.changes.iter().map(|c| (c.id.as_str(), c.kind)).collect::<Vec<_>>(), [("zz", ChangeKind::Added)]);
+    }
+}

@@ -1,0 +1,206 @@
+//! The oh-my-pi host behind the seam (`docs/architecture.md`, `docs/omp.md`).
+//!
+//! OMP's files are pi's format plus a title slot and OMP's own entry types, and OMP sends the
+//! model what pi's projection gives for them (no `context_edit` exists in OMP; compaction is
+//! pi's), so the host reads through pi's reader with the title slot left out, after OMP's own
+//! checks ([`OmpFile::parse`]: torn title slot, missing header, old versions). It never writes:
+//! `appender` and `export` refuse, and the meter asks [`crate::omp::reading`] what OMP's own
+//! `/shake` would free instead of running shake's fold rules.
+
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+
+use serde_json::value::RawValue;
+
+use super::file::{looks_like_omp, OmpFile};
+use super::paths;
+use crate::host::{
+    self, Appender, Content, Host, HostData, HostKind, HostSession, Refusal, Reply, Role, SessionFile, TreeLine, View,
+    WriteBack,
+};
+use crate::pi::{self, Pi};
+use crate::{Context, Error, Result};
+
+/// OMP's entry types that pi does not have (`session-entries.ts`).
+const OMP_TYPES: [&str; 9] = [
+    "model_usage",
+    "service_tier_change",
+    "reset_boundary",
+    "title_change",
+    "ttsr_injection",
+    "credential_pin",
+    "session_init",
+    "mode_change",
+    "thinking_level_change",
+];
+
+/// The oh-my-pi host (OMP 18.x).
+pub struct Omp;
+
+impl Host for Omp {
+    fn kind(&self) -> HostKind {
+        HostKind::Omp
+    }
+
+    fn accepts(&self, file: &SessionFile) -> std::result::Result<(), Refusal> {
+        // A torn title slot is still OMP's file: `load` says what is wrong with it.
+        match looks_like_omp(file.raw()) {
+            true => Ok(()),
+            false => {
+                Err(Refusal { line: 1, reason: "not an oh-my-pi session: no title slot, no OMP header field".into() })
+            }
+        }
+    }
+
+    fn load<'a>(&self, file: &'a SessionFile) -> Result<host::Session<'a>> {
+        let omp = OmpFile::parse(file.path.clone(), file.raw().to_vec()).map_err(|e| Error::user(e.to_string()))?;
+        let skip = usize::from(omp.title.is_some());
+        Ok(pi::session::load_as(file, &Omp, skip, &OMP_TYPES, |p| HostData::Omp(OmpSession { pi: p }))?)
+    }
+
+    fn tree_line(&self, text: &str, header: Option<u64>) -> TreeLine {
+        if header.is_none() && text.starts_with(r#"{"type":"title""#) {
+            // The slot is OMP's to overwrite: stored as a line, never part of the tree. A torn
+            // one is kept too (nothing is lost), with a warning; reading the file refuses it.
+            let whole = text.len() + 1 == super::file::TITLE_SLOT_BYTES
+                && serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(text).is_ok();
+            return match whole {
+                true => TreeLine::Skip,
+                false => TreeLine::Warn("torn title slot; kept as it is, but OMP's reader would refuse it".into()),
+            };
+        }
+        Pi.tree_line(text, header)
+    }
+
+    fn default_session(&self, ctx: &Context) -> Result<PathBuf> {
+        let env = |k: &str| std::env::var_os(k);
+        let home = env("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/"));
+        let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let name = paths::session_dir_name(&canonical(&ctx.cwd), &canonical(&home), &canonical(&paths::temp_dir(env)));
+        let dir = paths::sessions_root(env, &home).join(name);
+        let newest = std::fs::read_dir(&dir)
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+            .filter_map(|p| Some((p.metadata().and_then(|m| m.modified()).ok()?, p)))
+            .max();
+        newest.map(|(_, p)| p).ok_or_else(|| {
+            Error::user(format!("no oh-my-pi session for {} (looked in {})", ctx.cwd.display(), dir.display()))
+                .hint("name a session file, or run omp here first")
+        })
+    }
+
+    fn session_roots(&self, _ctx: &Context) -> Vec<PathBuf> {
+        let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/"));
+        vec![paths::sessions_root(|k| std::env::var_os(k), &home)]
+    }
+
+    fn session_id_of_file(&self, file_name: &str) -> Option<String> {
+        // OMP names files `<timestamp>_<uuidv7>.jsonl`, as pi does.
+        Pi.session_id_of_file(file_name)
+    }
+
+    fn write_back(&self) -> WriteBack {
+        WriteBack::ReadOnly
+    }
+
+    fn parse_content<'r>(&self, raw: Option<&'r RawValue>) -> Content<'r> {
+        Pi.parse_content(raw)
+    }
+
+    fn foldable_content(&self, role: Role, content: &Content<'_>) -> bool {
+        Pi.foldable_content(role, content)
+    }
+
+    fn estimate_text(&self, text: &str) -> u64 {
+        text.len() as u64
+    }
+
+    fn estimate_image(&self) -> u64 {
+        // OMP's flat 1,200 tokens, in bytes/4 units.
+        4 * super::tokenizer::IMAGE_TOKENS
+    }
+
+    fn estimate_tokens(&self, units: u64) -> u64 {
+        units.div_ceil(4)
+    }
+}
+
+/// A loaded OMP file: pi's reading of its entries.
+pub struct OmpSession<'a> {
+    pi: pi::Session<'a>,
+}
+
+/// The error every write through an OMP session gets.
+fn read_only(what: &str) -> Error {
+    Error::user(format!("oh-my-pi sessions are read-only: shake does not {what} them"))
+        .hint("`shake meter` shows what OMP's own /shake would free; run /shake in OMP, and `shake restore --version N` undoes it")
+}
+
+impl<'a> HostSession<'a> for OmpSession<'a> {
+    fn view<'s>(&'s self, session: &'s host::Session<'a>, leaf: Option<usize>) -> Result<View<'s, 'a>> {
+        self.pi.view(session, leaf)
+    }
+
+    fn context(&self, path: &[usize]) -> Vec<usize> {
+        self.pi.context(path)
+    }
+
+    fn version(&self) -> Option<u64> {
+        HostSession::version(&self.pi)
+    }
+
+    fn needs_migration(&self) -> bool {
+        HostSession::needs_migration(&self.pi)
+    }
+
+    fn record(&self, _index: usize, _record_type: &str) -> Option<&'a RawValue> {
+        // shake never writes log records into an OMP file.
+        None
+    }
+
+    fn timestamp(&self, index: usize) -> Option<Cow<'a, str>> {
+        self.pi.timestamp(index)
+    }
+
+    fn own_content(&self, index: usize) -> Option<&'a RawValue> {
+        self.pi.own_content(index)
+    }
+
+    fn is_edit(&self, _index: usize) -> bool {
+        false
+    }
+
+    fn edit_raw(&self, _index: usize) -> Option<&'a RawValue> {
+        None
+    }
+
+    fn reply(&self, index: usize) -> Option<Reply<'a>> {
+        self.pi.reply(index)
+    }
+
+    fn role_label(&self, index: usize) -> String {
+        self.pi.role_label(index)
+    }
+
+    fn entry_label(&self, index: usize) -> String {
+        self.pi.entry_label(index)
+    }
+
+    fn is_plain(&self, index: usize) -> bool {
+        self.pi.is_plain(index)
+    }
+
+    fn append_prefix(&self) -> Option<&'a [u8]> {
+        None
+    }
+
+    fn appender(&self, _session: &host::Session<'a>) -> Result<Box<dyn Appender>> {
+        Err(read_only("append to"))
+    }
+
+    fn export(&self, _ctx: &Context, _session: &host::Session<'a>, _leaf: usize) -> Result<host::Export> {
+        Err(read_only("export"))
+    }
+}

@@ -1,0 +1,538 @@
+//! OMP's `/shake` rules (`@oh-my-pi/pi-agent-core` 18.2.11 `compaction/shake.ts`,
+//! `spec/peer-rules.md` §2): the branch and its boundary, `collectShakeRegions` with OMP's
+//! presets, the meter's figure, and the in-place rewrite `/shake` performs (for simulating one).
+//!
+//! Text is scanned with JavaScript's rules, not pi's (`crate::regions::find_spans`): a `\r`
+//! before the newline defeats an XML tag line, and `trimStart` trims JavaScript's whitespace set
+//! (U+FEFF yes, U+0085 no). Offsets are reported in UTF-16 code units, as OMP's are.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+use super::file::{OmpEntry, OmpFile};
+use super::tokenizer::{OmpTokenizer, IMAGE_TOKENS};
+use crate::tokens::js_json;
+
+/// A `ShakeConfig` preset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// The most recent context kept intact, in tokens.
+    pub protect_tokens: u64,
+    /// Below this total saving (regions at 16 tokens of placeholder each) nothing is shaken.
+    pub min_savings: u64,
+    /// The smallest fenced/XML block worth a region.
+    pub fence_min_tokens: u64,
+    /// Whether reads of `artifact://` recoveries are protected too.
+    pub protect_artifact_reads: bool,
+}
+
+/// `AGGRESSIVE_SHAKE_CONFIG`: the manual `/shake`.
+pub const AGGRESSIVE: Config =
+    Config { protect_tokens: 4_000, min_savings: 0, fence_min_tokens: 400, protect_artifact_reads: false };
+
+/// `DEFAULT_SHAKE_CONFIG`: the automatic shake (`--profile omp-auto`).
+pub const AUTO: Config =
+    Config { protect_tokens: 16_000, min_savings: 4_000, fence_min_tokens: 400, protect_artifact_reads: true };
+
+/// The placeholder cost the savings gate assumes (`PLACEHOLDER_TOKEN_ESTIMATE`).
+const GATE_PLACEHOLDER: u64 = 16;
+
+/// shake-meter-omp's sample placeholder, whose count stands for each region's placeholder.
+pub const SAMPLE_PLACEHOLDER: &str = "[shaken ~1234 tokens — recover: artifact://62 (region 12)]";
+
+/// What a region is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A whole tool result's text blocks.
+    ToolResult,
+    /// A fenced or top-level XML block inside one text.
+    Block,
+}
+
+impl Kind {
+    /// OMP's name for it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::ToolResult => "toolResult",
+            Kind::Block => "block",
+        }
+    }
+}
+
+/// One region OMP's `/shake` would replace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Region {
+    /// Tool result or block.
+    pub kind: Kind,
+    /// The index on the branch of the entry it is in.
+    pub pos: usize,
+    /// That entry's id.
+    pub entry_id: String,
+    /// For a block: the content index, or -1 for string content.
+    pub block_index: Option<i64>,
+    /// For a block: the range in the text, in bytes.
+    pub bytes: Option<std::ops::Range<usize>>,
+    /// For a block: the range in the text, in UTF-16 code units (OMP's offsets).
+    pub utf16: Option<std::ops::Range<usize>>,
+    /// OMP's count of the region's text.
+    pub tokens: u64,
+    /// The tool name, or the role / customType of a block's message.
+    pub label: String,
+}
+
+/// The current branch: from the last entry back to the root through `parentId` (a later entry
+/// with a repeated id wins, as in a JavaScript `Map`); a cycle ends the walk.
+pub fn branch(file: &OmpFile) -> Vec<&OmpEntry> {
+    let mut by_id: HashMap<&str, &OmpEntry> = HashMap::new();
+    for e in &file.entries {
+        if let Some(id) = e.id() {
+            by_id.insert(id, e);
+        }
+    }
+    let mut path = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut cur = file.entries.last();
+    while let Some(e) = cur {
+        if !seen.insert(e.line) {
+            break;
+        }
+        path.push(e);
+        cur = e.parent_id().and_then(|p| by_id.get(p).copied());
+    }
+    path.reverse();
+    path
+}
+
+/// The boundary `/shake` passes: the newest compaction's `firstKeptEntryId` on the branch
+/// (reset boundaries are ignored, as OMP ignores them).
+pub fn boundary<'a>(branch: &[&'a OmpEntry]) -> Option<&'a str> {
+    branch.iter().rev().find(|e| e.kind() == "compaction").and_then(|e| e.value.get("firstKeptEntryId")?.as_str())
+}
+
+/// `collectShakeRegions(branch, tokenizer, {...config, keepBoundaryId})`.
+pub fn collect(branch: &[&OmpEntry], tok: &OmpTokenizer, config: &Config, keep: Option<&str>) -> Vec<Region> {
+    let n = branch.len();
+    let mut after = vec![0u64; n];
+    let mut acc = 0;
+    for i in (0..n).rev() {
+        after[i] = acc;
+        acc += entry_tokens(branch[i], tok);
+    }
+    let calls = tool_calls(branch);
+    let start = keep.map_or(0, |id| branch.iter().position(|e| e.id() == Some(id)).unwrap_or(0));
+    let mut regions = Vec::new();
+    for (i, entry) in branch.iter().enumerate().skip(start) {
+        let result = entry.message().filter(|m| m.get("role").and_then(Value::as_str) == Some("toolResult"));
+        let useless = result.is_some_and(|m| m.get("useless") == Some(&Value::Bool(true)))
+            && result.is_some_and(|m| m.get("isError") != Some(&Value::Bool(true)));
+        if !useless && after[i] < config.protect_tokens {
+            continue;
+        }
+        if let Some(m) = result {
+            if m.contains_key("prunedAt") || protected(m, &calls, config) {
+                continue;
+            }
+            let texts: Vec<&str> = blocks(m.get("content"))
+                .filter(|b| is_type(b, "text"))
+                .filter_map(|b| b.get("text")?.as_str())
+                .filter(|t| !t.is_empty())
+                .collect();
+            if texts.is_empty() {
+                continue;
+            }
+            regions.push(Region {
+                kind: Kind::ToolResult,
+                pos: i,
+                entry_id: entry.id().unwrap_or_default().to_string(),
+                block_index: None,
+                bytes: None,
+                utf16: None,
+                tokens: tok.count_all(&texts),
+                label: str_field(m, "toolName").to_string(),
+            });
+            continue;
+        }
+        for (block_index, label, text) in block_texts(entry) {
+            for range in scan_blocks(text) {
+                let slice = &text[range.clone()];
+                if slice.is_empty() {
+                    continue;
+                }
+                let tokens = tok.count(slice);
+                if tokens < config.fence_min_tokens {
+                    continue;
+                }
+                let u16_start = utf16_len(&text[..range.start]);
+                regions.push(Region {
+                    kind: Kind::Block,
+                    pos: i,
+                    entry_id: entry.id().unwrap_or_default().to_string(),
+                    block_index: Some(block_index),
+                    utf16: Some(u16_start..u16_start + utf16_len(slice)),
+                    bytes: Some(range),
+                    tokens,
+                    label: label.to_string(),
+                });
+            }
+        }
+    }
+    let savings: u64 = regions.iter().map(|r| r.tokens.saturating_sub(GATE_PLACEHOLDER)).sum();
+    if savings < config.min_savings {
+        return Vec::new();
+    }
+    regions
+}
+
+/// The meter's figure: Σ max(0, region − P), P the count of [`SAMPLE_PLACEHOLDER`]
+/// (shake-meter-omp's `preview.ts`).
+pub fn freed(regions: &[Region], tok: &OmpTokenizer) -> u64 {
+    let p = tok.count(SAMPLE_PLACEHOLDER);
+    regions.iter().map(|r| r.tokens.saturating_sub(p)).sum()
+}
+
+/// The placeholder `/shake` writes for region `k` (1-based) with artifact `artifact`.
+pub fn placeholder(region: &Region, k: usize, artifact: Option<u64>) -> String {
+    match artifact {
+        Some(a) => format!("[shaken ~{} tokens — recover: artifact://{a} (region {k})]", region.tokens),
+        None => format!("[shaken ~{} tokens]", region.tokens),
+    }
+}
+
+/// What OMP's `/shake` writes: the file with `regions` replaced by their placeholders
+/// (`applyShakeRegions`), `prunedAt` stamped on the tool results, every entry line re-written
+/// with `JSON.stringify` (`rewriteEntries`), the title slot kept. Also returns the freed figure
+/// `/shake` reports: max(0, Σ region − Σ placeholder).
+pub fn rewrite(file: &OmpFile, regions: &[Region], artifact: Option<u64>, now_ms: u64) -> (Vec<u8>, u64) {
+    let branch = branch(file);
+    let mut edited: HashMap<usize, Map<String, Value>> = HashMap::new();
+    let mut placeholders = 0;
+    let tok_free = regions.iter().map(|r| r.tokens).sum::<u64>();
+    // Highest start first within one text, so earlier offsets stay valid.
+    let mut order: Vec<(usize, &Region)> = regions.iter().enumerate().collect();
+    order.sort_by_key(|(_, r)| std::cmp::Reverse(r.bytes.as_ref().map_or(0, |b| b.start + 1)));
+    for (k, region) in order {
+        let text = placeholder(region, k + 1, artifact);
+        placeholders += region_placeholder_tokens(&text);
+        let line = branch[region.pos].line;
+        let value = edited.entry(line).or_insert_with(|| branch[region.pos].value.clone());
+        apply(value, region, &text, now_ms);
+    }
+    let mut out = file.bytes[..file.header_end()].to_vec();
+    for e in &file.entries {
+        match edited.get(&e.line) {
+            Some(v) => out.extend_from_slice(js_json::stringify_value(&Value::Object(v.clone())).as_bytes()),
+            None => out.extend_from_slice(file.line_bytes(e)),
+        }
+        out.push(b'\n');
+    }
+    (out, tok_free.saturating_sub(placeholders))
+}
+
+/// A placeholder's cost as `/shake` counts it for its report: bytes/4 (the simulation's
+/// tokenizer; a family count would need OMP's vocabulary).
+fn region_placeholder_tokens(text: &str) -> u64 {
+    (text.len() as u64 + 3) >> 2
+}
+
+/// `applyShakeRegion`: a tool result keeps its non-text blocks and its first non-empty text
+/// block, which becomes the placeholder; a block region is spliced out of its text.
+fn apply(entry: &mut Map<String, Value>, region: &Region, replacement: &str, now_ms: u64) {
+    let target = match entry.get("type").and_then(Value::as_str) {
+        Some("message") => entry.get_mut("message").and_then(Value::as_object_mut),
+        _ => Some(&mut *entry),
+    };
+    let Some(target) = target else { return };
+    match region.kind {
+        Kind::ToolResult => {
+            let Some(Value::Array(content)) = target.get_mut("content") else { return };
+            let first = content.iter().position(|b| {
+                is_type(b, "text") && b.get("text").and_then(Value::as_str).is_some_and(|t| !t.is_empty())
+            });
+            let Some(first) = first else { return };
+            let kept: Vec<Value> = content
+                .drain(..)
+                .enumerate()
+                .filter_map(|(i, b)| match i == first {
+                    true => Some(serde_json::json!({"type": "text", "text": replacement})),
+                    false => (!is_type(&b, "text")).then_some(b),
+                })
+                .collect();
+            *content = kept;
+            target.insert("prunedAt".into(), Value::from(now_ms));
+        }
+        Kind::Block => {
+            let (Some(index), Some(range)) = (region.block_index, region.bytes.clone()) else { return };
+            let slot = match (index, target.get_mut("content")) {
+                (-1, Some(v @ Value::String(_))) => Some(v),
+                (i, Some(Value::Array(blocks))) if i >= 0 => blocks.get_mut(i as usize).and_then(|b| b.get_mut("text")),
+                _ => None,
+            };
+            if let Some(Value::String(text)) = slot {
+                text.replace_range(range, replacement);
+            }
+        }
+    }
+}
+
+/// `entryTokens`: a message's `countMessage`, a custom message's text, 0 for anything else.
+pub(crate) fn entry_tokens(entry: &OmpEntry, tok: &OmpTokenizer) -> u64 {
+    match entry.kind() {
+        "message" => entry.message().map_or(0, |m| message_tokens(m, tok)),
+        "custom_message" => match entry.value.get("content") {
+            Some(Value::String(s)) => tok.count(s),
+            content => {
+                let texts: Vec<&str> =
+                    blocks(content).filter(|b| is_type(b, "text")).filter_map(|b| b.get("text")?.as_str()).collect();
+                tok.count_all(&texts)
+            }
+        },
+        _ => 0,
+    }
+}
+
+/// `Tokenizer.countMessage` (`tokenizer.ts` `#measureMessage`), encrypted reasoning included.
+fn message_tokens(m: &Map<String, Value>, tok: &OmpTokenizer) -> u64 {
+    let mut texts: Vec<std::borrow::Cow<'_, str>> = Vec::new();
+    let mut extra = 0;
+    let content = m.get("content");
+    let mut text_and_images = |texts: &mut Vec<_>| match content {
+        Some(Value::String(s)) => texts.push(s.as_str().into()),
+        _ => {
+            for b in blocks(content) {
+                match b.get("type").and_then(Value::as_str) {
+                    Some("text") => {
+                        if let Some(t) = b.get("text").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+                            texts.push(t.into())
+                        }
+                    }
+                    Some("image") => extra += IMAGE_TOKENS,
+                    _ => {}
+                }
+            }
+        }
+    };
+    match m.get("role").and_then(Value::as_str).unwrap_or("") {
+        "bashExecution" => {
+            for key in ["command", "output"] {
+                if let Some(s) = m.get(key).and_then(Value::as_str) {
+                    texts.push(s.into());
+                }
+            }
+        }
+        "user" | "developer" | "custom" | "hookMessage" | "toolResult" => text_and_images(&mut texts),
+        "assistant" => {
+            for b in blocks(content) {
+                let field = |k: &str| b.get(k).and_then(Value::as_str).unwrap_or_default();
+                match b.get("type").and_then(Value::as_str) {
+                    Some("text") => texts.push(field("text").into()),
+                    Some("thinking") => {
+                        texts.push(field("thinking").into());
+                        if !field("thinkingSignature").is_empty() {
+                            texts.push(field("thinkingSignature").into());
+                        }
+                    }
+                    Some("toolCall") => {
+                        texts.push(field("name").into());
+                        texts.push(json_text(b.get("arguments")).into());
+                    }
+                    Some("redactedThinking") => texts.push(field("data").into()),
+                    Some("anthropicServerTool") => texts.push(json_text(b.get("block")).into()),
+                    _ => {}
+                }
+            }
+        }
+        "branchSummary" | "compactionSummary" => {
+            texts.push(str_field(m, "summary").into());
+            for b in blocks(m.get("blocks")) {
+                match b.get("text").and_then(Value::as_str).filter(|_| is_type(b, "text")) {
+                    Some(t) => texts.push(t.into()),
+                    None => extra += FRAME_TOKENS,
+                }
+            }
+        }
+        _ => return 0,
+    }
+    let texts: Vec<&str> = texts.iter().map(|t| t.as_ref()).collect();
+    extra + tok.count_all(&texts)
+}
+
+/// snapcompact's charge for one rendered frame (`FRAME_TOKEN_ESTIMATE`).
+const FRAME_TOKENS: u64 = 5_024;
+
+/// `stringifyJson(value) ?? "null"`.
+fn json_text(value: Option<&Value>) -> String {
+    value.map_or_else(|| "null".to_string(), js_json::stringify_value)
+}
+
+/// Assistant `toolCall` blocks on the branch, by id (a later one wins).
+fn tool_calls<'a>(branch: &[&'a OmpEntry]) -> HashMap<&'a str, &'a Map<String, Value>> {
+    let mut calls = HashMap::new();
+    for e in branch {
+        if e.role() != Some("assistant") {
+            continue;
+        }
+        for b in blocks(e.message().and_then(|m| m.get("content"))) {
+            if let (true, Some(id), Some(obj)) =
+                (is_type(b, "toolCall"), b.get("id").and_then(Value::as_str), b.as_object())
+            {
+                calls.insert(id, obj);
+            }
+        }
+    }
+    calls
+}
+
+/// `isProtectedToolResult` with the preset's matchers: `skill`, reads of `skill://` (and of
+/// `artifact://` recoveries for the automatic preset).
+fn protected(result: &Map<String, Value>, calls: &HashMap<&str, &Map<String, Value>>, config: &Config) -> bool {
+    let name = str_field(result, "toolName");
+    if name == "skill" {
+        return true;
+    }
+    let call = result.get("toolCallId").and_then(Value::as_str).and_then(|id| calls.get(id));
+    let read_path = call
+        .filter(|c| name == "read" && c.get("name").and_then(Value::as_str) == Some("read"))
+        .and_then(|c| c.get("arguments")?.get("path")?.as_str());
+    if read_path.is_some_and(|p| p.starts_with("skill://")) {
+        return true;
+    }
+    if !config.protect_artifact_reads {
+        return false;
+    }
+    let source = result.get("details").and_then(|d| d.get("meta")?.get("source"));
+    read_path.is_some_and(|p| p.starts_with("artifact://"))
+        || source.is_some_and(|s| {
+            s.get("type").and_then(Value::as_str) == Some("internal")
+                && s.get("value").and_then(Value::as_str).is_some_and(|v| v.starts_with("artifact://"))
+        })
+}
+
+/// The texts `collectBlockRegions` scans in an entry: (content index or -1, label, text).
+fn block_texts(entry: &OmpEntry) -> Vec<(i64, &str, &str)> {
+    let (content, label) = match (entry.kind(), entry.message()) {
+        ("message", Some(m)) => {
+            let role = str_field(m, "role");
+            if role == "assistant" {
+                return blocks(m.get("content"))
+                    .enumerate()
+                    .filter(|(_, b)| is_type(b, "text"))
+                    .filter_map(|(i, b)| Some((i as i64, "assistant", b.get("text")?.as_str()?)))
+                    .collect();
+            }
+            if role != "user" && role != "developer" {
+                return Vec::new();
+            }
+            (m.get("content"), role)
+        }
+        ("custom_message", _) => (entry.value.get("content"), str_field(&entry.value, "customType")),
+        _ => return Vec::new(),
+    };
+    match content {
+        Some(Value::String(s)) => vec![(-1, label, s.as_str())],
+        _ => blocks(content)
+            .enumerate()
+            .filter(|(_, b)| is_type(b, "text"))
+            .filter_map(|(i, b)| Some((i as i64, label, b.get("text")?.as_str()?)))
+            .collect(),
+    }
+}
+
+/// `scanTextForBlockRanges`: fenced blocks and top-level XML spans, byte ranges, outermost kept.
+pub fn scan_blocks(text: &str) -> Vec<std::ops::Range<usize>> {
+    let mut ranges = Vec::new();
+    let mut fence: Option<usize> = None;
+    let mut tags: Vec<&str> = Vec::new();
+    let mut xml_start: Option<usize> = None;
+    let mut start = 0;
+    for line in text.split('\n') {
+        let end = start + line.len();
+        let trimmed = line.trim_start_matches(js_whitespace);
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            match fence.take() {
+                Some(open) => ranges.push(open..end),
+                None => fence = Some(start),
+            }
+        } else if fence.is_none() {
+            if let Some(tag) = (line.len() == trimmed.len()).then(|| xml_open(trimmed)).flatten() {
+                if tags.is_empty() {
+                    xml_start = Some(start);
+                }
+                tags.push(tag);
+            } else if let Some(tag) = xml_close(trimmed) {
+                if tags.last() == Some(&tag) {
+                    tags.pop();
+                    if let (true, Some(open)) = (tags.is_empty(), xml_start) {
+                        ranges.push(open..end);
+                        xml_start = None;
+                    }
+                }
+            }
+        }
+        start = end + 1;
+    }
+    ranges.sort_by_key(|r| r.start);
+    let mut kept: Vec<std::ops::Range<usize>> = Vec::new();
+    for r in ranges {
+        if kept.last().is_none_or(|k| r.start >= k.end) {
+            kept.push(r);
+        }
+    }
+    kept
+}
+
+/// JavaScript's whitespace (`trimStart`, `\s`): Unicode White_Space without U+0085, plus U+FEFF.
+fn js_whitespace(c: char) -> bool {
+    (c.is_whitespace() && c != '\u{85}') || c == '\u{feff}'
+}
+
+fn tag_name(s: &str) -> usize {
+    s.bytes().take_while(|b| b.is_ascii_lowercase() || *b == b'_' || *b == b'-').count()
+}
+
+/// `^<([a-z_-]+)(?:\s+[^>]*)?>$`.
+fn xml_open(line: &str) -> Option<&str> {
+    let inner = line.strip_prefix('<')?.strip_suffix('>')?;
+    let n = tag_name(inner);
+    let rest = &inner[n..];
+    let attrs = rest.is_empty() || (rest.starts_with(js_whitespace) && !rest.contains('>'));
+    (n > 0 && attrs).then(|| &inner[..n])
+}
+
+/// `^<\/([a-z_-]+)>$`.
+fn xml_close(line: &str) -> Option<&str> {
+    let inner = line.strip_prefix("</")?.strip_suffix('>')?;
+    (tag_name(inner) == inner.len() && !inner.is_empty()).then_some(inner)
+}
+
+fn utf16_len(s: &str) -> usize {
+    s.chars().map(char::len_utf16).sum()
+}
+
+fn blocks(content: Option<&Value>) -> impl Iterator<Item = &Value> {
+    content.and_then(Value::as_array).into_iter().flatten()
+}
+
+fn is_type(block: &Value, kind: &str) -> bool {
+    block.get("type").and_then(Value::as_str) == Some(kind)
+}
+
+fn str_field<'a>(m: &'a Map<String, Value>, key: &str) -> &'a str {
+    m.get(key).and_then(Value::as_str).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scans_like_javascript() {
+        let text = "a\n```rs\nx\n```\n<note>\n<b>\n</b>\n</note>\n<x>\r\n</x>\r\n```\nopen";
+        let got: Vec<&str> = scan_blocks(text).into_iter().map(|r| &text[r]).collect();
+        assert_eq!(got, ["```rs\nx\n```", "<note>\n<b>\n</b>\n</note>"]);
+        let spans = |t: &'static str| scan_blocks(t).into_iter().map(|r| &t[r]).collect::<Vec<_>>();
+        assert_eq!(spans("\u{feff}```\nx\n```"), ["\u{feff}```\nx\n```"]);
+        assert!(spans(" <a>\n</a>").is_empty());
+        assert_eq!(spans("<a x=\"1\">\n  </a>"), ["<a x=\"1\">\n  </a>"]);
+    }
+}

@@ -1,0 +1,384 @@
+//! Region finding: what a fold may replace in a neutral context ([`View`]), and the rules that
+//! say which entries are in play (`docs/folding.md`): the skip rules, the tail (`spec/peer-rules.md`
+//! §2(b)). The span finder for fenced and XML blocks is [`spans`]. Which regions a fold takes,
+//! and how the replacement is composed, is policy and lives in the porcelain.
+
+pub mod spans;
+
+pub use spans::{find_spans, Span};
+
+use std::fmt;
+
+use crate::host::{BlockKind, Content, Role, Tool, Unit, View};
+use crate::tokens::{entry_tokens, Tokenizer, IMAGE_TOKENS};
+
+/// What a fold acts on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    /// Whole tool results and big fenced/XML blocks outside the tail
+    Elide,
+    /// Every thinking block on the context path
+    Thinking,
+    /// Every image on the context path
+    Images,
+}
+
+impl Scope {
+    /// Returns the scope's name as typed and logged.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Elide => "elide",
+            Scope::Thinking => "thinking",
+            Scope::Images => "images",
+        }
+    }
+
+    /// Parses a logged scope name.
+    pub fn parse(s: &str) -> Option<Scope> {
+        [Scope::Elide, Scope::Thinking, Scope::Images].into_iter().find(|x| x.as_str() == s)
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The built-in profiles (DESIGN §5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+pub enum Profile {
+    /// Protect the last 4,000 tokens; blocks of 400 tokens or more
+    Default,
+    /// Protect the last 8,000 tokens; blocks of 800 tokens or more
+    Conservative,
+    /// Protect the last 2,000 tokens; blocks of 200 tokens or more
+    Aggressive,
+    /// oh-my-pi's automatic shake: protect the last 16,000 tokens; blocks of 400 tokens or more
+    OmpAuto,
+}
+
+impl Profile {
+    /// Returns the profile's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Profile::Default => "default",
+            Profile::Conservative => "conservative",
+            Profile::Aggressive => "aggressive",
+            Profile::OmpAuto => "omp-auto",
+        }
+    }
+
+    /// Parses a profile name (as in settings files).
+    pub fn parse(s: &str) -> Option<Profile> {
+        [Profile::Default, Profile::Conservative, Profile::Aggressive, Profile::OmpAuto]
+            .into_iter()
+            .find(|p| p.as_str() == s)
+    }
+
+    /// The protect window, in tokens, measured from the newest entry back.
+    pub fn tail(self) -> u64 {
+        match self {
+            Profile::Default => 4_000,
+            Profile::Conservative => 8_000,
+            Profile::Aggressive => 2_000,
+            Profile::OmpAuto => 16_000,
+        }
+    }
+
+    /// The smallest block (fenced or XML) worth folding, in tokens.
+    pub fn block_min(self) -> u64 {
+        match self {
+            Profile::Default => 400,
+            Profile::Conservative => 800,
+            Profile::Aggressive => 200,
+            Profile::OmpAuto => 400,
+        }
+    }
+}
+
+/// What one region is. Its name, as logged and printed, is the variant in camelCase, as serde
+/// writes it (`toolResult`, `block`, `thinking`, `image`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum RegionKind {
+    /// A whole tool result's text (images stay).
+    ToolResult,
+    /// A fenced or top-level XML block inside a text.
+    Block,
+    /// One thinking block of an assistant message.
+    Thinking,
+    /// One image block.
+    Image,
+}
+
+impl RegionKind {
+    /// Every kind, in the order reports list them.
+    pub const ALL: [RegionKind; 4] =
+        [RegionKind::ToolResult, RegionKind::Block, RegionKind::Thinking, RegionKind::Image];
+
+    /// Returns the kind's name as logged and printed.
+    pub fn as_str(self) -> &'static str {
+        static NAMES: std::sync::OnceLock<[String; 4]> = std::sync::OnceLock::new();
+        let names = NAMES.get_or_init(|| {
+            RegionKind::ALL
+                .map(|k| serde_json::to_value(k).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default())
+        });
+        &names[self as usize]
+    }
+
+    /// Parses a logged kind.
+    pub fn parse(s: &str) -> Option<RegionKind> {
+        RegionKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+/// Formats a count with thousands separators: `27838` → `27,838`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The text that replaces a folded region: `[bash output omitted (~9,045 tokens)]`.
+pub fn placeholder(kind: RegionKind, label: &str, tokens: u64) -> String {
+    let what = match kind {
+        RegionKind::ToolResult => format!("{label} output"),
+        RegionKind::Block => format!("{label} block"),
+        RegionKind::Thinking => "thinking".to_string(),
+        RegionKind::Image => label.to_string(),
+    };
+    format!("[{what} omitted (~{} tokens)]", thousands(tokens))
+}
+
+/// One region a fold may replace inside one entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Region {
+    /// What it is.
+    pub kind: RegionKind,
+    /// Tool name, fence info string, XML tag or image type.
+    pub label: String,
+    /// Its own size.
+    pub tokens: u64,
+    /// The content block holding it (`None` for string content or a whole tool result).
+    pub block: Option<usize>,
+    /// A block region's UTF-8 byte range in that text.
+    pub at: Option<(usize, usize)>,
+}
+
+impl Region {
+    /// The identity of a region inside its entry.
+    pub fn key(&self) -> (RegionKind, Option<usize>, Option<(usize, usize)>) {
+        (self.kind, self.block, self.at)
+    }
+
+    /// The text that replaces it; `None` for a thinking block, which is dropped.
+    pub fn placeholder(&self) -> Option<String> {
+        (self.kind != RegionKind::Thinking).then(|| placeholder(self.kind, &self.label, self.tokens))
+    }
+}
+
+/// Finds the regions of one foldable entry with content `content` that `scope` would fold:
+/// for `elide`, a tool result's text when it costs more than its placeholder, and blocks of at
+/// least the profile's block minimum elsewhere; for `thinking`, each thinking block of an
+/// assistant message; for `images`, each image outside assistant messages.
+pub fn regions(unit: &Unit<'_>, content: &Content<'_>, scope: Scope, profile: Profile, tok: &Tokenizer) -> Vec<Region> {
+    let blocks = content.blocks();
+    let region = |kind, label: String, tokens, block, at| Region { kind, label, tokens, block, at };
+    let mut out = Vec::new();
+    match scope {
+        Scope::Elide if unit.role == Role::ToolResult => {
+            let mut tally = tok.tally();
+            let mut any_text = false;
+            for b in blocks {
+                if let BlockKind::Text(t) = &b.kind {
+                    any_text |= !t.is_empty();
+                    tally.text(t);
+                }
+            }
+            let label = tool_label(unit.tool.as_ref());
+            let tokens = tally.total();
+            if any_text && tokens > tok.count(&placeholder(RegionKind::ToolResult, &label, tokens)) {
+                out.push(region(RegionKind::ToolResult, label, tokens, None, None));
+            }
+        }
+        Scope::Elide => {
+            let texts: Vec<(Option<usize>, &str)> = match content {
+                Content::Text(s) => vec![(None, s.as_ref())],
+                _ => blocks
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, b)| match &b.kind {
+                        BlockKind::Text(t) => Some((Some(i), t.as_ref())),
+                        _ => None,
+                    })
+                    .collect(),
+            };
+            for (block, text) in texts {
+                for span in find_spans(text) {
+                    let tokens = tok.count(&text[span.range.clone()]);
+                    if tokens >= profile.block_min() {
+                        let at = Some((span.range.start, span.range.end));
+                        out.push(region(RegionKind::Block, span.label, tokens, block, at));
+                    }
+                }
+            }
+        }
+        Scope::Thinking if unit.role == Role::Assistant => {
+            for (i, b) in blocks.iter().enumerate() {
+                if let BlockKind::Thinking(t) = &b.kind {
+                    out.push(region(RegionKind::Thinking, "thinking".into(), tok.count(t), Some(i), None));
+                }
+            }
+        }
+        Scope::Images if unit.role != Role::Assistant => {
+            for (i, b) in blocks.iter().enumerate() {
+                if let BlockKind::Image { mime } = &b.kind {
+                    let label = mime.as_deref().filter(|m| !m.is_empty()).unwrap_or("image").to_string();
+                    out.push(region(RegionKind::Image, label, IMAGE_TOKENS, Some(i), None));
+                }
+            }
+        }
+        Scope::Thinking | Scope::Images => {}
+    }
+    out
+}
+
+/// Why an entry of the context is not in play for a fold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Skip {
+    /// The host would refuse an edit of it (pi's `appendContextEdit` takes user, assistant and
+    /// tool-result messages and custom messages only).
+    NotEditable,
+    /// The host omitted it (pi: a `replacement: null` edit wins).
+    Omitted,
+    /// Already a placeholder the host wrote: never folded again.
+    Tombstone,
+    /// A `skill` result or a read of a `skill://` path: instructions the model keeps using.
+    Skill,
+    /// Its content is not something a fold can rewrite and the host take back exactly (absent,
+    /// or, for pi, a string on an assistant or tool-result message).
+    OddContent,
+}
+
+/// Tells why context entry `unit` is not in play for a fold whose base content is `base`, or
+/// `None` when it is.
+pub fn skip(view: &View<'_, '_>, unit: &Unit<'_>, base: Option<&Content<'_>>) -> Option<Skip> {
+    if unit.target.is_none() {
+        return Some(Skip::NotEditable);
+    }
+    if unit.omitted {
+        return Some(Skip::Omitted);
+    }
+    if unit.tombstone {
+        return Some(Skip::Tombstone);
+    }
+    if unit.role == Role::ToolResult && unit.tool.as_ref().is_some_and(is_skill) {
+        return Some(Skip::Skill);
+    }
+    match base {
+        Some(content) if view.host().foldable_content(unit.role, content) => None,
+        _ => Some(Skip::OddContent),
+    }
+}
+
+/// Tells whether a tool result holds skill instructions: the `skill` tool, or a `read` of a
+/// `skill://` path (the rule peers share, `spec/peer-rules.md`).
+pub fn is_skill(tool: &Tool<'_>) -> bool {
+    tool.name == "skill" || (tool.name == "read" && is_skill_path(tool.path().as_deref()))
+}
+
+/// Tells whether a tool call's `path` argument names a skill.
+pub fn is_skill_path(path: Option<&str>) -> bool {
+    path.is_some_and(|p| p.starts_with("skill://"))
+}
+
+/// Returns the first context position inside the tail: positions from it on are protected.
+/// An entry is protected while the tokens of the entries strictly newer than it are below `tail`.
+pub fn tail_start(view: &View<'_, '_>, tail: u64, tok: &Tokenizer) -> usize {
+    tail_start_by(view.context.len(), tail, |pos| entry_tokens(view, pos, tok))
+}
+
+/// [`tail_start`] over `len` positions whose tokens `tokens_at` gives (asked newest first, and
+/// only as far back as the tail reaches).
+pub fn tail_start_by(len: usize, tail: u64, tokens_at: impl Fn(usize) -> u64) -> usize {
+    let mut newer = 0;
+    let mut start = len;
+    for pos in (0..len).rev() {
+        if newer >= tail {
+            break;
+        }
+        start = pos;
+        newer += tokens_at(pos);
+    }
+    start
+}
+
+/// Returns the label of a tool result: its tool's name, else `tool`.
+pub fn tool_label(tool: Option<&Tool<'_>>) -> String {
+    tool.map(|t| t.name.to_string()).filter(|t| !t.is_empty()).unwrap_or_else(|| "tool".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn region_kinds_are_named_in_camel_case() {
+        for k in RegionKind::ALL {
+            assert_eq!(serde_json::to_string(&k).unwrap(), format!("\"{}\"", k.as_str()));
+            assert_eq!(RegionKind::parse(k.as_str()), Some(k));
+        }
+        assert_eq!((RegionKind::Block.as_str(), RegionKind::Image.as_str()), ("block", "image"));
+    }
+
+    #[test]
+    fn placeholders_and_thousands() {
+        assert_eq!(placeholder(RegionKind::ToolResult, "bash", 9045), "[bash output omitted (~9,045 tokens)]");
+        assert_eq!(placeholder(RegionKind::Block, "python", 1210), "[python block omitted (~1,210 tokens)]");
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+    }
+}
+
+#[cfg(test)]
+mod tail_tests {
+    use super::*;
+    use crate::host::{self, SessionFile};
+    use crate::tokens::TokenizerName;
+
+    /// A linear session of user messages with these sizes in characters (pi: 4 chars a token).
+    fn session(sizes: &[usize]) -> SessionFile {
+        let mut text =
+            String::from("{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/\"}\n");
+        for (i, n) in sizes.iter().enumerate() {
+            let parent = if i == 0 { "null".to_string() } else { format!("\"e{}\"", i - 1) };
+            text.push_str(&format!(
+                "{{\"type\":\"message\",\"id\":\"e{i}\",\"parentId\":{parent},\"timestamp\":\"t\",\"message\":{{\"role\":\"user\",\"content\":\"{}\"}}}}\n",
+                "x".repeat(*n)
+            ));
+        }
+        SessionFile::from_bytes("t.jsonl".into(), text.into_bytes())
+    }
+
+    #[test]
+    fn the_entry_straddling_the_tail_is_protected() {
+        let file = session(&[400, 400, 400, 400]); // 100 tokens each
+        let s = host::load(&file, None).unwrap();
+        let p = View::at(&s, s.default_leaf()).unwrap();
+        let tok = Tokenizer::new(TokenizerName::Pi);
+        // Newer than e3: 0; e2: 100; e1: 200; e0: 300.
+        assert_eq!(tail_start(&p, 150, &tok), 2); // e3 and e2 (100 < 150) protected, e1 (200) not
+        assert_eq!(tail_start(&p, 200, &tok), 2);
+        assert_eq!(tail_start(&p, 201, &tok), 1);
+        assert_eq!(tail_start(&p, 0, &tok), 4);
+        assert_eq!(tail_start(&p, 10_000, &tok), 0);
+    }
+}

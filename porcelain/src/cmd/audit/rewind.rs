@@ -1,0 +1,163 @@
+//! `shake audit rewind`: what rewinds did to a session's folds. For every leaf its wall; the
+//! folds stranded on branches pi no longer resumes; and, for each fold anywhere in the file, a
+//! check that projecting the entry just before it shows its targets unfolded (`docs/plumbing.md`).
+
+use std::io::Write;
+
+use serde_json::{json, Value};
+use shake_plumbing::host::Session;
+use shake_plumbing::output::{answer, json_or, write_record};
+use shake_plumbing::rev::RevArgs;
+use shake_plumbing::{Context, Error, Result};
+
+use super::fold_of;
+use crate::leaf::{id_of, LeafView, Seen};
+use crate::log_entry::LogData;
+use crate::status::stranded;
+
+/// Check a session's rewinds: each leaf's wall, stranded folds, and that before each fold its targets show unfolded
+#[derive(clap::Args, Debug)]
+pub struct RewindArgs {
+    /// Session file or session id (prefix); default: pi's current session here. Every leaf is audited
+    #[arg(value_name = "SESSION")]
+    pub session: Option<String>,
+    /// Print JSON: {"file","defaultLeaf","leaves":[{"id","line","default","node","wall"}],"stranded","folds":[{"log","line","before","ok","targets"}],"consistent"}
+    #[arg(long, conflicts_with = "nul")]
+    pub json: bool,
+    /// End every field with NUL and print ids verbatim
+    #[arg(short = 'z', id = "nul")]
+    pub nul: bool,
+}
+
+/// What the model sees of one target of a fold at the entry before it.
+struct TargetCheck {
+    id: String,
+    seen: Seen,
+    /// Why the check fails; `None` when the target shows unfolded.
+    problem: Option<&'static str>,
+}
+
+/// The check of one fold.
+struct FoldCheck {
+    log: String,
+    line: usize,
+    before: Option<String>,
+    targets: Vec<TargetCheck>,
+}
+
+impl FoldCheck {
+    fn ok(&self) -> bool {
+        self.targets.iter().all(|t| t.problem.is_none())
+    }
+}
+
+/// Runs `shake audit rewind`.
+pub fn run(ctx: &Context, args: &RewindArgs, out: &mut dyn Write) -> Result {
+    let (file, rev) = RevArgs { rev: args.session.clone(), leaf: None }.load(ctx)?;
+    if rev.entry.is_some() {
+        return Err(Error::user("audit rewind takes a session, not a leaf: it audits every leaf")
+            .hint("drop the `:ENTRY` suffix"));
+    }
+    let (session, _) = rev.open(ctx, &file)?;
+    let leaves: Vec<LeafView> =
+        session.tips().into_iter().map(|i| LeafView::at(&session, Some(i))).collect::<Result<_>>()?;
+    let current = LeafView::at(&session, session.default_leaf())?;
+    let stranded = stranded(&session, &current.projection);
+    let checks = (0..session.entries.len())
+        .filter_map(|i| fold_of(&session, i).map(|d| check(&session, i, &d)))
+        .collect::<Result<Vec<_>>>()?;
+    let consistent = checks.iter().all(FoldCheck::ok);
+    let default = session.default_leaf();
+    let json = || {
+        let leaves: Vec<Value> = leaves
+            .iter()
+            .map(|v| {
+                let leaf = v.projection.leaf.unwrap_or_default();
+                let e = &session.entries[leaf];
+                json!({"id": e.id, "line": e.line, "default": Some(leaf) == default,
+                       "node": v.nodes.last().map(|n| n.to_hex()), "wall": v.wall_json()})
+            })
+            .collect();
+        json!({
+            "file": file.display(),
+            "defaultLeaf": default.map(|d| id_of(&session, d)),
+            "leaves": leaves,
+            "stranded": stranded.iter().map(|s| json!({"log": s.log, "regions": s.regions, "leaves": s.leaves})).collect::<Vec<_>>(),
+            "folds": checks.iter().map(check_json).collect::<Vec<_>>(),
+            "consistent": consistent,
+        })
+    };
+    let records = |out: &mut dyn Write| {
+        for v in &leaves {
+            let leaf = v.projection.leaf.unwrap_or_default();
+            let mark = if Some(leaf) == default { "*" } else { "-" };
+            write_record(out, &["leaf", mark, id_of(&session, leaf), &v.wall.items.len().to_string()], args.nul)?;
+        }
+        for s in &stranded {
+            for leaf in &s.leaves {
+                write_record(out, &["stranded", &s.log, &s.regions.to_string(), leaf], args.nul)?;
+            }
+        }
+        for c in &checks {
+            let verdict = if c.ok() { "ok" } else { "fail" };
+            write_record(out, &["fold", &c.log, c.before.as_deref().unwrap_or_default(), verdict], args.nul)?;
+            for t in &c.targets {
+                if let Some(problem) = t.problem {
+                    write_record(out, &["!", &c.log, &t.id, problem], args.nul)?;
+                }
+            }
+        }
+        Ok(())
+    };
+    answer(Ok(u8::from(!consistent)), json_or(out, args.json, json, records))
+}
+
+/// Projects the entry just before fold `log` (its parent: the leaf the fold was made at) and
+/// checks each target: in the context, and showing none of this fold's placeholders there (the
+/// fold's own edits are not in force, and no one folded the entry itself in place).
+fn check(session: &Session<'_>, log: usize, data: &LogData) -> Result<FoldCheck> {
+    let before = session.parent_of(log);
+    let view = LeafView::at(session, before)?;
+    let own_edits = data.edit_ids();
+    let mut targets: Vec<TargetCheck> = Vec::new();
+    for t in &data.targets {
+        if targets.iter().any(|c| c.id == t.id) {
+            continue;
+        }
+        let index = session.index_of(&t.id);
+        let seen = index.map_or(Seen::Absent, |i| view.seen(i));
+        let problem = match index {
+            None => Some("missing"),
+            Some(_) if seen == Seen::Absent => Some("absent"),
+            Some(i) if view.projection.edit_of(i).is_some_and(|e| own_edits.contains(&id_of(view.session(), e))) => {
+                Some("fold in force")
+            }
+            Some(i) => shows_fold(&view, i, data).then_some("shows the fold"),
+        };
+        targets.push(TargetCheck { id: t.id.clone(), seen, problem });
+    }
+    let before = before.map(|b| session.entries[b].id.to_string());
+    Ok(FoldCheck { log: session.entries[log].id.to_string(), line: session.entries[log].line, before, targets })
+}
+
+/// Tells whether the text the model sees of entry `index` holds a placeholder of this fold that
+/// no fold already in force there explains.
+fn shows_fold(view: &LeafView<'_, '_>, index: usize, data: &LogData) -> bool {
+    let id = id_of(view.session(), index);
+    let earlier: Vec<String> = view.wall.items_of(id).iter().filter_map(|it| it.placeholder()).collect();
+    let text = view.projection.content(index).map(|c| c.joined_text()).unwrap_or_default();
+    data.targets
+        .iter()
+        .filter(|t| t.id == id)
+        .filter_map(|t| t.placeholder())
+        .any(|p| !earlier.contains(&p) && text.contains(&p))
+}
+
+fn check_json(c: &FoldCheck) -> Value {
+    let targets: Vec<Value> = c
+        .targets
+        .iter()
+        .map(|t| json!({"id": t.id, "seen": t.seen.as_str(), "ok": t.problem.is_none(), "problem": t.problem}))
+        .collect();
+    json!({"log": c.log, "line": c.line, "before": c.before, "ok": c.ok(), "targets": targets})
+}

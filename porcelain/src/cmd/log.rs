@@ -1,0 +1,103 @@
+//! `shake log`: the fold and undo operations on a branch (or in the whole file), newest first.
+
+use std::collections::HashSet;
+use std::io::Write;
+
+use serde_json::{json, Value};
+use shake_plumbing::host::{Session, View};
+use shake_plumbing::regions::RegionKind;
+use shake_plumbing::rev::RevArgs;
+use shake_plumbing::{Context, Result};
+
+use crate::log_entry::{self, LogData};
+use crate::render::{counts, plural, thousands, Paint};
+
+/// Show the fold and undo operations on a branch, newest first
+#[derive(clap::Args, Debug)]
+pub struct LogArgs {
+    #[command(flatten)]
+    pub rev: RevArgs,
+    /// Every branch of the session, not just the one ending at the leaf
+    #[arg(long)]
+    pub all: bool,
+    /// Print JSON: an array of log entries, newest first
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `shake log`.
+pub fn run(ctx: &Context, args: &LogArgs, out: &mut dyn Write) -> Result {
+    let (file, rev) = args.rev.load(ctx)?;
+    let (session, leaf) = rev.open(ctx, &file)?;
+    let projection = View::at(&session, leaf)?;
+    let on_path: HashSet<usize> = projection.path.iter().copied().collect();
+    let scan: Vec<usize> = if args.all { (0..session.entries.len()).collect() } else { projection.path.clone() };
+    let logs: Vec<(usize, LogData)> =
+        scan.into_iter().rev().filter_map(|i| log_entry::parse(&session, i).map(|d| (i, d))).collect();
+    if args.json {
+        let items: Vec<Value> = logs.iter().map(|(i, d)| to_json(&session, *i, d, on_path.contains(i))).collect();
+        shake_plumbing::output::write_json(out, &items)?;
+        return Ok(0);
+    }
+    let paint = Paint::new(ctx);
+    crate::render::write_session_line(out, ctx, &rev, &file.path)?;
+    if logs.is_empty() {
+        writeln!(out, "No folds or undos {}.", if args.all { "in this session" } else { "on this branch" })?;
+    }
+    for (i, d) in &logs {
+        let e = &session.entries[*i];
+        let time = session.timestamp(*i).unwrap_or_default();
+        let off = if on_path.contains(i) { "" } else { "  (other branch)" };
+        writeln!(out, "{} {}  {}{off}", paint.dim(&time), e.id, describe(d))?;
+    }
+    Ok(0)
+}
+
+/// One operation in words: `fold elide/default: 43 tool results + 1 block, ~27,838 tokens (pi)`.
+pub fn describe(d: &LogData) -> String {
+    let what = match d.op.as_str() {
+        "undo" => match &d.undoes {
+            Some(log) => format!("restored {} folded by {log}", plural(d.targets.len(), "entry")),
+            None => format!("restored {}", plural(d.targets.len(), "entry")),
+        },
+        _ => {
+            let c = counts(&[
+                (d.count(RegionKind::ToolResult), "tool result"),
+                (d.count(RegionKind::Block), "block"),
+                (d.count(RegionKind::Thinking), "thinking block"),
+                (d.count(RegionKind::Image), "image"),
+            ]);
+            if c.is_empty() {
+                "nothing new (repair)".to_string()
+            } else {
+                c
+            }
+        }
+    };
+    let how = match (&d.scope, &d.profile) {
+        (Some(s), Some(p)) if s == "elide" => format!(" {s}/{p}"),
+        (Some(s), _) => format!(" {s}"),
+        _ => String::new(),
+    };
+    format!("{}{how}: {what}, ~{} tokens ({})", d.op, thousands(d.tokens), d.tokenizer)
+}
+
+fn to_json(session: &Session<'_>, index: usize, d: &LogData, on_path: bool) -> Value {
+    let e = &session.entries[index];
+    json!({
+        "id": e.id,
+        "line": e.line,
+        "timestamp": session.timestamp(index),
+        "op": d.op,
+        "scope": d.scope,
+        "profile": d.profile,
+        "tokenizer": d.tokenizer,
+        "toolResults": d.count(RegionKind::ToolResult),
+        "blocks": d.count(RegionKind::Block),
+        "thinking": d.count(RegionKind::Thinking),
+        "images": d.count(RegionKind::Image),
+        "entries": d.edit_ids().len(),
+        "tokens": d.tokens,
+        "onPath": on_path,
+    })
+}

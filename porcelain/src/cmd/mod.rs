@@ -1,0 +1,11 @@
+//! The porcelain commands, one file each (a folder for `audit`'s subcommands): clap `Args` and a
+//! `run(ctx, args, out)`. What they share lives beside this folder, in the library modules.
+
+pub mod audit;
+pub mod diff;
+pub mod fold;
+pub mod log;
+pub mod meter;
+pub mod show;
+pub mod status;
+pub mod undo;

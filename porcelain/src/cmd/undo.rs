@@ -1,0 +1,193 @@
+//! `shake undo`: restore every folded entry of a branch to its exact pre-fold content.
+//! All-or-nothing and idempotent: a repeat undo appends nothing. `--last` restores only what the
+//! most recent fold still in force folded; earlier folds stay.
+
+use std::io::Write;
+
+use serde_json::json;
+use shake_plumbing::cmd::tokens::open_tokenizer;
+use shake_plumbing::host::{Role, View};
+use shake_plumbing::regions::tool_label;
+use shake_plumbing::tokens::{entry_tokens, tokens_with, Tokenizer, TokenizerName, DEFAULT_TOKENIZER};
+use shake_plumbing::{Context, Result};
+
+use crate::batch::{self, WriteArgs};
+use crate::host_plan::{self, Tokens};
+use crate::log_entry::{LogData, LogTarget, VERSION};
+use crate::plan::{compose, TargetEdit};
+use crate::render::{plural, thousands, Paint};
+use crate::wall::{Item, Wall};
+
+/// Restore every folded entry of a branch to its exact pre-fold content
+#[derive(clap::Args, Debug)]
+pub struct UndoArgs {
+    #[command(flatten)]
+    pub write: WriteArgs,
+    /// Tokenizer for every token figure
+    #[arg(long, value_enum, default_value_t = DEFAULT_TOKENIZER)]
+    pub tokenizer: TokenizerName,
+    /// Undo only the most recent fold still in force at the leaf; earlier folds stay
+    #[arg(long)]
+    pub last: bool,
+}
+
+/// What an undo would write: one edit per folded target, restoring its pre-fold content.
+#[derive(Debug)]
+pub struct UndoPlan {
+    /// One edit per folded target, in context order (`after` − `before` is what it restores).
+    pub edits: Vec<TargetEdit>,
+    /// Tokens the model sees again: Σ (after − before).
+    pub tokens_restored: u64,
+    /// The fold log entry undone, for `--last`; `None` when every fold is undone.
+    pub undoes: Option<String>,
+}
+
+/// Plans the undo of every fold in `wall` (derived from `projection`).
+pub fn undo_plan(projection: &View<'_, '_>, wall: &Wall, tok: &Tokenizer) -> UndoPlan {
+    plan_undo(projection, wall, tok, None)
+}
+
+/// Plans the undo of the most recent fold with regions still on `wall` (`undo --last`): its
+/// targets get their pre-shake content with only the other folds' regions applied.
+pub fn undo_last_plan(projection: &View<'_, '_>, wall: &Wall, tok: &Tokenizer) -> UndoPlan {
+    let session = projection.session;
+    let last = wall
+        .logs
+        .iter()
+        .rev()
+        .map(|(i, _)| session.entries[*i].id.to_string())
+        .find(|id| wall.items.iter().any(|it| it.log == *id));
+    match last {
+        Some(log) => plan_undo(projection, wall, tok, Some(log)),
+        None => UndoPlan { edits: Vec::new(), tokens_restored: 0, undoes: None },
+    }
+}
+
+/// Plans an undo of every fold, or of fold log entry `undoes` only.
+fn plan_undo(projection: &View<'_, '_>, wall: &Wall, tok: &Tokenizer, undoes: Option<String>) -> UndoPlan {
+    let mut edits = Vec::new();
+    let mut restored = 0;
+    for index in wall.targets() {
+        let target = projection.session.entries[index].id.to_string();
+        let items = wall.items_of(&target);
+        let (undone, kept): (Vec<&Item>, Vec<&Item>) =
+            items.iter().partition(|it| undoes.as_ref().is_none_or(|log| it.log == *log));
+        if undone.is_empty() {
+            continue;
+        }
+        let Some(base) = wall.base_content(projection, index) else { continue };
+        let Some(pos) = projection.position(index) else { continue };
+        let content = match kept.is_empty() {
+            true => base.to_owned(),
+            false => compose(&projection.parse_content(Some(base)), base, &kept),
+        };
+        let before = entry_tokens(projection, pos, tok);
+        let after = tokens_with(projection, index, &projection.parse_content(Some(&content)), tok);
+        restored += after.saturating_sub(before);
+        edits.push(TargetEdit { target, index, content, before, after });
+    }
+    UndoPlan { edits, tokens_restored: restored, undoes }
+}
+
+/// Runs `shake undo`.
+pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
+    let (file, rev) = args.write.load(ctx)?;
+    let session = shake_plumbing::host::load(&file, ctx.host)?;
+    let leaf = batch::write_leaf(ctx, &session, &rev, args.write.dry_run || args.write.plan)?;
+    let projection = View::at(&session, Some(leaf))?;
+    let tok = open_tokenizer(ctx, args.tokenizer, &session)?;
+    tok.prefetch(&projection);
+    let wall = Wall::at(&projection);
+    let plan = if args.last { undo_last_plan(&projection, &wall, &tok) } else { undo_plan(&projection, &wall, &tok) };
+    let data = |repairs| log_data(&projection, &plan, &tok, repairs);
+    if args.write.plan {
+        return host_plan::print(
+            out,
+            &wall,
+            &plan.edits,
+            data,
+            Tokens::Restored(plan.tokens_restored),
+            &summary(&plan, &tok),
+        );
+    }
+    let outcome = batch::commit(ctx, &session, leaf, &args.write, &wall, &plan.edits, data)?;
+    let leaf_id = session.entries[leaf].id.to_string();
+    if args.write.json {
+        let targets: Vec<_> = plan
+            .edits
+            .iter()
+            .map(|e| json!({"id": e.target, "kind": "restore", "tokens": e.after.saturating_sub(e.before)}))
+            .collect();
+        let value = json!({
+            "op": "undo",
+            "dryRun": args.write.dry_run,
+            "tokenizer": tok.name.as_str(),
+            "entries": plan.edits.len(),
+            "tokensRestored": plan.tokens_restored,
+            "targets": targets,
+            "appended": outcome.appended,
+            "leafBefore": leaf_id,
+            "leafAfter": outcome.appended.last().unwrap_or(&leaf_id),
+            "resumePointMoved": outcome.moved,
+            "undoes": plan.undoes,
+        });
+        shake_plumbing::output::write_json(out, &value)?;
+        return Ok(0);
+    }
+    let paint = Paint::new(ctx);
+    crate::render::write_session_line(out, ctx, &rev, &file.path)?;
+    let prefix = if args.write.dry_run { "[dry-run] · " } else { "" };
+    writeln!(out, "{prefix}{}", paint.strong(&summary(&plan, &tok)))?;
+    batch::notices(out, paint, &outcome, args.write.dry_run, &leaf_id)?;
+    Ok(0)
+}
+
+/// The log entry's data for an undo plan (edit ids are filled in when the batch is written).
+pub fn log_data(view: &View<'_, '_>, plan: &UndoPlan, tok: &Tokenizer, repairs: Vec<String>) -> LogData {
+    let targets = plan
+        .edits
+        .iter()
+        .map(|e| LogTarget {
+            id: e.target.clone(),
+            kind: "restore".into(),
+            label: label(view, e.index),
+            tokens: e.after.saturating_sub(e.before),
+            edit: String::new(),
+            block: None,
+            at: None,
+        })
+        .collect();
+    LogData {
+        v: VERSION,
+        op: "undo".into(),
+        scope: None,
+        profile: None,
+        tokenizer: tok.name.as_str().into(),
+        tokens: plan.tokens_restored,
+        targets,
+        repairs,
+        undoes: plan.undoes.clone(),
+    }
+}
+
+/// The one sentence an undo is reported with.
+pub fn summary(plan: &UndoPlan, tok: &Tokenizer) -> String {
+    if plan.edits.is_empty() {
+        return format!("Nothing to undo: no folds at this leaf. Tokenizer: {}.", tok.name);
+    }
+    let which = plan.undoes.as_ref().map(|log| format!(", the fold of log entry {log}")).unwrap_or_default();
+    format!(
+        "Restored {} (~{} tokens{which}). Tokenizer: {}.",
+        plural(plan.edits.len(), "entry"),
+        thousands(plan.tokens_restored),
+        tok.name
+    )
+}
+
+/// A target's label in an undo log: the tool name of a tool result, else the role.
+fn label(view: &View<'_, '_>, index: usize) -> String {
+    match view.unit(index) {
+        Some(unit) if unit.role == Role::ToolResult => tool_label(unit.tool.as_ref()),
+        _ => view.session.entry_label(index),
+    }
+}

@@ -1,0 +1,149 @@
+//! A fold written as a fork, checked by the real Claude Code 2.1.328: resuming the fork sends the
+//! placeholders exactly where shake put them and every other message unchanged; a scripted `Read`
+//! of a placeholder's path returns the original; a fork back with the originals resumes exactly as
+//! the source. The source file is never written.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+use shake_plumbing::claude::fork::{fork, new_session_id, result_texts};
+use shake_plumbing::claude::write::{is_tombstone, placeholder};
+use shake_plumbing::claude::{self, Transcript};
+
+use crate::claude_live::claude_oracle;
+use crate::claude_project::{assert_same_messages, projected};
+
+/// A live session made by the real Claude Code, kept in place for resuming.
+pub struct LiveSession {
+    pub _tmp: tempfile::TempDir,
+    pub home: PathBuf,
+    pub cwd: PathBuf,
+    pub id: String,
+    pub file: PathBuf,
+}
+
+impl LiveSession {
+    /// Runs scenario `name` of make-fixtures.mjs with the real Claude Code.
+    pub fn make(name: &str) -> LiveSession {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("out");
+        let dir = claude_oracle();
+        let result = Command::new("node")
+            .arg(dir.join("make-fixtures.mjs"))
+            .arg(&out)
+            .args([name, "--keep"])
+            .env("TMPDIR", tmp.path())
+            .output()
+            .expect("node");
+        assert!(result.status.success(), "make-fixtures.mjs: {}", String::from_utf8_lossy(&result.stderr));
+        let meta: Value = serde_json::from_slice(&std::fs::read(out.join(name).join("meta.json")).unwrap()).unwrap();
+        let (home, cwd, id) =
+            (meta["home"].as_str().unwrap(), meta["cwd"].as_str().unwrap(), meta["sessionId"].as_str().unwrap());
+        let project = shake_plumbing::claude::paths::encode_cwd(cwd);
+        let file = Path::new(home).join(".claude/projects").join(project).join(format!("{id}.jsonl"));
+        LiveSession { _tmp: tmp, home: home.into(), cwd: cwd.into(), id: id.into(), file }
+    }
+
+    /// Runs probe.mjs for session `id` (`--read PATH` when `read` is given).
+    pub fn probe(&self, id: &str, read: Option<&Path>) -> Value {
+        let mut cmd = Command::new("node");
+        cmd.arg(claude_oracle().join("probe.mjs")).arg("--home").arg(&self.home).arg("--cwd").arg(&self.cwd);
+        cmd.args(["--session", id]);
+        if let Some(path) = read {
+            cmd.arg("--read").arg(path);
+        }
+        let out = cmd.output().expect("node");
+        assert!(out.status.success(), "probe.mjs: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).expect("probe JSON")
+    }
+
+    /// The messages Claude Code sends when it resumes session `id`.
+    pub fn resumed(&self, id: &str) -> Vec<Value> {
+        self.probe(id, None)["messages"].as_array().unwrap().clone()
+    }
+}
+
+/// The text a `Read` result holds, without the `N\t` line numbers Claude Code puts before lines.
+fn unnumbered(read: &str) -> String {
+    read.split('\n').map(|l| l.split_once('\t').map_or(l, |(_, rest)| rest)).collect::<Vec<_>>().join("\n")
+}
+
+/// Each tool_result block's content by tool_use_id, over all messages.
+fn results(messages: &[Value]) -> Vec<(String, Value)> {
+    let blocks = messages.iter().filter_map(|m| m["content"].as_array()).flatten();
+    blocks
+        .filter(|b| b["type"] == "tool_result")
+        .map(|b| (b["tool_use_id"].as_str().unwrap().to_string(), b["content"].clone()))
+        .collect()
+}
+
+#[test]
+fn claude_code_resumes_a_fork_with_placeholders_where_shake_put_them() {
+    let live = LiveSession::make("bash-read");
+    let source_bytes = std::fs::read(&live.file).unwrap();
+    let t = Transcript::read(&live.file).unwrap();
+    let original = live.resumed(&live.id);
+    assert_same_messages("source", &projected(&live.file), &original);
+
+    // Fold every text result over 2,000 characters that is not a tombstone.
+    let texts = result_texts(&t);
+    let mut targets: Vec<String> =
+        texts.iter().filter(|(_, s)| s.len() > 2000 && !is_tombstone(s)).map(|(id, _)| id.clone()).collect();
+    targets.sort();
+    assert!(targets.len() >= 2, "{targets:?}");
+    let forked = fork(&t, &live.file, &targets, &new_session_id(), placeholder).unwrap();
+    assert_eq!(forked.folded.len(), targets.len(), "skipped: {:?}", forked.skipped);
+    assert_eq!(std::fs::read(&live.file).unwrap(), source_bytes, "the source was written");
+
+    // Claude Code sends what shake projects for the fork…
+    let resumed = live.resumed(&forked.session_id);
+    assert_same_messages("fork", &projected(&forked.path), &resumed);
+    // …placeholders exactly where shake folded, every other message and block unchanged.
+    assert_eq!(resumed.len(), original.len());
+    let folded: HashSet<&str> = targets.iter().map(String::as_str).collect();
+    for (i, (a, b)) in original.iter().zip(&resumed).enumerate() {
+        let ids: Vec<_> = results(std::slice::from_ref(a)).into_iter().map(|(id, _)| id).collect();
+        if !ids.iter().any(|id| folded.contains(id.as_str())) {
+            assert_eq!(a, b, "message {i} changed");
+        }
+    }
+    let (before, after) = (results(&original), results(&resumed));
+    let mut seen = HashSet::new();
+    for ((id, was), (id2, now)) in before.iter().zip(&after) {
+        assert_eq!(id, id2);
+        assert!(seen.insert(id.clone()), "duplicate tool_use id {id}");
+        if let Some((_, saved)) = forked.folded.iter().find(|(f, _)| f == id) {
+            let text = &texts[id];
+            let now = now.as_str().unwrap();
+            assert!(now.starts_with(&placeholder(text, saved)), "{id}: {now:.200}");
+            assert!(was.as_str().unwrap().starts_with(text.trim_end()));
+        } else {
+            assert_eq!(was, now);
+        }
+    }
+
+    // The model can read each original back through the placeholder's path.
+    let (id, saved) = &forked.folded[0];
+    let read = live.probe(&forked.session_id, Some(saved));
+    let read = read["read"].as_str().unwrap();
+    // The saved file is the original byte for byte; Read sends it with line numbers, and Claude
+    // Code right-trims a result it appends a reminder to (as it does to every result).
+    assert_eq!(std::fs::read_to_string(saved).unwrap(), texts[id]);
+    let (body, reminded) = match read.split_once("\n\n<system-reminder>") {
+        Some((body, _)) => (body, true),
+        None => (read, false),
+    };
+    let want = if reminded { texts[id].trim_end() } else { texts[id].as_str() };
+    assert_eq!(unnumbered(body), want, "Read of {id}");
+
+    // A fork of the fork with the originals put back resumes exactly as the source.
+    let ft = Transcript::read(&forked.path).unwrap();
+    let back = claude::fork::fork(&ft, &forked.path, &targets, &new_session_id(), |_, p| {
+        let id = p.file_stem().unwrap().to_string_lossy();
+        std::fs::read_to_string(forked.folded.iter().find(|(f, _)| *f == id).unwrap().1.clone()).unwrap()
+    })
+    .unwrap();
+    assert_eq!(live.resumed(&back.session_id), original);
+}

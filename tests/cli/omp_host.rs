@@ -1,0 +1,97 @@
+//! oh-my-pi sessions through the `shake` binary: the read commands work on OMP's files, the meter
+//! prints OMP's own `/shake` figure (equal to OMP's code where the count is exact), writes are
+//! refused, and bad OMP input gets an error naming the file and line, changing nothing.
+
+use serde_json::Value;
+use shake_plumbing::host::generate::Limit;
+use shake_plumbing::omp::generate;
+
+use crate::env::TestEnv;
+use crate::omp::OmpOracle;
+
+fn gpt_session(env: &TestEnv, seed: u64) -> std::path::PathBuf {
+    let opts =
+        generate::Options { seed, limit: Limit::Entries(400), model: "openai/gpt-5.1-codex".into(), title: "t".into() };
+    env.write(
+        &format!("2026-01-01T00-00-00-000Z_0194f5a0-0000-7000-8000-00000000000{seed}.jsonl"),
+        generate::generate(&opts),
+    )
+}
+
+#[test]
+fn omp_read_commands_work_on_omp_files() {
+    let env = TestEnv::new();
+    let fixture =
+        env.write("omp.jsonl", std::fs::read(crate::env::fixture_path("omp/omp-large-session.jsonl")).unwrap());
+    let f = fixture.to_str().unwrap();
+    let out = env.cmd().args(["import", f]).output().unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("1019 entries"), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).is_empty(), "no warning for OMP's own title slot and types");
+    assert!(env.ok(&["sessions"]).contains("d703a1a9-1b7b-4fb1-b512-c9738b1fe617"));
+    assert_eq!(env.ok(&["ls-entries", f]).lines().count(), 1019);
+    assert_eq!(env.ok(&["ls-leaves", f]).lines().count(), 1);
+    let projected: Value = serde_json::from_str(&env.ok(&["project", f])).unwrap();
+    assert_eq!(projected["leafId"], "c7739972");
+    assert!(env.ok(&["count-tokens", f]).contains("total (o200k)"));
+    assert!(env.ok(&["show", f]).contains("Context at c7739972"));
+    // Read-only: a fold is refused and the file is untouched.
+    let before = std::fs::read(&fixture).unwrap();
+    let err = env.fails(&["fold", f], 1);
+    assert!(err.contains("oh-my-pi sessions are read-only"), "{err}");
+    assert_eq!(std::fs::read(&fixture).unwrap(), before);
+}
+
+#[test]
+fn omp_meter_prints_omps_own_figure() {
+    let env = TestEnv::new();
+    let paths: Vec<_> = (1..=3).map(|seed| gpt_session(&env, seed)).collect();
+    for auto in [false, true] {
+        let jobs: Vec<_> = paths.iter().map(|p| (p.as_path(), Some("openai/gpt-5.1-codex"), auto)).collect();
+        let want = OmpOracle::regions(&jobs, &[]);
+        for (path, want) in paths.iter().zip(&want) {
+            let mut args = vec!["meter", "--json", path.to_str().unwrap()];
+            if auto {
+                args.extend(["--profile", "omp-auto"]);
+            }
+            let got: Value = serde_json::from_str(&env.ok(&args)).unwrap();
+            assert_eq!(got["tokens"], want["freed"], "{}", path.display());
+            let regions = want["regions"].as_array().unwrap();
+            let kind = |k: &str| regions.iter().filter(|r| r["kind"] == k).count();
+            assert_eq!(got["toolResults"], kind("toolResult"));
+            assert_eq!(got["blocks"], kind("block"));
+            assert_eq!((got["tokenizer"].as_str(), got["exact"].as_bool()), (Some("bytes/4"), Some(true)));
+            assert_eq!(got["model"], "openai/gpt-5.1-codex");
+        }
+    }
+    // Every run imported the file: its version is in the store.
+    assert_eq!(env.ok(&["sessions"]).lines().count(), 3);
+    let err = env.fails(&["meter", paths[0].to_str().unwrap(), "--profile", "default"], 1);
+    assert!(err.contains("omit --profile"), "{err}");
+}
+
+#[test]
+fn omp_bad_input_names_file_and_line_and_changes_nothing() {
+    let env = TestEnv::new();
+    let good = std::fs::read(gpt_session(&env, 4)).unwrap();
+    // A torn title slot: an overwrite of the slot cut short.
+    let mut torn = good.clone();
+    torn[60..70].copy_from_slice(b"\0\0\0\0\0\0\0\0\0\0");
+    let path = env.write("torn.jsonl", &torn);
+    // The store keeps its bytes all the same (nothing lost), and says what is wrong.
+    let out = env.cmd().args(["import", path.to_str().unwrap()]).output().unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("torn.jsonl:1: torn title slot"), "{out:?}");
+    for cmd in ["meter", "ls-entries", "count-tokens"] {
+        let err = env.fails(&[cmd, path.to_str().unwrap()], 1);
+        assert!(err.contains("torn.jsonl:1: torn title slot"), "{cmd}: {err}");
+    }
+    assert_eq!(std::fs::read(&path).unwrap(), torn);
+    // No header after the title slot.
+    let header_end = good.iter().enumerate().filter(|(_, b)| **b == b'\n').nth(1).unwrap().0 + 1;
+    let mut headless = good[..256].to_vec();
+    headless.extend_from_slice(&good[header_end..]);
+    let path = env.write("headless.jsonl", &headless);
+    let err = env.fails(&["meter", path.to_str().unwrap()], 1);
+    assert!(err.contains("headless.jsonl: no session header"), "{err}");
+}
