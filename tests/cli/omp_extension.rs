@@ -82,7 +82,7 @@ fn omp_extension_shows_omps_figure_and_keeps_the_version_before_a_shake() {
 
     // Both versions were imported by the refreshes: the one before the shake comes back.
     let p = path.to_str().unwrap();
-    let versions = env.ok(&["sessions", "--versions"]);
+    let versions = env.ok(&["sessions", "--versions", "--porcelain"]);
     assert_eq!(versions.lines().filter(|l| l.starts_with("version\t")).count(), 2, "{versions}");
     env.ok(&["restore", p, "--version", "1", "--force"]);
     assert_eq!(std::fs::read(&path).unwrap(), original);

@@ -28,7 +28,7 @@ fn omp_read_commands_work_on_omp_files() {
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("1019 entries"), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stderr).is_empty(), "no warning for OMP's own title slot and types");
-    assert!(env.ok(&["sessions"]).contains("d703a1a9-1b7b-4fb1-b512-c9738b1fe617"));
+    assert!(env.ok(&["sessions", "--porcelain"]).contains("d703a1a9-1b7b-4fb1-b512-c9738b1fe617"));
     assert_eq!(env.ok(&["ls-entries", f]).lines().count(), 1019);
     assert_eq!(env.ok(&["ls-leaves", f]).lines().count(), 1);
     let projected: Value = serde_json::from_str(&env.ok(&["project", f])).unwrap();
@@ -65,7 +65,7 @@ fn omp_meter_prints_omps_own_figure() {
         }
     }
     // Every run imported the file: its version is in the store.
-    assert_eq!(env.ok(&["sessions"]).lines().count(), 3);
+    assert_eq!(env.ok(&["sessions", "--porcelain"]).lines().count(), 3);
     let err = env.fails(&["meter", paths[0].to_str().unwrap(), "--profile", "default"], 1);
     assert!(err.contains("omit --profile"), "{err}");
 }

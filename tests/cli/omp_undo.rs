@@ -34,7 +34,11 @@ fn omp_shake(path: &Path, artifact: u64) -> (usize, u64) {
 }
 
 fn versions(env: &TestEnv) -> Vec<String> {
-    env.ok(&["sessions", "--versions"]).lines().filter(|l| l.starts_with("version\t")).map(str::to_string).collect()
+    env.ok(&["sessions", "--versions", "--porcelain"])
+        .lines()
+        .filter(|l| l.starts_with("version\t"))
+        .map(str::to_string)
+        .collect()
 }
 
 #[test]
