@@ -312,7 +312,6 @@ fn pi_writer(
     n: usize,
 ) -> std::thread::JoinHandle<Vec<String>> {
     std::thread::spawn(move || {
-        use std::io::Write;
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         loop {
             let f = std::fs::File::open(&path).unwrap();
@@ -323,20 +322,27 @@ fn pi_writer(
             assert!(std::time::Instant::now() < deadline, "shake never took the lock");
             std::thread::sleep(std::time::Duration::from_millis(2));
         }
-        let mut parent = leaf;
-        let mut ids = Vec::new();
-        for i in 0..n {
-            let id = format!("{prefix}{i:06}");
-            let line = serde_json::json!({"type": "message", "id": id, "parentId": parent,
-                "timestamp": "2026-11-21T10:00:00.000Z",
-                "message": {"role": "user", "content": format!("typed while shake wrote {i}"), "timestamp": 1795255200000u64}});
-            let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
-            f.write_all(format!("{line}\n").as_bytes()).unwrap();
-            parent = id.clone();
-            ids.push(id);
-        }
-        ids
+        append_as_pi(&path, leaf, prefix, n)
     })
+}
+
+/// Appends `n` entries as pi does (one append per entry, no lock, chained from `leaf`, pi's
+/// leaf in memory); returns their ids.
+pub fn append_as_pi(path: &std::path::Path, leaf: String, prefix: &str, n: usize) -> Vec<String> {
+    use std::io::Write;
+    let mut parent = leaf;
+    let mut ids = Vec::new();
+    for i in 0..n {
+        let id = format!("{prefix}{i:06}");
+        let line = serde_json::json!({"type": "message", "id": id, "parentId": parent,
+            "timestamp": "2026-11-21T10:00:00.000Z",
+            "message": {"role": "user", "content": format!("typed while shake wrote {i}"), "timestamp": 1795255200000u64}});
+        let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+        f.write_all(format!("{line}\n").as_bytes()).unwrap();
+        parent = id.clone();
+        ids.push(id);
+    }
+    ids
 }
 
 #[test]

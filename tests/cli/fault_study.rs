@@ -93,7 +93,7 @@ fn races(rng: &mut Rng, n: usize) -> (usize, usize) {
             let path = path.clone();
             std::thread::spawn(move || {
                 std::thread::sleep(start);
-                append_as_pi(&path, leaf, prefix, 3)
+                crate::append::append_as_pi(&path, leaf, prefix, 3)
             })
         };
         let spawn = |args: &[&str]| {
@@ -118,25 +118,6 @@ fn races(rng: &mut Rng, n: usize) -> (usize, usize) {
         }
     }
     (n, survived)
-}
-
-/// Appends `n` entries as pi does (one append per entry, no lock, chained from `leaf`, pi's
-/// leaf in memory); returns their ids.
-fn append_as_pi(path: &Path, leaf: String, prefix: &str, n: usize) -> Vec<String> {
-    use std::io::Write;
-    let mut parent = leaf;
-    let mut ids = Vec::new();
-    for i in 0..n {
-        let id = format!("{prefix}{i:06}");
-        let line = serde_json::json!({"type": "message", "id": id, "parentId": parent,
-            "timestamp": "2026-11-21T10:00:00.000Z",
-            "message": {"role": "user", "content": format!("typed while shake wrote {i}"), "timestamp": 1795255200000u64}});
-        let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
-        f.write_all(format!("{line}\n").as_bytes()).unwrap();
-        parent = id.clone();
-        ids.push(id);
-    }
-    ids
 }
 
 /// Every file under `dir`, sorted.
