@@ -95,3 +95,62 @@ fn omp_bad_input_names_file_and_line_and_changes_nothing() {
     let err = env.fails(&["meter", path.to_str().unwrap()], 1);
     assert!(err.contains("headless.jsonl: no session header"), "{err}");
 }
+
+/// Stamps `prunedAt` on tool results of a generated session with content of every shape OMP's
+/// join treats apart (several text blocks around an image, empty texts, no text), and one
+/// unpruned result with two text blocks.
+fn pruned_shapes(bytes: &[u8]) -> Vec<u8> {
+    let text = |s: &str| serde_json::json!({"type": "text", "text": s});
+    let image = serde_json::json!({"type": "image", "data": "blob:sha256:00", "mimeType": "image/png"});
+    let shapes = [
+        (serde_json::json!([text("first\n"), image, text(""), text("second")]), true),
+        (serde_json::json!([text(""), text("")]), true),
+        (serde_json::json!([image]), true),
+        (serde_json::json!([text("kept "), text("apart")]), false),
+    ];
+    // The newest results, so they are in the context after any compaction.
+    let mut lines: Vec<Vec<u8>> = bytes.split_inclusive(|b| *b == b'\n').map(<[u8]>::to_vec).collect();
+    let mut k = 0;
+    for line in lines.iter_mut().skip(1).rev() {
+        let Ok(mut v) = serde_json::from_slice::<Value>(line) else { continue };
+        let message = &mut v["message"];
+        if k == 4 * shapes.len() || message["role"] != "toolResult" || message.get("prunedAt").is_some() {
+            continue;
+        }
+        let (content, pruned) = &shapes[k % shapes.len()];
+        message["content"] = content.clone();
+        if *pruned {
+            message["prunedAt"] = 1_790_000_000_000u64.into();
+        }
+        k += 1;
+        *line = format!("{v}\n").into_bytes();
+    }
+    let out = lines.concat();
+    assert_eq!(k, 4 * shapes.len(), "enough tool results to stamp");
+    out
+}
+
+#[test]
+fn omp_project_sends_pruned_results_as_omp_does() {
+    let env = TestEnv::new();
+    let path = env.write("pruned.jsonl", pruned_shapes(&std::fs::read(gpt_session(&env, 5)).unwrap()));
+    let want = OmpOracle::run("sent.ts", &[path.to_str().unwrap()], &[]);
+    let projected: Value = serde_json::from_str(&env.ok(&["project", path.to_str().unwrap()])).unwrap();
+    let ours: std::collections::HashMap<&str, &Value> = projected["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| Some((e["id"].as_str()?, &e["messages"].get(0)?["content"])))
+        .collect();
+    // The oracle gives the whole branch; the context starts at the newest compaction's boundary.
+    let want: Vec<&Value> =
+        want.as_array().unwrap().iter().filter(|w| ours.contains_key(w["entryId"].as_str().unwrap())).collect();
+    assert!(want.len() > 20, "{}", want.len());
+    let mut joined = 0;
+    for w in want {
+        let id = w["entryId"].as_str().unwrap();
+        assert_eq!(ours[id], &w["content"], "tool result {id}");
+        joined += usize::from(w["content"].to_string().contains("first\\nsecond"));
+    }
+    assert_eq!(joined, 4, "every joined shape was on the branch and checked");
+}
