@@ -237,6 +237,7 @@ impl Batch<'_> {
             versions: base.versions + 1,
             entries: resume.entries,
         };
+        self.set_time(&state_file, &version_id);
         self.set_state(state_file, state::encode(&head, &resume)?);
         Ok(ImportReport {
             path: path.to_path_buf(),
