@@ -101,6 +101,18 @@ impl Rev {
     }
 }
 
+/// Splits `SESSION@N` (version N of a session file, numbered as `shake sessions --versions`
+/// and `shake restore --version` number them; `@N` alone: the default session's). `None` when
+/// the argument names no version: no `@` followed by digits only, or an existing file.
+pub fn split_version(arg: &str) -> Option<(Option<&str>, usize)> {
+    if Path::new(arg).is_file() {
+        return None;
+    }
+    let (session, n) = arg.rsplit_once('@')?;
+    let n = n.parse().ok().filter(|_| n.bytes().all(|b| b.is_ascii_digit()))?;
+    Some(((!session.is_empty()).then_some(session), n))
+}
+
 /// Resolves a revision to its leaf and the root→leaf path; fails on an empty session or a cycle.
 pub fn leaf_path(session: &Session<'_>, rev: &Rev) -> Result<(usize, Vec<usize>)> {
     let leaf = rev
@@ -216,5 +228,15 @@ mod tests {
         assert_eq!(Rev::parse(":12ef"), Rev { session: None, entry: Some("12ef".into()) });
         assert_eq!(Rev::parse("abc"), Rev { session: Some("abc".into()), entry: None });
         assert_eq!(Rev::parse("./x:y/z.jsonl"), Rev { session: Some("./x:y/z.jsonl".into()), entry: None });
+    }
+
+    #[test]
+    fn splits_version_suffix() {
+        assert_eq!(split_version("a/b.jsonl@3"), Some((Some("a/b.jsonl"), 3)));
+        assert_eq!(split_version("@12"), Some((None, 12)));
+        assert_eq!(split_version("0194f5a0@1"), Some((Some("0194f5a0"), 1)));
+        for no in ["a/b.jsonl", "x@", "x@+1", "x@1a", "abc:12ef"] {
+            assert_eq!(split_version(no), None, "{no}");
+        }
     }
 }
