@@ -2,8 +2,8 @@
 //!
 //! `REV` is a session file path, or a session id (or a unique prefix of one), optionally followed
 //! by `:<entry-id>` (an entry id or a unique prefix). No suffix means pi's own leaf, the last entry
-//! in file order. No `REV` at all means the host's own choice for the current directory (pi's
-//! `--continue`).
+//! in file order. No `REV` at all means a host's own choice for the current directory (pi's
+//! `--continue`; [`default_choice`] says which host's).
 
 use std::path::{Path, PathBuf};
 
@@ -13,7 +13,7 @@ use crate::{Context, Error, Result};
 /// The `[REV]` and `--leaf` arguments every command that reads a leaf takes.
 #[derive(clap::Args, Clone, Debug, Default)]
 pub struct RevArgs {
-    /// Session file, or session id (prefix), optionally `:<entry-id>`; default: pi's current session here
+    /// Session file, or session id (prefix), optionally `:<entry-id>`; default: the current session here (pi's, else oh-my-pi's)
     #[arg(value_name = "REV")]
     pub rev: Option<String>,
     /// Leaf entry id (or unique prefix) to act on, e.g. pi's in-memory leaf after /tree
@@ -72,7 +72,7 @@ impl Rev {
     /// Returns the session file this revision names.
     pub fn session_path(&self, ctx: &Context) -> Result<PathBuf> {
         match &self.session {
-            None => default_host(ctx)?.default_session(ctx),
+            None => default_session(ctx),
             Some(s) if Path::new(s).is_file() => Ok(PathBuf::from(s)),
             Some(s) if Path::new(s).is_dir() => Err(Error::user(format!("{s} is a directory, not a session file"))
                 .hint("name a .jsonl file in it, or a session id (`shake sessions` lists them)")),
@@ -175,14 +175,36 @@ fn no_session(ctx: &Context, id: &str) -> Error {
     }
 }
 
-/// The session a command without `REV` opens: the default host's own choice for this directory.
+/// The session a command without `REV` opens (`docs/revisions.md`, "Choosing the host").
 pub fn default_session(ctx: &Context) -> Result<PathBuf> {
-    default_host(ctx)?.default_session(ctx)
+    default_choice(ctx).map(|(path, _)| path)
 }
 
-/// The host whose default session a command without `REV` opens: `--host`, else pi.
-fn default_host(ctx: &Context) -> Result<&'static dyn host::Host> {
-    ctx.host.unwrap_or(HostKind::Pi).host()
+/// The session a command without `REV` opens, and the host whose choice it is: `--host`'s own
+/// choice for this directory; else pi's when pi has a session here; else, among the other
+/// hosts that have one here, the session modified last. With none anywhere, pi's error, with
+/// a hint naming the other hosts looked at.
+pub fn default_choice(ctx: &Context) -> Result<(PathBuf, HostKind)> {
+    if let Some(kind) = ctx.host {
+        return Ok((kind.host()?.default_session(ctx)?, kind));
+    }
+    let no_pi = match HostKind::Pi.host()?.default_session(ctx) {
+        Ok(path) => return Ok((path, HostKind::Pi)),
+        Err(e) => e,
+    };
+    let others = host::HOSTS.iter().filter(|h| h.kind() != HostKind::Pi);
+    let newest = others
+        .clone()
+        .filter_map(|h| h.default_session(ctx).ok().map(|path| (path, h.kind())))
+        .filter_map(|(path, kind)| Some((path.metadata().and_then(|m| m.modified()).ok()?, path, kind)))
+        .max_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    match newest {
+        Some((_, path, kind)) => Ok((path, kind)),
+        None => {
+            let names: Vec<&str> = others.map(|h| h.kind().title()).collect();
+            Err(no_pi.hint(format!("no {} session here either", names.join(" or "))))
+        }
+    }
 }
 
 /// Finds a session file by session id or unique prefix: among the store's imported sessions

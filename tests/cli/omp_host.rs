@@ -154,3 +154,43 @@ fn omp_project_sends_pruned_results_as_omp_does() {
     }
     assert_eq!(joined, 4, "every joined shape was on the branch and checked");
 }
+
+/// Writes `bytes` as an OMP session of the sandbox's working directory, where OMP keeps it
+/// (`~/.omp/agent/sessions/<OMP's folder name>/<ts>_<uuidv7>.jsonl`).
+fn omp_session_here(env: &TestEnv, bytes: &[u8]) -> std::path::PathBuf {
+    let canonical = |p: &std::path::Path| std::fs::canonicalize(p).unwrap();
+    let home = env.dir.path().join("home");
+    let name = shake_plumbing::omp::paths::session_dir_name(
+        &canonical(&env.cwd()),
+        &canonical(&home),
+        &canonical(std::path::Path::new("/tmp")),
+    );
+    let dir = home.join(".omp/agent/sessions").join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("2026-01-01T00-00-00-000Z_0194f5a0-0000-7000-8000-0000000000aa.jsonl");
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+#[test]
+fn omp_session_is_the_default_where_pi_has_none() {
+    let env = TestEnv::new();
+    // Nothing here: pi's error, saying OMP was looked at too.
+    let err = env.fails(&["meter"], 1);
+    assert!(err.contains("no pi session for") && err.contains("no oh-my-pi session here either"), "{err}");
+    let omp = omp_session_here(&env, &std::fs::read(gpt_session(&env, 6)).unwrap());
+    let got: Value = serde_json::from_str(&env.ok(&["meter", "--json"])).unwrap();
+    assert_eq!((got["host"].as_str(), got["session"].as_str()), (Some("omp"), omp.to_str()));
+    let log = env.ok(&["log"]);
+    assert!(log.starts_with("Session ") && log.contains("(oh-my-pi's current session here)"), "{log}");
+    assert!(log.contains("1 version imported; no rewrite by oh-my-pi."), "{log}");
+    assert_eq!(env.run(&["diff", "@1", "@1"]).status.code(), Some(0));
+    // A pi session here wins, even when the OMP one was written after it.
+    let pi = env.pi_session("0199aaaa-2222", crate::synthetic::rich().text);
+    std::fs::write(&omp, std::fs::read(&omp).unwrap()).unwrap();
+    let parsed: Value = serde_json::from_str(&env.ok(&["rev-parse", "--json"])).unwrap();
+    assert_eq!(parsed["file"].as_str(), pi.to_str());
+    // --host omp takes OMP's choice all the same.
+    let parsed: Value = serde_json::from_str(&env.ok(&["--host", "omp", "rev-parse", "--json"])).unwrap();
+    assert_eq!(parsed["file"].as_str(), omp.to_str());
+}
