@@ -185,8 +185,7 @@ impl Batch<'_> {
                 return Ok(unchanged_report(path, head));
             }
         }
-        let bytes = std::fs::read(path).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
-        let file = SessionFile::from_bytes(path.to_path_buf(), bytes);
+        let file = SessionFile::read(path).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
         let host = host::detect(&file, forced)?;
         let bytes = file.raw();
         let file_hash = *blake3::hash(bytes).as_bytes();
