@@ -177,7 +177,10 @@ fn omp_session_is_the_default_where_pi_has_none() {
     let env = TestEnv::new();
     // Nothing here: pi's error, saying OMP was looked at too.
     let err = env.fails(&["meter"], 1);
-    assert!(err.contains("no pi session for") && err.contains("no oh-my-pi session here either"), "{err}");
+    assert!(
+        err.contains("no pi session for") && err.contains("no oh-my-pi or Claude Code session here either"),
+        "{err}"
+    );
     let omp = omp_session_here(&env, &std::fs::read(gpt_session(&env, 6)).unwrap());
     let got: Value = serde_json::from_str(&env.ok(&["meter", "--json"])).unwrap();
     assert_eq!((got["host"].as_str(), got["session"].as_str()), (Some("omp"), omp.to_str()));
@@ -185,6 +188,19 @@ fn omp_session_is_the_default_where_pi_has_none() {
     assert!(log.starts_with("Session ") && log.contains("(oh-my-pi's current session here)"), "{log}");
     assert!(log.contains("1 version imported; no rewrite by oh-my-pi."), "{log}");
     assert_eq!(env.run(&["diff", "@1", "@1"]).status.code(), Some(0));
+    // Claude Code's session too: the one modified last of the two, whichever host it is.
+    let set_age = |p: &std::path::Path, secs: u64| {
+        let when = std::time::SystemTime::now() - std::time::Duration::from_secs(secs);
+        std::fs::File::options().write(true).open(p).unwrap().set_modified(when).unwrap();
+    };
+    let claude = crate::claude_host::install(&env, &crate::env::fixture_path("claude/bash-read"));
+    set_age(&omp, 60);
+    let parsed: Value = serde_json::from_str(&env.ok(&["rev-parse", "--json"])).unwrap();
+    assert_eq!(parsed["file"].as_str(), claude.to_str());
+    assert!(env.ok(&["status"]).contains("(Claude Code's current session here)"));
+    set_age(&claude, 120);
+    let parsed: Value = serde_json::from_str(&env.ok(&["rev-parse", "--json"])).unwrap();
+    assert_eq!(parsed["file"].as_str(), omp.to_str());
     // A pi session here wins, even when the OMP one was written after it.
     let pi = env.pi_session("0199aaaa-2222", crate::synthetic::rich().text);
     std::fs::write(&omp, std::fs::read(&omp).unwrap()).unwrap();
