@@ -1,12 +1,64 @@
-//! Which profile a fold uses, and where that choice came from: `--profile`, else
+//! Fold policy, part two: the profiles (a tail to protect and a block minimum), and which one a
+//! fold uses and where that choice came from: `--profile`, else
 //! `"shake": {"profile": …}` in `<cwd>/.pi/settings.json`, else in `<agent dir>/settings.json`,
 //! else the built-in default.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use shake_plumbing::regions::Profile;
 use shake_plumbing::{Context, Error, Result};
+
+/// The built-in profiles (DESIGN §5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+pub enum Profile {
+    /// Protect the last 4,000 tokens; blocks of 400 tokens or more
+    Default,
+    /// Protect the last 8,000 tokens; blocks of 800 tokens or more
+    Conservative,
+    /// Protect the last 2,000 tokens; blocks of 200 tokens or more
+    Aggressive,
+    /// oh-my-pi's automatic shake: protect the last 16,000 tokens; blocks of 400 tokens or more
+    OmpAuto,
+}
+
+impl Profile {
+    /// Returns the profile's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Profile::Default => "default",
+            Profile::Conservative => "conservative",
+            Profile::Aggressive => "aggressive",
+            Profile::OmpAuto => "omp-auto",
+        }
+    }
+
+    /// Parses a profile name (as in settings files).
+    pub fn parse(s: &str) -> Option<Profile> {
+        [Profile::Default, Profile::Conservative, Profile::Aggressive, Profile::OmpAuto]
+            .into_iter()
+            .find(|p| p.as_str() == s)
+    }
+
+    /// The protect window, in tokens, measured from the newest entry back.
+    pub fn tail(self) -> u64 {
+        match self {
+            Profile::Default => 4_000,
+            Profile::Conservative => 8_000,
+            Profile::Aggressive => 2_000,
+            Profile::OmpAuto => 16_000,
+        }
+    }
+
+    /// The smallest block (fenced or XML) worth folding, in tokens.
+    pub fn block_min(self) -> u64 {
+        match self {
+            Profile::Default => 400,
+            Profile::Conservative => 800,
+            Profile::Aggressive => 200,
+            Profile::OmpAuto => 400,
+        }
+    }
+}
 
 /// Where the profile came from.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -5,8 +5,8 @@
 use std::io::Write;
 
 use serde_json::{json, Value};
-use shake_plumbing::cmd::tokens::open_tokenizer;
 use shake_plumbing::output::{answer, json_or, short_path, table, write_record};
+use shake_plumbing::token_cache::open_tokenizer;
 use shake_plumbing::tokens::{TokenizerName, DEFAULT_TOKENIZER};
 use shake_plumbing::{Context, Error, Result};
 
