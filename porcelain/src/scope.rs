@@ -56,18 +56,6 @@ pub fn placeholder(kind: RegionKind, label: &str, tokens: u64) -> String {
     format!("[{what} omitted (~{} tokens)]", thousands(tokens))
 }
 
-/// The placeholder of a [`Region`] (the engine's type; the text is policy).
-pub trait Placeholder {
-    /// The text that replaces it; `None` for a thinking block, which is dropped.
-    fn placeholder(&self) -> Option<String>;
-}
-
-impl Placeholder for Region {
-    fn placeholder(&self) -> Option<String> {
-        (self.kind != RegionKind::Thinking).then(|| placeholder(self.kind, &self.label, self.tokens))
-    }
-}
-
 /// Finds the regions of one foldable entry with content `content` that `scope` would fold:
 /// for `elide`, a tool result's text when it costs more than its placeholder, and blocks of at
 /// least the profile's block minimum elsewhere; for `thinking`, each thinking block of an
