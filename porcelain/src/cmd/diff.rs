@@ -5,7 +5,7 @@
 use std::io::Write;
 
 use serde_json::{json, Value};
-use shake_plumbing::output::{answer, json_or, short_path, table, write_record};
+use shake_plumbing::output::{answer, json_or, short_path, table, write_record, RecordArgs};
 use shake_plumbing::token_cache::open_tokenizer;
 use shake_plumbing::tokens::{TokenizerName, DEFAULT_TOKENIZER};
 use shake_plumbing::{Context, Error, Result};
@@ -15,6 +15,7 @@ use crate::render::{plural, thousands, Paint};
 
 /// Show how two leaves differ: shared prefix, entries only on each side, what the model sees differently
 #[derive(clap::Args, Debug)]
+#[command(mut_arg("json", |a| a.help(r#"Print JSON: {"a","b","shared","onlyA","onlyB","targets":[{"id","type","a","b"}],"same"}"#)))]
 pub struct DiffArgs {
     /// The first leaf: SESSION[:ENTRY] (a session file or id; default entry: pi's leaf on load)
     #[arg(value_name = "REV_A")]
@@ -22,15 +23,8 @@ pub struct DiffArgs {
     /// The second leaf, in the same session or another one (a fork)
     #[arg(value_name = "REV_B")]
     pub b: String,
-    /// Print JSON: {"a","b","shared","onlyA","onlyB","targets":[{"id","type","a","b"}],"same"}
-    #[arg(long, conflicts_with = "nul")]
-    pub json: bool,
-    /// Print TAB-separated records for scripts (the contract in docs/plumbing.md) instead of text for people
-    #[arg(long, conflicts_with = "json")]
-    pub porcelain: bool,
-    /// Records as --porcelain, every field ended with NUL and ids verbatim
-    #[arg(short = 'z', id = "nul")]
-    pub nul: bool,
+    #[command(flatten)]
+    pub output: RecordArgs,
     /// Tokenizer for the token figures of the text for people
     #[arg(long, value_enum, default_value_t = DEFAULT_TOKENIZER)]
     pub tokenizer: TokenizerName,
@@ -54,13 +48,13 @@ fn report(ctx: &Context, a: &LeafView<'_, '_>, b: &LeafView<'_, '_>, args: &Diff
     let (only_a, only_b) = (&a.path()[shared.length..], &b.path()[shared.length..]);
     let changed = changed(a, b);
     let same = only_a.is_empty() && only_b.is_empty() && changed.is_empty();
-    if !args.json && !args.porcelain && !args.nul {
+    if args.output.for_people() {
         let text = human(ctx, (a, b), &shared, (only_a, only_b), &changed, args.tokenizer)?;
         return answer(Ok(u8::from(!same)), out.write_all(text.as_bytes()));
     }
     let written = json_or(
         out,
-        args.json,
+        args.output.json,
         || {
             json!({
                 "a": a.describe(),
@@ -76,15 +70,15 @@ fn report(ctx: &Context, a: &LeafView<'_, '_>, b: &LeafView<'_, '_>, args: &Diff
             })
         },
         |out| {
-            shared.write_record(out, args.nul)?;
+            shared.write_record(out, args.output.nul)?;
             for (mark, side, only) in [("<", a, only_a), (">", b, only_b)] {
                 for &i in only {
                     let e = &side.session().entries[i];
-                    write_record(out, &[mark, &e.id, &e.kind, &e.line.to_string()], args.nul)?;
+                    write_record(out, &[mark, &e.id, &e.kind, &e.line.to_string()], args.output.nul)?;
                 }
             }
             for c in &changed {
-                write_record(out, &["~", &c.id, seen(a, c.a).as_str(), seen(b, c.b).as_str()], args.nul)?;
+                write_record(out, &["~", &c.id, seen(a, c.a).as_str(), seen(b, c.b).as_str()], args.output.nul)?;
             }
             Ok(())
         },
