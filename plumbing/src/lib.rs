@@ -2,6 +2,7 @@
 //! counting, and the low-level (plumbing) commands whose output is a contract.
 
 pub mod append;
+pub mod calibration;
 pub mod claude;
 pub mod cmd;
 pub mod context;

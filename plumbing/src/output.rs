@@ -9,6 +9,34 @@ use serde::Serialize;
 
 use crate::Result;
 
+/// The output flags of a command that lists records: `--json`, `--porcelain`, `-z`; without
+/// one it prints text for people. Flattened into the command's arguments, which says what its
+/// `--json` holds on the struct: `#[command(mut_arg("json", |a| a.help("Print JSON: {…}")))]`.
+#[derive(clap::Args, Clone, Copy, Debug, Default)]
+pub struct RecordArgs {
+    /// Print JSON (its fields: docs/plumbing.md)
+    #[arg(long, conflicts_with = "nul")]
+    pub json: bool,
+    /// Print TAB-separated records for scripts (the contract in docs/plumbing.md) instead of text for people
+    #[arg(long, conflicts_with = "json")]
+    pub porcelain: bool,
+    /// Records as --porcelain, every field ended with NUL and ids and paths verbatim (they may hold any character)
+    #[arg(short = 'z', id = "nul")]
+    pub nul: bool,
+}
+
+impl RecordArgs {
+    /// Tells whether records (TAB-separated, or NUL-ended) were asked for.
+    pub fn records(&self) -> bool {
+        self.porcelain || self.nul
+    }
+
+    /// Tells whether no flag was given: the output is text for people.
+    pub fn for_people(&self) -> bool {
+        !self.json && !self.records()
+    }
+}
+
 /// Writes `value` as one line of JSON.
 pub fn write_json(out: &mut dyn Write, value: &impl Serialize) -> io::Result<()> {
     serde_json::to_writer(&mut *out, value)?;

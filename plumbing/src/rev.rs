@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::durable::FileError;
 use crate::host::{self, HostKind, Session, SessionFile};
 use crate::{Context, Error, Result};
 
@@ -46,7 +47,7 @@ impl RevArgs {
     pub fn load(&self, ctx: &Context) -> Result<(SessionFile, Rev)> {
         let rev = self.rev();
         let path = rev.session_path(ctx)?;
-        let file = SessionFile::read(&path).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+        let file = SessionFile::read(&path).map_err(FileError::at(&path, "read"))?;
         host::detect(&file, ctx.host)?;
         crate::store::touch::import(ctx, &path);
         Ok((file, rev))

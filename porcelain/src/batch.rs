@@ -8,6 +8,7 @@ use std::collections::HashMap;
 
 use serde_json::value::RawValue;
 use shake_plumbing::append::{self, ending, recently_written, Ending, Snapshot};
+use shake_plumbing::durable::FileError;
 use shake_plumbing::host::{Session, SessionFile};
 use shake_plumbing::rev::{Rev, RevArgs};
 use shake_plumbing::{Context, Error, Result};
@@ -193,8 +194,7 @@ fn append_batch(
     let mut ids = ids;
     for _ in 0..RECHAIN_ATTEMPTS {
         let Some(foreign) = landed.foreign.clone() else { return Ok(ids) };
-        let file =
-            SessionFile::read(path).map_err(|e| Error::io(format!("cannot read {} again", path.display()), e))?;
+        let file = SessionFile::read(path).map_err(FileError::at(path, "re-read"))?;
         let now = session.host().load(&file)?;
         let starts = |e: &shake_plumbing::host::Node<'_>| file.lines[e.line - 1].raw.start as u64;
         let Some(last) = now.entries.iter().rposition(|e| foreign.contains(&starts(e))) else {

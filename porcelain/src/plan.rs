@@ -4,12 +4,15 @@
 
 use std::collections::HashMap;
 
+use crate::profile::Profile;
+use crate::scope::regions;
+use crate::scope::Scope;
 use serde_json::value::RawValue;
 use shake_plumbing::claude::select::{ClaudeShake, Output};
 use shake_plumbing::claude::write::{is_tombstone, utf16_len};
 use shake_plumbing::host::{BlockKind, Content, Role, Unit, View};
 use shake_plumbing::json::{js_string, raw, RawObject};
-use shake_plumbing::regions::{regions, skip, tail_start, Profile, RegionKind, Scope};
+use shake_plumbing::regions::{skip, tail_start, RegionKind};
 use shake_plumbing::tokens::{entry_tokens, tokens_with, Tokenizer};
 
 use crate::wall::{Item, Wall};

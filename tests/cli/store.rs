@@ -478,3 +478,16 @@ fn sessions_never_counts_a_tree_with_a_node_missing() {
     let stderr = env.fails(&["sessions", "--json"], 3);
     assert!(stderr.contains("is missing"), "{stderr}");
 }
+
+/// An I/O error at the command boundary: it names the file and what was being done, and exits
+/// 4 (the system's refusal), not 1 (the user's mistake), whether the file is read by the import
+/// (`cat-session`) or by a command reading a revision (`project`, `meter`).
+#[test]
+fn an_unreadable_file_is_an_io_error_naming_it() {
+    let env = TestEnv::new();
+    // Reading /proc/self/mem from offset 0 fails with EIO, even for root.
+    for args in [["cat-session", "/proc/self/mem"], ["project", "/proc/self/mem"], ["meter", "/proc/self/mem"]] {
+        let stderr = env.fails(&args, 4);
+        assert!(stderr.contains("error: cannot read /proc/self/mem: Input/output error"), "{args:?}: {stderr}");
+    }
+}

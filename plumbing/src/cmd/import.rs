@@ -60,7 +60,7 @@ pub fn run(ctx: &Context, args: &ImportArgs, out: &mut dyn Write) -> Result {
             }
             Err(e) => {
                 failed = true;
-                ctx.warn(e.message);
+                ctx.warn(crate::Error::from(e).message);
             }
         }
     }
