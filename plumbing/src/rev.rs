@@ -2,8 +2,8 @@
 //!
 //! `REV` is a session file path, or a session id (or a unique prefix of one), optionally followed
 //! by `:<entry-id>` (an entry id or a unique prefix). No suffix means pi's own leaf, the last entry
-//! in file order. No `REV` at all means the host's own choice for the current directory (pi's
-//! `--continue`).
+//! in file order. No `REV` at all means a host's own choice for the current directory (pi's
+//! `--continue`; [`default_choice`] says which host's).
 
 use std::path::{Path, PathBuf};
 
@@ -14,7 +14,7 @@ use crate::{Context, Error, Result};
 /// The `[REV]` and `--leaf` arguments every command that reads a leaf takes.
 #[derive(clap::Args, Clone, Debug, Default)]
 pub struct RevArgs {
-    /// Session file, or session id (prefix), optionally `:<entry-id>`; default: pi's current session here
+    /// Session file, or session id (prefix), optionally `:<entry-id>`; default: the current session here (pi's, else oh-my-pi's)
     #[arg(value_name = "REV")]
     pub rev: Option<String>,
     /// Leaf entry id (or unique prefix) to act on, e.g. pi's in-memory leaf after /tree
@@ -73,7 +73,7 @@ impl Rev {
     /// Returns the session file this revision names.
     pub fn session_path(&self, ctx: &Context) -> Result<PathBuf> {
         match &self.session {
-            None => default_host(ctx)?.default_session(ctx),
+            None => default_session(ctx),
             Some(s) if Path::new(s).is_file() => Ok(PathBuf::from(s)),
             Some(s) if Path::new(s).is_dir() => Err(Error::user(format!("{s} is a directory, not a session file"))
                 .hint("name a .jsonl file in it, or a session id (`shake sessions` lists them)")),
@@ -100,6 +100,18 @@ impl Rev {
             Some(prefix) => resolve_entry(session, prefix).map(Some),
         }
     }
+}
+
+/// Splits `SESSION@N` (version N of a session file, numbered as `shake sessions --versions`
+/// and `shake restore --version` number them; `@N` alone: the default session's). `None` when
+/// the argument names no version: no `@` followed by digits only, or an existing file.
+pub fn split_version(arg: &str) -> Option<(Option<&str>, usize)> {
+    if Path::new(arg).is_file() {
+        return None;
+    }
+    let (session, n) = arg.rsplit_once('@')?;
+    let n = n.parse().ok().filter(|_| n.bytes().all(|b| b.is_ascii_digit()))?;
+    Some(((!session.is_empty()).then_some(session), n))
 }
 
 /// Resolves a revision to its leaf and the root→leaf path; fails on an empty session or a cycle.
@@ -164,14 +176,36 @@ fn no_session(ctx: &Context, id: &str) -> Error {
     }
 }
 
-/// The session a command without `REV` opens: the default host's own choice for this directory.
+/// The session a command without `REV` opens (`docs/revisions.md`, "Choosing the host").
 pub fn default_session(ctx: &Context) -> Result<PathBuf> {
-    default_host(ctx)?.default_session(ctx)
+    default_choice(ctx).map(|(path, _)| path)
 }
 
-/// The host whose default session a command without `REV` opens: `--host`, else pi.
-fn default_host(ctx: &Context) -> Result<&'static dyn host::Host> {
-    ctx.host.unwrap_or(HostKind::Pi).host()
+/// The session a command without `REV` opens, and the host whose choice it is: `--host`'s own
+/// choice for this directory; else pi's when pi has a session here; else, among the other
+/// hosts that have one here, the session modified last. With none anywhere, pi's error, with
+/// a hint naming the other hosts looked at.
+pub fn default_choice(ctx: &Context) -> Result<(PathBuf, HostKind)> {
+    if let Some(kind) = ctx.host {
+        return Ok((kind.host()?.default_session(ctx)?, kind));
+    }
+    let no_pi = match HostKind::Pi.host()?.default_session(ctx) {
+        Ok(path) => return Ok((path, HostKind::Pi)),
+        Err(e) => e,
+    };
+    let others = host::HOSTS.iter().filter(|h| h.kind() != HostKind::Pi);
+    let newest = others
+        .clone()
+        .filter_map(|h| h.default_session(ctx).ok().map(|path| (path, h.kind())))
+        .filter_map(|(path, kind)| Some((path.metadata().and_then(|m| m.modified()).ok()?, path, kind)))
+        .max_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    match newest {
+        Some((_, path, kind)) => Ok((path, kind)),
+        None => {
+            let names: Vec<&str> = others.map(|h| h.kind().title()).collect();
+            Err(no_pi.hint(format!("no {} session here either", names.join(" or "))))
+        }
+    }
 }
 
 /// Finds a session file by session id or unique prefix: among the store's imported sessions
@@ -217,5 +251,15 @@ mod tests {
         assert_eq!(Rev::parse(":12ef"), Rev { session: None, entry: Some("12ef".into()) });
         assert_eq!(Rev::parse("abc"), Rev { session: Some("abc".into()), entry: None });
         assert_eq!(Rev::parse("./x:y/z.jsonl"), Rev { session: Some("./x:y/z.jsonl".into()), entry: None });
+    }
+
+    #[test]
+    fn splits_version_suffix() {
+        assert_eq!(split_version("a/b.jsonl@3"), Some((Some("a/b.jsonl"), 3)));
+        assert_eq!(split_version("@12"), Some((None, 12)));
+        assert_eq!(split_version("0194f5a0@1"), Some((Some("0194f5a0"), 1)));
+        for no in ["a/b.jsonl", "x@", "x@+1", "x@1a", "abc:12ef"] {
+            assert_eq!(split_version(no), None, "{no}");
+        }
     }
 }

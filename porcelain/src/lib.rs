@@ -9,6 +9,7 @@ pub mod fingerprint;
 pub mod host_plan;
 pub mod leaf;
 pub mod log_entry;
+pub mod omp_history;
 pub mod omp_meter;
 pub mod overlay;
 pub mod own_write;

@@ -159,12 +159,7 @@ fn family_numbers(relatives: &[Vec<(usize, usize)>]) -> Vec<usize> {
 fn versions(store: &Store, latest: &ObjectId) -> Result<Vec<VersionRow>> {
     let mut rows = Vec::new();
     for id in store.version_chain(latest)? {
-        let v = store.version(&id)?;
-        let how = match (v.parent, v.offset) {
-            (None, _) => "first",
-            (Some(_), 0) => "rewritten",
-            (Some(_), _) => "appended",
-        };
+        let how = store.version(&id)?.how();
         rows.push(VersionRow { id, bytes: store.version_bytes(&id)?.len(), how });
     }
     Ok(rows)

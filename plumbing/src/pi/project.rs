@@ -41,6 +41,9 @@ pub struct Projection<'s, 'a> {
     pub context: Vec<usize>,
     /// For each edited target id, the index of the edit that wins (the latest in `context`).
     pub edits: HashMap<Cow<'a, str>, usize>,
+    /// Content a host built on pi's format sends in place of an entry's own (entry index → the
+    /// content JSON; OMP: a pruned tool result's text joined). An edit still wins over it.
+    pub rewrites: Option<&'s HashMap<usize, Box<RawValue>>>,
 }
 
 impl<'s, 'a> Projection<'s, 'a> {
@@ -49,6 +52,16 @@ impl<'s, 'a> Projection<'s, 'a> {
         session: &'s host::Session<'a>,
         pi: &'s Session<'a>,
         leaf: Option<usize>,
+    ) -> Result<Projection<'s, 'a>, ProjectError> {
+        Projection::rewritten(session, pi, leaf, None)
+    }
+
+    /// Projects `leaf` with `rewrites` in place of those entries' own content (see the field).
+    pub fn rewritten(
+        session: &'s host::Session<'a>,
+        pi: &'s Session<'a>,
+        leaf: Option<usize>,
+        rewrites: Option<&'s HashMap<usize, Box<RawValue>>>,
     ) -> Result<Projection<'s, 'a>, ProjectError> {
         let path = match leaf {
             Some(l) => session
@@ -66,7 +79,7 @@ impl<'s, 'a> Projection<'s, 'a> {
                 }
             }
         }
-        let projection = Projection { session, pi, leaf, path, context, edits };
+        let projection = Projection { session, pi, leaf, path, context, edits, rewrites };
         projection.check_edits()?;
         Ok(projection)
     }
@@ -108,7 +121,10 @@ impl<'s, 'a> Projection<'s, 'a> {
     /// Returns what the model sees of entry `index` (which must be in the context list).
     pub fn projected(&self, index: usize) -> Projected<'s> {
         match self.edit_of(index) {
-            None => Projected::Raw,
+            None => match self.rewrites.and_then(|r| r.get(&index)) {
+                Some(content) => Projected::Replaced(Some(content)),
+                None => Projected::Raw,
+            },
             Some(edit) => match edit.fields.replacement {
                 Some(r) if is_null(r) => Projected::Omitted,
                 Some(r) => Projected::Replaced(replacement_content(r)),

@@ -259,8 +259,7 @@ impl Batch<'_> {
                 return Ok(unchanged_report(path, head));
             }
         }
-        let bytes = std::fs::read(path).map_err(FileError::at(path, "read"))?;
-        let file = SessionFile::from_bytes(path.to_path_buf(), bytes);
+        let file = SessionFile::read(path).map_err(FileError::at(path, "read"))?;
         let host = host::detect(&file, forced)?;
         let bytes = file.raw();
         let file_hash = *blake3::hash(bytes).as_bytes();
@@ -311,6 +310,7 @@ impl Batch<'_> {
             versions: base.versions + 1,
             entries: resume.entries,
         };
+        self.set_time(&state_file, &version_id);
         self.set_state(state_file, state::encode(&head, &resume)?);
         Ok(ImportReport {
             path: path.to_path_buf(),

@@ -13,10 +13,11 @@ pub mod lock;
 pub mod pack;
 pub mod refs;
 pub mod state;
+pub mod times;
 pub mod touch;
 pub mod version;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use crate::durable::FileError;
@@ -254,6 +255,13 @@ impl Store {
         refs::list(&self.dir)
     }
 
+    /// When each imported version of the file at `path` (as the store records it) was imported,
+    /// in milliseconds since the epoch; versions with no time recorded are absent (`times.rs`).
+    pub fn import_times(&self, path: &Path) -> HashMap<ObjectId, u64> {
+        let state_file = state::state_path(&self.dir, &path.to_string_lossy());
+        times::read(&times::times_path(&self.dir, &state_file))
+    }
+
     /// Returns a version's chain, oldest first (version 1 is the first import).
     pub fn version_chain(&self, id: &ObjectId) -> Result<Vec<ObjectId>> {
         let mut chain = vec![*id];
@@ -319,6 +327,8 @@ pub struct Batch<'s> {
 enum After {
     Ref(String, ObjectId),
     State(PathBuf, Vec<u8>),
+    /// A line for a file's times (`times.rs`), after its state.
+    Time(PathBuf, Vec<u8>),
 }
 
 impl Batch<'_> {
@@ -368,6 +378,13 @@ impl Batch<'_> {
         self.after.push(After::State(path, bytes));
     }
 
+    /// Records, once the batch commits, that `version` of the file whose state is `state_file`
+    /// was imported now.
+    fn set_time(&mut self, state_file: &Path, version: &ObjectId) {
+        let path = times::times_path(self.store.dir(), state_file);
+        self.after.push(After::Time(path, times::line(version, times::now_ms())));
+    }
+
     /// Makes the pack durable (one fsync for the pack, one for its index), then writes the refs
     /// and import states that name its objects, last, so an interruption anywhere leaves a store
     /// whose refs and states only name objects that exist.
@@ -383,6 +400,7 @@ impl Batch<'_> {
             match item {
                 After::Ref(name, id) => refs::update(&store.dir, &_lock, &name, &id, Expect::Any, false)?,
                 After::State(path, bytes) => crate::durable::write(&path, &bytes)?,
+                After::Time(path, line) => times::append(&path, &line)?,
             }
         }
         Ok(())

@@ -1,11 +1,13 @@
 //! `shake diff`: how two leaves differ, in the same session or across sessions (a fork against
 //! its source): the prefix they share (equal node ids), the entries only on each side, and each
-//! entry the model sees differently, with what it sees on each side (`docs/plumbing.md`).
+//! entry the model sees differently, with what it sees on each side (`docs/plumbing.md`). Two
+//! versions of an oh-my-pi file (`SESSION@N`) are compared by `crate::omp_history`.
 
 use std::io::Write;
 
 use serde_json::{json, Value};
 use shake_plumbing::output::{answer, json_or, short_path, table, write_record, RecordArgs};
+use shake_plumbing::rev::split_version;
 use shake_plumbing::token_cache::open_tokenizer;
 use shake_plumbing::tokens::{TokenizerName, DEFAULT_TOKENIZER};
 use shake_plumbing::{Context, Error, Result};
@@ -17,10 +19,10 @@ use crate::render::{plural, thousands, Paint};
 #[derive(clap::Args, Debug)]
 #[command(mut_arg("json", |a| a.help(r#"Print JSON: {"a","b","shared","onlyA","onlyB","targets":[{"id","type","a","b"}],"same"}"#)))]
 pub struct DiffArgs {
-    /// The first leaf: SESSION[:ENTRY] (a session file or id; default entry: pi's leaf on load)
+    /// The first leaf: SESSION[:ENTRY] (a session file or id; default entry: pi's leaf on load), or SESSION@N, version N of an oh-my-pi file
     #[arg(value_name = "REV_A")]
     pub a: String,
-    /// The second leaf, in the same session or another one (a fork)
+    /// The second leaf, in the same session or another one (a fork), or SESSION@N with REV_A a version too
     #[arg(value_name = "REV_B")]
     pub b: String,
     #[command(flatten)]
@@ -40,6 +42,17 @@ struct Changed {
 
 /// Runs `shake diff`: exit 0 when the leaves are the same, 1 when they differ, 2 on error.
 pub fn run(ctx: &Context, args: &DiffArgs, out: &mut dyn Write) -> Result {
+    match (split_version(&args.a), split_version(&args.b)) {
+        (Some(a), Some(b)) => {
+            return crate::omp_history::diff(ctx, a, b, &args.output, out).map_err(Error::trouble);
+        }
+        (None, None) => {}
+        _ => {
+            return Err(Error::user("compare two versions (SESSION@N SESSION@M) or two leaves, not one of each")
+                .hint("`shake sessions --versions` numbers a file's versions")
+                .trouble())
+        }
+    }
     with_two_leaves(ctx, &args.a, &args.b, |a, b| report(ctx, a, b, args, out)).map_err(Error::trouble)
 }
 

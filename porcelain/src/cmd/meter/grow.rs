@@ -100,7 +100,8 @@ impl Growth {
     pub(super) fn of(projection: &View<'_, '_>, wall: &Wall, options: &FoldOptions) -> Option<Growth> {
         let session = projection.session;
         let raw = session.file.raw();
-        if !session.file.ends_with_newline() {
+        // claude-shake's window and floor are not a token tail: its plan is made whole each time.
+        if !session.file.ends_with_newline() || options.profile == Profile::ClaudeShake {
             return None;
         }
         let header = String::from_utf8(session.append_prefix()?.to_vec()).ok()?;
