@@ -40,7 +40,7 @@ impl Versions {
             Some(s) => match (Rev { session: Some(s.to_string()), entry: None }).session_path(ctx) {
                 Ok(path) => path,
                 // A file that is gone: the store knows its path and id.
-                Err(_) => shake_plumbing::cmd::sessions::find(ctx, &Store::open(ctx)?, s)?.path,
+                Err(_) => Store::open(ctx)?.find_session(ctx, s)?.path,
             },
         };
         if path.is_file() {
@@ -49,7 +49,7 @@ impl Versions {
         let store = Store::open(ctx)?;
         let info = match store.session(&path).ok().flatten() {
             Some(info) => info,
-            None => shake_plumbing::cmd::sessions::find(ctx, &store, &path.to_string_lossy())?,
+            None => store.find_session(ctx, &path.to_string_lossy())?,
         };
         let chain = store.version_chain(&info.version)?;
         let times = store.import_times(&info.path);
@@ -244,7 +244,7 @@ pub fn diff(
     let tok = tokenizer(ctx, &old);
     let r = compare(&old, &new, &tok);
     let same = old.bytes == new.bytes;
-    if !how.json && !how.porcelain && !how.nul {
+    if how.for_people() {
         let mut text = Vec::new();
         for (name, v, n, file) in [("A", &va, na, &old), ("B", &vb, nb, &new)] {
             let when = v.imported_at(n).map_or(String::new(), |t| format!(", imported {t}"));

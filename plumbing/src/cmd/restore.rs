@@ -31,7 +31,7 @@ pub fn run(ctx: &Context, args: &RestoreArgs, out: &mut dyn Write) -> Result {
         Some(s) => s.clone(),
         None => crate::rev::default_session(ctx)?.to_string_lossy().into_owned(),
     };
-    let info = super::sessions::find(ctx, &store, &session)?;
+    let info = store.find_session(ctx, &session)?;
     let chain = store.version_chain(&info.version)?;
     let n = args.version.unwrap_or(chain.len());
     let id = *n

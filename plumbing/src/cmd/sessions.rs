@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use crate::id::ObjectId;
 use crate::output::{self, short_path, write_record, RecordArgs};
 use crate::regions::thousands;
-use crate::store::{family, SessionInfo, Store};
+use crate::store::{family, Store};
 use crate::{Context, Result};
 
 /// List imported sessions: file, entries, leaves, bytes, versions and family (forks)
@@ -163,21 +163,4 @@ fn versions(store: &Store, latest: &ObjectId) -> Result<Vec<VersionRow>> {
         rows.push(VersionRow { id, bytes: store.version_bytes(&id)?.len(), how });
     }
     Ok(rows)
-}
-
-/// Finds the imported session a `SESSION` argument names: an existing file's import, a file path
-/// the store recorded (the file may be gone), or a session id or unique prefix.
-pub fn find(ctx: &Context, store: &Store, arg: &str) -> Result<SessionInfo> {
-    let path = std::path::Path::new(arg);
-    if path.is_file() {
-        if let Some(info) = store.session(path)? {
-            return Ok(info);
-        }
-    }
-    let sessions = store.sessions()?;
-    let full = ctx.cwd.join(path);
-    if let Some(info) = sessions.iter().find(|s| s.path == full || s.path == path) {
-        return Ok(info.clone());
-    }
-    super::cat_session::find(&sessions, arg).cloned()
 }

@@ -19,7 +19,7 @@ use std::time::UNIX_EPOCH;
 use crate::durable::FileError;
 use crate::host::{self, Host, HostKind, SessionFile, TreeLine, Warning};
 use crate::id::{node_bytes, Kind, ObjectId};
-use crate::{Error, Result};
+use crate::{Context, Error, Result};
 
 use super::pack::PackError;
 use super::state::{self, FileState, Resume};
@@ -177,12 +177,45 @@ impl Store {
             .map(|(head, _)| SessionInfo::from_state(&head)))
     }
 
+    /// Finds the imported session a `SESSION` argument names: an existing file's import, a file path
+    /// the store recorded (the file may be gone), or a session id or unique prefix.
+    pub fn find_session(&self, ctx: &Context, arg: &str) -> Result<SessionInfo> {
+        let path = Path::new(arg);
+        if path.is_file() {
+            if let Some(info) = self.session(path)? {
+                return Ok(info);
+            }
+        }
+        let sessions = self.sessions()?;
+        let full = ctx.cwd.join(path);
+        if let Some(info) = sessions.iter().find(|s| s.path == full || s.path == path) {
+            return Ok(info.clone());
+        }
+        session_by_id(&sessions, arg).cloned()
+    }
+
     /// The report for a file whose size and mtime match its import state, else `None`.
     fn unchanged(&self, path: &Path) -> Result<Option<ImportReport>, ImportError> {
         let key = canonical(path)?;
         let (size, mtime_ns) = stat(path)?;
         let Ok(Some((head, _))) = state::read(&state::state_path(&self.dir, &key)) else { return Ok(None) };
         Ok((head.size == size && head.mtime_ns == mtime_ns).then(|| unchanged_report(path, &head)))
+    }
+}
+
+/// Finds the one imported session whose id starts with `prefix`.
+pub fn session_by_id<'a>(sessions: &'a [SessionInfo], prefix: &str) -> Result<&'a SessionInfo> {
+    let hits: Vec<&SessionInfo> =
+        sessions.iter().filter(|s| s.session_id.as_deref().is_some_and(|id| id.starts_with(prefix))).collect();
+    match hits.as_slice() {
+        [one] => Ok(one),
+        [] => Err(Error::user(format!("no session file or imported session id {prefix:?}"))
+            .hint("name the session file, or run shake import first")),
+        many => {
+            let paths: Vec<String> = many.iter().map(|s| s.path.display().to_string()).collect();
+            Err(Error::user(format!("session id {prefix:?} matches {} imported files", many.len()))
+                .hint(format!("name one of the files: {}", paths.join(", "))))
+        }
     }
 }
 

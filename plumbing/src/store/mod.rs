@@ -24,7 +24,7 @@ use crate::durable::FileError;
 use crate::id::{HexPrefix, Kind, ObjectId};
 use crate::{Context, Error, Result};
 
-pub use import::{path_nodes, ImportReport, SessionInfo};
+pub use import::{path_nodes, session_by_id, ImportReport, SessionInfo};
 pub use lock::WriteLock;
 pub use pack::{Object, Pack};
 pub use refs::Expect;
