@@ -251,3 +251,19 @@ fn a_warning_to_a_closed_stderr_is_dropped_not_a_panic() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
     assert!(!out.stdout.is_empty());
 }
+
+/// An id with a lone surrogate is read (as U+FFFD), with a warning naming the line: two ids that
+/// differ only in their surrogate are one id to shake, as pi would tell them apart.
+#[test]
+fn a_lone_surrogate_in_an_id_is_read_with_a_warning() {
+    let env = TestEnv::new();
+    let odd = message("b\\ud800", "a1", "\"one\"");
+    let child = message("c1", "b\\ud800", "\"two\"");
+    let path = session(&env, "id.jsonl", &[HEAD, USER, &odd, &child]);
+    let (ours, stderr) = project(&env, path.to_str().unwrap());
+    assert_eq!(ours["leafId"], "c1");
+    assert_eq!(ours["messages"].as_array().unwrap().len(), 3, "the path runs through the odd id");
+    let p = path.display();
+    assert!(stderr.contains(&format!("{p}:3: \"id\" holds a lone surrogate escape")), "{stderr}");
+    assert!(stderr.contains(&format!("{p}:4: \"parentId\" holds a lone surrogate escape")), "{stderr}");
+}
