@@ -395,7 +395,7 @@ fn canonical(path: &Path) -> Result<String> {
     let full = std::fs::canonicalize(path).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
     full.into_os_string()
         .into_string()
-        .map_err(|p| Error::user(format!("{}: shake needs UTF-8 paths", PathBuf::from(p).display())))
+        .map_err(|p| Error::user(format!("{}: shake needs UTF-8 paths", crate::output::path(Path::new(&p)))))
 }
 
 /// Returns a file's size and mtime (nanoseconds since the epoch).
