@@ -47,7 +47,7 @@ pub fn find<'a>(sessions: &'a [SessionInfo], prefix: &str) -> Result<&'a Session
         [] => Err(Error::user(format!("no session file or imported session id {prefix:?}"))
             .hint("name the session file, or run shake import first")),
         many => {
-            let paths: Vec<String> = many.iter().map(|s| s.path.display().to_string()).collect();
+            let paths: Vec<String> = many.iter().map(|s| crate::output::path(&s.path).into_owned()).collect();
             Err(Error::user(format!("session id {prefix:?} matches {} imported files", many.len()))
                 .hint(format!("name one of the files: {}", paths.join(", "))))
         }

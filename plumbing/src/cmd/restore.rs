@@ -78,7 +78,7 @@ pub fn run(ctx: &Context, args: &RestoreArgs, out: &mut dyn Write) -> Result {
     pack::sync_dir(&dir)?;
     std::fs::set_permissions(&target, permissions)
         .map_err(|e| Error::io(format!("cannot set the mode of {}", target.display()), e))?;
-    writeln!(out, "{id} {n} {}", target.display())?;
+    writeln!(out, "{id} {n} {}", crate::output::path(&target))?;
     Ok(0)
 }
 
