@@ -72,7 +72,7 @@ impl Rev {
     /// Returns the session file this revision names.
     pub fn session_path(&self, ctx: &Context) -> Result<PathBuf> {
         match &self.session {
-            None => default_host(ctx)?.default_session(ctx),
+            None => default_session(ctx),
             Some(s) if Path::new(s).is_file() => Ok(PathBuf::from(s)),
             Some(s) if Path::new(s).is_dir() => Err(Error::user(format!("{s} is a directory, not a session file"))
                 .hint("name a .jsonl file in it, or a session id (`shake sessions` lists them)")),
@@ -163,14 +163,20 @@ fn no_session(ctx: &Context, id: &str) -> Error {
     }
 }
 
-/// The session a command without `REV` opens: the default host's own choice for this directory.
+/// The session a command without `REV` opens (`docs/revisions.md`, "Choosing the host"): with
+/// `--host`, that host's own choice for this directory; else pi's when pi has a session here, else
+/// the first other host's in [`host::HOSTS`] order that has one; with none, pi's error (which
+/// says where pi looked).
 pub fn default_session(ctx: &Context) -> Result<PathBuf> {
-    default_host(ctx)?.default_session(ctx)
-}
-
-/// The host whose default session a command without `REV` opens: `--host`, else pi.
-fn default_host(ctx: &Context) -> Result<&'static dyn host::Host> {
-    ctx.host.unwrap_or(HostKind::Pi).host()
+    if let Some(kind) = ctx.host {
+        return kind.host()?.default_session(ctx);
+    }
+    let pi = HostKind::Pi.host()?.default_session(ctx);
+    if pi.is_ok() {
+        return pi;
+    }
+    let mut others = host::HOSTS.iter().filter(|h| h.kind() != HostKind::Pi);
+    others.find_map(|h| h.default_session(ctx).ok()).map_or(pi, Ok)
 }
 
 /// Finds a session file by session id or unique prefix: among the store's imported sessions

@@ -15,8 +15,7 @@ pub mod own_write;
 pub mod pi_extension;
 pub mod plan;
 pub mod profile;
-pub mod regions;
 pub mod render;
 pub mod wall;
 
-pub use cmd::{audit, diff, fold, log, meter, show, status, undo};
+pub use cmd::{audit, diff, fold, log, meter, regions, show, status, undo};

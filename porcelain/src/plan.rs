@@ -5,7 +5,9 @@
 use std::collections::HashMap;
 
 use serde_json::value::RawValue;
-use shake_plumbing::host::{BlockKind, Content, Unit, View};
+use shake_plumbing::claude::select::{ClaudeShake, Output};
+use shake_plumbing::claude::write::{is_tombstone, utf16_len};
+use shake_plumbing::host::{BlockKind, Content, Role, Unit, View};
 use shake_plumbing::js::string_json;
 use shake_plumbing::json::{js_string, raw, RawObject};
 use shake_plumbing::regions::{regions, skip, tail_start, Profile, RegionKind, Scope};
@@ -52,6 +54,9 @@ pub struct Plan {
     pub tokens_freed: u64,
     /// First protected context position (`elide`), or the context length.
     pub tail_start: usize,
+    /// What the fold would have freed when the profile's floor stopped it (claude-shake: less
+    /// than 15% of the context); the plan is then empty.
+    pub below_floor: Option<u64>,
 }
 
 impl Plan {
@@ -68,11 +73,44 @@ impl Plan {
 
 /// Plans a fold given the wall already derived for this projection.
 pub fn plan_with_wall(projection: &View<'_, '_>, wall: &Wall, options: &FoldOptions) -> Plan {
-    let tail_start = match options.scope {
-        Scope::Elide => tail_start(projection, options.profile.tail(), &options.tokenizer),
-        Scope::Thinking | Scope::Images => projection.context.len(),
+    let tail_start = match (options.scope, options.profile) {
+        (Scope::Elide, Profile::ClaudeShake) => claude_shake_tail(projection, wall),
+        (Scope::Elide, profile) => tail_start(projection, profile.tail(), &options.tokenizer),
+        (Scope::Thinking | Scope::Images, _) => projection.context.len(),
     };
-    plan_before(projection, wall, options, tail_start)
+    let mut plan = plan_before(projection, wall, options, tail_start);
+    if options.scope == Scope::Elide && options.profile == Profile::ClaudeShake && !plan.is_empty() {
+        let used: u64 =
+            (0..projection.context.len()).map(|pos| entry_tokens(projection, pos, &options.tokenizer)).sum();
+        if !ClaudeShake::default().passes_floor(plan.tokens_freed as f64, used as f64) {
+            plan.below_floor = Some(plan.tokens_freed);
+            (plan.regions, plan.edits, plan.tokens_freed) = (Vec::new(), Vec::new(), 0);
+        }
+    }
+    plan
+}
+
+/// The tool results of the context as claude-shake sees them: context position, text length
+/// (UTF-16 units) and whether it is already a placeholder.
+fn tool_outputs(view: &View<'_, '_>, wall: &Wall) -> Vec<(usize, Output)> {
+    view.units
+        .iter()
+        .enumerate()
+        .filter(|(_, u)| u.role == Role::ToolResult)
+        .map(|(pos, u)| {
+            let text = view.parse_content(wall.base_content(view, u.index)).joined_text();
+            let tombstone = u.tombstone || is_tombstone(&text);
+            (pos, Output { chars: utf16_len(&text), tombstone })
+        })
+        .collect()
+}
+
+/// claude-shake's window as a tail: the position of the oldest tool result whose strictly
+/// newer results' text is under 16,000 tokens at 0.34 a character (peer-rules §4(b)).
+fn claude_shake_tail(view: &View<'_, '_>, wall: &Wall) -> usize {
+    let outputs = tool_outputs(view, wall);
+    let results: Vec<Output> = outputs.iter().map(|(_, o)| *o).collect();
+    outputs.get(ClaudeShake::default().window_start(&results)).map_or(view.context.len(), |(pos, _)| *pos)
 }
 
 /// What folding one context position frees and folds, whatever the tail: a plan's figures are
@@ -110,12 +148,25 @@ pub fn gains(projection: &View<'_, '_>, wall: &Wall, options: &FoldOptions) -> V
 /// Plans the positions before `tail_start` (the later ones are protected).
 fn plan_before(view: &View<'_, '_>, wall: &Wall, options: &FoldOptions, tail_start: usize) -> Plan {
     let tok = &options.tokenizer;
-    let mut plan = Plan { options: *options, regions: Vec::new(), edits: Vec::new(), tokens_freed: 0, tail_start };
+    let mut plan = Plan {
+        options: *options,
+        regions: Vec::new(),
+        edits: Vec::new(),
+        tokens_freed: 0,
+        tail_start,
+        below_floor: None,
+    };
+    let claude_shake = options.scope == Scope::Elide && options.profile == Profile::ClaudeShake;
     for (pos, unit) in view.units.iter().enumerate().take(tail_start) {
         let index = unit.index;
         let Some(base_raw) = wall.base_content(view, index) else { continue };
         let base = view.parse_content(Some(base_raw));
         if skip(view, unit, Some(&base)).is_some() {
+            continue;
+        }
+        // claude-shake folds tool results longer than 2,000 characters, nothing else.
+        let small = || utf16_len(&base.joined_text()) <= ClaudeShake::default().min_result_chars;
+        if claude_shake && (unit.role != Role::ToolResult || small()) {
             continue;
         }
         let Some(target) = unit.target.as_deref() else { continue };

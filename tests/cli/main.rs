@@ -5,6 +5,7 @@ mod append;
 mod audit;
 mod bad_input;
 mod claude_fork_live;
+mod claude_host;
 mod claude_live;
 mod claude_project;
 mod conformance;

@@ -98,7 +98,7 @@ fn host_is_recognised_or_forced() {
     let plain = env.ok(&["project", g, "--json"]);
     assert_eq!(env.ok(&["--host", "pi", "project", g, "--json"]), plain);
     let err = env.fails(&["--host", "claude", "project", g], 1);
-    assert!(err.contains("Claude Code sessions are not supported yet"), "{err}");
+    assert!(err.contains("good.jsonl:1: not a Claude Code transcript: its first row is a pi session header"), "{err}");
     // Forced, oh-my-pi reads a pi file as its own (OMP's format is pi's plus a title slot).
     assert_eq!(env.ok(&["--host", "omp", "project", g, "--json"]), plain);
     let err = env.fails(&["--host", "vim", "project", g], 2);

@@ -72,6 +72,14 @@ impl<'t> UuidMap<'t> {
 
 /// Loads the conversation as Claude Code does on `--resume`.
 pub fn load(t: &Transcript, options: LoadOptions) -> Chain {
+    load_at(t, options, None)
+}
+
+/// Loads the conversation ending at row `leaf` (an index into [`Transcript::rows`]) instead of
+/// Claude Code's own leaf: the same uuid map, relink, walk and recovery, as if that row were the
+/// last message. A row the uuid map does not hold (not a conversation row, before the size
+/// gate's boundary, or dropped by the relink) gives an empty chain.
+pub fn load_at(t: &Transcript, options: LoadOptions, leaf: Option<usize>) -> Chain {
     let gate_start = if options.no_size_gate || t.file.raw().len() <= SIZE_GATE { 0 } else { size_gate(t) };
     let mut map = UuidMap { order: Vec::new(), rows: HashMap::new(), parent: HashMap::new(), position: HashMap::new() };
     for (i, row) in t.rows.iter().enumerate().skip(gate_start) {
@@ -87,7 +95,10 @@ pub fn load(t: &Transcript, options: LoadOptions) -> Chain {
         map.parent.insert(uuid, row.parent_uuid());
     }
     let relinked = relink(t, &mut map);
-    let leaf = map.live().filter(|u| is_main_message(&t.rows[map.rows[u]])).last();
+    let leaf = match leaf {
+        None => map.live().filter(|u| is_main_message(&t.rows[map.rows[u]])).last(),
+        Some(row) => t.rows.get(row).and_then(Row::uuid).filter(|u| map.rows.contains_key(u)),
+    };
     let Some(leaf) = leaf else {
         return Chain { rows: Vec::new(), leaf: None, gate_start, relinked, fallbacks: 0 };
     };

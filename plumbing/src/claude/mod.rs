@@ -5,6 +5,7 @@
 //! Claude Code 2.1.328 itself, run offline in the tests (`tests/claude-oracle/`).
 
 pub mod fork;
+pub mod host;
 pub mod loader;
 pub mod paths;
 pub mod project;
@@ -12,6 +13,6 @@ pub mod select;
 pub mod transcript;
 pub mod write;
 
-pub use loader::{load, Chain, LoadOptions};
+pub use loader::{load, load_at, Chain, LoadOptions};
 pub use project::project;
 pub use transcript::{Row, Transcript};

@@ -96,7 +96,7 @@ fn to_msg(row: &Row) -> Option<Msg> {
 /// An attachment's `rendered` parts when they are what Claude Code accepts (each `content` a
 /// non-empty string or a non-empty list of non-empty text blocks); otherwise it renders the
 /// attachment afresh from its type, which shake does not (docs/claude-code.md), so `None`.
-fn rendered_parts(row: &Row) -> Option<Vec<Value>> {
+pub(crate) fn rendered_parts(row: &Row) -> Option<Vec<Value>> {
     let parts = row.value.get("rendered")?.as_array()?;
     let valid = |c: &Value| match c {
         Value::String(s) => !s.is_empty(),

@@ -43,21 +43,27 @@ pub struct Output {
 impl ClaudeShake {
     /// The indexes (into `results`, oldest first) claude-shake would select, oldest first.
     pub fn select(&self, results: &[Output]) -> Vec<usize> {
+        let start = self.window_start(results);
+        (0..start).filter(|&i| !results[i].tombstone && results[i].chars > self.min_result_chars).collect()
+    }
+
+    /// The index (into `results`, oldest first) of the oldest result the window protects: every
+    /// result from it on is kept (`results.len()` when none is).
+    pub fn window_start(&self, results: &[Output]) -> usize {
         let window = self.keep_tokens / self.tokens_per_char;
         let mut newer = 0.0;
-        let mut old = Vec::new();
+        let mut start = results.len();
         for (i, r) in results.iter().enumerate().rev() {
             if r.tombstone {
                 continue;
             }
-            let in_window = newer < window;
-            newer += r.chars as f64;
-            if !in_window && r.chars > self.min_result_chars {
-                old.push(i);
+            if newer >= window {
+                break;
             }
+            start = i;
+            newer += r.chars as f64;
         }
-        old.reverse();
-        old
+        start
     }
 
     /// The tokens claude-shake estimates the selected results free.
@@ -90,6 +96,9 @@ mod tests {
         assert_eq!(cs.select(&[r(20_000), r(20_000)]), Vec::<usize>::new());
         // The newest result is kept even when it alone exceeds the window.
         assert_eq!(cs.select(&[r(60_000)]), Vec::<usize>::new());
+        assert_eq!(cs.window_start(&results), 4);
+        assert_eq!(cs.window_start(&[r(20_000), r(30_000), r(20_000)]), 1);
+        assert_eq!(cs.window_start(&[]), 0);
         let freed = cs.freed(&results, &[0, 2]);
         assert!((freed - (2_200.0 + 1_201.0) * 0.34).abs() < 1e-9);
         assert!(cs.passes_floor(freed, freed / 0.15) && !cs.passes_floor(freed, freed / 0.14));

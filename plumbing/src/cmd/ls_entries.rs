@@ -33,8 +33,17 @@ pub fn run(ctx: &Context, args: &LsEntriesArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.rev.load(ctx)?;
     let (session, _) = rev.open(ctx, &file)?;
     let (leaf, path) = leaf_path(&session, &rev)?;
-    let nodes: HashMap<usize, _> = path.iter().copied().zip(NodeIds::new(&session).path(&path)).collect();
+    let mut ids = NodeIds::new(&session);
+    let mut nodes: HashMap<usize, _> = path.iter().copied().zip(ids.path(&path)).collect();
     let listed = if args.context { session.context(&path) } else { path };
+    // A host's context may hold entries off the leaf's path (Claude Code's recovered rows of a
+    // split message): each gets the node id of its own path.
+    for &i in &listed {
+        if !nodes.contains_key(&i) {
+            let own = ids.path(&crate::rev::path_of(&session, i)?);
+            nodes.extend(own.last().map(|&n| (i, n)));
+        }
+    }
     let entries = listed.iter().map(|i| (&session.entries[*i], nodes[i]));
     if args.json {
         let entries: Vec<_> = entries

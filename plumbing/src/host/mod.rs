@@ -38,7 +38,7 @@ pub use crate::pi::generate;
 
 /// The hosts shake reads, in the order detection asks them: one line per host. A host whose
 /// files another's would also accept goes first (oh-my-pi's are pi's format plus a title slot).
-pub static HOSTS: &[&dyn Host] = &[&crate::omp::host::Omp, &crate::pi::Pi];
+pub static HOSTS: &[&dyn Host] = &[&crate::omp::host::Omp, &crate::claude::host::Claude, &crate::pi::Pi];
 
 /// Each host's reading of a loaded file, one variant per host. An enum, not a boxed trait
 /// object, so that a [`Session`] stays covariant in its lifetime; [`HostData::get`] hands out
@@ -46,6 +46,7 @@ pub static HOSTS: &[&dyn Host] = &[&crate::omp::host::Omp, &crate::pi::Pi];
 pub(crate) enum HostData<'a> {
     Pi(crate::pi::Session<'a>),
     Omp(crate::omp::host::OmpSession<'a>),
+    Claude(crate::claude::host::ClaudeSession<'a>),
 }
 
 impl<'a> HostData<'a> {
@@ -54,6 +55,7 @@ impl<'a> HostData<'a> {
         match self {
             HostData::Pi(s) => s,
             HostData::Omp(s) => s,
+            HostData::Claude(s) => s,
         }
     }
 }
@@ -61,6 +63,7 @@ impl<'a> HostData<'a> {
 /// Each host's projection of one leaf, one variant per host (see [`HostData`]).
 pub(crate) enum ViewData<'s, 'a> {
     Pi(crate::pi::Projection<'s, 'a>),
+    Claude(crate::claude::host::ClaudeView<'s, 'a>),
 }
 
 impl<'s> ViewData<'s, '_> {
@@ -68,6 +71,7 @@ impl<'s> ViewData<'s, '_> {
     pub(crate) fn get(&self) -> &dyn HostView<'s> {
         match self {
             ViewData::Pi(p) => p,
+            ViewData::Claude(v) => v,
         }
     }
 }
@@ -250,6 +254,12 @@ pub trait HostSession<'a> {
     /// The entries of the root→leaf `path` the host sends the model (compaction-aware), without
     /// reading what they say (so an edit the host would choke on does not stop a listing).
     fn context(&self, path: &[usize]) -> Vec<usize>;
+
+    /// The host's leaf on load (pi: the last entry in file order; Claude Code: the last
+    /// non-sidechain user or assistant row its loader starts from).
+    fn default_leaf(&self, session: &Session<'a>) -> Option<usize> {
+        session.entries.len().checked_sub(1)
+    }
 
     /// The format version, when the format has one.
     fn version(&self) -> Option<u64>;

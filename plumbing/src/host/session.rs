@@ -193,7 +193,7 @@ impl<'a> Session<'a> {
 
     /// Returns the host's leaf on load (pi: the last entry in file order).
     pub fn default_leaf(&self) -> Option<usize> {
-        self.entries.len().checked_sub(1)
+        self.data.get().default_leaf(self)
     }
 
     /// Returns the parent's index, or `None` at a root or when the parent is unknown (the path

@@ -57,6 +57,8 @@ pub enum Profile {
     Aggressive,
     /// oh-my-pi's automatic shake: protect the last 16,000 tokens; blocks of 400 tokens or more
     OmpAuto,
+    /// claude-shake's selection: keep the newest 16,000 tokens of tool output; fold tool results over 2,000 characters, only when that frees 15% of the context
+    ClaudeShake,
 }
 
 impl Profile {
@@ -67,23 +69,25 @@ impl Profile {
             Profile::Conservative => "conservative",
             Profile::Aggressive => "aggressive",
             Profile::OmpAuto => "omp-auto",
+            Profile::ClaudeShake => "claude-shake",
         }
     }
 
     /// Parses a profile name (as in settings files).
     pub fn parse(s: &str) -> Option<Profile> {
-        [Profile::Default, Profile::Conservative, Profile::Aggressive, Profile::OmpAuto]
+        [Profile::Default, Profile::Conservative, Profile::Aggressive, Profile::OmpAuto, Profile::ClaudeShake]
             .into_iter()
             .find(|p| p.as_str() == s)
     }
 
-    /// The protect window, in tokens, measured from the newest entry back.
+    /// The protect window, in tokens, measured from the newest entry back (claude-shake's counts
+    /// tool-result text only, at 0.34 tokens a character: [`crate::claude::select`]).
     pub fn tail(self) -> u64 {
         match self {
             Profile::Default => 4_000,
             Profile::Conservative => 8_000,
             Profile::Aggressive => 2_000,
-            Profile::OmpAuto => 16_000,
+            Profile::OmpAuto | Profile::ClaudeShake => 16_000,
         }
     }
 
@@ -94,6 +98,8 @@ impl Profile {
             Profile::Conservative => 800,
             Profile::Aggressive => 200,
             Profile::OmpAuto => 400,
+            // claude-shake folds whole tool results only: no block is small enough.
+            Profile::ClaudeShake => u64::MAX,
         }
     }
 }

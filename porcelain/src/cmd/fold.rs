@@ -130,7 +130,12 @@ pub fn summary(plan: &Plan, source: &ProfileSource) -> String {
         (plan.count(RegionKind::Thinking), "thinking block"),
         (plan.count(RegionKind::Image), "image"),
     ]);
-    let head = if plan.is_empty() {
+    let head = if let Some(freed) = plan.below_floor {
+        format!(
+            "Nothing to fold: it would free ~{} tokens, under the profile's floor (15% of the context).",
+            thousands(freed)
+        )
+    } else if plan.is_empty() {
         match o.scope {
             Scope::Elide => "Nothing to fold.".to_string(),
             Scope::Thinking => "Nothing to fold: no thinking blocks on this branch.".to_string(),

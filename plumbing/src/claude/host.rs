@@ -1,0 +1,737 @@
+//! The Claude Code host behind the seam (`docs/architecture.md`, `docs/claude-code.md`).
+//!
+//! A transcript loads into the neutral [`host::Session`] with one node per conversation row
+//! (`user`, `assistant`, `attachment`, `system` rows with a `uuid`), keyed by `uuid` and chained
+//! by `parentUuid`; every other row (`queue-operation`, `api-request`, unknown types) stays in the
+//! file's lines, byte-exact, and outside the tree. The view at a leaf is Claude Code's own: the
+//! loader's chain ([`super::loader`]) and the messages it sends ([`super::project`]). Each row
+//! holding one `tool_result` is a foldable unit whose target is the `tool_use_id` (what
+//! [`super::fork::fork`] takes); its content, as the regions see it, is the result's text. A
+//! result that is already a placeholder (`[shaken:`, `<persisted-output>`, `<truncated-output>`)
+//! is a tombstone: never folded or counted again. A fold is written as a fork
+//! ([`WriteBack::Fork`]): nothing is ever appended to a transcript.
+
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+
+use super::loader::{load_at, Chain, LoadOptions};
+use super::transcript::{Row, Transcript};
+use super::{paths, project, write};
+use crate::host::{
+    self, Appender, Block, BlockKind, Call, Content, Header, Host, HostData, HostKind, HostSession, HostView, Node,
+    Projected, Refusal, Reply, Role, SessionFile, Tool, TreeLine, Unit, View, ViewData, Warning, WriteBack,
+};
+use crate::tokens::Pieces;
+use crate::{Context, Error, Result};
+
+/// The conversation row types (the rows with `uuid`/`parentUuid` that form the tree).
+const CONVERSATION: [&str; 4] = ["user", "assistant", "attachment", "system"];
+
+/// The Claude Code host (Claude Code 2.1.x).
+pub struct Claude;
+
+/// The few fields of a row that detection and the store's import read.
+#[derive(Deserialize)]
+struct RowHead<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    uuid: Option<Cow<'a, str>>,
+    #[serde(rename = "parentUuid", borrow, default)]
+    parent_uuid: Option<Cow<'a, str>>,
+    #[serde(rename = "sessionId", borrow, default)]
+    session_id: Option<Cow<'a, str>>,
+}
+
+impl RowHead<'_> {
+    fn is_conversation(&self) -> bool {
+        self.uuid.is_some() && self.kind.as_deref().is_some_and(|k| CONVERSATION.contains(&k))
+    }
+}
+
+impl Host for Claude {
+    fn kind(&self) -> HostKind {
+        HostKind::Claude
+    }
+
+    fn accepts(&self, file: &SessionFile) -> std::result::Result<(), Refusal> {
+        let refuse =
+            |line, reason: &str| Err(Refusal { line, reason: format!("not a Claude Code transcript: {reason}") });
+        let mut first_json = true;
+        for line in &file.lines {
+            let text = file.line_text(line);
+            if text.trim().is_empty() {
+                continue;
+            }
+            // Only lines that name a parentUuid can decide; the rest are skipped unparsed, except
+            // the first, which tells a pi header (pi's files are never Claude Code's).
+            let names_parent = memchr::memmem::find(text.as_bytes(), b"\"parentUuid\"").is_some();
+            if !first_json && !names_parent {
+                continue;
+            }
+            let Ok(head) = serde_json::from_str::<RowHead<'_>>(text) else { continue };
+            if first_json && head.kind.as_deref() == Some("session") {
+                return refuse(line.number, "its first row is a pi session header");
+            }
+            first_json = false;
+            if names_parent && head.is_conversation() && head.session_id.is_some() {
+                return Ok(());
+            }
+        }
+        refuse(0, "no conversation row with uuid, parentUuid and sessionId")
+    }
+
+    fn load<'a>(&self, file: &'a SessionFile) -> Result<host::Session<'a>> {
+        // `--host claude` skips detection: a file with no conversation row is still refused.
+        if let Err(r) = self.accepts(file) {
+            let at = match r.line {
+                0 => file.display().into_owned(),
+                n => format!("{}:{n}", file.display()),
+            };
+            return Err(Error::user(format!("{at}: {}", r.reason)));
+        }
+        let data = ClaudeSession::read(file);
+        let header = data.header(file);
+        let nodes = data.nodes(file);
+        let mut warnings: Vec<Warning> = data
+            .t
+            .bad_lines
+            .iter()
+            .map(|&line| Warning { line, message: "not a JSON row; Claude Code skips this line".into() })
+            .collect();
+        if let Some(line) = data.t.torn {
+            warnings.push(Warning {
+                line,
+                message: "incomplete last line (Claude Code may be writing it); Claude Code skips it".into(),
+            });
+        }
+        let mut session = host::Session::new(&Claude, file, header, nodes, HostData::Claude(data));
+        session.warnings = warnings;
+        Ok(session)
+    }
+
+    fn tree_line(&self, text: &str, header: Option<u64>) -> TreeLine {
+        if text.trim().is_empty() {
+            return TreeLine::Skip;
+        }
+        let Ok(head) = serde_json::from_str::<RowHead<'_>>(text) else {
+            return TreeLine::Warn("not a JSON row; Claude Code skips this line".into());
+        };
+        if head.is_conversation() {
+            let id = head.uuid.map(Cow::into_owned);
+            return TreeLine::Entry { id, parent: head.parent_uuid.map(Cow::into_owned) };
+        }
+        // Claude Code has no header line: the first other row naming the session stands for one,
+        // so the store knows the session id.
+        match (header, head.session_id) {
+            (None, Some(id)) => TreeLine::Header { id: id.into_owned(), version: 0 },
+            _ => TreeLine::Skip,
+        }
+    }
+
+    fn default_session(&self, ctx: &Context) -> Result<PathBuf> {
+        let projects = paths::projects_dir(|k| std::env::var(k).ok())
+            .ok_or_else(|| Error::user("no Claude Code folder: neither CLAUDE_CONFIG_DIR nor HOME is set"))?;
+        let cwd = ctx.cwd.to_string_lossy();
+        let newest =
+            paths::project_dir(&projects, &cwd).and_then(|dir| paths::sessions_newest_first(&dir).into_iter().next());
+        newest.ok_or_else(|| {
+            Error::user(format!(
+                "no Claude Code session for {} (looked in {})",
+                ctx.cwd.display(),
+                projects.join(paths::encode_cwd(&cwd)).display()
+            ))
+            .hint("name a transcript file, or run claude here first")
+        })
+    }
+
+    fn session_roots(&self, _ctx: &Context) -> Vec<PathBuf> {
+        paths::projects_dir(|k| std::env::var(k).ok()).into_iter().collect()
+    }
+
+    fn session_id_of_file(&self, file_name: &str) -> Option<String> {
+        paths::session_id_of_file(file_name)
+    }
+
+    fn write_back(&self) -> WriteBack {
+        WriteBack::Fork
+    }
+
+    fn parse_content<'r>(&self, raw: Option<&'r RawValue>) -> Content<'r> {
+        parse_content(raw)
+    }
+
+    fn foldable_content(&self, role: Role, content: &Content<'_>) -> bool {
+        // The fork replaces string results only (`claude::fork`): a string parses to one text
+        // block whose raw JSON is the string itself.
+        role == Role::ToolResult
+            && matches!(content, Content::Blocks(b) if b.len() == 1 && b[0].raw.get().starts_with('"'))
+    }
+
+    fn estimate_text(&self, text: &str) -> u64 {
+        // Claude Code's rough count: `Math.round(text.length / 4)`, in UTF-16 units.
+        text.chars().map(|c| c.len_utf16() as u64).sum()
+    }
+
+    fn estimate_image(&self) -> u64 {
+        4 * crate::tokens::IMAGE_TOKENS
+    }
+
+    fn estimate_tokens(&self, units: u64) -> u64 {
+        (units + 2) / 4
+    }
+}
+
+/// Parses a Claude Code `content` value: a string becomes one text block (its raw JSON the
+/// string), blocks keep their raw bytes; `tool_result` blocks name the call they answer.
+pub fn parse_content(raw: Option<&RawValue>) -> Content<'_> {
+    let Some(raw) = raw else { return Content::Other };
+    let text = raw.get();
+    if text.starts_with('"') {
+        return match serde_json::from_str::<Cow<'_, str>>(text) {
+            Ok(s) => Content::Blocks(vec![Block { raw, kind: BlockKind::Text(s) }]),
+            Err(_) => Content::Other,
+        };
+    }
+    if !text.starts_with('[') {
+        return Content::Other;
+    }
+    let Ok(items) = serde_json::from_str::<Vec<&RawValue>>(text) else { return Content::Other };
+    Content::Blocks(items.into_iter().map(parse_block).collect())
+}
+
+#[derive(Deserialize)]
+struct BlockHead<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    thinking: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    input: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    tool_use_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    source: Option<ImageSource<'a>>,
+}
+
+#[derive(Deserialize)]
+struct ImageSource<'a> {
+    #[serde(borrow, default)]
+    media_type: Option<Cow<'a, str>>,
+}
+
+fn parse_block(raw: &RawValue) -> Block<'_> {
+    let kind = match serde_json::from_str::<BlockHead<'_>>(raw.get()) {
+        Ok(h) => match h.kind.as_deref() {
+            Some("text") => BlockKind::Text(h.text.unwrap_or_default()),
+            Some("thinking") => BlockKind::Thinking(h.thinking.unwrap_or_default()),
+            Some("image") => BlockKind::Image { mime: h.source.and_then(|s| s.media_type) },
+            Some("tool_use") => BlockKind::ToolCall { id: h.id, name: h.name.unwrap_or_default(), arguments: h.input },
+            Some("tool_result") => BlockKind::ToolResult { call_id: h.tool_use_id },
+            _ => BlockKind::Other,
+        },
+        Err(_) => BlockKind::Other,
+    };
+    Block { raw, kind }
+}
+
+/// The `message.content` of a row, borrowed from its line.
+#[derive(Deserialize)]
+struct RowMessage<'a> {
+    #[serde(borrow, default)]
+    message: Option<MessageContent<'a>>,
+}
+
+#[derive(Deserialize)]
+struct MessageContent<'a> {
+    #[serde(borrow, default)]
+    content: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct ResultHead<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    tool_use_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    content: Option<&'a RawValue>,
+}
+
+/// The one `tool_result` a user row holds: the call it answers and its content, as written.
+struct ResultRef<'a> {
+    call_id: Cow<'a, str>,
+    content: Option<&'a RawValue>,
+}
+
+/// One conversation row's parts the seam hands out, borrowed from the file.
+struct NodeData<'a> {
+    /// `message.content`, as written.
+    content: Option<&'a RawValue>,
+    /// The row's tool result, when it holds exactly one.
+    result: Option<ResultRef<'a>>,
+}
+
+/// A loaded transcript: the rows as the loader reads them, and each node's parts.
+pub struct ClaudeSession<'a> {
+    /// The transcript (a copy of the file's bytes, parsed) the loader and projection read.
+    t: Transcript,
+    /// Node index → row index.
+    rows: Vec<usize>,
+    /// Row index → node index, for conversation rows.
+    node_of_row: Vec<Option<usize>>,
+    /// Per node, the parts borrowed from the file.
+    nodes: Vec<NodeData<'a>>,
+    /// Nodes that are the first row of their API message (where its usage is reported once).
+    first_of_message: HashSet<usize>,
+    options: LoadOptions,
+}
+
+impl<'a> ClaudeSession<'a> {
+    fn read(file: &'a SessionFile) -> ClaudeSession<'a> {
+        let t = Transcript::parse(SessionFile::from_bytes(file.path.clone(), file.raw().to_vec()));
+        let mut rows = Vec::new();
+        let mut node_of_row = vec![None; t.rows.len()];
+        let mut nodes = Vec::new();
+        let mut first_of_message = HashSet::new();
+        let mut seen_ids = HashSet::new();
+        for (i, row) in t.rows.iter().enumerate() {
+            if !row.is_conversation() {
+                continue;
+            }
+            let node = rows.len();
+            node_of_row[i] = Some(node);
+            rows.push(i);
+            if row.kind() == "assistant" && row.message_id().is_none_or(|id| seen_ids.insert(id.to_string())) {
+                first_of_message.insert(node);
+            }
+            let text = file.line_text(&file.lines[row.line - 1]);
+            let content = serde_json::from_str::<RowMessage<'a>>(text).ok().and_then(|m| m.message?.content);
+            let result = match row.kind() == "user" && row.has_tool_result() {
+                true => only_result(content),
+                false => None,
+            };
+            nodes.push(NodeData { content, result });
+        }
+        ClaudeSession { t, rows, node_of_row, nodes, first_of_message, options: LoadOptions::from_env() }
+    }
+
+    fn header(&self, file: &'a SessionFile) -> Option<Header<'a>> {
+        let row = self.t.rows.iter().find(|r| r.str("sessionId").is_some())?;
+        Some(Header {
+            line: row.line,
+            raw: file.line_raw(&file.lines[row.line - 1]),
+            id: Cow::Owned(row.str("sessionId")?.to_string()),
+            cwd: self.t.cwd().map(|c| Cow::Owned(c.to_string())),
+            parent_session: None,
+        })
+    }
+
+    fn nodes(&self, file: &'a SessionFile) -> Vec<Node<'a>> {
+        self.rows
+            .iter()
+            .map(|&i| {
+                let row = &self.t.rows[i];
+                Node {
+                    line: row.line,
+                    raw: file.line_raw(&file.lines[row.line - 1]),
+                    kind: Cow::Owned(row.kind().to_string()),
+                    id: Cow::Owned(row.uuid().unwrap_or_default().to_string()),
+                    parent_id: row.parent_uuid().map(|p| Cow::Owned(p.to_string())),
+                }
+            })
+            .collect()
+    }
+
+    fn row(&self, node: usize) -> &Row {
+        &self.t.rows[self.rows[node]]
+    }
+
+    /// The loader's chain at `leaf` (a node; `None`: Claude Code's own leaf).
+    fn chain(&self, leaf: Option<usize>) -> Chain {
+        load_at(&self.t, self.options, leaf.map(|n| self.rows[n]))
+    }
+
+    /// The chain's rows as nodes.
+    fn chain_nodes(&self, chain: &Chain) -> Vec<usize> {
+        chain.rows.iter().filter_map(|&r| self.node_of_row[r]).collect()
+    }
+
+    /// The neutral role of what node `n` gives the model.
+    fn role(&self, n: usize) -> Role {
+        let row = self.row(n);
+        let flag = |k: &str| row.value.get(k).and_then(Value::as_bool) == Some(true);
+        match row.kind() {
+            "user" if row.has_tool_result() => Role::ToolResult,
+            "user" if flag("isCompactSummary") => Role::Summary,
+            "user" if flag("isMeta") => Role::Custom,
+            "user" => Role::User,
+            "assistant" => Role::Assistant,
+            "attachment" => Role::Custom,
+            "system" => Role::System,
+            _ => Role::Other,
+        }
+    }
+
+    /// The content a fold sees for node `n`: a tool result's own content, else the message's.
+    fn own(&self, n: usize) -> Option<&'a RawValue> {
+        let node = &self.nodes[n];
+        match &node.result {
+            Some(r) => r.content,
+            None => node.content,
+        }
+    }
+}
+
+/// The one `tool_result` of a row's content, when there is exactly one.
+fn only_result(content: Option<&RawValue>) -> Option<ResultRef<'_>> {
+    let blocks = serde_json::from_str::<Vec<ResultHead<'_>>>(content?.get()).ok()?;
+    let mut results = blocks.into_iter().filter(|b| b.kind.as_deref() == Some("tool_result"));
+    let one = results.next()?;
+    if results.next().is_some() {
+        return None;
+    }
+    Some(ResultRef { call_id: one.tool_use_id?, content: one.content })
+}
+
+/// The text of a content value (a string, or its text blocks joined with newlines).
+fn text_of(content: &Content<'_>) -> String {
+    content.joined_text()
+}
+
+impl<'a> HostSession<'a> for ClaudeSession<'a> {
+    fn view<'s>(&'s self, session: &'s host::Session<'a>, leaf: Option<usize>) -> Result<View<'s, 'a>> {
+        let chain = self.chain(leaf);
+        if leaf.is_some() && chain.leaf.is_none() {
+            let n = leaf.unwrap_or_default();
+            return Err(Error::user(format!(
+                "{}:{}: row {} is not part of what Claude Code loads (it is before the last compaction of a file over 5 MiB, or dropped by a compaction's relink)",
+                session.file.display(),
+                session.entries[n].line,
+                session.entries[n].id
+            )));
+        }
+        let context = self.chain_nodes(&chain);
+        let mut calls: Vec<Call<'s>> = Vec::new();
+        for &n in &context {
+            if self.row(n).kind() != "assistant" {
+                continue;
+            }
+            let Content::Blocks(blocks) = parse_content(self.nodes[n].content) else { continue };
+            for block in blocks {
+                if let BlockKind::ToolCall { id: Some(id), name, arguments } = block.kind {
+                    calls.push(Call { id, name, arguments });
+                }
+            }
+        }
+        let by_id: HashMap<&str, &Call<'s>> = calls.iter().map(|c| (c.id.as_ref(), c)).collect();
+        let units = context
+            .iter()
+            .map(|&n| {
+                let role = self.role(n);
+                let result = self.nodes[n].result.as_ref().filter(|_| role == Role::ToolResult);
+                let tool = result.map(|r| {
+                    let call = by_id.get(r.call_id.as_ref());
+                    Tool {
+                        name: call.map(|c| c.name.clone()).unwrap_or_default(),
+                        call_id: Some(r.call_id.clone()),
+                        arguments: call.and_then(|c| c.arguments),
+                    }
+                });
+                let tombstone = result.is_some_and(|r| write::is_tombstone(&text_of(&parse_content(r.content))));
+                Unit {
+                    index: n,
+                    role,
+                    target: result.map(|r| r.call_id.clone()),
+                    tool,
+                    tombstone,
+                    omitted: false,
+                    edit: None,
+                }
+            })
+            .collect();
+        let path = context.clone();
+        let leaf = chain.leaf.and_then(|r| self.node_of_row[r]);
+        let view = ClaudeView { host: self, chain, context: context.clone() };
+        Ok(View::new(session, leaf, path, context, units, calls, ViewData::Claude(view)))
+    }
+
+    fn context(&self, path: &[usize]) -> Vec<usize> {
+        match path.last() {
+            Some(&leaf) => self.chain_nodes(&self.chain(Some(leaf))),
+            None => Vec::new(),
+        }
+    }
+
+    fn default_leaf(&self, _session: &host::Session<'a>) -> Option<usize> {
+        self.chain(None).leaf.and_then(|r| self.node_of_row[r])
+    }
+
+    fn version(&self) -> Option<u64> {
+        None
+    }
+
+    fn needs_migration(&self) -> bool {
+        false
+    }
+
+    fn record(&self, _index: usize, _record_type: &str) -> Option<&'a RawValue> {
+        // No shake record is ever written into a transcript: folds are recorded in the store.
+        None
+    }
+
+    fn timestamp(&self, index: usize) -> Option<Cow<'a, str>> {
+        self.row(index).str("timestamp").map(|t| Cow::Owned(t.to_string()))
+    }
+
+    fn own_content(&self, index: usize) -> Option<&'a RawValue> {
+        self.own(index)
+    }
+
+    fn is_edit(&self, _index: usize) -> bool {
+        false
+    }
+
+    fn edit_raw(&self, _index: usize) -> Option<&'a RawValue> {
+        None
+    }
+
+    fn reply(&self, index: usize) -> Option<Reply<'a>> {
+        let row = self.row(index);
+        if row.kind() != "assistant" || !self.first_of_message.contains(&index) {
+            return None;
+        }
+        let message = row.value.get("message")?;
+        let model = message.get("model").and_then(Value::as_str).filter(|m| *m != "<synthetic>")?;
+        let usage = message.get("usage")?;
+        let n = |k: &str| usage.get(k).and_then(Value::as_u64).unwrap_or(0);
+        let prompt = n("input_tokens") + n("cache_creation_input_tokens") + n("cache_read_input_tokens");
+        Some(Reply {
+            provider: Some(Cow::Borrowed("anthropic")),
+            model: Some(Cow::Owned(model.to_string())),
+            prompt_tokens: (prompt > 0).then_some(prompt),
+        })
+    }
+
+    fn role_label(&self, index: usize) -> String {
+        match self.role(index) {
+            Role::ToolResult => "tool_result".to_string(),
+            Role::Summary => "compact_summary".to_string(),
+            _ => self.row(index).kind().to_string(),
+        }
+    }
+
+    fn entry_label(&self, index: usize) -> String {
+        self.role_label(index)
+    }
+
+    fn is_plain(&self, _index: usize) -> bool {
+        // An appended attachment can join the tool result before it, and an assistant row can
+        // join an earlier message: no row is known to leave what came before unchanged.
+        false
+    }
+
+    fn append_prefix(&self) -> Option<&'a [u8]> {
+        None
+    }
+
+    fn appender(&self, _session: &host::Session<'a>) -> Result<Box<dyn Appender>> {
+        Err(Error::user("shake never appends to a Claude Code transcript: a fold is written as a fork")
+            .hint("`shake fold` on a transcript writes a new session and prints the command to resume it"))
+    }
+
+    fn export(&self, _ctx: &Context, session: &host::Session<'a>, _leaf: usize) -> Result<host::Export> {
+        Err(Error::user(format!("{}: shake does not export Claude Code sessions", session.file.display()))
+            .hint("Claude Code forks a session itself: claude --resume <id> --fork-session"))
+    }
+}
+
+/// One leaf's context, as Claude Code loads and sends it.
+pub struct ClaudeView<'s, 'a> {
+    host: &'s ClaudeSession<'a>,
+    chain: Chain,
+    /// The chain as nodes (context positions).
+    context: Vec<usize>,
+}
+
+impl<'s> ClaudeView<'s, '_> {
+    /// Feeds the pieces of node `n`'s row, with `replaced` standing for the content of its
+    /// tool result when given.
+    fn row_pieces(&self, n: usize, replaced: Option<&Content<'_>>, sink: &mut dyn Pieces) {
+        let row = self.host.row(n);
+        match row.kind() {
+            "user" => {
+                let content = parse_content(self.host.nodes[n].content);
+                for block in content.blocks() {
+                    match (&block.kind, replaced) {
+                        (BlockKind::ToolResult { .. }, Some(new)) => content_pieces(new, sink),
+                        (BlockKind::ToolResult { .. }, None) => {
+                            let inner = serde_json::from_str::<ResultHead<'_>>(block.raw.get()).ok();
+                            content_pieces(&parse_content(inner.and_then(|r| r.content)), sink);
+                        }
+                        _ => block_pieces(block, sink),
+                    }
+                }
+            }
+            "assistant" => {
+                for block in parse_content(self.host.nodes[n].content).blocks() {
+                    match &block.kind {
+                        BlockKind::Text(s) | BlockKind::Thinking(s) => sink.text(s),
+                        BlockKind::ToolCall { name, arguments, .. } => {
+                            sink.text(name);
+                            sink.text(arguments.map_or("{}", |a| a.get()));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            "attachment" => {
+                for part in project::rendered_parts(row).unwrap_or_default() {
+                    match &part {
+                        Value::String(s) => sink.text(s),
+                        Value::Array(blocks) => blocks
+                            .iter()
+                            .filter_map(|b| b.get("text").and_then(Value::as_str))
+                            .for_each(|s| sink.text(s)),
+                        _ => {}
+                    }
+                }
+            }
+            _ => return,
+        }
+        sink.end_message();
+    }
+}
+
+/// Text and images of a content value, as a user message or a tool result carries them.
+fn content_pieces(content: &Content<'_>, sink: &mut dyn Pieces) {
+    match content {
+        Content::Text(s) => sink.text(s),
+        Content::Blocks(blocks) => blocks.iter().for_each(|b| block_pieces(b, sink)),
+        Content::Other => {}
+    }
+}
+
+fn block_pieces(block: &Block<'_>, sink: &mut dyn Pieces) {
+    match &block.kind {
+        BlockKind::Text(s) => sink.text(s),
+        BlockKind::Image { .. } => sink.image(),
+        _ => {}
+    }
+}
+
+impl<'s> HostView<'s> for ClaudeView<'s, '_> {
+    fn projected(&self, _index: usize) -> Projected<'s> {
+        Projected::Raw
+    }
+
+    fn content(&self, index: usize) -> Option<Content<'s>> {
+        Some(parse_content(self.host.own(index)))
+    }
+
+    fn edit_target(&self, _index: usize) -> Option<Cow<'s, str>> {
+        None
+    }
+
+    fn replacement(&self, _edit: usize) -> Option<&'s RawValue> {
+        None
+    }
+
+    fn pieces(&self, pos: usize, sink: &mut dyn Pieces) {
+        self.row_pieces(self.context[pos], None, sink)
+    }
+
+    fn pieces_with(&self, index: usize, content: &Content<'_>, sink: &mut dyn Pieces) {
+        self.row_pieces(index, Some(content), sink)
+    }
+
+    fn messages_json(&self, pos: usize) -> Vec<Value> {
+        let row = self.host.row(self.context[pos]);
+        match row.kind() {
+            kind @ ("user" | "assistant") => {
+                row.content().map(|c| json!({"role": kind, "content": c})).into_iter().collect()
+            }
+            "attachment" => project::rendered_parts(row)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|part| json!({"role": "user", "content": part}))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn to_json(&self) -> Value {
+        let leaf = self.chain.leaf.and_then(|r| self.host.t.rows[r].uuid());
+        json!({"leafId": leaf, "messages": project::project(&self.host.t, &self.chain)})
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(text: &str) -> SessionFile {
+        SessionFile::from_bytes("t.jsonl".into(), text.as_bytes().to_vec())
+    }
+
+    const ROWS: &str = concat!(
+        "{\"type\":\"queue-operation\",\"sessionId\":\"s1\"}\n",
+        "{\"parentUuid\":null,\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"hi\"},\"uuid\":\"u1\",\"sessionId\":\"s1\",\"cwd\":\"/w\"}\n",
+        "{\"parentUuid\":\"u1\",\"type\":\"assistant\",\"message\":{\"id\":\"m1\",\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"Bash\",\"input\":{\"command\":\"ls\"}}]},\"uuid\":\"a1\",\"sessionId\":\"s1\"}\n",
+        "{\"parentUuid\":\"a1\",\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":[{\"tool_use_id\":\"t1\",\"type\":\"tool_result\",\"content\":\"out\\nput\"}]},\"uuid\":\"u2\",\"sessionId\":\"s1\"}\n",
+        "{\"type\":\"mystery\",\"sessionId\":\"s1\"}\n",
+        "{\"parentUuid\":\"u2\",\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"to",
+    );
+
+    #[test]
+    fn detects_transcripts_by_their_rows_and_refuses_pi_files() {
+        assert!(Claude.accepts(&file(ROWS)).is_ok());
+        let pi = "{\"type\":\"session\",\"version\":3,\"id\":\"s\"}\n{\"parentUuid\":null,\"type\":\"user\",\"uuid\":\"u\",\"sessionId\":\"s\"}\n";
+        assert_eq!(Claude.accepts(&file(pi)).unwrap_err().line, 1);
+        assert!(Claude.accepts(&file("{\"type\":\"queue-operation\",\"sessionId\":\"s\"}\n")).is_err());
+    }
+
+    #[test]
+    fn loads_rows_as_nodes_with_a_tool_result_unit() {
+        let f = file(ROWS);
+        let s = Claude.load(&f).unwrap();
+        let ids: Vec<&str> = s.entries.iter().map(|e| e.id.as_ref()).collect();
+        assert_eq!(ids, ["u1", "a1", "u2"]);
+        assert_eq!(s.header.as_ref().map(|h| h.id.as_ref()), Some("s1"));
+        assert_eq!(s.warnings.len(), 1, "the torn last line");
+        assert_eq!(s.default_leaf(), Some(2));
+        let v = View::at(&s, s.default_leaf()).unwrap();
+        assert_eq!(v.context, [0, 1, 2]);
+        let unit = &v.units[2];
+        assert_eq!((unit.role, unit.target.as_deref()), (Role::ToolResult, Some("t1")));
+        assert_eq!(unit.tool.as_ref().map(|t| t.name.as_ref()), Some("Bash"));
+        let content = v.content(2).unwrap();
+        assert_eq!(content.joined_text(), "out\nput");
+        assert!(Claude.foldable_content(Role::ToolResult, &content));
+        assert_eq!(v.to_json()["messages"].as_array().map(Vec::len), Some(3));
+        let lines: Vec<TreeLine> = ROWS.lines().take(5).map(|l| Claude.tree_line(l, None)).collect();
+        assert_eq!(lines[0], TreeLine::Header { id: "s1".into(), version: 0 });
+        assert_eq!(lines[2], TreeLine::Entry { id: Some("a1".into()), parent: Some("u1".into()) });
+        assert_eq!(Claude.tree_line("{\"type\":\"mystery\",\"sessionId\":\"s1\"}", Some(0)), TreeLine::Skip);
+    }
+
+    #[test]
+    fn placeholders_are_tombstones() {
+        let text = ROWS.replace("out\\nput", "<persisted-output>\\nOutput too large");
+        let f = file(&text);
+        let s = Claude.load(&f).unwrap();
+        let v = View::at(&s, Some(2)).unwrap();
+        assert!(v.units[2].tombstone);
+    }
+}
