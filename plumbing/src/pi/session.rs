@@ -330,8 +330,11 @@ pub fn tree_line(text: &str, header: Option<u64>) -> host::TreeLine {
 fn odd_json_warnings(text: &str, fields: &Fields<'_>, line: usize, warnings: &mut Vec<Warning>) {
     // The entry's own object is one level; what shake parses with its limit are its values.
     let limit = crate::js::MAX_DEPTH + 1;
-    let brackets = memchr::memchr2_iter(b'[', b'{', text.as_bytes()).count();
-    if brackets > limit && crate::js::depth(text) > limit {
+    // Each level takes two bytes at least, so most lines need no count at all.
+    let deep = text.len() > 2 * limit
+        && memchr::memchr2_iter(b'[', b'{', text.as_bytes()).count() > limit
+        && crate::js::depth(text) > limit;
+    if deep {
         warnings.push(Warning {
             line,
             message: format!(
