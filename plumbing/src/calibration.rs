@@ -182,7 +182,11 @@ pub fn calibration_from(ctx: &Context, session: &Session<'_>, turns: &[Turn], co
         && CALIBRATION_RANGE.contains(&own.slope);
     if trusted {
         if let Some(key) = key {
-            let c = Calibration { ratio: own.slope, turns: own.turns, session: session.file.display().into_owned() };
+            let c = Calibration {
+                ratio: own.slope,
+                turns: own.turns,
+                session: session.file.path.to_string_lossy().into_owned(),
+            };
             stored.base = CALIBRATION_BASE.as_str().into();
             if stored.models.get(&key) != Some(&c) {
                 stored.models.insert(key, c);

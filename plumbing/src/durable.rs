@@ -21,7 +21,7 @@ pub const TMP_PREFIX: &str = "tmp-";
 
 /// A file operation the system refused.
 #[derive(Debug, thiserror::Error)]
-#[error("cannot {doing} {}", path.display())]
+#[error("cannot {doing} {}", crate::output::path(path))]
 pub struct FileError {
     /// The file or folder involved.
     pub path: PathBuf,

@@ -153,6 +153,10 @@ impl std::error::Error for Error {
 
 impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Error {
+        // A `-z` record that cannot be printed is the input's fault, not the system's.
+        if let Some(nul) = e.get_ref().and_then(|r| r.downcast_ref::<crate::output::NulInField>()) {
+            return Error::user(nul.to_string()).hint("print it with --json, or without -z (quoted)");
+        }
         Error::new(ErrorKind::of_io(e.kind()), e.to_string()).caused_by(e)
     }
 }

@@ -10,6 +10,7 @@ pub mod durable;
 pub mod error;
 pub mod host;
 pub mod id;
+pub mod js;
 pub mod json;
 pub mod nodes;
 pub mod omp;

@@ -234,7 +234,7 @@ fn session_by_id(ctx: &Context, id: &str) -> Result<PathBuf> {
         1 => Ok(hits.remove(0)),
         0 => Err(no_session(ctx, id)),
         n => {
-            let files: Vec<String> = hits.iter().map(|p| p.display().to_string()).collect();
+            let files: Vec<String> = hits.iter().map(|p| crate::output::path(p).into_owned()).collect();
             Err(Error::user(format!("session id prefix {id:?} matches {n} sessions: {}", candidates(&files)))
                 .hint("type more of the id"))
         }

@@ -32,13 +32,13 @@ pub fn run(ctx: &Context, args: &PiExtensionArgs, out: &mut dyn Write) -> Result
     if args.install {
         let verb = install(&path)?;
         if !args.print_path {
-            writeln!(out, "{verb} the pi extension at {}", path.display())?;
+            writeln!(out, "{verb} the pi extension at {}", shake_plumbing::output::path(&path))?;
             writeln!(out, "Restart pi, or type /reload in a running pi, to load it.")?;
             return Ok(0);
         }
     }
     if args.print_path {
-        writeln!(out, "{}", path.display())?;
+        writeln!(out, "{}", shake_plumbing::output::path(&path))?;
     } else {
         out.write_all(SOURCE.as_bytes())?;
     }

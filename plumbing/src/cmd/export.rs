@@ -37,7 +37,7 @@ pub fn run(ctx: &Context, args: &ExportArgs, out: &mut dyn Write) -> Result {
         });
         crate::output::write_json(out, &report)?;
     } else {
-        writeln!(out, "{}", target.display())?;
+        writeln!(out, "{}", crate::output::path(&target))?;
     }
     Ok(0)
 }

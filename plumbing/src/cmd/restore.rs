@@ -73,7 +73,7 @@ pub fn run(ctx: &Context, args: &RestoreArgs, out: &mut dyn Write) -> Result {
         }
     })?;
     std::fs::set_permissions(&target, permissions).map_err(FileError::at(&target, "set the mode of"))?;
-    writeln!(out, "{id} {n} {}", target.display())?;
+    writeln!(out, "{id} {n} {}", crate::output::path(&target))?;
     Ok(0)
 }
 

@@ -1,12 +1,13 @@
 //! `shake sessions`: every imported session file with its size, tree and family (forks found
 //! through shared node ids), and optionally each imported version.
 
+use std::ffi::OsStr;
 use std::io::Write;
 
 use serde_json::{json, Value};
 
 use crate::id::ObjectId;
-use crate::output::{self, short_path, write_record, RecordArgs};
+use crate::output::{self, short_path, write_record, write_record_os, RecordArgs};
 use crate::regions::thousands;
 use crate::store::{family, Store};
 use crate::{Context, Result};
@@ -68,7 +69,6 @@ pub fn run(ctx: &Context, args: &SessionsArgs, out: &mut dyn Write) -> Result {
             s.versions.to_string(),
             group[i].to_string(),
         ];
-        let path = s.path.to_string_lossy();
         let sid = s.session_id.as_deref().unwrap_or("-");
         if !records {
             let short: String = sid.chars().take(8).collect();
@@ -97,11 +97,10 @@ pub fn run(ctx: &Context, args: &SessionsArgs, out: &mut dyn Write) -> Result {
             }
             continue;
         }
-        write_record(
-            out,
-            &[&["session", sid], numbers.each_ref().map(String::as_str).as_slice(), &[&path]].concat(),
-            args.output.nul,
-        )?;
+        let mut fields: Vec<&OsStr> = vec![OsStr::new("session"), OsStr::new(sid)];
+        fields.extend(numbers.iter().map(OsStr::new));
+        fields.push(s.path.as_os_str());
+        write_record_os(out, &fields, args.output.nul)?;
         for (n, v) in versions.iter().enumerate() {
             write_record(
                 out,

@@ -30,13 +30,13 @@ use super::{refs, Batch, Store};
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
     /// The path names something other than a regular file (a folder, a device).
-    #[error("{}: not a file", path.display())]
+    #[error("{}: not a file", crate::output::path(path))]
     NotAFile {
         /// The path given.
         path: PathBuf,
     },
     /// The file's absolute path is not UTF-8 (import states are keyed by it).
-    #[error("{}: shake needs UTF-8 paths", path.display())]
+    #[error("{}: shake needs UTF-8 paths", crate::output::path(path))]
     NotUtf8 {
         /// The absolute path.
         path: PathBuf,
@@ -212,7 +212,7 @@ pub fn session_by_id<'a>(sessions: &'a [SessionInfo], prefix: &str) -> Result<&'
         [] => Err(Error::user(format!("no session file or imported session id {prefix:?}"))
             .hint("name the session file, or run shake import first")),
         many => {
-            let paths: Vec<String> = many.iter().map(|s| s.path.display().to_string()).collect();
+            let paths: Vec<String> = many.iter().map(|s| crate::output::path(&s.path).into_owned()).collect();
             Err(Error::user(format!("session id {prefix:?} matches {} imported files", many.len()))
                 .hint(format!("name one of the files: {}", paths.join(", "))))
         }
