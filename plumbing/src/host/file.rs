@@ -104,6 +104,11 @@ impl SessionFile {
         }
     }
 
+    /// Gives back the file's bytes, unchanged, without a copy.
+    pub fn into_raw(self) -> Vec<u8> {
+        self.invalid_raw.unwrap_or_else(|| self.text.into_bytes())
+    }
+
     /// Returns the file's bytes, unchanged.
     pub fn raw(&self) -> &[u8] {
         self.invalid_raw.as_deref().unwrap_or(self.text.as_bytes())

@@ -4,7 +4,8 @@
 //! rebuilt byte for byte); every tree entry also gets a node object, `node = H(parent node ‖
 //! entry id)` along pi's `parentId` links; each import that changed something records a version.
 //! Per file, the import state remembers size, mtime and a hash of the committed prefix: an
-//! unchanged file costs one `stat`, a grown one is read from where the last import stopped, a
+//! unchanged file costs one `stat`, a grown one is read from where the last import stopped (the
+//! prefix streamed through its hash to prove it unchanged, never held in memory), a
 //! rewritten one gets a fresh version whose parent is the old one (whose objects all stay).
 //!
 //! A last line without `\n` is stored (the version must rebuild the file) but not committed: the
@@ -259,25 +260,46 @@ impl Batch<'_> {
                 return Ok(unchanged_report(path, head));
             }
         }
-        // Read until the path shows the same file before and after: a version is never a mix of
-        // two writes (an OMP rewrite mid-read).
-        let file = SessionFile::read(path).map_err(FileError::at(path, "read"))?;
-        let host = host::detect(&file, forced)?;
-        let bytes = file.raw();
-        let file_hash = *blake3::hash(bytes).as_bytes();
+        // A file that grew is read from where the last import stopped, its prefix checked by
+        // hash as it streams by; anything else (no state, a changed prefix) is read whole.
+        let tail = match &previous {
+            Some((head, rest)) => match state::decode_resume(rest) {
+                Some(resume) => read_tail(path, head, (size, mtime_ns), forced)?.map(|read| (read, resume)),
+                None => None,
+            },
+            None => None,
+        };
+        let (read, resume) = match tail {
+            Some((read, resume)) => (read, Some(resume)),
+            None => (read_whole(path, forced)?, None),
+        };
         if let Some((head, rest)) = &previous {
-            if head.file_hash == file_hash {
+            if head.file_hash == read.file_hash {
                 // Touched, not changed: remember the new mtime so the next check is a stat again.
                 let head = FileState { size, mtime_ns: remembered_mtime(mtime_ns), ..head.clone() };
-                let resume = state::decode_resume(rest).unwrap_or_default();
+                let resume = resume.or_else(|| state::decode_resume(rest)).unwrap_or_default();
                 self.set_state(state_file, state::encode(&head, &resume)?);
                 return Ok(unchanged_report(path, &head));
             }
         }
-        let base = base(previous, bytes);
+        let base = match (resume, previous) {
+            (Some(resume), Some((head, _))) => Base {
+                start: read.origin,
+                resume,
+                parent: Some(ObjectId(head.version)),
+                session_id: head.session_id,
+                versions: head.versions,
+                rewritten: false,
+            },
+            (_, previous) => base(previous, &read.data),
+        };
+        let Read { host, data, origin, mut hasher, file_hash } = read;
+        // `data` holds the file from byte `origin`; `base.start` is a file offset.
+        let bytes = &data[..];
+        let start = base.start - origin;
         let before = self.added();
         let mut resume = base.resume;
-        let read = self.read_lines(host, bytes, base.start, &mut resume, &mut warnings)?;
+        let read = self.read_lines(host, bytes, start, &mut resume, &mut warnings)?;
         let session_id = read.session_id.or(base.session_id);
         let version = Version {
             parent: base.parent,
@@ -301,10 +323,10 @@ impl Batch<'_> {
             path: key,
             size,
             mtime_ns: remembered_mtime(mtime_ns),
-            committed: committed as u64,
+            committed: (origin + committed) as u64,
             prefix_hash: match committed == bytes.len() {
                 true => file_hash,
-                false => *blake3::hash(&bytes[..committed]).as_bytes(),
+                false => *hasher.update(&bytes[..committed]).finalize().as_bytes(),
             },
             file_hash,
             version: version_id.0,
@@ -319,7 +341,7 @@ impl Batch<'_> {
             session_id,
             entries: head.entries,
             new_objects: (self.added() - before) as u64,
-            bytes: (bytes.len() - base.start) as u64,
+            bytes: (bytes.len() - start) as u64,
             warnings,
             version: version_id,
             unchanged: false,
@@ -428,6 +450,84 @@ fn tree_line(
             Line::Entry { id: Some(id), parent }
         }
     }
+}
+
+/// A file's bytes as an import reads them: from byte `origin` on (0: the whole file), with the
+/// hash of the bytes before `origin` still open and the whole file's hash.
+struct Read {
+    host: &'static dyn Host,
+    data: Vec<u8>,
+    origin: usize,
+    hasher: blake3::Hasher,
+    file_hash: [u8; 32],
+}
+
+/// Reads the whole file (until the path shows the same file before and after: a version is
+/// never a mix of two writes, an OMP rewrite mid-read) and finds its host.
+fn read_whole(path: &Path, forced: Option<HostKind>) -> Result<Read, ImportError> {
+    let file = SessionFile::read(path).map_err(FileError::at(path, "read"))?;
+    let host = host::detect(&file, forced)?;
+    let data = file.into_raw();
+    let file_hash = *blake3::hash(&data).as_bytes();
+    Ok(Read { host, data, origin: 0, hasher: blake3::Hasher::new(), file_hash })
+}
+
+/// How much of the committed prefix is kept to find the file's host (its header, its first
+/// conversation row).
+const HEAD_BYTES: usize = 1 << 20;
+
+/// Reads only what follows the committed prefix of `head`, streaming the prefix through the hash
+/// without holding it. `None` (read the whole file instead) when the prefix changed, the file
+/// changed while read (its size and mtime are not `stat`'s any more), or its first MiB does not
+/// decide its host.
+fn read_tail(
+    path: &Path,
+    head: &FileState,
+    stat_before: (u64, u64),
+    forced: Option<HostKind>,
+) -> Result<Option<Read>, ImportError> {
+    use std::io::Read as _;
+    let Ok(committed) = usize::try_from(head.committed) else { return Ok(None) };
+    if committed == 0 || head.committed > stat_before.0 {
+        return Ok(None);
+    }
+    let io = FileError::at(path, "read");
+    let mut file = std::fs::File::open(path).map_err(&io)?;
+    let mut hasher = blake3::Hasher::new();
+    let mut first = Vec::new();
+    let mut buf = vec![0; HEAD_BYTES.min(committed)];
+    let mut left = committed;
+    while left > 0 {
+        let n = file.read(&mut buf[..left.min(HEAD_BYTES)]).map_err(&io)?;
+        if n == 0 {
+            return Ok(None); // shorter than `stat` said: it changed
+        }
+        hasher.update(&buf[..n]);
+        if first.len() < HEAD_BYTES {
+            first.extend_from_slice(&buf[..n.min(HEAD_BYTES - first.len())]);
+        }
+        left -= n;
+    }
+    if hasher.finalize().as_bytes() != &head.prefix_hash {
+        return Ok(None);
+    }
+    let mut data = Vec::new();
+    file.read_to_end(&mut data).map_err(&io)?;
+    if stat(path)? != stat_before || (committed + data.len()) as u64 != stat_before.0 {
+        return Ok(None);
+    }
+    // The host from the prefix's first complete lines (pi's header, OMP's first line, Claude
+    // Code's first conversation row); a head of blank lines decides nothing.
+    first.truncate(memchr::memrchr(b'\n', &first).map_or(0, |i| i + 1));
+    if first.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    let Ok(host) = host::detect(&SessionFile::from_bytes(path.to_path_buf(), first), forced) else {
+        return Ok(None);
+    };
+    let mut whole = hasher.clone();
+    let file_hash = *whole.update(&data).finalize().as_bytes();
+    Ok(Some(Read { host, data, origin: committed, hasher, file_hash }))
 }
 
 /// Decides where to start: after the committed prefix when the file still starts with it, else
