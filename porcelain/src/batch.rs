@@ -16,7 +16,7 @@ use shake_plumbing::{Context, Error, Result};
 use crate::log_entry::{self, LogData, CUSTOM_TYPE};
 use crate::plan::TargetEdit;
 use crate::render::Paint;
-use crate::wall::Wall;
+use crate::wall::{Appended, Wall};
 
 /// The arguments every command that appends takes.
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -114,10 +114,11 @@ pub fn commit(
     let mut outcome = Outcome { appended: Vec::new(), repaired, moved };
     if !args.dry_run && writes {
         let contents: Vec<(String, &RawValue)> = edits.iter().map(|e| (e.target.clone(), &*e.content)).collect();
-        outcome.appended = write(ctx, session, leaf, data(repairs), &contents)?;
-        if let Some(last) = outcome.appended.last() {
-            crate::overlay::after_write(ctx, &session.file.path, last);
+        let written = write(ctx, session, leaf, data(repairs), &contents)?;
+        if let Some(last) = written.ids.last() {
+            crate::overlay::after_write(ctx, session, leaf, written.batch.as_ref(), last);
         }
+        outcome.appended = written.ids;
     }
     Ok(outcome)
 }
@@ -148,6 +149,15 @@ pub fn torn_last_line(file: &SessionFile) -> bool {
     ending(file.raw()) == Ending::TornShakeLine
 }
 
+/// What [`write`] appended.
+struct Written {
+    /// Ids appended, log entry first.
+    ids: Vec<String>,
+    /// The batch and its bytes, when it landed right after the bytes the command read, chained
+    /// from its leaf (no other writer in between): the overlay at its end is derived from them.
+    batch: Option<(Appended, Vec<u8>)>,
+}
+
 /// How often a batch that landed after a concurrent writer's entries is written again.
 const RECHAIN_ATTEMPTS: usize = 5;
 
@@ -166,10 +176,10 @@ fn write(
     leaf: usize,
     data: LogData,
     edits: &[(String, &RawValue)],
-) -> Result<Vec<String>> {
-    let ids = append_batch(ctx, session, leaf, data, edits)?;
+) -> Result<Written> {
+    let written = append_batch(ctx, session, leaf, data, edits)?;
     crate::own_write::record(ctx, &session.file.path);
-    Ok(ids)
+    Ok(written)
 }
 
 /// [`write`]'s append, re-chained after a concurrent writer's entries.
@@ -179,7 +189,7 @@ fn append_batch(
     leaf: usize,
     data: LogData,
     edits: &[(String, &RawValue)],
-) -> Result<Vec<String>> {
+) -> Result<Written> {
     let path = &session.file.path;
     if let Some(age) = recently_written(path).filter(|_| !crate::own_write::is_last(ctx, path)) {
         ctx.warn(format_args!(
@@ -189,17 +199,23 @@ fn append_batch(
         ));
     }
     let leaf_id = session.entries[leaf].id.to_string();
-    let (bytes, ids) = lines(session, &leaf_id, data.clone(), edits)?;
+    let (bytes, ids, logged) = lines(session, &leaf_id, data.clone(), edits)?;
     let mut landed = append::append(path, &Snapshot::of(session.file.raw()), &bytes)?;
+    if landed.foreign.is_none() && ending(session.file.raw()) == Ending::Clean {
+        // The log entry's line: the file ended with a newline, so it is the line after its last.
+        let log = Appended { log: ids[0].clone(), line: session.file.lines.len() + 1, data: logged };
+        return Ok(Written { ids, batch: Some((log, bytes)) });
+    }
+    let written = |ids| Ok(Written { ids, batch: None });
     let mut ids = ids;
     for _ in 0..RECHAIN_ATTEMPTS {
-        let Some(foreign) = landed.foreign.clone() else { return Ok(ids) };
+        let Some(foreign) = landed.foreign.clone() else { return written(ids) };
         let file = SessionFile::read(path).map_err(FileError::at(path, "re-read"))?;
         let now = session.host().load(&file)?;
         let starts = |e: &shake_plumbing::host::Node<'_>| file.lines[e.line - 1].raw.start as u64;
         let Some(last) = now.entries.iter().rposition(|e| foreign.contains(&starts(e))) else {
             // Only blank or unreadable lines came in between: the branch is what was planned.
-            return Ok(ids);
+            return written(ids);
         };
         let on_branch = now.path(last).is_ok_and(|p| p.iter().any(|&i| now.entries[i].id == leaf_id));
         if !on_branch {
@@ -207,14 +223,14 @@ fn append_batch(
                 "{}: another program appended entries on another branch while shake was writing; pi now resumes shake's branch",
                 shake_plumbing::output::path(path)
             ));
-            return Ok(ids);
+            return written(ids);
         }
         let pi_leaf = now.entries[last].id.to_string();
         ctx.warn(format_args!(
             "{}: pi appended entries while shake was writing; the batch is written again after {pi_leaf} so they stay on the branch",
             shake_plumbing::output::path(path)
         ));
-        let (again, again_ids) = lines(&now, &pi_leaf, data.clone(), edits)?;
+        let (again, again_ids, _) = lines(&now, &pi_leaf, data.clone(), edits)?;
         landed = match append::append(path, &Snapshot::of(file.raw()), &again) {
             Ok(landed) => landed,
             // pi wrote again after the re-read: its newest entries are the file's last, so they
@@ -231,7 +247,7 @@ fn append_batch(
         ids = again_ids;
     }
     match landed.foreign {
-        None => Ok(ids),
+        None => written(ids),
         Some(_) => Err(Error::user(format!(
             "{}: pi kept appending while shake wrote; the batch is on a side branch, pi's entries on its own",
             shake_plumbing::output::path(path)
@@ -241,13 +257,13 @@ fn append_batch(
 }
 
 /// Builds the batch's bytes chained from `parent`, with ids fresh in `session`: the log entry,
-/// then the edits. Returns the bytes and the ids, log entry first.
+/// then the edits. Returns the bytes, the ids (log entry first) and what the log entry says.
 fn lines(
     session: &Session<'_>,
     parent: &str,
     mut data: LogData,
     edits: &[(String, &RawValue)],
-) -> Result<(Vec<u8>, Vec<String>)> {
+) -> Result<(Vec<u8>, Vec<String>, LogData)> {
     let mut writer = session.appender()?;
     let log_id = writer.fresh_id();
     let edit_ids: HashMap<&str, String> = edits.iter().map(|(t, _)| (t.as_str(), writer.fresh_id())).collect();
@@ -264,7 +280,7 @@ fn lines(
     }
     let mut bytes = lines.join("\n").into_bytes();
     bytes.push(b'\n');
-    Ok((bytes, ids))
+    Ok((bytes, ids, data))
 }
 
 /// Prints the lines that follow a fold's or undo's sentence: a repair, a moved resume point.

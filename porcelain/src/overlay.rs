@@ -8,12 +8,12 @@ use std::path::Path;
 
 use serde_json::json;
 use shake_plumbing::durable::FileError;
-use shake_plumbing::host::{Session, SessionFile, View};
+use shake_plumbing::host::{HostKind, Session, SessionFile, View};
 use shake_plumbing::id::{Kind, ObjectId};
 use shake_plumbing::store::{path_nodes, refs, touch, Store};
 use shake_plumbing::{Context, Error, Result};
 
-use crate::wall::Wall;
+use crate::wall::{Appended, Wall};
 
 /// The overlay format this shake writes and reads; a later shake whose wall differs bumps it, and
 /// treats stored overlays of another version as absent (they are a cache of the session file).
@@ -21,9 +21,13 @@ pub const VERSION: u64 = 1;
 
 /// The overlay object's canonical bytes for the wall at `leaf`: `{"v","session","leaf","wall"}`.
 pub fn bytes(session: &Session<'_>, leaf: usize, wall: &Wall) -> Vec<u8> {
+    bytes_at(session, &session.entries[leaf].id, wall)
+}
+
+/// [`bytes`] for the entry `leaf_id` (one the session may not hold yet: a batch just appended).
+fn bytes_at(session: &Session<'_>, leaf_id: &str, wall: &Wall) -> Vec<u8> {
     let sid = session.header.as_ref().map(|h| h.id.as_ref());
-    let value =
-        json!({"v": VERSION, "session": sid, "leaf": session.entries[leaf].id.as_ref(), "wall": wall.overlay()});
+    let value = json!({"v": VERSION, "session": sid, "leaf": leaf_id, "wall": wall.overlay()});
     // `preserve_order` keeps the keys as written here and in `Wall::overlay`: one spelling.
     serde_json::to_vec(&value).unwrap_or_default()
 }
@@ -73,33 +77,83 @@ fn stored(ctx: &Context, node: &ObjectId, leaf_id: &str) -> Option<serde_json::V
     (value["v"] == VERSION && value["leaf"] == leaf_id).then_some(value)
 }
 
-/// After an append: imports the session file again and stores the overlay at the entry
-/// `leaf_id` (the batch's last entry), in one store write. A failure only warns.
-pub fn after_write(ctx: &Context, path: &Path, leaf_id: &str) {
-    if let Err(e) = import_with_overlay(ctx, path, leaf_id) {
+/// After an append of a batch after entry `leaf` of `session` (the file as read before it):
+/// imports the appended bytes and stores the overlay at the entry `leaf_id` (the batch's last
+/// entry), in one store write. A failure only warns.
+///
+/// When the batch landed right after the bytes read (`batch`: the log and the lines written),
+/// the overlay is derived from the session already parsed plus the batch
+/// ([`Wall::after_batch`]), and the leaf's node id chained over the batch's lines, so the file
+/// is not parsed again; otherwise (another writer came in between, a Claude Code transcript)
+/// the file is read and parsed again. `shake fsck` recomputes every overlay from the file.
+pub fn after_write(
+    ctx: &Context,
+    session: &Session<'_>,
+    leaf: usize,
+    batch: Option<&(Appended, Vec<u8>)>,
+    leaf_id: &str,
+) {
+    if let Err(e) = import_with_overlay(ctx, session, leaf, batch, leaf_id) {
         touch::warn_once(ctx, &e);
     }
 }
 
-fn import_with_overlay(ctx: &Context, path: &Path, leaf_id: &str) -> Result<()> {
+fn import_with_overlay(
+    ctx: &Context,
+    session: &Session<'_>,
+    leaf: usize,
+    batch: Option<&(Appended, Vec<u8>)>,
+    leaf_id: &str,
+) -> Result<()> {
+    let path = &session.file.path;
     let mut store = Store::open(ctx)?;
-    let mut batch = store.batch()?;
-    batch.import(path, ctx.host)?;
-    let file = SessionFile::read(path).map_err(FileError::at(path, "read"))?;
-    let session = shake_plumbing::host::load(&file, ctx.host)?;
-    if let Some(leaf) = session.index_of(leaf_id) {
-        let wall = Wall::at(&View::at(&session, Some(leaf))?);
-        let id = batch.put(Kind::Overlay, &bytes(&session, leaf, &wall))?;
-        batch.set_ref(&refs::overlay_ref(&leaf_node(&session, leaf)?), id)?;
+    let mut store_batch = store.batch()?;
+    store_batch.import(path, ctx.host)?;
+    let overlay = match batch.filter(|_| session.kind != HostKind::Claude) {
+        Some((log, lines)) => Some(appended(session, leaf, log, lines, leaf_id)?),
+        None => reparsed(path, ctx.host, leaf_id)?,
+    };
+    if let Some((node, bytes)) = overlay {
+        let id = store_batch.put(Kind::Overlay, &bytes)?;
+        store_batch.set_ref(&refs::overlay_ref(&node), id)?;
     }
-    batch.commit()
+    store_batch.commit()
+}
+
+/// The overlay at the end of a batch (the log `log`, the bytes `lines`) appended after entry
+/// `leaf`, whose last entry is `leaf_id`: its node id (chained over the batch's lines) and bytes,
+/// from the session as read before the append.
+fn appended(
+    session: &Session<'_>,
+    leaf: usize,
+    log: &Appended,
+    lines: &[u8],
+    leaf_id: &str,
+) -> Result<(ObjectId, Vec<u8>)> {
+    let wall = Wall::after_batch(&View::at(session, Some(leaf))?, log);
+    let node = lines
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .fold(leaf_node(session, leaf)?, |node, line| ObjectId::node(Some(&node), &ObjectId::hash(Kind::Entry, line)));
+    Ok((node, bytes_at(session, leaf_id, &wall)))
+}
+
+/// The overlay at entry `leaf_id` of the file at `path`, read and parsed again.
+fn reparsed(path: &Path, host: Option<HostKind>, leaf_id: &str) -> Result<Option<(ObjectId, Vec<u8>)>> {
+    let file = SessionFile::read(path).map_err(FileError::at(path, "read"))?;
+    recompute_as(&file, host, leaf_id)
 }
 
 /// Recomputes the overlay at entry `leaf_id` of a session file (as the store rebuilt it) for
 /// `shake fsck`: the leaf's node id and the overlay's canonical bytes; `None` when the file has
 /// no such entry.
 pub fn recompute(file: &SessionFile, leaf_id: &str) -> Result<Option<(ObjectId, Vec<u8>)>> {
-    let session = shake_plumbing::host::load(file, None)?;
+    recompute_as(file, None, leaf_id)
+}
+
+/// [`recompute`] with the file read by the host `host` names (else the one that accepts it).
+fn recompute_as(file: &SessionFile, host: Option<HostKind>, leaf_id: &str) -> Result<Option<(ObjectId, Vec<u8>)>> {
+    let session = shake_plumbing::host::load(file, host)?;
     let Some(leaf) = session.index_of(leaf_id) else { return Ok(None) };
     let projection = View::at(&session, Some(leaf))?;
     Ok(Some((leaf_node(&session, leaf)?, bytes(&session, leaf, &Wall::at(&projection)))))

@@ -65,6 +65,17 @@ pub struct Torn {
     pub written: usize,
 }
 
+/// A shake batch just appended after a leaf, as [`Wall::after_batch`] reads it.
+#[derive(Debug)]
+pub struct Appended {
+    /// The log entry's id.
+    pub log: String,
+    /// Its 1-based line in the file.
+    pub line: usize,
+    /// What it logs, each target's `edit` filled in with the id of the edit that follows it.
+    pub data: LogData,
+}
+
 /// The folds in force at one leaf.
 #[derive(Clone, Debug, Default)]
 pub struct Wall {
@@ -90,11 +101,33 @@ pub struct Wall {
 impl Wall {
     /// Derives the wall at a projection's leaf.
     pub fn at(projection: &View<'_, '_>) -> Wall {
+        Wall::derive(projection, None)
+    }
+
+    /// Derives the wall at the last entry of a shake batch appended after the projection's
+    /// leaf, without the batch in the session: the log entry is placed after the session's
+    /// entries (index `entries.len()`) and its edits win for their targets, as they do in
+    /// pi's and oh-my-pi's projection (the newest edit of a target in the context wins).
+    pub fn after_batch(projection: &View<'_, '_>, batch: &Appended) -> Wall {
+        Wall::derive(projection, Some(batch))
+    }
+
+    fn derive(projection: &View<'_, '_>, batch: Option<&Appended>) -> Wall {
         let session = projection.session;
-        let on_path: HashSet<&str> =
+        let mut on_path: HashSet<&str> =
             projection.path.iter().filter(|&&i| session.is_edit(i)).map(|&i| session.entries[i].id.as_ref()).collect();
-        let logs: Vec<(usize, LogData)> =
+        let mut logs: Vec<(usize, LogData)> =
             projection.path.iter().filter_map(|&i| log_entry::parse(session, i).map(|d| (i, d))).collect();
+        let appended = session.entries.len();
+        if let Some(b) = batch {
+            on_path.extend(b.data.targets.iter().map(|t| t.edit.as_str()).filter(|e| !e.is_empty()));
+            logs.push((appended, b.data.clone()));
+        }
+        // The log entry's id and line; the batch's log is not in the session.
+        let entry = |i: usize| match batch.filter(|_| i == appended) {
+            Some(b) => (b.log.as_str(), b.line),
+            None => (session.entries[i].id.as_ref(), session.entries[i].line),
+        };
         let mut wall = Wall::default();
         // Folded items in the order folded; a slot is emptied when an undo or a refold replaces
         // it, found through `slots` (per target), so each log costs its own targets only.
@@ -103,11 +136,11 @@ impl Wall {
         let mut last_edit: HashMap<String, String> = HashMap::new();
         let repaired: HashSet<&str> = logs.iter().flat_map(|(_, d)| d.repairs.iter().map(String::as_str)).collect();
         for (i, data) in &logs {
-            let entry = &session.entries[*i];
+            let (log_id, line) = entry(*i);
             let listed = data.edit_ids();
             let written = listed.iter().filter(|id| on_path.contains(**id)).count();
-            if written < listed.len() && !repaired.contains(entry.id.as_ref()) {
-                wall.torn.push(Torn { log: entry.id.to_string(), line: entry.line, listed: listed.len(), written });
+            if written < listed.len() && !repaired.contains(log_id) {
+                wall.torn.push(Torn { log: log_id.to_string(), line, listed: listed.len(), written });
             }
             wall.shake_edits.extend(listed.iter().map(|s| s.to_string()));
             let op = data.op();
@@ -140,7 +173,7 @@ impl Wall {
                             block: t.block,
                             at: t.at.map(|[a, b]| (a, b)),
                         };
-                        let item = Item::new(t.id.clone(), index, region, entry.id.to_string());
+                        let item = Item::new(t.id.clone(), index, region, log_id.to_string());
                         let same = slots.entry(item.target.clone()).or_default();
                         same.retain(|&at| match &folded[at] {
                             Some(f) if f.key() == item.key() => {
@@ -163,7 +196,16 @@ impl Wall {
                 wall.ids.insert(i, e.id.to_string());
             }
         }
-        let winner = |index: usize| projection.edit_of(index).map(|e| session.entries[e].id.as_ref());
+        let batch_edits: HashMap<&str, &str> = batch
+            .iter()
+            .flat_map(|b| {
+                b.data.targets.iter().filter(|t| !t.edit.is_empty()).map(|t| (t.id.as_str(), t.edit.as_str()))
+            })
+            .collect();
+        let winner = |index: usize| match batch_edits.get(session.entries[index].id.as_ref()) {
+            Some(&edit) => Some(edit),
+            None => projection.edit_of(index).map(|e| session.entries[e].id.as_ref()),
+        };
         for item in folded.into_iter().flatten() {
             if projection.position(item.index).is_none() {
                 continue; // summarised away by a later compaction: inert
@@ -178,7 +220,7 @@ impl Wall {
         }
         wall.items.sort_by_key(|it| (projection.position(it.index), it.block, it.at));
         wall.index_targets();
-        wall.ids.extend(logs.iter().map(|(i, _)| (*i, session.entries[*i].id.to_string())));
+        wall.ids.extend(logs.iter().map(|(i, _)| (*i, entry(*i).0.to_string())));
         wall.logs = logs;
         wall
     }

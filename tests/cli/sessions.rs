@@ -184,6 +184,42 @@ fn fold_stores_overlays_fsck_recomputes_them_and_gc_keeps_every_version() {
     assert_eq!(again["kept"], again["objects"]);
 }
 
+/// Each write stores the overlay at its new leaf derived from the session it parsed before the
+/// append plus the batch (not from the file read again): it must be what `fsck` recomputes from
+/// the file, and the store's latest version (the appended bytes imported alone) rebuilds it.
+#[test]
+fn the_overlay_written_after_each_fold_and_undo_is_the_one_fsck_recomputes() {
+    let env = TestEnv::new();
+    let path = env.write("rich.jsonl", &crate::synthetic::rich().text);
+    let steps: [&[&str]; 6] = [
+        &["fold"],
+        &["undo"],
+        &["fold"],
+        &["fold", "--profile", "aggressive"],
+        &["undo", "--last"],
+        &["fold", "--scope", "thinking"],
+    ];
+    let mut leaves = Vec::new();
+    for step in steps {
+        let out = json(&env.ok(&[step, &[p(&path), "--json"]].concat()));
+        let Some(leaf) = out["appended"].as_array().unwrap().last() else { continue };
+        leaves.push(leaf.as_str().unwrap().to_string());
+        let fsck = json(&env.ok(&["fsck", "--json"]));
+        assert_eq!(fsck["ok"], true, "after {step:?}: {fsck}");
+        assert!(fsck["notes"].as_array().unwrap().is_empty(), "after {step:?}: {fsck}");
+        let stored: Vec<String> = refs(&env)
+            .into_iter()
+            .filter(|(n, _)| n.starts_with("refs/overlays/"))
+            .map(|(_, id)| json(&env.ok(&["cat-object", &id]))["leaf"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(stored.len(), leaves.len(), "one overlay per write, at its leaf: {stored:?}");
+        assert!(stored.contains(leaves.last().unwrap()), "after {step:?}: {stored:?}");
+        let rebuilt = env.cmd().args(["cat-session", p(&path)]).output().unwrap().stdout;
+        assert_eq!(rebuilt, std::fs::read(&path).unwrap(), "after {step:?}");
+    }
+    assert!(leaves.len() >= 5, "the steps write: {leaves:?}");
+}
+
 #[test]
 fn an_unwritable_store_warns_once_and_reading_goes_on() {
     let env = TestEnv::new();
