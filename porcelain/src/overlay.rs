@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use serde_json::json;
-use shake_plumbing::host::{Session, SessionFile, View};
+use shake_plumbing::host::{Session, SessionFile, View, WriteBack};
 use shake_plumbing::id::{Kind, ObjectId};
 use shake_plumbing::store::{path_nodes, refs, touch, Store};
 use shake_plumbing::{Context, Error, Result};
@@ -49,6 +49,10 @@ fn save_at(ctx: &Context, session: &Session<'_>, leaf: usize, node: &ObjectId, w
 /// Returns the wall at the projection's leaf: rebuilt from the leaf's stored overlay when there
 /// is one that fits this session, else derived from the path (and then stored).
 pub fn wall_at(ctx: &Context, session: &Session<'_>, projection: &View<'_, '_>) -> Wall {
+    // A fork host's wall comes from the store's fold records, not the file: nothing to cache.
+    if session.host().write_back() == WriteBack::Fork {
+        return Wall::at(projection);
+    }
     let Some((leaf, node)) = projection.leaf.and_then(|l| Some((l, leaf_node(session, l).ok()?))) else {
         return Wall::at(projection);
     };
