@@ -2,18 +2,19 @@
 //!
 //! `REV` is a session file path, or a session id (or a unique prefix of one), optionally followed
 //! by `:<entry-id>` (an entry id or a unique prefix). No suffix means pi's own leaf, the last entry
-//! in file order. No `REV` at all means the host's own choice for the current directory (pi's
-//! `--continue`).
+//! in file order. No `REV` at all means a host's own choice for the current directory (pi's
+//! `--continue`; [`default_choice`] says which host's).
 
 use std::path::{Path, PathBuf};
 
+use crate::durable::FileError;
 use crate::host::{self, HostKind, Session, SessionFile};
 use crate::{Context, Error, Result};
 
 /// The `[REV]` and `--leaf` arguments every command that reads a leaf takes.
 #[derive(clap::Args, Clone, Debug, Default)]
 pub struct RevArgs {
-    /// Session file, or session id (prefix), optionally `:<entry-id>`; default: pi's current session here
+    /// Session file, or session id (prefix), optionally `:<entry-id>`; default: the current session here (pi's, else oh-my-pi's)
     #[arg(value_name = "REV")]
     pub rev: Option<String>,
     /// Leaf entry id (or unique prefix) to act on, e.g. pi's in-memory leaf after /tree
@@ -46,7 +47,7 @@ impl RevArgs {
     pub fn load(&self, ctx: &Context) -> Result<(SessionFile, Rev)> {
         let rev = self.rev();
         let path = rev.session_path(ctx)?;
-        let file = SessionFile::read(&path).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+        let file = SessionFile::read(&path).map_err(FileError::at(&path, "read"))?;
         host::detect(&file, ctx.host)?;
         crate::store::touch::import(ctx, &path);
         Ok((file, rev))
@@ -100,6 +101,18 @@ impl Rev {
             Some(prefix) => resolve_entry(session, prefix).map(Some),
         }
     }
+}
+
+/// Splits `SESSION@N` (version N of a session file, numbered as `shake sessions --versions`
+/// and `shake restore --version` number them; `@N` alone: the default session's). `None` when
+/// the argument names no version: no `@` followed by digits only, or an existing file.
+pub fn split_version(arg: &str) -> Option<(Option<&str>, usize)> {
+    if Path::new(arg).is_file() {
+        return None;
+    }
+    let (session, n) = arg.rsplit_once('@')?;
+    let n = n.parse().ok().filter(|_| n.bytes().all(|b| b.is_ascii_digit()))?;
+    Some(((!session.is_empty()).then_some(session), n))
 }
 
 /// Resolves a revision to its leaf and the root→leaf path; fails on an empty session or a cycle.
@@ -164,20 +177,36 @@ fn no_session(ctx: &Context, id: &str) -> Error {
     }
 }
 
-/// The session a command without `REV` opens (`docs/revisions.md`, "Choosing the host"): with
-/// `--host`, that host's own choice for this directory; else pi's when pi has a session here, else
-/// the first other host's in [`host::HOSTS`] order that has one; with none, pi's error (which
-/// says where pi looked).
+/// The session a command without `REV` opens (`docs/revisions.md`, "Choosing the host").
 pub fn default_session(ctx: &Context) -> Result<PathBuf> {
+    default_choice(ctx).map(|(path, _)| path)
+}
+
+/// The session a command without `REV` opens, and the host whose choice it is: `--host`'s own
+/// choice for this directory; else pi's when pi has a session here; else, among the other
+/// hosts that have one here, the session modified last. With none anywhere, pi's error, with
+/// a hint naming the other hosts looked at.
+pub fn default_choice(ctx: &Context) -> Result<(PathBuf, HostKind)> {
     if let Some(kind) = ctx.host {
-        return kind.host()?.default_session(ctx);
+        return Ok((kind.host()?.default_session(ctx)?, kind));
     }
-    let pi = HostKind::Pi.host()?.default_session(ctx);
-    if pi.is_ok() {
-        return pi;
+    let no_pi = match HostKind::Pi.host()?.default_session(ctx) {
+        Ok(path) => return Ok((path, HostKind::Pi)),
+        Err(e) => e,
+    };
+    let others = host::HOSTS.iter().filter(|h| h.kind() != HostKind::Pi);
+    let newest = others
+        .clone()
+        .filter_map(|h| h.default_session(ctx).ok().map(|path| (path, h.kind())))
+        .filter_map(|(path, kind)| Some((path.metadata().and_then(|m| m.modified()).ok()?, path, kind)))
+        .max_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    match newest {
+        Some((_, path, kind)) => Ok((path, kind)),
+        None => {
+            let names: Vec<&str> = others.map(|h| h.kind().title()).collect();
+            Err(no_pi.hint(format!("no {} session here either", names.join(" or "))))
+        }
     }
-    let mut others = host::HOSTS.iter().filter(|h| h.kind() != HostKind::Pi);
-    others.find_map(|h| h.default_session(ctx).ok()).map_or(pi, Ok)
 }
 
 /// Finds a session file by session id or unique prefix: among the store's imported sessions
@@ -206,7 +235,7 @@ fn session_by_id(ctx: &Context, id: &str) -> Result<PathBuf> {
         1 => Ok(hits.remove(0)),
         0 => Err(no_session(ctx, id)),
         n => {
-            let files: Vec<String> = hits.iter().map(|p| p.display().to_string()).collect();
+            let files: Vec<String> = hits.iter().map(|p| crate::output::path(p).into_owned()).collect();
             Err(Error::user(format!("session id prefix {id:?} matches {n} sessions: {}", candidates(&files)))
                 .hint("type more of the id"))
         }
@@ -223,5 +252,15 @@ mod tests {
         assert_eq!(Rev::parse(":12ef"), Rev { session: None, entry: Some("12ef".into()) });
         assert_eq!(Rev::parse("abc"), Rev { session: Some("abc".into()), entry: None });
         assert_eq!(Rev::parse("./x:y/z.jsonl"), Rev { session: Some("./x:y/z.jsonl".into()), entry: None });
+    }
+
+    #[test]
+    fn splits_version_suffix() {
+        assert_eq!(split_version("a/b.jsonl@3"), Some((Some("a/b.jsonl"), 3)));
+        assert_eq!(split_version("@12"), Some((None, 12)));
+        assert_eq!(split_version("0194f5a0@1"), Some((Some("0194f5a0"), 1)));
+        for no in ["a/b.jsonl", "x@", "x@+1", "x@1a", "abc:12ef"] {
+            assert_eq!(split_version(no), None, "{no}");
+        }
     }
 }

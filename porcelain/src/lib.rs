@@ -9,14 +9,15 @@ pub mod fingerprint;
 pub mod host_plan;
 pub mod leaf;
 pub mod log_entry;
+pub mod omp_history;
 pub mod omp_meter;
 pub mod overlay;
 pub mod own_write;
 pub mod pi_extension;
 pub mod plan;
 pub mod profile;
-pub mod regions;
 pub mod render;
+pub mod scope;
 pub mod wall;
 
-pub use cmd::{audit, diff, fold, log, meter, show, status, undo};
+pub use cmd::{audit, diff, fold, log, meter, regions, show, status, undo};

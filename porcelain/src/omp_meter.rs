@@ -8,13 +8,13 @@
 use std::io::Write;
 use std::time::Duration;
 
+use crate::profile::Profile;
 use serde_json::{json, Value};
-use shake_plumbing::cmd::tokens::open_cached;
 use shake_plumbing::host::HostKind;
 use shake_plumbing::omp::shake::{AGGRESSIVE, AUTO};
 use shake_plumbing::omp::{looks_like_omp, reading, session_tokenizer, OmpFile};
-use shake_plumbing::regions::Profile;
 use shake_plumbing::rev::RevArgs;
+use shake_plumbing::token_cache::open_cached;
 use shake_plumbing::tokens::TokenizerName;
 use shake_plumbing::{Context, Error, Result};
 
@@ -35,6 +35,12 @@ pub fn is_omp(ctx: &Context, rev: &RevArgs) -> Result<bool> {
     Ok(read.is_ok() && looks_like_omp(&head))
 }
 
+/// Whether OMP counts with o200k for models without a tokenizer family (its
+/// `PI_TOKENIZER_ACCURATE=1`).
+pub fn accurate() -> bool {
+    std::env::var_os("PI_TOKENIZER_ACCURATE").is_some_and(|v| v == "1")
+}
+
 /// Runs `shake meter` on an OMP session.
 pub fn run(ctx: &Context, args: &MeterArgs, color: bool, out: &mut dyn Write) -> Result {
     let (config, profile) = match args.profile {
@@ -51,7 +57,7 @@ pub fn run(ctx: &Context, args: &MeterArgs, color: bool, out: &mut dyn Write) ->
     if args.rev.rev().entry.is_some() {
         return Err(Error::user("OMP's /shake takes the branch of the last entry; a leaf cannot be chosen"));
     }
-    let accurate = std::env::var_os("PI_TOKENIZER_ACCURATE").is_some_and(|v| v == "1");
+    let accurate = accurate();
     let o200k = open_cached(ctx, TokenizerName::O200k);
     loop {
         let path = args.rev.rev().session_path(ctx)?;

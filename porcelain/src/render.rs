@@ -26,12 +26,15 @@ pub fn counts(parts: &[(usize, &str)]) -> String {
 }
 
 /// The line a command for people starts with when the command line did not name the session's
-/// file (pi's current session here, or a session id): `Session --home-dev-p--/2026-…_01f2….jsonl`,
+/// file (the current session here, pi's or another host's, or a session id): `Session --home-dev-p--/2026-…_01f2….jsonl`,
 /// the path short (under pi's sessions folder, else under `~`). `None` when a file was named.
 pub fn session_line(ctx: &Context, rev: &Rev, path: &Path) -> Option<String> {
     let how = match rev.session.as_deref() {
-        None => " (pi's current session here)",
-        Some(s) if !Path::new(s).is_file() => "",
+        None => match shake_plumbing::rev::default_choice(ctx) {
+            Ok((default, kind)) if default == path => format!(" ({}'s current session here)", kind.title()),
+            _ => " (the current session here)".to_string(),
+        },
+        Some(s) if !Path::new(s).is_file() => String::new(),
         Some(_) => return None,
     };
     Some(format!("Session {}{how}", short_path(ctx, path)))

@@ -95,3 +95,118 @@ fn omp_bad_input_names_file_and_line_and_changes_nothing() {
     let err = env.fails(&["meter", path.to_str().unwrap()], 1);
     assert!(err.contains("headless.jsonl: no session header"), "{err}");
 }
+
+/// Stamps `prunedAt` on tool results of a generated session with content of every shape OMP's
+/// join treats apart (several text blocks around an image, empty texts, no text), and one
+/// unpruned result with two text blocks.
+fn pruned_shapes(bytes: &[u8]) -> Vec<u8> {
+    let text = |s: &str| serde_json::json!({"type": "text", "text": s});
+    let image = serde_json::json!({"type": "image", "data": "blob:sha256:00", "mimeType": "image/png"});
+    let shapes = [
+        (serde_json::json!([text("first\n"), image, text(""), text("second")]), true),
+        (serde_json::json!([text(""), text("")]), true),
+        (serde_json::json!([image]), true),
+        (serde_json::json!([text("kept "), text("apart")]), false),
+    ];
+    // The newest results, so they are in the context after any compaction.
+    let mut lines: Vec<Vec<u8>> = bytes.split_inclusive(|b| *b == b'\n').map(<[u8]>::to_vec).collect();
+    let mut k = 0;
+    for line in lines.iter_mut().skip(1).rev() {
+        let Ok(mut v) = serde_json::from_slice::<Value>(line) else { continue };
+        let message = &mut v["message"];
+        if k == 4 * shapes.len() || message["role"] != "toolResult" || message.get("prunedAt").is_some() {
+            continue;
+        }
+        let (content, pruned) = &shapes[k % shapes.len()];
+        message["content"] = content.clone();
+        if *pruned {
+            message["prunedAt"] = 1_790_000_000_000u64.into();
+        }
+        k += 1;
+        *line = format!("{v}\n").into_bytes();
+    }
+    let out = lines.concat();
+    assert_eq!(k, 4 * shapes.len(), "enough tool results to stamp");
+    out
+}
+
+#[test]
+fn omp_project_sends_pruned_results_as_omp_does() {
+    let env = TestEnv::new();
+    let path = env.write("pruned.jsonl", pruned_shapes(&std::fs::read(gpt_session(&env, 5)).unwrap()));
+    let want = OmpOracle::run("sent.ts", &[path.to_str().unwrap()], &[]);
+    let projected: Value = serde_json::from_str(&env.ok(&["project", path.to_str().unwrap()])).unwrap();
+    let ours: std::collections::HashMap<&str, &Value> = projected["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| Some((e["id"].as_str()?, &e["messages"].get(0)?["content"])))
+        .collect();
+    // The oracle gives the whole branch; the context starts at the newest compaction's boundary.
+    let want: Vec<&Value> =
+        want.as_array().unwrap().iter().filter(|w| ours.contains_key(w["entryId"].as_str().unwrap())).collect();
+    assert!(want.len() > 20, "{}", want.len());
+    let mut joined = 0;
+    for w in want {
+        let id = w["entryId"].as_str().unwrap();
+        assert_eq!(ours[id], &w["content"], "tool result {id}");
+        joined += usize::from(w["content"].to_string().contains("first\\nsecond"));
+    }
+    assert_eq!(joined, 4, "every joined shape was on the branch and checked");
+}
+
+/// Writes `bytes` as an OMP session of the sandbox's working directory, where OMP keeps it
+/// (`~/.omp/agent/sessions/<OMP's folder name>/<ts>_<uuidv7>.jsonl`).
+fn omp_session_here(env: &TestEnv, bytes: &[u8]) -> std::path::PathBuf {
+    let canonical = |p: &std::path::Path| std::fs::canonicalize(p).unwrap();
+    let home = env.dir.path().join("home");
+    let name = shake_plumbing::omp::paths::session_dir_name(
+        &canonical(&env.cwd()),
+        &canonical(&home),
+        &canonical(std::path::Path::new("/tmp")),
+    );
+    let dir = home.join(".omp/agent/sessions").join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("2026-01-01T00-00-00-000Z_0194f5a0-0000-7000-8000-0000000000aa.jsonl");
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+#[test]
+fn omp_session_is_the_default_where_pi_has_none() {
+    let env = TestEnv::new();
+    // Nothing here: pi's error, saying OMP was looked at too.
+    let err = env.fails(&["meter"], 1);
+    assert!(
+        err.contains("no pi session for") && err.contains("no oh-my-pi or Claude Code session here either"),
+        "{err}"
+    );
+    let omp = omp_session_here(&env, &std::fs::read(gpt_session(&env, 6)).unwrap());
+    let got: Value = serde_json::from_str(&env.ok(&["meter", "--json"])).unwrap();
+    assert_eq!((got["host"].as_str(), got["session"].as_str()), (Some("omp"), omp.to_str()));
+    let log = env.ok(&["log"]);
+    assert!(log.starts_with("Session ") && log.contains("(oh-my-pi's current session here)"), "{log}");
+    assert!(log.contains("1 version imported; no rewrite by oh-my-pi."), "{log}");
+    assert_eq!(env.run(&["diff", "@1", "@1"]).status.code(), Some(0));
+    // Claude Code's session too: the one modified last of the two, whichever host it is.
+    let set_age = |p: &std::path::Path, secs: u64| {
+        let when = std::time::SystemTime::now() - std::time::Duration::from_secs(secs);
+        std::fs::File::options().write(true).open(p).unwrap().set_modified(when).unwrap();
+    };
+    let claude = crate::claude_host::install(&env, &crate::env::fixture_path("claude/bash-read"));
+    set_age(&omp, 60);
+    let parsed: Value = serde_json::from_str(&env.ok(&["rev-parse", "--json"])).unwrap();
+    assert_eq!(parsed["file"].as_str(), claude.to_str());
+    assert!(env.ok(&["status"]).contains("(Claude Code's current session here)"));
+    set_age(&claude, 120);
+    let parsed: Value = serde_json::from_str(&env.ok(&["rev-parse", "--json"])).unwrap();
+    assert_eq!(parsed["file"].as_str(), omp.to_str());
+    // A pi session here wins, even when the OMP one was written after it.
+    let pi = env.pi_session("0199aaaa-2222", crate::synthetic::rich().text);
+    std::fs::write(&omp, std::fs::read(&omp).unwrap()).unwrap();
+    let parsed: Value = serde_json::from_str(&env.ok(&["rev-parse", "--json"])).unwrap();
+    assert_eq!(parsed["file"].as_str(), pi.to_str());
+    // --host omp takes OMP's choice all the same.
+    let parsed: Value = serde_json::from_str(&env.ok(&["--host", "omp", "rev-parse", "--json"])).unwrap();
+    assert_eq!(parsed["file"].as_str(), omp.to_str());
+}

@@ -41,19 +41,22 @@ fn versions(env: &TestEnv) -> Vec<String> {
         .collect()
 }
 
+/// A generated 300-entry OMP session for `model` (seed 40 + `n`), written and imported: its
+/// path and bytes.
+fn imported(env: &TestEnv, n: u64, model: &str) -> (std::path::PathBuf, Vec<u8>) {
+    let opts =
+        generate::Options { seed: 40 + n, limit: Limit::Entries(300), model: model.into(), title: "undo".into() };
+    let original = generate::generate(&opts);
+    let path = env.write(&format!("2026-01-01T00-00-00-000Z_0194f5a0-0000-7000-8000-00000000000{n}.jsonl"), &original);
+    env.ok(&["import", path.to_str().unwrap()]);
+    (path, original)
+}
+
 #[test]
 fn omp_restore_undoes_omps_shake_byte_for_byte() {
     let env = TestEnv::new();
-    let opts = generate::Options {
-        seed: 41,
-        limit: Limit::Entries(300),
-        model: "anthropic/claude-sonnet-4-5".into(),
-        title: "undo".into(),
-    };
-    let original = generate::generate(&opts);
-    let path = env.write("2026-01-01T00-00-00-000Z_0194f5a0-0000-7000-8000-000000000001.jsonl", &original);
+    let (path, original) = imported(&env, 1, "anthropic/claude-sonnet-4-5");
     let p = path.to_str().unwrap();
-    env.ok(&["import", p]);
 
     let (regions, freed) = omp_shake(&path, 1);
     assert!(regions > 3 && freed > 1_000, "{regions} regions, {freed} freed");
@@ -88,4 +91,84 @@ fn omp_restore_undoes_omps_shake_byte_for_byte() {
     assert_eq!(list.len(), 3, "{list:?}");
     env.ok(&["restore", p, "--version", "3", "--force"]);
     assert_eq!(std::fs::read(&path).unwrap(), unseen, "the unseen version came back too");
+}
+
+/// The ids of the entries `regions` (the oracle's) name.
+fn region_entries(regions: &serde_json::Value) -> std::collections::BTreeSet<String> {
+    regions["regions"].as_array().unwrap().iter().map(|r| r["entryId"].as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn omp_log_and_diff_name_exactly_what_omps_shake_changed() {
+    let env = TestEnv::new();
+    let started = shake_plumbing::time::now_millis();
+    let (path, original) = imported(&env, 2, "openai/gpt-5.1-codex");
+    let p = path.to_str().unwrap();
+    let before = &OmpOracle::regions(&[(path.as_path(), None, false)], &[("NODE_ENV", "test")])[0];
+    let (regions, freed) = omp_shake(&path, 7);
+    assert_eq!(regions, before["regions"].as_array().unwrap().len(), "the rewrite took OMP's regions");
+    let want = region_entries(before);
+    assert!(want.len() > 3);
+    env.ok(&["meter", p]); // the footer's import keeps the shaken version
+
+    let log: serde_json::Value = serde_json::from_str(&env.ok(&["log", "--json", p])).unwrap();
+    let log = log.as_array().unwrap();
+    assert_eq!(log.len(), 1, "one rewrite: {log:?}");
+    let r = &log[0];
+    assert_eq!((r["from"].as_u64(), r["to"].as_u64()), (Some(1), Some(2)));
+    let ids = |changes: &serde_json::Value| -> std::collections::BTreeSet<String> {
+        changes.as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap().to_string()).collect()
+    };
+    assert_eq!(ids(&r["changes"]), want, "the log names exactly the entries OMP shook");
+    assert!(r["changes"].as_array().unwrap().iter().all(|c| c["change"] == "shaken"));
+    let put: usize = r["changes"].as_array().unwrap().iter().map(|c| c["placeholders"].as_array().unwrap().len()).sum();
+    assert_eq!(put, regions, "one placeholder per region");
+    let removed = r["tokensRemoved"].as_u64().unwrap();
+    assert!(removed.abs_diff(freed) * 100 <= freed, "{removed} tokens left, /shake said {freed}");
+    assert_eq!((r["tokenizer"].as_str(), r["exact"].as_bool()), (Some("bytes/4"), Some(true)));
+    let at = shake_plumbing::time::parse_iso_millis(r["importedAt"].as_str().unwrap()).unwrap() as u64;
+    assert!(at >= started - 1_000 && at <= shake_plumbing::time::now_millis(), "imported at {at}");
+    let text = env.ok(&["log", p]);
+    assert!(text.contains("2 versions imported; 1 rewrite by oh-my-pi."), "{text}");
+    assert!(text.contains("version 1 → 2") && text.contains("shake restore --version 1"), "{text}");
+    assert!(want.iter().all(|id| text.contains(id.as_str())), "{text}");
+
+    // diff of the two versions: the same entries, in every shape.
+    let a = format!("{p}@1");
+    let b = format!("{p}@2");
+    let out = env.cmd().args(["diff", "--json", &a, &b]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let d: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(ids(&d["changes"]), want);
+    assert_eq!((d["appended"].as_bool(), d["same"].as_bool()), (Some(false), Some(false)));
+    assert_eq!((d["a"]["number"].as_u64(), d["b"]["number"].as_u64()), (Some(1), Some(2)));
+    assert_eq!(d["tokensRemoved"], r["tokensRemoved"]);
+    let out = env.cmd().args(["diff", "--porcelain", &a, &b]).output().unwrap();
+    let records = String::from_utf8(out.stdout).unwrap();
+    let first = records.lines().next().unwrap();
+    assert!(first.starts_with(&format!("versions\t1\t2\tno\tno\t{removed}\t")), "{first}");
+    let shaken: std::collections::BTreeSet<String> = records
+        .lines()
+        .filter_map(|l| l.strip_prefix("shaken\t"))
+        .map(|l| l.split('\t').next().unwrap().to_string())
+        .collect();
+    assert_eq!(shaken, want);
+    assert_eq!(records.lines().filter(|l| l.starts_with("put\t")).count(), regions);
+    let out = env.cmd().args(["diff", &a, &b]).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("[shaken ~") && text.contains(&format!("{} entries changed", want.len())), "{text}");
+    // A version against itself is the same; one version against a leaf is refused.
+    assert_eq!(env.cmd().args(["diff", &b, &b]).output().unwrap().status.code(), Some(0));
+    let err = env.fails(&["diff", &a, p], 2);
+    assert!(err.contains("not one of each"), "{err}");
+    let err = env.fails(&["diff", &a, &format!("{p}@9")], 2);
+    assert!(err.contains("no version 9 (it has 2)"), "{err}");
+
+    // The undo still brings the file back byte for byte, and the log then shows that rewrite too.
+    env.ok(&["restore", p, "--version", "1", "--force"]);
+    assert_eq!(std::fs::read(&path).unwrap(), original);
+    let log: serde_json::Value = serde_json::from_str(&env.ok(&["log", "--json", p])).unwrap();
+    assert_eq!(log.as_array().unwrap().len(), 2);
+    assert_eq!(ids(&log[0]["changes"]), want, "the restore put back the same entries");
+    assert!(log[0]["changes"].as_array().unwrap().iter().all(|c| c["change"] == "edited"));
 }

@@ -2,6 +2,9 @@
 //!
 //! The bytes are kept as read: hashing and export use `raw`, parsing uses the text pi's UTF-8
 //! decoder would produce (invalid sequences become U+FFFD, as in pi's streaming decoder).
+//!
+//! A file is read until two looks at its path agree ([`read_settled`]): oh-my-pi replaces its
+//! files with a rename and overwrites its title slot in place at any moment.
 
 use std::borrow::Cow;
 use std::io;
@@ -19,6 +22,51 @@ pub struct SessionFile {
     pub lines: Vec<Line>,
 }
 
+/// How many times [`read_settled`] reads a file that keeps changing.
+pub const READ_ATTEMPTS: usize = 4;
+
+/// A file's bytes, and whether the file stayed the same while they were read.
+pub struct Settled {
+    /// The bytes of the last read.
+    pub bytes: Vec<u8>,
+    /// The file at the path was the same (inode, size, mtime) before and after that read.
+    pub settled: bool,
+}
+
+/// Reads the file at `path` again (up to [`READ_ATTEMPTS`] times) until the path shows the same
+/// file before and after a read: a rename over it or a write into it in between is seen, so the
+/// bytes are never a mix of two versions (an in-place overwrite of OMP's title slot, say).
+/// `between` runs between the read and the second look (tests rewrite the file there).
+pub fn read_settled(path: &Path, mut between: impl FnMut()) -> io::Result<Settled> {
+    let mut bytes = Vec::new();
+    for _ in 0..READ_ATTEMPTS {
+        let before = Stamp::of(path)?;
+        bytes = std::fs::read(path)?;
+        between();
+        let after = Stamp::of(path)?;
+        if before == after && after.len == bytes.len() as u64 {
+            return Ok(Settled { bytes, settled: true });
+        }
+    }
+    Ok(Settled { bytes, settled: false })
+}
+
+/// What identifies the file at a path at one moment: a rename or an in-place write changes it.
+#[derive(PartialEq, Eq)]
+struct Stamp {
+    ino: u64,
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl Stamp {
+    fn of(path: &Path) -> io::Result<Stamp> {
+        let meta = std::fs::metadata(path)?;
+        let ino = std::os::unix::fs::MetadataExt::ino(&meta);
+        Ok(Stamp { ino, len: meta.len(), modified: meta.modified().ok() })
+    }
+}
+
 /// One physical line: the bytes between two `\n` (the `\n` itself excluded).
 #[derive(Clone, Debug)]
 pub struct Line {
@@ -33,10 +81,11 @@ pub struct Line {
 }
 
 impl SessionFile {
-    /// Reads a session file.
+    /// Reads a session file ([`read_settled`]: the last bytes read when it never settled, as
+    /// a plain read would give them; a host's reader says what is wrong with them).
     pub fn read(path: &Path) -> io::Result<SessionFile> {
-        let raw = std::fs::read(path)?;
-        Ok(SessionFile::from_bytes(path.to_path_buf(), raw))
+        let read = read_settled(path, || {})?;
+        Ok(SessionFile::from_bytes(path.to_path_buf(), read.bytes))
     }
 
     /// Wraps bytes already in memory (a session restored from the store, stdin, a test).
@@ -80,9 +129,10 @@ impl SessionFile {
         self.text.is_empty() || self.text.ends_with('\n')
     }
 
-    /// Returns the path as text for messages.
+    /// Returns the path as text for messages and text output: quoted when odd (a newline, a
+    /// TAB, bytes that are not UTF-8: [`crate::output::path`]). JSON carries the path itself.
     pub fn display(&self) -> Cow<'_, str> {
-        self.path.to_string_lossy()
+        crate::output::path(&self.path)
     }
 }
 
@@ -120,6 +170,41 @@ fn split_lines(raw: &[u8], lossy: Option<&str>) -> Vec<Line> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_write_in_place_during_a_read_is_read_again() {
+        use std::io::{Seek, Write};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, b"AAAA\nrest\n").unwrap();
+        // OMP overwrites its title slot in place, the same length: seen by the mtime (set apart
+        // here, as a coarse clock might not) and read again.
+        let overwrite = |text: &[u8], secs: u64| {
+            let mut f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+            f.seek(std::io::SeekFrom::Start(0)).unwrap();
+            f.write_all(text).unwrap();
+            f.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs)).unwrap();
+        };
+        let mut calls = 0;
+        let read = read_settled(&path, || {
+            calls += 1;
+            if calls == 1 {
+                overwrite(b"BBBB", 1);
+            }
+        })
+        .unwrap();
+        assert!(read.settled);
+        assert_eq!(read.bytes, b"BBBB\nrest\n");
+        // Never settling: the last bytes, said so.
+        let mut n = 1;
+        let read = read_settled(&path, || {
+            n += 1;
+            overwrite(b"CCCC", n);
+        })
+        .unwrap();
+        assert!(!read.settled);
+        assert_eq!((n - 1, read.bytes.as_slice()), (READ_ATTEMPTS as u64, b"CCCC\nrest\n".as_slice()));
+    }
 
     #[test]
     fn splits_like_pi() {

@@ -12,11 +12,10 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 use thiserror::Error;
 
+use crate::host::file::{read_settled, READ_ATTEMPTS};
+
 /// The title slot's fixed width, `\n` included (`session-title-slot.ts`).
 pub const TITLE_SLOT_BYTES: usize = 256;
-
-/// How often a read is retried when the file changes under it.
-const READ_ATTEMPTS: usize = 4;
 
 /// Why an OMP file could not be read. Each names the file, and the line where there is one.
 #[derive(Debug, Error)]
@@ -119,18 +118,12 @@ impl OmpFile {
 
     /// [`OmpFile::read`] with a hook run between reading the bytes and checking the path again
     /// (tests use it to rewrite the file mid-read).
-    pub fn read_with(path: &Path, mut between: impl FnMut()) -> Result<OmpFile, OmpError> {
-        let io = |err| OmpError::Io { path: path.display().to_string(), err };
-        for _ in 0..READ_ATTEMPTS {
-            let before = Stamp::of(path).map_err(io)?;
-            let bytes = std::fs::read(path).map_err(io)?;
-            between();
-            let after = Stamp::of(path).map_err(io)?;
-            if before == after && after.len == bytes.len() as u64 {
-                return Self::parse(path.to_path_buf(), bytes);
-            }
+    pub fn read_with(path: &Path, between: impl FnMut()) -> Result<OmpFile, OmpError> {
+        let read = read_settled(path, between).map_err(|err| OmpError::Io { path: path.display().to_string(), err })?;
+        match read.settled {
+            true => Self::parse(path.to_path_buf(), read.bytes),
+            false => Err(OmpError::Unstable { path: path.display().to_string(), attempts: READ_ATTEMPTS }),
         }
-        Err(OmpError::Unstable { path: path.display().to_string(), attempts: READ_ATTEMPTS })
     }
 
     /// Parses bytes already in memory (a version restored from the store, a test).
@@ -213,25 +206,6 @@ fn check_version(path: &str, line: usize, header: &Map<String, Value>) -> Result
             line,
             version: other.map_or("1".to_string(), |v| v.to_string()),
         }),
-    }
-}
-
-/// What identifies the file at a path at one moment: a rename or an in-place write changes it.
-#[derive(PartialEq, Eq)]
-struct Stamp {
-    ino: u64,
-    len: u64,
-    modified: Option<std::time::SystemTime>,
-}
-
-impl Stamp {
-    fn of(path: &Path) -> std::io::Result<Stamp> {
-        let meta = std::fs::metadata(path)?;
-        #[cfg(unix)]
-        let ino = std::os::unix::fs::MetadataExt::ino(&meta);
-        #[cfg(not(unix))]
-        let ino = 0;
-        Ok(Stamp { ino, len: meta.len(), modified: meta.modified().ok() })
     }
 }
 

@@ -53,6 +53,9 @@ pub struct Change {
     pub tokens_before: u64,
     /// OMP's count of the entry after.
     pub tokens_after: u64,
+    /// What OMP put in (shaken entries): each new `[shaken ~…]` placeholder, else the text of a
+    /// result newly pruned (OMP's pruning notice).
+    pub placeholders: Vec<String>,
 }
 
 /// The difference between two versions of one file.
@@ -102,6 +105,10 @@ pub fn compare(old: &OmpFile, new: &OmpFile, tok: &OmpTokenizer) -> Rewrite {
             new_line: Some(e.line),
             tokens_before: before.map_or(0, |b| entry_tokens(b, tok)),
             tokens_after: after,
+            placeholders: match (kind, before) {
+                (ChangeKind::Shaken, Some(before)) => placeholders(before, e),
+                _ => Vec::new(),
+            },
         };
         match old_ids.get(id).map(|&j| &old.entries[j]) {
             None => changes.push(change(ChangeKind::Added, None)),
@@ -123,6 +130,7 @@ pub fn compare(old: &OmpFile, new: &OmpFile, tok: &OmpTokenizer) -> Rewrite {
                 new_line: None,
                 tokens_before,
                 tokens_after: 0,
+                placeholders: Vec::new(),
             });
         }
     }
@@ -133,18 +141,57 @@ pub fn compare(old: &OmpFile, new: &OmpFile, tok: &OmpTokenizer) -> Rewrite {
 
 /// Whether `after` is `before` shaken: newly `prunedAt`, or a new `[shaken ~` placeholder.
 fn shaken(before: &OmpEntry, after: &OmpEntry) -> bool {
-    let pruned = |e: &OmpEntry| e.message().is_some_and(|m| m.contains_key("prunedAt"));
-    let marks = |e: &OmpEntry| count_marks(&Value::Object(e.value.clone()));
-    (pruned(after) && !pruned(before)) || marks(after) > marks(before)
+    (pruned(after) && !pruned(before)) || marks(after).len() > marks(before).len()
 }
 
-fn count_marks(v: &Value) -> usize {
-    match v {
-        Value::String(s) => s.matches("[shaken ~").count(),
-        Value::Array(items) => items.iter().map(count_marks).sum(),
-        Value::Object(map) => map.values().map(count_marks).sum(),
-        _ => 0,
+fn pruned(e: &OmpEntry) -> bool {
+    e.message().is_some_and(|m| m.contains_key("prunedAt"))
+}
+
+/// The placeholders OMP put into `after`: its `[shaken ~…]` marks not in `before` (as many times
+/// as they are new), else, for a result newly pruned, its text.
+fn placeholders(before: &OmpEntry, after: &OmpEntry) -> Vec<String> {
+    let mut old = marks(before);
+    let mut new = Vec::new();
+    for mark in marks(after) {
+        match old.iter().position(|m| *m == mark) {
+            Some(i) => {
+                old.swap_remove(i);
+            }
+            None => new.push(mark),
+        }
     }
+    if new.is_empty() && pruned(after) && !pruned(before) {
+        let content = after.message().and_then(|m| m.get("content"));
+        let texts = content.and_then(Value::as_array).into_iter().flatten().filter_map(|b| b.get("text")?.as_str());
+        new.push(texts.collect());
+    }
+    new
+}
+
+/// Every `[shaken ~…]` placeholder in the entry's strings, in order.
+fn marks(e: &OmpEntry) -> Vec<String> {
+    fn walk(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::String(s) => {
+                let mut rest = s.as_str();
+                while let Some(start) = rest.find("[shaken ~") {
+                    let tail = &rest[start..];
+                    let end = tail.find(']').map_or(tail.len(), |i| i + 1);
+                    out.push(tail[..end].to_string());
+                    rest = &tail[end..];
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|i| walk(i, out)),
+            Value::Object(map) => map.values().for_each(|i| walk(i, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for v in e.value.values() {
+        walk(v, &mut out);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -172,6 +219,14 @@ mod tests {
         let shaken_entries: std::collections::HashSet<&str> = got.regions.iter().map(|r| r.entry_id.as_str()).collect();
         assert_eq!(diff.shaken(), shaken_entries.len());
         assert!(diff.changes.iter().all(|c| c.kind == ChangeKind::Shaken), "{:?}", diff.changes);
+        // Each region's placeholder is named on its entry.
+        let named: usize = diff.changes.iter().map(|c| c.placeholders.len()).sum();
+        assert_eq!(named, got.regions.len());
+        assert!(diff
+            .changes
+            .iter()
+            .flat_map(|c| &c.placeholders)
+            .all(|p| p.starts_with("[shaken ~") && p.ends_with(")]")));
         // What left equals the regions minus their placeholders, as /shake reports it (blocks
         // and results alike are whole entries' text here).
         assert!(diff.tokens_removed().abs_diff(freed) * 100 <= freed, "{} vs {freed}", diff.tokens_removed());

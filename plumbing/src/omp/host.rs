@@ -8,6 +8,7 @@
 //! `/shake` would free instead of running shake's fold rules.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::value::RawValue;
@@ -55,7 +56,9 @@ impl Host for Omp {
     fn load<'a>(&self, file: &'a SessionFile) -> Result<host::Session<'a>> {
         let omp = OmpFile::parse(file.path.clone(), file.raw().to_vec()).map_err(|e| Error::user(e.to_string()))?;
         let skip = usize::from(omp.title.is_some());
-        Ok(pi::session::load_as(file, &Omp, skip, &OMP_TYPES, |p| HostData::Omp(OmpSession { pi: p }))?)
+        Ok(pi::session::load_as(file, &Omp, skip, &OMP_TYPES, |p| {
+            HostData::Omp(OmpSession { pruned: super::prune::rewrites(&p), pi: p })
+        })?)
     }
 
     fn tree_line(&self, text: &str, header: Option<u64>) -> TreeLine {
@@ -127,9 +130,11 @@ impl Host for Omp {
     }
 }
 
-/// A loaded OMP file: pi's reading of its entries.
+/// A loaded OMP file: pi's reading of its entries, and what OMP sends for pruned results.
 pub struct OmpSession<'a> {
     pi: pi::Session<'a>,
+    /// Entry index → the content OMP sends for a pruned tool result ([`super::prune`]).
+    pruned: HashMap<usize, Box<RawValue>>,
 }
 
 /// The error every write through an OMP session gets.
@@ -140,7 +145,9 @@ fn read_only(what: &str) -> Error {
 
 impl<'a> HostSession<'a> for OmpSession<'a> {
     fn view<'s>(&'s self, session: &'s host::Session<'a>, leaf: Option<usize>) -> Result<View<'s, 'a>> {
-        self.pi.view(session, leaf)
+        // pi's projection, with OMP's join of each pruned result's text.
+        let projection = pi::Projection::rewritten(session, &self.pi, leaf, Some(&self.pruned))?;
+        Ok(projection.into_view())
     }
 
     fn context(&self, path: &[usize]) -> Vec<usize> {

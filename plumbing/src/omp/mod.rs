@@ -11,6 +11,7 @@ pub mod history;
 pub mod host;
 pub mod model;
 pub mod paths;
+pub mod prune;
 pub mod shake;
 pub mod tokenizer;
 

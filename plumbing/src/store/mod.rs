@@ -13,16 +13,18 @@ pub mod lock;
 pub mod pack;
 pub mod refs;
 pub mod state;
+pub mod times;
 pub mod touch;
 pub mod version;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+use crate::durable::FileError;
 use crate::id::{HexPrefix, Kind, ObjectId};
 use crate::{Context, Error, Result};
 
-pub use import::{path_nodes, ImportReport, SessionInfo};
+pub use import::{path_nodes, session_by_id, ImportReport, SessionInfo};
 pub use lock::WriteLock;
 pub use pack::{Object, Pack};
 pub use refs::Expect;
@@ -74,7 +76,7 @@ impl Store {
                     None => match Pack::open(&idx) {
                         Ok(pack) => packs.push(pack),
                         Err(_) if !idx.exists() => vanished = true,
-                        Err(e) => return Err(e),
+                        Err(e) => return Err(e.into()),
                     },
                 }
             }
@@ -116,8 +118,8 @@ impl Store {
         for pack in small {
             let (idx, path) = (pack.idx_path.clone(), pack.path.clone());
             drop(pack);
-            std::fs::remove_file(&idx).map_err(|e| Error::io(format!("cannot remove {}", idx.display()), e))?;
-            std::fs::remove_file(&path).map_err(|e| Error::io(format!("cannot remove {}", path.display()), e))?;
+            std::fs::remove_file(&idx).map_err(FileError::at(&idx, "remove"))?;
+            std::fs::remove_file(&path).map_err(FileError::at(&path, "remove"))?;
         }
         self.packs.sort_by(|a, b| a.idx_path.cmp(&b.idx_path));
         Ok(())
@@ -129,7 +131,7 @@ impl Store {
         let read = match std::fs::read_dir(&dir) {
             Ok(r) => r,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(Error::io(format!("cannot list {}", dir.display()), e)),
+            Err(e) => return Err(FileError::at(&dir, "list")(e).into()),
         };
         let mut files: Vec<PathBuf> = read
             .filter_map(|e| e.ok())
@@ -189,7 +191,7 @@ impl Store {
     fn locate(&self, id: &ObjectId) -> Result<Option<(&Pack, Object<'_>)>> {
         for pack in &self.packs {
             if let Some(i) = pack.find(id) {
-                return pack.object_at(i).map(|obj| Some((pack, obj)));
+                return Ok(Some((pack, pack.object_at(i)?)));
             }
         }
         Ok(None)
@@ -251,6 +253,13 @@ impl Store {
     /// Lists every ref, sorted by name.
     pub fn refs(&self) -> Result<Vec<(String, ObjectId)>> {
         refs::list(&self.dir)
+    }
+
+    /// When each imported version of the file at `path` (as the store records it) was imported,
+    /// in milliseconds since the epoch; versions with no time recorded are absent (`times.rs`).
+    pub fn import_times(&self, path: &Path) -> HashMap<ObjectId, u64> {
+        let state_file = state::state_path(&self.dir, &path.to_string_lossy());
+        times::read(&times::times_path(&self.dir, &state_file))
     }
 
     /// Returns a version's chain, oldest first (version 1 is the first import).
@@ -318,6 +327,8 @@ pub struct Batch<'s> {
 enum After {
     Ref(String, ObjectId),
     State(PathBuf, Vec<u8>),
+    /// A line for a file's times (`times.rs`), after its state.
+    Time(PathBuf, Vec<u8>),
 }
 
 impl Batch<'_> {
@@ -327,14 +338,14 @@ impl Batch<'_> {
     }
 
     /// Adds an object unless the store or this batch has it; returns its id.
-    pub fn put(&mut self, kind: Kind, bytes: &[u8]) -> Result<ObjectId> {
+    pub fn put(&mut self, kind: Kind, bytes: &[u8]) -> std::result::Result<ObjectId, pack::PackError> {
         let id = ObjectId::hash(kind, bytes);
         self.put_hashed(id, kind, bytes)?;
         Ok(id)
     }
 
     /// Adds an object whose id the caller computed; returns whether it was new.
-    fn put_hashed(&mut self, id: ObjectId, kind: Kind, bytes: &[u8]) -> Result<bool> {
+    fn put_hashed(&mut self, id: ObjectId, kind: Kind, bytes: &[u8]) -> std::result::Result<bool, pack::PackError> {
         if self.writer.as_ref().is_some_and(|w| w.contains(&id)) || self.store.contains(&id) {
             return Ok(false);
         }
@@ -367,6 +378,13 @@ impl Batch<'_> {
         self.after.push(After::State(path, bytes));
     }
 
+    /// Records, once the batch commits, that `version` of the file whose state is `state_file`
+    /// was imported now.
+    fn set_time(&mut self, state_file: &Path, version: &ObjectId) {
+        let path = times::times_path(self.store.dir(), state_file);
+        self.after.push(After::Time(path, times::line(version, times::now_ms())));
+    }
+
     /// Makes the pack durable (one fsync for the pack, one for its index), then writes the refs
     /// and import states that name its objects, last, so an interruption anywhere leaves a store
     /// whose refs and states only name objects that exist.
@@ -382,6 +400,7 @@ impl Batch<'_> {
             match item {
                 After::Ref(name, id) => refs::update(&store.dir, &_lock, &name, &id, Expect::Any, false)?,
                 After::State(path, bytes) => crate::durable::write(&path, &bytes)?,
+                After::Time(path, line) => times::append(&path, &line)?,
             }
         }
         Ok(())

@@ -85,6 +85,16 @@ pub fn items(lines: &[LineRef]) -> Vec<Item> {
 }
 
 impl Version {
+    /// How this version came from its parent: `first`, `appended` (lines after the parent's
+    /// bytes) or `rewritten` (the file replaced).
+    pub fn how(&self) -> &'static str {
+        match (self.parent, self.offset) {
+            (None, _) => "first",
+            (Some(_), 0) => "rewritten",
+            (Some(_), _) => "appended",
+        }
+    }
+
     /// Returns the canonical bytes (what the version's id hashes).
     pub fn encode(&self) -> Vec<u8> {
         let mut out = String::with_capacity(64 + self.items.len() * 65);

@@ -3,13 +3,15 @@
 
 use std::io::Write;
 
+use crate::profile::Profile;
+use crate::scope::Scope;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use shake_plumbing::claude::record;
-use shake_plumbing::cmd::tokens::open_tokenizer;
 use shake_plumbing::host::{ForkWrite, Forked, Session, SessionFile, View, WriteBack};
-use shake_plumbing::regions::{Profile, RegionKind, Scope};
+use shake_plumbing::regions::RegionKind;
 use shake_plumbing::rev::Rev;
+use shake_plumbing::token_cache::open_tokenizer;
 use shake_plumbing::tokens::{TokenizerName, DEFAULT_TOKENIZER};
 use shake_plumbing::{Context, Error, Result};
 

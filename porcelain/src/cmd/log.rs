@@ -1,4 +1,5 @@
-//! `shake log`: the fold and undo operations on a branch (or in the whole file), newest first.
+//! `shake log`: the fold and undo operations on a branch (or in the whole file), newest first;
+//! on an oh-my-pi session, the versions OMP rewrote (`crate::omp_history`).
 
 use std::collections::HashSet;
 use std::io::Write;
@@ -12,7 +13,7 @@ use shake_plumbing::{Context, Result};
 use crate::log_entry::{self, LogData};
 use crate::render::{counts, plural, thousands, Paint};
 
-/// Show the fold and undo operations on a branch, newest first
+/// Show the fold and undo operations on a branch, newest first (an oh-my-pi session: OMP's rewrites)
 #[derive(clap::Args, Debug)]
 pub struct LogArgs {
     #[command(flatten)]
@@ -27,6 +28,10 @@ pub struct LogArgs {
 
 /// Runs `shake log`.
 pub fn run(ctx: &Context, args: &LogArgs, out: &mut dyn Write) -> Result {
+    // shake never writes an OMP file: its log is the file's rewrites by OMP, from the store.
+    if crate::omp_meter::is_omp(ctx, &args.rev)? {
+        return crate::omp_history::log(ctx, &args.rev, args.json, out);
+    }
     let (file, rev) = args.rev.load(ctx)?;
     let (session, leaf) = rev.open(ctx, &file)?;
     let projection = View::at(&session, leaf)?;

@@ -6,6 +6,7 @@ pub mod diff;
 pub mod fold;
 pub mod log;
 pub mod meter;
+pub mod regions;
 pub mod show;
 pub mod status;
 pub mod undo;

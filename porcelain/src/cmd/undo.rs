@@ -7,10 +7,10 @@ use std::io::Write;
 use serde_json::json;
 use serde_json::value::RawValue;
 use shake_plumbing::claude::record;
-use shake_plumbing::cmd::tokens::open_tokenizer;
 use shake_plumbing::host::{ForkWrite, Role, Session, SessionFile, View, WriteBack};
 use shake_plumbing::regions::tool_label;
 use shake_plumbing::rev::Rev;
+use shake_plumbing::token_cache::open_tokenizer;
 use shake_plumbing::tokens::{entry_tokens, tokens_with, Tokenizer, TokenizerName, DEFAULT_TOKENIZER};
 use shake_plumbing::{Context, Error, Result};
 

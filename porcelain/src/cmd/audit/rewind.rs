@@ -18,7 +18,7 @@ use crate::status::stranded;
 /// Check a session's rewinds: each leaf's wall, stranded folds, and that before each fold its targets show unfolded
 #[derive(clap::Args, Debug)]
 pub struct RewindArgs {
-    /// Session file or session id (prefix); default: pi's current session here. Every leaf is audited
+    /// Session file or session id (prefix); default: the current session here (pi's, else oh-my-pi's). Every leaf is audited
     #[arg(value_name = "SESSION")]
     pub session: Option<String>,
     /// Print JSON: {"file","defaultLeaf","leaves":[{"id","line","default","node","wall"}],"stranded","folds":[{"log","line","before","ok","targets"}],"consistent"}
@@ -79,7 +79,7 @@ pub fn run(ctx: &Context, args: &RewindArgs, out: &mut dyn Write) -> Result {
             })
             .collect();
         json!({
-            "file": file.display(),
+            "file": file.path.to_string_lossy(),
             "defaultLeaf": default.map(|d| id_of(&session, d)),
             "leaves": leaves,
             "stranded": stranded.iter().map(|s| json!({"log": s.log, "regions": s.regions, "leaves": s.leaves})).collect::<Vec<_>>(),

@@ -1,0 +1,178 @@
+//! The meter's memo: the reading remembered per (session file, tokenizer, profile), recalled
+//! while the file is unchanged (its stamp, or the proof of its bytes), or grown by the append
+//! shortcut ([`super::grow`]) when the file only gained plain entries.
+
+use std::path::PathBuf;
+
+use crate::profile::Profile;
+use shake_plumbing::rev::RevArgs;
+use shake_plumbing::tokens::{Tokenizer, TokenizerName};
+use shake_plumbing::{Context, Result};
+
+use super::grow::Growth;
+use super::watch::FileState;
+use super::{read, Measured, Reading};
+use crate::fingerprint::Proof;
+
+/// One reading of the session `rev` names, whose file is now as `state` says: from the memo when
+/// nothing changed (a stat, or for a touched file the proof of its bytes), from the new bytes
+/// alone when the file only grew by plain entries, else by measuring the whole file.
+pub(super) fn reading(
+    ctx: &Context,
+    rev: &RevArgs,
+    state: &FileState,
+    profile: Profile,
+    tok: Tokenizer,
+) -> Result<Reading> {
+    let Some(key) = memo_key(state, tok.name, profile) else { return Ok(read(ctx, rev, profile, tok)?.reading) };
+    let leaf = rev.rev().entry;
+    let known = load_memo(ctx, &key);
+    if let Some(known) = &known {
+        if let Some((reading, proven)) = known.recall(state, leaf.as_deref(), tok.name, profile) {
+            if proven {
+                // Same bytes, new stamp: the next call is a stat again.
+                remember(ctx, &key, MemoEntry { exact: state.settled(), mtime_ns: state.mtime_ns, ..known.clone() });
+            }
+            return Ok(reading);
+        }
+        if let Some(m) = known.grow(state, leaf.as_deref(), profile, tok) {
+            remember(ctx, &key, MemoEntry::new(&key, state, &m));
+            return Ok(m.reading);
+        }
+    }
+    let m = read(ctx, rev, profile, tok)?;
+    remember(ctx, &key, MemoEntry::new(&key, state, &m));
+    Ok(m.reading)
+}
+
+/// The reading remembered per (session file, tokenizer, profile), so a meter with nothing new to
+/// measure reads one small file instead of the session: `<store>/cache/meter/<hash of the key>`,
+/// bincode. Its size does not grow with the session (ids are kept in [`Bloom`] filters, the
+/// per-position figures only for the tail, the bytes as a [`Proof`]). Only an optimisation:
+/// unreadable means absent.
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
+pub(super) struct MemoEntry {
+    pub(super) key: String,
+    /// The bytes measured, and the file's stamp when they were read.
+    pub(super) len: u64,
+    pub(super) mtime_ns: u128,
+    pub(super) inode: u64,
+    /// The file was settled when measured, so its stamp alone may recall the reading.
+    pub(super) exact: bool,
+    pub(super) tokens: u64,
+    pub(super) tool_results: usize,
+    pub(super) blocks: usize,
+    pub(super) leaf_id: Option<String>,
+    /// The leaf measured was pi's leaf on load (the file's last entry), asked for by no `:LEAF`.
+    pub(super) at_last: bool,
+    /// The measured bytes, for a touched file.
+    pub(super) proof: Proof,
+    /// What an append to this state needs to be measured from the new bytes alone.
+    pub(super) growth: Option<Growth>,
+}
+
+/// The memo key of a reading, or `None` when it must always be measured: `calibrated` (its
+/// ratio may come from `calibration.json`). The leaf is not in it: pi's leaf moves every turn,
+/// and the entry says which leaf it measured.
+fn memo_key(state: &FileState, tokenizer: TokenizerName, profile: Profile) -> Option<String> {
+    if tokenizer == TokenizerName::Calibrated {
+        return None;
+    }
+    // The version, because what a plan frees is a function of shake's rules too.
+    Some(format!(
+        "{} {} {} {}",
+        env!("CARGO_PKG_VERSION"),
+        tokenizer,
+        profile.as_str(),
+        std::fs::canonicalize(&state.path).unwrap_or_else(|_| state.path.clone()).display()
+    ))
+}
+
+/// Bumped whenever the memo's layout changes (an older file is then ignored).
+const MEMO_MAGIC: &str = "shake-meter-memo 2";
+
+fn memo_path(ctx: &Context, key: &str) -> PathBuf {
+    let hash = blake3::hash(key.as_bytes()).to_hex();
+    ctx.store_dir.join("cache").join("meter").join(&hash[..32])
+}
+
+fn load_memo(ctx: &Context, key: &str) -> Option<MemoEntry> {
+    let bytes = std::fs::read(memo_path(ctx, key)).ok()?;
+    let config = bincode::config::standard().with_limit::<{ 4 << 20 }>();
+    let ((magic, entry), _): ((String, MemoEntry), usize) = bincode::serde::decode_from_slice(&bytes, config).ok()?;
+    (magic == MEMO_MAGIC && entry.key == key).then_some(entry)
+}
+
+impl MemoEntry {
+    pub(super) fn new(key: &str, state: &FileState, m: &Measured) -> MemoEntry {
+        let r = &m.reading;
+        MemoEntry {
+            key: key.to_string(),
+            len: m.proof.len,
+            mtime_ns: state.mtime_ns,
+            inode: state.inode,
+            // Bytes read after the stat may be newer than its stamp.
+            exact: state.settled() && m.proof.len == state.len,
+            tokens: r.tokens,
+            tool_results: r.tool_results,
+            blocks: r.blocks,
+            leaf_id: r.leaf_id.clone(),
+            at_last: m.at_last,
+            proof: m.proof.clone(),
+            growth: m.growth.clone(),
+        }
+    }
+
+    /// Tells whether this reading was taken at the leaf asked for: pi's leaf on load (`None`),
+    /// or an entry named by its whole id.
+    fn measured(&self, leaf: Option<&str>) -> bool {
+        match leaf {
+            None => self.at_last,
+            Some(id) => self.leaf_id.as_deref() == Some(id),
+        }
+    }
+
+    /// The remembered reading, if the file is still exactly as it was: the same stamp (measured
+    /// settled), or the same size and inode and the same bytes (proven). `true` when proven.
+    pub(super) fn recall(
+        &self,
+        state: &FileState,
+        leaf: Option<&str>,
+        tokenizer: TokenizerName,
+        profile: Profile,
+    ) -> Option<(Reading, bool)> {
+        if !self.measured(leaf) || (state.len, state.inode) != (self.len, self.inode) {
+            return None;
+        }
+        let stamped = self.exact && state.mtime_ns == self.mtime_ns;
+        if !stamped && !self.proof.verify(&state.path) {
+            return None;
+        }
+        let figures = (self.tokens, self.tool_results, self.blocks);
+        Some((reading_of(state, tokenizer, profile, figures, self.leaf_id.clone()), !stamped))
+    }
+}
+
+/// A reading of the file `state` names from remembered figures.
+pub(super) fn reading_of(
+    state: &FileState,
+    tokenizer: TokenizerName,
+    profile: Profile,
+    f: (u64, usize, usize),
+    leaf_id: Option<String>,
+) -> Reading {
+    Reading { tokens: f.0, tool_results: f.1, blocks: f.2, tokenizer, profile, session: state.path.clone(), leaf_id }
+}
+
+/// Remembers a reading (a cache file: atomic, not fsync-ed); failing to is not an error.
+fn remember(ctx: &Context, key: &str, entry: MemoEntry) {
+    let path = memo_path(ctx, key);
+    let write = || -> std::io::Result<()> {
+        let bytes = bincode::serde::encode_to_vec((MEMO_MAGIC, &entry), bincode::config::standard())
+            .map_err(std::io::Error::other)?;
+        Ok(shake_plumbing::durable::write_cache(&path, &bytes)?)
+    };
+    if let Err(e) = write() {
+        ctx.warn(format_args!("{}: cannot save the meter memo: {e}", path.display()));
+    }
+}

@@ -1,0 +1,286 @@
+//! `shake meter`: the tokens a plain `shake fold` would free now, as one short figure
+//! (`~27k shakeable`), for a status bar or a script.
+//!
+//! The figure is the fold engine's own plan ([`crate::plan::plan_with_wall`]) with the same options a plain
+//! fold resolves, so meter, `fold --dry-run` and the fold's report are one number.
+//!
+//! The rooms: this file (the command, a reading and its label, a measurement), [`watch`] (one
+//! reading, or with `--watch` one per change of the file), [`serve`] (`--serve`'s loop), [`memo`]
+//! (the reading remembered per session file), [`grow`] (the append shortcut: measuring the new
+//! bytes alone) and [`log`] (`--log`).
+
+mod grow;
+mod log;
+mod memo;
+mod serve;
+mod watch;
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use crate::profile::Profile;
+use crate::scope::Scope;
+use anstyle::{AnsiColor, Style};
+use serde_json::{json, Value};
+use shake_plumbing::calibration::calibrated_for;
+use shake_plumbing::host::{Session, View};
+use shake_plumbing::regions::RegionKind;
+use shake_plumbing::rev::RevArgs;
+use shake_plumbing::token_cache::open_cached;
+use shake_plumbing::tokens::{Tokenizer, TokenizerName, DEFAULT_TOKENIZER};
+use shake_plumbing::{Context, Result};
+
+use crate::fingerprint::Proof;
+use crate::plan::{plan_with_wall, FoldOptions};
+use crate::profile;
+
+pub use grow::Growth;
+pub(crate) use log::append_log;
+pub use serve::serve;
+
+/// From this many shakeable tokens the meter shows a warning colour.
+pub const WARNING_FROM: u64 = 10_000;
+/// From this many it shows the alert colour.
+pub const ALERT_FROM: u64 = 25_000;
+
+/// Show how many tokens a plain `shake fold` would free now
+#[derive(clap::Args, Debug)]
+pub struct MeterArgs {
+    #[command(flatten)]
+    pub rev: RevArgs,
+    /// Print JSON: {"tokens","toolResults","blocks","severity","tokenizer","profile","session","leafId"}
+    #[arg(long)]
+    pub json: bool,
+    /// Tokenizer for the figure (the same default as fold)
+    #[arg(long, value_enum, value_name = "T", default_value_t = DEFAULT_TOKENIZER)]
+    pub tokenizer: TokenizerName,
+    /// Tail and block minimum (default: as `shake fold` resolves it)
+    #[arg(long, value_enum, value_name = "P")]
+    pub profile: Option<Profile>,
+    /// Keep running and print a new figure whenever the session file changes (Ctrl-C stops)
+    #[arg(long)]
+    pub watch: bool,
+    /// Append the reading as one JSON line to FILE whenever the figure changes
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+    /// Serve readings: read one REV per line on stdin, print one `--json` reading per line (or
+    /// {"error"}); the tokenizer is built once (for a host's footer)
+    #[arg(long, conflicts_with_all = ["rev", "leaf", "watch", "log"])]
+    pub serve: bool,
+}
+
+/// How urgent a figure is: ignore, consider, do it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Severity {
+    /// Below 10,000 tokens.
+    Low,
+    /// From 10,000.
+    Warning,
+    /// From 25,000.
+    Alert,
+}
+
+impl Severity {
+    /// The severity of a figure.
+    pub fn of(tokens: u64) -> Severity {
+        match tokens {
+            t if t >= ALERT_FROM => Severity::Alert,
+            t if t >= WARNING_FROM => Severity::Warning,
+            _ => Severity::Low,
+        }
+    }
+
+    /// The name in JSON: `low`, `warning`, `alert`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Low => "low",
+            Severity::Warning => "warning",
+            Severity::Alert => "alert",
+        }
+    }
+
+    fn style(self) -> Style {
+        match self {
+            Severity::Low => Style::new().dimmed(),
+            Severity::Warning => Style::new().fg_color(Some(AnsiColor::Yellow.into())),
+            Severity::Alert => Style::new().bold().fg_color(Some(AnsiColor::Red.into())),
+        }
+    }
+}
+
+/// One reading of the meter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reading {
+    /// Tokens a plain fold would free (the plan's `tokens_freed`).
+    pub tokens: u64,
+    /// Tool results it would fold.
+    pub tool_results: usize,
+    /// Fenced/XML blocks it would fold.
+    pub blocks: usize,
+    /// The tokenizer that counted.
+    pub tokenizer: TokenizerName,
+    /// The profile planned with.
+    pub profile: Profile,
+    /// The session file.
+    pub session: PathBuf,
+    /// The leaf measured (`None` for an empty session).
+    pub leaf_id: Option<String>,
+}
+
+impl Reading {
+    /// The figure's severity.
+    pub fn severity(&self) -> Severity {
+        Severity::of(self.tokens)
+    }
+
+    /// `~27k shakeable`, or `<1k shakeable`.
+    pub fn label(&self) -> String {
+        label(self.tokens)
+    }
+
+    /// The label, coloured by severity when `color` is on.
+    pub fn render(&self, color: bool) -> String {
+        render(self.tokens, color)
+    }
+
+    /// `{"tokens","toolResults","blocks","severity","tokenizer","profile","session","leafId"}`.
+    pub fn json(&self) -> Value {
+        json!({
+            "tokens": self.tokens,
+            "toolResults": self.tool_results,
+            "blocks": self.blocks,
+            "severity": self.severity().as_str(),
+            "tokenizer": self.tokenizer.as_str(),
+            "profile": self.profile.as_str(),
+            "session": self.session.to_string_lossy(),
+            "leafId": self.leaf_id,
+        })
+    }
+}
+
+/// `~27k shakeable`, or `<1k shakeable`, for a figure.
+pub fn label(tokens: u64) -> String {
+    match tokens {
+        t if t < 1_000 => "<1k shakeable".into(),
+        t => format!("~{}k shakeable", crate::render::thousands((t + 500) / 1_000)),
+    }
+}
+
+/// A figure's label, coloured by its severity when `color` is on.
+pub fn render(tokens: u64, color: bool) -> String {
+    let style = Severity::of(tokens).style();
+    match color {
+        true => format!("{style}{}{style:#}", label(tokens)),
+        false => label(tokens),
+    }
+}
+
+/// Measures a session at a leaf: the plan a plain `shake fold` would make there, with the wall
+/// read from the leaf's stored overlay (or derived and stored).
+pub fn measure(
+    ctx: &Context,
+    session: &Session<'_>,
+    leaf: Option<usize>,
+    profile: Profile,
+    tok: Tokenizer,
+) -> Result<(Reading, Option<Growth>)> {
+    let projection = View::at(session, leaf)?;
+    // Tokenize what the cache lacks on every core first; the plan's counts are then lookups.
+    tok.prefetch(&projection);
+    let wall = crate::overlay::wall_at(ctx, session, &projection);
+    let options = FoldOptions { scope: Scope::Elide, profile, tokenizer: tok };
+    let plan = plan_with_wall(&projection, &wall, &options);
+    let reading = Reading {
+        tokens: plan.tokens_freed,
+        tool_results: plan.count(RegionKind::ToolResult),
+        blocks: plan.count(RegionKind::Block),
+        tokenizer: tok.name,
+        profile,
+        session: session.file.path.clone(),
+        leaf_id: leaf.map(|l| session.entries[l].id.to_string()),
+    };
+    Ok((reading, Growth::of(&projection, &wall, &options)))
+}
+
+/// Reads the session `rev` names and measures it, counting with `tok` (re-calibrated for this
+/// session when it is `calibrated`); also returns the proof of the bytes measured.
+fn read(ctx: &Context, rev: &RevArgs, profile: Profile, tok: Tokenizer) -> Result<Measured> {
+    let (file, rev) = rev.load(ctx)?;
+    let (session, leaf) = rev.open(ctx, &file)?;
+    let tok = match tok.name {
+        TokenizerName::Calibrated => calibrated_for(ctx, &session, tok)?,
+        _ => tok,
+    };
+    let (reading, growth) = measure(ctx, &session, leaf, profile, tok)?;
+    Ok(Measured { reading, at_last: leaf == session.default_leaf(), growth, proof: Proof::of(file.raw()) })
+}
+
+/// A reading and what the memo keeps of it.
+struct Measured {
+    reading: Reading,
+    /// The leaf measured is pi's leaf on load (the file's last entry).
+    at_last: bool,
+    growth: Option<Growth>,
+    proof: Proof,
+}
+
+/// Runs `shake meter`.
+pub fn run(ctx: &Context, args: &MeterArgs, out: &mut dyn Write) -> Result {
+    if crate::omp_meter::is_omp(ctx, &args.rev)? {
+        return crate::omp_meter::run(ctx, args, ctx.color, out);
+    }
+    let (profile, _) = profile::resolve(ctx, args.profile)?;
+    let tok = open_cached(ctx, args.tokenizer);
+    if args.serve {
+        return serve(ctx, profile, &tok, std::io::stdin().lock(), out);
+    }
+    watch::run(ctx, args, profile, &tok, out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reading of `tokens` (the other figures fixed).
+    pub(super) fn reading(tokens: u64) -> Reading {
+        Reading {
+            tokens,
+            tool_results: 3,
+            blocks: 1,
+            tokenizer: TokenizerName::O200k,
+            profile: Profile::Default,
+            session: PathBuf::from("/s.jsonl"),
+            leaf_id: Some("ab".into()),
+        }
+    }
+
+    #[test]
+    fn labels_round_to_thousands() {
+        assert_eq!(reading(0).label(), "<1k shakeable");
+        assert_eq!(reading(999).label(), "<1k shakeable");
+        assert_eq!(reading(1_000).label(), "~1k shakeable");
+        assert_eq!(reading(27_838).label(), "~28k shakeable");
+        assert_eq!(reading(27_499).label(), "~27k shakeable");
+        assert_eq!(reading(1_234_567).label(), "~1,235k shakeable");
+    }
+
+    #[test]
+    fn severity_thresholds_and_colours() {
+        assert_eq!(reading(9_999).severity(), Severity::Low);
+        assert_eq!(reading(10_000).severity(), Severity::Warning);
+        assert_eq!(reading(24_999).severity(), Severity::Warning);
+        assert_eq!(reading(25_000).severity(), Severity::Alert);
+        assert_eq!(reading(30_000).render(false), "~30k shakeable");
+        assert_eq!(reading(30_000).render(true), "\u{1b}[1m\u{1b}[31m~30k shakeable\u{1b}[0m");
+        assert_eq!(reading(12_000).render(true), "\u{1b}[33m~12k shakeable\u{1b}[0m");
+        assert_eq!(reading(2_000).render(true), "\u{1b}[2m~2k shakeable\u{1b}[0m");
+    }
+
+    #[test]
+    fn json_has_the_documented_keys() {
+        let j = reading(12_000).json();
+        let keys: Vec<&str> = j.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, ["tokens", "toolResults", "blocks", "severity", "tokenizer", "profile", "session", "leafId"]);
+        assert_eq!(j["severity"], "warning");
+    }
+}

@@ -1,0 +1,310 @@
+//! oh-my-pi's rewrites as the store saw them (`docs/omp.md`): `shake log` on an OMP session
+//! lists each imported version that rewrote the file (OMP's `/shake`, its pruning), and `shake
+//! diff SESSION@N SESSION@M` shows what changed between two versions, entry by entry with the
+//! placeholder OMP put in. Both compare versions with `omp::history::compare`, counting as OMP
+//! counts for the session's model.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+use shake_plumbing::id::ObjectId;
+use shake_plumbing::omp::history::{compare, Change, ChangeKind, Rewrite};
+use shake_plumbing::omp::{looks_like_omp, session_tokenizer, OmpFile, OmpTokenizer};
+use shake_plumbing::output::{answer, json_or, short_path, table, write_json, write_record, RecordArgs};
+use shake_plumbing::rev::{Rev, RevArgs};
+use shake_plumbing::store::Store;
+use shake_plumbing::token_cache::open_cached;
+use shake_plumbing::tokens::TokenizerName;
+use shake_plumbing::{Context, Error, Result};
+
+use crate::render::{plural, thousands, Paint};
+
+/// The imported versions of one OMP session file, oldest first (version 1 is the first import).
+struct Versions {
+    store: Store,
+    path: PathBuf,
+    chain: Vec<ObjectId>,
+    times: HashMap<ObjectId, u64>,
+}
+
+impl Versions {
+    /// The versions of the session `session` names (`None`: the default session here; a file
+    /// that is gone is found by the path or id the store recorded). What is at the path now is
+    /// imported first, so it is the latest version.
+    fn of(ctx: &Context, session: Option<&str>) -> Result<Versions> {
+        let path = match session {
+            None => shake_plumbing::rev::default_session(ctx)?,
+            Some(s) if Path::new(s).is_file() => PathBuf::from(s),
+            Some(s) => match (Rev { session: Some(s.to_string()), entry: None }).session_path(ctx) {
+                Ok(path) => path,
+                // A file that is gone: the store knows its path and id.
+                Err(_) => Store::open(ctx)?.find_session(ctx, s)?.path,
+            },
+        };
+        if path.is_file() {
+            shake_plumbing::store::touch::import(ctx, &path);
+        }
+        let store = Store::open(ctx)?;
+        let info = match store.session(&path).ok().flatten() {
+            Some(info) => info,
+            None => store.find_session(ctx, &path.to_string_lossy())?,
+        };
+        let chain = store.version_chain(&info.version)?;
+        let times = store.import_times(&info.path);
+        Ok(Versions { store, path: info.path, chain, times })
+    }
+
+    /// The id of version `n` (1-based), or an error saying how many there are.
+    fn id(&self, n: usize) -> Result<ObjectId> {
+        n.checked_sub(1).and_then(|i| self.chain.get(i)).copied().ok_or_else(|| {
+            Error::user(format!("{}: no version {n} (it has {})", self.path.display(), self.chain.len()))
+                .hint("`shake sessions --versions` lists them")
+        })
+    }
+
+    /// Version `n` read as OMP's file; a version that is not an OMP file is refused.
+    fn file(&self, n: usize) -> Result<OmpFile> {
+        let bytes = self.store.version_bytes(&self.id(n)?)?;
+        if !looks_like_omp(&bytes) {
+            return Err(Error::user(format!(
+                "{} version {n} is not an oh-my-pi session: versions are compared for OMP's rewrites",
+                self.path.display()
+            ))
+            .hint("to compare two leaves, name them as SESSION[:ENTRY]"));
+        }
+        OmpFile::parse(self.path.clone(), bytes).map_err(|e| Error::user(format!("version {n}: {e}")))
+    }
+
+    /// How version `n` came from the one before (`first`, `appended`, `rewritten`).
+    fn how(&self, n: usize) -> Result<&'static str> {
+        Ok(self.store.version(&self.id(n)?)?.how())
+    }
+
+    /// When version `n` was imported (ISO 8601), if the store recorded it.
+    fn imported_at(&self, n: usize) -> Option<String> {
+        let id = self.id(n).ok()?;
+        self.times.get(&id).map(|&ms| shake_plumbing::time::iso(ms))
+    }
+
+    /// `{"number","version","bytes","importedAt"}` for version `n`.
+    fn side_json(&self, n: usize, bytes: usize) -> Value {
+        json!({
+            "file": self.path.to_string_lossy(),
+            "number": n,
+            "version": self.id(n).map(|id| id.to_hex()).ok(),
+            "bytes": bytes,
+            "importedAt": self.imported_at(n),
+        })
+    }
+}
+
+/// The tokenizer OMP counts `file` with (the session's model), its o200k counts cached.
+fn tokenizer(ctx: &Context, file: &OmpFile) -> OmpTokenizer {
+    let o200k = open_cached(ctx, TokenizerName::O200k);
+    session_tokenizer(file, crate::omp_meter::accurate(), *o200k).1
+}
+
+/// `{"id","change","oldLine","newLine","tokensBefore","tokensAfter","placeholders"}`.
+fn change_json(c: &Change) -> Value {
+    json!({
+        "id": c.id,
+        "change": c.kind.as_str(),
+        "oldLine": c.old_line,
+        "newLine": c.new_line,
+        "tokensBefore": c.tokens_before,
+        "tokensAfter": c.tokens_after,
+        "placeholders": c.placeholders,
+    })
+}
+
+/// The rewrite in words: `13 entries changed (12 shaken, 1 edited); ~5,432 tokens left the
+/// context (bytes/4)`.
+fn summary(r: &Rewrite, tok: &OmpTokenizer) -> String {
+    let kinds = [ChangeKind::Shaken, ChangeKind::Edited, ChangeKind::Added, ChangeKind::Removed];
+    let parts: Vec<String> = kinds
+        .iter()
+        .map(|&k| (k, r.changes.iter().filter(|c| c.kind == k).count()))
+        .filter(|&(_, n)| n > 0)
+        .map(|(k, n)| format!("{n} {}", k.as_str()))
+        .collect();
+    let title = if r.title_changed { ", the title changed" } else { "" };
+    let what = match parts.is_empty() {
+        true if r.title_changed => "only the title changed".to_string(),
+        true => "no entry changed".to_string(),
+        false => format!("{} changed ({}){title}", plural(r.changes.len(), "entry"), parts.join(", ")),
+    };
+    format!("{what}; ~{} tokens left the context ({})", thousands(r.tokens_removed()), tok.label())
+}
+
+/// One row of the table of changed entries.
+fn change_row(c: &Change) -> Vec<String> {
+    let line = |l: Option<usize>| l.map_or("-".to_string(), |l| l.to_string());
+    let mut put: String = c.placeholders.join(" ").chars().take(120).collect();
+    if put.len() < c.placeholders.join(" ").len() {
+        put.push('…');
+    }
+    vec![
+        c.id.clone(),
+        c.kind.as_str().to_string(),
+        line(c.old_line),
+        line(c.new_line),
+        format!("~{}", thousands(c.tokens_before)),
+        format!("~{}", thousands(c.tokens_after)),
+        put,
+    ]
+}
+
+const CHANGE_HEADER: [&str; 7] = ["ID", "CHANGE", "LINE A", "LINE B", "TOKENS A", "TOKENS B", "PUT IN"];
+
+/// `shake log` on an OMP session: each version that rewrote the file, newest first, with the
+/// entries the rewrite changed and the tokens that left; `--json`: an array of those.
+pub fn log(ctx: &Context, rev: &RevArgs, as_json: bool, out: &mut dyn Write) -> Result {
+    let r = rev.rev();
+    if r.entry.is_some() {
+        return Err(Error::user("an oh-my-pi log lists the file's rewrites; a leaf cannot be chosen"));
+    }
+    let v = Versions::of(ctx, r.session.as_deref())?;
+    let mut rewrites = Vec::new();
+    for n in (2..=v.chain.len()).rev() {
+        if v.how(n)? != "rewritten" {
+            continue;
+        }
+        let (old, new) = (v.file(n - 1)?, v.file(n)?);
+        let tok = tokenizer(ctx, &old);
+        rewrites.push((n, compare(&old, &new, &tok), tok));
+    }
+    if as_json {
+        let items: Vec<Value> = rewrites
+            .iter()
+            .map(|(n, r, tok)| {
+                json!({
+                    "from": n - 1,
+                    "to": n,
+                    "fromVersion": v.id(n - 1).map(|id| id.to_hex()).ok(),
+                    "toVersion": v.id(*n).map(|id| id.to_hex()).ok(),
+                    "importedAt": v.imported_at(*n),
+                    "titleChanged": r.title_changed,
+                    "shaken": r.shaken(),
+                    "tokensRemoved": r.tokens_removed(),
+                    "tokenizer": tok.label(),
+                    "exact": tok.exact(),
+                    "changes": r.changes.iter().map(change_json).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        write_json(out, &items)?;
+        return Ok(0);
+    }
+    let paint = Paint::new(ctx);
+    crate::render::write_session_line(out, ctx, &r, &v.path)?;
+    writeln!(
+        out,
+        "{} imported; {} by oh-my-pi.",
+        plural(v.chain.len(), "version"),
+        match rewrites.len() {
+            0 => "no rewrite".to_string(),
+            k => plural(k, "rewrite"),
+        }
+    )?;
+    for (n, r, tok) in &rewrites {
+        let when = v.imported_at(*n).unwrap_or_else(|| "time unknown".to_string());
+        writeln!(
+            out,
+            "{} version {} → {n}: {}. Undo: shake restore --version {}",
+            paint.dim(&when),
+            n - 1,
+            summary(r, tok),
+            n - 1
+        )?;
+        let rows: Vec<Vec<String>> = r.changes.iter().map(change_row).collect();
+        if !rows.is_empty() {
+            let mut text = Vec::new();
+            table(&mut text, &CHANGE_HEADER, &rows)?;
+            for line in String::from_utf8_lossy(&text).lines() {
+                writeln!(out, "    {line}")?;
+            }
+        }
+    }
+    Ok(0)
+}
+
+/// `shake diff SESSION@N SESSION@M`: what changed between two versions of an OMP file. Exit 0
+/// when the versions are the same file, 1 when they differ.
+pub fn diff(
+    ctx: &Context,
+    (a, na): (Option<&str>, usize),
+    (b, nb): (Option<&str>, usize),
+    how: &RecordArgs,
+    out: &mut dyn Write,
+) -> Result {
+    let (va, vb) = (Versions::of(ctx, a)?, Versions::of(ctx, b)?);
+    let (old, new) = (va.file(na)?, vb.file(nb)?);
+    let tok = tokenizer(ctx, &old);
+    let r = compare(&old, &new, &tok);
+    let same = old.bytes == new.bytes;
+    if how.for_people() {
+        let mut text = Vec::new();
+        for (name, v, n, file) in [("A", &va, na, &old), ("B", &vb, nb, &new)] {
+            let when = v.imported_at(n).map_or(String::new(), |t| format!(", imported {t}"));
+            writeln!(
+                text,
+                "{name}  {} version {n} of {} ({} bytes{when})",
+                short_path(ctx, &v.path),
+                v.chain.len(),
+                thousands(file.bytes.len() as u64)
+            )?;
+        }
+        let line = if same {
+            "Same file: nothing changed.".to_string()
+        } else if r.appended {
+            format!("B is A plus {} (an append, not a rewrite).", plural(r.changes.len(), "entry"))
+        } else {
+            format!("Rewritten: {}.", summary(&r, &tok))
+        };
+        if !r.changes.is_empty() && !r.appended {
+            table(&mut text, &CHANGE_HEADER, &r.changes.iter().map(change_row).collect::<Vec<_>>())?;
+        }
+        writeln!(text, "{}", Paint::new(ctx).strong(&line))?;
+        return answer(Ok(u8::from(!same)), out.write_all(&text));
+    }
+    let written = json_or(
+        out,
+        how.json,
+        || {
+            json!({
+                "a": va.side_json(na, old.bytes.len()),
+                "b": vb.side_json(nb, new.bytes.len()),
+                "appended": r.appended,
+                "titleChanged": r.title_changed,
+                "tokenizer": tok.label(),
+                "exact": tok.exact(),
+                "tokensRemoved": r.tokens_removed(),
+                "changes": r.changes.iter().map(change_json).collect::<Vec<_>>(),
+                "same": same,
+            })
+        },
+        |out| {
+            let yes = |b: bool| if b { "yes" } else { "no" };
+            let removed = r.tokens_removed().to_string();
+            let (na, nb) = (na.to_string(), nb.to_string());
+            write_record(
+                out,
+                &["versions", &na, &nb, yes(r.appended), yes(r.title_changed), &removed, &tok.label()],
+                how.nul,
+            )?;
+            let line = |l: Option<usize>| l.map_or("-".to_string(), |l| l.to_string());
+            for c in &r.changes {
+                let (before, after) = (c.tokens_before.to_string(), c.tokens_after.to_string());
+                let fields = [c.kind.as_str(), &c.id, &line(c.old_line), &line(c.new_line), &before, &after];
+                write_record(out, &fields, how.nul)?;
+                for p in &c.placeholders {
+                    write_record(out, &["put", &c.id, p], how.nul)?;
+                }
+            }
+            Ok(())
+        },
+    );
+    answer(Ok(u8::from(!same)), written)
+}
