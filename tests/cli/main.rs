@@ -8,6 +8,7 @@ mod claude_fork_live;
 mod claude_host;
 mod claude_live;
 mod claude_project;
+mod claude_statusline;
 mod conformance;
 mod diff;
 mod env;
