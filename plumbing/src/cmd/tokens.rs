@@ -76,7 +76,9 @@ type CountKey = (Option<usize>, bool);
 /// every tokenizer in `toks`.
 pub fn measure(session: &Session<'_>, leaf: Option<usize>, toks: &[Tokenizer]) -> Result<Vec<Turn>> {
     let Some(leaf) = leaf else { return Ok(Vec::new()) };
-    let path = session.path(leaf).map_err(|c| Error::user(format!("{}: {c}", session.file.display())))?;
+    // The host's own path to the leaf: pi's root→leaf entries; Claude Code's loader chain (its
+    // relinked preserved segment and the rows its timestamp fallback recovers included).
+    let path = View::at(session, Some(leaf))?.path;
     // Entry counts depend on (entry, winning edit, first in context); remember the last one.
     let mut memo: Vec<Option<(CountKey, Vec<u64>)>> = vec![None; session.entries.len()];
     let mut turns = Vec::new();
