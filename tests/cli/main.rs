@@ -9,6 +9,7 @@ mod claude_host;
 mod claude_live;
 mod claude_project;
 mod claude_statusline;
+mod claude_tokens;
 mod conformance;
 mod diff;
 mod env;
