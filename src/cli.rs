@@ -97,8 +97,8 @@ impl Command {
         match self {
             Command::Log(args) => !args.json,
             Command::Show(args) => !args.read.json,
-            Command::Diff(args) => !(args.json || args.porcelain || args.nul),
-            Command::Sessions(args) => !(args.json || args.porcelain || args.nul),
+            Command::Diff(args) => args.output.for_people(),
+            Command::Sessions(args) => args.output.for_people(),
             _ => false,
         }
     }

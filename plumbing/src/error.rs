@@ -2,9 +2,10 @@
 //! the exit code), and the engine error it came from (its `source` chain).
 //!
 //! Engine operations have their own typed errors (`append::AppendError`, `store::refs::RefError`,
-//! `durable::FileError`, each host's parse errors, …), each naming the path involved; they
-//! become an [`Error`] by `From` where a command's `?` meets them, which picks the kind and the
-//! hints.
+//! `store::pack::PackError`, `store::import::ImportError`, `durable::FileError` for a step on a
+//! file, each host's parse errors, …), each naming the path involved and keeping the system's
+//! error as its `source`; they become an [`Error`] by `From` where a command's `?` meets them,
+//! which picks the kind and the hints.
 
 use std::fmt;
 
@@ -102,7 +103,8 @@ impl Error {
         self
     }
 
-    /// Wraps an I/O error with what was being done and to which path.
+    /// Wraps an I/O error on no file (standard input, the working directory) with what was
+    /// being done; a step on a file is a [`crate::durable::FileError`], which names it.
     pub fn io(what: impl fmt::Display, err: std::io::Error) -> Error {
         Error::new(ErrorKind::of_io(err.kind()), format!("{what}: {err}")).caused_by(err)
     }
@@ -151,12 +153,17 @@ impl std::error::Error for Error {
 
 impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Error {
+        // A `-z` record that cannot be printed is the input's fault, not the system's.
+        if let Some(nul) = e.get_ref().and_then(|r| r.downcast_ref::<crate::output::NulInField>()) {
+            return Error::user(nul.to_string()).hint("print it with --json, or without -z (quoted)");
+        }
         Error::new(ErrorKind::of_io(e.kind()), e.to_string()).caused_by(e)
     }
 }
 
-/// What a command returns: its exit code (0, or 1 for "found a difference"), or an error.
-pub type Result<T = u8> = std::result::Result<T, Error>;
+/// What a command returns: its exit code (0, or 1 for "found a difference"), or an error; with
+/// `E`, what an engine operation returns (its typed error).
+pub type Result<T = u8, E = Error> = std::result::Result<T, E>;
 
 #[cfg(test)]
 mod tests {

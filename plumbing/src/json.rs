@@ -12,8 +12,9 @@ use serde_json::Value;
 /// A JSON object's members in order, values kept raw.
 #[derive(Debug, Default)]
 pub struct RawObject<'a> {
-    /// `(key, value)` in source order.
-    pub members: Vec<(Cow<'a, str>, Cow<'a, RawValue>)>,
+    /// `(key, value)` in source order; keys as WTF-8, so a key with a lone surrogate escape
+    /// (which `JSON.parse` takes) is kept and written back as it was ([`crate::js`]).
+    pub members: Vec<(Cow<'a, [u8]>, Cow<'a, RawValue>)>,
 }
 
 impl<'a> RawObject<'a> {
@@ -24,15 +25,34 @@ impl<'a> RawObject<'a> {
 
     /// Returns a member's raw value.
     pub fn get(&self, key: &str) -> Option<&RawValue> {
-        self.members.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_ref())
+        self.members.iter().find(|(k, _)| k.as_ref() == key.as_bytes()).map(|(_, v)| v.as_ref())
+    }
+
+    /// Returns a member's raw value as borrowed from the parsed text (`None` when absent, or
+    /// set since).
+    pub fn raw(&self, key: &str) -> Option<&'a RawValue> {
+        match self.members.iter().find(|(k, _)| k.as_ref() == key.as_bytes()).map(|(_, v)| v) {
+            Some(Cow::Borrowed(v)) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Reads a member as serde reads an `Option<Cow<str>>` field: absent or `null` is
+    /// `Ok(None)`, a string `Ok(Some)` (a lone surrogate as U+FFFD), anything else `Err`.
+    pub fn opt_str(&self, key: &str) -> Result<Option<Cow<'a, str>>, WrongType> {
+        match self.raw(key) {
+            None => Ok(None),
+            Some(v) if v.get() == "null" => Ok(None),
+            Some(v) => crate::js::string_text(v.get()).map(Some).ok_or(WrongType),
+        }
     }
 
     /// Replaces a member's value in place, or appends the member (as `{...o, key}` does in JS).
     pub fn set(&mut self, key: &str, value: Box<RawValue>) {
         let value = Cow::Owned(value);
-        match self.members.iter_mut().find(|(k, _)| k == key) {
+        match self.members.iter_mut().find(|(k, _)| k.as_ref() == key.as_bytes()) {
             Some(member) => member.1 = value,
-            None => self.members.push((Cow::Owned(key.to_string()), value)),
+            None => self.members.push((Cow::Owned(key.as_bytes().to_vec()), value)),
         }
     }
 
@@ -43,7 +63,7 @@ impl<'a> RawObject<'a> {
             if i > 0 {
                 out.push(',');
             }
-            out.push_str(&js_string(key));
+            out.push_str(&crate::js::string_json(key));
             out.push(':');
             out.push_str(value.get());
         }
@@ -75,10 +95,10 @@ impl<'de: 'a, 'a> Deserialize<'de> for RawObject<'a> {
 
             fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
                 let mut members = Vec::new();
-                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                while let Some(WtfKey(key)) = map.next_key()? {
                     let value: &'de RawValue = map.next_value()?;
                     // JSON.parse keeps the last of duplicate keys, at the first key's position.
-                    match members.iter_mut().find(|(k, _): &&mut (Cow<'de, str>, Cow<'de, RawValue>)| *k == key) {
+                    match members.iter_mut().find(|(k, _): &&mut (Cow<'de, [u8]>, Cow<'de, RawValue>)| *k == key) {
                         Some(m) => m.1 = Cow::Borrowed(value),
                         None => members.push((key, Cow::Borrowed(value))),
                     }
@@ -87,6 +107,19 @@ impl<'de: 'a, 'a> Deserialize<'de> for RawObject<'a> {
             }
         }
         d.deserialize_map(Members)
+    }
+}
+
+/// A member that is there but not of the type asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WrongType;
+
+/// An object key as WTF-8: serde_json decodes keys into bytes without refusing lone surrogates.
+pub struct WtfKey<'de>(pub Cow<'de, [u8]>);
+
+impl<'de> Deserialize<'de> for WtfKey<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_bytes(crate::js::Wtf8Visitor).map(WtfKey)
     }
 }
 

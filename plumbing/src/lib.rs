@@ -2,6 +2,7 @@
 //! counting, and the low-level (plumbing) commands whose output is a contract.
 
 pub mod append;
+pub mod calibration;
 pub mod claude;
 pub mod cmd;
 pub mod context;
@@ -9,6 +10,7 @@ pub mod durable;
 pub mod error;
 pub mod host;
 pub mod id;
+pub mod js;
 pub mod json;
 pub mod nodes;
 pub mod omp;

@@ -3,11 +3,42 @@
 //! cannot change (`docs/plumbing.md`, "Exit codes").
 
 use std::borrow::Cow;
+use std::ffi::OsStr;
 use std::io::{self, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 
 use serde::Serialize;
 
 use crate::Result;
+
+/// The output flags of a command that lists records: `--json`, `--porcelain`, `-z`; without
+/// one it prints text for people. Flattened into the command's arguments, which says what its
+/// `--json` holds on the struct: `#[command(mut_arg("json", |a| a.help("Print JSON: {…}")))]`.
+#[derive(clap::Args, Clone, Copy, Debug, Default)]
+pub struct RecordArgs {
+    /// Print JSON (its fields: docs/plumbing.md)
+    #[arg(long, conflicts_with = "nul")]
+    pub json: bool,
+    /// Print TAB-separated records for scripts (the contract in docs/plumbing.md) instead of text for people
+    #[arg(long, conflicts_with = "json")]
+    pub porcelain: bool,
+    /// Records as --porcelain, every field ended with NUL and ids and paths verbatim (they may hold any character)
+    #[arg(short = 'z', id = "nul")]
+    pub nul: bool,
+}
+
+impl RecordArgs {
+    /// Tells whether records (TAB-separated, or NUL-ended) were asked for.
+    pub fn records(&self) -> bool {
+        self.porcelain || self.nul
+    }
+
+    /// Tells whether no flag was given: the output is text for people.
+    pub fn for_people(&self) -> bool {
+        !self.json && !self.records()
+    }
+}
 
 /// Writes `value` as one line of JSON.
 pub fn write_json(out: &mut dyn Write, value: &impl Serialize) -> io::Result<()> {
@@ -49,31 +80,68 @@ pub fn answer<T>(verdict: Result<T>, written: io::Result<()>) -> Result<T> {
 /// when it is plain, else (control characters, `"`, `\`, or empty) in double quotes with C
 /// escapes (`\t`, `\n`, `\"`, `\\`, octal).
 pub fn quote(s: &str) -> Cow<'_, str> {
-    let plain = !s.is_empty() && !s.chars().any(|c| c.is_ascii_control() || c == '"' || c == '\\');
-    if plain {
-        return Cow::Borrowed(s);
+    quote_bytes(s.as_bytes())
+}
+
+/// Quotes a path for text output, as [`quote`] does, so a path with a newline, a TAB or bytes
+/// that are not UTF-8 (each printed as an octal escape, as git prints them) stays one field on
+/// one line and names the file exactly.
+pub fn path(p: &Path) -> Cow<'_, str> {
+    quote_bytes(p.as_os_str().as_bytes())
+}
+
+/// [`quote`] for bytes that may not be UTF-8: each byte of an invalid sequence is octal.
+fn quote_bytes(b: &[u8]) -> Cow<'_, str> {
+    let text = std::str::from_utf8(b).ok();
+    let plain = !b.is_empty() && !b.iter().any(|&c| c.is_ascii_control() || c == b'"' || c == b'\\');
+    if let Some(text) = text.filter(|_| plain) {
+        return Cow::Borrowed(text);
     }
-    let mut q = String::with_capacity(s.len() + 2);
+    let mut q = String::with_capacity(b.len() + 2);
     q.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => q.push_str("\\\""),
-            '\\' => q.push_str("\\\\"),
-            '\t' => q.push_str("\\t"),
-            '\n' => q.push_str("\\n"),
-            '\r' => q.push_str("\\r"),
-            c if c.is_ascii_control() => q.push_str(&format!("\\{:03o}", c as u8)),
-            c => q.push(c),
+    for chunk in b.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            match c {
+                '"' => q.push_str("\\\""),
+                '\\' => q.push_str("\\\\"),
+                '\t' => q.push_str("\\t"),
+                '\n' => q.push_str("\\n"),
+                '\r' => q.push_str("\\r"),
+                c if c.is_ascii_control() => q.push_str(&format!("\\{:03o}", c as u8)),
+                c => q.push(c),
+            }
+        }
+        for byte in chunk.invalid() {
+            q.push_str(&format!("\\{byte:03o}"));
         }
     }
     q.push('"');
     Cow::Owned(q)
 }
 
+/// A `-z` field that holds U+0000, which would end it early: `-z` refuses to print it (the
+/// one rule, `docs/plumbing.md`), and the command fails (exit 1, 2 for interrogators).
+#[derive(Debug, thiserror::Error)]
+#[error("-z cannot print a field holding U+0000 ({field}, quoted here): every -z field ends with a NUL")]
+pub struct NulInField {
+    /// The field, quoted.
+    pub field: String,
+}
+
 /// Writes one record of line output: fields separated by TAB and ended by a newline, each
-/// quoted; or with `-z`, every field verbatim and ended by NUL.
+/// quoted; or with `-z`, every field verbatim and ended by NUL (a field holding a NUL is refused:
+/// [`NulInField`]).
 pub fn write_record(out: &mut dyn Write, fields: &[&str], nul: bool) -> std::io::Result<()> {
+    let fields: Vec<&OsStr> = fields.iter().map(OsStr::new).collect();
+    write_record_os(out, &fields, nul)
+}
+
+/// [`write_record`] for records that hold paths, which may not be UTF-8.
+pub fn write_record_os(out: &mut dyn Write, fields: &[&OsStr], nul: bool) -> std::io::Result<()> {
     if nul {
+        if let Some(bad) = fields.iter().find(|f| f.as_bytes().contains(&0)) {
+            return Err(io::Error::other(NulInField { field: quote_bytes(bad.as_bytes()).into_owned() }));
+        }
         for field in fields {
             out.write_all(field.as_bytes())?;
             out.write_all(b"\0")?;
@@ -84,7 +152,7 @@ pub fn write_record(out: &mut dyn Write, fields: &[&str], nul: bool) -> std::io:
         if i > 0 {
             out.write_all(b"\t")?;
         }
-        out.write_all(quote(field).as_bytes())?;
+        out.write_all(quote_bytes(field.as_bytes()).as_bytes())?;
     }
     out.write_all(b"\n")
 }
@@ -118,16 +186,20 @@ pub fn table(out: &mut dyn Write, header: &[&str], rows: &[Vec<String>]) -> io::
 }
 
 /// A session file's path for people: relative to its host's sessions folder when inside one,
-/// else with `~` for the home folder, else as given.
-pub fn short_path(ctx: &crate::Context, path: &std::path::Path) -> String {
+/// else with `~` for the home folder, else as given; quoted when odd ([`path`]).
+pub fn short_path(ctx: &crate::Context, file: &Path) -> String {
     let roots = crate::host::HOSTS.iter().flat_map(|h| h.session_roots(ctx));
-    if let Some(rest) = roots.into_iter().find_map(|root| path.strip_prefix(root).ok().map(|r| r.to_path_buf())) {
-        return rest.display().to_string();
+    if let Some(rest) = roots.into_iter().find_map(|root| file.strip_prefix(root).ok().map(|r| r.to_path_buf())) {
+        return path(&rest).into_owned();
     }
     let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(std::path::PathBuf::from);
-    match home.as_deref().and_then(|h| path.strip_prefix(h).ok()) {
-        Some(rest) => format!("~/{}", rest.display()),
-        None => path.display().to_string(),
+    match home.as_deref().and_then(|h| file.strip_prefix(h).ok()) {
+        Some(rest) => match path(rest) {
+            Cow::Borrowed(plain) => format!("~/{plain}"),
+            // The quotes go around the whole path.
+            Cow::Owned(_) => path(&Path::new("~").join(rest)).into_owned(),
+        },
+        None => path(file).into_owned(),
     }
 }
 
@@ -144,6 +216,10 @@ mod tests {
         assert_eq!(quote("back\\slash"), "\"back\\\\slash\"");
         assert_eq!(quote("\u{1}\u{7f}"), "\"\\001\\177\"");
         assert_eq!(quote(""), "\"\"");
+        use std::os::unix::ffi::OsStrExt;
+        let odd = Path::new(OsStr::from_bytes(b"/s/a\nb\xff\xfec.jsonl"));
+        assert_eq!(path(odd), "\"/s/a\\nb\\377\\376c.jsonl\"");
+        assert_eq!(path(Path::new("/s/plain é.jsonl")), "/s/plain é.jsonl");
     }
 
     #[test]
@@ -152,6 +228,11 @@ mod tests {
         write_record(&mut out, &["a\tb", "message", "ff"], false).unwrap();
         write_record(&mut out, &["a\tb", "message", "ff"], true).unwrap();
         assert_eq!(out, b"\"a\\tb\"\tmessage\tff\na\tb\0message\0ff\0");
+        let before = out.len();
+        let refused = write_record(&mut out, &["ok", "a\0b"], true).unwrap_err();
+        let nul = refused.get_ref().and_then(|e| e.downcast_ref::<NulInField>()).unwrap();
+        assert_eq!(nul.field, "\"a\\000b\"");
+        assert_eq!(out.len(), before, "nothing of a refused record is written");
     }
 
     #[test]

@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::durable::FileError;
 use crate::host::{self, HostKind, Session, SessionFile};
 use crate::{Context, Error, Result};
 
@@ -46,7 +47,7 @@ impl RevArgs {
     pub fn load(&self, ctx: &Context) -> Result<(SessionFile, Rev)> {
         let rev = self.rev();
         let path = rev.session_path(ctx)?;
-        let file = SessionFile::read(&path).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+        let file = SessionFile::read(&path).map_err(FileError::at(&path, "read"))?;
         host::detect(&file, ctx.host)?;
         crate::store::touch::import(ctx, &path);
         Ok((file, rev))
@@ -233,7 +234,7 @@ fn session_by_id(ctx: &Context, id: &str) -> Result<PathBuf> {
         1 => Ok(hits.remove(0)),
         0 => Err(no_session(ctx, id)),
         n => {
-            let files: Vec<String> = hits.iter().map(|p| p.display().to_string()).collect();
+            let files: Vec<String> = hits.iter().map(|p| crate::output::path(p).into_owned()).collect();
             Err(Error::user(format!("session id prefix {id:?} matches {n} sessions: {}", candidates(&files)))
                 .hint("type more of the id"))
         }

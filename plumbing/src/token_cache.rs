@@ -14,8 +14,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use crate::host::Session;
 use crate::tokens::{Tokenizer, TokenizerName};
-use crate::Context;
+use crate::{Context, Result};
 
 /// What a count is keyed by: the first 128 bits of blake3 over the counted text.
 pub type Key = [u8; 16];
@@ -172,11 +173,7 @@ impl TokenCache {
         };
         drop(inner);
         let bytes = bincode::encode_to_vec(&file, bincode::config::standard()).map_err(std::io::Error::other)?;
-        let dir = path.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir)?;
-        let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-        std::io::Write::write_all(&mut tmp, &bytes)?;
-        tmp.persist(path).map_err(|e| e.error)?;
+        crate::durable::write_cache(path, &bytes)?;
         self.lock().added = 0;
         Ok(())
     }
@@ -250,6 +247,30 @@ fn decode(bytes: &[u8], tokenizer: TokenizerName) -> Result<Option<CacheFile>, S
         return Err("trailing bytes".into());
     }
     Ok((file.version == VERSION && file.tokenizer == tokenizer.as_str()).then_some(file))
+}
+
+/// Returns the tokenizer a command counts with: BPE ones through the store's token cache,
+/// `calibrated` with its ratio worked out for this session. The cache is saved when the returned
+/// guard is dropped.
+pub fn open_tokenizer<'c>(ctx: &'c Context, name: TokenizerName, session: &Session<'_>) -> Result<CachedTokenizer<'c>> {
+    let mut tok = open_cached(ctx, name);
+    if name == TokenizerName::Calibrated {
+        tok.set(crate::calibration::calibrated_for(ctx, session, *tok)?);
+    }
+    Ok(tok)
+}
+
+/// Returns the tokenizer with its cache opened (BPE and calibrated), not yet calibrated; the
+/// cache is saved when the guard is dropped. The cache lives as long as the process, so that a
+/// `Tokenizer` stays `Copy`: open it once per process (a watching meter re-calibrates with
+/// [`crate::calibration::calibrated_for`] and [`CachedTokenizer::set`], it does not reopen).
+pub fn open_cached(ctx: &Context, name: TokenizerName) -> CachedTokenizer<'_> {
+    let tok = Tokenizer::new(name);
+    let tok = match tok.base() {
+        TokenizerName::Pi => tok,
+        base => tok.with_cache(Box::leak(Box::new(TokenCache::open(ctx, base)))),
+    };
+    CachedTokenizer::new(ctx, tok)
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 
 use serde_json::value::RawValue;
 use shake_plumbing::append::{self, ending, recently_written, Ending, Snapshot};
+use shake_plumbing::durable::FileError;
 use shake_plumbing::host::{Session, SessionFile};
 use shake_plumbing::rev::{Rev, RevArgs};
 use shake_plumbing::{Context, Error, Result};
@@ -183,7 +184,7 @@ fn append_batch(
     if let Some(age) = recently_written(path).filter(|_| !crate::own_write::is_last(ctx, path)) {
         ctx.warn(format_args!(
             "{} was written {}s ago; if pi has this session open, quit pi and run shake again, or pi's next message will put this change on a side branch",
-            path.display(),
+            shake_plumbing::output::path(path),
             age.as_secs()
         ));
     }
@@ -193,8 +194,7 @@ fn append_batch(
     let mut ids = ids;
     for _ in 0..RECHAIN_ATTEMPTS {
         let Some(foreign) = landed.foreign.clone() else { return Ok(ids) };
-        let file =
-            SessionFile::read(path).map_err(|e| Error::io(format!("cannot read {} again", path.display()), e))?;
+        let file = SessionFile::read(path).map_err(FileError::at(path, "re-read"))?;
         let now = session.host().load(&file)?;
         let starts = |e: &shake_plumbing::host::Node<'_>| file.lines[e.line - 1].raw.start as u64;
         let Some(last) = now.entries.iter().rposition(|e| foreign.contains(&starts(e))) else {
@@ -205,14 +205,14 @@ fn append_batch(
         if !on_branch {
             ctx.warn(format_args!(
                 "{}: another program appended entries on another branch while shake was writing; pi now resumes shake's branch",
-                path.display()
+                shake_plumbing::output::path(path)
             ));
             return Ok(ids);
         }
         let pi_leaf = now.entries[last].id.to_string();
         ctx.warn(format_args!(
             "{}: pi appended entries while shake was writing; the batch is written again after {pi_leaf} so they stay on the branch",
-            path.display()
+            shake_plumbing::output::path(path)
         ));
         let (again, again_ids) = lines(&now, &pi_leaf, data.clone(), edits)?;
         landed = match append::append(path, &Snapshot::of(file.raw()), &again) {
@@ -222,7 +222,7 @@ fn append_batch(
             Err(append::AppendError::Changed { .. }) => {
                 return Err(Error::user(format!(
                     "{}: pi keeps appending to this session; the batch was not applied (pi's entries are all on its branch)",
-                    path.display()
+                    shake_plumbing::output::path(path)
                 ))
                 .hint("quit pi, or use the pi extension (/shake), then run the command again"));
             }
@@ -234,7 +234,7 @@ fn append_batch(
         None => Ok(ids),
         Some(_) => Err(Error::user(format!(
             "{}: pi kept appending while shake wrote; the batch is on a side branch, pi's entries on its own",
-            path.display()
+            shake_plumbing::output::path(path)
         ))
         .hint("quit pi, or use the pi extension (/shake), then run the command again")),
     }

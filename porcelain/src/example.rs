@@ -5,8 +5,8 @@
 
 use std::path::PathBuf;
 
-use shake_plumbing::store::pack::write_atomically;
-use shake_plumbing::{Context, Error, Result};
+use shake_plumbing::durable;
+use shake_plumbing::{Context, Result};
 
 /// The bundled session's bytes.
 const SESSION: &[u8] = include_bytes!("../../tests/fixtures/pi-mono-before-compaction.v3-migrated-by-pi-1.6.0.jsonl");
@@ -18,9 +18,8 @@ pub const SESSION_ID: &str = "ffae836b";
 /// earlier one, folds and all) and returns its path.
 pub fn fresh_copy(ctx: &Context) -> Result<PathBuf> {
     let dir = ctx.store_dir.join("example");
-    std::fs::create_dir_all(&dir).map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
     let path = dir.join("example.jsonl");
-    write_atomically(&dir, &path, SESSION, false)?;
+    durable::write(&path, SESSION)?;
     // shake wrote it: the fold that follows does not warn that pi may have it open.
     crate::own_write::record(ctx, &path);
     Ok(path)

@@ -160,7 +160,7 @@ impl<'s, 'a> LeafView<'s, 'a> {
     pub fn describe(&self) -> Value {
         let session = self.session();
         json!({
-            "file": session.file.display(),
+            "file": session.file.path.to_string_lossy(),
             "leafId": self.projection.leaf.map(|l| id_of(session, l)),
             "node": self.nodes.last().map(|n| n.to_hex()),
             "pathLength": self.nodes.len(),

@@ -17,6 +17,7 @@ pub mod pi_extension;
 pub mod plan;
 pub mod profile;
 pub mod render;
+pub mod scope;
 pub mod wall;
 
 pub use cmd::{audit, diff, fold, log, meter, regions, show, status, undo};

@@ -1,9 +1,10 @@
 //! The shake log entry: one `custom` entry with `customType: "shake"` per fold or undo, the single
 //! source of truth for the wall (`docs/log-entry.md`).
 
+use crate::scope::placeholder;
 use serde::{Deserialize, Serialize};
 use shake_plumbing::host::Session;
-use shake_plumbing::regions::{placeholder, RegionKind};
+use shake_plumbing::regions::RegionKind;
 
 /// The `customType` of shake's log entries.
 pub const CUSTOM_TYPE: &str = "shake";

@@ -9,13 +9,13 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
-use shake_plumbing::cmd::tokens::open_cached;
 use shake_plumbing::id::ObjectId;
 use shake_plumbing::omp::history::{compare, Change, ChangeKind, Rewrite};
 use shake_plumbing::omp::{looks_like_omp, session_tokenizer, OmpFile, OmpTokenizer};
-use shake_plumbing::output::{answer, json_or, short_path, table, write_json, write_record};
+use shake_plumbing::output::{answer, json_or, short_path, table, write_json, write_record, RecordArgs};
 use shake_plumbing::rev::{Rev, RevArgs};
 use shake_plumbing::store::Store;
+use shake_plumbing::token_cache::open_cached;
 use shake_plumbing::tokens::TokenizerName;
 use shake_plumbing::{Context, Error, Result};
 
@@ -40,7 +40,7 @@ impl Versions {
             Some(s) => match (Rev { session: Some(s.to_string()), entry: None }).session_path(ctx) {
                 Ok(path) => path,
                 // A file that is gone: the store knows its path and id.
-                Err(_) => shake_plumbing::cmd::sessions::find(ctx, &Store::open(ctx)?, s)?.path,
+                Err(_) => Store::open(ctx)?.find_session(ctx, s)?.path,
             },
         };
         if path.is_file() {
@@ -49,7 +49,7 @@ impl Versions {
         let store = Store::open(ctx)?;
         let info = match store.session(&path).ok().flatten() {
             Some(info) => info,
-            None => shake_plumbing::cmd::sessions::find(ctx, &store, &path.to_string_lossy())?,
+            None => store.find_session(ctx, &path.to_string_lossy())?,
         };
         let chain = store.version_chain(&info.version)?;
         let times = store.import_times(&info.path);
@@ -230,23 +230,13 @@ pub fn log(ctx: &Context, rev: &RevArgs, as_json: bool, out: &mut dyn Write) -> 
     Ok(0)
 }
 
-/// How `shake diff` prints a comparison of two versions.
-pub struct DiffOutput {
-    /// One line of JSON.
-    pub json: bool,
-    /// TAB-separated records.
-    pub porcelain: bool,
-    /// Records, NUL-ended fields.
-    pub nul: bool,
-}
-
 /// `shake diff SESSION@N SESSION@M`: what changed between two versions of an OMP file. Exit 0
 /// when the versions are the same file, 1 when they differ.
 pub fn diff(
     ctx: &Context,
     (a, na): (Option<&str>, usize),
     (b, nb): (Option<&str>, usize),
-    how: &DiffOutput,
+    how: &RecordArgs,
     out: &mut dyn Write,
 ) -> Result {
     let (va, vb) = (Versions::of(ctx, a)?, Versions::of(ctx, b)?);
@@ -254,7 +244,7 @@ pub fn diff(
     let tok = tokenizer(ctx, &old);
     let r = compare(&old, &new, &tok);
     let same = old.bytes == new.bytes;
-    if !how.json && !how.porcelain && !how.nul {
+    if how.for_people() {
         let mut text = Vec::new();
         for (name, v, n, file) in [("A", &va, na, &old), ("B", &vb, nb, &new)] {
             let when = v.imported_at(n).map_or(String::new(), |t| format!(", imported {t}"));

@@ -8,13 +8,13 @@
 use std::io::Write;
 use std::time::Duration;
 
+use crate::profile::Profile;
 use serde_json::{json, Value};
-use shake_plumbing::cmd::tokens::open_cached;
 use shake_plumbing::host::HostKind;
 use shake_plumbing::omp::shake::{AGGRESSIVE, AUTO};
 use shake_plumbing::omp::{looks_like_omp, reading, session_tokenizer, OmpFile};
-use shake_plumbing::regions::Profile;
 use shake_plumbing::rev::RevArgs;
+use shake_plumbing::token_cache::open_cached;
 use shake_plumbing::tokens::TokenizerName;
 use shake_plumbing::{Context, Error, Result};
 

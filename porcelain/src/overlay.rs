@@ -7,6 +7,7 @@
 use std::path::Path;
 
 use serde_json::json;
+use shake_plumbing::durable::FileError;
 use shake_plumbing::host::{Session, SessionFile, View};
 use shake_plumbing::id::{Kind, ObjectId};
 use shake_plumbing::store::{path_nodes, refs, touch, Store};
@@ -84,7 +85,7 @@ fn import_with_overlay(ctx: &Context, path: &Path, leaf_id: &str) -> Result<()> 
     let mut store = Store::open(ctx)?;
     let mut batch = store.batch()?;
     batch.import(path, ctx.host)?;
-    let file = SessionFile::read(path).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+    let file = SessionFile::read(path).map_err(FileError::at(path, "read"))?;
     let session = shake_plumbing::host::load(&file, ctx.host)?;
     if let Some(leaf) = session.index_of(leaf_id) {
         let wall = Wall::at(&View::at(&session, Some(leaf))?);

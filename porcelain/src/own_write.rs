@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
-use shake_plumbing::store::pack::write_atomically;
+use shake_plumbing::durable;
 use shake_plumbing::store::state::state_path;
 use shake_plumbing::Context;
 
@@ -27,10 +27,7 @@ fn stamp(path: &Path) -> Option<String> {
 /// Records that shake has just written `path`. A failure is ignored: the record is only a hint.
 pub fn record(ctx: &Context, path: &Path) {
     let (Some(stamp), record) = (stamp(path), record_path(ctx, path)) else { return };
-    let Some(dir) = record.parent() else { return };
-    if std::fs::create_dir_all(dir).is_ok() {
-        let _ = write_atomically(dir, &record, stamp.as_bytes(), false);
-    }
+    let _ = durable::write_cache(&record, stamp.as_bytes());
 }
 
 /// Tells whether the last write to `path` was shake's own: its size and modification time are

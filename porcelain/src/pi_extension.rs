@@ -32,13 +32,13 @@ pub fn run(ctx: &Context, args: &PiExtensionArgs, out: &mut dyn Write) -> Result
     if args.install {
         let verb = install(&path)?;
         if !args.print_path {
-            writeln!(out, "{verb} the pi extension at {}", path.display())?;
+            writeln!(out, "{verb} the pi extension at {}", shake_plumbing::output::path(&path))?;
             writeln!(out, "Restart pi, or type /reload in a running pi, to load it.")?;
             return Ok(0);
         }
     }
     if args.print_path {
-        writeln!(out, "{}", path.display())?;
+        writeln!(out, "{}", shake_plumbing::output::path(&path))?;
     } else {
         out.write_all(SOURCE.as_bytes())?;
     }
@@ -50,22 +50,18 @@ pub fn install_path(ctx: &Context) -> PathBuf {
     ctx.agent_dir.join("extensions").join(FILE_NAME)
 }
 
-/// Writes the extension atomically (temp file, then rename) and says what happened.
+/// Writes the extension atomically and durably and says what happened.
 fn install(path: &Path) -> Result<&'static str> {
     let verb = match std::fs::read(path) {
         Ok(old) if old == SOURCE.as_bytes() => return Ok("Already installed:"),
         Ok(_) => "Updated",
         Err(_) => "Installed",
     };
-    let dir = path.parent().ok_or_else(|| Error::user(format!("{}: no parent folder", path.display())))?;
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
     // A symlink someone made to a checkout is replaced by the embedded copy only if they ask: refuse.
     if path.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) {
         return Err(Error::user(format!("{} is a symlink; leaving it alone", path.display()))
             .hint("remove it first to install the copy this shake carries"));
     }
-    let tmp = dir.join(format!(".{FILE_NAME}.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, SOURCE).map_err(|e| Error::io(format!("cannot write {}", tmp.display()), e))?;
-    std::fs::rename(&tmp, path).map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
+    shake_plumbing::durable::write(path, SOURCE.as_bytes())?;
     Ok(verb)
 }

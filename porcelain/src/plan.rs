@@ -4,12 +4,16 @@
 
 use std::collections::HashMap;
 
+use crate::profile::Profile;
+use crate::scope::regions;
+use crate::scope::Scope;
 use serde_json::value::RawValue;
 use shake_plumbing::claude::select::{ClaudeShake, Output};
 use shake_plumbing::claude::write::{is_tombstone, utf16_len};
 use shake_plumbing::host::{BlockKind, Content, Role, Unit, View};
+use shake_plumbing::js::string_json;
 use shake_plumbing::json::{js_string, raw, RawObject};
-use shake_plumbing::regions::{regions, skip, tail_start, Profile, RegionKind, Scope};
+use shake_plumbing::regions::{skip, tail_start, RegionKind};
 use shake_plumbing::tokens::{entry_tokens, tokens_with, Tokenizer};
 
 use crate::wall::{Item, Wall};
@@ -200,7 +204,7 @@ fn regions_in(unit: &Unit<'_>, target: &str, base: &Content<'_>, wall: &Wall, o:
 /// Untouched blocks keep their exact bytes; only rewritten text blocks are re-serialised.
 pub fn compose(base: &Content<'_>, base_raw: &RawValue, items: &[&Item]) -> Box<RawValue> {
     let json = match base {
-        Content::Text(s) => js_string(&replace_spans(s, items, None)),
+        Content::Text(s) => string_json(&replace_spans(s, exact_text(Some(base_raw)).as_deref(), items, None)),
         Content::Blocks(blocks) => {
             let whole = items.iter().find(|it| it.kind == RegionKind::ToolResult);
             let mut placed = false;
@@ -210,12 +214,15 @@ pub fn compose(base: &Content<'_>, base_raw: &RawValue, items: &[&Item]) -> Box<
                 match &b.kind {
                     BlockKind::Text(t) if whole.is_some() => {
                         if !placed && !t.is_empty() {
-                            out.push(with_text(b.raw, &whole.and_then(|w| w.placeholder()).unwrap_or_default()));
+                            let placeholder = whole.and_then(|w| w.placeholder()).unwrap_or_default();
+                            out.push(with_text(b.raw, placeholder.as_bytes()));
                             placed = true;
                         }
                     }
                     BlockKind::Text(t) if has(RegionKind::Block) => {
-                        out.push(with_text(b.raw, &replace_spans(t, items, Some(i))))
+                        let exact = RawObject::parse(b.raw.get())
+                            .and_then(|o| exact_text(o.raw("text")).map(|t| t.into_owned()));
+                        out.push(with_text(b.raw, &replace_spans(t, exact.as_deref(), items, Some(i))))
                     }
                     BlockKind::Thinking(_) if has(RegionKind::Thinking) => {}
                     BlockKind::Image { .. } if has(RegionKind::Image) => {
@@ -233,8 +240,15 @@ pub fn compose(base: &Content<'_>, base_raw: &RawValue, items: &[&Item]) -> Box<
     RawValue::from_string(json).unwrap_or_else(|_| base_raw.to_owned())
 }
 
-/// Replaces the block regions of one text (block `block`) with their placeholders.
-fn replace_spans(text: &str, items: &[&Item], block: Option<usize>) -> String {
+/// A raw JSON string's exact characters (WTF-8: a lone surrogate stays one, [`shake_plumbing::js`]).
+fn exact_text(raw: Option<&RawValue>) -> Option<std::borrow::Cow<'_, [u8]>> {
+    shake_plumbing::js::string_wtf8(raw?.get())
+}
+
+/// Replaces the block regions of one text (block `block`) with their placeholders. Spans are
+/// found in `text`; they are cut from `exact`, the same text with its lone surrogates kept (at
+/// the same byte offsets), so every character a fold keeps keeps its exact bytes.
+fn replace_spans(text: &str, exact: Option<&[u8]>, items: &[&Item], block: Option<usize>) -> Vec<u8> {
     let mut spans: Vec<(usize, usize, String)> = items
         .iter()
         .filter(|it| it.kind == RegionKind::Block && it.block == block)
@@ -242,25 +256,26 @@ fn replace_spans(text: &str, items: &[&Item], block: Option<usize>) -> String {
         .filter(|(a, b, _)| text.get(*a..*b).is_some())
         .collect();
     spans.sort_by_key(|s| std::cmp::Reverse(s.0));
-    let mut out = text.to_string();
+    let mut out = exact.filter(|e| e.len() == text.len()).unwrap_or(text.as_bytes()).to_vec();
     let mut limit = usize::MAX;
     for (a, b, ph) in spans {
         if b <= limit {
-            out.replace_range(a..b, &ph);
+            out.splice(a..b, ph.bytes());
             limit = a;
         }
     }
     out
 }
 
-/// A block's JSON with its `text` replaced; every other key keeps its place and exact bytes.
-fn with_text(raw_block: &RawValue, text: &str) -> String {
+/// A block's JSON with its `text` (WTF-8) replaced; every other key keeps its place and exact
+/// bytes.
+fn with_text(raw_block: &RawValue, text: &[u8]) -> String {
     match RawObject::parse(raw_block.get()) {
         Some(mut block) => {
-            block.set("text", raw(js_string(text)));
+            block.set("text", raw(string_json(text)));
             block.to_json()
         }
-        None => format!("{{\"type\":\"text\",\"text\":{}}}", js_string(text)),
+        None => format!("{{\"type\":\"text\",\"text\":{}}}", string_json(text)),
     }
 }
 

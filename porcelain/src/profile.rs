@@ -1,12 +1,70 @@
-//! Which profile a fold uses, and where that choice came from: `--profile`, else
+//! Fold policy, part two: the profiles (a tail to protect and a block minimum), and which one a
+//! fold uses and where that choice came from: `--profile`, else
 //! `"shake": {"profile": …}` in `<cwd>/.pi/settings.json`, else in `<agent dir>/settings.json`,
 //! else the built-in default.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use shake_plumbing::regions::Profile;
 use shake_plumbing::{Context, Error, Result};
+
+/// The built-in profiles (DESIGN §5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+pub enum Profile {
+    /// Protect the last 4,000 tokens; blocks of 400 tokens or more
+    Default,
+    /// Protect the last 8,000 tokens; blocks of 800 tokens or more
+    Conservative,
+    /// Protect the last 2,000 tokens; blocks of 200 tokens or more
+    Aggressive,
+    /// oh-my-pi's automatic shake: protect the last 16,000 tokens; blocks of 400 tokens or more
+    OmpAuto,
+    /// claude-shake's selection: keep the newest 16,000 tokens of tool output; fold tool results over 2,000 characters, only when that frees 15% of the context
+    ClaudeShake,
+}
+
+impl Profile {
+    /// Returns the profile's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Profile::Default => "default",
+            Profile::Conservative => "conservative",
+            Profile::Aggressive => "aggressive",
+            Profile::OmpAuto => "omp-auto",
+            Profile::ClaudeShake => "claude-shake",
+        }
+    }
+
+    /// Parses a profile name (as in settings files).
+    pub fn parse(s: &str) -> Option<Profile> {
+        [Profile::Default, Profile::Conservative, Profile::Aggressive, Profile::OmpAuto, Profile::ClaudeShake]
+            .into_iter()
+            .find(|p| p.as_str() == s)
+    }
+
+    /// The protect window, in tokens, measured from the newest entry back (claude-shake's counts
+    /// tool-result text only, at 0.34 tokens a character: [`shake_plumbing::claude::select`]).
+    pub fn tail(self) -> u64 {
+        match self {
+            Profile::Default => 4_000,
+            Profile::Conservative => 8_000,
+            Profile::Aggressive => 2_000,
+            Profile::OmpAuto | Profile::ClaudeShake => 16_000,
+        }
+    }
+
+    /// The smallest block (fenced or XML) worth folding, in tokens.
+    pub fn block_min(self) -> u64 {
+        match self {
+            Profile::Default => 400,
+            Profile::Conservative => 800,
+            Profile::Aggressive => 200,
+            Profile::OmpAuto => 400,
+            // claude-shake folds whole tool results only: no block is small enough.
+            Profile::ClaudeShake => u64::MAX,
+        }
+    }
+}
 
 /// Where the profile came from.
 #[derive(Clone, Debug, PartialEq, Eq)]

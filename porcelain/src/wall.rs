@@ -6,10 +6,11 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::scope::placeholder;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use shake_plumbing::host::View;
-use shake_plumbing::regions::{placeholder, Region, RegionKind};
+use shake_plumbing::regions::{Region, RegionKind};
 
 use crate::log_entry::{self, LogData, Op};
 

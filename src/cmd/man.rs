@@ -6,7 +6,8 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::CommandFactory;
-use shake_plumbing::{Error, Result};
+use shake_plumbing::durable::FileError;
+use shake_plumbing::Result;
 
 /// Print the man page (roff), e.g. `shake man > shake.1`; or write one page per command with --dir
 #[derive(clap::Args, Debug)]
@@ -24,11 +25,10 @@ pub fn run(args: &ManArgs, out: &mut dyn Write) -> Result {
         clap_mangen::Man::new(cmd).render(out)?;
         return Ok(0);
     };
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
-    clap_mangen::generate_to(cmd, dir)
-        .map_err(|e| Error::io(format!("cannot write the man pages in {}", dir.display()), e))?;
+    std::fs::create_dir_all(dir).map_err(FileError::at(dir, "create"))?;
+    clap_mangen::generate_to(cmd, dir).map_err(FileError::at(dir, "write the man pages in"))?;
     let mut pages: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| Error::io(format!("cannot read {}", dir.display()), e))?
+        .map_err(FileError::at(dir, "read"))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("shake")))
         .collect();

@@ -251,3 +251,101 @@ fn a_warning_to_a_closed_stderr_is_dropped_not_a_panic() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
     assert!(!out.stdout.is_empty());
 }
+
+/// An id with a lone surrogate is read (as U+FFFD), with a warning naming the line: two ids that
+/// differ only in their surrogate are one id to shake, as pi would tell them apart.
+#[test]
+fn a_lone_surrogate_in_an_id_is_read_with_a_warning() {
+    let env = TestEnv::new();
+    let odd = message("b\\ud800", "a1", "\"one\"");
+    let child = message("c1", "b\\ud800", "\"two\"");
+    let path = session(&env, "id.jsonl", &[HEAD, USER, &odd, &child]);
+    let (ours, stderr) = project(&env, path.to_str().unwrap());
+    assert_eq!(ours["leafId"], "c1");
+    assert_eq!(ours["messages"].as_array().unwrap().len(), 3, "the path runs through the odd id");
+    let p = path.display();
+    assert!(stderr.contains(&format!("{p}:3: \"id\" holds a lone surrogate escape")), "{stderr}");
+    assert!(stderr.contains(&format!("{p}:4: \"parentId\" holds a lone surrogate escape")), "{stderr}");
+}
+
+/// An entry id holding U+0000: `-z` refuses to print it (a NUL would end the field early), every
+/// command that prints ids with `-z` fails naming it, line output quotes it, JSON escapes it.
+#[test]
+fn an_id_holding_nul_is_refused_by_z_quoted_in_lines_and_escaped_in_json() {
+    let env = TestEnv::new();
+    let head = HEAD.replace("\"id\":\"s1\"", "\"id\":\"s\\u0000x\"");
+    let path =
+        session(&env, "nul.jsonl", &[&head, USER, &message("z\\u0000b", "a1", "\"x\""), &message("c1", "a1", "\"y\"")]);
+    let p = path.to_str().unwrap();
+    // An argument cannot hold a NUL: the id is named by its prefix.
+    let (tip_a, tip_c) = (format!("{p}:z"), format!("{p}:c1"));
+    let refused = |args: &[&str], code: i32| {
+        let stderr = env.fails(args, code);
+        assert!(stderr.contains("-z cannot print a field holding U+0000"), "{args:?}: {stderr}");
+        assert!(stderr.contains("\\000"), "{args:?}: the field is named, quoted: {stderr}");
+    };
+    refused(&["ls-entries", &tip_a, "-z"], 1);
+    refused(&["ls-leaves", p, "-z"], 1);
+    refused(&["diff", &tip_a, &tip_c, "-z"], 2);
+    refused(&["audit", "rewind", p, "-z"], 2);
+    env.ok(&["import", p]);
+    refused(&["sessions", "-z"], 1);
+    // Line output quotes it; JSON escapes it.
+    assert!(env.ok(&["ls-leaves", p]).contains("\"z\\000b\""));
+    assert!(env.ok(&["sessions", "--porcelain"]).contains("\"s\\000x\""));
+    assert!(env.ok(&["ls-leaves", p, "--json"]).contains("\"z\\u0000b\""));
+    assert!(env.ok(&["rev-parse", &tip_a]).ends_with(" \"z\\000b\"\n"));
+}
+
+/// Paths with a newline, a TAB or bytes that are not UTF-8 are quoted in every text output (one
+/// field, one line, the exact bytes as octal), and verbatim with `-z`.
+#[test]
+fn odd_paths_are_quoted_in_text_output_and_verbatim_with_z() {
+    use std::ffi::{OsStr, OsString};
+    use std::os::unix::ffi::OsStrExt;
+    let env = TestEnv::new();
+    let text: String =
+        [HEAD, USER, "{broken", &message("b1", "a1", "\"x\"")].iter().map(|l| format!("{l}\n")).collect();
+    let dir = env.dir.path().display();
+    let run = |args: &[&OsStr], ok: bool| {
+        let out = env.cmd().args(args).output().unwrap();
+        assert_eq!(out.status.success(), ok, "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        (out.stdout, String::from_utf8(out.stderr).unwrap())
+    };
+    let os = |s: &str| OsString::from(s);
+    // Not UTF-8 (arguments must be UTF-8, so it comes from a folder walk): the store refuses it,
+    // naming it quoted.
+    let folder = env.dir.path().join("walked");
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::write(folder.join(OsStr::from_bytes(b"bad\xff.jsonl")), &text).unwrap();
+    let (_, stderr) = run(&[&os("import"), folder.as_os_str()], false);
+    assert!(stderr.contains(&format!("\"{dir}/walked/bad\\377.jsonl\": shake needs UTF-8 paths")), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    // A newline and a TAB.
+    let path = env.dir.path().join("odd\nna\tme.jsonl");
+    std::fs::write(&path, &text).unwrap();
+    let file = path.as_os_str();
+    let quoted = format!("\"{dir}/odd\\nna\\tme.jsonl\"");
+    // import: its line and its warning.
+    let (stdout, stderr) = run(&[&os("import"), file], true);
+    let stdout = String::from_utf8(stdout).unwrap();
+    assert!(stdout.starts_with(&format!("imported {quoted}: 2 entries")), "{stdout}");
+    assert_eq!(stderr, format!("shake: warning: {quoted}:3: malformed JSON; pi skips this line\n"));
+    // sessions: the table and --porcelain quote, -z gives the bytes.
+    let (table, _) = run(&[&os("sessions")], true);
+    assert!(String::from_utf8(table).unwrap().contains(&quoted));
+    let (records, _) = run(&[&os("sessions"), &os("--porcelain")], true);
+    assert!(String::from_utf8(records).unwrap().trim_end().ends_with(&quoted));
+    let (z, _) = run(&[&os("sessions"), &os("-z")], true);
+    let field = [file.as_bytes(), b"\0"].concat();
+    assert!(z.windows(field.len()).any(|w| w == field), "-z prints the path verbatim");
+    // fold names the session; restore names what it wrote.
+    let (fold, _) = run(&[&os("fold"), file], true);
+    let fold = String::from_utf8(fold).unwrap();
+    assert!(!fold.contains("na\tme") && !fold.contains("odd\n"), "{fold}");
+    let target = env.dir.path().join("back\nhere.jsonl");
+    let (restored, _) = run(&[&os("restore"), file, &os("-o"), target.as_os_str()], true);
+    let restored = String::from_utf8(restored).unwrap();
+    assert!(restored.trim_end().ends_with(&format!("\"{dir}/back\\nhere.jsonl\"")), "{restored}");
+    assert_eq!(restored.lines().count(), 1);
+}

@@ -240,3 +240,144 @@ fn every_entry_as_leaf_equals_pi() {
         check_leaves(path, &pi);
     }
 }
+
+/// A session whose lines `JSON.parse` reads and serde_json refuses: lone surrogates (high, low,
+/// and a pair split across a key and its value), numbers out of a double's range, nesting past
+/// serde's 128 (up to shake's own limit, which node's `JSON.stringify` still writes).
+fn odd_json_session() -> String {
+    let nest = |d: usize, leaf: &str| format!("{}{leaf}{}", "[".repeat(d), "]".repeat(d));
+    let objects = |d: usize| format!("{}1{}", "{\"o\":".repeat(d), "}".repeat(d));
+    let head = r#"{"type":"session","version":3,"id":"odd-json","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#;
+    let entry = |id: &str, parent: &str, rest: &str| {
+        let parent = if parent.is_empty() { "null".to_string() } else { format!("\"{parent}\"") };
+        format!(r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-01-01T00:00:01.000Z",{rest}}}"#)
+    };
+    let lines = [
+        head.to_string(),
+        entry("u1", "", r#""message":{"role":"user","content":"look \ud83d here \udc00 and \ud83d\ude00 \uD800","timestamp":1}"#),
+        entry(
+            "a1",
+            "u1",
+            &format!(
+                r#""message":{{"role":"assistant","content":[{{"type":"thinking","thinking":"\ud800 think"}},{{"type":"text","text":"x\ud800y"}},{{"type":"toolCall","id":"t1","name":"read","arguments":{{"path":"f\udbff.rs","n":1e400,"deep":{}}}}}],"provider":"p","model":"m","usage":{{"input":1e400,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":5}},"stopReason":"toolUse","timestamp":2}}"#,
+                nest(200, "-1e400")
+            ),
+        ),
+        entry(
+            "r1",
+            "a1",
+            &format!(
+                r#""message":{{"role":"toolResult","toolCallId":"t1","toolName":"read","content":[{{"type":"text","text":"big\udbff","k\ud83d":"\ude00v"}}],"details":{{"n":1e400,"m":-1e400,"small":1e-400,"deep":{},"objects":{}}},"isError":false,"timestamp":3}}"#,
+                nest(300, "\"\\udfff\""),
+                objects(200)
+            ),
+        ),
+        r#"{"type":"custom_message","id":"c1","parentId":"r1","timestamp":"2026-01-01T00:00:02.000Z","customType":"n\ud800","content":"c\udfff","display":true,"details":{"x\udc00":1e999}}"#.to_string(),
+        entry("u2", "c1", r#""\ud800top":true,"message":{"role":"user","\udc00":1,"content":[{"type":"text","text":"hi \ud83d"}],"timestamp":4}"#),
+        entry(
+            "u3",
+            "u2",
+            &format!(r#""message":{{"role":"user","content":"at the limit","details":{},"timestamp":5}}"#, nest(999, "0")),
+        ),
+    ];
+    lines.join("\n") + "\n"
+}
+
+/// `shake project --json` is byte for byte pi's `JSON.stringify` of its projection, and
+/// `count-tokens --tokenizer pi` pi's `estimateTokens`, at every tip of `path`.
+fn assert_text_equals_pi(env: &TestEnv, path: &str) {
+    let pi = Oracle::run("project-text.mjs", &[path]);
+    let leaves = pi.as_array().expect("leaves");
+    assert!(!leaves.is_empty(), "{path}: pi projected nothing");
+    for leaf in leaves {
+        let rev = format!("{path}:{}", leaf["leafId"].as_str().unwrap());
+        let out = env.run(&["project", &rev, "--json"]);
+        assert!(out.status.success(), "{rev}: {}", String::from_utf8_lossy(&out.stderr));
+        let ours = String::from_utf8(out.stdout).unwrap();
+        let theirs = leaf["text"].as_str().unwrap();
+        if ours.trim_end() != theirs {
+            let at = ours.bytes().zip(theirs.bytes()).position(|(a, b)| a != b).unwrap_or(0);
+            let from = at.saturating_sub(120);
+            panic!(
+                "{rev}: projection differs at byte {at}\n shake: {}\n    pi: {}",
+                ours.get(from..(at + 120).min(ours.len())).unwrap_or("?"),
+                theirs.get(from..(at + 120).min(theirs.len())).unwrap_or("?")
+            );
+        }
+        let tokens: Value =
+            serde_json::from_str(&env.ok(&["count-tokens", &rev, "--tokenizer", "pi", "--json"])).unwrap();
+        assert_eq!(tokens["perEntry"], leaf["perEntry"], "{rev}: estimate");
+    }
+}
+
+/// Lone surrogates, `1e400` and deep nesting are read as pi reads them, without a warning.
+#[test]
+fn lines_only_javascript_reads_exactly_project_and_count_as_pi() {
+    let env = TestEnv::new();
+    let path = env.write("odd.jsonl", odd_json_session());
+    let path = path.to_str().unwrap();
+    assert_text_equals_pi(&env, path);
+    let out = env.run(&["project", path, "--json"]);
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "", "no warning");
+}
+
+/// Nesting beyond shake's limit is named by file and line, not projected as silently empty.
+#[test]
+fn nesting_beyond_the_limit_is_a_warning_naming_the_line() {
+    let env = TestEnv::new();
+    let deep = format!("{}{}", "[".repeat(5000), "]".repeat(5000));
+    let text = odd_json_session()
+        + &format!(
+            r#"{{"type":"message","id":"u4","parentId":"u3","timestamp":"t","message":{{"role":"user","content":"x","d":{deep}}}}}"#
+        )
+        + "\n";
+    let path = env.write("deep.jsonl", text);
+    let out = env.run(&["project", path.to_str().unwrap(), "--json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("deep.jsonl:8: JSON nested deeper than 1000 levels"), "{stderr}");
+    assert_eq!(stderr.matches("nested deeper").count(), 1, "{stderr}");
+}
+
+/// A session whose text is full of lone surrogates (one in about every seventh space): a fold
+/// keeps them where it keeps text, and fold + undo gives back the projection byte for byte.
+#[test]
+fn fold_and_undo_keep_lone_surrogates_byte_for_byte() {
+    let env = TestEnv::new();
+    let mut n = 0;
+    // Compact JSON has spaces only inside strings.
+    let text: String = crate::synthetic::rich()
+        .text
+        .chars()
+        .map(|c| match c {
+            ' ' => {
+                n += 1;
+                match n % 21 {
+                    0 => " \\ud83d".to_string(),
+                    7 => "\\udc00 ".to_string(),
+                    14 => "\\ud800\\ud800 ".to_string(),
+                    _ => " ".to_string(),
+                }
+            }
+            c => c.to_string(),
+        })
+        .collect();
+    let path = env.write("lone.jsonl", &text);
+    let path = path.to_str().unwrap();
+    assert_text_equals_pi(&env, path);
+    // What the model sees: the top-level `messages` (the leaf and its entry list change with
+    // every append). A `],"messages":[` outside strings is the entry list's end.
+    let messages = || {
+        let text = env.ok(&["project", path, "--json"]);
+        text[text.rfind("],\"messages\":[").expect("messages")..].to_string()
+    };
+    let before = messages();
+    let fold: Value = serde_json::from_str(&env.ok(&["fold", path, "--json"])).unwrap();
+    assert!(fold["appended"].as_array().is_some_and(|a| !a.is_empty()), "{fold}");
+    assert_text_equals_pi(&env, path);
+    let folded = messages();
+    assert_ne!(folded, before);
+    assert!(folded.matches("\\ud83d").count() > 10, "the text a fold keeps keeps its surrogates");
+    env.ok(&["undo", path]);
+    assert_text_equals_pi(&env, path);
+    assert_eq!(messages(), before, "fold + undo gives back every byte");
+}

@@ -67,7 +67,21 @@ impl TestEnv {
 
     /// Returns a `shake` command set up to run in the sandbox.
     pub fn cmd(&self) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_shake"));
+        self.cmd_through(&[])
+    }
+
+    /// [`TestEnv::cmd`] run through `wrapper` (a program and its arguments, which then runs
+    /// shake), e.g. `setpriv` to drop privileges.
+    pub fn cmd_through(&self, wrapper: &[&str]) -> Command {
+        let shake = env!("CARGO_BIN_EXE_shake");
+        let mut cmd = match wrapper.split_first() {
+            None => Command::new(shake),
+            Some((program, args)) => {
+                let mut c = Command::new(program);
+                c.args(args).arg(shake);
+                c
+            }
+        };
         cmd.current_dir(self.cwd())
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())

@@ -453,11 +453,23 @@ fn a_store_shake_may_not_read_is_a_permission_error_not_corruption() {
     import(&env, &path);
     let pack = only_pack(&env);
     std::fs::set_permissions(&pack, std::fs::Permissions::from_mode(0o000)).unwrap();
-    if std::fs::File::open(&pack).is_ok() {
-        return; // root reads any file: nothing to test here
+    // Root reads a file whatever its mode, by two capabilities (CAP_DAC_OVERRIDE,
+    // CAP_DAC_READ_SEARCH; CI may run as root too). Then shake runs without them: setpriv drops
+    // them from the bounding set, so the shake it execs holds them in no set and meets the
+    // pack's mode as any owner without read permission does.
+    const WITHOUT_DAC: &[&str] = &["setpriv", "--bounding-set", "-dac_override,-dac_read_search"];
+    let wrapper = if std::fs::File::open(&pack).is_ok() { WITHOUT_DAC } else { &[] };
+    if !wrapper.is_empty() {
+        let probe = std::process::Command::new(wrapper[0]).args(&wrapper[1..]).arg("cat").arg(&pack).output();
+        assert!(
+            probe.is_ok_and(|o| !o.status.success()),
+            "as root, this test needs util-linux's setpriv and CAP_SETPCAP to drop the DAC capabilities"
+        );
     }
     for args in [&["fsck"][..], &["sessions"], &["restore", path.to_str().unwrap(), "-o", "-"]] {
-        let stderr = env.fails(args, 4);
+        let out = env.cmd_through(wrapper).args(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(4), "{args:?}: {stderr}");
         assert!(stderr.contains("Permission denied") && stderr.contains(pack.to_str().unwrap()), "{args:?}: {stderr}");
     }
 }
@@ -477,4 +489,17 @@ fn sessions_never_counts_a_tree_with_a_node_missing() {
     std::fs::write(&idx_path, &idx).unwrap();
     let stderr = env.fails(&["sessions", "--json"], 3);
     assert!(stderr.contains("is missing"), "{stderr}");
+}
+
+/// An I/O error at the command boundary: it names the file and what was being done, and exits
+/// 4 (the system's refusal), not 1 (the user's mistake), whether the file is read by the import
+/// (`cat-session`) or by a command reading a revision (`project`, `meter`).
+#[test]
+fn an_unreadable_file_is_an_io_error_naming_it() {
+    let env = TestEnv::new();
+    // Reading /proc/self/mem from offset 0 fails with EIO, even for root.
+    for args in [["cat-session", "/proc/self/mem"], ["project", "/proc/self/mem"], ["meter", "/proc/self/mem"]] {
+        let stderr = env.fails(&args, 4);
+        assert!(stderr.contains("error: cannot read /proc/self/mem: Input/output error"), "{args:?}: {stderr}");
+    }
 }

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use crate::store::{SessionInfo, Store};
+use crate::store::Store;
 use crate::{Context, Error, Result};
 
 /// Print a session file's bytes as imported (a path is imported first)
@@ -23,7 +23,7 @@ pub fn run(ctx: &Context, args: &CatSessionArgs, out: &mut dyn Write) -> Result 
     let latest = if Path::new(&args.session).is_file() {
         store.import_file(Path::new(&args.session), ctx.host)?.version
     } else {
-        find(&store.sessions()?, &args.session)?.version
+        crate::store::session_by_id(&store.sessions()?, &args.session)?.version
     };
     let id = match args.version {
         None => latest,
@@ -36,20 +36,4 @@ pub fn run(ctx: &Context, args: &CatSessionArgs, out: &mut dyn Write) -> Result 
     };
     out.write_all(&store.version_bytes(&id)?)?;
     Ok(0)
-}
-
-/// Finds the one imported session whose id starts with `prefix`.
-pub fn find<'a>(sessions: &'a [SessionInfo], prefix: &str) -> Result<&'a SessionInfo> {
-    let hits: Vec<&SessionInfo> =
-        sessions.iter().filter(|s| s.session_id.as_deref().is_some_and(|id| id.starts_with(prefix))).collect();
-    match hits.as_slice() {
-        [one] => Ok(one),
-        [] => Err(Error::user(format!("no session file or imported session id {prefix:?}"))
-            .hint("name the session file, or run shake import first")),
-        many => {
-            let paths: Vec<String> = many.iter().map(|s| s.path.display().to_string()).collect();
-            Err(Error::user(format!("session id {prefix:?} matches {} imported files", many.len()))
-                .hint(format!("name one of the files: {}", paths.join(", "))))
-        }
-    }
 }

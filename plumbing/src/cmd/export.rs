@@ -27,7 +27,7 @@ pub fn run(ctx: &Context, args: &ExportArgs, out: &mut dyn Write) -> Result {
     let leaf = leaf.ok_or_else(|| Error::user(format!("{}: the session has no entries", file.display())))?;
     let export = session.export(ctx, leaf)?;
     let target = args.output.clone().unwrap_or_else(|| export.path.clone());
-    write_new(&target, &export.bytes)?;
+    crate::durable::write_new(&target, &export.bytes)?;
     if args.json {
         let report = serde_json::json!({
             "path": target.to_string_lossy(),
@@ -37,19 +37,7 @@ pub fn run(ctx: &Context, args: &ExportArgs, out: &mut dyn Write) -> Result {
         });
         crate::output::write_json(out, &report)?;
     } else {
-        writeln!(out, "{}", target.display())?;
+        writeln!(out, "{}", crate::output::path(&target))?;
     }
     Ok(0)
-}
-
-/// Writes a file that must not exist yet, atomically (temp file in the same folder, then link).
-fn write_new(target: &std::path::Path, bytes: &[u8]) -> Result<()> {
-    let dir = target.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
-    let mut tmp =
-        tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(format!("cannot write in {}", dir.display()), e))?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist_noclobber(target).map_err(|e| Error::io(format!("cannot create {}", target.display()), e.error))?;
-    Ok(())
 }

@@ -4,8 +4,9 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use crate::durable::FileError;
 use crate::host::generate::{generate, Limit, Options};
-use crate::{Context, Error, Result};
+use crate::{Context, Result};
 
 /// Write a seeded, realistic pi v3 session (a development and benchmark tool)
 #[derive(clap::Args, Debug)]
@@ -36,9 +37,7 @@ pub fn run(_ctx: &Context, args: &GenerateSessionArgs, out: &mut dyn Write) -> R
     };
     let bytes = generate(&Options { seed: args.seed, limit, cwd: args.cwd.clone() });
     match &args.output {
-        Some(path) => {
-            std::fs::write(path, &bytes).map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?
-        }
+        Some(path) => std::fs::write(path, &bytes).map_err(FileError::at(path, "write"))?,
         None => out.write_all(&bytes)?,
     }
     Ok(0)

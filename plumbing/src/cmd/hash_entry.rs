@@ -3,6 +3,7 @@
 use std::io::{Read, Write};
 use std::path::PathBuf;
 
+use crate::durable::FileError;
 use crate::id::{Kind, ObjectId};
 use crate::store::Store;
 use crate::{Context, Error, Result};
@@ -24,7 +25,7 @@ pub struct HashEntryArgs {
 /// Runs `shake hash-entry`.
 pub fn run(ctx: &Context, args: &HashEntryArgs, out: &mut dyn Write) -> Result {
     let bytes = match &args.file {
-        Some(path) => std::fs::read(path).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?,
+        Some(path) => std::fs::read(path).map_err(FileError::at(path, "read"))?,
         None => {
             let mut buf = Vec::new();
             std::io::stdin().read_to_end(&mut buf).map_err(|e| Error::io("cannot read standard input", e))?;

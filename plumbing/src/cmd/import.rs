@@ -50,7 +50,7 @@ pub fn run(ctx: &Context, args: &ImportArgs, out: &mut dyn Write) -> Result {
         match result {
             Ok(report) => {
                 for w in &report.warnings {
-                    ctx.warn(format_args!("{}:{}: {}", report.path.display(), w.line, w.message));
+                    ctx.warn(format_args!("{}:{}: {}", crate::output::path(&report.path), w.line, w.message));
                 }
                 if args.json {
                     rows.push(to_json(&report));
@@ -60,7 +60,7 @@ pub fn run(ctx: &Context, args: &ImportArgs, out: &mut dyn Write) -> Result {
             }
             Err(e) => {
                 failed = true;
-                ctx.warn(e.message);
+                ctx.warn(crate::Error::from(e).message);
             }
         }
     }
@@ -93,7 +93,7 @@ fn collect(root: &Path, named: bool, files: &mut Vec<PathBuf>) -> Result<()> {
 }
 
 fn line(r: &ImportReport) -> String {
-    let path = r.path.display();
+    let path = crate::output::path(&r.path);
     match r.unchanged {
         true => format!("unchanged {path}: {} entries", r.entries),
         false => format!(

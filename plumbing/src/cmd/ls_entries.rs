@@ -52,7 +52,7 @@ pub fn run(ctx: &Context, args: &LsEntriesArgs, out: &mut dyn Write) -> Result {
             })
             .collect();
         let value = json!({
-            "file": file.display(),
+            "file": file.path.to_string_lossy(),
             "leafId": session.entries[leaf].id,
             "context": args.context,
             "entries": entries,

@@ -59,7 +59,7 @@ pub fn run(ctx: &Context, args: &LsLeavesArgs, out: &mut dyn Write) -> Result {
             })
             .collect();
         let default_id = default.map(|d| session.entries[d].id.as_ref());
-        let value = json!({"file": file.display(), "defaultLeaf": default_id, "leaves": leaves});
+        let value = json!({"file": file.path.to_string_lossy(), "defaultLeaf": default_id, "leaves": leaves});
         crate::output::write_json(out, &value)?;
         return Ok(0);
     }

@@ -21,6 +21,6 @@ pub fn run(ctx: &Context, args: &ProjectArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.rev.load(ctx)?;
     let (session, leaf) = rev.open(ctx, &file)?;
     let projection = View::at(&session, leaf)?;
-    crate::output::write_json(out, &projection.to_json())?;
+    writeln!(out, "{}", projection.to_json_text())?;
     Ok(0)
 }

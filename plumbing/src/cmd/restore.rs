@@ -3,7 +3,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::store::{pack, Store};
+use crate::durable::FileError;
+use crate::store::Store;
 use crate::{Context, Error, Result};
 
 /// Rebuild an imported version of a session file byte for byte (e.g. after a tool rewrote it)
@@ -30,7 +31,7 @@ pub fn run(ctx: &Context, args: &RestoreArgs, out: &mut dyn Write) -> Result {
         Some(s) => s.clone(),
         None => crate::rev::default_session(ctx)?.to_string_lossy().into_owned(),
     };
-    let info = super::sessions::find(ctx, &store, &session)?;
+    let info = store.find_session(ctx, &session)?;
     let chain = store.version_chain(&info.version)?;
     let n = args.version.unwrap_or(chain.len());
     let id = *n
@@ -62,11 +63,7 @@ pub fn run(ctx: &Context, args: &RestoreArgs, out: &mut dyn Write) -> Result {
     };
     // A file another program (OMP, pi) changes after that import would lose the change: refuse.
     let seen = std::fs::metadata(&target).ok().map(|m| (m.len(), m.modified().ok()));
-    let dir = match target.parent().filter(|p| !p.as_os_str().is_empty()) {
-        Some(dir) => dir.to_path_buf(),
-        None => PathBuf::from("."),
-    };
-    pack::replace_durably_if(&dir, &target, &bytes, || {
+    crate::durable::replace_if(&target, &bytes, || {
         match std::fs::metadata(&target).ok().map(|m| (m.len(), m.modified().ok())) == seen {
             true => Ok(()),
             false => {
@@ -75,16 +72,13 @@ pub fn run(ctx: &Context, args: &RestoreArgs, out: &mut dyn Write) -> Result {
             }
         }
     })?;
-    pack::sync_dir(&dir)?;
-    std::fs::set_permissions(&target, permissions)
-        .map_err(|e| Error::io(format!("cannot set the mode of {}", target.display()), e))?;
-    writeln!(out, "{id} {n} {}", target.display())?;
+    std::fs::set_permissions(&target, permissions).map_err(FileError::at(&target, "set the mode of"))?;
+    writeln!(out, "{id} {n} {}", crate::output::path(&target))?;
     Ok(0)
 }
 
 /// Creates `path` empty, as any program creates a new file, and returns the mode it got.
 fn new_file_mode(path: &Path) -> Result<std::fs::Permissions> {
-    let file =
-        std::fs::File::create_new(path).map_err(|e| Error::io(format!("cannot create {}", path.display()), e))?;
-    file.metadata().map(|m| m.permissions()).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))
+    let file = std::fs::File::create_new(path).map_err(FileError::at(path, "create"))?;
+    Ok(file.metadata().map_err(FileError::at(path, "read"))?.permissions())
 }

@@ -30,7 +30,7 @@ pub fn run(ctx: &Context, args: &RevParseArgs, out: &mut dyn Write) -> Result {
     let node = nodes.last().copied().unwrap_or(ObjectId::NULL);
     if args.json {
         let value = json!({
-            "file": file.display(),
+            "file": file.path.to_string_lossy(),
             "leafId": entry.id,
             "line": entry.line,
             "node": node.to_hex(),

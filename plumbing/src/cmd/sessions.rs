@@ -1,31 +1,26 @@
 //! `shake sessions`: every imported session file with its size, tree and family (forks found
 //! through shared node ids), and optionally each imported version.
 
+use std::ffi::OsStr;
 use std::io::Write;
 
 use serde_json::{json, Value};
 
 use crate::id::ObjectId;
-use crate::output::{self, short_path, write_record};
+use crate::output::{self, short_path, write_record, write_record_os, RecordArgs};
 use crate::regions::thousands;
-use crate::store::{family, SessionInfo, Store};
+use crate::store::{family, Store};
 use crate::{Context, Result};
 
 /// List imported sessions: file, entries, leaves, bytes, versions and family (forks)
 #[derive(clap::Args, Debug)]
+#[command(mut_arg("json", |a| a.help(r#"Print JSON: [{"session","path","entries","leaves","bytes","versions","version","family":[{"session","path","shared"}]}]"#)))]
 pub struct SessionsArgs {
     /// Also list every imported version of each file (number, version id, bytes, how it came)
     #[arg(long)]
     pub versions: bool,
-    /// Print JSON: [{"session","path","entries","leaves","bytes","versions","version","family":[{"session","path","shared"}]}]
-    #[arg(long, conflicts_with = "nul")]
-    pub json: bool,
-    /// Print TAB-separated records for scripts (the contract in docs/plumbing.md) instead of a table
-    #[arg(long, conflicts_with = "json")]
-    pub porcelain: bool,
-    /// Records as --porcelain, every field ended with NUL and paths verbatim (paths may hold any character)
-    #[arg(short = 'z', id = "nul")]
-    pub nul: bool,
+    #[command(flatten)]
+    pub output: RecordArgs,
 }
 
 /// One imported version of a file.
@@ -42,12 +37,12 @@ pub fn run(ctx: &Context, args: &SessionsArgs, out: &mut dyn Write) -> Result {
     let trees = sessions.iter().map(|s| store.session_tree(s)).collect::<Result<Vec<_>>>()?;
     let relatives = family::families(&trees);
     let group = family_numbers(&relatives);
-    let records = args.porcelain || args.nul;
+    let records = args.output.records();
     let mut rows = Vec::new();
     let mut table = Vec::new();
     for (i, s) in sessions.iter().enumerate() {
         let versions = if args.versions { versions(&store, &s.version)? } else { Vec::new() };
-        if args.json {
+        if args.output.json {
             let family: Vec<Value> = relatives[i]
                 .iter()
                 .map(|&(j, shared)| json!({"session": sessions[j].session_id, "path": sessions[j].path.to_string_lossy(), "shared": shared}))
@@ -74,7 +69,6 @@ pub fn run(ctx: &Context, args: &SessionsArgs, out: &mut dyn Write) -> Result {
             s.versions.to_string(),
             group[i].to_string(),
         ];
-        let path = s.path.to_string_lossy();
         let sid = s.session_id.as_deref().unwrap_or("-");
         if !records {
             let short: String = sid.chars().take(8).collect();
@@ -103,20 +97,19 @@ pub fn run(ctx: &Context, args: &SessionsArgs, out: &mut dyn Write) -> Result {
             }
             continue;
         }
-        write_record(
-            out,
-            &[&["session", sid], numbers.each_ref().map(String::as_str).as_slice(), &[&path]].concat(),
-            args.nul,
-        )?;
+        let mut fields: Vec<&OsStr> = vec![OsStr::new("session"), OsStr::new(sid)];
+        fields.extend(numbers.iter().map(OsStr::new));
+        fields.push(s.path.as_os_str());
+        write_record_os(out, &fields, args.output.nul)?;
         for (n, v) in versions.iter().enumerate() {
             write_record(
                 out,
                 &["version", &(n + 1).to_string(), &v.id.to_hex(), &v.bytes.to_string(), v.how],
-                args.nul,
+                args.output.nul,
             )?;
         }
     }
-    if args.json {
+    if args.output.json {
         crate::output::write_json(out, &Value::Array(rows))?;
     } else if !records {
         if sessions.is_empty() {
@@ -169,21 +162,4 @@ fn versions(store: &Store, latest: &ObjectId) -> Result<Vec<VersionRow>> {
         rows.push(VersionRow { id, bytes: store.version_bytes(&id)?.len(), how });
     }
     Ok(rows)
-}
-
-/// Finds the imported session a `SESSION` argument names: an existing file's import, a file path
-/// the store recorded (the file may be gone), or a session id or unique prefix.
-pub fn find(ctx: &Context, store: &Store, arg: &str) -> Result<SessionInfo> {
-    let path = std::path::Path::new(arg);
-    if path.is_file() {
-        if let Some(info) = store.session(path)? {
-            return Ok(info);
-        }
-    }
-    let sessions = store.sessions()?;
-    let full = ctx.cwd.join(path);
-    if let Some(info) = sessions.iter().find(|s| s.path == full || s.path == path) {
-        return Ok(info.clone());
-    }
-    super::cat_session::find(&sessions, arg).cloned()
 }

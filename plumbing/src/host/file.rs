@@ -129,9 +129,10 @@ impl SessionFile {
         self.text.is_empty() || self.text.ends_with('\n')
     }
 
-    /// Returns the path as text for messages.
+    /// Returns the path as text for messages and text output: quoted when odd (a newline, a
+    /// TAB, bytes that are not UTF-8: [`crate::output::path`]). JSON carries the path itself.
     pub fn display(&self) -> Cow<'_, str> {
-        self.path.to_string_lossy()
+        crate::output::path(&self.path)
     }
 }
 

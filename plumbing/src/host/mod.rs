@@ -334,6 +334,12 @@ pub trait HostView<'s> {
 
     /// The whole context as the host's own JSON (`shake project`).
     fn to_json(&self) -> Value;
+
+    /// [`HostView::to_json`] as the host itself would write it, byte for byte (pi: strings with
+    /// lone surrogates, which a [`Value`] cannot hold).
+    fn to_json_text(&self) -> String {
+        self.to_json().to_string()
+    }
 }
 
 /// Finds the host of a file: the one `forced` names, else the first in [`HOSTS`] that accepts

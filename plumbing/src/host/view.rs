@@ -163,4 +163,9 @@ impl<'s, 'a> View<'s, 'a> {
     pub fn to_json(&self) -> Value {
         self.data.get().to_json()
     }
+
+    /// The whole context as the host itself would write it, byte for byte (`shake project`).
+    pub fn to_json_text(&self) -> String {
+        self.data.get().to_json_text()
+    }
 }

@@ -7,6 +7,8 @@ use std::borrow::Cow;
 
 use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
+
+use crate::json::WtfKey;
 use serde_json::value::RawValue;
 
 /// The fields of an entry line that pi's session code reads, borrowed from the line.
@@ -88,9 +90,10 @@ impl<'de: 'a, 'a> Deserialize<'de> for Fields<'a> {
 
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields<'de>, A::Error> {
                 let mut fields = Fields::default();
-                while let Some(Key(key)) = map.next_key()? {
+                while let Some(WtfKey(key)) = map.next_key()? {
                     let value: &'de RawValue = map.next_value()?;
-                    if let Some(slot) = fields.slot(&key) {
+                    // A key that is not UTF-8 (a lone surrogate escape) is none pi reads.
+                    if let Some(slot) = std::str::from_utf8(&key).ok().and_then(|k| fields.slot(k)) {
                         *slot = Some(value);
                     }
                 }
@@ -101,39 +104,10 @@ impl<'de: 'a, 'a> Deserialize<'de> for Fields<'a> {
     }
 }
 
-/// An object key, borrowed from the line unless it holds escapes (serde's own `Cow` impl always
-/// copies).
-struct Key<'de>(Cow<'de, str>);
-
-impl<'de> Deserialize<'de> for Key<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-        impl<'de> Visitor<'de> for KeyVisitor {
-            type Value = Key<'de>;
-
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a string")
-            }
-
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Borrowed(v)))
-            }
-
-            fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Owned(v.to_string())))
-            }
-        }
-        d.deserialize_str(KeyVisitor)
-    }
-}
-
-/// Decodes a raw JSON value as a string; `None` when absent or not a string.
+/// Decodes a raw JSON value as a string; `None` when absent or not a string. A lone surrogate
+/// escape reads as U+FFFD ([`crate::js`]).
 pub fn as_str<'a>(raw: Option<&'a RawValue>) -> Option<Cow<'a, str>> {
-    let raw = raw?;
-    if !raw.get().starts_with('"') {
-        return None;
-    }
-    serde_json::from_str::<Cow<'a, str>>(raw.get()).ok()
+    crate::js::string_text(raw?.get())
 }
 
 /// Tells whether a raw value is JSON `null`.
@@ -189,13 +163,7 @@ impl<'a> Entry<'a> {
         if self.hook_message_role {
             return Some(Cow::Borrowed("custom"));
         }
-        let message = self.fields.message?;
-        #[derive(Deserialize)]
-        struct Role<'b> {
-            #[serde(borrow)]
-            role: Option<Cow<'b, str>>,
-        }
-        serde_json::from_str::<Role<'a>>(message.get()).ok()?.role
+        super::message::role_of(self.fields.message?)
     }
 
     /// Returns the `customType` of a `custom` or `custom_message` entry.

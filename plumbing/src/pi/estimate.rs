@@ -148,10 +148,11 @@ fn visit_content(content: &Content<'_>, sink: &mut dyn Pieces) {
 
 fn visit_sections(sections: Option<&RawValue>, sink: &mut dyn Pieces) {
     let Some(raw) = sections else { return };
-    let Ok(map) = serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(raw.get()) else { return };
-    for value in map.values() {
+    let Ok(map) = crate::js::parse(raw.get()) else { return };
+    // `Object.values`, in JavaScript's order.
+    for (_, value) in map.members() {
         if let Some(s) = value.as_str() {
-            sink.text(s);
+            sink.text(&s);
         }
     }
 }

@@ -3,28 +3,10 @@
 
 use std::borrow::Cow;
 
-use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::host::{Block, BlockKind, Content};
-
-#[derive(Deserialize)]
-struct BlockHead<'a> {
-    #[serde(rename = "type", borrow, default)]
-    kind: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    text: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    thinking: Option<Cow<'a, str>>,
-    #[serde(borrow, default, rename = "mimeType")]
-    mime_type: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    id: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    name: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    arguments: Option<&'a RawValue>,
-}
+use crate::json::RawObject;
 
 /// Parses a raw pi `content` value; anything unexpected becomes [`Content::Other`] or
 /// [`BlockKind::Other`] rather than an error, as pi does not validate content either.
@@ -32,7 +14,7 @@ pub fn parse_content(raw: Option<&RawValue>) -> Content<'_> {
     let Some(raw) = raw else { return Content::Other };
     let text = raw.get();
     if text.starts_with('"') {
-        return serde_json::from_str::<Cow<'_, str>>(text).map_or(Content::Other, Content::Text);
+        return crate::js::string_text(text).map_or(Content::Other, Content::Text);
     }
     if !text.starts_with('[') {
         return Content::Other;
@@ -42,64 +24,52 @@ pub fn parse_content(raw: Option<&RawValue>) -> Content<'_> {
 }
 
 fn parse_block(raw: &RawValue) -> Block<'_> {
-    let kind = match serde_json::from_str::<BlockHead<'_>>(raw.get()) {
-        Ok(h) => match h.kind.as_deref() {
-            Some("text") => BlockKind::Text(h.text.unwrap_or_default()),
-            Some("thinking") => BlockKind::Thinking(h.thinking.unwrap_or_default()),
-            Some("image") => BlockKind::Image { mime: h.mime_type },
-            Some("toolCall") => {
-                BlockKind::ToolCall { id: h.id, name: h.name.unwrap_or_default(), arguments: h.arguments }
-            }
-            _ => BlockKind::Other,
-        },
-        Err(_) => BlockKind::Other,
-    };
+    let kind = block_kind(raw).unwrap_or(BlockKind::Other);
     Block { raw, kind }
 }
 
+/// A block's kind; `None` when it is not an object or a field pi reads has the wrong type.
+fn block_kind(raw: &RawValue) -> Option<BlockKind<'_>> {
+    let o = RawObject::parse(raw.get())?;
+    let s = |key| o.opt_str(key).ok();
+    let kind = s("type")?;
+    let (text, thinking, mime, id, name) = (s("text")?, s("thinking")?, s("mimeType")?, s("id")?, s("name")?);
+    Some(match kind.as_deref() {
+        Some("text") => BlockKind::Text(text.unwrap_or_default()),
+        Some("thinking") => BlockKind::Thinking(thinking.unwrap_or_default()),
+        Some("image") => BlockKind::Image { mime },
+        Some("toolCall") => BlockKind::ToolCall {
+            id,
+            name: name.unwrap_or_default(),
+            arguments: o.raw("arguments").filter(|a| a.get() != "null"),
+        },
+        _ => BlockKind::Other,
+    })
+}
+
 /// The parts of a message the engine reads, borrowed from the entry's `message` value.
-#[derive(Deserialize, Default, Debug)]
-#[serde(rename_all = "camelCase")]
+#[derive(Default, Debug)]
 pub struct Message<'a> {
-    #[serde(borrow, default)]
     pub role: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "present")]
+    /// `content` when the key is there (`null` included).
     pub content: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     pub tool_name: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     pub tool_call_id: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     pub custom_type: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     pub command: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     pub output: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     pub summary: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     pub provider: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     pub model: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     pub stop_reason: Option<Cow<'a, str>>,
-    #[serde(default)]
     pub usage: Option<Usage>,
-    #[serde(borrow, default)]
     pub sections: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     pub tools_added: Option<&'a RawValue>,
-    #[serde(default)]
     pub is_error: Option<bool>,
 }
 
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
-    <&'de RawValue>::deserialize(d).map(Some)
-}
-
 /// A provider's token usage on an assistant message.
-#[derive(Deserialize, Default, Debug, Clone, Copy, PartialEq)]
-#[serde(rename_all = "camelCase", default)]
+#[derive(Default, Debug, Clone, Copy, PartialEq)]
 pub struct Usage {
     pub input: f64,
     pub output: f64,
@@ -108,16 +78,76 @@ pub struct Usage {
     pub total_tokens: f64,
 }
 
+impl Usage {
+    /// Reads `usage` as pi holds it: absent fields are 0, a number out of a double's range is
+    /// `±Infinity` (which pi's rule for trusting usage then refuses); `None` when a field is not
+    /// a number or `usage` not an object.
+    fn parse(raw: &RawValue) -> Option<Usage> {
+        let o = RawObject::parse(raw.get())?;
+        let n = |key| match o.raw(key) {
+            None => Some(0.0),
+            Some(v) => match crate::js::parse(v.get()) {
+                Ok(crate::js::Js::Number(n)) => Some(n),
+                _ => None,
+            },
+        };
+        Some(Usage {
+            input: n("input")?,
+            output: n("output")?,
+            cache_read: n("cacheRead")?,
+            cache_write: n("cacheWrite")?,
+            total_tokens: n("totalTokens")?,
+        })
+    }
+}
+
 impl<'a> Message<'a> {
-    /// Parses a raw `message` value; `None` when it is not an object.
+    /// Parses a raw `message` value; `None` when it is not an object or a field the engine
+    /// reads has the wrong type. Keys and strings with lone surrogate escapes are read
+    /// ([`crate::js`]), as pi's `JSON.parse` reads them.
     pub fn parse(raw: &'a RawValue) -> Option<Message<'a>> {
-        serde_json::from_str(raw.get()).ok()
+        let o = RawObject::parse(raw.get())?;
+        let s = |key| o.opt_str(key).ok();
+        // serde's reading of an `Option<&RawValue>`: `null` is absent.
+        let some = |key| o.raw(key).filter(|v| v.get() != "null");
+        let usage = match some("usage") {
+            Some(u) => Some(Usage::parse(u)?),
+            None => None,
+        };
+        let is_error = match some("isError").map(|v| v.get()) {
+            None => None,
+            Some("true") => Some(true),
+            Some("false") => Some(false),
+            Some(_) => return None,
+        };
+        Some(Message {
+            role: s("role")?,
+            content: o.raw("content"),
+            tool_name: s("toolName")?,
+            tool_call_id: s("toolCallId")?,
+            custom_type: s("customType")?,
+            command: s("command")?,
+            output: s("output")?,
+            summary: s("summary")?,
+            provider: s("provider")?,
+            model: s("model")?,
+            stop_reason: s("stopReason")?,
+            usage,
+            sections: some("sections"),
+            tools_added: some("toolsAdded"),
+            is_error,
+        })
     }
 
     /// Returns the parsed content.
     pub fn content(&self) -> Content<'a> {
         parse_content(self.content)
     }
+}
+
+/// A message's `role`, read alone (pi's migrations and the context list need only that).
+pub fn role_of(message: &RawValue) -> Option<Cow<'_, str>> {
+    RawObject::parse(message.get())?.opt_str("role").ok()?
 }
 
 #[cfg(test)]

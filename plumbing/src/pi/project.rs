@@ -8,12 +8,13 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde_json::value::RawValue;
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
 use super::entry::{as_str, is_null, is_truthy, Entry};
 use super::message::{parse_content, Message};
 use super::session::Session;
 use crate::host::{self, BlockKind, Call, Content, Cycle, Projected, Role, Tool, Unit, View};
+use crate::js::{self, Js};
 use crate::time::parse_iso_millis;
 
 /// Why a leaf cannot be projected.
@@ -104,7 +105,10 @@ impl<'s, 'a> Projection<'s, 'a> {
     fn has_editable_message(&self, pos: usize) -> bool {
         let e = &self.pi.entries[self.context[pos]];
         base_messages(e, pos).iter().any(|m| {
-            matches!(m.get("role").and_then(Value::as_str), Some("user" | "assistant" | "toolResult" | "custom"))
+            matches!(
+                m.get("role").and_then(Js::as_str).as_deref(),
+                Some("user" | "assistant" | "toolResult" | "custom")
+            )
         })
     }
 
@@ -143,26 +147,36 @@ impl<'s, 'a> Projection<'s, 'a> {
         }
     }
 
-    /// Renders `{"leafId","entries":[{"id","type","messages"}],"messages"}` as pi's code does.
-    pub fn to_json(&self) -> Value {
+    /// Returns `{"leafId","entries":[{"id","type","messages"}],"messages"}` as pi's code does.
+    pub fn to_js(&self) -> Js {
         let mut all = Vec::new();
-        let entries: Vec<Value> = self
+        let entries: Vec<Js> = self
             .context
             .iter()
             .enumerate()
             .map(|(pos, &i)| {
                 let e = &self.pi.entries[i];
-                let messages = self.entry_json(pos, i);
+                let messages = self.entry_js(pos, i);
                 all.extend(messages.iter().cloned());
-                json!({"id": e.id, "type": e.kind, "messages": messages})
+                object([("id", js_str(&e.id)), ("type", js_str(&e.kind)), ("messages", Js::Array(messages))])
             })
             .collect();
-        let leaf = self.leaf.map(|l| Value::from(self.pi.entries[l].id.as_ref()));
-        json!({"leafId": leaf, "entries": entries, "messages": all})
+        let leaf = self.leaf.map_or(Js::Null, |l| js_str(&self.pi.entries[l].id));
+        object([("leafId", leaf), ("entries", Js::Array(entries)), ("messages", Js::Array(all))])
+    }
+
+    /// [`Projection::to_js`] as serde_json holds it (lone surrogates as U+FFFD).
+    pub fn to_json(&self) -> Value {
+        self.to_js().to_value()
+    }
+
+    /// The messages one context entry contributes, as serde_json holds them.
+    pub fn entry_json(&self, pos: usize, index: usize) -> Vec<Value> {
+        self.entry_js(pos, index).iter().map(Js::to_value).collect()
     }
 
     /// Returns the messages one context entry contributes (`projectContextEntry`).
-    pub fn entry_json(&self, pos: usize, index: usize) -> Vec<Value> {
+    pub fn entry_js(&self, pos: usize, index: usize) -> Vec<Js> {
         let e = &self.pi.entries[index];
         let messages = base_messages(e, pos);
         match self.projected(index) {
@@ -278,6 +292,10 @@ impl<'s> host::HostView<'s> for Projection<'s, '_> {
     fn to_json(&self) -> Value {
         Projection::to_json(self)
     }
+
+    fn to_json_text(&self) -> String {
+        self.to_js().to_json()
+    }
 }
 
 /// The `content` of a `replacement` object, present (`null` included) or not.
@@ -329,50 +347,46 @@ pub fn context_entries(session: &Session<'_>, path: &[usize]) -> Vec<usize> {
 }
 
 /// `sessionEntryToContextMessages`, with "only the compaction at index 0 contributes".
-fn base_messages(e: &Entry<'_>, pos: usize) -> Vec<Value> {
+fn base_messages(e: &Entry<'_>, pos: usize) -> Vec<Js> {
     let f = &e.fields;
     match e.kind.as_ref() {
         "message" => {
             let Some(raw) = f.message else { return Vec::new() };
-            let Ok(Value::Object(mut m)) = serde_json::from_str::<Value>(raw.get()) else { return Vec::new() };
+            let Ok(mut m @ Js::Object(_)) = js::parse(raw.get()) else { return Vec::new() };
             if e.hook_message_role {
-                m.insert("role".into(), "custom".into());
+                m.set("role", js_str("custom"));
             }
-            let role = m.get("role").and_then(Value::as_str).unwrap_or_default().to_string();
-            let missing = m.get("content").is_none_or(Value::is_null);
+            let role = m.get("role").and_then(Js::as_str).unwrap_or_default().into_owned();
+            let missing = matches!(m.get("content"), None | Some(Js::Null));
             if missing && role == "system" {
-                m.insert("content".into(), "".into());
+                m.set("content", js_str(""));
             } else if missing && matches!(role.as_str(), "user" | "assistant" | "toolResult") {
-                m.insert("content".into(), json!([]));
+                m.set("content", Js::Array(Vec::new()));
             }
-            vec![Value::Object(m)]
+            vec![m]
         }
         "custom_message" => {
-            let mut m = Map::new();
-            m.insert("role".into(), "custom".into());
+            let mut m = object([("role", js_str("custom"))]);
             put(&mut m, "customType", f.custom_type);
-            let content = f.content.filter(|c| !is_null(c)).map_or(json!([]), value_of);
-            m.insert("content".into(), content);
+            let content = f.content.filter(|c| !is_null(c)).map_or(Js::Array(Vec::new()), value_of);
+            m.set("content", content);
             put(&mut m, "display", f.display);
             put(&mut m, "details", f.details);
-            m.insert("timestamp".into(), js_time(f.timestamp));
-            vec![Value::Object(m)]
+            m.set("timestamp", js_time(f.timestamp));
+            vec![m]
         }
         "branch_summary" if is_truthy(f.summary) => {
-            let mut m = Map::new();
-            m.insert("role".into(), "branchSummary".into());
+            let mut m = object([("role", js_str("branchSummary"))]);
             put(&mut m, "summary", f.summary);
             put(&mut m, "fromId", f.from_id);
-            m.insert("timestamp".into(), js_time(f.timestamp));
-            vec![Value::Object(m)]
+            m.set("timestamp", js_time(f.timestamp));
+            vec![m]
         }
         "compaction" if pos == 0 => {
-            let mut m = Map::new();
-            m.insert("role".into(), "compactionSummary".into());
-            put(&mut m, "summary", f.summary);
-            put(&mut m, "tokensBefore", f.tokens_before);
-            m.insert("timestamp".into(), js_time(f.timestamp));
-            let summary = Value::Object(m);
+            let mut summary = object([("role", js_str("compactionSummary"))]);
+            put(&mut summary, "summary", f.summary);
+            put(&mut summary, "tokensBefore", f.tokens_before);
+            summary.set("timestamp", js_time(f.timestamp));
             match f.system_message.filter(|s| is_truthy(Some(s))) {
                 Some(system) => vec![value_of(system), summary],
                 None => vec![summary],
@@ -383,43 +397,48 @@ fn base_messages(e: &Entry<'_>, pos: usize) -> Vec<Value> {
 }
 
 /// `{...message, content}` for the roles an edit may replace.
-fn replace_content(message: Value, content: Option<&RawValue>) -> Value {
-    let Value::Object(mut m) = message else { return message };
-    let role = m.get("role").and_then(Value::as_str).unwrap_or_default().to_string();
-    if !matches!(role.as_str(), "user" | "assistant" | "toolResult" | "custom") {
-        return Value::Object(m);
+fn replace_content(mut m: Js, content: Option<&RawValue>) -> Js {
+    let role = m.get("role").and_then(Js::as_str).unwrap_or_default().into_owned();
+    if !matches!(m, Js::Object(_)) || !matches!(role.as_str(), "user" | "assistant" | "toolResult" | "custom") {
+        return m;
     }
     match content.map(value_of) {
         // `content: undefined` vanishes from JSON, as in pi.
-        None => {
-            m.shift_remove("content");
+        None => m.remove("content"),
+        Some(Js::String(text)) if role == "assistant" || role == "toolResult" => {
+            m.set("content", Js::Array(vec![object([("type", js_str("text")), ("text", Js::String(text))])]));
         }
-        Some(Value::String(text)) if role == "assistant" || role == "toolResult" => {
-            m.insert("content".into(), json!([{"type": "text", "text": text}]));
-        }
-        Some(v) => {
-            m.insert("content".into(), v);
-        }
+        Some(v) => m.set("content", v),
     }
-    Value::Object(m)
+    m
 }
 
-fn put(m: &mut Map<String, Value>, key: &str, raw: Option<&RawValue>) {
+fn put(m: &mut Js, key: &str, raw: Option<&RawValue>) {
     if let Some(raw) = raw {
-        m.insert(key.into(), value_of(raw));
+        m.set(key, value_of(raw));
     }
 }
 
-fn value_of(raw: &RawValue) -> Value {
-    serde_json::from_str(raw.get()).unwrap_or(Value::Null)
+/// A raw value as pi's `JSON.parse` holds it (`null` past [`js::MAX_DEPTH`], which the file's
+/// warnings name).
+fn value_of(raw: &RawValue) -> Js {
+    js::parse(raw.get()).unwrap_or(Js::Null)
+}
+
+fn js_str(s: &str) -> Js {
+    Js::String(s.as_bytes().to_vec())
+}
+
+fn object<const N: usize>(members: [(&str, Js); N]) -> Js {
+    Js::Object(members.into_iter().map(|(k, v)| (k.as_bytes().to_vec(), v)).collect())
 }
 
 /// `new Date(timestamp).getTime()`: milliseconds for an ISO-8601 string or a number, else `null`
 /// (JavaScript's `NaN`, which JSON prints as `null`).
-pub fn js_time(raw: Option<&RawValue>) -> Value {
-    let Some(raw) = raw else { return Value::Null };
+pub fn js_time(raw: Option<&RawValue>) -> Js {
+    let Some(raw) = raw else { return Js::Null };
     if let Ok(n) = raw.get().parse::<f64>() {
-        return if n.is_finite() { json!(n as i64) } else { Value::Null };
+        return if n.is_finite() { Js::Number(n.trunc()) } else { Js::Null };
     }
-    as_str(Some(raw)).and_then(|s| parse_iso_millis(&s)).map_or(Value::Null, Value::from)
+    as_str(Some(raw)).and_then(|s| parse_iso_millis(&s)).map_or(Js::Null, |ms| Js::Number(ms as f64))
 }

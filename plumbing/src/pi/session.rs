@@ -194,6 +194,7 @@ impl<'a> Session<'a> {
                 continue;
             }
             let parent_id = as_str(fields.parent_id).filter(|p| !p.is_empty());
+            odd_json_warnings(text, &fields, line.number, &mut warnings);
             entries.push(Entry {
                 line: line.number,
                 raw,
@@ -254,7 +255,7 @@ impl<'a> Session<'a> {
         }
         if version < 3 {
             for entry in &mut self.entries {
-                if entry.kind == "message" && entry.fields.message.is_some_and(|m| has_hook_message_role(m.get())) {
+                if entry.kind == "message" && entry.fields.message.is_some_and(has_hook_message_role) {
                     entry.hook_message_role = true;
                 }
             }
@@ -323,18 +324,43 @@ pub fn tree_line(text: &str, header: Option<u64>) -> host::TreeLine {
     TreeLine::Entry { id: Some(id), parent }
 }
 
+/// Warns about what shake reads otherwise than pi in a line `JSON.parse` takes: a value nested
+/// past [`crate::js::MAX_DEPTH`] inside the entry's object (projected as empty), and lone surrogates in the fields that build
+/// the tree (read as U+FFFD, so two ids that differ only there are one id to shake).
+fn odd_json_warnings(text: &str, fields: &Fields<'_>, line: usize, warnings: &mut Vec<Warning>) {
+    // The entry's own object is one level; what shake parses with its limit are its values.
+    let limit = crate::js::MAX_DEPTH + 1;
+    // Each level takes two bytes at least, so most lines need no count at all.
+    let deep = text.len() > 2 * limit
+        && memchr::memchr2_iter(b'[', b'{', text.as_bytes()).count() > limit
+        && crate::js::depth(text) > limit;
+    if deep {
+        warnings.push(Warning {
+            line,
+            message: format!(
+                "JSON nested deeper than {} levels; pi reads it (but its JSON.stringify fails near 4,000), shake projects this entry as empty",
+                crate::js::MAX_DEPTH
+            ),
+        });
+    }
+    let tree = [("id", fields.id), ("parentId", fields.parent_id), ("targetId", fields.target_id)];
+    for (key, raw) in tree {
+        if raw.is_some_and(crate::js::has_lone_surrogate) {
+            warnings.push(Warning {
+                line,
+                message: format!("{key:?} holds a lone surrogate escape; shake reads it as U+FFFD, so ids that differ only there are one id to shake"),
+            });
+        }
+    }
+}
+
 /// Returns the id shake gives a v1 entry: its line number as 8 hex digits.
 fn synthetic_id(line: usize) -> String {
     format!("{line:08x}")
 }
 
-fn has_hook_message_role(message: &str) -> bool {
-    #[derive(serde::Deserialize)]
-    struct Role<'b> {
-        #[serde(borrow)]
-        role: Option<Cow<'b, str>>,
-    }
-    serde_json::from_str::<Role>(message).ok().and_then(|r| r.role).as_deref() == Some("hookMessage")
+fn has_hook_message_role(message: &serde_json::value::RawValue) -> bool {
+    super::message::role_of(message).as_deref() == Some("hookMessage")
 }
 
 fn malformed_message(text: &str, error: &serde_json::Error, partial: bool) -> String {

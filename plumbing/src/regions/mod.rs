@@ -1,108 +1,15 @@
-//! Region finding: what a fold may replace in a neutral context ([`View`]), and the rules that
-//! say which entries are in play (`docs/folding.md`): the skip rules, the tail (`spec/peer-rules.md`
-//! §2(b)). The span finder for fenced and XML blocks is [`spans`]. Which regions a fold takes,
-//! and how the replacement is composed, is policy and lives in the porcelain.
+//! Regions: what a fold may replace in a neutral context ([`View`]) (a [`Region`] of a
+//! [`RegionKind`]), and the rules that say which entries are in play (`docs/folding.md`): the skip
+//! rules, the tail (`spec/peer-rules.md` §2(b)). The span finder for fenced and XML blocks is
+//! [`spans`]. Which regions a fold takes (scopes, profiles) and the placeholder that replaces
+//! one are fold policy and live in the porcelain (`shake_porcelain::{scope, profile}`).
 
 pub mod spans;
 
 pub use spans::{find_spans, Span};
 
-use std::fmt;
-
-use crate::host::{BlockKind, Content, Role, Tool, Unit, View};
-use crate::tokens::{entry_tokens, Tokenizer, IMAGE_TOKENS};
-
-/// What a fold acts on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Scope {
-    /// Whole tool results and big fenced/XML blocks outside the tail
-    Elide,
-    /// Every thinking block on the context path
-    Thinking,
-    /// Every image on the context path
-    Images,
-}
-
-impl Scope {
-    /// Returns the scope's name as typed and logged.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Scope::Elide => "elide",
-            Scope::Thinking => "thinking",
-            Scope::Images => "images",
-        }
-    }
-
-    /// Parses a logged scope name.
-    pub fn parse(s: &str) -> Option<Scope> {
-        [Scope::Elide, Scope::Thinking, Scope::Images].into_iter().find(|x| x.as_str() == s)
-    }
-}
-
-impl fmt::Display for Scope {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// The built-in profiles (DESIGN §5).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
-pub enum Profile {
-    /// Protect the last 4,000 tokens; blocks of 400 tokens or more
-    Default,
-    /// Protect the last 8,000 tokens; blocks of 800 tokens or more
-    Conservative,
-    /// Protect the last 2,000 tokens; blocks of 200 tokens or more
-    Aggressive,
-    /// oh-my-pi's automatic shake: protect the last 16,000 tokens; blocks of 400 tokens or more
-    OmpAuto,
-    /// claude-shake's selection: keep the newest 16,000 tokens of tool output; fold tool results over 2,000 characters, only when that frees 15% of the context
-    ClaudeShake,
-}
-
-impl Profile {
-    /// Returns the profile's name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Profile::Default => "default",
-            Profile::Conservative => "conservative",
-            Profile::Aggressive => "aggressive",
-            Profile::OmpAuto => "omp-auto",
-            Profile::ClaudeShake => "claude-shake",
-        }
-    }
-
-    /// Parses a profile name (as in settings files).
-    pub fn parse(s: &str) -> Option<Profile> {
-        [Profile::Default, Profile::Conservative, Profile::Aggressive, Profile::OmpAuto, Profile::ClaudeShake]
-            .into_iter()
-            .find(|p| p.as_str() == s)
-    }
-
-    /// The protect window, in tokens, measured from the newest entry back (claude-shake's counts
-    /// tool-result text only, at 0.34 tokens a character: [`crate::claude::select`]).
-    pub fn tail(self) -> u64 {
-        match self {
-            Profile::Default => 4_000,
-            Profile::Conservative => 8_000,
-            Profile::Aggressive => 2_000,
-            Profile::OmpAuto | Profile::ClaudeShake => 16_000,
-        }
-    }
-
-    /// The smallest block (fenced or XML) worth folding, in tokens.
-    pub fn block_min(self) -> u64 {
-        match self {
-            Profile::Default => 400,
-            Profile::Conservative => 800,
-            Profile::Aggressive => 200,
-            Profile::OmpAuto => 400,
-            // claude-shake folds whole tool results only: no block is small enough.
-            Profile::ClaudeShake => u64::MAX,
-        }
-    }
-}
+use crate::host::{Content, Role, Tool, Unit, View};
+use crate::tokens::{entry_tokens, Tokenizer};
 
 /// What one region is. Its name, as logged and printed, is the variant in camelCase, as serde
 /// writes it (`toolResult`, `block`, `thinking`, `image`).
@@ -153,17 +60,6 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
-/// The text that replaces a folded region: `[bash output omitted (~9,045 tokens)]`.
-pub fn placeholder(kind: RegionKind, label: &str, tokens: u64) -> String {
-    let what = match kind {
-        RegionKind::ToolResult => format!("{label} output"),
-        RegionKind::Block => format!("{label} block"),
-        RegionKind::Thinking => "thinking".to_string(),
-        RegionKind::Image => label.to_string(),
-    };
-    format!("[{what} omitted (~{} tokens)]", thousands(tokens))
-}
-
 /// One region a fold may replace inside one entry.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Region {
@@ -184,77 +80,6 @@ impl Region {
     pub fn key(&self) -> (RegionKind, Option<usize>, Option<(usize, usize)>) {
         (self.kind, self.block, self.at)
     }
-
-    /// The text that replaces it; `None` for a thinking block, which is dropped.
-    pub fn placeholder(&self) -> Option<String> {
-        (self.kind != RegionKind::Thinking).then(|| placeholder(self.kind, &self.label, self.tokens))
-    }
-}
-
-/// Finds the regions of one foldable entry with content `content` that `scope` would fold:
-/// for `elide`, a tool result's text when it costs more than its placeholder, and blocks of at
-/// least the profile's block minimum elsewhere; for `thinking`, each thinking block of an
-/// assistant message; for `images`, each image outside assistant messages.
-pub fn regions(unit: &Unit<'_>, content: &Content<'_>, scope: Scope, profile: Profile, tok: &Tokenizer) -> Vec<Region> {
-    let blocks = content.blocks();
-    let region = |kind, label: String, tokens, block, at| Region { kind, label, tokens, block, at };
-    let mut out = Vec::new();
-    match scope {
-        Scope::Elide if unit.role == Role::ToolResult => {
-            let mut tally = tok.tally();
-            let mut any_text = false;
-            for b in blocks {
-                if let BlockKind::Text(t) = &b.kind {
-                    any_text |= !t.is_empty();
-                    tally.text(t);
-                }
-            }
-            let label = tool_label(unit.tool.as_ref());
-            let tokens = tally.total();
-            if any_text && tokens > tok.count(&placeholder(RegionKind::ToolResult, &label, tokens)) {
-                out.push(region(RegionKind::ToolResult, label, tokens, None, None));
-            }
-        }
-        Scope::Elide => {
-            let texts: Vec<(Option<usize>, &str)> = match content {
-                Content::Text(s) => vec![(None, s.as_ref())],
-                _ => blocks
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, b)| match &b.kind {
-                        BlockKind::Text(t) => Some((Some(i), t.as_ref())),
-                        _ => None,
-                    })
-                    .collect(),
-            };
-            for (block, text) in texts {
-                for span in find_spans(text) {
-                    let tokens = tok.count(&text[span.range.clone()]);
-                    if tokens >= profile.block_min() {
-                        let at = Some((span.range.start, span.range.end));
-                        out.push(region(RegionKind::Block, span.label, tokens, block, at));
-                    }
-                }
-            }
-        }
-        Scope::Thinking if unit.role == Role::Assistant => {
-            for (i, b) in blocks.iter().enumerate() {
-                if let BlockKind::Thinking(t) = &b.kind {
-                    out.push(region(RegionKind::Thinking, "thinking".into(), tok.count(t), Some(i), None));
-                }
-            }
-        }
-        Scope::Images if unit.role != Role::Assistant => {
-            for (i, b) in blocks.iter().enumerate() {
-                if let BlockKind::Image { mime } = &b.kind {
-                    let label = mime.as_deref().filter(|m| !m.is_empty()).unwrap_or("image").to_string();
-                    out.push(region(RegionKind::Image, label, IMAGE_TOKENS, Some(i), None));
-                }
-            }
-        }
-        Scope::Thinking | Scope::Images => {}
-    }
-    out
 }
 
 /// Why an entry of the context is not in play for a fold.
@@ -337,20 +162,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn thousands_are_separated() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+    }
+
+    #[test]
     fn region_kinds_are_named_in_camel_case() {
         for k in RegionKind::ALL {
             assert_eq!(serde_json::to_string(&k).unwrap(), format!("\"{}\"", k.as_str()));
             assert_eq!(RegionKind::parse(k.as_str()), Some(k));
         }
         assert_eq!((RegionKind::Block.as_str(), RegionKind::Image.as_str()), ("block", "image"));
-    }
-
-    #[test]
-    fn placeholders_and_thousands() {
-        assert_eq!(placeholder(RegionKind::ToolResult, "bash", 9045), "[bash output omitted (~9,045 tokens)]");
-        assert_eq!(placeholder(RegionKind::Block, "python", 1210), "[python block omitted (~1,210 tokens)]");
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(1_234_567), "1,234,567");
     }
 }
 

@@ -49,8 +49,8 @@ pub fn check(dir: &Path, overlays: OverlayCheck<'_>) -> crate::Result<FsckReport
                 store.packs.push(pack);
             }
             // A pack fsck may not read is not a finding about the store: fsck cannot answer.
-            Err(e) if e.kind == crate::ErrorKind::Io => return Err(e),
-            Err(e) => report.problems.push(e.message),
+            Err(e) if e.is_io() => return Err(e.into()),
+            Err(e) => report.problems.push(crate::error::chain(&e)),
         }
     }
     note_orphan_packs(&store, &mut report);
@@ -66,7 +66,7 @@ pub fn check(dir: &Path, overlays: OverlayCheck<'_>) -> crate::Result<FsckReport
             None
         };
         match id {
-            Err(e) => report.problems.push(e.message),
+            Err(e) => report.problems.push(crate::error::chain(&e)),
             Ok(id) => expect(&store, &id, want, &format!("{}: ref", dir.join(&name).display()), &mut report),
         }
     }
@@ -240,7 +240,7 @@ fn note_orphan_packs(store: &Store, report: &mut FsckReport) {
                 "{}: not a complete pack (no valid checksum) and no index; nothing reads it",
                 path.display()
             )),
-            Err(e) => report.problems.push(e.message),
+            Err(e) => report.problems.push(crate::error::chain(&e)),
         }
     }
     let Ok(read) = std::fs::read_dir(store.dir().join("packs")) else { return };

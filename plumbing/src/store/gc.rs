@@ -10,6 +10,7 @@
 
 use std::collections::HashSet;
 
+use crate::durable::FileError;
 use crate::id::{Kind, ObjectId};
 use crate::{Error, Result};
 
@@ -92,8 +93,7 @@ fn remove_temp_files(dir: &std::path::Path, dry_run: bool) -> Result<u64> {
                 continue;
             }
             if !dry_run {
-                std::fs::remove_file(entry.path())
-                    .map_err(|e| Error::io(format!("cannot remove {}", entry.path().display()), e))?;
+                std::fs::remove_file(entry.path()).map_err(FileError::at(entry.path(), "remove"))?;
             }
             n += 1;
         }
@@ -106,7 +106,7 @@ fn remove_temp_files(dir: &std::path::Path, dry_run: bool) -> Result<u64> {
 fn repack(store: &mut Store, keep: &HashSet<ObjectId>) -> Result<()> {
     let dir = store.packs_dir();
     let mut writer = pack::PackWriter::new(&dir)?;
-    each_kept(store, keep, |id, obj| writer.add(id, obj.kind, obj.bytes))?;
+    each_kept(store, keep, |id, obj| Ok(writer.add(id, obj.kind, obj.bytes)?))?;
     let new_idx = writer.finish()?;
     for old in std::mem::take(&mut store.packs) {
         // The new pack can have the name of an old one with the same contents: that one stays.
@@ -116,10 +116,10 @@ fn repack(store: &mut Store, keep: &HashSet<ObjectId>) -> Result<()> {
         let (idx, path) = (old.idx_path.clone(), old.path.clone());
         drop(old);
         for file in [idx, path] {
-            std::fs::remove_file(&file).map_err(|e| Error::io(format!("cannot remove {}", file.display()), e))?;
+            std::fs::remove_file(&file).map_err(FileError::at(&file, "remove"))?;
         }
     }
-    pack::sync_dir(&dir)?;
+    crate::durable::sync_dir(&dir)?;
     store.refresh()
 }
 

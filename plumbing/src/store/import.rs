@@ -16,13 +16,54 @@
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
+use crate::durable::FileError;
 use crate::host::{self, Host, HostKind, SessionFile, TreeLine, Warning};
 use crate::id::{node_bytes, Kind, ObjectId};
-use crate::{Error, Result};
+use crate::{Context, Error, Result};
 
+use super::pack::PackError;
 use super::state::{self, FileState, Resume};
 use super::version::{self, LineRef, Version};
 use super::{refs, Batch, Store};
+
+/// What importing one session file can fail with, naming the file.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// The path names something other than a regular file (a folder, a device).
+    #[error("{}: not a file", crate::output::path(path))]
+    NotAFile {
+        /// The path given.
+        path: PathBuf,
+    },
+    /// The file's absolute path is not UTF-8 (import states are keyed by it).
+    #[error("{}: shake needs UTF-8 paths", crate::output::path(path))]
+    NotUtf8 {
+        /// The absolute path.
+        path: PathBuf,
+    },
+    /// The system refused a step on the file or the store's folders (stat, read, list).
+    #[error(transparent)]
+    File(#[from] FileError),
+    /// Writing the pack failed.
+    #[error(transparent)]
+    Pack(#[from] PackError),
+    /// A step decided in the CLI's terms already: no host reads the file, the store's write
+    /// lock, a ref.
+    #[error(transparent)]
+    Store(#[from] Error),
+}
+
+impl From<ImportError> for Error {
+    fn from(e: ImportError) -> Error {
+        let err = match e {
+            ImportError::Pack(p) => return p.into(),
+            ImportError::Store(e) => return e,
+            ImportError::NotAFile { .. } | ImportError::NotUtf8 { .. } => Error::user(e.to_string()),
+            ImportError::File(ref f) => Error::os(f.source.kind(), &e),
+        };
+        err.caused_by(e)
+    }
+}
 
 /// What importing one file did.
 #[derive(Clone, Debug)]
@@ -80,7 +121,7 @@ impl SessionInfo {
 impl Store {
     /// Imports one session file (a no-op costing one `stat` when it did not change), read by
     /// the host `forced` names, else by the host that accepts it.
-    pub fn import_file(&mut self, path: &Path, forced: Option<HostKind>) -> Result<ImportReport> {
+    pub fn import_file(&mut self, path: &Path, forced: Option<HostKind>) -> Result<ImportReport, ImportError> {
         if let Some(report) = self.unchanged(path)? {
             return Ok(report);
         }
@@ -97,7 +138,7 @@ impl Store {
         paths: &[PathBuf],
         forced: Option<HostKind>,
         progress: &mut dyn FnMut(usize),
-    ) -> Result<Vec<Result<ImportReport>>> {
+    ) -> Result<Vec<Result<ImportReport, ImportError>>> {
         let mut batch = self.batch()?;
         let mut reports = Vec::with_capacity(paths.len());
         for (i, path) in paths.iter().enumerate() {
@@ -115,7 +156,7 @@ impl Store {
         let read = match std::fs::read_dir(&dir) {
             Ok(r) => r,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(Error::io(format!("cannot list {}", dir.display()), e)),
+            Err(e) => return Err(FileError::at(&dir, "list")(e).into()),
         };
         let mut sessions: Vec<SessionInfo> = read
             .filter_map(|e| e.ok())
@@ -136,12 +177,45 @@ impl Store {
             .map(|(head, _)| SessionInfo::from_state(&head)))
     }
 
+    /// Finds the imported session a `SESSION` argument names: an existing file's import, a file path
+    /// the store recorded (the file may be gone), or a session id or unique prefix.
+    pub fn find_session(&self, ctx: &Context, arg: &str) -> Result<SessionInfo> {
+        let path = Path::new(arg);
+        if path.is_file() {
+            if let Some(info) = self.session(path)? {
+                return Ok(info);
+            }
+        }
+        let sessions = self.sessions()?;
+        let full = ctx.cwd.join(path);
+        if let Some(info) = sessions.iter().find(|s| s.path == full || s.path == path) {
+            return Ok(info.clone());
+        }
+        session_by_id(&sessions, arg).cloned()
+    }
+
     /// The report for a file whose size and mtime match its import state, else `None`.
-    fn unchanged(&self, path: &Path) -> Result<Option<ImportReport>> {
+    fn unchanged(&self, path: &Path) -> Result<Option<ImportReport>, ImportError> {
         let key = canonical(path)?;
         let (size, mtime_ns) = stat(path)?;
         let Ok(Some((head, _))) = state::read(&state::state_path(&self.dir, &key)) else { return Ok(None) };
         Ok((head.size == size && head.mtime_ns == mtime_ns).then(|| unchanged_report(path, &head)))
+    }
+}
+
+/// Finds the one imported session whose id starts with `prefix`.
+pub fn session_by_id<'a>(sessions: &'a [SessionInfo], prefix: &str) -> Result<&'a SessionInfo> {
+    let hits: Vec<&SessionInfo> =
+        sessions.iter().filter(|s| s.session_id.as_deref().is_some_and(|id| id.starts_with(prefix))).collect();
+    match hits.as_slice() {
+        [one] => Ok(one),
+        [] => Err(Error::user(format!("no session file or imported session id {prefix:?}"))
+            .hint("name the session file, or run shake import first")),
+        many => {
+            let paths: Vec<String> = many.iter().map(|s| crate::output::path(&s.path).into_owned()).collect();
+            Err(Error::user(format!("session id {prefix:?} matches {} imported files", many.len()))
+                .hint(format!("name one of the files: {}", paths.join(", "))))
+        }
     }
 }
 
@@ -171,7 +245,7 @@ struct Base {
 
 impl Batch<'_> {
     /// Imports one session file into this batch (see the module doc).
-    pub fn import(&mut self, path: &Path, forced: Option<HostKind>) -> Result<ImportReport> {
+    pub fn import(&mut self, path: &Path, forced: Option<HostKind>) -> Result<ImportReport, ImportError> {
         let key = canonical(path)?;
         let state_file = state::state_path(self.store().dir(), &key);
         let mut warnings = Vec::new();
@@ -185,7 +259,9 @@ impl Batch<'_> {
                 return Ok(unchanged_report(path, head));
             }
         }
-        let file = SessionFile::read(path).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+        // Read until the path shows the same file before and after: a version is never a mix of
+        // two writes (an OMP rewrite mid-read).
+        let file = SessionFile::read(path).map_err(FileError::at(path, "read"))?;
         let host = host::detect(&file, forced)?;
         let bytes = file.raw();
         let file_hash = *blake3::hash(bytes).as_bytes();
@@ -259,7 +335,7 @@ impl Batch<'_> {
         start: usize,
         resume: &mut Resume,
         warnings: &mut Vec<Warning>,
-    ) -> Result<ReadLines> {
+    ) -> Result<ReadLines, ImportError> {
         let mut nodes = resume.node_map();
         let mut out = ReadLines { lines: Vec::new(), committed: start, session_id: None };
         let mut at = start;
@@ -391,18 +467,16 @@ fn base(previous: Option<(FileState, Vec<u8>)>, bytes: &[u8]) -> Base {
 }
 
 /// The absolute, symlink-free path that keys a file's import state.
-fn canonical(path: &Path) -> Result<String> {
-    let full = std::fs::canonicalize(path).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
-    full.into_os_string()
-        .into_string()
-        .map_err(|p| Error::user(format!("{}: shake needs UTF-8 paths", PathBuf::from(p).display())))
+fn canonical(path: &Path) -> Result<String, ImportError> {
+    let full = std::fs::canonicalize(path).map_err(FileError::at(path, "read"))?;
+    full.into_os_string().into_string().map_err(|p| ImportError::NotUtf8 { path: PathBuf::from(p) })
 }
 
 /// Returns a file's size and mtime (nanoseconds since the epoch).
-fn stat(path: &Path) -> Result<(u64, u64)> {
-    let meta = std::fs::metadata(path).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+fn stat(path: &Path) -> Result<(u64, u64), ImportError> {
+    let meta = std::fs::metadata(path).map_err(FileError::at(path, "read"))?;
     if !meta.is_file() {
-        return Err(Error::user(format!("{}: not a file", path.display())));
+        return Err(ImportError::NotAFile { path: path.to_path_buf() });
     }
     let mtime = meta.modified().ok().and_then(|t| t.duration_since(UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos() as u64);
     Ok((meta.len(), mtime))
@@ -456,5 +530,26 @@ mod tests {
         assert!(version.items.contains(&version::Item::Path { node: path_nodes(&session, 1).unwrap()[1], count: 2 }));
         assert_eq!(store.version_bytes(&report.version).unwrap(), text.as_bytes());
         assert!(store.import_file(&path, None).unwrap().unchanged);
+    }
+
+    /// Each failure names its file and says what was being done; the system's refusal keeps its
+    /// `io::Error` as the source and becomes an I/O error (exit 4), a wrong kind of path is the
+    /// user's (exit 1).
+    #[test]
+    fn import_errors_name_the_file_and_keep_their_kind() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open_dir(&dir.path().join("store")).unwrap();
+        // Reading /proc/self/mem from offset 0 fails with EIO, even for root.
+        let mem = Path::new("/proc/self/mem");
+        let e = store.import_file(mem, None).unwrap_err();
+        let ImportError::File(f) = &e else { panic!("{e:?}") };
+        assert_eq!((f.path.as_path(), f.doing, f.source.raw_os_error()), (mem, "read", Some(libc::EIO)));
+        let e = Error::from(e);
+        assert!(e.message.starts_with("cannot read /proc/self/mem: "), "{}", e.message);
+        assert_eq!(e.kind.exit_code(), 4);
+        assert!(std::error::Error::source(&e).is_some_and(|s| s.is::<ImportError>()));
+
+        let e = Error::from(store.import_file(dir.path(), None).unwrap_err());
+        assert_eq!((e.message, e.kind.exit_code()), (format!("{}: not a file", dir.path().display()), 1));
     }
 }

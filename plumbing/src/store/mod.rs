@@ -20,10 +20,11 @@ pub mod version;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+use crate::durable::FileError;
 use crate::id::{HexPrefix, Kind, ObjectId};
 use crate::{Context, Error, Result};
 
-pub use import::{path_nodes, ImportReport, SessionInfo};
+pub use import::{path_nodes, session_by_id, ImportReport, SessionInfo};
 pub use lock::WriteLock;
 pub use pack::{Object, Pack};
 pub use refs::Expect;
@@ -75,7 +76,7 @@ impl Store {
                     None => match Pack::open(&idx) {
                         Ok(pack) => packs.push(pack),
                         Err(_) if !idx.exists() => vanished = true,
-                        Err(e) => return Err(e),
+                        Err(e) => return Err(e.into()),
                     },
                 }
             }
@@ -117,8 +118,8 @@ impl Store {
         for pack in small {
             let (idx, path) = (pack.idx_path.clone(), pack.path.clone());
             drop(pack);
-            std::fs::remove_file(&idx).map_err(|e| Error::io(format!("cannot remove {}", idx.display()), e))?;
-            std::fs::remove_file(&path).map_err(|e| Error::io(format!("cannot remove {}", path.display()), e))?;
+            std::fs::remove_file(&idx).map_err(FileError::at(&idx, "remove"))?;
+            std::fs::remove_file(&path).map_err(FileError::at(&path, "remove"))?;
         }
         self.packs.sort_by(|a, b| a.idx_path.cmp(&b.idx_path));
         Ok(())
@@ -130,7 +131,7 @@ impl Store {
         let read = match std::fs::read_dir(&dir) {
             Ok(r) => r,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(Error::io(format!("cannot list {}", dir.display()), e)),
+            Err(e) => return Err(FileError::at(&dir, "list")(e).into()),
         };
         let mut files: Vec<PathBuf> = read
             .filter_map(|e| e.ok())
@@ -190,7 +191,7 @@ impl Store {
     fn locate(&self, id: &ObjectId) -> Result<Option<(&Pack, Object<'_>)>> {
         for pack in &self.packs {
             if let Some(i) = pack.find(id) {
-                return pack.object_at(i).map(|obj| Some((pack, obj)));
+                return Ok(Some((pack, pack.object_at(i)?)));
             }
         }
         Ok(None)
@@ -337,14 +338,14 @@ impl Batch<'_> {
     }
 
     /// Adds an object unless the store or this batch has it; returns its id.
-    pub fn put(&mut self, kind: Kind, bytes: &[u8]) -> Result<ObjectId> {
+    pub fn put(&mut self, kind: Kind, bytes: &[u8]) -> std::result::Result<ObjectId, pack::PackError> {
         let id = ObjectId::hash(kind, bytes);
         self.put_hashed(id, kind, bytes)?;
         Ok(id)
     }
 
     /// Adds an object whose id the caller computed; returns whether it was new.
-    fn put_hashed(&mut self, id: ObjectId, kind: Kind, bytes: &[u8]) -> Result<bool> {
+    fn put_hashed(&mut self, id: ObjectId, kind: Kind, bytes: &[u8]) -> std::result::Result<bool, pack::PackError> {
         if self.writer.as_ref().is_some_and(|w| w.contains(&id)) || self.store.contains(&id) {
             return Ok(false);
         }

@@ -12,8 +12,57 @@ use std::path::{Path, PathBuf};
 
 use memmap2::Mmap;
 
+use crate::durable::FileError;
 use crate::id::{HexPrefix, Kind, ObjectId};
-use crate::{Error, Result};
+use crate::Error;
+
+/// What reading or writing a pack can fail with, naming the file.
+#[derive(Debug, thiserror::Error)]
+pub enum PackError {
+    /// The pack or its index does not hold what the format says.
+    #[error("{}: {why}", path.display())]
+    Corrupt {
+        /// The `.pack` or `.idx` file.
+        path: PathBuf,
+        /// What is wrong, and where.
+        why: String,
+    },
+    /// A pack the index names is gone (a store's packs are never removed but by a writer that
+    /// merged them).
+    #[error("{}: cannot open: {source}", path.display())]
+    Vanished {
+        /// The file that is not there.
+        path: PathBuf,
+        /// The system's error.
+        source: std::io::Error,
+    },
+    /// The system refused a step (open, write, fsync, rename).
+    #[error(transparent)]
+    File(#[from] FileError),
+}
+
+impl PackError {
+    fn corrupt(path: &Path, why: impl Into<String>) -> PackError {
+        PackError::Corrupt { path: path.to_path_buf(), why: why.into() }
+    }
+
+    /// Tells whether the system refused a step (the store may be fine; the answer is unknown).
+    pub fn is_io(&self) -> bool {
+        matches!(self, PackError::File(_))
+    }
+}
+
+impl From<PackError> for Error {
+    fn from(e: PackError) -> Error {
+        let err = match &e {
+            PackError::Corrupt { .. } | PackError::Vanished { .. } => Error::corrupt(crate::error::chain(&e)),
+            PackError::File(f) => Error::os(f.source.kind(), &e),
+        };
+        err.caused_by(e)
+    }
+}
+
+type Result<T> = std::result::Result<T, PackError>;
 
 /// First 8 bytes of every pack file.
 pub const PACK_MAGIC: &[u8; 8] = b"SHAKPACK";
@@ -60,47 +109,43 @@ impl Pack {
         let path = idx_path.with_extension("pack");
         let idx = map(idx_path)?;
         let pack = map(&path)?;
-        let idx_name = idx_path.display();
         if idx.len() < HEADER_LEN + FANOUT_LEN + IDX_TRAILER_LEN || &idx[..8] != IDX_MAGIC {
-            return Err(Error::corrupt(format!("{idx_name}: not a shake pack index (bad magic or too short)")));
+            return Err(PackError::corrupt(idx_path, "not a shake pack index (bad magic or too short)"));
         }
         let version = u32_at(&idx, 8);
         if version != FORMAT_VERSION {
-            return Err(Error::corrupt(format!(
-                "{idx_name}: index format version {version}, this shake reads {FORMAT_VERSION}"
-            )));
+            return Err(PackError::corrupt(
+                idx_path,
+                format!("index format version {version}, this shake reads {FORMAT_VERSION}"),
+            ));
         }
         let count = u32_at(&idx, 12) as usize;
         if idx.len() != HEADER_LEN + FANOUT_LEN + count * IDX_ROW_LEN + IDX_TRAILER_LEN {
-            return Err(Error::corrupt(format!(
-                "{idx_name}: index length {} does not fit its {count} objects",
-                idx.len()
-            )));
+            return Err(PackError::corrupt(
+                idx_path,
+                format!("index length {} does not fit its {count} objects", idx.len()),
+            ));
         }
         let mut previous = 0;
         for b in 0..256 {
             let n = u32_at(&idx, HEADER_LEN + b * 4);
             if n < previous {
-                return Err(Error::corrupt(format!("{idx_name}: fan-out table is not monotonic at byte {b:02x}")));
+                return Err(PackError::corrupt(idx_path, format!("fan-out table is not monotonic at byte {b:02x}")));
             }
             previous = n;
         }
         if previous as usize != count {
-            return Err(Error::corrupt(format!("{idx_name}: fan-out table ends at {previous}, index holds {count}")));
+            return Err(PackError::corrupt(idx_path, format!("fan-out table ends at {previous}, index holds {count}")));
         }
         let pack_len = u64_at(&idx, idx.len() - IDX_TRAILER_LEN);
         if pack.len() as u64 != pack_len {
-            return Err(Error::corrupt(format!(
-                "{}: pack is {} bytes, its index says {pack_len} (truncated or overwritten)",
-                path.display(),
-                pack.len()
-            )));
+            return Err(PackError::corrupt(
+                &path,
+                format!("pack is {} bytes, its index says {pack_len} (truncated or overwritten)", pack.len()),
+            ));
         }
         if pack.len() < HEADER_LEN + CHECKSUM_LEN || &pack[..8] != PACK_MAGIC || u32_at(&pack, 8) != FORMAT_VERSION {
-            return Err(Error::corrupt(format!(
-                "{}: not a shake pack of format {FORMAT_VERSION} (bad header)",
-                path.display()
-            )));
+            return Err(PackError::corrupt(&path, format!("not a shake pack of format {FORMAT_VERSION} (bad header)")));
         }
         Ok(Pack { path, idx_path: idx_path.to_path_buf(), pack, idx, count })
     }
@@ -178,7 +223,7 @@ impl Pack {
     pub fn object_at(&self, i: usize) -> Result<Object<'_>> {
         let id = self.id_at(i);
         let offset = usize::try_from(self.offset_at(i)).unwrap_or(usize::MAX);
-        self.record(offset).map_err(|why| Error::corrupt(format!("{}: object {id}: {why}", self.path.display())))
+        self.record(offset).map_err(|why| PackError::corrupt(&self.path, format!("object {id}: {why}")))
     }
 
     /// Parses the record at `offset`; on failure says why, for the caller to name the object.
@@ -267,11 +312,11 @@ pub struct PackWriter {
 impl PackWriter {
     /// Starts a pack in `dir` (the store's `packs/` folder, created if needed).
     pub fn new(dir: &Path) -> Result<PackWriter> {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+        crate::durable::private_dir(dir)?;
         let tmp = tempfile::Builder::new()
             .prefix("tmp-pack-")
             .tempfile_in(dir)
-            .map_err(|e| Error::io(format!("cannot create a temp file in {}", dir.display()), e))?;
+            .map_err(FileError::at(dir, "create a temp file in"))?;
         let mut writer = PackWriter {
             dir: dir.to_path_buf(),
             file: BufWriter::with_capacity(1 << 20, Hashing { file: tmp, hasher: blake3::Hasher::new() }),
@@ -314,7 +359,8 @@ impl PackWriter {
 
     fn write(&mut self, bytes: &[u8]) -> Result<()> {
         self.offset += bytes.len() as u64;
-        self.file.write_all(bytes).map_err(|e| Error::io(format!("cannot write a pack in {}", self.dir.display()), e))
+        self.file.write_all(bytes).map_err(FileError::at(&self.dir, "write a pack in"))?;
+        Ok(())
     }
 
     /// Finishes the pack: checksum, fsync, rename, then the index the same way, then the folder.
@@ -323,7 +369,7 @@ impl PackWriter {
         if self.rows.is_empty() {
             return Ok(None);
         }
-        let io = |e| Error::io(format!("cannot write a pack in {}", self.dir.display()), e);
+        let io = FileError::at(&self.dir, "write a pack in");
         let Hashing { file: mut tmp, hasher } = self.file.into_inner().map_err(|e| io(e.into_error()))?;
         let sum = hasher.finalize();
         tmp.write_all(sum.as_bytes()).map_err(io)?;
@@ -336,8 +382,8 @@ impl PackWriter {
         self.rows.sort_unstable_by_key(|r| r.0);
         let idx = encode_index(&self.rows, pack_len, sum.as_bytes());
         let idx_path = self.dir.join(format!("{name}.idx"));
-        write_durably(&self.dir, &idx_path, &idx)?;
-        sync_dir(&self.dir)?;
+        // Renamed (and the folder synced) after the pack: a pack without an index is ignored.
+        crate::durable::write(&idx_path, &idx)?;
         Ok(Some(idx_path))
     }
 }
@@ -377,14 +423,14 @@ pub fn packed_bytes(sizes: &[usize]) -> u64 {
 pub fn rebuild_index(pack_path: &Path) -> Result<Option<PathBuf>> {
     let Some(idx) = lost_index(pack_path)? else { return Ok(None) };
     let idx_path = pack_path.with_extension("idx");
-    write_durably(pack_path.parent().unwrap_or(Path::new(".")), &idx_path, &idx)?;
+    crate::durable::write(&idx_path, &idx)?;
     Ok(Some(idx_path))
 }
 
 /// Computes the index of a pack file from its records (each object re-hashed for its id), or
 /// `None` when the file is not a complete pack (its header, checksum or records do not hold).
 pub fn lost_index(pack_path: &Path) -> Result<Option<Vec<u8>>> {
-    let bytes = std::fs::read(pack_path).map_err(|e| Error::io(format!("cannot read {}", pack_path.display()), e))?;
+    let bytes = std::fs::read(pack_path).map_err(FileError::at(pack_path, "read"))?;
     if bytes.len() < HEADER_LEN + CHECKSUM_LEN || &bytes[..8] != PACK_MAGIC || u32_at(&bytes, 8) != FORMAT_VERSION {
         return Ok(None);
     }
@@ -436,50 +482,16 @@ fn encode_index(rows: &[(ObjectId, u64)], pack_len: u64, pack_sum: &[u8; 32]) ->
     idx
 }
 
-/// Writes `bytes` to `path` through a temp file in `dir`: write, fsync, rename.
-pub fn write_durably(dir: &Path, path: &Path, bytes: &[u8]) -> Result<()> {
-    write_atomically(dir, path, bytes, true)
-}
-
-/// Writes `bytes` to `path` through a temp file in `dir` and a rename; fsync-ed when `durable`.
-pub fn write_atomically(dir: &Path, path: &Path, bytes: &[u8], durable: bool) -> Result<()> {
-    replace_if(dir, path, bytes, durable, || Ok(()))
-}
-
-/// [`write_atomically`], durably, asking `still` just before the rename whether `path` may still
-/// be replaced (the temp file is removed when it says no): the window in which another writer's
-/// change can be lost shrinks to the rename itself.
-pub fn replace_durably_if(dir: &Path, path: &Path, bytes: &[u8], still: impl FnOnce() -> Result<()>) -> Result<()> {
-    replace_if(dir, path, bytes, true, still)
-}
-
-fn replace_if(dir: &Path, path: &Path, bytes: &[u8], durable: bool, still: impl FnOnce() -> Result<()>) -> Result<()> {
-    let io = |e| Error::io(format!("cannot write {}", path.display()), e);
-    let mut tmp = tempfile::Builder::new().prefix("tmp-").tempfile_in(dir).map_err(io)?;
-    tmp.write_all(bytes).map_err(io)?;
-    if durable {
-        tmp.as_file().sync_all().map_err(io)?;
-    }
-    still()?;
-    tmp.persist(path).map_err(|e| io(e.error))?;
-    Ok(())
-}
-
-/// Makes renames in `dir` durable.
-pub fn sync_dir(dir: &Path) -> Result<()> {
-    File::open(dir).and_then(|d| d.sync_all()).map_err(|e| Error::io(format!("cannot sync {}", dir.display()), e))
-}
-
 fn map(path: &Path) -> Result<Mmap> {
     // A pack that cannot be opened is corrupt only when it vanished or is not a file; a
     // permission or device error is reported as what it is.
-    let file = File::open(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => Error::corrupt(format!("{}: cannot open: {e}", path.display())),
-        _ => Error::io(format!("cannot open {}", path.display()), e),
+    let file = File::open(path).map_err(|source| match source.kind() {
+        std::io::ErrorKind::NotFound => PackError::Vanished { path: path.to_path_buf(), source },
+        _ => FileError::at(path, "open")(source).into(),
     })?;
     // SAFETY: packs and indexes are renamed into place complete and never written again, so the
     // mapped bytes cannot change or shrink under us (see the module doc).
-    unsafe { Mmap::map(&file) }.map_err(|e| Error::corrupt(format!("{}: cannot map: {e}", path.display())))
+    unsafe { Mmap::map(&file) }.map_err(|e| PackError::corrupt(path, format!("cannot map: {e}")))
 }
 
 fn u32_at(bytes: &[u8], at: usize) -> u32 {
@@ -497,19 +509,6 @@ fn u64_at(bytes: &[u8], at: usize) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_refused_replace_leaves_the_file_and_no_temp_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("f");
-        std::fs::write(&path, b"old").unwrap();
-        let e = replace_durably_if(dir.path(), &path, b"new", || Err(Error::user("changed"))).unwrap_err();
-        assert_eq!(e.message, "changed");
-        assert_eq!(std::fs::read(&path).unwrap(), b"old");
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
-        replace_durably_if(dir.path(), &path, b"new", || Ok(())).unwrap();
-        assert_eq!(std::fs::read(&path).unwrap(), b"new");
-    }
 
     fn write_pack(dir: &Path, objects: &[(Kind, &[u8])]) -> PathBuf {
         let mut w = PackWriter::new(dir).unwrap();
@@ -540,6 +539,20 @@ mod tests {
         assert_eq!(pack.disk_bytes(), packed_bytes(&sizes), "the size a repack predicts is the size written");
     }
 
+    /// A pack that cannot be started names the folder and the step, and is an I/O error (not
+    /// the store's corruption) whose source is the system's error.
+    #[test]
+    fn a_refused_write_names_the_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let packs = dir.path().join("packs");
+        std::fs::write(&packs, b"a file, not a folder").unwrap();
+        let e = PackWriter::new(&packs).err().unwrap();
+        assert!(e.is_io(), "{e:?}");
+        let e = Error::from(e);
+        assert!(e.message.starts_with(&format!("cannot create the folder {}: ", packs.display())), "{}", e.message);
+        assert_ne!(e.kind, crate::ErrorKind::Corrupt);
+    }
+
     #[test]
     fn empty_writer_leaves_nothing() {
         let dir = tempfile::tempdir().unwrap();
@@ -559,9 +572,12 @@ mod tests {
         assert!(problems.iter().any(|p| p.contains("content hashes to")), "{problems:?}");
         bytes.truncate(bytes.len() - 5);
         std::fs::write(&pack_path, &bytes).unwrap();
-        let err = Pack::open(&idx).err().unwrap();
+        let err = Error::from(Pack::open(&idx).err().unwrap());
         assert!(err.message.contains("truncated"), "{}", err.message);
+        assert!(err.message.starts_with(&format!("{}: ", pack_path.display())), "names the file: {}", err.message);
+        assert_eq!(err.kind.exit_code(), 3);
         std::fs::write(&idx, b"garbage").unwrap();
-        assert!(Pack::open(&idx).err().unwrap().message.contains("not a shake pack index"));
+        let err = Error::from(Pack::open(&idx).err().unwrap());
+        assert_eq!(err.message, format!("{}: not a shake pack index (bad magic or too short)", idx.display()));
     }
 }

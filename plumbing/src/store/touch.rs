@@ -15,7 +15,7 @@ static WARNED: AtomicBool = AtomicBool::new(false);
 /// Imports `path` into the context's store; on failure warns (once per process) and returns
 /// `None`.
 pub fn import(ctx: &Context, path: &Path) -> Option<ImportReport> {
-    match Store::open(ctx).and_then(|mut store| store.import_file(path, ctx.host)) {
+    match Store::open(ctx).and_then(|mut store| Ok(store.import_file(path, ctx.host)?)) {
         Ok(report) => Some(report),
         Err(e) => {
             warn_once(ctx, &e);

@@ -6,17 +6,15 @@
 //! what pi counts. Files pi wrote come out unchanged.
 
 use std::borrow::Cow;
-use std::fmt::Write as _;
 
 use serde_json::value::RawValue;
 use serde_json::Value;
 
 /// Returns `JSON.stringify(JSON.parse(raw))`; the raw text itself when it does not parse.
 pub fn stringify(raw: &RawValue) -> Cow<'_, str> {
-    match serde_json::from_str::<Value>(raw.get()) {
+    match crate::js::parse(raw.get()) {
         Ok(value) => {
-            let mut out = String::with_capacity(raw.get().len());
-            write_value(&mut out, &value);
+            let out = value.to_json();
             if out == raw.get() {
                 Cow::Borrowed(raw.get())
             } else {
@@ -29,66 +27,7 @@ pub fn stringify(raw: &RawValue) -> Cow<'_, str> {
 
 /// Returns `JSON.stringify(value)` for a value already parsed.
 pub fn stringify_value(value: &Value) -> String {
-    let mut out = String::new();
-    write_value(&mut out, value);
-    out
-}
-
-fn write_value(out: &mut String, value: &Value) {
-    match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => write_number(out, n),
-        Value::String(s) => write_string(out, s),
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_value(out, item);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            // JavaScript lists integer-like keys first, ascending, then the rest in order.
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort_by_key(|k| array_index(k).map_or((1, 0), |i| (0, i)));
-            out.push('{');
-            for (i, key) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_string(out, key);
-                out.push(':');
-                write_value(out, &map[key.as_str()]);
-            }
-            out.push('}');
-        }
-    }
-}
-
-/// A key JavaScript treats as an array index (`"0"`, `"17"`, not `"07"`).
-fn array_index(key: &str) -> Option<u64> {
-    let n: u64 = key.parse().ok()?;
-    (n < u32::MAX as u64 && n.to_string() == key).then_some(n)
-}
-
-fn write_string(out: &mut String, s: &str) {
-    out.push_str(&crate::json::js_string(s));
-}
-
-fn write_number(out: &mut String, n: &serde_json::Number) {
-    const SAFE: u64 = 1 << 53;
-    match (n.as_u64(), n.as_i64()) {
-        (Some(u), _) if u <= SAFE => {
-            let _ = write!(out, "{u}");
-        }
-        (_, Some(i)) if i.unsigned_abs() <= SAFE => {
-            let _ = write!(out, "{i}");
-        }
-        _ => out.push_str(&js_number(n.as_f64().unwrap_or(f64::NAN))),
-    }
+    crate::js::Js::from_value(value).to_json()
 }
 
 /// Formats a double as JavaScript's `Number.prototype.toString` does (ECMA-262 `Number::toString`).

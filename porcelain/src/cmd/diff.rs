@@ -6,18 +6,18 @@
 use std::io::Write;
 
 use serde_json::{json, Value};
-use shake_plumbing::cmd::tokens::open_tokenizer;
-use shake_plumbing::output::{answer, json_or, short_path, table, write_record};
+use shake_plumbing::output::{answer, json_or, short_path, table, write_record, RecordArgs};
 use shake_plumbing::rev::split_version;
+use shake_plumbing::token_cache::open_tokenizer;
 use shake_plumbing::tokens::{TokenizerName, DEFAULT_TOKENIZER};
 use shake_plumbing::{Context, Error, Result};
 
 use crate::leaf::{id_of, with_two_leaves, LeafView, Seen, Shared};
-use crate::omp_history::DiffOutput;
 use crate::render::{plural, thousands, Paint};
 
 /// Show how two leaves differ: shared prefix, entries only on each side, what the model sees differently
 #[derive(clap::Args, Debug)]
+#[command(mut_arg("json", |a| a.help(r#"Print JSON: {"a","b","shared","onlyA","onlyB","targets":[{"id","type","a","b"}],"same"}"#)))]
 pub struct DiffArgs {
     /// The first leaf: SESSION[:ENTRY] (a session file or id; default entry: pi's leaf on load), or SESSION@N, version N of an oh-my-pi file
     #[arg(value_name = "REV_A")]
@@ -25,15 +25,8 @@ pub struct DiffArgs {
     /// The second leaf, in the same session or another one (a fork), or SESSION@N with REV_A a version too
     #[arg(value_name = "REV_B")]
     pub b: String,
-    /// Print JSON: {"a","b","shared","onlyA","onlyB","targets":[{"id","type","a","b"}],"same"}
-    #[arg(long, conflicts_with = "nul")]
-    pub json: bool,
-    /// Print TAB-separated records for scripts (the contract in docs/plumbing.md) instead of text for people
-    #[arg(long, conflicts_with = "json")]
-    pub porcelain: bool,
-    /// Records as --porcelain, every field ended with NUL and ids verbatim
-    #[arg(short = 'z', id = "nul")]
-    pub nul: bool,
+    #[command(flatten)]
+    pub output: RecordArgs,
     /// Tokenizer for the token figures of the text for people
     #[arg(long, value_enum, default_value_t = DEFAULT_TOKENIZER)]
     pub tokenizer: TokenizerName,
@@ -51,8 +44,7 @@ struct Changed {
 pub fn run(ctx: &Context, args: &DiffArgs, out: &mut dyn Write) -> Result {
     match (split_version(&args.a), split_version(&args.b)) {
         (Some(a), Some(b)) => {
-            let how = DiffOutput { json: args.json, porcelain: args.porcelain, nul: args.nul };
-            return crate::omp_history::diff(ctx, a, b, &how, out).map_err(Error::trouble);
+            return crate::omp_history::diff(ctx, a, b, &args.output, out).map_err(Error::trouble);
         }
         (None, None) => {}
         _ => {
@@ -69,13 +61,13 @@ fn report(ctx: &Context, a: &LeafView<'_, '_>, b: &LeafView<'_, '_>, args: &Diff
     let (only_a, only_b) = (&a.path()[shared.length..], &b.path()[shared.length..]);
     let changed = changed(a, b);
     let same = only_a.is_empty() && only_b.is_empty() && changed.is_empty();
-    if !args.json && !args.porcelain && !args.nul {
+    if args.output.for_people() {
         let text = human(ctx, (a, b), &shared, (only_a, only_b), &changed, args.tokenizer)?;
         return answer(Ok(u8::from(!same)), out.write_all(text.as_bytes()));
     }
     let written = json_or(
         out,
-        args.json,
+        args.output.json,
         || {
             json!({
                 "a": a.describe(),
@@ -91,15 +83,15 @@ fn report(ctx: &Context, a: &LeafView<'_, '_>, b: &LeafView<'_, '_>, args: &Diff
             })
         },
         |out| {
-            shared.write_record(out, args.nul)?;
+            shared.write_record(out, args.output.nul)?;
             for (mark, side, only) in [("<", a, only_a), (">", b, only_b)] {
                 for &i in only {
                     let e = &side.session().entries[i];
-                    write_record(out, &[mark, &e.id, &e.kind, &e.line.to_string()], args.nul)?;
+                    write_record(out, &[mark, &e.id, &e.kind, &e.line.to_string()], args.output.nul)?;
                 }
             }
             for c in &changed {
-                write_record(out, &["~", &c.id, seen(a, c.a).as_str(), seen(b, c.b).as_str()], args.nul)?;
+                write_record(out, &["~", &c.id, seen(a, c.a).as_str(), seen(b, c.b).as_str()], args.output.nul)?;
             }
             Ok(())
         },

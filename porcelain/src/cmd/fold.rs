@@ -3,10 +3,12 @@
 
 use std::io::Write;
 
+use crate::profile::Profile;
+use crate::scope::Scope;
 use serde_json::json;
-use shake_plumbing::cmd::tokens::open_tokenizer;
 use shake_plumbing::host::View;
-use shake_plumbing::regions::{Profile, RegionKind, Scope};
+use shake_plumbing::regions::RegionKind;
+use shake_plumbing::token_cache::open_tokenizer;
 use shake_plumbing::tokens::{TokenizerName, DEFAULT_TOKENIZER};
 use shake_plumbing::{Context, Result};
 

@@ -4,10 +4,10 @@
 use std::io::Write;
 
 use serde_json::{json, Value};
-use shake_plumbing::cmd::tokens::open_tokenizer;
 use shake_plumbing::host::{Projected, Session, View};
 use shake_plumbing::regions::RegionKind;
 use shake_plumbing::rev::resolve_entry;
+use shake_plumbing::token_cache::open_tokenizer;
 use shake_plumbing::tokens::{entry_tokens, Tokenizer};
 use shake_plumbing::{Context, Result};
 

@@ -5,9 +5,9 @@ use std::collections::{BTreeMap, HashSet};
 use std::io::Write;
 
 use serde_json::json;
-use shake_plumbing::cmd::tokens::open_tokenizer;
 use shake_plumbing::host::{Session, View};
 use shake_plumbing::regions::RegionKind;
+use shake_plumbing::token_cache::open_tokenizer;
 use shake_plumbing::{Context, Result};
 
 use crate::batch::torn_last_line;

@@ -5,9 +5,9 @@
 use std::io::Write;
 
 use serde_json::json;
-use shake_plumbing::cmd::tokens::open_tokenizer;
 use shake_plumbing::host::{Role, View};
 use shake_plumbing::regions::tool_label;
+use shake_plumbing::token_cache::open_tokenizer;
 use shake_plumbing::tokens::{entry_tokens, tokens_with, Tokenizer, TokenizerName, DEFAULT_TOKENIZER};
 use shake_plumbing::{Context, Result};
 

@@ -79,7 +79,7 @@ pub fn run(ctx: &Context, args: &RewindArgs, out: &mut dyn Write) -> Result {
             })
             .collect();
         json!({
-            "file": file.display(),
+            "file": file.path.to_string_lossy(),
             "defaultLeaf": default.map(|d| id_of(&session, d)),
             "leaves": leaves,
             "stranded": stranded.iter().map(|s| json!({"log": s.log, "regions": s.regions, "leaves": s.leaves})).collect::<Vec<_>>(),

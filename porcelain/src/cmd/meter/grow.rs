@@ -3,8 +3,10 @@
 
 use std::io::{Read, Seek, SeekFrom};
 
+use crate::profile::Profile;
+use crate::scope::Scope;
 use shake_plumbing::host::{self, Role, SessionFile, View};
-use shake_plumbing::regions::{is_skill_path, tail_start_by, Profile, Scope};
+use shake_plumbing::regions::{is_skill_path, tail_start_by};
 use shake_plumbing::tokens::{context_tokens, Tokenizer};
 
 use super::memo::{reading_of, MemoEntry};

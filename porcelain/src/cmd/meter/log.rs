@@ -4,6 +4,7 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use serde_json::Value;
+use shake_plumbing::durable::FileError;
 use shake_plumbing::Result;
 
 /// Appends a reading's JSON to the meter log, with the time, unless the figure is the last one's.
@@ -16,7 +17,7 @@ pub(crate) fn append_log(path: &Path, mut line: Value) -> Result<()> {
         .create(true)
         .append(true)
         .open(path)
-        .map_err(|e| shake_plumbing::Error::io(format_args!("cannot open the meter log {}", path.display()), e))?;
+        .map_err(FileError::at(path, "open the meter log"))?;
     file.write_all(format!("{line}\n").as_bytes())?;
     Ok(())
 }

@@ -2,9 +2,9 @@
 //! while the file is unchanged (its stamp, or the proof of its bytes), or grown by the append
 //! shortcut ([`super::grow`]) when the file only gained plain entries.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use shake_plumbing::regions::Profile;
+use crate::profile::Profile;
 use shake_plumbing::rev::RevArgs;
 use shake_plumbing::tokens::{Tokenizer, TokenizerName};
 use shake_plumbing::{Context, Result};
@@ -164,17 +164,13 @@ pub(super) fn reading_of(
     Reading { tokens: f.0, tool_results: f.1, blocks: f.2, tokenizer, profile, session: state.path.clone(), leaf_id }
 }
 
-/// Remembers a reading (temporary file, then rename); failing to is not an error.
+/// Remembers a reading (a cache file: atomic, not fsync-ed); failing to is not an error.
 fn remember(ctx: &Context, key: &str, entry: MemoEntry) {
     let path = memo_path(ctx, key);
     let write = || -> std::io::Result<()> {
         let bytes = bincode::serde::encode_to_vec((MEMO_MAGIC, &entry), bincode::config::standard())
             .map_err(std::io::Error::other)?;
-        let dir = path.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir)?;
-        let tmp = dir.join(format!(".{}.{}", &blake3::hash(key.as_bytes()).to_hex()[..32], std::process::id()));
-        std::fs::write(&tmp, bytes)?;
-        std::fs::rename(&tmp, &path)
+        Ok(shake_plumbing::durable::write_cache(&path, &bytes)?)
     };
     if let Err(e) = write() {
         ctx.warn(format_args!("{}: cannot save the meter memo: {e}", path.display()));

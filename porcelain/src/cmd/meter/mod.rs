@@ -19,12 +19,15 @@ mod watch;
 use std::io::Write;
 use std::path::PathBuf;
 
+use crate::profile::Profile;
+use crate::scope::Scope;
 use anstyle::{AnsiColor, Style};
 use serde_json::{json, Value};
-use shake_plumbing::cmd::tokens::{calibrated_for, open_cached};
+use shake_plumbing::calibration::calibrated_for;
 use shake_plumbing::host::{Session, View};
-use shake_plumbing::regions::{Profile, RegionKind, Scope};
+use shake_plumbing::regions::RegionKind;
 use shake_plumbing::rev::RevArgs;
+use shake_plumbing::token_cache::open_cached;
 use shake_plumbing::tokens::{Tokenizer, TokenizerName, DEFAULT_TOKENIZER};
 use shake_plumbing::{Context, Result};
 

@@ -3,8 +3,8 @@
 use std::io::{BufRead, Write};
 use std::time::{Duration, Instant};
 
+use crate::profile::Profile;
 use serde_json::json;
-use shake_plumbing::regions::Profile;
 use shake_plumbing::rev::RevArgs;
 use shake_plumbing::token_cache::CachedTokenizer;
 use shake_plumbing::{Context, Result};

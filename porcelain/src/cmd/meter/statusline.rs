@@ -8,8 +8,8 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use shake_plumbing::cmd::tokens::open_cached;
 use shake_plumbing::rev::RevArgs;
+use shake_plumbing::token_cache::open_cached;
 use shake_plumbing::{Context, Error, Result};
 
 use super::memo::reading;

@@ -5,7 +5,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
-use shake_plumbing::regions::Profile;
+use crate::profile::Profile;
+use shake_plumbing::durable::FileError;
 use shake_plumbing::rev::RevArgs;
 use shake_plumbing::token_cache::CachedTokenizer;
 use shake_plumbing::{Context, Result};
@@ -68,7 +69,7 @@ pub(super) struct FileState {
 impl FileState {
     pub(super) fn of(ctx: &Context, rev: &RevArgs) -> Result<FileState> {
         let path = rev.rev().session_path(ctx)?;
-        let meta = std::fs::metadata(&path).map_err(|e| shake_plumbing::Error::io(path.display(), e))?;
+        let meta = std::fs::metadata(&path).map_err(FileError::at(&path, "read"))?;
         let mtime_ns = meta.modified().ok().and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok());
         #[cfg(unix)]
         let inode = std::os::unix::fs::MetadataExt::ino(&meta);

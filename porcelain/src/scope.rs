@@ -1,0 +1,134 @@
+//! Fold policy, part one: what each scope folds in one entry ([`regions`]), and the placeholder
+//! that replaces a folded region (DESIGN §3: profiles, scopes and placeholders are the
+//! porcelain's; the engine's [`shake_plumbing::regions`] says only what a region is and which
+//! entries are in play). Profiles are in [`crate::profile`].
+
+use std::fmt;
+
+use shake_plumbing::host::{BlockKind, Content, Role, Unit};
+use shake_plumbing::regions::{find_spans, thousands, tool_label, Region, RegionKind};
+use shake_plumbing::tokens::{Tokenizer, IMAGE_TOKENS};
+
+use crate::profile::Profile;
+
+/// What a fold acts on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    /// Whole tool results and big fenced/XML blocks outside the tail
+    Elide,
+    /// Every thinking block on the context path
+    Thinking,
+    /// Every image on the context path
+    Images,
+}
+
+impl Scope {
+    /// Returns the scope's name as typed and logged.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Elide => "elide",
+            Scope::Thinking => "thinking",
+            Scope::Images => "images",
+        }
+    }
+
+    /// Parses a logged scope name.
+    pub fn parse(s: &str) -> Option<Scope> {
+        [Scope::Elide, Scope::Thinking, Scope::Images].into_iter().find(|x| x.as_str() == s)
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The text that replaces a folded region: `[bash output omitted (~9,045 tokens)]`.
+pub fn placeholder(kind: RegionKind, label: &str, tokens: u64) -> String {
+    let what = match kind {
+        RegionKind::ToolResult => format!("{label} output"),
+        RegionKind::Block => format!("{label} block"),
+        RegionKind::Thinking => "thinking".to_string(),
+        RegionKind::Image => label.to_string(),
+    };
+    format!("[{what} omitted (~{} tokens)]", thousands(tokens))
+}
+
+/// Finds the regions of one foldable entry with content `content` that `scope` would fold:
+/// for `elide`, a tool result's text when it costs more than its placeholder, and blocks of at
+/// least the profile's block minimum elsewhere; for `thinking`, each thinking block of an
+/// assistant message; for `images`, each image outside assistant messages.
+pub fn regions(unit: &Unit<'_>, content: &Content<'_>, scope: Scope, profile: Profile, tok: &Tokenizer) -> Vec<Region> {
+    let blocks = content.blocks();
+    let region = |kind, label: String, tokens, block, at| Region { kind, label, tokens, block, at };
+    let mut out = Vec::new();
+    match scope {
+        Scope::Elide if unit.role == Role::ToolResult => {
+            let mut tally = tok.tally();
+            let mut any_text = false;
+            for b in blocks {
+                if let BlockKind::Text(t) = &b.kind {
+                    any_text |= !t.is_empty();
+                    tally.text(t);
+                }
+            }
+            let label = tool_label(unit.tool.as_ref());
+            let tokens = tally.total();
+            if any_text && tokens > tok.count(&placeholder(RegionKind::ToolResult, &label, tokens)) {
+                out.push(region(RegionKind::ToolResult, label, tokens, None, None));
+            }
+        }
+        Scope::Elide => {
+            let texts: Vec<(Option<usize>, &str)> = match content {
+                Content::Text(s) => vec![(None, s.as_ref())],
+                _ => blocks
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, b)| match &b.kind {
+                        BlockKind::Text(t) => Some((Some(i), t.as_ref())),
+                        _ => None,
+                    })
+                    .collect(),
+            };
+            for (block, text) in texts {
+                for span in find_spans(text) {
+                    let tokens = tok.count(&text[span.range.clone()]);
+                    if tokens >= profile.block_min() {
+                        let at = Some((span.range.start, span.range.end));
+                        out.push(region(RegionKind::Block, span.label, tokens, block, at));
+                    }
+                }
+            }
+        }
+        Scope::Thinking if unit.role == Role::Assistant => {
+            for (i, b) in blocks.iter().enumerate() {
+                if let BlockKind::Thinking(t) = &b.kind {
+                    out.push(region(RegionKind::Thinking, "thinking".into(), tok.count(t), Some(i), None));
+                }
+            }
+        }
+        Scope::Images if unit.role != Role::Assistant => {
+            for (i, b) in blocks.iter().enumerate() {
+                if let BlockKind::Image { mime } = &b.kind {
+                    let label = mime.as_deref().filter(|m| !m.is_empty()).unwrap_or("image").to_string();
+                    out.push(region(RegionKind::Image, label, IMAGE_TOKENS, Some(i), None));
+                }
+            }
+        }
+        Scope::Thinking | Scope::Images => {}
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_and_thousands() {
+        assert_eq!(placeholder(RegionKind::ToolResult, "bash", 9045), "[bash output omitted (~9,045 tokens)]");
+        assert_eq!(placeholder(RegionKind::Block, "python", 1210), "[python block omitted (~1,210 tokens)]");
+    }
+}
