@@ -9,6 +9,8 @@ mod claude_fork_live;
 mod claude_host;
 mod claude_live;
 mod claude_project;
+mod claude_statusline;
+mod claude_tokens;
 mod conformance;
 mod diff;
 mod env;

@@ -306,7 +306,9 @@ impl<'a> ClaudeSession<'a> {
         let mut node_of_row = vec![None; t.rows.len()];
         let mut nodes = Vec::new();
         let mut first_of_message = HashSet::new();
-        let mut seen_ids = HashSet::new();
+        // A message's first row by uuid: a row written again under the same uuid (the loader
+        // takes the later copy) reports the usage as the first did.
+        let mut first_uuid: HashMap<&str, Option<&str>> = HashMap::new();
         for (i, row) in t.rows.iter().enumerate() {
             if !row.is_conversation() {
                 continue;
@@ -314,7 +316,9 @@ impl<'a> ClaudeSession<'a> {
             let node = rows.len();
             node_of_row[i] = Some(node);
             rows.push(i);
-            if row.kind() == "assistant" && row.message_id().is_none_or(|id| seen_ids.insert(id.to_string())) {
+            let uuid = row.str("uuid");
+            let first = row.message_id().is_none_or(|id| *first_uuid.entry(id).or_insert(uuid) == uuid);
+            if row.kind() == "assistant" && first {
                 first_of_message.insert(node);
             }
             let text = file.line_text(&file.lines[row.line - 1]);
