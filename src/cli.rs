@@ -86,6 +86,12 @@ pub enum Command {
 }
 
 impl Command {
+    /// Tells whether the output is drawn by a terminal even through a pipe: `meter
+    /// --statusline`'s line is shown by Claude Code's status bar, which renders ANSI colour.
+    pub fn drawn_by_terminal(&self) -> bool {
+        matches!(self, Command::Meter(args) if args.statusline)
+    }
+
     /// Tells whether the command prints a long table for people, paged on a terminal.
     pub fn pages(&self) -> bool {
         match self {

@@ -21,7 +21,7 @@ fn main() -> ExitCode {
     };
     let terminal = std::io::stdout().is_terminal();
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-    ctx.color = cli.color.decide(terminal, no_color);
+    ctx.color = cli.color.decide(terminal || cli.command.drawn_by_terminal(), no_color);
     let pager = (terminal && !cli.no_pager && cli.command.pages()).then(pager::Pager::start).flatten();
     let (pager, sink): (Option<pager::Pager>, Box<dyn Write>) = match pager {
         Some((pager, stdin)) => (Some(pager), Box::new(stdin)),

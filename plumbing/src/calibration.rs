@@ -62,12 +62,22 @@ type CountKey = (Option<usize>, bool);
 /// every tokenizer in `toks`.
 pub fn measure(session: &Session<'_>, leaf: Option<usize>, toks: &[Tokenizer]) -> Result<Vec<Turn>> {
     let Some(leaf) = leaf else { return Ok(Vec::new()) };
-    let path = session.path(leaf).map_err(|c| Error::user(format!("{}: {c}", session.file.display())))?;
+    // The host's own path to the leaf: pi's root→leaf entries; Claude Code's loader chain (its
+    // relinked preserved segment and the rows its timestamp fallback recovers included).
+    let path = View::at(session, Some(leaf))?.path;
     // Entry counts depend on (entry, winning edit, first in context); remember the last one.
     let mut memo: Vec<Option<(CountKey, Vec<u64>)>> = vec![None; session.entries.len()];
     let mut turns = Vec::new();
+    // The entry written last (entries are in file order) on the path so far.
+    let mut written = 0;
     for w in path.windows(2) {
         let (parent, index) = (w[0], w[1]);
+        written = written.max(parent);
+        // A reply placed after an entry written later (Claude Code's preserved segment, relinked
+        // after the compaction's summary) was sent a context other than the one before it here.
+        if written > index {
+            continue;
+        }
         let Some(reply) = session.reply(index) else { continue };
         let Some(provider_tokens) = reply.prompt_tokens else { continue };
         let projection = View::at(session, Some(parent))?;

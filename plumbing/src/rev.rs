@@ -87,7 +87,8 @@ impl Rev {
     /// Opens the revision in `file` (as [`RevArgs::load`] read it): loads it with its host
     /// (`--host`, else detection), prints its warnings, and resolves the leaf.
     pub fn open<'a>(&self, ctx: &Context, file: &'a SessionFile) -> Result<(Session<'a>, Option<usize>)> {
-        let session = host::load(file, ctx.host)?;
+        let mut session = host::load(file, ctx.host)?;
+        crate::claude::record::attach(ctx, &mut session);
         ctx.warn_session(&session);
         let leaf = self.leaf(&session)?;
         Ok((session, leaf))

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::json;
 use shake_plumbing::durable::FileError;
-use shake_plumbing::host::{HostKind, Session, SessionFile, View};
+use shake_plumbing::host::{HostKind, Session, SessionFile, View, WriteBack};
 use shake_plumbing::id::{Kind, ObjectId};
 use shake_plumbing::store::{path_nodes, refs, touch, Store};
 use shake_plumbing::{Context, Error, Result};
@@ -54,6 +54,10 @@ fn save_at(ctx: &Context, session: &Session<'_>, leaf: usize, node: &ObjectId, w
 /// Returns the wall at the projection's leaf: rebuilt from the leaf's stored overlay when there
 /// is one that fits this session, else derived from the path (and then stored).
 pub fn wall_at(ctx: &Context, session: &Session<'_>, projection: &View<'_, '_>) -> Wall {
+    // A fork host's wall comes from the store's fold records, not the file: nothing to cache.
+    if session.host().write_back() == WriteBack::Fork {
+        return Wall::at(projection);
+    }
     let Some((leaf, node)) = projection.leaf.and_then(|l| Some((l, leaf_node(session, l).ok()?))) else {
         return Wall::at(projection);
     };
@@ -84,8 +88,8 @@ fn stored(ctx: &Context, node: &ObjectId, leaf_id: &str) -> Option<serde_json::V
 /// When the batch landed right after the bytes read (`batch`: the log and the lines written),
 /// the overlay is derived from the session already parsed plus the batch
 /// ([`Wall::after_batch`]), and the leaf's node id chained over the batch's lines, so the file
-/// is not parsed again; otherwise (another writer came in between, a Claude Code transcript)
-/// the file is read and parsed again. `shake fsck` recomputes every overlay from the file.
+/// is not parsed again; otherwise (another writer came in between) the file is read and
+/// parsed again. `shake fsck` recomputes every overlay from the file.
 pub fn after_write(
     ctx: &Context,
     session: &Session<'_>,
@@ -109,7 +113,7 @@ fn import_with_overlay(
     let mut store = Store::open(ctx)?;
     let mut store_batch = store.batch()?;
     store_batch.import(path, ctx.host)?;
-    let overlay = match batch.filter(|_| session.kind != HostKind::Claude) {
+    let overlay = match batch.filter(|_| session.host().write_back() == WriteBack::Append) {
         Some((log, lines)) => Some(appended(session, leaf, log, lines, leaf_id)?),
         None => reparsed(path, ctx.host, leaf_id)?,
     };

@@ -179,10 +179,19 @@ fn plan_before(view: &View<'_, '_>, wall: &Wall, options: &FoldOptions, tail_sta
         }
         let mut all: Vec<&Item> = wall.items_of(target).iter().collect();
         all.extend(&new);
-        let content = compose(&base, base_raw, &all);
+        // A host with a placeholder of its own writes it for a whole tool result (Claude Code's
+        // `<persisted-output>`): the plan counts what is written, and skips a result it would not
+        // shrink.
+        let whole = all.iter().all(|it| it.kind == RegionKind::ToolResult);
+        let own = whole.then(|| view.own_placeholder(index)).flatten();
+        let shrinks_only = own.is_some();
+        let content = own.unwrap_or_else(|| compose(&base, base_raw, &all));
         let target = target.to_string();
         let before = entry_tokens(view, pos, tok);
         let after = tokens_with(view, index, &view.parse_content(Some(&content)), tok);
+        if shrinks_only && after >= before {
+            continue;
+        }
         plan.tokens_freed += before.saturating_sub(after);
         plan.edits.push(TargetEdit { target, index, content, before, after });
         plan.regions.extend(new);

@@ -9,10 +9,10 @@ use std::collections::{HashMap, HashSet};
 use crate::scope::placeholder;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
-use shake_plumbing::host::View;
+use shake_plumbing::host::{View, WriteBack};
 use shake_plumbing::regions::{Region, RegionKind};
 
-use crate::log_entry::{self, LogData, Op};
+use crate::log_entry::{self, LogData, LogTarget, Op};
 
 /// One folded region at a leaf.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,6 +39,19 @@ impl Item {
     /// Places a region of entry `index` (id `target`) folded by log entry `log`.
     pub fn new(target: String, index: usize, r: Region, log: String) -> Item {
         Item { target, index, kind: r.kind, label: r.label, tokens: r.tokens, block: r.block, at: r.at, log }
+    }
+
+    /// The item a fold log's target names, at entry `index`, folded by log entry `log` (`None`
+    /// for a kind this shake does not know).
+    fn logged(t: &LogTarget, index: usize, log: &str) -> Option<Item> {
+        let region = Region {
+            kind: RegionKind::parse(&t.kind)?,
+            label: t.label.clone(),
+            tokens: t.tokens,
+            block: t.block,
+            at: t.at.map(|[a, b]| (a, b)),
+        };
+        Some(Item::new(t.id.clone(), index, region, log.to_string()))
     }
 
     /// The identity of a region inside its target: a region is folded at most once.
@@ -107,13 +120,16 @@ impl Wall {
     /// Derives the wall at the last entry of a shake batch appended after the projection's
     /// leaf, without the batch in the session: the log entry is placed after the session's
     /// entries (index `entries.len()`) and its edits win for their targets, as they do in
-    /// pi's and oh-my-pi's projection (the newest edit of a target in the context wins).
+    /// pi's projection (the newest edit of a target in the context wins).
     pub fn after_batch(projection: &View<'_, '_>, batch: &Appended) -> Wall {
         Wall::derive(projection, Some(batch))
     }
 
     fn derive(projection: &View<'_, '_>, batch: Option<&Appended>) -> Wall {
         let session = projection.session;
+        if session.host().write_back() == WriteBack::Fork {
+            return Wall::of_forks(projection);
+        }
         let mut on_path: HashSet<&str> =
             projection.path.iter().filter(|&&i| session.is_edit(i)).map(|&i| session.entries[i].id.as_ref()).collect();
         let mut logs: Vec<(usize, LogData)> =
@@ -163,17 +179,9 @@ impl Wall {
                         None => slots.remove(&t.id).into_iter().flatten().for_each(|at| folded[at] = None),
                     },
                     Some(Op::Fold) => {
-                        let (Some(kind), Some(index)) = (RegionKind::parse(&t.kind), session.index_of(&t.id)) else {
+                        let Some(item) = session.index_of(&t.id).and_then(|i| Item::logged(t, i, log_id)) else {
                             continue;
                         };
-                        let region = Region {
-                            kind,
-                            label: t.label.clone(),
-                            tokens: t.tokens,
-                            block: t.block,
-                            at: t.at.map(|[a, b]| (a, b)),
-                        };
-                        let item = Item::new(t.id.clone(), index, region, log_id.to_string());
                         let same = slots.entry(item.target.clone()).or_default();
                         same.retain(|&at| match &folded[at] {
                             Some(f) if f.key() == item.key() => {
@@ -218,11 +226,44 @@ impl Wall {
             }
             wall.items.push(item);
         }
-        wall.items.sort_by_key(|it| (projection.position(it.index), it.block, it.at));
-        wall.index_targets();
-        wall.ids.extend(logs.iter().map(|(i, _)| (*i, entry(*i).0.to_string())));
-        wall.logs = logs;
-        wall
+        wall.finish(projection, logs, |i| entry(i).0)
+    }
+
+    /// The wall of a file a fork wrote (Claude Code): the regions its stored fold records name
+    /// whose result in the context is still a placeholder (a turn that rewrote one, or a row the
+    /// loader no longer reaches, leaves it out).
+    fn of_forks(projection: &View<'_, '_>) -> Wall {
+        let session = projection.session;
+        let logs = log_entry::stored(session);
+        let mut wall = Wall::default();
+        for (i, data) in &logs {
+            for t in data.targets.iter().filter(|_| data.op() == Some(Op::Fold)) {
+                let unit = projection.units.iter().find(|u| u.target.as_deref() == Some(t.id.as_str()));
+                let Some(item) =
+                    unit.filter(|u| u.tombstone).and_then(|u| Item::logged(t, u.index, &session.entries[*i].id))
+                else {
+                    continue;
+                };
+                wall.items.retain(|it| it.target != t.id);
+                wall.items.push(item);
+            }
+        }
+        wall.finish(projection, logs, |i| &session.entries[i].id)
+    }
+
+    /// Orders the items as the context, indexes them, and keeps the logs they came from.
+    /// `log_id` names the log entry at an index of `logs`.
+    fn finish<'i>(
+        mut self,
+        projection: &View<'_, '_>,
+        logs: Vec<(usize, LogData)>,
+        log_id: impl Fn(usize) -> &'i str,
+    ) -> Wall {
+        self.items.sort_by_key(|it| (projection.position(it.index), it.block, it.at));
+        self.index_targets();
+        self.ids.extend(logs.iter().map(|(i, _)| (*i, log_id(*i).to_string())));
+        self.logs = logs;
+        self
     }
 
     fn index_targets(&mut self) {

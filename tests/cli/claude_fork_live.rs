@@ -147,3 +147,53 @@ fn claude_code_resumes_a_fork_with_placeholders_where_shake_put_them() {
     .unwrap();
     assert_eq!(live.resumed(&back.session_id), original);
 }
+
+/// Runs the `shake` binary against a live session's Claude Code folder and a private store.
+fn shake(live: &LiveSession, store: &Path, args: &[&str]) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_shake"))
+        .args(args)
+        .current_dir(&live.cwd)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &live.home)
+        .env("SHAKE_DIR", store)
+        .output()
+        .expect("run shake");
+    assert!(out.status.success(), "shake {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("shake JSON")
+}
+
+#[test]
+fn claude_code_resumes_the_fork_shake_fold_wrote_and_the_session_shake_undo_wrote() {
+    let live = LiveSession::make("bash-read");
+    let store = live._tmp.path().join("store");
+    let source_bytes = std::fs::read(&live.file).unwrap();
+    let original = live.resumed(&live.id);
+    let texts = result_texts(&Transcript::read(&live.file).unwrap());
+    // No session named: shake picks this directory's Claude Code session (no pi session here).
+    let fold = shake(&live, &store, &["fold", "--json", "--profile", "aggressive"]);
+    assert_eq!(std::fs::read(&live.file).unwrap(), source_bytes, "the source was written");
+    let fork_id = fold["fork"]["sessionId"].as_str().unwrap().to_string();
+    let targets: HashSet<&str> =
+        fold["targets"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
+    assert!(!targets.is_empty(), "{fold}");
+    let resumed = live.resumed(&fork_id);
+    assert_same_messages("fork", &projected(Path::new(fold["fork"]["path"].as_str().unwrap())), &resumed);
+    assert_eq!(resumed.len(), original.len());
+    let mut seen = HashSet::new();
+    for ((id, was), (id2, now)) in results(&original).iter().zip(&results(&resumed)) {
+        assert_eq!(id, id2);
+        assert!(seen.insert(id.clone()), "duplicate tool_use id {id}");
+        match targets.contains(id.as_str()) {
+            true => {
+                let now = now.as_str().unwrap();
+                assert!(now.starts_with("<persisted-output>\nOutput too large"), "{id}: {now:.200}");
+                assert!(was.as_str().unwrap().starts_with(texts[id].trim_end()));
+            }
+            false => assert_eq!(was, now, "{id} changed"),
+        }
+    }
+    let undo = shake(&live, &store, &["undo", "--json", &fork_id]);
+    let undone = undo["session"]["sessionId"].as_str().unwrap();
+    assert_eq!(live.resumed(undone), original, "the undone session resumes as the source");
+}

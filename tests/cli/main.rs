@@ -4,10 +4,13 @@
 mod append;
 mod audit;
 mod bad_input;
+mod claude_fold;
 mod claude_fork_live;
 mod claude_host;
 mod claude_live;
 mod claude_project;
+mod claude_statusline;
+mod claude_tokens;
 mod conformance;
 mod diff;
 mod env;

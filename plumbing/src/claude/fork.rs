@@ -47,11 +47,16 @@ pub enum ForkError {
 
 /// A fresh session id in Claude Code's form (a random v4 uuid).
 pub fn new_session_id() -> String {
-    let mut b = [0u8; 16];
     let seed = blake3::hash(
         format!("{:?}{}{:?}", std::time::SystemTime::now(), std::process::id(), std::thread::current().id()).as_bytes(),
     );
-    b.copy_from_slice(&seed.as_bytes()[..16]);
+    session_id_from(seed.as_bytes())
+}
+
+/// A session id in Claude Code's form (a v4 uuid) made from the first 16 bytes of `seed`.
+pub fn session_id_from(seed: &[u8; 32]) -> String {
+    let mut b = [0u8; 16];
+    b.copy_from_slice(&seed[..16]);
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
     let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
@@ -77,9 +82,19 @@ pub fn result_texts(t: &Transcript) -> HashMap<String, String> {
     texts
 }
 
+/// Where the original of result `tool_use_id` of session `session_id`, read from `source`, is
+/// saved: `<project dir>/<session id>/shake/<tool_use_id>.txt` (beside Claude Code's own
+/// `<session id>/tool-results/`), as an absolute path the model can `Read`. It depends on the
+/// source alone, so a plan's placeholder is the one the fork writes.
+pub fn saved_path(source: &Path, session_id: &str, tool_use_id: &str) -> PathBuf {
+    let dir = source.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| std::path::absolute(dir).unwrap_or(dir.to_path_buf()));
+    dir.join(session_id).join("shake").join(format!("{tool_use_id}.txt"))
+}
+
 /// Writes a fork of `source` (read as `t`) with each result of `targets` replaced by
-/// `replacement(text, saved path)`; originals go to `<project dir>/<new id>/shake/<id>.txt`
-/// first. `new_id` is the fork's session id ([`new_session_id`] for a fresh one).
+/// `replacement(text, saved path)`; originals go to [`saved_path`] first. `new_id` is the
+/// fork's session id ([`new_session_id`] for a fresh one).
 pub fn fork(
     t: &Transcript,
     source: &Path,
@@ -87,18 +102,8 @@ pub fn fork(
     new_id: &str,
     replacement: impl Fn(&str, &Path) -> String,
 ) -> Result<Forked, ForkError> {
-    let shown = source.display().to_string();
-    let old_id = t.session_id().ok_or_else(|| ForkError::NoSessionId(shown.clone()))?.to_string();
-    if t.torn.is_some() {
-        return Err(ForkError::Torn(shown));
-    }
-    let before = blake3::hash(t.file.raw());
+    let old_id = checked_source(t, source)?;
     let dir = source.parent().unwrap_or(Path::new("."));
-    let path = dir.join(format!("{new_id}.jsonl"));
-    if path.exists() {
-        return Err(ForkError::Exists(path.display().to_string()));
-    }
-    let saved_dir = dir.join(new_id).join("shake");
     let texts = result_texts(t);
     let mut replace = HashMap::new();
     let mut folded = Vec::new();
@@ -108,7 +113,8 @@ pub fn fork(
             skipped.push((id.clone(), "no tool_result with a text content".to_string()));
             continue;
         };
-        match save_original(&saved_dir, id, text) {
+        let saved = saved_path(source, &old_id, id);
+        match save_original(saved.parent().unwrap_or(dir), id, text) {
             Ok(saved) => {
                 replace.insert(id.clone(), replacement(text, &saved));
                 folded.push((id.clone(), saved));
@@ -117,14 +123,57 @@ pub fn fork(
             Err(SaveError::Io { path, err }) => return Err(ForkError::Io(path, err)),
         }
     }
-    let (bytes, _) = fork_bytes(t, &old_id, new_id, &replace);
+    let path = write_fork(t, source, &old_id, new_id, &replace)?;
+    Ok(Forked { session_id: new_id.to_string(), path, folded, skipped })
+}
+
+/// Writes a copy of `source` (read as `t`) under session id `new_id` with the text of each
+/// result in `restored` (by `tool_use_id`) in place of its own, saving nothing: how an undo puts
+/// the originals back. Returns the new file.
+pub fn restore(
+    t: &Transcript,
+    source: &Path,
+    restored: &HashMap<String, String>,
+    new_id: &str,
+) -> Result<PathBuf, ForkError> {
+    let old_id = checked_source(t, source)?;
+    write_fork(t, source, &old_id, new_id, restored)
+}
+
+/// The source's session id, when the source may be forked (no write in progress).
+fn checked_source(t: &Transcript, source: &Path) -> Result<String, ForkError> {
+    let shown = source.display().to_string();
+    let old_id = t.session_id().ok_or_else(|| ForkError::NoSessionId(shown.clone()))?.to_string();
+    match t.torn {
+        Some(_) => Err(ForkError::Torn(shown)),
+        None => Ok(old_id),
+    }
+}
+
+/// Writes `<dir of source>/<new_id>.jsonl` from `t` with `replace` applied; the source is
+/// hashed before and after, and a fork made while it changed is removed.
+fn write_fork(
+    t: &Transcript,
+    source: &Path,
+    old_id: &str,
+    new_id: &str,
+    replace: &HashMap<String, String>,
+) -> Result<PathBuf, ForkError> {
+    let shown = source.display().to_string();
+    let before = blake3::hash(t.file.raw());
+    let dir = source.parent().unwrap_or(Path::new("."));
+    let path = dir.join(format!("{new_id}.jsonl"));
+    if path.exists() {
+        return Err(ForkError::Exists(path.display().to_string()));
+    }
+    let (bytes, _) = fork_bytes(t, old_id, new_id, replace);
     write_new(&path, &bytes).map_err(|e| ForkError::Io(path.display().to_string(), e))?;
     let after = std::fs::read(source).map(|b| blake3::hash(&b)).map_err(|e| ForkError::Io(shown.clone(), e))?;
     if after != before {
         let _ = std::fs::remove_file(&path);
         return Err(ForkError::SourceChanged(shown, path.display().to_string()));
     }
-    Ok(Forked { session_id: new_id.to_string(), path, folded, skipped })
+    Ok(path)
 }
 
 /// Creates `path` exclusively (mode 0600), writes `bytes`, fsyncs it and its folder.

@@ -23,8 +23,9 @@ use super::loader::{load_at, Chain, LoadOptions};
 use super::transcript::{Row, Transcript};
 use super::{paths, project, write};
 use crate::host::{
-    self, Appender, Block, BlockKind, Call, Content, Header, Host, HostData, HostKind, HostSession, HostView, Node,
-    Projected, Refusal, Reply, Role, SessionFile, Tool, TreeLine, Unit, View, ViewData, Warning, WriteBack,
+    self, Appender, Block, BlockKind, Call, Content, ForkWrite, Header, Host, HostData, HostKind, HostSession,
+    HostView, Node, Projected, Refusal, Reply, Role, SessionFile, Tool, TreeLine, Unit, View, ViewData, Warning,
+    WriteBack,
 };
 use crate::tokens::Pieces;
 use crate::{Context, Error, Result};
@@ -305,7 +306,9 @@ impl<'a> ClaudeSession<'a> {
         let mut node_of_row = vec![None; t.rows.len()];
         let mut nodes = Vec::new();
         let mut first_of_message = HashSet::new();
-        let mut seen_ids = HashSet::new();
+        // A message's first row by uuid: a row written again under the same uuid (the loader
+        // takes the later copy) reports the usage as the first did.
+        let mut first_uuid: HashMap<&str, Option<&str>> = HashMap::new();
         for (i, row) in t.rows.iter().enumerate() {
             if !row.is_conversation() {
                 continue;
@@ -313,7 +316,9 @@ impl<'a> ClaudeSession<'a> {
             let node = rows.len();
             node_of_row[i] = Some(node);
             rows.push(i);
-            if row.kind() == "assistant" && row.message_id().is_none_or(|id| seen_ids.insert(id.to_string())) {
+            let uuid = row.str("uuid");
+            let first = row.message_id().is_none_or(|id| *first_uuid.entry(id).or_insert(uuid) == uuid);
+            if row.kind() == "assistant" && first {
                 first_of_message.insert(node);
             }
             let text = file.line_text(&file.lines[row.line - 1]);
@@ -551,6 +556,73 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
             .hint("`shake fold` on a transcript writes a new session and prints the command to resume it"))
     }
 
+    fn write_fork(
+        &self,
+        session: &host::Session<'a>,
+        edits: &[(String, &RawValue)],
+        how: ForkWrite,
+    ) -> Result<host::Forked> {
+        let source = &session.file.path;
+        let shown = session.file.display();
+        let sid = self.t.session_id().ok_or_else(|| Error::user(format!("{shown}: no row names a sessionId")))?;
+        let texts = super::fork::result_texts(&self.t);
+        let mut contents = HashMap::new();
+        for (target, content) in edits {
+            let text =
+                texts.get(target).ok_or_else(|| Error::user(format!("{shown}: no text tool_result {target}")))?;
+            let new = serde_json::from_str::<String>(content.get())
+                .map_err(|_| Error::user(format!("{shown}: the new content of {target} is not a string")))?;
+            // A fold writes Claude Code's placeholder: it must be what the plan counted.
+            if how == ForkWrite::Fold && new != write::placeholder(text, &super::fork::saved_path(source, sid, target))
+            {
+                return Err(Error::user(format!("{shown}: the planned placeholder of {target} is not the fork's")));
+            }
+            contents.insert(target.clone(), new);
+        }
+        let cwd = self.t.cwd().map(str::to_string);
+        let fail = |e: super::fork::ForkError| Error::user(e.to_string());
+        if how == ForkWrite::Fold {
+            let targets: Vec<String> = edits.iter().map(|(t, _)| t.clone()).collect();
+            let id = super::fork::new_session_id();
+            let f = super::fork::fork(&self.t, source, &targets, &id, write::placeholder).map_err(fail)?;
+            return Ok(host::Forked {
+                session_id: f.session_id,
+                path: f.path,
+                cwd,
+                saved: f.folded,
+                skipped: f.skipped,
+                reused: false,
+            });
+        }
+        // The same undo of the same bytes is the same session: written once.
+        let mut key = blake3::Hasher::new();
+        key.update(b"shake undo\0").update(self.t.file.raw());
+        let mut targets: Vec<&String> = contents.keys().collect();
+        targets.sort();
+        for t in targets {
+            key.update(t.as_bytes()).update(b"\0");
+        }
+        let id = super::fork::session_id_from(key.finalize().as_bytes());
+        let (path, reused) = match super::fork::restore(&self.t, source, &contents, &id) {
+            Ok(path) => (path, false),
+            Err(super::fork::ForkError::Exists(_)) => {
+                let path = source.parent().unwrap_or(std::path::Path::new(".")).join(format!("{id}.jsonl"));
+                let (same, _) = write::fork_bytes(&self.t, sid, &id, &contents);
+                match std::fs::read(&path) {
+                    Ok(bytes) if bytes == same => (path, true),
+                    _ => {
+                        return Err(Error::user(format!(
+                            "{} exists with other content; not overwritten",
+                            path.display()
+                        )))
+                    }
+                }
+            }
+            Err(e) => return Err(fail(e)),
+        };
+        Ok(host::Forked { session_id: id, path, cwd, saved: Vec::new(), skipped: Vec::new(), reused })
+    }
+
     fn export(&self, _ctx: &Context, session: &host::Session<'a>, _leaf: usize) -> Result<host::Export> {
         Err(Error::user(format!("{}: shake does not export Claude Code sessions", session.file.display()))
             .hint("Claude Code forks a session itself: claude --resume <id> --fork-session"))
@@ -669,6 +741,30 @@ impl<'s> HostView<'s> for ClaudeView<'s, '_> {
                 .collect(),
             _ => Vec::new(),
         }
+    }
+
+    fn original(&self, index: usize) -> Option<Box<RawValue>> {
+        let result = self.host.nodes[index].result.as_ref()?;
+        let content = parse_content(result.content);
+        let Content::Blocks(blocks) = &content else { return None };
+        let [Block { kind: BlockKind::Text(text), .. }] = blocks.as_slice() else { return None };
+        let path = text.strip_prefix("<persisted-output>\n")?.lines().next()?.split_once("Full output saved to: ")?.1;
+        let path = std::path::Path::new(path);
+        let original = std::fs::read_to_string(path).ok()?;
+        // Only an original the placeholder was made from is put back.
+        (write::placeholder(&original, path) == *text)
+            .then(|| RawValue::from_string(crate::json::js_string(&original)).ok())
+            .flatten()
+    }
+
+    fn own_placeholder(&self, index: usize) -> Option<Box<RawValue>> {
+        let result = self.host.nodes[index].result.as_ref()?;
+        let text = parse_content(result.content);
+        let Content::Blocks(blocks) = &text else { return None };
+        let [Block { kind: BlockKind::Text(text), .. }] = blocks.as_slice() else { return None };
+        let sid = self.host.t.session_id()?;
+        let saved = super::fork::saved_path(&self.host.t.file.path, sid, &result.call_id);
+        RawValue::from_string(crate::json::js_string(&write::placeholder(text, &saved))).ok()
     }
 
     fn to_json(&self) -> Value {

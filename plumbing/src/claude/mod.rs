@@ -9,6 +9,7 @@ pub mod host;
 pub mod loader;
 pub mod paths;
 pub mod project;
+pub mod record;
 pub mod select;
 pub mod transcript;
 pub mod write;

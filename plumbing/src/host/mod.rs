@@ -184,6 +184,34 @@ pub struct Export {
     pub parent: PathBuf,
 }
 
+/// A fold written as a new session beside its source ([`WriteBack::Fork`],
+/// [`HostSession::write_fork`]).
+#[derive(Clone, Debug)]
+pub struct Forked {
+    /// The new session's id.
+    pub session_id: String,
+    /// The new session file.
+    pub path: PathBuf,
+    /// The directory the session belongs to (where to resume it from).
+    pub cwd: Option<String>,
+    /// Each folded target with the path its original was saved to.
+    pub saved: Vec<(String, PathBuf)>,
+    /// Targets left as they were, and why.
+    pub skipped: Vec<(String, String)>,
+    /// The same session was written before (an undo done again): nothing was written now.
+    pub reused: bool,
+}
+
+/// What a fork writes ([`HostSession::write_fork`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ForkWrite {
+    /// A fold: each target's original is saved, then its placeholder written.
+    Fold,
+    /// An undo: the contents given are the originals again; nothing is saved, and the same undo
+    /// of the same file writes the same session (once).
+    Restore,
+}
+
 /// Makes the lines of one appended batch ([`WriteBack::Append`]).
 pub trait Appender {
     /// Returns a fresh entry id, unique in the file and in this batch.
@@ -303,6 +331,12 @@ pub trait HostSession<'a> {
     /// A writer for one appended batch (only for [`WriteBack::Append`] hosts).
     fn appender(&self, session: &Session<'a>) -> Result<Box<dyn Appender>>;
 
+    /// Writes a fold as a new session beside this one ([`WriteBack::Fork`] hosts only): each
+    /// `(target, content)` replaces that target's content; the source is never written.
+    fn write_fork(&self, session: &Session<'a>, _edits: &[(String, &RawValue)], _how: ForkWrite) -> Result<Forked> {
+        Err(Error::user(format!("{}: {} does not take a fold as a fork", session.file.display(), session.kind.title())))
+    }
+
     /// Writes the root→leaf path as a session file of its own, in the host's format (as the
     /// host's own fork would), for a new file in the host's session folder.
     fn export(&self, ctx: &Context, session: &Session<'a>, leaf: usize) -> Result<Export>;
@@ -331,6 +365,19 @@ pub trait HostView<'s> {
 
     /// The messages context position `pos` gives the model, as the host's own JSON.
     fn messages_json(&self, pos: usize) -> Vec<Value>;
+
+    /// The original content (raw JSON) of foldable entry `index` when it is a placeholder the
+    /// host's fork wrote and the original is still where the placeholder says, byte for byte.
+    fn original(&self, _index: usize) -> Option<Box<RawValue>> {
+        None
+    }
+
+    /// The content (raw JSON) the host writes in place of the whole text of tool result
+    /// `index` when a fold takes it, if the host has a placeholder of its own (Claude Code: its
+    /// `<persisted-output>` form pointing at the saved original); `None`: shake's placeholder.
+    fn own_placeholder(&self, _index: usize) -> Option<Box<RawValue>> {
+        None
+    }
 
     /// The whole context as the host's own JSON (`shake project`).
     fn to_json(&self) -> Value;

@@ -72,6 +72,9 @@ pub struct Session<'a> {
     pub entries: Vec<Node<'a>>,
     /// Lines the host skips or reads with a loss, and other things worth telling.
     pub warnings: Vec<Warning>,
+    /// Shake's log records kept outside the file (Claude Code's, in the store:
+    /// `claude::record::attach`), oldest first: (entry index, the record's JSON data).
+    pub stored: Vec<(usize, String)>,
     by_id: HashMap<String, usize>,
     host: &'static dyn Host,
     /// The host's own reading of the entries (the engine never looks inside).
@@ -98,7 +101,17 @@ impl<'a> Session<'a> {
         data: HostData<'a>,
     ) -> Session<'a> {
         let by_id = entries.iter().enumerate().map(|(i, e)| (e.id.to_string(), i)).collect();
-        Session { kind: host.kind(), file, header, entries, warnings: Vec::new(), by_id, host, data }
+        Session {
+            kind: host.kind(),
+            file,
+            header,
+            entries,
+            warnings: Vec::new(),
+            stored: Vec::new(),
+            by_id,
+            host,
+            data,
+        }
     }
 
     /// The host whose format this is.
@@ -174,6 +187,11 @@ impl<'a> Session<'a> {
     /// A writer for one appended batch.
     pub fn appender(&self) -> crate::Result<Box<dyn Appender>> {
         self.data.get().appender(self)
+    }
+
+    /// Writes a fold as a new session beside this one (hosts that write back as forks).
+    pub fn write_fork(&self, edits: &[(String, &RawValue)], how: super::ForkWrite) -> crate::Result<super::Forked> {
+        self.data.get().write_fork(self, edits, how)
     }
 
     /// The root→`leaf` path as a session file of its own.

@@ -159,6 +159,18 @@ impl<'s, 'a> View<'s, 'a> {
         self.data.get().messages_json(pos)
     }
 
+    /// The original content of entry `index` when it is a placeholder the host's fork wrote
+    /// and the saved original is still there, byte for byte.
+    pub fn original(&self, index: usize) -> Option<Box<RawValue>> {
+        self.data.get().original(index)
+    }
+
+    /// The content the host writes in place of tool result `index`'s whole text, when it has a
+    /// placeholder of its own.
+    pub fn own_placeholder(&self, index: usize) -> Option<Box<RawValue>> {
+        self.data.get().own_placeholder(index)
+    }
+
     /// The whole context as the host's own JSON.
     pub fn to_json(&self) -> Value {
         self.data.get().to_json()

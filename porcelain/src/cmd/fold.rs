@@ -5,12 +5,15 @@ use std::io::Write;
 
 use crate::profile::Profile;
 use crate::scope::Scope;
-use serde_json::json;
-use shake_plumbing::host::View;
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+use shake_plumbing::claude::record;
+use shake_plumbing::host::{ForkWrite, Forked, Session, SessionFile, View, WriteBack};
 use shake_plumbing::regions::RegionKind;
+use shake_plumbing::rev::Rev;
 use shake_plumbing::token_cache::open_tokenizer;
 use shake_plumbing::tokens::{TokenizerName, DEFAULT_TOKENIZER};
-use shake_plumbing::{Context, Result};
+use shake_plumbing::{Context, Error, Result};
 
 use crate::batch::{self, WriteArgs};
 use crate::host_plan::{self, Tokens};
@@ -53,7 +56,8 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
     }
     let args = &FoldArgs { write, ..args.clone() };
     let (file, rev) = args.write.load(ctx)?;
-    let session = shake_plumbing::host::load(&file, ctx.host)?;
+    let mut session = shake_plumbing::host::load(&file, ctx.host)?;
+    record::attach(ctx, &mut session);
     let leaf = batch::write_leaf(ctx, &session, &rev, args.write.dry_run || args.write.plan)?;
     let (profile, source) = profile::resolve(ctx, args.profile)?;
     let projection = View::at(&session, Some(leaf))?;
@@ -74,6 +78,9 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
             &message,
         );
     }
+    if session.host().write_back() == WriteBack::Fork {
+        return fork(ctx, args, (&file, &rev), &session, leaf, (&plan, &source), out);
+    }
     let outcome =
         batch::commit(ctx, &session, leaf, &args.write, &wall, &plan.edits, |repairs| log_data(&plan, repairs))?;
     let leaf_id = session.entries[leaf].id.to_string();
@@ -92,6 +99,100 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
         report.human(out)?;
     }
     Ok(0)
+}
+
+/// `shake fold` on a host that takes a fold as a new session (Claude Code): writes the fork with
+/// the plan's edits (never the source), stores the fold's record under the fork's id, and prints
+/// the command that resumes the fork.
+fn fork(
+    ctx: &Context,
+    args: &FoldArgs,
+    (file, rev): (&SessionFile, &Rev),
+    session: &Session<'_>,
+    leaf: usize,
+    (plan, source): (&Plan, &ProfileSource),
+    out: &mut dyn Write,
+) -> Result {
+    let title = session.kind.title();
+    if session.default_leaf() != Some(leaf) {
+        return Err(Error::user(format!(
+            "{}: {title} resumes a session at its last message; shake folds it there only",
+            file.display()
+        ))
+        .hint("name no leaf (`shake fold <session>`)"));
+    }
+    let leaf_id = session.entries[leaf].id.to_string();
+    let written = match args.write.dry_run || plan.is_empty() {
+        true => None,
+        false => {
+            let edits: Vec<(String, &RawValue)> = plan.edits.iter().map(|e| (e.target.clone(), &*e.content)).collect();
+            let forked = session.write_fork(&edits, ForkWrite::Fold)?;
+            let data = serde_json::to_value(log_data(plan, Vec::new()))
+                .map_err(|e| Error::user(format!("cannot encode the fold's record: {e}")))?;
+            let source_session = session.header.as_ref().map(|h| h.id.to_string()).unwrap_or_default();
+            let record = record::Record {
+                leaf: &leaf_id,
+                source: &file.path,
+                source_session: &source_session,
+                fork: &forked.session_id,
+                fork_path: &forked.path,
+                data,
+            };
+            // The fork exists: a record that cannot be stored is a warning (undo reads the
+            // placeholders themselves), never a reason to lose the fork.
+            if let Err(e) = record::write(ctx, record) {
+                ctx.warn(format_args!("the fold's record was not stored: {}", e.message));
+            }
+            shake_plumbing::store::touch::import(ctx, &forked.path);
+            Some(forked)
+        }
+    };
+    let outcome = batch::Outcome::default();
+    let report =
+        Report { paint: Paint::new(ctx), plan, source, dry_run: args.write.dry_run, leaf: &leaf_id, outcome: &outcome };
+    if args.write.json {
+        let mut json = report.json();
+        json["fork"] = match &written {
+            None => Value::Null,
+            Some(f) => json!({
+                "sessionId": f.session_id,
+                "path": f.path,
+                "resume": resume_command(f),
+                "saved": f.saved.iter().map(|(id, p)| json!({"id": id, "path": p})).collect::<Vec<_>>(),
+                "skipped": f.skipped.iter().map(|(id, why)| json!({"id": id, "reason": why})).collect::<Vec<_>>(),
+            }),
+        };
+        shake_plumbing::output::write_json(out, &json)?;
+        return Ok(0);
+    }
+    crate::render::write_session_line(out, ctx, rev, &file.path)?;
+    report.human(out)?;
+    match &written {
+        None if args.write.dry_run && !plan.is_empty() => {
+            writeln!(out, "The real run writes a new {title} session beside this one; this file is never written.")?
+        }
+        None => {}
+        Some(f) => {
+            let dir = f.saved.first().and_then(|(_, p)| p.parent());
+            writeln!(out, "Wrote the fork {} ({}); {} is unchanged.", f.session_id, f.path.display(), file.display())?;
+            if let Some(dir) = dir {
+                writeln!(out, "Originals saved in {} (the placeholders point there).", dir.display())?;
+            }
+            for (id, why) in &f.skipped {
+                writeln!(out, "Not folded: {id}: {why}")?;
+            }
+            writeln!(out, "Continue with: {}", Paint::new(ctx).strong(&resume_command(f)))?;
+        }
+    }
+    Ok(0)
+}
+
+/// `cd <cwd> && claude --resume <id>`, the directory quoted for a POSIX shell when it needs it.
+pub fn resume_command(f: &Forked) -> String {
+    let cwd = f.cwd.as_deref().unwrap_or(".");
+    let plain = cwd.bytes().all(|b| b.is_ascii_alphanumeric() || b"/._-+,:@%".contains(&b));
+    let cwd = if plain { cwd.to_string() } else { format!("'{}'", cwd.replace('\'', "'\\''")) };
+    format!("cd {cwd} && claude --resume {}", f.session_id)
 }
 
 /// The log entry's data for a plan (edit ids are filled in when the batch is written).

@@ -37,8 +37,10 @@ pub fn run(ctx: &Context, args: &LogArgs, out: &mut dyn Write) -> Result {
     let projection = View::at(&session, leaf)?;
     let on_path: HashSet<usize> = projection.path.iter().copied().collect();
     let scan: Vec<usize> = if args.all { (0..session.entries.len()).collect() } else { projection.path.clone() };
-    let logs: Vec<(usize, LogData)> =
+    let mut logs: Vec<(usize, LogData)> =
         scan.into_iter().rev().filter_map(|i| log_entry::parse(&session, i).map(|d| (i, d))).collect();
+    // A host that keeps the records in the store (Claude Code's forks): newest first, as above.
+    logs.extend(log_entry::stored(&session).into_iter().rev());
     if args.json {
         let items: Vec<Value> = logs.iter().map(|(i, d)| to_json(&session, *i, d, on_path.contains(i))).collect();
         shake_plumbing::output::write_json(out, &items)?;

@@ -5,11 +5,14 @@
 use std::io::Write;
 
 use serde_json::json;
-use shake_plumbing::host::{Role, View};
+use serde_json::value::RawValue;
+use shake_plumbing::claude::record;
+use shake_plumbing::host::{ForkWrite, Role, Session, SessionFile, View, WriteBack};
 use shake_plumbing::regions::tool_label;
+use shake_plumbing::rev::Rev;
 use shake_plumbing::token_cache::open_tokenizer;
 use shake_plumbing::tokens::{entry_tokens, tokens_with, Tokenizer, TokenizerName, DEFAULT_TOKENIZER};
-use shake_plumbing::{Context, Result};
+use shake_plumbing::{Context, Error, Result};
 
 use crate::batch::{self, WriteArgs};
 use crate::host_plan::{self, Tokens};
@@ -68,18 +71,28 @@ fn plan_undo(projection: &View<'_, '_>, wall: &Wall, tok: &Tokenizer, undoes: Op
     let mut edits = Vec::new();
     let mut restored = 0;
     for index in wall.targets() {
-        let target = projection.session.entries[index].id.to_string();
+        // The fold's name for the entry (pi: its id; Claude Code: the tool_use_id).
+        let unit_target = projection.unit(index).and_then(|u| u.target.as_deref());
+        let target = unit_target.unwrap_or(&projection.session.entries[index].id).to_string();
         let items = wall.items_of(&target);
         let (undone, kept): (Vec<&Item>, Vec<&Item>) =
             items.iter().partition(|it| undoes.as_ref().is_none_or(|log| it.log == *log));
         if undone.is_empty() {
             continue;
         }
-        let Some(base) = wall.base_content(projection, index) else { continue };
+        // A host whose fold replaced the content itself keeps the original beside it (Claude
+        // Code's saved file); else the content before shake's edits.
+        let base = match projection.original(index) {
+            Some(original) => original,
+            None => match wall.base_content(projection, index) {
+                Some(base) => base.to_owned(),
+                None => continue,
+            },
+        };
         let Some(pos) = projection.position(index) else { continue };
         let content = match kept.is_empty() {
-            true => base.to_owned(),
-            false => compose(&projection.parse_content(Some(base)), base, &kept),
+            true => base,
+            false => compose(&projection.parse_content(Some(&base)), &base, &kept),
         };
         let before = entry_tokens(projection, pos, tok);
         let after = tokens_with(projection, index, &projection.parse_content(Some(&content)), tok);
@@ -92,7 +105,8 @@ fn plan_undo(projection: &View<'_, '_>, wall: &Wall, tok: &Tokenizer, undoes: Op
 /// Runs `shake undo`.
 pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.write.load(ctx)?;
-    let session = shake_plumbing::host::load(&file, ctx.host)?;
+    let mut session = shake_plumbing::host::load(&file, ctx.host)?;
+    record::attach(ctx, &mut session);
     let leaf = batch::write_leaf(ctx, &session, &rev, args.write.dry_run || args.write.plan)?;
     let projection = View::at(&session, Some(leaf))?;
     let tok = open_tokenizer(ctx, args.tokenizer, &session)?;
@@ -109,6 +123,9 @@ pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
             Tokens::Restored(plan.tokens_restored),
             &summary(&plan, &tok),
         );
+    }
+    if session.host().write_back() == WriteBack::Fork {
+        return undo_fork(ctx, args, (&file, &rev), &session, (&plan, &tok), data(Vec::new()), out);
     }
     let outcome = batch::commit(ctx, &session, leaf, &args.write, &wall, &plan.edits, data)?;
     let leaf_id = session.entries[leaf].id.to_string();
@@ -139,6 +156,83 @@ pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
     let prefix = if args.write.dry_run { "[dry-run] · " } else { "" };
     writeln!(out, "{prefix}{}", paint.strong(&summary(&plan, &tok)))?;
     batch::notices(out, paint, &outcome, args.write.dry_run, &leaf_id)?;
+    Ok(0)
+}
+
+/// `shake undo` on a host whose folds are forks (Claude Code): writes a session whose folded
+/// results are the saved originals again (every other byte, turns made since included, as in
+/// the file), with the fold records and this undo as its record. On a file with no fold in
+/// force (the source of a fork, or an undone fork) it writes nothing and says so.
+fn undo_fork(
+    ctx: &Context,
+    args: &UndoArgs,
+    (file, rev): (&SessionFile, &Rev),
+    session: &Session<'_>,
+    (plan, tok): (&UndoPlan, &Tokenizer),
+    data: LogData,
+    out: &mut dyn Write,
+) -> Result {
+    let title = session.kind.title();
+    let written = match args.write.dry_run || plan.edits.is_empty() {
+        true => None,
+        false => {
+            let edits: Vec<(String, &RawValue)> = plan.edits.iter().map(|e| (e.target.clone(), &*e.content)).collect();
+            let restored = session.write_fork(&edits, ForkWrite::Restore)?;
+            let sid = session.header.as_ref().map(|h| h.id.to_string()).unwrap_or_default();
+            let leaf = session.default_leaf().map(|l| session.entries[l].id.to_string()).unwrap_or_default();
+            let value = serde_json::to_value(&data).map_err(|e| Error::user(format!("cannot encode the undo: {e}")))?;
+            let record = record::Record {
+                leaf: &leaf,
+                source: &file.path,
+                source_session: &sid,
+                fork: &restored.session_id,
+                fork_path: &restored.path,
+                data: value,
+            };
+            if let Err(e) = record::write(ctx, record) {
+                ctx.warn(format_args!("the undo's record was not stored: {}", e.message));
+            }
+            shake_plumbing::store::touch::import(ctx, &restored.path);
+            Some(restored)
+        }
+    };
+    if args.write.json {
+        let value = json!({
+            "op": "undo",
+            "dryRun": args.write.dry_run,
+            "tokensRestored": plan.tokens_restored,
+            "targets": plan.edits.iter().map(|e| json!({"id": e.target, "kind": "restore", "tokens": e.after.saturating_sub(e.before)})).collect::<Vec<_>>(),
+            "session": written.as_ref().map(|f| json!({"sessionId": f.session_id, "path": f.path, "resume": crate::cmd::fold::resume_command(f), "reused": f.reused})),
+        });
+        shake_plumbing::output::write_json(out, &value)?;
+        return Ok(0);
+    }
+    crate::render::write_session_line(out, ctx, rev, &file.path)?;
+    if plan.edits.is_empty() {
+        writeln!(
+            out,
+            "Nothing to undo: no fold is in force in this file. A fold of a {title} session writes a fork and never changes its source; undo the fork."
+        )?;
+        return Ok(0);
+    }
+    let prefix = if args.write.dry_run { "[dry-run] · " } else { "" };
+    writeln!(out, "{prefix}{}", Paint::new(ctx).strong(&summary(plan, tok)))?;
+    match &written {
+        None => {
+            writeln!(out, "The real run writes a new {title} session with the originals; this file is never written.")?
+        }
+        Some(f) => {
+            let verb = if f.reused { "Already written" } else { "Wrote" };
+            writeln!(
+                out,
+                "{verb}: the session {} ({}), {} unchanged.",
+                f.session_id,
+                f.path.display(),
+                file.display()
+            )?;
+            writeln!(out, "Continue with: {}", Paint::new(ctx).strong(&crate::cmd::fold::resume_command(f)))?;
+        }
+    }
     Ok(0)
 }
 

@@ -7,12 +7,13 @@
 //! The rooms: this file (the command, a reading and its label, a measurement), [`watch`] (one
 //! reading, or with `--watch` one per change of the file), [`serve`] (`--serve`'s loop), [`memo`]
 //! (the reading remembered per session file), [`grow`] (the append shortcut: measuring the new
-//! bytes alone) and [`log`] (`--log`).
+//! bytes alone), [`log`] (`--log`) and [`statusline`] (`--statusline`, Claude Code's status line).
 
 mod grow;
 mod log;
 mod memo;
 mod serve;
+mod statusline;
 mod watch;
 
 use std::io::Write;
@@ -67,6 +68,10 @@ pub struct MeterArgs {
     /// {"error"}); the tokenizer is built once (for a host's footer)
     #[arg(long, conflicts_with_all = ["rev", "leaf", "watch", "log"])]
     pub serve: bool,
+    /// Claude Code's status line: read its JSON on stdin, meter its `transcript_path` and print
+    /// `✂ ~27k shakeable`; always exits 0 (a bad input prints `✂ ?`, the reason on stderr)
+    #[arg(long, conflicts_with_all = ["rev", "leaf", "watch", "log", "serve", "json"])]
+    pub statusline: bool,
 }
 
 /// How urgent a figure is: ignore, consider, do it.
@@ -226,6 +231,9 @@ struct Measured {
 
 /// Runs `shake meter`.
 pub fn run(ctx: &Context, args: &MeterArgs, out: &mut dyn Write) -> Result {
+    if args.statusline {
+        return statusline::run(ctx, args, std::io::stdin().lock(), out);
+    }
     if crate::omp_meter::is_omp(ctx, &args.rev)? {
         return crate::omp_meter::run(ctx, args, ctx.color, out);
     }

@@ -1,0 +1,88 @@
+//! The records of folds written as forks, kept in the store (no record may go into a Claude Code
+//! transcript: every byte of a fork but the folded results is its source's).
+//!
+//! A session's records are one canonical-JSON object under `refs/forks/<session id>`:
+//! `{"v":1,"session":<id>,"records":[{"leaf","source","sourceSession","fork","forkPath","data"}]}`,
+//! oldest first; `data` is the fold's shake log data (`docs/log-entry.md`, target ids are
+//! `tool_use_id`s). A fork made from a fork inherits its source's records, so the folds in force
+//! in a file are its own records. Loading attaches them to the session
+//! ([`attach`]), where the engine reads them as it reads pi's log entries.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use crate::host::Session;
+use crate::id::{Kind, ObjectId};
+use crate::store::{refs, Store};
+use crate::{Context, Error, Result};
+
+/// The record layout version.
+pub const VERSION: u64 = 1;
+
+/// The ref holding session `session_id`'s fork records.
+pub fn records_ref(session_id: &str) -> String {
+    refs::session_ref(session_id).replacen("refs/sessions/", "refs/forks/", 1)
+}
+
+/// The records of session `session_id`, oldest first (none: empty).
+pub fn read(ctx: &Context, session_id: &str) -> Result<Vec<Value>> {
+    let store = Store::open(ctx)?;
+    let Some(id) = store.read_ref(&records_ref(session_id))? else { return Ok(Vec::new()) };
+    let value: Value = serde_json::from_slice(store.read_kind(&id, Kind::Overlay)?)
+        .map_err(|e| Error::corrupt(format!("fork records {id}: {e}")))?;
+    Ok(value["records"].as_array().cloned().unwrap_or_default())
+}
+
+/// What one fold written as a fork was.
+pub struct Record<'r> {
+    /// The source row the fold was planned at (its uuid; the fork has the same row).
+    pub leaf: &'r str,
+    /// The source file and its session id.
+    pub source: &'r Path,
+    pub source_session: &'r str,
+    /// The fork's session id and file.
+    pub fork: &'r str,
+    pub fork_path: &'r Path,
+    /// The fold's log data.
+    pub data: Value,
+}
+
+/// Stores the records of a new fork: its source's records, then `record`.
+pub fn write(ctx: &Context, record: Record<'_>) -> Result<()> {
+    let mut records = read(ctx, record.source_session)?;
+    records.push(json!({
+        "leaf": record.leaf,
+        "source": record.source.display().to_string(),
+        "sourceSession": record.source_session,
+        "fork": record.fork,
+        "forkPath": record.fork_path.display().to_string(),
+        "data": record.data,
+    }));
+    put(ctx, record.fork, records)
+}
+
+/// Replaces session `session_id`'s records.
+pub fn put(ctx: &Context, session_id: &str, records: Vec<Value>) -> Result<()> {
+    let value = json!({"v": VERSION, "session": session_id, "records": records});
+    let bytes = serde_json::to_vec(&value).map_err(|e| Error::user(format!("cannot encode fork records: {e}")))?;
+    let mut store = Store::open(ctx)?;
+    let mut batch = store.batch()?;
+    let id: ObjectId = batch.put(Kind::Overlay, &bytes)?;
+    batch.set_ref(&records_ref(session_id), id)?;
+    batch.commit()
+}
+
+/// Attaches the store's records of a session whose host keeps them outside the file: each
+/// record's `data` at the row it names (a record whose row is missing is left out). A store that
+/// cannot be read attaches nothing.
+pub fn attach(ctx: &Context, session: &mut Session<'_>) {
+    if session.host().write_back() != crate::host::WriteBack::Fork {
+        return;
+    }
+    let Some(id) = session.header.as_ref().map(|h| h.id.to_string()) else { return };
+    for record in read(ctx, &id).unwrap_or_default() {
+        let Some(index) = record["leaf"].as_str().and_then(|leaf| session.index_of(leaf)) else { continue };
+        session.stored.push((index, record["data"].to_string()));
+    }
+}

@@ -1,0 +1,142 @@
+//! `shake fold` and `shake undo` on Claude Code transcripts through the binary: the fold writes a
+//! fork (the source's bytes never change), its figure is one number (meter = fold --dry-run =
+//! the fold's report = status of the fork), the fork holds Claude Code's `<persisted-output>`
+//! placeholder exactly at the targets and every other byte as the source (session ids aside),
+//! the saved originals are the results byte for byte; `shake undo` of the fork writes a session
+//! whose bytes are the source's again (turns made in the fork kept), is idempotent, and is a
+//! no-op with a clear message on the source.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use shake_plumbing::claude::write::placeholder;
+use shake_plumbing::claude::Transcript;
+
+use crate::claude_host::{install, install_bytes, transcript};
+use crate::env::TestEnv;
+
+/// The file with every `"sessionId":"<from>"` turned into `<to>` (what a fork changes besides
+/// the folded results).
+fn renamed(bytes: &[u8], from: &str, to: &str) -> Vec<u8> {
+    let text = String::from_utf8_lossy(bytes);
+    text.replace(&format!("\"sessionId\":\"{from}\""), &format!("\"sessionId\":\"{to}\"")).into_bytes()
+}
+
+fn texts(path: &Path) -> HashMap<String, String> {
+    shake_plumbing::claude::fork::result_texts(&Transcript::read(path).unwrap())
+}
+
+fn json(env: &TestEnv, args: &[&str]) -> Value {
+    serde_json::from_str(&env.ok(args)).unwrap()
+}
+
+/// Folds `path` with `profile`, checks the fork and the figures, undoes it, checks the undone
+/// session, and returns (fork, undone) paths.
+fn fold_and_undo(env: &TestEnv, path: &Path, profile: &str) -> (PathBuf, PathBuf) {
+    let f = path.to_str().unwrap();
+    let source = std::fs::read(path).unwrap();
+    let sid = Transcript::read(path).unwrap().session_id().unwrap().to_string();
+    let meter = json(env, &["meter", "--json", "--profile", profile, f]);
+    let dry = json(env, &["fold", "--dry-run", "--json", "--profile", profile, f]);
+    assert!(dry["fork"].is_null());
+    let fold = json(env, &["fold", "--json", "--profile", profile, f]);
+    assert_eq!(std::fs::read(path).unwrap(), source, "the source was written");
+    let freed = fold["tokensFreed"].as_u64().unwrap();
+    assert!(freed > 0, "{fold}");
+    assert_eq!(meter["tokens"], fold["tokensFreed"]);
+    assert_eq!(dry["tokensFreed"], fold["tokensFreed"]);
+    let fork = PathBuf::from(fold["fork"]["path"].as_str().unwrap());
+    let fork_id = fold["fork"]["sessionId"].as_str().unwrap().to_string();
+    assert_eq!(fork.file_name().unwrap().to_string_lossy(), format!("{fork_id}.jsonl"));
+    assert!(fold["fork"]["resume"].as_str().unwrap().ends_with(&format!("&& claude --resume {fork_id}")));
+    let status = json(env, &["status", "--json", fork.to_str().unwrap()]);
+    assert_eq!(status["tokensFreed"], fold["tokensFreed"], "status of the fork");
+    assert_eq!(status["regions"], fold["toolResults"]);
+    // The fork: the source's bytes, its session id, and the placeholders at the targets only.
+    let targets: Vec<&str> = fold["targets"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
+    let (before, after) = (texts(path), texts(&fork));
+    let saved: HashMap<&str, &str> = fold["fork"]["saved"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["id"].as_str().unwrap(), s["path"].as_str().unwrap()))
+        .collect();
+    let mut expected = String::from_utf8(renamed(&source, &sid, &fork_id)).unwrap();
+    for (id, text) in &before {
+        match targets.contains(&id.as_str()) {
+            true => {
+                let at = Path::new(saved[id.as_str()]);
+                assert!(at.is_absolute());
+                assert_eq!(&std::fs::read_to_string(at).unwrap(), text, "{id}: the saved original");
+                assert_eq!(after[id], placeholder(text, at));
+                let (from, to) = (serde_json::to_string(text).unwrap(), serde_json::to_string(&after[id]).unwrap());
+                expected = expected.replacen(&from, &to, 1);
+            }
+            false => assert_eq!(&after[id], text),
+        }
+    }
+    assert_eq!(String::from_utf8(std::fs::read(&fork).unwrap()).unwrap(), expected, "the fork's bytes");
+    // Folding the fork again folds nothing new; undo on the source does nothing, and says so.
+    assert!(env.ok(&["undo", f]).contains("Nothing to undo: no fold is in force in this file"));
+    assert_eq!(std::fs::read(path).unwrap(), source);
+    // Undo of the fork: the source's bytes under a new id, written once.
+    let fork_bytes = std::fs::read(&fork).unwrap();
+    let undo = json(env, &["undo", "--json", fork.to_str().unwrap()]);
+    assert_eq!(undo["tokensRestored"].as_u64(), Some(freed));
+    let undone = PathBuf::from(undo["session"]["path"].as_str().unwrap());
+    let undone_id = undo["session"]["sessionId"].as_str().unwrap();
+    assert_eq!(std::fs::read(&undone).unwrap(), renamed(&source, &sid, undone_id), "the undone session's bytes");
+    assert_eq!(std::fs::read(&fork).unwrap(), fork_bytes, "undo wrote the fork");
+    let again = json(env, &["undo", "--json", fork.to_str().unwrap()]);
+    assert_eq!(again["session"]["sessionId"], undo["session"]["sessionId"]);
+    assert_eq!(again["session"]["reused"], true);
+    assert!(env.ok(&["undo", undone.to_str().unwrap()]).contains("Nothing to undo"));
+    let log = env.ok(&["log", undone.to_str().unwrap()]);
+    assert!(log.contains("undo: restored") && log.contains("fold elide/"), "{log}");
+    (fork, undone)
+}
+
+#[test]
+fn fold_writes_a_fork_and_undo_writes_the_source_back() {
+    let env = TestEnv::new();
+    let path = install(&env, &crate::env::fixture_path("claude/bash-read"));
+    fold_and_undo(&env, &path, "default");
+    let sizes = [30_000, 1_500, 2_000, 2_001, 9_000, 40_000, 20_000, 30_000, 500];
+    let path = install_bytes(&env, "11111111-2222-4333-8444-555555555555", transcript("s", &sizes, Some(4)).as_bytes());
+    fold_and_undo(&env, &path, "claude-shake");
+    fold_and_undo(&env, &path, "aggressive");
+}
+
+#[test]
+fn undo_keeps_the_turns_made_in_the_fork() {
+    let env = TestEnv::new();
+    let sizes = [30_000, 30_000, 500];
+    let path = install_bytes(&env, "11111111-2222-4333-8444-777777777777", transcript("s", &sizes, None).as_bytes());
+    let fold = json(&env, &["fold", "--json", path.to_str().unwrap()]);
+    let fork = PathBuf::from(fold["fork"]["path"].as_str().unwrap());
+    let fork_id = fold["fork"]["sessionId"].as_str().unwrap();
+    // Claude Code resumed the fork and wrote a turn.
+    let turn = format!(
+        "{{\"parentUuid\":\"z\",\"isSidechain\":false,\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":\"more\"}},\"uuid\":\"y\",\"timestamp\":\"2026-01-01T00:01:00.000Z\",\"sessionId\":\"{fork_id}\",\"cwd\":\"/w\"}}\n"
+    );
+    let mut bytes = std::fs::read(&fork).unwrap();
+    bytes.extend_from_slice(turn.as_bytes());
+    std::fs::write(&fork, &bytes).unwrap();
+    let undo = json(&env, &["undo", "--json", fork.to_str().unwrap()]);
+    let undone = std::fs::read_to_string(undo["session"]["path"].as_str().unwrap()).unwrap();
+    let id = undo["session"]["sessionId"].as_str().unwrap();
+    let source = String::from_utf8(renamed(&std::fs::read(&path).unwrap(), "s", id)).unwrap();
+    assert_eq!(undone, source + &turn.replace(fork_id, id));
+}
+
+#[test]
+fn a_transcript_being_written_is_not_forked() {
+    let env = TestEnv::new();
+    let mut text = transcript("s", &[30_000, 30_000, 500], None);
+    text.push_str("{\"parentUuid\":\"z\",\"type\":\"user\",\"mess");
+    let path = install_bytes(&env, "11111111-2222-4333-8444-888888888888", text.as_bytes());
+    let err = env.fails(&["fold", path.to_str().unwrap()], 1);
+    assert!(err.contains("partial") || err.contains("incomplete"), "{err}");
+    assert_eq!(std::fs::read_dir(path.parent().unwrap()).unwrap().count(), 1, "nothing else was written");
+}
