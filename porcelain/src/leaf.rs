@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::io::Write;
 
 use serde_json::{json, Value};
-use shake_plumbing::host::{Projected, Session, View};
+use shake_plumbing::host::{Projected, Session, View, WriteBack};
 use shake_plumbing::id::ObjectId;
 use shake_plumbing::nodes::NodeIds;
 use shake_plumbing::output::write_record;
@@ -67,9 +67,12 @@ pub fn with_two_leaves<T>(
 ) -> Result<T> {
     let load = |rev: &str| RevArgs { rev: Some(rev.to_string()), leaf: None }.load(ctx);
     let ((file_a, rev_a), (file_b, rev_b)) = (load(a)?, load(b)?);
-    let session_a = shake_plumbing::host::load(&file_a, ctx.host)?;
+    let mut session_a = shake_plumbing::host::load(&file_a, ctx.host)?;
     ctx.warn_session(&session_a);
-    let session_b = shake_plumbing::host::load(&file_b, ctx.host)?;
+    let mut session_b = shake_plumbing::host::load(&file_b, ctx.host)?;
+    // A Claude Code fork's folds are recorded in the store, not in the file.
+    shake_plumbing::claude::record::attach(ctx, &mut session_a);
+    shake_plumbing::claude::record::attach(ctx, &mut session_b);
     if file_b.path != file_a.path {
         ctx.warn_session(&session_b);
     }
@@ -113,6 +116,8 @@ impl<'s, 'a> LeafView<'s, 'a> {
             return Seen::Absent;
         }
         match self.projection.projected(index) {
+            // A fork's placeholder is in the file itself: the fold record puts it on the wall.
+            Projected::Raw if self.items_at(index).next().is_some() => Seen::Folded,
             Projected::Raw => Seen::Raw,
             Projected::Omitted => Seen::Omitted,
             Projected::Replaced(_) => {
@@ -146,12 +151,18 @@ impl<'s, 'a> LeafView<'s, 'a> {
         self.projection.position(index).is_some()
     }
 
-    /// The folded regions of a target, as JSON: `[{"target","kind","label","tokens","placeholder","log"}]`.
-    pub fn regions_json(&self, target: &str) -> Vec<Value> {
-        self.wall.items_of(target).iter().map(item_json).collect()
+    /// The folded regions of entry `index`, as JSON:
+    /// `[{"target","kind","label","tokens","placeholder","log"}]` (for a Claude Code fork the
+    /// targets are `tool_use_id`s, not entry ids).
+    pub fn regions_at(&self, index: usize) -> Vec<Value> {
+        self.items_at(index).map(item_json).collect()
     }
 
-    /// The whole wall, as [`LeafView::regions_json`] prints each region.
+    fn items_at(&self, index: usize) -> impl Iterator<Item = &Item> {
+        self.wall.items.iter().filter(move |it| it.index == index)
+    }
+
+    /// The whole wall, as [`LeafView::regions_at`] prints each region.
     pub fn wall_json(&self) -> Vec<Value> {
         self.wall.items.iter().map(item_json).collect()
     }
@@ -178,7 +189,8 @@ pub fn id_of<'s>(session: &'s Session<'_>, index: usize) -> &'s str {
     &session.entries[index].id
 }
 
-/// The prefix two leaves share: equal node ids, so byte-identical paths (`docs/revisions.md`).
+/// The prefix two leaves share: equal node ids, so byte-identical paths (`docs/revisions.md`);
+/// for two Claude Code transcripts (a fork and its source), equal uuids.
 pub struct Shared {
     /// Entries in the shared prefix.
     pub length: usize,
@@ -191,7 +203,14 @@ pub struct Shared {
 impl Shared {
     /// Compares the node ids of two paths.
     pub fn of(a: &LeafView<'_, '_>, b: &LeafView<'_, '_>) -> Shared {
-        let length = a.nodes.iter().zip(&b.nodes).take_while(|(x, y)| x == y).count();
+        // A fork's rows are its source's with another `sessionId` and folded results: the same
+        // entries (uuids), some seen differently.
+        let forks = [a, b].iter().all(|s| s.session().host().write_back() == WriteBack::Fork);
+        let same = |p: usize| {
+            a.nodes[p] == b.nodes[p]
+                || (forks && a.session().entries[a.path()[p]].id == b.session().entries[b.path()[p]].id)
+        };
+        let length = (0..a.nodes.len().min(b.nodes.len())).take_while(|&p| same(p)).count();
         let last = length.checked_sub(1);
         Shared {
             length,
@@ -200,7 +219,7 @@ impl Shared {
         }
     }
 
-    /// `{"length","node","id"}`.
+    /// `{"length","node","id"}` (the node is A's).
     pub fn json(&self) -> Value {
         json!({"length": self.length, "node": self.node.map(|n| n.to_hex()), "id": self.id})
     }

@@ -207,7 +207,7 @@ fn seen(side: &LeafView<'_, '_>, index: Option<usize>) -> Seen {
 
 /// `{"seen","regions"}` for one side of a changed entry.
 fn side_json(side: &LeafView<'_, '_>, index: Option<usize>) -> Value {
-    let regions = index.map(|i| side.regions_json(id_of(side.session(), i))).unwrap_or_default();
+    let regions = index.map(|i| side.regions_at(i)).unwrap_or_default();
     json!({"seen": seen(side, index).as_str(), "regions": regions})
 }
 

@@ -1,0 +1,90 @@
+//! The audits on Claude Code transcripts through the binary: `shake diff` of a transcript and
+//! the fork `shake fold` wrote shows exactly the fold's targets as seen differently (the rows
+//! are the same entries, by uuid, although every row of the fork carries its own `sessionId`),
+//! and the undone session against the fork shows them again the other way round.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::claude_host::{install, install_bytes, transcript};
+use crate::env::TestEnv;
+
+fn json(env: &TestEnv, args: &[&str]) -> Value {
+    serde_json::from_str(&env.ok(args)).unwrap()
+}
+
+/// Runs `shake diff --json A B`, checks it exits 1 (the leaves differ) and returns its answer.
+fn diff(env: &TestEnv, a: &Path, b: &Path) -> Value {
+    let out = env.run(&["diff", "--json", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The row uuid holding each `tool_result`, by `tool_use_id`.
+fn result_rows(path: &Path) -> std::collections::HashMap<String, String> {
+    let mut rows = std::collections::HashMap::new();
+    for line in std::fs::read_to_string(path).unwrap().lines() {
+        let row: Value = serde_json::from_str(line).unwrap_or_default();
+        let Some(uuid) = row["uuid"].as_str() else { continue };
+        for block in row["message"]["content"].as_array().into_iter().flatten() {
+            if block["type"] == "tool_result" {
+                rows.insert(block["tool_use_id"].as_str().unwrap().to_string(), uuid.to_string());
+            }
+        }
+    }
+    rows
+}
+
+/// Folds `path` with `profile`, then checks `diff source fork` and `diff fork undone`: the
+/// whole path shared, nothing only on one side, and the changed entries exactly the rows of the
+/// fold's targets, folded at the fork (with the record's regions) and raw at the other side.
+fn check(env: &TestEnv, path: &Path, profile: &str) {
+    let fold = json(env, &["fold", "--json", "--profile", profile, path.to_str().unwrap()]);
+    let fork = Path::new(fold["fork"]["path"].as_str().unwrap()).to_path_buf();
+    let targets: BTreeSet<String> =
+        fold["targets"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap().to_string()).collect();
+    assert!(!targets.is_empty(), "{fold}");
+    let rows = result_rows(path);
+    let expected: BTreeSet<&str> = targets.iter().map(|t| rows[t].as_str()).collect();
+    let undo = json(env, &["undo", "--json", fork.to_str().unwrap()]);
+    let undone = Path::new(undo["session"]["path"].as_str().unwrap()).to_path_buf();
+    for (a, b, folded_at) in [(path, &fork, "b"), (&fork, &undone, "a")] {
+        let d = diff(env, a, b);
+        assert_eq!(d["shared"]["length"], d["a"]["pathLength"], "{profile}: the whole path is shared: {d}");
+        assert_eq!(d["a"]["pathLength"], d["b"]["pathLength"]);
+        assert_eq!(d["onlyA"], serde_json::json!([]));
+        assert_eq!(d["onlyB"], serde_json::json!([]));
+        assert_eq!(d["same"], false);
+        let changed = d["targets"].as_array().unwrap();
+        let ids: BTreeSet<&str> = changed.iter().map(|c| c["id"].as_str().unwrap()).collect();
+        assert_eq!(ids, expected, "{profile}: exactly the folded results are seen differently");
+        let raw_at = if folded_at == "a" { "b" } else { "a" };
+        let mut regions = BTreeSet::new();
+        for c in changed {
+            assert_eq!(c[folded_at]["seen"], "folded", "{c}");
+            assert_eq!(c[raw_at]["seen"], "raw", "{c}");
+            assert_eq!(c[raw_at]["regions"], serde_json::json!([]), "{c}");
+            for r in c[folded_at]["regions"].as_array().unwrap() {
+                assert_eq!(rows[r["target"].as_str().unwrap()], c["id"].as_str().unwrap());
+                regions.insert(r["target"].as_str().unwrap().to_string());
+            }
+        }
+        assert_eq!(regions, targets, "{profile}: the regions are the fold record's targets");
+    }
+    // The fork against itself: the same context, exit 0.
+    let same = env.run(&["diff", fork.to_str().unwrap(), fork.to_str().unwrap()]);
+    assert_eq!(same.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&same.stdout).contains("Same leaf"));
+}
+
+#[test]
+fn diff_of_a_fork_and_its_source_shows_exactly_the_folded_results() {
+    let env = TestEnv::new();
+    check(&env, &install(&env, &crate::env::fixture_path("claude/bash-read")), "default");
+    let sizes = [30_000, 1_500, 2_000, 2_001, 9_000, 40_000, 20_000, 30_000, 500];
+    let path = install_bytes(&env, "11111111-2222-4333-8444-555555555555", transcript("s", &sizes, Some(4)).as_bytes());
+    check(&env, &path, "claude-shake");
+    check(&env, &path, "aggressive");
+}
