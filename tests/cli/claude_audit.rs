@@ -1,7 +1,9 @@
 //! The audits on Claude Code transcripts through the binary: `shake diff` of a transcript and
 //! the fork `shake fold` wrote shows exactly the fold's targets as seen differently (the rows
 //! are the same entries, by uuid, although every row of the fork carries its own `sessionId`),
-//! and the undone session against the fork shows them again the other way round.
+//! and the undone session against the fork shows them again the other way round; `shake audit
+//! fork` follows the fork records (new, carried, dropped) and finds an original whose saved
+//! file is gone.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -87,4 +89,57 @@ fn diff_of_a_fork_and_its_source_shows_exactly_the_folded_results() {
     let path = install_bytes(&env, "11111111-2222-4333-8444-555555555555", transcript("s", &sizes, Some(4)).as_bytes());
     check(&env, &path, "claude-shake");
     check(&env, &path, "aggressive");
+}
+
+/// Runs `shake audit fork --json SOURCE FORK`, checks its exit code and returns the folds.
+fn audit(env: &TestEnv, source: &Path, fork: &Path, code: i32) -> Vec<Value> {
+    let out = env.run(&["audit", "fork", "--json", source.to_str().unwrap(), fork.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(code), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["consistent"], code == 0);
+    v["folds"].as_array().unwrap().clone()
+}
+
+/// `(status, log, [(target, problem)])` of each fold.
+fn verdicts(folds: &[Value]) -> Vec<(String, String, Vec<(String, Value)>)> {
+    folds
+        .iter()
+        .map(|f| {
+            let targets = f["targets"].as_array().unwrap().iter();
+            let targets = targets.map(|t| (t["id"].as_str().unwrap().to_string(), t["problem"].clone())).collect();
+            (f["status"].as_str().unwrap().to_string(), f["log"].as_str().unwrap().to_string(), targets)
+        })
+        .collect()
+}
+
+fn targets_of(fold: &Value) -> Vec<(String, Value)> {
+    fold["targets"].as_array().unwrap().iter().map(|t| (t["id"].as_str().unwrap().to_string(), Value::Null)).collect()
+}
+
+#[test]
+fn audit_fork_follows_the_fold_records_and_the_saved_originals() {
+    let env = TestEnv::new();
+    let sizes = [30_000, 30_000, 9_000, 40_000, 20_000, 30_000, 500];
+    let path = install_bytes(&env, "11111111-2222-4333-8444-666666666666", transcript("s", &sizes, None).as_bytes());
+    let fold = json(&env, &["fold", "--json", "--profile", "claude-shake", path.to_str().unwrap()]);
+    let fork = Path::new(fold["fork"]["path"].as_str().unwrap()).to_path_buf();
+    let again = json(&env, &["fold", "--json", "--profile", "aggressive", fork.to_str().unwrap()]);
+    let fork2 = Path::new(again["fork"]["path"].as_str().unwrap()).to_path_buf();
+    assert!(!targets_of(&fold).is_empty() && !targets_of(&again).is_empty(), "{fold} {again}");
+    let (first, second) = (targets_of(&fold), targets_of(&again));
+    // The source has no fold; the fork's is new. The second fork carries it and adds its own.
+    assert_eq!(verdicts(&audit(&env, &path, &fork, 0)), [("new".into(), "z".into(), first.clone())]);
+    let both = verdicts(&audit(&env, &fork, &fork2, 0));
+    assert_eq!(both, [("carried".into(), "z".into(), first.clone()), ("new".into(), "z".into(), second.clone())]);
+    // The other way round the second fork's fold is missing: dropped, a difference.
+    assert_eq!(verdicts(&audit(&env, &fork2, &fork, 1))[1].0, "dropped");
+    // An original whose saved file is gone cannot be had back.
+    let saved = Path::new(fold["fork"]["saved"][0]["path"].as_str().unwrap()).to_path_buf();
+    let lost = first[0].0.clone();
+    std::fs::rename(&saved, saved.with_extension("gone")).unwrap();
+    let folds = audit(&env, &path, &fork, 1);
+    let problems: Vec<(String, Value)> = verdicts(&folds)[0].2.iter().filter(|t| !t.1.is_null()).cloned().collect();
+    assert_eq!(problems, [(lost, Value::from("original not saved"))]);
+    let text = env.run(&["audit", "fork", path.to_str().unwrap(), fork.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&text.stdout).contains("original not saved"));
 }

@@ -1,18 +1,20 @@
 //! `shake audit fork`: did a fork carry the folds it should? For each fold on the source path
 //! up to the fork point and each fold made in the fork: carried, changed, dropped or new; and
 //! whether each folded target's original is still in the fork's file (`docs/plumbing.md`).
+//! Between Claude Code transcripts the folds are the fork records in the store and an original
+//! is the file a fork's placeholder points at ([`forked_verdicts`]).
 
 use std::collections::HashSet;
 use std::io::Write;
 
 use serde_json::{json, Value};
-use shake_plumbing::host::Session;
+use shake_plumbing::host::{Session, WriteBack};
 use shake_plumbing::output::{answer, json_or, write_record};
 use shake_plumbing::{Context, Error, Result};
 
 use super::fold_of;
 use crate::leaf::{id_of, with_two_leaves, LeafView, Shared};
-use crate::log_entry::LogData;
+use crate::log_entry::{self, LogData, Op};
 
 /// Check that a fork carried the source's folds and that every folded original is recoverable in it
 #[derive(clap::Args, Debug)]
@@ -97,7 +99,11 @@ fn report(source: &LeafView<'_, '_>, fork: &LeafView<'_, '_>, args: &ForkArgs, o
             source.session().file.display()
         )));
     }
-    let verdicts = verdicts(source, fork, fork_point);
+    let forks = [source, fork].iter().all(|s| s.session().host().write_back() == WriteBack::Fork);
+    let verdicts = match forks {
+        true => forked_verdicts(source, fork),
+        false => verdicts(source, fork, fork_point),
+    };
     let consistent = !verdicts.iter().any(Verdict::is_difference);
     let shared = Shared::of(source, fork);
     let json = || {
@@ -158,6 +164,56 @@ fn verdicts(source: &LeafView<'_, '_>, fork: &LeafView<'_, '_>, fork_point: Opti
         let targets = originals(&data, ss, fs);
         let fork_line = Some(fs.entries[j].line);
         out.push(Verdict { log: id.to_string(), status: Status::New, source_line: None, fork_line, targets });
+    }
+    out
+}
+
+/// The verdicts between two sessions whose folds are fork records (Claude Code): a fork's
+/// records start with its source's, so the source's k-th fold is carried when the fork's k-th
+/// record is the same fold at the same row, changed when it differs, dropped when the fork has
+/// fewer; the fork's further records are new. A fold's log id is the row it was planned at.
+fn forked_verdicts(source: &LeafView<'_, '_>, fork: &LeafView<'_, '_>) -> Vec<Verdict> {
+    let (ss, fs) = (source.session(), fork.session());
+    let (theirs, ours) = (log_entry::stored(ss), log_entry::stored(fs));
+    let folds = |logs: Vec<(usize, LogData)>| logs.into_iter().filter(|(_, d)| d.op() == Some(Op::Fold)).collect();
+    let (theirs, ours): (Vec<_>, Vec<_>) = (folds(theirs), folds(ours));
+    let mut out = Vec::new();
+    for (k, (i, data)) in theirs.iter().enumerate() {
+        let mine = ours.get(k);
+        let status = match mine {
+            Some((j, d)) if d == data && id_of(fs, *j) == id_of(ss, *i) => Status::Carried,
+            Some(_) => Status::Changed,
+            None => Status::Dropped,
+        };
+        let (source_line, fork_line) = (Some(ss.entries[*i].line), mine.map(|(j, _)| fs.entries[*j].line));
+        let targets = saved_originals(data, fork);
+        out.push(Verdict { log: id_of(ss, *i).to_string(), status, source_line, fork_line, targets });
+    }
+    for (j, data) in ours.iter().skip(theirs.len()) {
+        let (log, fork_line) = (id_of(fs, *j).to_string(), Some(fs.entries[*j].line));
+        let targets = saved_originals(data, fork);
+        out.push(Verdict { log, status: Status::New, source_line: None, fork_line, targets });
+    }
+    out
+}
+
+/// Checks, for each target (`tool_use_id`) of a fold written as a fork, that its original can
+/// be had back from the fork: its result is in the fork's context, and it is either the full
+/// text still or a placeholder whose saved file is there and makes exactly that placeholder
+/// (what `shake undo` puts back).
+fn saved_originals(data: &LogData, fork: &LeafView<'_, '_>) -> Vec<Original> {
+    let mut out: Vec<Original> = Vec::new();
+    for t in &data.targets {
+        if out.iter().any(|o| o.id == t.id) {
+            continue;
+        }
+        let unit = fork.projection.units.iter().find(|u| u.target.as_deref() == Some(t.id.as_str()));
+        let problem = match unit {
+            None => Some("missing"),
+            Some(u) if u.tombstone && fork.projection.original(u.index).is_none() => Some("original not saved"),
+            Some(_) => None,
+        };
+        out.push(Original { id: t.id.clone(), problem, same_line: false });
     }
     out
 }
