@@ -100,8 +100,11 @@ fn audit(env: &TestEnv, source: &Path, fork: &Path, code: i32) -> Vec<Value> {
     v["folds"].as_array().unwrap().clone()
 }
 
-/// `(status, log, [(target, problem)])` of each fold.
-fn verdicts(folds: &[Value]) -> Vec<(String, String, Vec<(String, Value)>)> {
+/// One fold's `(target, problem)` pairs.
+type Targets = Vec<(String, Value)>;
+
+/// `(status, log, targets)` of each fold.
+fn verdicts(folds: &[Value]) -> Vec<(String, String, Targets)> {
     folds
         .iter()
         .map(|f| {
@@ -112,7 +115,7 @@ fn verdicts(folds: &[Value]) -> Vec<(String, String, Vec<(String, Value)>)> {
         .collect()
 }
 
-fn targets_of(fold: &Value) -> Vec<(String, Value)> {
+fn targets_of(fold: &Value) -> Targets {
     fold["targets"].as_array().unwrap().iter().map(|t| (t["id"].as_str().unwrap().to_string(), Value::Null)).collect()
 }
 
@@ -138,7 +141,7 @@ fn audit_fork_follows_the_fold_records_and_the_saved_originals() {
     let lost = first[0].0.clone();
     std::fs::rename(&saved, saved.with_extension("gone")).unwrap();
     let folds = audit(&env, &path, &fork, 1);
-    let problems: Vec<(String, Value)> = verdicts(&folds)[0].2.iter().filter(|t| !t.1.is_null()).cloned().collect();
+    let problems: Targets = verdicts(&folds)[0].2.iter().filter(|t| !t.1.is_null()).cloned().collect();
     assert_eq!(problems, [(lost, Value::from("original not saved"))]);
     let text = env.run(&["audit", "fork", path.to_str().unwrap(), fork.to_str().unwrap()]);
     assert!(String::from_utf8_lossy(&text.stdout).contains("original not saved"));
