@@ -3,7 +3,8 @@
 //! are the same entries, by uuid, although every row of the fork carries its own `sessionId`),
 //! and the undone session against the fork shows them again the other way round; `shake audit
 //! fork` follows the fork records (new, carried, dropped) and finds an original whose saved
-//! file is gone.
+//! file is gone; `shake restore` brings back, byte for byte, a transcript Claude Code rewrote
+//! after a compaction.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -145,4 +146,57 @@ fn audit_fork_follows_the_fold_records_and_the_saved_originals() {
     assert_eq!(problems, [(lost, Value::from("original not saved"))]);
     let text = env.run(&["audit", "fork", path.to_str().unwrap(), fork.to_str().unwrap()]);
     assert!(String::from_utf8_lossy(&text.stdout).contains("original not saved"));
+}
+
+/// Claude Code's rewrite of a transcript over 5 MiB after a compaction, simulated: only the rows
+/// from the last `compact_boundary` on (what its loader keeps of such a file) are written to a
+/// new file that replaces the old one.
+fn rewrite_after_compaction(path: &Path) {
+    let bytes = std::fs::read(path).unwrap();
+    assert!(bytes.len() > 5 << 20, "the fixture is past the size gate");
+    let lines: Vec<&[u8]> = bytes.split_inclusive(|&b| b == b'\n').collect();
+    let boundary = lines
+        .iter()
+        .rposition(|l| {
+            let row: Value = serde_json::from_slice(l).unwrap_or_default();
+            row["type"] == "system" && row["subtype"] == "compact_boundary"
+        })
+        .expect("a compaction");
+    assert!(boundary > 0);
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, lines[boundary..].concat()).unwrap();
+    std::fs::rename(&tmp, path).unwrap();
+}
+
+#[test]
+fn restore_brings_back_a_transcript_claude_code_rewrote() {
+    let env = TestEnv::new();
+    let fixture = crate::env::fixture_path("claude/big-unanchored");
+    let path = install(&env, &fixture);
+    let first = std::fs::read(&path).unwrap();
+    let f = path.to_str().unwrap();
+    env.ok(&["import", f]);
+    rewrite_after_compaction(&path);
+    let rewritten = std::fs::read(&path).unwrap();
+    assert!(rewritten.len() < first.len() / 10);
+    assert!(env.ok(&["import", f]).starts_with("rewritten "), "the second import sees a rewrite");
+    let versions = env.ok(&["sessions", "--versions"]);
+    assert!(versions.contains("version 2") && versions.contains("rewritten"), "{versions}");
+    // By path and by the transcript's session id, to stdout, to a file, and over the file itself.
+    let id = path.file_stem().unwrap().to_str().unwrap();
+    assert_eq!(env.run(&["restore", "--version", "1", "-o", "-", f]).stdout, first);
+    assert_eq!(env.run(&["restore", "--version", "1", "-o", "-", &id[..8]]).stdout, first);
+    assert_eq!(env.run(&["restore", "-o", "-", f]).stdout, rewritten, "the latest version");
+    env.fails(&["restore", "--version", "1", f], 1);
+    assert_eq!(std::fs::read(&path).unwrap(), rewritten, "not overwritten without --force");
+    env.ok(&["restore", "--version", "1", "--force", f]);
+    assert_eq!(std::fs::read(&path).unwrap(), first, "the first bytes back exactly");
+    // The restored transcript is what Claude Code loaded before the rewrite.
+    let projected: Value = serde_json::from_str(&env.ok(&["project", "--json", f])).unwrap();
+    let request: Value = serde_json::from_slice(&std::fs::read(fixture.join("request.json")).unwrap()).unwrap();
+    crate::claude_project::assert_same_messages(
+        "big-unanchored",
+        projected["messages"].as_array().unwrap(),
+        request["messages"].as_array().unwrap(),
+    );
 }
