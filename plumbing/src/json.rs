@@ -123,9 +123,10 @@ impl<'de> Deserialize<'de> for WtfKey<'de> {
     }
 }
 
-/// A string as `JSON.stringify` writes it (serde_json escapes valid strings identically).
+/// A string as `JSON.stringify` writes it (the one writer, [`crate::js::string_json`], which
+/// also takes lone surrogates).
 pub fn js_string(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_default()
+    crate::js::string_json(s.as_bytes())
 }
 
 /// A JSON value as `JSON.stringify` writes it. Only for values shake builds itself: integers
