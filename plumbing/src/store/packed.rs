@@ -21,6 +21,8 @@ use crate::Error;
 const MAGIC: &[u8; 8] = b"SHAKPREF";
 const VERSION: u32 = 1;
 const CHECKSUM: usize = 32;
+/// Bytes of each record's own checksum (blake3 of its name and value, cut).
+const RECORD_SUM: usize = 16;
 /// More packed files than this get merged into one by the next write.
 pub const MAX_FILES: usize = 16;
 /// The folder, under the store.
@@ -39,10 +41,11 @@ pub struct PackedFile {
     records: Vec<Record>,
 }
 
-/// Where one record's name and value lie in the file.
+/// Where one record's name, value and checksum lie in the file.
 struct Record {
     name: (usize, usize),
     value: (usize, usize),
+    sum: usize,
 }
 
 impl PackedFile {
@@ -64,16 +67,37 @@ impl PackedFile {
         std::str::from_utf8(&self.map[r.name.0..r.name.1]).unwrap_or_default()
     }
 
-    /// Returns the value of record `name`, if this file has one.
+    /// Tells whether a record's bytes still match its checksum.
+    fn sound(&self, r: &Record) -> bool {
+        let sum = record_sum(&self.map[r.name.0..r.name.1], &self.map[r.value.0..r.value.1]);
+        self.map[r.sum..r.sum + RECORD_SUM] == sum
+    }
+
+    /// Returns the value of record `name`, if this file has a sound one (a damaged record
+    /// reads as absent: `fsck` names it).
     pub fn get(&self, name: &str) -> Option<&[u8]> {
         let i = self.records.binary_search_by(|r| self.name(r).cmp(name)).ok()?;
         let r = &self.records[i];
-        Some(&self.map[r.value.0..r.value.1])
+        self.sound(r).then(|| &self.map[r.value.0..r.value.1])
     }
 
-    /// Returns every record, sorted by name.
+    /// Returns every sound record, sorted by name.
     pub fn records(&self) -> impl Iterator<Item = (&str, &[u8])> {
-        self.records.iter().map(|r| (self.name(r), &self.map[r.value.0..r.value.1]))
+        self.records.iter().filter(|r| self.sound(r)).map(|r| (self.name(r), &self.map[r.value.0..r.value.1]))
+    }
+
+    /// Names the records whose bytes no longer match their checksum (`fsck`).
+    pub fn damaged(&self) -> Vec<String> {
+        let damaged = self.records.iter().filter(|r| !self.sound(r));
+        damaged
+            .map(|r| {
+                format!(
+                    "{}: record {:?} is damaged (checksum mismatch); it reads as absent",
+                    self.path.display(),
+                    self.name(r)
+                )
+            })
+            .collect()
     }
 
     /// Checks the trailing checksum (`fsck`).
@@ -86,7 +110,7 @@ impl PackedFile {
 }
 
 /// Parses the layout: magic, version, count, then `count` records of (u32 name length, name,
-/// u64 value length, value), then the checksum.
+/// u64 value length, value, 16-byte record checksum), then the file's checksum.
 fn layout(bytes: &[u8]) -> Result<Vec<Record>, &'static str> {
     let body_end = bytes.len().checked_sub(CHECKSUM).ok_or("too short")?;
     let body = &bytes[..body_end];
@@ -111,13 +135,14 @@ fn layout(bytes: &[u8]) -> Result<Vec<Record>, &'static str> {
         let len = take(&mut at, 8)?;
         let n = u64::from_le_bytes(body[len.0..len.1].try_into().unwrap_or_default());
         let value = take(&mut at, usize::try_from(n).map_err(|_| "a record runs past the end")?)?;
+        let sum = take(&mut at, RECORD_SUM)?.0;
         let text = std::str::from_utf8(&body[name.0..name.1]).map_err(|_| "a name is not UTF-8")?;
         if let Some(last) = records.last() {
             if text.as_bytes() <= &body[last.name.0..last.name.1] {
                 return Err("names not sorted and unique");
             }
         }
-        records.push(Record { name, value });
+        records.push(Record { name, value, sum });
     }
     if at != body_end {
         return Err("bytes after the last record");
@@ -127,7 +152,7 @@ fn layout(bytes: &[u8]) -> Result<Vec<Record>, &'static str> {
 
 /// Encodes records (sorted by the map) as one packed file.
 fn encode(records: &BTreeMap<String, Vec<u8>>) -> Vec<u8> {
-    let size: usize = records.iter().map(|(k, v)| 12 + k.len() + v.len()).sum();
+    let size: usize = records.iter().map(|(k, v)| 12 + k.len() + v.len() + RECORD_SUM).sum();
     let mut out = Vec::with_capacity(16 + size + CHECKSUM);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&VERSION.to_le_bytes());
@@ -137,10 +162,21 @@ fn encode(records: &BTreeMap<String, Vec<u8>>) -> Vec<u8> {
         out.extend_from_slice(name.as_bytes());
         out.extend_from_slice(&(value.len() as u64).to_le_bytes());
         out.extend_from_slice(value);
+        out.extend_from_slice(&record_sum(name.as_bytes(), value));
     }
     let sum = blake3::hash(&out);
     out.extend_from_slice(sum.as_bytes());
     out
+}
+
+/// A record's checksum: blake3 of its name's length, its name and its value, cut to 16 bytes
+/// (a flipped byte in a name would otherwise move the record under another name).
+fn record_sum(name: &[u8], value: &[u8]) -> [u8; RECORD_SUM] {
+    let mut h = blake3::Hasher::new();
+    h.update(&(name.len() as u32).to_le_bytes()).update(name).update(value);
+    let mut sum = [0; RECORD_SUM];
+    sum.copy_from_slice(&h.finalize().as_bytes()[..RECORD_SUM]);
+    sum
 }
 
 fn seq_of(path: &Path) -> Option<u64> {
@@ -200,6 +236,7 @@ impl Packed {
             match PackedFile::open(&path) {
                 Ok(f) => {
                     problems.extend(f.verify());
+                    problems.extend(f.damaged());
                     files.push(f);
                 }
                 Err(e) => problems.push(e.message),
@@ -343,9 +380,15 @@ mod tests {
             let mut bad = good.clone();
             bad[i] ^= 0x41;
             std::fs::write(&path, &bad).unwrap();
-            // A flip either breaks the layout or the checksum.
+            // A flip breaks the layout or the checksum; a record it lands in reads as absent.
             if let Ok(f) = PackedFile::open(&path) {
                 assert!(f.verify().is_some(), "flip at {i} unseen");
+                let sound: Vec<_> = f.records().collect();
+                assert!(sound.len() == 2 || f.damaged().len() == 1, "flip at {i}");
+                assert!(
+                    sound.iter().all(|r| [("import/a", &b"state"[..]), ("refs/x", b"id")].contains(r)),
+                    "flip at {i}"
+                );
             }
         }
     }
