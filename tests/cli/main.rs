@@ -8,6 +8,7 @@ mod claude_audit;
 mod claude_fold;
 mod claude_fork_live;
 mod claude_host;
+mod claude_in_place;
 mod claude_live;
 mod claude_project;
 mod claude_statusline;
