@@ -15,6 +15,7 @@
 
 pub mod file;
 pub mod model;
+pub mod recent;
 pub mod session;
 pub mod view;
 
