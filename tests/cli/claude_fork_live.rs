@@ -197,3 +197,41 @@ fn claude_code_resumes_the_fork_shake_fold_wrote_and_the_session_shake_undo_wrot
     let undone = undo["session"]["sessionId"].as_str().unwrap();
     assert_eq!(live.resumed(undone), original, "the undone session resumes as the source");
 }
+
+#[test]
+fn claude_code_resumes_a_transcript_shake_folded_in_place_and_undid_in_place() {
+    let live = LiveSession::make("bash-read");
+    let store = live._tmp.path().join("store");
+    let source_bytes = std::fs::read(&live.file).unwrap();
+    let original = live.resumed(&live.id);
+    let texts = result_texts(&Transcript::read(&live.file).unwrap());
+    let fold = shake(&live, &store, &["fold", "--json", "--profile", "aggressive", "--in-place", "--force"]);
+    assert_eq!(fold["fork"]["sessionId"], live.id.as_str(), "{fold}");
+    assert_eq!(fold["fork"]["inPlace"], true);
+    let saved: Vec<(&str, &str)> = fold["fork"]["saved"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["id"].as_str().unwrap(), s["path"].as_str().unwrap()))
+        .collect();
+    assert!(!saved.is_empty(), "{fold}");
+    // Claude Code resumes the same session with the placeholders exactly where shake said.
+    let resumed = live.resumed(&live.id);
+    assert_same_messages("in place", &projected(&live.file), &resumed);
+    assert_eq!(resumed.len(), original.len());
+    let mut seen = HashSet::new();
+    for ((id, was), (id2, now)) in results(&original).iter().zip(&results(&resumed)) {
+        assert_eq!(id, id2);
+        assert!(seen.insert(id.clone()), "duplicate tool_use id {id}");
+        match saved.iter().find(|(s, _)| s == id) {
+            Some((_, at)) => {
+                let now = now.as_str().unwrap();
+                assert!(now.starts_with(&placeholder(&texts[id], Path::new(at))), "{id}: {now:.200}");
+            }
+            None => assert_eq!(was, now, "{id} changed"),
+        }
+    }
+    shake(&live, &store, &["undo", "--json", "--in-place", "--force", &live.id]);
+    assert_eq!(std::fs::read(&live.file).unwrap(), source_bytes, "undo gave the bytes back");
+    assert_eq!(live.resumed(&live.id), original);
+}

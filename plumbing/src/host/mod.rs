@@ -15,6 +15,7 @@
 
 pub mod file;
 pub mod model;
+pub mod recent;
 pub mod session;
 pub mod view;
 
@@ -200,6 +201,10 @@ pub struct Forked {
     pub skipped: Vec<(String, String)>,
     /// The same session was written before (an undo done again): nothing was written now.
     pub reused: bool,
+    /// The session file itself was rewritten (`--in-place`): `path` is the source.
+    pub in_place: bool,
+    /// In place: bytes of rows the host appended while shake wrote, copied after its own.
+    pub carried: u64,
 }
 
 /// What a fork writes ([`HostSession::write_fork`]).
@@ -210,6 +215,26 @@ pub enum ForkWrite {
     /// An undo: the contents given are the originals again; nothing is saved, and the same undo
     /// of the same file writes the same session (once).
     Restore,
+    /// A fold written into the session file itself (temporary file, rename), originals saved
+    /// first as for [`ForkWrite::Fold`].
+    FoldInPlace,
+    /// An undo written into the session file itself; when `Some`, the file's first bytes after
+    /// it must be the ones a fold read ([`Exact`]), else nothing is written.
+    RestoreInPlace(Option<Exact>),
+}
+
+impl ForkWrite {
+    /// Whether this write saves originals and writes placeholders.
+    pub fn is_fold(self) -> bool {
+        matches!(self, ForkWrite::Fold | ForkWrite::FoldInPlace)
+    }
+}
+
+/// The bytes a fold read, as its record keeps them: their length and blake3 hash.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Exact {
+    pub len: u64,
+    pub hash: [u8; 32],
 }
 
 /// Makes the lines of one appended batch ([`WriteBack::Append`]).
