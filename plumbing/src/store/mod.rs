@@ -12,6 +12,7 @@ pub mod import;
 pub mod lock;
 pub mod pack;
 pub mod refs;
+pub mod row;
 pub mod state;
 pub mod times;
 pub mod touch;
