@@ -299,7 +299,8 @@ impl Batch<'_> {
         let start = base.start - origin;
         let before = self.added();
         let mut resume = base.resume;
-        let rows = self.row_session(host, base.parent.as_ref(), &bytes[start..])?;
+        let appended_to = base.parent.as_ref().filter(|_| base.start > 0).map(|p| (p, base.session_id.is_some()));
+        let rows = self.row_session(host, appended_to, &bytes[start..])?;
         let read = self.read_lines(host, bytes, start, (&mut resume, rows.as_deref()), &mut warnings)?;
         let session_id = read.session_id.or(base.session_id);
         let version = Version {
@@ -352,22 +353,27 @@ impl Batch<'_> {
     }
 
     /// The session id to take out of rows ([`super::row`]) for a host that keys rows without it:
-    /// the parent version's, else the first line of `lines` that names one as its own. The same
-    /// id as [`crate::nodes`] takes out of a loaded session (its header's).
+    /// for lines appended to version `parent`, its id; else the first line of `lines` that
+    /// names one as its own. The same id as [`crate::nodes`] takes out of a loaded session (its
+    /// header's). `parent` comes with whether its file named a session already: a version
+    /// stored before rows were keyed so lists entries, and lines appended to it stay entries,
+    /// so that the file's nodes keep one rule (until a rewrite imports it whole).
     fn row_session(
         &self,
         host: &dyn Host,
-        parent: Option<&ObjectId>,
+        parent: Option<(&ObjectId, bool)>,
         lines: &[u8],
     ) -> Result<Option<String>, ImportError> {
-        if let Some(parent) = parent {
-            if let Some(id) = self.store().version(parent)?.session {
-                return Ok(Some(id));
-            }
-        }
         // Only a host whose folds are forks (copies of the rows under a new id) keys rows so.
         if host.write_back() != host::WriteBack::Fork {
             return Ok(None);
+        }
+        if let Some((parent, named)) = parent {
+            match self.store().version(parent)?.session {
+                Some(id) => return Ok(Some(id)),
+                None if named => return Ok(None),
+                None => {}
+            }
         }
         let mut ids = lines.split(|&b| b == b'\n').filter_map(|l| host.row_session_id(&String::from_utf8_lossy(l)));
         Ok(ids.next().filter(|id| super::row::safe(id)))
