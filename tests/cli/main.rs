@@ -34,6 +34,7 @@ mod pi_live;
 mod pipe;
 mod project;
 mod readme;
+mod recent;
 mod restore;
 mod seam;
 mod sessions;

@@ -15,6 +15,7 @@
 
 pub mod file;
 pub mod model;
+pub mod recent;
 pub mod session;
 pub mod view;
 
@@ -31,7 +32,7 @@ use crate::{Context, Error, Result};
 pub use file::SessionFile;
 pub use model::{Block, BlockKind, Content, Role, Tool};
 pub use session::{Cycle, Header, Node, Session, Warning};
-pub use view::{Call, Projected, Unit, View};
+pub use view::{Call, Projected, Unit, View, ViewMemo};
 
 /// pi's session generator: seeded, realistic sessions for tests and benchmarks.
 pub use crate::pi::generate;
@@ -310,6 +311,18 @@ impl fmt::Debug for dyn Host {
 pub trait HostSession<'a> {
     /// The context the model sees at `leaf` (an entry index; `None` is the empty leaf).
     fn view<'s>(&'s self, session: &'s Session<'a>, leaf: Option<usize>) -> Result<View<'s, 'a>>;
+
+    /// [`HostSession::view`], keeping what it reads of each entry in `memo` for the session's
+    /// other views ([`View::shared`]); a host that keeps nothing projects as `view` does.
+    fn view_with<'s>(
+        &'s self,
+        session: &'s Session<'a>,
+        leaf: Option<usize>,
+        memo: &ViewMemo<'a>,
+    ) -> Result<View<'s, 'a>> {
+        let _ = memo;
+        self.view(session, leaf)
+    }
 
     /// The entries of the root→leaf `path` the host sends the model (compaction-aware), without
     /// reading what they say (so an edit the host would choke on does not stop a listing).
