@@ -275,6 +275,14 @@ pub trait Host: Sync {
     /// How a fold is written back.
     fn write_back(&self) -> WriteBack;
 
+    /// The session id a line carries as its own, for hosts that write the id into every row
+    /// (Claude Code's top-level `sessionId`): the store keys such rows with the file's id taken
+    /// out (`store::row`), so a copy of them under a new id (a fork) shares them. Asked only of
+    /// hosts whose folds are forks ([`WriteBack::Fork`]); `None` for the rest.
+    fn row_session_id(&self, _text: &str) -> Option<String> {
+        None
+    }
+
     /// Parses a raw `content` value into the neutral model.
     fn parse_content<'r>(&self, raw: Option<&'r RawValue>) -> Content<'r>;
 

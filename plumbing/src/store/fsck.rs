@@ -155,7 +155,13 @@ fn check_links(store: &Store, report: &mut FsckReport) {
                     match lines {
                         Err(e) => report.problems.push(format!("{what}: {}", e.message)),
                         Ok(lines) => {
-                            lines.iter().for_each(|line| expect(store, line, Some(Kind::Entry), &what, report))
+                            // A row puts back the version's session id: it must name one.
+                            let session = Version::decode(obj.bytes, &what).ok().and_then(|v| v.session);
+                            for line in &lines {
+                                if expect_line(store, line, &what, report) == Some(Kind::Row) && session.is_none() {
+                                    report.problems.push(format!("{what}: lists row {line} but names no session"));
+                                }
+                            }
                         }
                     }
                 }
@@ -164,14 +170,30 @@ fn check_links(store: &Store, report: &mut FsckReport) {
                         if let Some(parent) = parent {
                             expect(store, &parent, Some(Kind::Node), &what, report);
                         }
-                        expect(store, &entry, Some(Kind::Entry), &what, report);
+                        expect_line(store, &entry, &what, report);
                     }
                     None => report.problems.push(format!("{what}: {} bytes, want 32 or 64", obj.bytes.len())),
                 },
-                Kind::Entry | Kind::Overlay => {}
+                // Canonical rows hold the mark (a line without it is stored as an entry).
+                Kind::Row if memchr::memmem::find(obj.bytes, super::row::MARK).is_none() => {
+                    report.problems.push(format!("{what}: a row without the session mark (not canonical)"))
+                }
+                Kind::Entry | Kind::Row | Kind::Overlay => {}
             }
         }
     }
+}
+
+/// Records a problem unless `id` is a session line in the store (an entry or a row); returns
+/// its kind when it is one.
+fn expect_line(store: &Store, id: &ObjectId, what: &str, report: &mut FsckReport) -> Option<Kind> {
+    match store.kind_of(id) {
+        Ok(Some(kind)) if kind.is_line() => return Some(kind),
+        Ok(Some(kind)) => report.problems.push(format!("{what}: names {id}, a {kind} (want an entry or a row)")),
+        Ok(None) => report.problems.push(format!("{what}: names missing object {id}")),
+        Err(e) => report.problems.push(format!("{what}: names {id}: {}", e.message)),
+    }
+    None
 }
 
 /// Records a problem unless `id` is in the store (and of kind `want`, when given).

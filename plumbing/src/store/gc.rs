@@ -213,7 +213,7 @@ fn reachable(store: &Store) -> Result<HashSet<ObjectId>> {
                 keep.insert(entry);
                 todo.extend(parent);
             }
-            Kind::Entry | Kind::Overlay => {}
+            Kind::Entry | Kind::Row | Kind::Overlay => {}
         }
     }
     keep_nodes(store, &mut keep)?;

@@ -315,12 +315,15 @@ impl Batch<'_> {
         let start = base.start - origin;
         let before = self.added();
         let mut resume = base.resume;
-        let read = self.read_lines(host, bytes, start, &mut resume, &mut warnings)?;
+        let appended_to = base.parent.as_ref().filter(|_| base.start > 0).map(|p| (p, base.session_id.is_some()));
+        let rows = self.row_session(host, appended_to, &bytes[start..])?;
+        let read = self.read_lines(host, bytes, start, (&mut resume, rows.as_deref()), &mut warnings)?;
         let session_id = read.session_id.or(base.session_id);
         let version = Version {
             parent: base.parent,
             offset: base.start as u64,
             newline: bytes.is_empty() || bytes.ends_with(b"\n"),
+            session: rows,
             items: version::items(&read.lines),
         };
         let version_id = self.put(Kind::Version, &version.encode())?;
@@ -365,13 +368,41 @@ impl Batch<'_> {
         })
     }
 
-    /// Stores every line of `bytes[start..]` and a node for each tree entry, advancing `resume`.
+    /// The session id to take out of rows ([`super::row`]) for a host that keys rows without it:
+    /// for lines appended to version `parent`, its id; else the first line of `lines` that
+    /// names one as its own. The same id as [`crate::nodes`] takes out of a loaded session (its
+    /// header's). `parent` comes with whether its file named a session already: a version
+    /// stored before rows were keyed so lists entries, and lines appended to it stay entries,
+    /// so that the file's nodes keep one rule (until a rewrite imports it whole).
+    fn row_session(
+        &self,
+        host: &dyn Host,
+        parent: Option<(&ObjectId, bool)>,
+        lines: &[u8],
+    ) -> Result<Option<String>, ImportError> {
+        // Only a host whose folds are forks (copies of the rows under a new id) keys rows so.
+        if host.write_back() != host::WriteBack::Fork {
+            return Ok(None);
+        }
+        if let Some((parent, named)) = parent {
+            match self.store().version(parent)?.session {
+                Some(id) => return Ok(Some(id)),
+                None if named => return Ok(None),
+                None => {}
+            }
+        }
+        let mut ids = lines.split(|&b| b == b'\n').filter_map(|l| host.row_session_id(&String::from_utf8_lossy(l)));
+        Ok(ids.next().filter(|id| super::row::safe(id)))
+    }
+
+    /// Stores every line of `bytes[start..]` and a node for each tree entry, advancing `resume`;
+    /// with `rows` (a session id), lines naming it are stored as row objects without it.
     fn read_lines(
         &mut self,
         host: &dyn Host,
         bytes: &[u8],
         start: usize,
-        resume: &mut Resume,
+        (resume, rows): (&mut Resume, Option<&str>),
         warnings: &mut Vec<Warning>,
     ) -> Result<ReadLines, ImportError> {
         let mut nodes = resume.node_map();
@@ -380,7 +411,10 @@ impl Batch<'_> {
         while at < bytes.len() {
             let end = memchr::memchr(b'\n', &bytes[at..]).map(|i| at + i);
             let line = &bytes[at..end.unwrap_or(bytes.len())];
-            let entry_id = self.put(Kind::Entry, line)?;
+            let entry_id = match rows.and_then(|id| super::row::take_out(line, id)) {
+                Some(row) => self.put(Kind::Row, &row)?,
+                None => self.put(Kind::Entry, line)?,
+            };
             out.lines.push(LineRef { entry: entry_id, node: None, parent: None });
             let Some(end) = end else {
                 warnings.push(Warning {

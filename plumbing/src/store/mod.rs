@@ -15,6 +15,7 @@ pub mod lock;
 pub mod pack;
 pub mod packed;
 pub mod refs;
+pub mod row;
 pub mod state;
 pub mod times;
 pub mod touch;

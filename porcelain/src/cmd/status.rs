@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::io::Write;
 
 use serde_json::json;
-use shake_plumbing::host::{Session, View, ViewMemo};
+use shake_plumbing::host::{Session, View, ViewMemo, WriteBack};
 use shake_plumbing::regions::RegionKind;
 use shake_plumbing::token_cache::open_tokenizer;
 use shake_plumbing::{Context, Result};
@@ -41,6 +41,9 @@ pub struct Stranded {
 /// branches that hold a shake log entry below their fork from the current path are projected,
 /// sharing `memo` (what is read of each entry) among them.
 pub fn stranded<'a>(session: &Session<'a>, current: &View<'_, 'a>, memo: &ViewMemo<'a>) -> Vec<Stranded> {
+    if session.host().write_back() == WriteBack::Fork {
+        return crate::rewind_forks::stranded(session, current);
+    }
     let on_path: HashSet<usize> = current.path.iter().copied().collect();
     let off_path_log = |i: usize| !on_path.contains(&i) && log_entry::parse(session, i).is_some();
     let mut by_log: BTreeMap<usize, Stranded> = BTreeMap::new();
@@ -168,7 +171,10 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result {
     }
     for s in &stranded {
         let (log, regions, leaves) = (&s.log, plural(s.regions, "region"), s.leaves.join(", "));
-        let msg = if s.by_shake {
+        let msg = if session.host().write_back() == WriteBack::Fork {
+            let title = session.kind.title();
+            format!("Stranded: the fold recorded at {log} folds {regions} on an abandoned branch (leaf {leaves}); {title} continued from an earlier message (a rewind), so they do not apply here.")
+        } else if s.by_shake {
             format!("On another branch: log entry {log} folds {regions} on the branch ending at {leaves}; a shake write with --branch moved pi to this branch, so they do not apply here.")
         } else {
             format!("Stranded: log entry {log} folds {regions} on an abandoned branch (leaf {leaves}); pi continued from an earlier entry, so they do not apply here.")

@@ -5,6 +5,7 @@
 use std::io::Write;
 
 use serde_json::{json, Value};
+use shake_plumbing::host::{Session, WriteBack};
 use shake_plumbing::output::{answer, json_or, write_record};
 use shake_plumbing::rev::RevArgs;
 use shake_plumbing::{Context, Error, Result};
@@ -79,9 +80,13 @@ pub fn run(ctx: &Context, args: &RewindArgs, out: &mut dyn Write) -> Result {
         .collect::<Result<_>>()?;
     let current = views.at(session.default_leaf())?;
     let stranded = stranded(&session, &current.projection, views.memo());
-    let checks = (0..session.entries.len())
-        .filter_map(|i| fold_of(&session, i).map(|d| check(&mut views, i, &d)))
-        .collect::<Result<Vec<_>>>()?;
+    let checks = match session.host().write_back() {
+        // Claude Code: the folds are the store's records, each checked at the row it was made at.
+        WriteBack::Fork => crate::rewind_forks::checks(&session)?.into_iter().map(|c| of_record(&session, c)).collect(),
+        _ => (0..session.entries.len())
+            .filter_map(|i| fold_of(&session, i).map(|d| check(&mut views, i, &d)))
+            .collect::<Result<Vec<_>>>()?,
+    };
     let consistent = checks.iter().all(FoldCheck::ok);
     let default = session.default_leaf();
     let json = || {
@@ -152,6 +157,14 @@ fn check(views: &mut Leaves<'_, '_>, log: usize, data: &LogData) -> Result<FoldC
     }
     let before = before.map(|b| session.entries[b].id.to_string());
     Ok(FoldCheck { log: session.entries[log].id.to_string(), line: session.entries[log].line, before, targets })
+}
+
+/// The check of a fold record ([`crate::rewind_forks::checks`]): `log` and `before` both name
+/// the row the record is attached to, the leaf the fold was made at.
+fn of_record(session: &Session<'_>, c: crate::rewind_forks::RecordCheck) -> FoldCheck {
+    let e = &session.entries[c.at];
+    let targets = c.targets.into_iter().map(|(id, seen, problem)| TargetCheck { id, seen, problem }).collect();
+    FoldCheck { log: e.id.to_string(), line: e.line, before: Some(e.id.to_string()), targets }
 }
 
 /// Tells whether the text the model sees of entry `index` holds a placeholder of this fold that
