@@ -37,6 +37,10 @@ pub use view::{Call, Projected, Unit, View, ViewMemo};
 /// pi's session generator: seeded, realistic sessions for tests and benchmarks.
 pub use crate::pi::generate;
 
+/// What pi's format reader keeps of each entry across the views of one session (read by pi's
+/// and oh-my-pi's hosts, which share that reader), held in a [`ViewMemo`].
+pub(crate) use crate::pi::project::FactsMemo as PiFormatMemo;
+
 /// The hosts shake reads, in the order detection asks them: one line per host. A host whose
 /// files another's would also accept goes first (oh-my-pi's are pi's format plus a title slot).
 pub static HOSTS: &[&dyn Host] = &[&crate::omp::host::Omp, &crate::claude::host::Claude, &crate::pi::Pi];
