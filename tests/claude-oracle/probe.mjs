@@ -2,13 +2,16 @@
 //
 //   node probe.mjs --home H --cwd C --session ID [--config-dir D]           -> {"messages": [...]}
 //   node probe.mjs --home H --cwd C --session ID [--config-dir D] --read P  -> {"read": "..."}
+//   node probe.mjs --home H --cwd C --session ID [--config-dir D] --rewind-at UUID -> {"rewound": true}
 //   node probe.mjs --home H --cwd C --continue [--config-dir D]             -> {"session": "<id>"}
 //
 // The first prints the messages Claude Code sends when it resumes the session (`claude -p probe
 // --resume ID`, less the probe turn and cache_control; see harness.mjs). The second has the model
 // ask for `Read` of P and prints the tool result Claude Code sends back. The session file is put
-// back byte for byte afterwards either way. The third prints which session `claude -p --continue`
-// resumes (`continued` in harness.mjs).
+// back byte for byte afterwards either way. The third rewinds: it resumes the session from the
+// chain entry UUID (`claude -p "after the rewind" --resume ID --resume-session-at UUID`, as a
+// resume from an earlier message does) and keeps the turn it writes, a new branch. The fourth
+// prints which session `claude -p --continue` resumes (`continued` in harness.mjs).
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { claude, continued, encodeCwd, probe, stripCacheControl } from "./harness.mjs";
@@ -32,8 +35,12 @@ const box = { home, cwd, configDir, projectDir: join(configDir ?? join(home, ".c
 const api = await startApi(0);
 try {
 	const read = opt("read");
+	const rewind = opt("rewind-at");
 	if (toContinue) {
 		process.stdout.write(JSON.stringify({ session: await continued(box, api) }) + "\n");
+	} else if (rewind !== undefined) {
+		await claude(box, api, ["-p", "after the rewind", "--resume", session, "--resume-session-at", rewind], [{ text: "rewound" }]);
+		process.stdout.write(JSON.stringify({ rewound: true }) + "\n");
 	} else if (read === undefined) {
 		const [messages] = await probe(box, api, session);
 		process.stdout.write(JSON.stringify({ messages }) + "\n");

@@ -163,6 +163,10 @@ impl Host for Claude {
         WriteBack::Fork
     }
 
+    fn row_session_id(&self, text: &str) -> Option<String> {
+        serde_json::from_str::<RowHead<'_>>(text).ok()?.session_id.map(Cow::into_owned)
+    }
+
     fn parse_content<'r>(&self, raw: Option<&'r RawValue>) -> Content<'r> {
         parse_content(raw)
     }

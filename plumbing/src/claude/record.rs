@@ -79,15 +79,16 @@ pub fn read_bytes(record: &Value) -> Option<Exact> {
 }
 
 /// For an undo in place of session `session_id` that puts back `targets`: the bytes the file
-/// must start with after it, those the earliest in-place fold of one of them read (every later
-/// write kept them, rows appended aside). `None` when no such fold is recorded.
+/// must start with after it, those the earliest in-place fold read whose targets it all puts
+/// back (every later write kept them, rows appended aside). `None` when there is no such fold
+/// (an undo at a leaf that no longer reaches all of a fold's results puts back only part).
 pub fn exact_before(records: &[Value], session_id: &str, targets: &[&str]) -> Option<Exact> {
     let folds = records.iter().filter(|r| r["inPlace"] == true && r["fork"] == session_id && r["data"]["op"] == "fold");
-    let mut touching = folds.filter(|r| {
-        let ids = r["data"]["targets"].as_array().into_iter().flatten();
-        ids.filter_map(|t| t["id"].as_str()).any(|id| targets.contains(&id))
+    let mut covered = folds.filter(|r| {
+        let mut ids = r["data"]["targets"].as_array().into_iter().flatten().map(|t| t["id"].as_str());
+        ids.all(|id| id.is_some_and(|id| targets.contains(&id)))
     });
-    touching.next().and_then(read_bytes)
+    covered.next().and_then(read_bytes)
 }
 
 /// Replaces session `session_id`'s records.

@@ -32,7 +32,7 @@ use crate::{Context, Error, Result};
 pub use file::SessionFile;
 pub use model::{Block, BlockKind, Content, Role, Tool};
 pub use session::{Cycle, Header, Node, Session, Warning};
-pub use view::{Call, Projected, Unit, View};
+pub use view::{Call, Projected, Unit, View, ViewMemo};
 
 /// pi's session generator: seeded, realistic sessions for tests and benchmarks.
 pub use crate::pi::generate;
@@ -275,6 +275,14 @@ pub trait Host: Sync {
     /// How a fold is written back.
     fn write_back(&self) -> WriteBack;
 
+    /// The session id a line carries as its own, for hosts that write the id into every row
+    /// (Claude Code's top-level `sessionId`): the store keys such rows with the file's id taken
+    /// out (`store::row`), so a copy of them under a new id (a fork) shares them. Asked only of
+    /// hosts whose folds are forks ([`WriteBack::Fork`]); `None` for the rest.
+    fn row_session_id(&self, _text: &str) -> Option<String> {
+        None
+    }
+
     /// Parses a raw `content` value into the neutral model.
     fn parse_content<'r>(&self, raw: Option<&'r RawValue>) -> Content<'r>;
 
@@ -303,6 +311,18 @@ impl fmt::Debug for dyn Host {
 pub trait HostSession<'a> {
     /// The context the model sees at `leaf` (an entry index; `None` is the empty leaf).
     fn view<'s>(&'s self, session: &'s Session<'a>, leaf: Option<usize>) -> Result<View<'s, 'a>>;
+
+    /// [`HostSession::view`], keeping what it reads of each entry in `memo` for the session's
+    /// other views ([`View::shared`]); a host that keeps nothing projects as `view` does.
+    fn view_with<'s>(
+        &'s self,
+        session: &'s Session<'a>,
+        leaf: Option<usize>,
+        memo: &ViewMemo<'a>,
+    ) -> Result<View<'s, 'a>> {
+        let _ = memo;
+        self.view(session, leaf)
+    }
 
     /// The entries of the root→leaf `path` the host sends the model (compaction-aware), without
     /// reading what they say (so an edit the host would choke on does not stop a listing).

@@ -140,7 +140,17 @@ impl<'a> HostSession<'a> for OmpSession<'a> {
     fn view<'s>(&'s self, session: &'s host::Session<'a>, leaf: Option<usize>) -> Result<View<'s, 'a>> {
         // pi's projection, with OMP's join of each pruned result's text.
         let projection = pi::Projection::rewritten(session, &self.pi, leaf, Some(&self.pruned))?;
-        Ok(projection.into_view())
+        Ok(projection.into_view(None))
+    }
+
+    fn view_with<'s>(
+        &'s self,
+        session: &'s host::Session<'a>,
+        leaf: Option<usize>,
+        memo: &host::ViewMemo<'a>,
+    ) -> Result<View<'s, 'a>> {
+        let projection = pi::Projection::rewritten(session, &self.pi, leaf, Some(&self.pruned))?;
+        Ok(projection.into_view(Some(memo.pi())))
     }
 
     fn context(&self, path: &[usize]) -> Vec<usize> {
