@@ -250,6 +250,19 @@ pub trait Host: Sync {
     /// How a fold is written back.
     fn write_back(&self) -> WriteBack;
 
+    /// Tells whether this host may shrink the file whose first bytes are `head` in place (a
+    /// truncating rewrite): such a file is copied, never mapped (`file`, "Mapped reads" in
+    /// `docs/reliability.md`). Hosts that only append or rename a new file over keep the default.
+    fn shrinks_in_place(&self, _head: &[u8]) -> bool {
+        false
+    }
+
+    /// How many leading bytes of its files this host overwrites in place (same length): a
+    /// mapped read copies them out of the map while it is checked.
+    fn overwrites_in_place(&self) -> usize {
+        0
+    }
+
     /// Parses a raw `content` value into the neutral model.
     fn parse_content<'r>(&self, raw: Option<&'r RawValue>) -> Content<'r>;
 
