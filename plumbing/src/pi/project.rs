@@ -188,22 +188,32 @@ impl<'s, 'a> Projection<'s, 'a> {
 }
 
 impl<'s, 'a> Projection<'s, 'a> {
-    /// Hands the projection to the engine as a neutral [`View`].
-    pub fn into_view(self) -> View<'s, 'a> {
-        let (units, calls) = self.units();
+    /// Hands the projection to the engine as a neutral [`View`], reading each entry's own
+    /// message through `memo` when views of the session share one.
+    pub fn into_view(self, memo: Option<&FactsMemo<'a>>) -> View<'s, 'a> {
+        let (units, calls) = self.units(memo);
         let (session, leaf, path, context) = (self.session, self.leaf, self.path.clone(), self.context.clone());
         View::new(session, leaf, path, context, units, calls, host::ViewData::Pi(self))
     }
 
-    /// The units of the context and the tool calls in it.
-    fn units(&self) -> (Vec<Unit<'s>>, Vec<Call<'s>>) {
+    /// The units of the context and the tool calls in it. Each entry's own message is read
+    /// once per view, or once per session when views are shared ([`FactsMemo`]).
+    fn units(&self, memo: Option<&FactsMemo<'a>>) -> (Vec<Unit<'s>>, Vec<Call<'s>>) {
+        let read: Vec<Facts<'a>>;
+        let facts: Vec<&Facts<'a>> = match memo {
+            Some(memo) => {
+                self.context.iter().map(|&i| memo.cells[i].get_or_init(|| Facts::of(&self.pi.entries[i]))).collect()
+            }
+            None => {
+                read = self.context.iter().map(|&i| Facts::of(&self.pi.entries[i])).collect();
+                read.iter().collect()
+            }
+        };
         let mut calls: Vec<Call<'s>> = Vec::new();
-        for &i in &self.context {
-            let Some(Content::Blocks(blocks)) = self.content(i) else { continue };
-            for block in blocks {
-                if let BlockKind::ToolCall { id: Some(id), name, arguments } = block.kind {
-                    calls.push(Call { id, name, arguments });
-                }
+        for (&i, f) in self.context.iter().zip(&facts) {
+            match self.projected(i) {
+                Projected::Raw => calls.extend(f.calls.iter().cloned()),
+                _ => calls.extend(tool_calls(self.content(i))),
             }
         }
         // The call a result answers: the last with its id, preferring one with a `path`.
@@ -216,18 +226,17 @@ impl<'s, 'a> Projection<'s, 'a> {
         let units = self
             .context
             .iter()
-            .map(|&index| {
+            .zip(&facts)
+            .map(|(&index, f)| {
                 let e = &self.pi.entries[index];
-                let message = (e.kind == "message").then(|| e.fields.message.and_then(Message::parse)).flatten();
-                let role = role_of(e, message.as_ref());
-                let tool = message.filter(|_| role == Role::ToolResult).map(|m| {
-                    let arguments = m.tool_call_id.as_deref().and_then(|id| by_id.get(id)).and_then(|c| c.arguments);
-                    Tool { name: m.tool_name.unwrap_or_default(), call_id: m.tool_call_id, arguments }
+                let tool = f.tool.as_ref().map(|(name, call_id)| {
+                    let arguments = call_id.as_deref().and_then(|id| by_id.get(id)).and_then(|c| c.arguments);
+                    Tool { name: name.clone(), call_id: call_id.clone(), arguments }
                 });
                 Unit {
                     index,
-                    role,
-                    target: e.is_editable().then(|| e.id.clone()),
+                    role: f.role,
+                    target: f.editable.then(|| e.id.clone()),
                     tool,
                     tombstone: false,
                     omitted: matches!(self.projected(index), Projected::Omitted),
@@ -237,6 +246,59 @@ impl<'s, 'a> Projection<'s, 'a> {
             .collect();
         (units, calls)
     }
+}
+
+/// What a view reads of one entry's own message: the same at every leaf.
+struct Facts<'a> {
+    role: Role,
+    /// Whether a fold may replace its content ([`Entry::is_editable`]).
+    editable: bool,
+    /// For a tool result: the tool's name (empty when absent) and the call's id.
+    tool: Option<(Cow<'a, str>, Option<Cow<'a, str>>)>,
+    /// The tool calls in its own content.
+    calls: Vec<Call<'a>>,
+}
+
+impl<'a> Facts<'a> {
+    fn of(e: &Entry<'a>) -> Facts<'a> {
+        let message = (e.kind == "message").then(|| e.fields.message.and_then(Message::parse)).flatten();
+        let role = role_of(e, message.as_ref());
+        // A message's own content is its `content` (`own_content`, without parsing it again).
+        let content = match &message {
+            Some(m) => m.content,
+            None => own_content(e),
+        };
+        let calls = tool_calls(Some(parse_content(content))).collect();
+        let tool =
+            message.filter(|_| role == Role::ToolResult).map(|m| (m.tool_name.unwrap_or_default(), m.tool_call_id));
+        Facts { role, editable: e.is_editable(), tool, calls }
+    }
+}
+
+/// What views read of each entry's own message, kept across the views of one session
+/// ([`crate::host::ViewMemo`]): an audit that projects every leaf then reads each entry once,
+/// not once per leaf.
+pub struct FactsMemo<'a> {
+    cells: Vec<std::cell::OnceCell<Facts<'a>>>,
+}
+
+impl FactsMemo<'_> {
+    /// An empty memo for a session of `entries` entries.
+    pub fn new(entries: usize) -> Self {
+        FactsMemo { cells: (0..entries).map(|_| std::cell::OnceCell::new()).collect() }
+    }
+}
+
+/// The tool calls in some content.
+fn tool_calls<'c>(content: Option<Content<'c>>) -> impl Iterator<Item = Call<'c>> {
+    let blocks = match content {
+        Some(Content::Blocks(blocks)) => blocks,
+        _ => Vec::new(),
+    };
+    blocks.into_iter().filter_map(|block| match block.kind {
+        BlockKind::ToolCall { id: Some(id), name, arguments } => Some(Call { id, name, arguments }),
+        _ => None,
+    })
 }
 
 /// The neutral role of what an entry gives the model.
