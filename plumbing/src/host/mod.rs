@@ -279,6 +279,19 @@ pub trait Host: Sync {
     /// How a fold is written back.
     fn write_back(&self) -> WriteBack;
 
+    /// Tells whether this host may shrink the file whose first bytes are `head` in place (a
+    /// truncating rewrite): such a file is copied, never mapped (`file`, "Mapped reads" in
+    /// `docs/reliability.md`). Hosts that only append or rename a new file over keep the default.
+    fn shrinks_in_place(&self, _head: &[u8]) -> bool {
+        false
+    }
+
+    /// How many leading bytes of its files this host overwrites in place (same length): a
+    /// mapped read copies them out of the map while it is checked.
+    fn overwrites_in_place(&self) -> usize {
+        0
+    }
+
     /// The session id a line carries as its own, for hosts that write the id into every row
     /// (Claude Code's top-level `sessionId`): the store keys such rows with the file's id taken
     /// out (`store::row`), so a copy of them under a new id (a fork) shares them. Asked only of
