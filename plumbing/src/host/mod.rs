@@ -32,14 +32,10 @@ use crate::{Context, Error, Result};
 pub use file::SessionFile;
 pub use model::{Block, BlockKind, Content, Role, Tool};
 pub use session::{Cycle, Header, Node, Session, Warning};
-pub use view::{Call, Projected, Unit, View, ViewMemo};
+pub use view::{Call, Projected, Unit, View};
 
 /// pi's session generator: seeded, realistic sessions for tests and benchmarks.
 pub use crate::pi::generate;
-
-/// What pi's format reader keeps of each entry across the views of one session (read by pi's
-/// and oh-my-pi's hosts, which share that reader), held in a [`ViewMemo`].
-pub(crate) use crate::pi::project::FactsMemo as PiFormatMemo;
 
 /// The hosts shake reads, in the order detection asks them: one line per host. A host whose
 /// files another's would also accept goes first (oh-my-pi's are pi's format plus a title slot).
@@ -62,6 +58,26 @@ impl<'a> HostData<'a> {
             HostData::Omp(s) => s,
             HostData::Claude(s) => s,
         }
+    }
+}
+
+/// What views of one session read of its entries, kept for the next view ([`View::shared`]).
+/// Made for one session and used with it only; it holds a little per entry read. It lives here,
+/// beside [`HostData`], because it holds each host's own memo.
+pub struct ViewMemo<'a> {
+    entries: usize,
+    pi: std::cell::OnceCell<crate::pi::project::FactsMemo<'a>>,
+}
+
+impl<'a> ViewMemo<'a> {
+    /// An empty memo for `session`.
+    pub fn new(session: &Session<'a>) -> ViewMemo<'a> {
+        ViewMemo { entries: session.entries.len(), pi: std::cell::OnceCell::new() }
+    }
+
+    /// The memo of pi's reading (pi and the hosts built on its format).
+    pub(crate) fn pi(&self) -> &crate::pi::project::FactsMemo<'a> {
+        self.pi.get_or_init(|| crate::pi::project::FactsMemo::new(self.entries))
     }
 }
 

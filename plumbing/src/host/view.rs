@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::model::{Content, Role, Tool};
 use super::session::Session;
-use super::{Host, ViewData};
+use super::{Host, ViewData, ViewMemo};
 use crate::tokens::Pieces;
 
 /// The model-visible content of one context entry after edits.
@@ -54,25 +54,6 @@ pub struct Call<'a> {
     pub name: Cow<'a, str>,
     /// The raw arguments.
     pub arguments: Option<&'a RawValue>,
-}
-
-/// What views of one session read of its entries, kept for the next view ([`View::shared`]).
-/// Made for one session and used with it only; it holds a little per entry read.
-pub struct ViewMemo<'a> {
-    entries: usize,
-    pi: std::cell::OnceCell<super::PiFormatMemo<'a>>,
-}
-
-impl<'a> ViewMemo<'a> {
-    /// An empty memo for `session`.
-    pub fn new(session: &Session<'a>) -> ViewMemo<'a> {
-        ViewMemo { entries: session.entries.len(), pi: std::cell::OnceCell::new() }
-    }
-
-    /// The memo of pi's reading (pi and the hosts built on its format).
-    pub(crate) fn pi(&self) -> &super::PiFormatMemo<'a> {
-        self.pi.get_or_init(|| super::PiFormatMemo::new(self.entries))
-    }
 }
 
 /// The context at one leaf.

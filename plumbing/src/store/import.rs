@@ -198,11 +198,17 @@ impl Store {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(FileError::at(&dir, "list")(e).into()),
         }
-        for f in self.packed.files().iter().rev() {
-            for (name, bytes) in f.records().filter(|(name, _)| name.starts_with("import/")) {
-                all.insert(name.to_string(), (f.path.join(name), bytes.to_vec()));
-            }
+        for name in self.packed.names("import/") {
+            all.insert(name.to_string(), (PathBuf::new(), Vec::new()));
         }
+        all.retain(|name, (path, bytes)| match self.packed.resolve(name) {
+            super::packed::Resolved::Found(f, value) => {
+                (*path, *bytes) = (f.path.join(name), value.to_vec());
+                true
+            }
+            super::packed::Resolved::Damaged => false,
+            super::packed::Resolved::Missing => true,
+        });
         Ok(all.into_values().collect())
     }
 

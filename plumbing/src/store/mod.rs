@@ -31,6 +31,7 @@ use crate::{Context, Error, Result};
 pub use import::{path_nodes, session_by_id, ImportReport, SessionInfo};
 pub use lock::WriteLock;
 pub use pack::{Object, Pack};
+use packed::Resolved;
 pub use refs::Expect;
 pub use version::Version;
 
@@ -248,19 +249,15 @@ impl Store {
         }
     }
 
-    /// Reads a ref (`None` when it does not exist): its packed record, else its loose file.
+    /// Reads a ref (`None` when it does not exist, or its packed record is damaged): its
+    /// packed record, else its loose file.
     pub fn read_ref(&self, name: &str) -> Result<Option<ObjectId>> {
         refs::check_name(name)?;
-        match self.packed.get(name) {
-            Some(bytes) => Ok(Some(refs::parse(&self.packed_path(name), bytes)?)),
-            None => Ok(refs::read(&self.dir, name)?),
+        match self.packed.resolve(name) {
+            Resolved::Found(f, bytes) => Ok(Some(refs::parse(&f.path.join(name), bytes)?)),
+            Resolved::Damaged => Ok(None),
+            Resolved::Missing => Ok(refs::read(&self.dir, name)?),
         }
-    }
-
-    /// Where a packed record is read from, for messages.
-    fn packed_path(&self, name: &str) -> PathBuf {
-        let file = self.packed.files().iter().find(|f| f.get(name).is_some());
-        file.map_or_else(|| self.dir.join(packed::DIR), |f| f.path.clone()).join(name)
     }
 
     /// Sets a ref durably if its current value is what `expect` says; `new` must be in the
@@ -285,13 +282,18 @@ impl Store {
     /// Lists every ref, sorted by name, each with its id or why it cannot be read: the packed
     /// ones and the loose files no packed record shadows.
     pub fn refs_all(&self) -> Result<Vec<(String, Result<ObjectId>)>> {
-        let mut all: std::collections::BTreeMap<String, Result<ObjectId>> =
-            refs::list_all(&self.dir)?.into_iter().collect();
-        for f in self.packed.files().iter().rev() {
-            for (name, bytes) in f.records().filter(|(name, _)| name.starts_with("refs/")) {
-                all.insert(name.to_string(), refs::parse(&f.path.join(name), bytes).map_err(Error::from));
-            }
+        let mut all: BTreeMap<String, Result<ObjectId>> = refs::list_all(&self.dir)?.into_iter().collect();
+        for name in self.packed.names("refs/") {
+            all.insert(name.to_string(), Ok(ObjectId::NULL));
         }
+        all.retain(|name, id| match self.packed.resolve(name) {
+            Resolved::Found(f, bytes) => {
+                *id = refs::parse(&f.path.join(name), bytes).map_err(Error::from);
+                true
+            }
+            Resolved::Damaged => false,
+            Resolved::Missing => true,
+        });
         Ok(all.into_iter().collect())
     }
 
@@ -299,9 +301,10 @@ impl Store {
     /// record, else its loose file; `Ok(None)` when absent, `Err` naming it when unreadable.
     pub fn read_state(&self, path: &str) -> std::result::Result<Option<(state::FileState, Vec<u8>)>, String> {
         let name = state::name(path);
-        match self.packed.get(&name) {
-            Some(bytes) => state::decode(&self.packed_path(&name), bytes).map(Some),
-            None => state::read(&self.dir.join(name)),
+        match self.packed.resolve(&name) {
+            Resolved::Found(f, bytes) => state::decode(&f.path.join(&name), bytes).map(Some),
+            Resolved::Damaged => Ok(None),
+            Resolved::Missing => state::read(&self.dir.join(name)),
         }
     }
 

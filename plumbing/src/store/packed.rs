@@ -41,6 +41,27 @@ pub struct PackedFile {
     records: Vec<Record>,
 }
 
+/// What a packed file says of a name.
+enum Lookup<'p> {
+    /// A sound record: its value.
+    Found(&'p [u8]),
+    /// The record, or one that may be it, is damaged: the name's value is unknown here.
+    Damaged,
+    /// No record of this name.
+    Missing,
+}
+
+/// What the packed files say of a name ([`Packed::resolve`]).
+pub enum Resolved<'p> {
+    /// The newest file that holds the name, and its value.
+    Found(&'p PackedFile, &'p [u8]),
+    /// The newest file that may hold it has it damaged: it reads as absent (older records and
+    /// loose files of the name are not believed instead: they are older than the damage).
+    Damaged,
+    /// No packed file holds it (a loose file may).
+    Missing,
+}
+
 /// Where one record's name, value and checksum lie in the file.
 struct Record {
     name: (usize, usize),
@@ -73,12 +94,17 @@ impl PackedFile {
         self.map[r.sum..r.sum + RECORD_SUM] == sum
     }
 
-    /// Returns the value of record `name`, if this file has a sound one (a damaged record
-    /// reads as absent: `fsck` names it).
-    pub fn get(&self, name: &str) -> Option<&[u8]> {
-        let i = self.records.binary_search_by(|r| self.name(r).cmp(name)).ok()?;
-        let r = &self.records[i];
-        self.sound(r).then(|| &self.map[r.value.0..r.value.1])
+    /// Looks record `name` up. A damaged record is [`Lookup::Damaged`], and so is a name that
+    /// is absent but sorts next to a damaged record: a flipped byte in a name keeps the record
+    /// between its neighbours (else the file does not open), so the name may be that record's.
+    fn lookup(&self, name: &str) -> Lookup<'_> {
+        let damaged = |i: usize| self.records.get(i).is_some_and(|r| !self.sound(r));
+        match self.records.binary_search_by(|r| self.name(r).cmp(name)) {
+            Ok(i) if damaged(i) => Lookup::Damaged,
+            Ok(i) => Lookup::Found(&self.map[self.records[i].value.0..self.records[i].value.1]),
+            Err(i) if damaged(i) || i.checked_sub(1).is_some_and(damaged) => Lookup::Damaged,
+            Err(_) => Lookup::Missing,
+        }
     }
 
     /// Returns every sound record, sorted by name.
@@ -250,22 +276,54 @@ impl Packed {
         &self.files
     }
 
-    /// The newest value of record `name`.
-    pub fn get(&self, name: &str) -> Option<&[u8]> {
-        self.files.iter().find_map(|f| f.get(name))
+    /// What the newest packed file that knows `name` says of it.
+    pub fn resolve(&self, name: &str) -> Resolved<'_> {
+        for f in &self.files {
+            match f.lookup(name) {
+                Lookup::Found(value) => return Resolved::Found(f, value),
+                Lookup::Damaged => return Resolved::Damaged,
+                Lookup::Missing => {}
+            }
+        }
+        Resolved::Missing
     }
 
-    /// Every value of record `name`, oldest first (for the records that add up).
+    /// The newest value of record `name` (`None` when missing or damaged).
+    pub fn get(&self, name: &str) -> Option<&[u8]> {
+        match self.resolve(name) {
+            Resolved::Found(_, value) => Some(value),
+            Resolved::Damaged | Resolved::Missing => None,
+        }
+    }
+
+    /// Every sound value of record `name`, oldest first (for the records that add up).
     pub fn all<'p>(&'p self, name: &'p str) -> impl Iterator<Item = &'p [u8]> {
-        self.files.iter().rev().filter_map(move |f| f.get(name))
+        self.files.iter().rev().filter_map(move |f| match f.lookup(name) {
+            Lookup::Found(value) => Some(value),
+            Lookup::Damaged | Lookup::Missing => None,
+        })
+    }
+
+    /// The names of the sound records starting with `prefix` in any file, sorted, once each.
+    pub fn names(&self, prefix: &str) -> std::collections::BTreeSet<&str> {
+        self.files.iter().flat_map(|f| f.records().map(|(name, _)| name)).filter(|n| n.starts_with(prefix)).collect()
     }
 
     /// Every name with its newest value (the records that add up: all their lines, oldest
-    /// first), laid over `base` (older records, e.g. loose files), sorted by name.
+    /// first), laid over `base` (older records, e.g. loose files), sorted by name; a damaged
+    /// name is left out (its `base` value too).
     pub fn merged(&self, mut base: BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Vec<u8>> {
-        for f in self.files.iter().rev() {
-            for (name, value) in f.records() {
-                layer(&mut base, name, value);
+        for name in self.names("") {
+            if name.starts_with(ADDED) {
+                self.all(name).for_each(|value| layer(&mut base, name, value));
+                continue;
+            }
+            match self.resolve(name) {
+                Resolved::Found(_, value) => layer(&mut base, name, value),
+                Resolved::Damaged => {
+                    base.remove(name);
+                }
+                Resolved::Missing => {}
             }
         }
         base
@@ -363,6 +421,34 @@ mod tests {
         assert_eq!(std::fs::read_dir(dir.path().join(DIR)).unwrap().count(), 1);
         let (packed, _) = Packed::load(dir.path(), Packed::default()).unwrap();
         assert_eq!(packed.merged(BTreeMap::new()).len(), MAX_FILES + 1);
+    }
+
+    /// A damaged record never lets an older record of its name (or of the name it may have
+    /// had) be read instead: every flip of the newer file either fails to open, or leaves each
+    /// name with its newer value or with none.
+    #[test]
+    fn a_damaged_record_hides_the_older_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut packed = Packed::default();
+        let old = records(&[("import/a", "old a"), ("import/b", "old b"), ("import/c", "old c")]);
+        packed.write(dir.path(), old.clone()).unwrap();
+        packed
+            .write(dir.path(), records(&[("import/a", "new a"), ("import/b", "new b"), ("import/c", "new c")]))
+            .unwrap();
+        let path = packed.files()[0].path.clone();
+        let good = std::fs::read(&path).unwrap();
+        for i in 0..good.len() {
+            let mut bad = good.clone();
+            bad[i] ^= 0x01;
+            std::fs::write(&path, &bad).unwrap();
+            let Ok((packed, _)) = Packed::load(dir.path(), Packed::default()) else { continue };
+            let merged = packed.merged(BTreeMap::new());
+            for name in ["import/a", "import/b", "import/c"] {
+                let got = packed.get(name).map(|v| String::from_utf8_lossy(v).into_owned());
+                assert!(got.as_deref().is_none_or(|v| v.starts_with("new")), "flip at {i}: {name} = {got:?}");
+                assert!(merged.get(name).is_none_or(|v| v.starts_with(b"new")), "flip at {i}: merged {name}");
+            }
+        }
     }
 
     #[test]
