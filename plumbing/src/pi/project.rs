@@ -45,6 +45,47 @@ pub struct Projection<'s, 'a> {
     /// Content a host built on pi's format sends in place of an entry's own (entry index → the
     /// content JSON; OMP: a pruned tool result's text joined). An edit still wins over it.
     pub rewrites: Option<&'s HashMap<usize, Box<RawValue>>>,
+    /// What each context position gives, parsed once when the projection is made (the units,
+    /// the estimate, the plan and the JSON each read it; parsing again at every use was most of
+    /// a command's time on many small entries).
+    parsed: Vec<Parsed<'s, 'a>>,
+    /// Entry index → its position in `context` ([`NOT_IN_CONTEXT`] for the others).
+    positions: Vec<u32>,
+}
+
+/// One context position, parsed.
+struct Parsed<'s, 'a> {
+    /// What its `message` says ([`Said`]).
+    said: Option<Said<'a>>,
+    /// The edit that wins for it (an entry index).
+    edit: Option<usize>,
+    /// Its own content ([`own_content`]).
+    own: Option<&'a RawValue>,
+    /// What the model sees of it.
+    projected: Projected<'s>,
+    /// The content the model sees ([`Projection::content`]).
+    content: Option<Content<'s>>,
+}
+
+const NOT_IN_CONTEXT: u32 = u32::MAX;
+
+/// The fields of an entry's `message` that every context position needs: its role and the tool
+/// it answers. (A whole [`Message`] per position would hold ~350 bytes for each entry; the
+/// estimate parses the message again for the rare roles that need more.)
+#[derive(Clone, Debug, Default)]
+pub struct Said<'a> {
+    /// `role`.
+    pub role: Option<Cow<'a, str>>,
+    /// `toolName`.
+    pub tool_name: Option<Cow<'a, str>>,
+    /// `toolCallId`.
+    pub tool_call_id: Option<Cow<'a, str>>,
+}
+
+impl<'a> Said<'a> {
+    fn of(m: Message<'a>) -> Said<'a> {
+        Said { role: m.role, tool_name: m.tool_name, tool_call_id: m.tool_call_id }
+    }
 }
 
 impl<'s, 'a> Projection<'s, 'a> {
@@ -80,9 +121,42 @@ impl<'s, 'a> Projection<'s, 'a> {
                 }
             }
         }
-        let projection = Projection { session, pi, leaf, path, context, edits, rewrites };
+        let mut positions = vec![NOT_IN_CONTEXT; pi.entries.len()];
+        for (pos, &i) in context.iter().enumerate() {
+            positions[i] = pos as u32;
+        }
+        let mut projection =
+            Projection { session, pi, leaf, path, context, edits, rewrites, parsed: Vec::new(), positions };
         projection.check_edits()?;
+        projection.parsed = projection.context.iter().map(|&i| projection.parse(i)).collect();
         Ok(projection)
+    }
+
+    fn parse(&self, index: usize) -> Parsed<'s, 'a> {
+        let e = &self.pi.entries[index];
+        let message = e.message();
+        let edit = self.edits.get(e.id.as_ref()).copied();
+        let projected = self.projected_with(index, edit);
+        let own = own_of(e, message.as_ref());
+        let content = match projected {
+            Projected::Omitted => None,
+            Projected::Replaced(raw) => Some(parse_content(raw)),
+            Projected::Raw => Some(parse_content(own)),
+        };
+        Parsed { said: message.map(Said::of), edit, own, projected, content }
+    }
+
+    fn parsed(&self, index: usize) -> Option<&Parsed<'s, 'a>> {
+        self.parsed.get(*self.positions.get(index)? as usize)
+    }
+
+    /// Returns what the `message` of entry `index` says ([`Entry::message`]; `None` when it
+    /// does not parse), parsed once for an entry of the context.
+    pub fn said(&self, index: usize) -> Option<Cow<'_, Said<'a>>> {
+        match self.parsed(index) {
+            Some(p) => p.said.as_ref().map(Cow::Borrowed),
+            None => self.pi.entries[index].message().map(|m| Cow::Owned(Said::of(m))),
+        }
     }
 
     fn check_edits(&self) -> Result<(), ProjectError> {
@@ -119,12 +193,22 @@ impl<'s, 'a> Projection<'s, 'a> {
 
     /// Returns the index of the edit that wins for entry `index`, if any.
     pub fn edit_index(&self, index: usize) -> Option<usize> {
-        self.edits.get(self.pi.entries[index].id.as_ref()).copied()
+        match self.parsed(index) {
+            Some(p) => p.edit,
+            None => self.edits.get(self.pi.entries[index].id.as_ref()).copied(),
+        }
     }
 
     /// Returns what the model sees of entry `index` (which must be in the context list).
     pub fn projected(&self, index: usize) -> Projected<'s> {
-        match self.edit_of(index) {
+        match self.parsed(index) {
+            Some(p) => p.projected,
+            None => self.projected_with(index, self.edit_index(index)),
+        }
+    }
+
+    fn projected_with(&self, index: usize, edit: Option<usize>) -> Projected<'s> {
+        match edit.map(|e| &self.pi.entries[e]) {
             None => match self.rewrites.and_then(|r| r.get(&index)) {
                 Some(content) => Projected::Replaced(Some(content)),
                 None => Projected::Raw,
@@ -140,11 +224,19 @@ impl<'s, 'a> Projection<'s, 'a> {
     /// Returns the content the model sees for an editable entry: the replacement's when an edit
     /// wins, else the entry's own.
     pub fn content(&self, index: usize) -> Option<Content<'s>> {
+        if let Some(p) = self.parsed(index) {
+            return p.content.clone();
+        }
         match self.projected(index) {
             Projected::Omitted => None,
             Projected::Replaced(raw) => Some(parse_content(raw)),
             Projected::Raw => Some(parse_content(own_content(&self.pi.entries[index]))),
         }
+    }
+
+    /// [`Projection::content`] borrowed, for an entry of the context.
+    pub fn content_ref(&self, index: usize) -> Option<&Content<'s>> {
+        self.parsed(index)?.content.as_ref()
     }
 
     /// Returns `{"leafId","entries":[{"id","type","messages"}],"messages"}` as pi's code does.
@@ -163,6 +255,47 @@ impl<'s, 'a> Projection<'s, 'a> {
             .collect();
         let leaf = self.leaf.map_or(Js::Null, |l| js_str(&self.pi.entries[l].id));
         object([("leafId", leaf), ("entries", Js::Array(entries)), ("messages", Js::Array(all))])
+    }
+
+    /// Appends [`Projection::to_js`] as `JSON.stringify` writes it, one message at a time (no
+    /// tree of the whole context is held: each message is written into `entries`, then its bytes
+    /// copied into `messages`).
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"{\"leafId\":");
+        match self.leaf {
+            Some(l) => js::write_string(out, self.pi.entries[l].id.as_bytes()),
+            None => out.extend_from_slice(b"null"),
+        }
+        out.extend_from_slice(b",\"entries\":[");
+        let mut spans = Vec::with_capacity(self.context.len());
+        for (pos, &i) in self.context.iter().enumerate() {
+            let e = &self.pi.entries[i];
+            if pos > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(b"{\"id\":");
+            js::write_string(out, e.id.as_bytes());
+            out.extend_from_slice(b",\"type\":");
+            js::write_string(out, e.kind.as_bytes());
+            out.extend_from_slice(b",\"messages\":[");
+            for (n, m) in self.entry_js(pos, i).iter().enumerate() {
+                if n > 0 {
+                    out.push(b',');
+                }
+                let start = out.len();
+                m.write(out);
+                spans.push(start..out.len());
+            }
+            out.extend_from_slice(b"]}");
+        }
+        out.extend_from_slice(b"],\"messages\":[");
+        for (n, span) in spans.into_iter().enumerate() {
+            if n > 0 {
+                out.push(b',');
+            }
+            out.extend_from_within(span);
+        }
+        out.extend_from_slice(b"]}");
     }
 
     /// [`Projection::to_js`] as serde_json holds it (lone surrogates as U+FFFD).
@@ -198,11 +331,11 @@ impl<'s, 'a> Projection<'s, 'a> {
     /// The units of the context and the tool calls in it.
     fn units(&self) -> (Vec<Unit<'s>>, Vec<Call<'s>>) {
         let mut calls: Vec<Call<'s>> = Vec::new();
-        for &i in &self.context {
-            let Some(Content::Blocks(blocks)) = self.content(i) else { continue };
+        for p in &self.parsed {
+            let Some(Content::Blocks(blocks)) = &p.content else { continue };
             for block in blocks {
-                if let BlockKind::ToolCall { id: Some(id), name, arguments } = block.kind {
-                    calls.push(Call { id, name, arguments });
+                if let BlockKind::ToolCall { id: Some(id), name, arguments } = &block.kind {
+                    calls.push(Call { id: id.clone(), name: name.clone(), arguments: *arguments });
                 }
             }
         }
@@ -216,22 +349,23 @@ impl<'s, 'a> Projection<'s, 'a> {
         let units = self
             .context
             .iter()
-            .map(|&index| {
+            .zip(&self.parsed)
+            .map(|(&index, p)| {
                 let e = &self.pi.entries[index];
-                let message = (e.kind == "message").then(|| e.fields.message.and_then(Message::parse)).flatten();
-                let role = role_of(e, message.as_ref());
+                let message = p.said.as_ref().filter(|_| e.kind == "message");
+                let role = role_of(e, message);
                 let tool = message.filter(|_| role == Role::ToolResult).map(|m| {
                     let arguments = m.tool_call_id.as_deref().and_then(|id| by_id.get(id)).and_then(|c| c.arguments);
-                    Tool { name: m.tool_name.unwrap_or_default(), call_id: m.tool_call_id, arguments }
+                    Tool { name: m.tool_name.clone().unwrap_or_default(), call_id: m.tool_call_id.clone(), arguments }
                 });
                 Unit {
                     index,
                     role,
-                    target: e.is_editable().then(|| e.id.clone()),
+                    target: editable(e, message).then(|| e.id.clone()),
                     tool,
                     tombstone: false,
-                    omitted: matches!(self.projected(index), Projected::Omitted),
-                    edit: self.edit_index(index),
+                    omitted: matches!(p.projected, Projected::Omitted),
+                    edit: p.edit,
                 }
             })
             .collect();
@@ -240,7 +374,7 @@ impl<'s, 'a> Projection<'s, 'a> {
 }
 
 /// The neutral role of what an entry gives the model.
-fn role_of(e: &Entry<'_>, message: Option<&Message<'_>>) -> Role {
+fn role_of(e: &Entry<'_>, message: Option<&Said<'_>>) -> Role {
     match e.kind.as_ref() {
         "message" if e.hook_message_role => Role::Custom,
         "message" => match message.and_then(|m| m.role.as_deref()) {
@@ -265,6 +399,21 @@ impl<'s> host::HostView<'s> for Projection<'s, '_> {
 
     fn content(&self, index: usize) -> Option<Content<'s>> {
         Projection::content(self, index)
+    }
+
+    fn own_content(&self, index: usize) -> Option<Option<&'s RawValue>> {
+        self.parsed(index).map(|p| p.own)
+    }
+
+    fn parsed_content(&self, index: usize, raw: &RawValue) -> Option<Content<'s>> {
+        let p = self.parsed(index)?;
+        let seen = match p.projected {
+            Projected::Raw => p.own,
+            Projected::Replaced(content) => content,
+            Projected::Omitted => None,
+        };
+        // The same bytes in memory, not merely equal ones: the content parsed from them.
+        seen.filter(|seen| std::ptr::eq(*seen, raw)).and(p.content.clone())
     }
 
     fn edit_target(&self, index: usize) -> Option<Cow<'s, str>> {
@@ -294,7 +443,10 @@ impl<'s> host::HostView<'s> for Projection<'s, '_> {
     }
 
     fn to_json_text(&self) -> String {
-        self.to_js().to_json()
+        let mut out = Vec::new();
+        self.write_json(&mut out);
+        // Only whole UTF-8 sequences are copied and surrogates are escaped: the bytes are UTF-8.
+        String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
     }
 }
 
@@ -316,10 +468,27 @@ pub fn replacement_content(replacement: &RawValue) -> Option<&RawValue> {
 
 /// Returns an editable entry's own content: a message's `content`, a custom_message's `content`.
 pub fn own_content<'a>(e: &Entry<'a>) -> Option<&'a RawValue> {
+    own_of(e, e.message().as_ref())
+}
+
+/// [`own_content`] with the entry's message already parsed.
+fn own_of<'a>(e: &Entry<'a>, message: Option<&Message<'a>>) -> Option<&'a RawValue> {
     match e.kind.as_ref() {
         "custom_message" => e.fields.content,
-        "message" => e.fields.message.and_then(super::message::Message::parse).and_then(|m| m.content),
+        "message" => message.and_then(|m| m.content),
         _ => None,
+    }
+}
+
+/// [`Entry::is_editable`] with the entry's message already parsed (the role as
+/// [`Entry::role`] reads it: a message whose other fields [`Message::parse`] refuses is read
+/// again for its role alone).
+fn editable(e: &Entry<'_>, message: Option<&Said<'_>>) -> bool {
+    match (e.kind.as_ref(), message) {
+        ("message", Some(m)) if !e.hook_message_role => {
+            matches!(m.role.as_deref(), Some("user" | "assistant" | "toolResult"))
+        }
+        _ => e.is_editable(),
     }
 }
 
