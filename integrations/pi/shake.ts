@@ -38,6 +38,12 @@ type Edit = { targetId: string; replacement: Replacement };
 type Plan = { edits: Edit[]; log: unknown; tokensFreed?: number; tokensRestored?: number; message: string };
 /** `shake meter --json`. */
 type Meter = { tokens: number; severity?: string; tokenizer?: string };
+/** A plan and pi's leaf when it was asked for (null: the session has no entries). */
+type Planned = { plan: Plan; leaf: string | null };
+/** Why `appendViaPi` wrote nothing when pi's leaf moved while the CLI planned. */
+const MOVED = "the session changed while shake planned";
+/** How many times a plan is made again when pi's leaf moved under the CLI. */
+const REPLANS = 2;
 /** A /shake or /shake undo that came while pi was busy. */
 type Queued = { verb: "fold" | "undo"; cliArgs: string[] };
 /** What a command line asks for. */
@@ -286,16 +292,44 @@ export default function (pi: ExtensionAPI) {
 		return sm.appendContextEdit.bind(sm);
 	}
 
+	/** A plan from `shake <verb> --plan` at pi's leaf, and that leaf; undefined after telling why
+	 * not (unless quiet). */
+	async function planAt(ctx: ExtensionContext, verb: "fold" | "undo", cliArgs: string[], quiet = false): Promise<Planned | undefined> {
+		// Read before the CLI starts: `cli` names the same leaf in the same tick.
+		const leaf = ctx.sessionManager.getLeafId();
+		const plan = await cliJson<Plan>(ctx, [verb, "--plan", ...cliArgs], quiet);
+		return plan && { plan, leaf };
+	}
+
 	/** Writes a plan through pi: the edits, then the log entry naming the ids pi gave them. Returns
-	 * undefined when written, else why not (nothing is written then). */
-	function appendViaPi(ctx: ExtensionContext, plan: Plan): string | undefined {
+	 * undefined when written, else why not (nothing is written then): `MOVED` when pi's leaf is no
+	 * longer the one the plan was made at (pi appended or compacted while the CLI planned, so the
+	 * plan may edit entries no longer in context and claim tokens it cannot free). */
+	function appendViaPi(ctx: ExtensionContext, { plan, leaf }: Planned): string | undefined {
 		const write = piWriter(ctx);
 		if (!write) return "pi's writer is not reachable";
+		if (ctx.sessionManager.getLeafId() !== leaf) return MOVED;
 		const why = plan.edits.map((e) => refusal(ctx, e)).find(Boolean);
 		if (why) return why;
 		const ids = new Map(plan.edits.map((e) => [e.targetId, write(e.targetId, e.replacement)]));
 		pi.appendEntry("shake", withEditIds(plan.log, ids));
 		return undefined;
+	}
+
+	/** Plans `verb` now and writes it through pi, planning again (up to `REPLANS` times) while pi's
+	 * leaf moves under the CLI. `planned` is a plan already made, tried first. Returns the plan
+	 * written, or why nothing was: `empty` (nothing to do; its message says why) or a reason. */
+	async function planAndWrite(ctx: ExtensionContext, verb: "fold" | "undo", cliArgs: string[], planned?: Planned): Promise<{ written: Plan } | { empty: Plan } | { why: string }> {
+		for (let attempt = 0; ; attempt++) {
+			const p = planned ?? (await planAt(ctx, verb, cliArgs, true));
+			planned = undefined;
+			if (!p) return { why: "the CLI gave no plan" };
+			// No edits but a log: the log entry repairs a half-written batch.
+			if (p.plan.edits.length === 0 && !p.plan.log) return { empty: p.plan };
+			const why = appendViaPi(ctx, p);
+			if (!why) return { written: p.plan };
+			if (why !== MOVED || attempt >= REPLANS) return { why };
+		}
 	}
 
 	/** Writes the commands queued while pi was busy, each planned again now: since it was queued,
@@ -305,19 +339,12 @@ export default function (pi: ExtensionAPI) {
 	async function writePending(ctx: ExtensionContext, when: string): Promise<void> {
 		const queued = pending;
 		pending = [];
+		const again = `planned again ${when.replace(/^applied /, "")}`;
 		for (const q of queued) {
-			const plan = await cliJson<Plan>(ctx, [q.verb, "--plan", ...q.cliArgs], true);
-			if (!plan) {
-				say(ctx, `a /shake that came while pi was busy could not be planned again ${when.replace(/^applied /, "")}; run /shake again`, "warning");
-				continue;
-			}
-			if (plan.edits.length === 0 && !plan.log) {
-				say(ctx, `${plan.message || "nothing to shake"} (planned again ${when.replace(/^applied /, "")}: the session changed since /shake)`);
-				continue;
-			}
-			const why = appendViaPi(ctx, plan);
-			if (why) say(ctx, `a /shake that came while pi was busy was not applied (${why}); run /shake again`, "warning");
-			else say(ctx, `${plan.message} (${when})`);
+			const r = await planAndWrite(ctx, q.verb, q.cliArgs);
+			if ("written" in r) say(ctx, `${r.written.message} (${when})`);
+			else if ("empty" in r) say(ctx, `${r.empty.message || "nothing to shake"} (${again}: the session changed since /shake)`);
+			else say(ctx, `a /shake that came while pi was busy was not applied (${again}: ${r.why}); run /shake again`, "warning");
 		}
 	}
 
@@ -328,8 +355,9 @@ export default function (pi: ExtensionAPI) {
 			say(ctx, "pi is busy and a /shake is already queued for the end of this turn; try again when it is applied", "warning");
 			return;
 		}
-		const plan = await cliJson<Plan>(ctx, [verb, "--plan", ...cliArgs]);
-		if (!plan) return;
+		const planned = await planAt(ctx, verb, cliArgs);
+		if (!planned) return;
+		const { plan } = planned;
 		// No edits but a log: the log entry repairs a half-written batch.
 		if (plan.edits.length === 0 && !plan.log) {
 			say(ctx, plan.message || (verb === "undo" ? "nothing to undo" : "nothing to shake"));
@@ -346,9 +374,10 @@ export default function (pi: ExtensionAPI) {
 			return;
 		}
 		if (piWriter(ctx)) {
-			const why = appendViaPi(ctx, plan);
-			if (why) say(ctx, `pi refused the plan (${why}); nothing was written. Try /shake status`, "error");
-			else say(ctx, plan.message);
+			const r = await planAndWrite(ctx, verb, cliArgs, planned);
+			if ("written" in r) say(ctx, r.written.message);
+			else if ("empty" in r) say(ctx, `${r.empty.message} (planned again: the session changed while shake planned)`);
+			else say(ctx, `pi refused the plan (${r.why}); nothing was written. Try /shake status`, "error");
 			await refresh(ctx);
 			return;
 		}

@@ -17,19 +17,27 @@ pub enum Kind {
     Version,
     /// The overlay of a leaf: winning edits and the shake wall, as canonical JSON.
     Overlay,
+    /// One session line with the file's session id taken out (`store::row`): a Claude Code row.
+    Row,
 }
 
 impl Kind {
     /// Every kind, in the order of their one-byte codes.
-    pub const ALL: [Kind; 4] = [Kind::Entry, Kind::Node, Kind::Version, Kind::Overlay];
+    pub const ALL: [Kind; 5] = [Kind::Entry, Kind::Node, Kind::Version, Kind::Overlay, Kind::Row];
 
-    /// Returns the kind's name as hashed and printed (`entry`, `node`, `version`, `overlay`).
+    /// Whether objects of this kind are session lines (an entry, or a row).
+    pub fn is_line(self) -> bool {
+        matches!(self, Kind::Entry | Kind::Row)
+    }
+
+    /// Returns the kind's name as hashed and printed (`entry`, `node`, `version`, `overlay`, `row`).
     pub fn name(self) -> &'static str {
         match self {
             Kind::Entry => "entry",
             Kind::Node => "node",
             Kind::Version => "version",
             Kind::Overlay => "overlay",
+            Kind::Row => "row",
         }
     }
 

@@ -4,22 +4,36 @@
 use crate::host::{Cycle, Node, Session};
 use crate::id::{Kind, ObjectId};
 
-/// Returns the entry object id: the hash of the line's exact bytes.
-pub fn entry_object(entry: &Node<'_>) -> ObjectId {
-    ObjectId::hash(Kind::Entry, entry.raw)
+/// Returns the object id the store keys an entry's line by: the hash of its exact bytes, or,
+/// when `rows` names the file's session id and the line carries it, of the row with that id
+/// taken out (`store::row`, as the import stores it).
+pub fn entry_object(entry: &Node<'_>, rows: Option<&str>) -> ObjectId {
+    match rows.and_then(|id| crate::store::row::take_out(entry.raw, id)) {
+        Some(row) => ObjectId::hash(Kind::Row, &row),
+        None => ObjectId::hash(Kind::Entry, entry.raw),
+    }
+}
+
+/// The session id the store takes out of a session's rows: its header's, for a host that
+/// writes the id into every row (Claude Code), when it is one rows may be keyed without.
+pub fn row_session(session: &Session<'_>) -> Option<String> {
+    let header = session.header.as_ref()?;
+    let id = session.host().row_session_id(&String::from_utf8_lossy(header.raw))?;
+    Some(id).filter(|id| crate::store::row::safe(id))
 }
 
 /// Chain node ids, computed once per entry: `node(e) = ObjectId::node(node(parent), object(e))`
 /// along the host's parent links, so equal paths have equal ids.
 pub struct NodeIds<'s, 'a> {
     session: &'s Session<'a>,
+    rows: Option<String>,
     memo: Vec<Option<ObjectId>>,
 }
 
 impl<'s, 'a> NodeIds<'s, 'a> {
     /// Starts with nothing computed.
     pub fn new(session: &'s Session<'a>) -> NodeIds<'s, 'a> {
-        NodeIds { session, memo: vec![None; session.entries.len()] }
+        NodeIds { session, rows: row_session(session), memo: vec![None; session.entries.len()] }
     }
 
     /// Returns the node id of every entry of `path` (a root→leaf path from [`path_of`]).
@@ -27,8 +41,8 @@ impl<'s, 'a> NodeIds<'s, 'a> {
         let mut parent: Option<ObjectId> = None;
         path.iter()
             .map(|&i| {
-                let node = *self.memo[i]
-                    .get_or_insert_with(|| ObjectId::node(parent.as_ref(), &entry_object(&self.session.entries[i])));
+                let object = || entry_object(&self.session.entries[i], self.rows.as_deref());
+                let node = *self.memo[i].get_or_insert_with(|| ObjectId::node(parent.as_ref(), &object()));
                 parent = Some(node);
                 node
             })

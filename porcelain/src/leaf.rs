@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::io::Write;
 
 use serde_json::{json, Value};
-use shake_plumbing::host::{Projected, Session, View, WriteBack};
+use shake_plumbing::host::{Projected, Session, View, ViewMemo, WriteBack};
 use shake_plumbing::id::ObjectId;
 use shake_plumbing::nodes::NodeIds;
 use shake_plumbing::output::write_record;
@@ -57,6 +57,36 @@ pub struct LeafView<'s, 'a> {
     pub nodes: Vec<ObjectId>,
 }
 
+/// Loads many leaves of one session, sharing what is read of each entry and each entry's node
+/// id, so loading every leaf reads and hashes each entry once, not once per leaf.
+pub struct Leaves<'s, 'a> {
+    session: &'s Session<'a>,
+    memo: ViewMemo<'a>,
+    nodes: NodeIds<'s, 'a>,
+}
+
+impl<'s, 'a> Leaves<'s, 'a> {
+    /// Starts with nothing read.
+    pub fn new(session: &'s Session<'a>) -> Leaves<'s, 'a> {
+        Leaves { session, memo: ViewMemo::new(session), nodes: NodeIds::new(session) }
+    }
+
+    /// Loads leaf `leaf`, as [`LeafView::at`] does.
+    pub fn at(&mut self, leaf: Option<usize>) -> Result<LeafView<'s, 'a>> {
+        Ok(LeafView::of_view(View::shared(self.session, leaf, &self.memo)?, &mut self.nodes))
+    }
+
+    /// The session the leaves are in.
+    pub fn session(&self) -> &'s Session<'a> {
+        self.session
+    }
+
+    /// The memo the views share, for others that project leaves of the session.
+    pub fn memo(&self) -> &ViewMemo<'a> {
+        &self.memo
+    }
+}
+
 /// Loads the leaves two revisions name (`SESSION[:ENTRY]`, in one session file or two) and
 /// hands them to `f`; warnings about a file are printed once.
 pub fn with_two_leaves<T>(
@@ -88,10 +118,13 @@ impl<'s, 'a> LeafView<'s, 'a> {
 
     /// Loads leaf `leaf` (an entry index; `None` is the empty leaf before the first entry).
     pub fn at(session: &'s Session<'a>, leaf: Option<usize>) -> Result<LeafView<'s, 'a>> {
-        let projection = View::at(session, leaf)?;
+        Ok(LeafView::of_view(View::at(session, leaf)?, &mut NodeIds::new(session)))
+    }
+
+    fn of_view(projection: View<'s, 'a>, nodes: &mut NodeIds<'s, 'a>) -> LeafView<'s, 'a> {
         let wall = Wall::at(&projection);
-        let nodes = NodeIds::new(session).path(&projection.path);
-        Ok(LeafView { projection, wall, nodes })
+        let nodes = nodes.path(&projection.path);
+        LeafView { projection, wall, nodes }
     }
 
     /// The session the leaf is in.

@@ -17,6 +17,7 @@ pub mod pi_extension;
 pub mod plan;
 pub mod profile;
 pub mod render;
+pub mod rewind_forks;
 pub mod scope;
 pub mod wall;
 

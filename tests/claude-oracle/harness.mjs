@@ -4,7 +4,7 @@
 // cwd>/) and `project/` (the cwd). `claude(sandbox, api, args, steps)` runs one `claude -p ...` with
 // the scripted answers `steps` and fails if Claude Code did not consume exactly those.
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -93,6 +93,36 @@ export async function probe(box, api, sessionId, steps = [{ text: "probe answere
 	const calls = api.requests.slice(seen).filter((r) => r.path.startsWith("/v1/messages") && !r.path.includes("count_tokens"));
 	if (calls.length === 0) throw new Error("the probe made no /v1/messages call");
 	return calls.map((c) => withoutProbe(stripCacheControl(c.body.messages)));
+}
+
+/**
+ * Runs `claude -p probe --continue` (one scripted answer) and returns the id of the transcript
+ * Claude Code continued: the one file of the project folder it appended to. Every transcript is
+ * put back byte for byte afterwards (with its mtime, to the millisecond), and a file it created
+ * is removed. Claude Code keeps state beside the transcripts: one run per sandbox.
+ */
+export async function continued(box, api) {
+	const transcripts = () => readdirSync(box.projectDir).filter((n) => n.endsWith(".jsonl"));
+	const before = new Map(transcripts().map((n) => [n, { bytes: readFileSync(join(box.projectDir, n)), stat: statSync(join(box.projectDir, n)) }]));
+	const changed = [];
+	try {
+		await claude(box, api, ["-p", "probe", "--continue"], [{ text: "probe answered" }]);
+	} finally {
+		for (const name of transcripts()) {
+			const file = join(box.projectDir, name);
+			const was = before.get(name);
+			if (was === undefined) {
+				changed.push(name);
+				rmSync(file);
+			} else if (!was.bytes.equals(readFileSync(file))) {
+				changed.push(name);
+				writeFileSync(file, was.bytes);
+				utimesSync(file, was.stat.atime, was.stat.mtime);
+			}
+		}
+	}
+	if (changed.length !== 1) throw new Error(`expected one transcript continued, got ${JSON.stringify(changed)}`);
+	return changed[0].replace(/\.jsonl$/, "");
 }
 
 /** The messages less the probe turn: the last message, a user message whose last block is "probe". */

@@ -2,14 +2,19 @@
 //
 //   node probe.mjs --home H --cwd C --session ID [--config-dir D]           -> {"messages": [...]}
 //   node probe.mjs --home H --cwd C --session ID [--config-dir D] --read P  -> {"read": "..."}
+//   node probe.mjs --home H --cwd C --session ID [--config-dir D] --rewind-at UUID -> {"rewound": true}
+//   node probe.mjs --home H --cwd C --continue [--config-dir D]             -> {"session": "<id>"}
 //
 // The first prints the messages Claude Code sends when it resumes the session (`claude -p probe
 // --resume ID`, less the probe turn and cache_control; see harness.mjs). The second has the model
 // ask for `Read` of P and prints the tool result Claude Code sends back. The session file is put
-// back byte for byte afterwards either way.
+// back byte for byte afterwards either way. The third rewinds: it resumes the session from the
+// chain entry UUID (`claude -p "after the rewind" --resume ID --resume-session-at UUID`, as a
+// resume from an earlier message does) and keeps the turn it writes, a new branch. The fourth
+// prints which session `claude -p --continue` resumes (`continued` in harness.mjs).
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { claude, encodeCwd, probe, stripCacheControl } from "./harness.mjs";
+import { claude, continued, encodeCwd, probe, stripCacheControl } from "./harness.mjs";
 import { startApi } from "./local-api.mjs";
 
 const args = process.argv.slice(2);
@@ -20,8 +25,9 @@ const opt = (name) => {
 const home = opt("home");
 const cwd = opt("cwd");
 const session = opt("session");
-if (!home || !cwd || !session) {
-	process.stderr.write("usage: node probe.mjs --home H --cwd C --session ID [--config-dir D] [--read PATH]\n");
+const toContinue = args.includes("--continue");
+if (!home || !cwd || !session === !toContinue) {
+	process.stderr.write("usage: node probe.mjs --home H --cwd C (--session ID [--read PATH] | --continue) [--config-dir D]\n");
 	process.exit(1);
 }
 const configDir = opt("config-dir");
@@ -29,7 +35,13 @@ const box = { home, cwd, configDir, projectDir: join(configDir ?? join(home, ".c
 const api = await startApi(0);
 try {
 	const read = opt("read");
-	if (read === undefined) {
+	const rewind = opt("rewind-at");
+	if (toContinue) {
+		process.stdout.write(JSON.stringify({ session: await continued(box, api) }) + "\n");
+	} else if (rewind !== undefined) {
+		await claude(box, api, ["-p", "after the rewind", "--resume", session, "--resume-session-at", rewind], [{ text: "rewound" }]);
+		process.stdout.write(JSON.stringify({ rewound: true }) + "\n");
+	} else if (read === undefined) {
 		const [messages] = await probe(box, api, session);
 		process.stdout.write(JSON.stringify({ messages }) + "\n");
 	} else {

@@ -200,3 +200,54 @@ fn restore_brings_back_a_transcript_claude_code_rewrote() {
         request["messages"].as_array().unwrap(),
     );
 }
+
+/// Runs `shake audit rewind --json` and checks its exit code.
+fn rewind(env: &TestEnv, path: &Path, code: i32) -> Value {
+    let out = env.run(&["audit", "rewind", "--json", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(code), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn audit_rewind_follows_the_rows_a_branch_reaches_and_checks_each_fold_at_its_row() {
+    let env = TestEnv::new();
+    let sid = "11111111-2222-4333-8444-bbbbbbbbbbbb";
+    let source = transcript(sid, &[30_000, 30_000, 30_000, 500], None);
+    let path = install_bytes(&env, sid, source.as_bytes());
+    let f = path.to_str().unwrap();
+    let fold = json(&env, &["fold", "--json", "--profile", "aggressive", "--in-place", "--force", f]);
+    let targets: Vec<&str> = fold["targets"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
+    assert_eq!(targets, ["toolu_0", "toolu_1"], "{fold}");
+    let audit = rewind(&env, &path, 0);
+    assert_eq!(audit["folds"][0]["log"], "z");
+    assert_eq!(audit["folds"][0]["targets"][0]["seen"], "folded");
+    // A resume from r1 (after both results) keeps both folds; one from r0 strands toolu_1.
+    let branch = |parent: &str, uuid: &str| {
+        format!(
+            "{{\"parentUuid\":\"{parent}\",\"isSidechain\":false,\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":\"again\"}},\"uuid\":\"{uuid}\",\"timestamp\":\"2026-01-01T00:02:00.000Z\",\"sessionId\":\"{sid}\",\"cwd\":\"/w\"}}\n"
+        )
+    };
+    let mut bytes = std::fs::read_to_string(&path).unwrap() + &branch("r1", "b1");
+    std::fs::write(&path, &bytes).unwrap();
+    let audit = rewind(&env, &path, 0);
+    assert_eq!((audit["defaultLeaf"].as_str(), &audit["stranded"]), (Some("b1"), &serde_json::json!([])));
+    bytes += &branch("r0", "c1");
+    std::fs::write(&path, &bytes).unwrap();
+    let audit = rewind(&env, &path, 0);
+    assert_eq!(audit["stranded"], serde_json::json!([{"log": "z", "regions": 1, "leaves": ["z", "b1"]}]));
+    let status = env.ok(&["status", f]);
+    assert!(status.contains("Stranded: the fold recorded at z folds 1 region on an abandoned branch (leaf z, b1); Claude Code continued from an earlier message"), "{status}");
+    // A row that no longer holds the placeholder, with no undo recorded: the check fails.
+    let folded = bytes.clone();
+    let original = source.lines().find(|l| l.contains("\"uuid\":\"r0\"")).unwrap();
+    let placeholder_row = folded.lines().find(|l| l.contains("\"uuid\":\"r0\"")).unwrap();
+    std::fs::write(&path, folded.replacen(placeholder_row, original, 1)).unwrap();
+    let audit = rewind(&env, &path, 1);
+    assert_eq!(audit["folds"][0]["targets"][0]["problem"], "not folded", "{audit}");
+    // An undo at c1 puts back the result it reaches, and the other stays folded: consistent.
+    std::fs::write(&path, &folded).unwrap();
+    env.ok(&["undo", "--in-place", "--force", f]);
+    let audit = rewind(&env, &path, 0);
+    let seen: Vec<&Value> = audit["folds"][0]["targets"].as_array().unwrap().iter().map(|t| &t["seen"]).collect();
+    assert_eq!(seen, ["restored", "folded"], "{audit}");
+}

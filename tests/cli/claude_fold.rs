@@ -140,3 +140,50 @@ fn a_transcript_being_written_is_not_forked() {
     assert!(err.contains("partial") || err.contains("incomplete"), "{err}");
     assert_eq!(std::fs::read_dir(path.parent().unwrap()).unwrap().count(), 1, "nothing else was written");
 }
+
+/// Runs `shake --store STORE ARGS…` and returns its JSON answer.
+fn in_store(env: &TestEnv, store: &Path, args: &[&str]) -> Value {
+    let mut all = vec!["--store", store.to_str().unwrap()];
+    all.extend_from_slice(args);
+    json(env, &all)
+}
+
+#[test]
+fn a_fork_shares_its_rows_with_its_source_in_the_store() {
+    let env = TestEnv::new();
+    let path = install(&env, &crate::env::fixture_path("claude/bash-read"));
+    let fold = json(&env, &["fold", "--json", "--profile", "aggressive", path.to_str().unwrap()]);
+    let fork = PathBuf::from(fold["fork"]["path"].as_str().unwrap());
+    let folded = fold["targets"].as_array().unwrap().len();
+    // A store that has the source adds, for the fork, its version, the rows the fold changed, and
+    // the nodes below them: every other row object is the source's.
+    let store = env.dir.path().join("store2");
+    let imported =
+        |file: &Path| in_store(&env, &store, &["import", "--json", file.to_str().unwrap()])["files"][0].clone();
+    let source = imported(&path);
+    let forked = imported(&fork);
+    let (all, added) = (source["newObjects"].as_u64().unwrap(), forked["newObjects"].as_u64().unwrap());
+    let t = Transcript::read(&path).unwrap();
+    let rows = t.rows.iter().filter(|r| r.is_conversation()).count() as u64;
+    let first = t.rows.iter().position(|r| {
+        r.content().is_some_and(|c| {
+            fold["targets"].as_array().unwrap().iter().any(|x| c.to_string().contains(x["id"].as_str().unwrap()))
+        }) && r.has_tool_result()
+    });
+    let below = t.rows[first.unwrap()..].iter().filter(|r| r.is_conversation()).count() as u64;
+    assert!(added <= 1 + folded as u64 + below, "{added} new objects for the fork (source: {all})");
+    assert!(added < all / 2, "{added} new objects for the fork (source: {all}, {rows} rows)");
+    // Exact bytes back, a clean store, one family.
+    let out =
+        env.run(&["--store", store.to_str().unwrap(), "restore", "--version", "1", "-o", "-", fork.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.stdout, std::fs::read(&fork).unwrap(), "the fork's bytes from the store");
+    env.ok(&["--store", store.to_str().unwrap(), "fsck"]);
+    // Each names the other in its family, sharing the rows before the first folded result.
+    let sessions = in_store(&env, &store, &["sessions", "--json"]);
+    for s in sessions.as_array().unwrap() {
+        let family = s["family"].as_array().unwrap();
+        assert_eq!(family.len(), 1, "{sessions}");
+        assert_eq!(family[0]["shared"].as_u64(), Some(rows - below), "{sessions}");
+    }
+}

@@ -3,7 +3,7 @@
 //! of a placeholder's path returns the original; a fork back with the originals resumes exactly as
 //! the source. The source file is never written.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -57,6 +57,15 @@ impl LiveSession {
         let out = cmd.output().expect("node");
         assert!(out.status.success(), "probe.mjs: {}", String::from_utf8_lossy(&out.stderr));
         serde_json::from_slice(&out.stdout).expect("probe JSON")
+    }
+
+    /// Resumes session `id` from its chain entry `at` with a new prompt, as a rewind does: Claude
+    /// Code writes the turn as a new branch under `at`.
+    pub fn rewind(&self, id: &str, at: &str) {
+        let mut cmd = Command::new("node");
+        cmd.arg(claude_oracle().join("probe.mjs")).arg("--home").arg(&self.home).arg("--cwd").arg(&self.cwd);
+        let out = cmd.args(["--session", id, "--rewind-at", at]).output().expect("node");
+        assert!(out.status.success(), "probe.mjs --rewind-at: {}", String::from_utf8_lossy(&out.stderr));
     }
 
     /// The messages Claude Code sends when it resumes session `id`.
@@ -196,4 +205,98 @@ fn claude_code_resumes_the_fork_shake_fold_wrote_and_the_session_shake_undo_wrot
     let undo = shake(&live, &store, &["undo", "--json", &fork_id]);
     let undone = undo["session"]["sessionId"].as_str().unwrap();
     assert_eq!(live.resumed(undone), original, "the undone session resumes as the source");
+}
+
+#[test]
+fn claude_code_resumes_a_transcript_shake_folded_in_place_and_undid_in_place() {
+    let live = LiveSession::make("bash-read");
+    let store = live._tmp.path().join("store");
+    let source_bytes = std::fs::read(&live.file).unwrap();
+    let original = live.resumed(&live.id);
+    let texts = result_texts(&Transcript::read(&live.file).unwrap());
+    let fold = shake(&live, &store, &["fold", "--json", "--profile", "aggressive", "--in-place", "--force"]);
+    assert_eq!(fold["fork"]["sessionId"], live.id.as_str(), "{fold}");
+    assert_eq!(fold["fork"]["inPlace"], true);
+    let saved: Vec<(&str, &str)> = fold["fork"]["saved"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["id"].as_str().unwrap(), s["path"].as_str().unwrap()))
+        .collect();
+    assert!(!saved.is_empty(), "{fold}");
+    // Claude Code resumes the same session with the placeholders exactly where shake said.
+    let resumed = live.resumed(&live.id);
+    assert_same_messages("in place", &projected(&live.file), &resumed);
+    assert_eq!(resumed.len(), original.len());
+    let mut seen = HashSet::new();
+    for ((id, was), (id2, now)) in results(&original).iter().zip(&results(&resumed)) {
+        assert_eq!(id, id2);
+        assert!(seen.insert(id.clone()), "duplicate tool_use id {id}");
+        match saved.iter().find(|(s, _)| s == id) {
+            Some((_, at)) => {
+                let now = now.as_str().unwrap();
+                assert!(now.starts_with(&placeholder(&texts[id], Path::new(at))), "{id}: {now:.200}");
+            }
+            None => assert_eq!(was, now, "{id} changed"),
+        }
+    }
+    shake(&live, &store, &["undo", "--json", "--in-place", "--force", &live.id]);
+    assert_eq!(std::fs::read(&live.file).unwrap(), source_bytes, "undo gave the bytes back");
+    assert_eq!(live.resumed(&live.id), original);
+}
+
+#[test]
+fn a_rewind_in_claude_code_strands_the_folds_its_branch_no_longer_reaches() {
+    let live = LiveSession::make("bash-read");
+    let store = live._tmp.path().join("store");
+    let fold = shake(&live, &store, &["fold", "--json", "--profile", "aggressive", "--in-place", "--force"]);
+    let targets: Vec<String> =
+        fold["targets"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap().to_string()).collect();
+    assert!(!targets.is_empty(), "{fold}");
+    let t = Transcript::read(&live.file).unwrap();
+    let by_uuid: HashMap<&str, &claude::Row> = t.rows.iter().filter_map(|r| Some((r.uuid()?, r))).collect();
+    let is_result_of = |r: &claude::Row, id: &str| {
+        let blocks = r.content().and_then(Value::as_array).into_iter().flatten();
+        blocks.into_iter().any(|b| b["type"] == "tool_result" && b["tool_use_id"] == id)
+    };
+    let last = targets.last().unwrap();
+    let result_row = t.rows.iter().find(|r| is_result_of(r, last)).unwrap();
+    // The prompt of the turn that made it: the nearest user row above it with no tool result.
+    let mut prompt = result_row;
+    while prompt.kind() != "user" || prompt.content().is_some_and(|c| c.to_string().contains("tool_result")) {
+        prompt = by_uuid[prompt.parent_uuid().unwrap()];
+    }
+    let audit = |live: &LiveSession| {
+        let resumed = live.resumed(&live.id);
+        assert_same_messages("after the rewind", &projected(&live.file), &resumed);
+        let sent: HashSet<String> = results(&resumed).into_iter().map(|(id, _)| id).collect();
+        let audit = shake(live, &store, &["audit", "rewind", "--json", &live.id]);
+        assert_eq!(audit["consistent"], true, "{audit}");
+        let status = shake(live, &store, &["status", "--json", &live.id]);
+        let mut stranded = status["stranded"].clone();
+        stranded.as_array_mut().unwrap().iter_mut().for_each(|s| drop(s.as_object_mut().unwrap().remove("byShake")));
+        assert_eq!(stranded, audit["stranded"]);
+        (sent, audit, status)
+    };
+
+    // A rewind to the row of the last folded result keeps it on the branch: still in force.
+    live.rewind(&live.id, result_row.uuid().unwrap());
+    let (sent, first, status) = audit(&live);
+    assert!(targets.iter().all(|id| sent.contains(id)), "Claude Code still sends every folded result");
+    assert_eq!(first["stranded"], serde_json::json!([]), "{first}");
+    assert_eq!(status["regions"].as_u64(), Some(targets.len() as u64), "{status}");
+
+    // A rewind to that turn's prompt drops it: the fold is stranded on both older branches.
+    live.rewind(&live.id, prompt.uuid().unwrap());
+    let (sent, audit, status) = audit(&live);
+    let left: Vec<&String> = targets.iter().filter(|id| !sent.contains(*id)).collect();
+    assert!(left.contains(&last), "Claude Code no longer sends {last}");
+    let stranded = audit["stranded"].as_array().unwrap();
+    assert_eq!(stranded.len(), 1, "{audit}");
+    assert_eq!(stranded[0]["regions"].as_u64(), Some(left.len() as u64), "{audit}");
+    assert_eq!(stranded[0]["leaves"].as_array().unwrap().len(), 2, "{audit}");
+    assert_eq!(status["regions"].as_u64(), Some((targets.len() - left.len()) as u64), "{status}");
+    let leaves = audit["leaves"].as_array().unwrap();
+    assert!(leaves.len() >= 3, "{audit}");
+    assert!(audit["folds"].as_array().unwrap().iter().all(|f| f["ok"] == true), "{audit}");
 }

@@ -330,6 +330,133 @@ fn fold_while_busy_applies_before_the_next_request_of_the_run() {
     assert!(results[1].starts_with("steered: shake: pi is busy"), "{results:?}");
 }
 
+/// The figure of a fold message, `Shook … (~N tokens).`, and what it shook (`1 tool result`).
+fn shook(line: &str) -> (String, u64) {
+    let rest = line.split_once("Shook ").unwrap_or_else(|| panic!("no fold in {line:?}")).1;
+    let (what, rest) = rest.split_once(" (~").unwrap();
+    let tokens = rest.split_once(" tokens)").unwrap().0.replace(',', "");
+    (what.to_string(), tokens.parse().unwrap())
+}
+
+/// Issue 12's race: a `/shake` queued while a run is busy, pi's threshold compaction at the end of
+/// that run (`_handlePostAgentRun`, before `agent_settled`), then the queued write. The faux model's
+/// `session_before_compact` hook sends the `/shake` and holds the compaction until the extension has
+/// planned and queued it, so the plan was made on the file before the compaction, deterministically.
+/// The plan then folded two reads; the compaction summarises the first away, and what is written
+/// must fold the second only, with the toast, `shake status` and `shake log` all saying so.
+#[test]
+fn fold_queued_before_a_threshold_compaction_edits_only_what_survived_it() {
+    let env = sandbox();
+    let medium: String = (1..=400).map(|i| format!("line of medium file number {i}\n")).collect();
+    std::fs::write(env.cwd().join("medium.txt"), medium).unwrap();
+    // pi counts the faux model's context as the request's characters / 4: ~15k tokens after the
+    // second read, ~20k after the last long message; compact past 18k, keeping ~9.5k (the second
+    // read and what follows it; the first read is summarised away).
+    std::fs::write(
+        env.agent_dir().join("settings.json"),
+        r#"{"compaction":{"reserveTokens":182000,"keepRecentTokens":9500}}"#,
+    )
+    .unwrap();
+    let first = filler();
+    let last = "Another long plain message on the main line. ".repeat(450);
+    let until = "applies at the end of this turn";
+    let run = pi(
+        &env,
+        &[("SHAKE_E2E_COMPACT_SEND", "/shake"), ("SHAKE_E2E_STEER_UNTIL", until)],
+        &["READ big.txt", &first, "READ medium.txt", &last, "after"],
+    );
+    let said: Vec<&str> = run.stderr.lines().filter(|l| l.starts_with("shake: ")).collect();
+    assert_eq!(said.len(), 2, "queued, then written: {said:?}");
+    assert!(said[0].starts_with("shake: pi is busy: Shook") && said[0].contains(until), "{said:?}");
+    assert!(said[1].ends_with("(applied when pi settled)"), "{said:?}");
+    // The race happened: the queued plan folded both reads, made before the compaction.
+    assert_eq!(shook(said[0]).0, "2 tool results", "{said:?}");
+
+    let entries = run.entries();
+    let compaction = entries.iter().position(|e| e["type"] == "compaction").expect("pi compacted");
+    let asked_last = entries.iter().position(|e| user_text(&e["message"]) == last).unwrap();
+    let asked_after = entries.iter().position(|e| user_text(&e["message"]) == "after").unwrap();
+    assert!(asked_last < compaction, "the compaction ran at the end of the last long message's run");
+    let edits: Vec<(usize, &Value)> = entries.iter().enumerate().filter(|(_, e)| e["type"] == "context_edit").collect();
+    assert!(!edits.is_empty(), "{said:?}");
+    assert!(
+        edits.iter().all(|&(i, _)| compaction < i && i < asked_after),
+        "written after the compaction, before the next prompt"
+    );
+
+    // No edit targets an entry the compaction summarised away: each target is in pi's own
+    // projection at the fold's log entry.
+    let file = run.session.to_str().unwrap();
+    let log_entry = entries.iter().rfind(|e| e["customType"] == "shake").unwrap()["id"].as_str().unwrap();
+    let projected = Oracle::run("project.mjs", &[file, log_entry, "--compact"]);
+    let visible: Vec<&str> =
+        projected["entries"].as_array().unwrap().iter().map(|e| e["id"].as_str().unwrap()).collect();
+    for (_, edit) in &edits {
+        let target = edit["targetId"].as_str().unwrap();
+        assert!(visible.contains(&target), "edit {} targets {target}, summarised away", edit["id"]);
+    }
+
+    // The toast, `shake log` and `shake status` claim the same tokens and the same entries.
+    let (what, claimed) = shook(said[1]);
+    assert_eq!(what, "1 tool result", "{said:?}");
+    let status: Value = serde_json::from_str(&env.ok(&["status", file, "--json"])).unwrap();
+    let log: Value = serde_json::from_str(&env.ok(&["log", file, "--json"])).unwrap();
+    let ops: Vec<(&str, u64)> =
+        log.as_array().unwrap().iter().map(|e| (e["op"].as_str().unwrap(), e["tokens"].as_u64().unwrap())).collect();
+    assert_eq!(ops, [("fold", claimed)], "{log}");
+    assert_eq!(status["tokensFreed"].as_u64(), Some(claimed), "{status}");
+    assert_eq!((status["entries"].as_u64(), status["byKind"]["toolResult"].as_u64()), (Some(1), Some(1)), "{status}");
+
+    // The next request carries the fold: the second read folded, the first summarised.
+    let after = run.request_for("after");
+    let results = tool_results(after);
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert!(results[0].contains("omitted") && results[0].len() < 100, "{results:?}");
+    run.assert_file_projects_request("after");
+}
+
+/// A `SHAKE_BIN` wrapper script in the sandbox: it appends its arguments to `shake-wrapper.log`,
+/// then runs `body` (`$SHAKE_REAL` is the real binary).
+fn wrapper(env: &TestEnv, body: &str) -> PathBuf {
+    let path = env.write("shake-wrapper", format!("#!/bin/sh\necho \"$*\" >> \"$0.log\"\n{body}"));
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    path
+}
+
+/// An idle `/shake` whose leaf moves while the CLI plans is planned again at the new leaf, not
+/// written from the old one. `SHAKE_BIN` is a wrapper that logs each start and holds the first
+/// `fold --plan` for two seconds; the faux extension's `/e2e-append-in 500` moves pi's leaf
+/// meanwhile.
+#[test]
+fn fold_planned_again_when_pis_leaf_moves_under_the_plan() {
+    let env = sandbox();
+    let wrapper = wrapper(
+        &env,
+        r#"if [ "$1 $2" = "fold --plan" ] && [ ! -e "$0.held" ]; then : > "$0.held"; sleep 2; fi
+exec "$SHAKE_REAL" "$@"
+"#,
+    );
+    let vars = [("SHAKE_BIN", wrapper.to_str().unwrap()), ("SHAKE_REAL", env!("CARGO_BIN_EXE_shake"))];
+    let filler = filler();
+    let run = pi(&env, &vars, &["READ big.txt", &filler, "/e2e-append-in 500", "/shake", "after"]);
+    let log = std::fs::read_to_string(env.dir.path().join("shake-wrapper.log")).unwrap();
+    let plans = log.lines().filter(|l| l.starts_with("fold --plan")).count();
+    assert_eq!(plans, 2, "planned, the leaf moved, planned again: {log}");
+    let entries = run.entries();
+    let moved = entries.iter().find(|e| e["customType"] == "e2e").expect("the leaf moved")["id"].as_str().unwrap();
+    let edit = entries.iter().find(|e| e["type"] == "context_edit").unwrap();
+    assert_eq!(edit["parentId"], moved, "written at the leaf it was planned at");
+    let said: Vec<&str> = run.stderr.lines().filter(|l| l.starts_with("shake: ")).collect();
+    assert_eq!(said.len(), 1, "{said:?}");
+    let (what, claimed) = shook(said[0]);
+    assert_eq!(what, "1 tool result");
+    let file = run.session.to_str().unwrap();
+    let status: Value = serde_json::from_str(&env.ok(&["status", file, "--json"])).unwrap();
+    assert_eq!(status["tokensFreed"].as_u64(), Some(claimed), "{status}");
+    assert!(tool_results(run.request_for("after"))[0].contains("omitted"));
+    run.assert_file_projects_request("after");
+}
+
 /// Runs pi in RPC mode through `tests/pi-e2e/rpc.mjs`; returns the extension UI records with one
 /// `settled`/`handled` marker per prompt.
 fn pi_rpc(env: &TestEnv, prompts: &[&str]) -> Vec<Value> {
@@ -474,11 +601,9 @@ fn footers(records: &[Value]) -> Vec<Vec<String>> {
 #[test]
 fn footer_reads_one_meter_child_and_marks_a_stale_figure() {
     let env = sandbox();
-    let wrapper = env.write(
-        "shake-wrapper",
-        r#"#!/bin/sh
-echo "$*" >> "$0.log"
-if [ "$1 $2" = "meter --serve" ]; then
+    let wrapper = wrapper(
+        &env,
+        r#"if [ "$1 $2" = "meter --serve" ]; then
   n=0
   while IFS= read -r line; do
     n=$((n+1))
@@ -491,7 +616,6 @@ if [ "$1" = meter ]; then exec sleep 20; fi
 exec "$SHAKE_REAL" "$@"
 "#,
     );
-    std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let vars = [
         ("SHAKE_BIN", wrapper.to_str().unwrap()),
         ("SHAKE_REAL", env!("CARGO_BIN_EXE_shake")),

@@ -206,8 +206,10 @@ fn fsck_names_a_flipped_byte_and_a_truncated_pack() {
 fn a_garbage_index_and_a_bad_ref_are_named() {
     let env = TestEnv::new();
     import(&env, &env.fixture("pi-v3-edge-edits.jsonl"));
+    // A loose ref (a store from before the packed form) that holds no id.
     let refs = env.store().join("refs/sessions");
-    let bad_ref = refs.join(std::fs::read_dir(&refs).unwrap().next().unwrap().unwrap().file_name());
+    std::fs::create_dir_all(&refs).unwrap();
+    let bad_ref = refs.join("legacy");
     std::fs::write(&bad_ref, "not an id\n").unwrap();
     let stderr = env.fails(&["show-ref"], 3);
     assert!(stderr.contains(bad_ref.to_str().unwrap()), "{stderr}");
@@ -273,9 +275,10 @@ fn concurrent_imports_leave_a_sound_store() {
         env.fixture(&name);
     }
     let dir = env.dir.path().to_str().unwrap().to_string();
-    let children: Vec<_> = (0..4).map(|_| env.cmd().args(["import", &dir]).output()).collect();
-    for child in children {
-        assert!(child.unwrap().status.success());
+    // Four processes at once: they take turns on the store's lock.
+    let children: Vec<_> = (0..4).map(|_| env.cmd().args(["import", &dir]).spawn().unwrap()).collect();
+    for mut child in children {
+        assert!(child.wait().unwrap().success());
     }
     assert_eq!(json(&env.ok(&["fsck", "--json"]))["ok"], true);
     let again = json(&env.ok(&["import", "--json", &dir]));
@@ -290,15 +293,23 @@ fn leftovers_of_an_interrupted_import_are_harmless() {
     let packs = env.store().join("packs");
     std::fs::write(packs.join("tmp-pack-x"), b"half a pack").unwrap();
     std::fs::write(packs.join("pack-0000.pack"), b"SHAKPACK").unwrap();
-    // A state file cut short: the file is imported again from its first byte, adding nothing.
-    let state = std::fs::read_dir(env.store().join("import")).unwrap().next().unwrap().unwrap().path();
-    std::fs::write(&state, b"SHAKSTAT\x01").unwrap();
+    // A damaged state (a byte flipped in its record): the file is imported again from its
+    // first byte, adding nothing; fsck names the damaged packed file until gc packs the store.
+    let packed = std::fs::read_dir(env.store().join("packed")).unwrap().next().unwrap().unwrap().path();
+    let mut bytes = std::fs::read(&packed).unwrap();
+    let at = bytes.windows(8).position(|w| w == b"SHAKSTAT").unwrap() + 20;
+    bytes[at] ^= 0x10;
+    std::fs::write(&packed, &bytes).unwrap();
+    let report = json(&String::from_utf8(env.run(&["fsck", "--json"]).stdout).unwrap());
+    assert!(report["problems"].to_string().contains("is damaged (checksum mismatch)"), "{report}");
     let r = import(&env, &path);
     assert_eq!(r["newObjects"], 0);
-    assert!(r["warnings"][0]["message"].as_str().unwrap().contains("unreadable import state"));
+    assert_eq!(r["bytes"].as_u64(), Some(std::fs::metadata(&path).unwrap().len()), "read again whole: {r}");
+    // gc packs the store again (and removes the temp file).
+    env.ok(&["gc"]);
     let report = json(&env.ok(&["fsck", "--json"]));
     assert_eq!(report["ok"], true);
-    assert_eq!(report["notes"].as_array().unwrap().len(), 2);
+    assert_eq!(report["notes"].as_array().unwrap().len(), 1, "{report}");
     assert_eq!(cat_session(&env, &[path.to_str().unwrap()]), std::fs::read(&path).unwrap());
 }
 
@@ -367,8 +378,9 @@ fn no_object_leaves_the_store_unverified() {
 fn a_ref_lock_left_by_a_killed_writer_is_reported_and_recovered() {
     let env = TestEnv::new();
     let path = env.write("s.jsonl", format!("{HEAD}\n{}\n", entry("a1", None, "x")));
-    // What a SIGKILL between a ref's lock and its rename leaves behind (the store lock is a
-    // flock: the kernel released it with the process).
+    // What a SIGKILL between a loose ref's lock and its rename left behind in a store written
+    // by a shake from before the packed form (the store lock is a flock: the kernel released
+    // it with the process). Nothing reads it; gc removes it.
     let refs = env.store().join("refs/sessions");
     std::fs::create_dir_all(&refs).unwrap();
     let lock = refs.join("0aa11bb2-0000-7000-8000-000000000001.lock");
@@ -378,6 +390,7 @@ fn a_ref_lock_left_by_a_killed_writer_is_reported_and_recovered() {
     assert!(notes.contains(lock.to_str().unwrap()) && notes.contains("died"), "{report}");
     let out = env.run(&["import", "--json", path.to_str().unwrap()]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    env.ok(&["gc"]);
     assert!(!lock.exists());
     let r = json(&String::from_utf8(out.stdout).unwrap())["files"][0].clone();
     assert!(r["warnings"].as_array().is_none_or(|w| w.is_empty()), "{r}");
@@ -433,14 +446,14 @@ fn a_lost_index_is_a_problem_never_deletable_and_the_next_write_rebuilds_it() {
 fn gc_removes_temp_files_of_dead_writers() {
     let env = TestEnv::new();
     import(&env, &env.fixture("pi-v3-edge-edits.jsonl"));
-    for dir in ["packs", "import", "refs/sessions"] {
+    for dir in ["packs", "packed"] {
         std::fs::write(env.store().join(dir).join("tmp-left"), b"half").unwrap();
     }
     let r = json(&env.ok(&["gc", "--dry-run", "--json"]));
-    assert_eq!(r["tempFiles"], 3, "{r}");
+    assert_eq!(r["tempFiles"], 2, "{r}");
     assert!(env.store().join("packs/tmp-left").exists());
-    assert_eq!(json(&env.ok(&["gc", "--json"]))["tempFiles"], 3);
-    for dir in ["packs", "import", "refs/sessions"] {
+    assert_eq!(json(&env.ok(&["gc", "--json"]))["tempFiles"], 2);
+    for dir in ["packs", "packed"] {
         assert!(!env.store().join(dir).join("tmp-left").exists(), "{dir}");
     }
 }
@@ -502,4 +515,69 @@ fn an_unreadable_file_is_an_io_error_naming_it() {
         let stderr = env.fails(&args, 4);
         assert!(stderr.contains("error: cannot read /proc/self/mem: Input/output error"), "{args:?}: {stderr}");
     }
+}
+
+/// Unpacks a store's packed file (one: run `shake gc` first) into the loose files a shake from
+/// before the packed form wrote (`refs/…`, `import/<key>`, `times/<key>`), and removes the
+/// packed folder.
+pub fn make_loose(store: &Path) {
+    let dir = store.join("packed");
+    let files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(files.len(), 1);
+    let bytes = std::fs::read(&files[0]).unwrap();
+    assert_eq!(&bytes[..8], b"SHAKPREF");
+    let count = u32::from_le_bytes(bytes[12..16].try_into().unwrap());
+    let mut at = 16;
+    for _ in 0..count {
+        let n = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+        let name = std::str::from_utf8(&bytes[at + 4..at + 4 + n]).unwrap().to_string();
+        at += 4 + n;
+        let n = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize;
+        let path = store.join(&name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &bytes[at + 8..at + 8 + n]).unwrap();
+        at += 8 + n + 16; // and the record's checksum
+    }
+    assert_eq!(at + 32, bytes.len());
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_store_of_loose_refs_and_states_still_reads_and_gc_packs_it() {
+    let env = TestEnv::new();
+    let path = env.write("s.jsonl", format!("{HEAD}\n{}\n", entry("a1", None, "x")));
+    import(&env, &path);
+    let before = (env.ok(&["sessions", "--json"]), env.ok(&["show-ref"]), env.ok(&["log", path.to_str().unwrap()]));
+    env.ok(&["gc"]);
+    make_loose(&env.store());
+    assert!(env.store().join("refs/sessions/0aa11bb2-0000-7000-8000-000000000001").is_file());
+    // Read as before: the sessions, the refs, the versions' times, and an import that finds
+    // nothing new.
+    assert_eq!(
+        (env.ok(&["sessions", "--json"]), env.ok(&["show-ref"]), env.ok(&["log", path.to_str().unwrap()])),
+        before
+    );
+    let r = import(&env, &path);
+    assert_eq!((r["newObjects"].as_u64(), r["bytes"].as_u64()), (Some(0), Some(0)), "{r}");
+    assert_eq!(json(&env.ok(&["fsck", "--json"]))["ok"], true);
+    // An append writes a packed file, which shadows the loose files of its names.
+    std::fs::write(&path, format!("{HEAD}\n{}\n{}\n", entry("a1", None, "x"), entry("b1", Some("a1"), "y"))).unwrap();
+    let grown = import(&env, &path);
+    assert_eq!(
+        grown["bytes"].as_u64().unwrap() as usize,
+        entry("b1", Some("a1"), "y").len() + 1,
+        "only the new line read: {grown}"
+    );
+    let refs = env.ok(&["show-ref"]);
+    assert!(refs.contains(grown["version"].as_str().unwrap()), "{refs}");
+    // gc packs everything into one file and removes the loose ones.
+    env.ok(&["gc"]);
+    for sub in ["refs/sessions", "import", "times"] {
+        let left: Vec<_> = std::fs::read_dir(env.store().join(sub)).map(|r| r.collect()).unwrap_or_default();
+        assert!(left.is_empty(), "{sub}: {left:?}");
+    }
+    assert_eq!(std::fs::read_dir(env.store().join("packed")).unwrap().count(), 1);
+    assert_eq!(env.ok(&["show-ref"]), refs);
+    assert_eq!(json(&env.ok(&["fsck", "--json"]))["ok"], true);
+    assert_eq!(json(&env.ok(&["sessions", "--json"]))[0]["versions"], 2);
 }

@@ -11,6 +11,15 @@
 // tool open until pi's stderr shows a line containing $SHAKE_E2E_STEER_UNTIL (what shake.ts prints in
 // print mode once it has queued its plan), so the plan is queued before this turn ends.
 //
+// $SHAKE_E2E_COMPACT_SEND makes a slash command arrive while pi compacts at the end of a run (pi
+// 1.6.0's threshold compaction runs in `_handlePostAgentRun`, after the run's last `turn_end` and
+// before `agent_settled`): the first `session_before_compact` sends it as a steering message and
+// lets the compaction go on only once pi's stderr shows $SHAKE_E2E_STEER_UNTIL, so the command has
+// planned and queued against the file as it was before the compaction.
+//
+// `/e2e-append-in <ms>` appends a `custom` entry <ms> after it runs, moving pi's leaf while whatever
+// comes next is still at work.
+//
 // `/e2e-tree <prefix>` does what `/tree` does when the user picks the user message starting with
 // <prefix>: pi's leaf moves (in memory only) to that message's parent.
 import { appendFileSync } from "node:fs";
@@ -60,6 +69,34 @@ export default function (pi: ExtensionAPI) {
 		return write(chunk, ...rest);
 	}) as typeof process.stderr.write;
 
+	/** Sends `text` as a steering message (pi runs an extension command at once, even mid-run) and
+	 * resolves to what pi wrote to stderr once a line containing $SHAKE_E2E_STEER_UNTIL arrived,
+	 * or undefined after a minute: a missing line must fail the test, not hang it. */
+	async function steer(text: string): Promise<string | undefined> {
+		const until = process.env.SHAKE_E2E_STEER_UNTIL ?? "";
+		const seen = stderr.length;
+		const arrived = new Promise<void>((resolve) => {
+			waiters.push({ until, from: seen, resolve });
+		});
+		await pi.sendUserMessage(text, { deliverAs: "steer", expandPromptTemplates: true });
+		const gaveUp = await Promise.race([arrived.then(() => false), new Promise<boolean>((r) => setTimeout(() => r(true), 60_000).unref())]);
+		return gaveUp ? undefined : stderr.slice(seen).trim();
+	}
+
+	let compactSend = process.env.SHAKE_E2E_COMPACT_SEND;
+	pi.on("session_before_compact", async () => {
+		const text = compactSend;
+		compactSend = undefined;
+		if (text && (await steer(text)) === undefined) throw new Error(`e2e: gave up waiting for "${process.env.SHAKE_E2E_STEER_UNTIL}"`);
+	});
+
+	pi.registerCommand("e2e-append-in", {
+		description: "Append a custom entry (moving pi's leaf) after the argument's milliseconds (test only)",
+		handler: async (ms) => {
+			setTimeout(() => pi.appendEntry("e2e", { at: Date.now() }), Number(ms));
+		},
+	});
+
 	pi.registerCommand("e2e-tree", {
 		description: "Move pi's leaf to before the user message starting with the argument (test only)",
 		handler: async (prefix, ctx) => {
@@ -77,15 +114,8 @@ export default function (pi: ExtensionAPI) {
 		description: "Send a steering message while this tool runs (test only)",
 		parameters: Type.Object({ text: Type.String() }),
 		async execute(_id, params) {
-			const until = process.env.SHAKE_E2E_STEER_UNTIL ?? "";
-			const seen = stderr.length;
-			const arrived = new Promise<void>((resolve) => {
-				waiters.push({ until, from: seen, resolve });
-			});
-			await pi.sendUserMessage(params.text, { deliverAs: "steer", expandPromptTemplates: true });
-			// A missing line must fail the test, not hang it: give up after a minute.
-			const gaveUp = await Promise.race([arrived.then(() => false), new Promise<boolean>((r) => setTimeout(() => r(true), 60_000).unref())]);
-			const text = gaveUp ? `gave up waiting for "${until}"` : `steered: ${stderr.slice(seen).trim()}`;
+			const said = await steer(params.text);
+			const text = said === undefined ? `gave up waiting for "${process.env.SHAKE_E2E_STEER_UNTIL ?? ""}"` : `steered: ${said}`;
 			return { content: [{ type: "text", text }], details: {} };
 		},
 	});

@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::transcript::Transcript;
 use super::write::{fork_bytes, save_original, SaveError};
 
-/// What a fork wrote.
+/// What a fork (or an in-place fold) wrote.
 #[derive(Debug)]
 pub struct Forked {
     /// The new session id.
@@ -23,6 +23,8 @@ pub struct Forked {
     pub folded: Vec<(String, PathBuf)>,
     /// Results that could not be folded, and why (they stay as they were).
     pub skipped: Vec<(String, String)>,
+    /// In place: the bytes of rows Claude Code appended meanwhile, copied (0 for a fork).
+    pub carried: u64,
 }
 
 /// Why a fork was not written.
@@ -40,6 +42,17 @@ pub enum ForkError {
     /// The source changed while the fork was made.
     #[error("{0} changed while the fork was written; the fork {1} was removed")]
     SourceChanged(String, String),
+    /// An in-place rewrite found another file at the path (renamed over it meanwhile).
+    #[error("{0} was replaced by another file while shake rewrote it; it was left as it is")]
+    Replaced(String),
+    /// An in-place rewrite found the bytes it had read changed.
+    #[error("{0} changed while shake rewrote it (not only rows appended); it was left as it is")]
+    Rewritten(String),
+    /// An in-place rewrite found a row half written after the bytes it had read.
+    #[error(
+        "{0}: Claude Code was midway through writing a row; the file was left as it is; try again when it is idle"
+    )]
+    Writing(String),
     /// The file system refused.
     #[error("{0}: {1}")]
     Io(String, std::io::Error),
@@ -103,6 +116,41 @@ pub fn fork(
     replacement: impl Fn(&str, &Path) -> String,
 ) -> Result<Forked, ForkError> {
     let old_id = checked_source(t, source)?;
+    let (replace, folded, skipped) = save_originals(t, source, &old_id, targets, replacement)?;
+    let path = write_fork(t, source, &old_id, new_id, &replace)?;
+    Ok(Forked { session_id: new_id.to_string(), path, folded, skipped, carried: 0 })
+}
+
+/// Folds `source` (read as `t`) in place: the originals of `targets` are saved first, as for
+/// [`fork`], then the transcript itself is rewritten with the placeholders
+/// ([`super::in_place::rewrite`], which `between` is handed to); its session id stays.
+pub fn fold_in_place(
+    t: &Transcript,
+    source: &Path,
+    targets: &[String],
+    replacement: impl Fn(&str, &Path) -> String,
+    between: impl FnMut(),
+) -> Result<Forked, ForkError> {
+    let id = checked_source(t, source)?;
+    let (replace, folded, skipped) = save_originals(t, source, &id, targets, replacement)?;
+    let bytes = super::in_place::replaced_bytes(t, source, &replace)?;
+    let carried = super::in_place::rewrite(t, source, &bytes, between)?;
+    Ok(Forked { session_id: id, path: source.to_path_buf(), folded, skipped, carried })
+}
+
+/// What saving the originals gave: the new content by target, the folded targets with their
+/// saved files, and the targets left as they were with why.
+type Saved = (HashMap<String, String>, Vec<(String, PathBuf)>, Vec<(String, String)>);
+
+/// Saves each target's original at [`saved_path`] (before any placeholder points at it) and
+/// makes its replacement; a target whose original cannot be saved safely is skipped.
+fn save_originals(
+    t: &Transcript,
+    source: &Path,
+    old_id: &str,
+    targets: &[String],
+    replacement: impl Fn(&str, &Path) -> String,
+) -> Result<Saved, ForkError> {
     let dir = source.parent().unwrap_or(Path::new("."));
     let texts = result_texts(t);
     let mut replace = HashMap::new();
@@ -113,7 +161,7 @@ pub fn fork(
             skipped.push((id.clone(), "no tool_result with a text content".to_string()));
             continue;
         };
-        let saved = saved_path(source, &old_id, id);
+        let saved = saved_path(source, old_id, id);
         match save_original(saved.parent().unwrap_or(dir), id, text) {
             Ok(saved) => {
                 replace.insert(id.clone(), replacement(text, &saved));
@@ -123,8 +171,7 @@ pub fn fork(
             Err(SaveError::Io { path, err }) => return Err(ForkError::Io(path, err)),
         }
     }
-    let path = write_fork(t, source, &old_id, new_id, &replace)?;
-    Ok(Forked { session_id: new_id.to_string(), path, folded, skipped })
+    Ok((replace, folded, skipped))
 }
 
 /// Writes a copy of `source` (read as `t`) under session id `new_id` with the text of each
@@ -141,7 +188,7 @@ pub fn restore(
 }
 
 /// The source's session id, when the source may be forked (no write in progress).
-fn checked_source(t: &Transcript, source: &Path) -> Result<String, ForkError> {
+pub(super) fn checked_source(t: &Transcript, source: &Path) -> Result<String, ForkError> {
     let shown = source.display().to_string();
     let old_id = t.session_id().ok_or_else(|| ForkError::NoSessionId(shown.clone()))?.to_string();
     match t.torn {

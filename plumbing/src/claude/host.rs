@@ -163,6 +163,10 @@ impl Host for Claude {
         WriteBack::Fork
     }
 
+    fn row_session_id(&self, text: &str) -> Option<String> {
+        serde_json::from_str::<RowHead<'_>>(text).ok()?.session_id.map(Cow::into_owned)
+    }
+
     fn parse_content<'r>(&self, raw: Option<&'r RawValue>) -> Content<'r> {
         parse_content(raw)
     }
@@ -573,26 +577,59 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
             let new = serde_json::from_str::<String>(content.get())
                 .map_err(|_| Error::user(format!("{shown}: the new content of {target} is not a string")))?;
             // A fold writes Claude Code's placeholder: it must be what the plan counted.
-            if how == ForkWrite::Fold && new != write::placeholder(text, &super::fork::saved_path(source, sid, target))
-            {
+            if how.is_fold() && new != write::placeholder(text, &super::fork::saved_path(source, sid, target)) {
                 return Err(Error::user(format!("{shown}: the planned placeholder of {target} is not the fork's")));
             }
             contents.insert(target.clone(), new);
         }
         let cwd = self.t.cwd().map(str::to_string);
         let fail = |e: super::fork::ForkError| Error::user(e.to_string());
-        if how == ForkWrite::Fold {
-            let targets: Vec<String> = edits.iter().map(|(t, _)| t.clone()).collect();
-            let id = super::fork::new_session_id();
-            let f = super::fork::fork(&self.t, source, &targets, &id, write::placeholder).map_err(fail)?;
-            return Ok(host::Forked {
-                session_id: f.session_id,
-                path: f.path,
-                cwd,
-                saved: f.folded,
-                skipped: f.skipped,
-                reused: false,
-            });
+        let forked = |f: super::fork::Forked, in_place| host::Forked {
+            session_id: f.session_id,
+            path: f.path,
+            cwd: cwd.clone(),
+            saved: f.folded,
+            skipped: f.skipped,
+            reused: false,
+            in_place,
+            carried: f.carried,
+        };
+        let targets: Vec<String> = edits.iter().map(|(t, _)| t.clone()).collect();
+        match how {
+            ForkWrite::Fold => {
+                let id = super::fork::new_session_id();
+                let f = super::fork::fork(&self.t, source, &targets, &id, write::placeholder).map_err(fail)?;
+                return Ok(forked(f, false));
+            }
+            ForkWrite::FoldInPlace => {
+                let f =
+                    super::fork::fold_in_place(&self.t, source, &targets, write::placeholder, || {}).map_err(fail)?;
+                return Ok(forked(f, true));
+            }
+            ForkWrite::RestoreInPlace(exact) => {
+                let bytes = super::in_place::replaced_bytes(&self.t, source, &contents).map_err(fail)?;
+                if let Some(exact) = exact {
+                    let prefix = bytes.get(..exact.len as usize).map(blake3::hash);
+                    if prefix.map(|h| *h.as_bytes()) != Some(exact.hash) {
+                        return Err(Error::user(format!(
+                            "{shown}: putting the saved originals back would not give the bytes the fold read (blake3 {}, {} bytes); nothing was written",
+                            blake3::Hash::from(exact.hash).to_hex(),
+                            exact.len
+                        ))
+                        .hint("`shake sessions --versions` lists every version imported; `shake restore --version N` brings one back byte for byte"));
+                    }
+                }
+                let carried = super::in_place::rewrite(&self.t, source, &bytes, || {}).map_err(fail)?;
+                let f = super::fork::Forked {
+                    session_id: sid.to_string(),
+                    path: source.to_path_buf(),
+                    folded: Vec::new(),
+                    skipped: Vec::new(),
+                    carried,
+                };
+                return Ok(forked(f, true));
+            }
+            ForkWrite::Restore => {}
         }
         // The same undo of the same bytes is the same session: written once.
         let mut key = blake3::Hasher::new();
@@ -620,7 +657,8 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
             }
             Err(e) => return Err(fail(e)),
         };
-        Ok(host::Forked { session_id: id, path, cwd, saved: Vec::new(), skipped: Vec::new(), reused })
+        let f = super::fork::Forked { session_id: id, path, folded: Vec::new(), skipped: Vec::new(), carried: 0 };
+        Ok(host::Forked { reused, ..forked(f, false) })
     }
 
     fn export(&self, _ctx: &Context, session: &host::Session<'a>, _leaf: usize) -> Result<host::Export> {

@@ -6,6 +6,7 @@
 
 pub mod fork;
 pub mod host;
+pub mod in_place;
 pub mod loader;
 pub mod paths;
 pub mod project;

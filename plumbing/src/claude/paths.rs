@@ -5,6 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::host::recent::{self, Created, Name, Precision, Recency};
+
 /// The longest folder name Claude Code uses as is.
 const MAX_NAME: usize = 200;
 
@@ -60,18 +62,24 @@ pub fn session_id_of_file(name: &str) -> Option<String> {
     uuid.then(|| id.to_string())
 }
 
-/// The sessions of a project folder, newest first by modification time (what `claude
-/// --continue` resumes is the newest).
+/// How Claude Code 2.1 orders a project folder for `--continue`: `mtime` to the millisecond,
+/// newest first; then the birth time to the millisecond, newest first. Where both are equal its
+/// order is that of its directory listing and stat calls (unspecified); shake takes the smallest
+/// name.
+pub const RECENCY: Recency = Recency { precision: Precision::Millis, created: Created::Birth, name: Name::Smallest };
+
+/// The sessions of a project folder, in the order `claude --continue` tries them ([`RECENCY`]):
+/// it resumes the first it accepts. (It also passes over transcripts with only bookkeeping rows,
+/// superseded, archived or running ones; shake does not.)
 pub fn sessions_newest_first(dir: &Path) -> Vec<PathBuf> {
-    let mut found: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(dir)
+    let found = std::fs::read_dir(dir)
         .into_iter()
         .flatten()
         .filter_map(|e| e.ok())
-        .filter(|e| session_id_of_file(&e.file_name().to_string_lossy()).is_some())
-        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .filter(|e| session_id_of_file(&e.file_name().to_string_lossy()).is_some() && e.path().is_file())
+        .map(|e| e.path())
         .collect();
-    found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-    found.into_iter().map(|(_, p)| p).collect()
+    recent::newest_first(found, RECENCY)
 }
 
 #[cfg(test)]

@@ -2,9 +2,11 @@
 //! transcript: every byte of a fork but the folded results is its source's).
 //!
 //! A session's records are one canonical-JSON object under `refs/forks/<session id>`:
-//! `{"v":1,"session":<id>,"records":[{"leaf","source","sourceSession","fork","forkPath","data"}]}`,
-//! oldest first; `data` is the fold's shake log data (`docs/log-entry.md`, target ids are
-//! `tool_use_id`s). A fork made from a fork inherits its source's records, so the folds in force
+//! `{"v":1,"session":<id>,"records":[{"leaf","source","sourceSession","fork","forkPath","inPlace",
+//! "sourceBytes","sourceHash","data"}]}`, oldest first; `sourceBytes` and `sourceHash` (blake3,
+//! hex) are the bytes of the source the write read; `inPlace` says the write replaced the source
+//! itself (`fork` is then the source's own id); `data` is the fold's shake log data
+//! (`docs/log-entry.md`, target ids are `tool_use_id`s). A fork made from a fork inherits its source's records, so the folds in force
 //! in a file are its own records. Loading attaches them to the session
 //! ([`attach`]), where the engine reads them as it reads pi's log entries.
 
@@ -12,7 +14,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::host::Session;
+use crate::host::{Exact, Session};
 use crate::id::{Kind, ObjectId};
 use crate::store::{refs, Store};
 use crate::{Context, Error, Result};
@@ -41,9 +43,13 @@ pub struct Record<'r> {
     /// The source file and its session id.
     pub source: &'r Path,
     pub source_session: &'r str,
-    /// The fork's session id and file.
+    /// The fork's session id and file (the source's own, in place).
     pub fork: &'r str,
     pub fork_path: &'r Path,
+    /// The bytes of the source the write read.
+    pub read: &'r [u8],
+    /// The write replaced the source itself.
+    pub in_place: bool,
     /// The fold's log data.
     pub data: Value,
 }
@@ -57,9 +63,32 @@ pub fn write(ctx: &Context, record: Record<'_>) -> Result<()> {
         "sourceSession": record.source_session,
         "fork": record.fork,
         "forkPath": record.fork_path.display().to_string(),
+        "inPlace": record.in_place,
+        "sourceBytes": record.read.len(),
+        "sourceHash": blake3::hash(record.read).to_hex().as_str(),
         "data": record.data,
     }));
     put(ctx, record.fork, records)
+}
+
+/// The bytes a record's write read ([`Record::read`]), when it names them.
+pub fn read_bytes(record: &Value) -> Option<Exact> {
+    let len = record["sourceBytes"].as_u64()?;
+    let hash = blake3::Hash::from_hex(record["sourceHash"].as_str()?).ok()?;
+    Some(Exact { len, hash: *hash.as_bytes() })
+}
+
+/// For an undo in place of session `session_id` that puts back `targets`: the bytes the file
+/// must start with after it, those the earliest in-place fold read whose targets it all puts
+/// back (every later write kept them, rows appended aside). `None` when there is no such fold
+/// (an undo at a leaf that no longer reaches all of a fold's results puts back only part).
+pub fn exact_before(records: &[Value], session_id: &str, targets: &[&str]) -> Option<Exact> {
+    let folds = records.iter().filter(|r| r["inPlace"] == true && r["fork"] == session_id && r["data"]["op"] == "fold");
+    let mut covered = folds.filter(|r| {
+        let mut ids = r["data"]["targets"].as_array().into_iter().flatten().map(|t| t["id"].as_str());
+        ids.all(|id| id.is_some_and(|id| targets.contains(&id)))
+    });
+    covered.next().and_then(read_bytes)
 }
 
 /// Replaces session `session_id`'s records.

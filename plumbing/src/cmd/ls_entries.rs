@@ -6,7 +6,7 @@ use std::io::Write;
 
 use serde_json::json;
 
-use crate::nodes::{entry_object, NodeIds};
+use crate::nodes::{entry_object, row_session, NodeIds};
 use crate::output::write_record;
 use crate::rev::leaf_path;
 use crate::rev::RevArgs;
@@ -45,10 +45,11 @@ pub fn run(ctx: &Context, args: &LsEntriesArgs, out: &mut dyn Write) -> Result {
         }
     }
     let entries = listed.iter().map(|i| (&session.entries[*i], nodes[i]));
+    let rows = row_session(&session);
     if args.json {
         let entries: Vec<_> = entries
             .map(|(e, node)| {
-                json!({"id": e.id, "type": e.kind, "line": e.line, "object": entry_object(e).to_hex(), "node": node.to_hex()})
+                json!({"id": e.id, "type": e.kind, "line": e.line, "object": entry_object(e, rows.as_deref()).to_hex(), "node": node.to_hex()})
             })
             .collect();
         let value = json!({
@@ -61,7 +62,7 @@ pub fn run(ctx: &Context, args: &LsEntriesArgs, out: &mut dyn Write) -> Result {
         return Ok(0);
     }
     for (e, _) in entries {
-        write_record(out, &[&e.id, &e.kind, &entry_object(e).to_hex()], args.nul)?;
+        write_record(out, &[&e.id, &e.kind, &entry_object(e, rows.as_deref()).to_hex()], args.nul)?;
     }
     Ok(0)
 }

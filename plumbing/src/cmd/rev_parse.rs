@@ -6,7 +6,7 @@ use std::io::Write;
 use serde_json::json;
 
 use crate::id::ObjectId;
-use crate::nodes::{entry_object, NodeIds};
+use crate::nodes::{entry_object, row_session, NodeIds};
 use crate::rev::{leaf_path, RevArgs};
 use crate::{Context, Result};
 
@@ -34,7 +34,7 @@ pub fn run(ctx: &Context, args: &RevParseArgs, out: &mut dyn Write) -> Result {
             "leafId": entry.id,
             "line": entry.line,
             "node": node.to_hex(),
-            "object": entry_object(entry).to_hex(),
+            "object": entry_object(entry, row_session(&session).as_deref()).to_hex(),
         });
         crate::output::write_json(out, &value)?;
     } else {

@@ -22,7 +22,7 @@ pub struct UpdateRefArgs {
 
 /// Runs `shake update-ref`.
 pub fn run(ctx: &Context, args: &UpdateRefArgs, _out: &mut dyn Write) -> Result {
-    let store = Store::open(ctx)?;
+    let mut store = Store::open(ctx)?;
     let new = store.resolve(&args.new)?;
     let expect = match args.old.as_deref() {
         None => Expect::Any,

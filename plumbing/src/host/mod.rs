@@ -15,6 +15,7 @@
 
 pub mod file;
 pub mod model;
+pub mod recent;
 pub mod session;
 pub mod view;
 
@@ -31,7 +32,7 @@ use crate::{Context, Error, Result};
 pub use file::SessionFile;
 pub use model::{Block, BlockKind, Content, Role, Tool};
 pub use session::{Cycle, Header, Node, Session, Warning};
-pub use view::{Call, Projected, Unit, View};
+pub use view::{Call, Projected, Unit, View, ViewMemo};
 
 /// pi's session generator: seeded, realistic sessions for tests and benchmarks.
 pub use crate::pi::generate;
@@ -200,6 +201,10 @@ pub struct Forked {
     pub skipped: Vec<(String, String)>,
     /// The same session was written before (an undo done again): nothing was written now.
     pub reused: bool,
+    /// The session file itself was rewritten (`--in-place`): `path` is the source.
+    pub in_place: bool,
+    /// In place: bytes of rows the host appended while shake wrote, copied after its own.
+    pub carried: u64,
 }
 
 /// What a fork writes ([`HostSession::write_fork`]).
@@ -210,6 +215,26 @@ pub enum ForkWrite {
     /// An undo: the contents given are the originals again; nothing is saved, and the same undo
     /// of the same file writes the same session (once).
     Restore,
+    /// A fold written into the session file itself (temporary file, rename), originals saved
+    /// first as for [`ForkWrite::Fold`].
+    FoldInPlace,
+    /// An undo written into the session file itself; when `Some`, the file's first bytes after
+    /// it must be the ones a fold read ([`Exact`]), else nothing is written.
+    RestoreInPlace(Option<Exact>),
+}
+
+impl ForkWrite {
+    /// Whether this write saves originals and writes placeholders.
+    pub fn is_fold(self) -> bool {
+        matches!(self, ForkWrite::Fold | ForkWrite::FoldInPlace)
+    }
+}
+
+/// The bytes a fold read, as its record keeps them: their length and blake3 hash.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Exact {
+    pub len: u64,
+    pub hash: [u8; 32],
 }
 
 /// Makes the lines of one appended batch ([`WriteBack::Append`]).
@@ -250,6 +275,14 @@ pub trait Host: Sync {
     /// How a fold is written back.
     fn write_back(&self) -> WriteBack;
 
+    /// The session id a line carries as its own, for hosts that write the id into every row
+    /// (Claude Code's top-level `sessionId`): the store keys such rows with the file's id taken
+    /// out (`store::row`), so a copy of them under a new id (a fork) shares them. Asked only of
+    /// hosts whose folds are forks ([`WriteBack::Fork`]); `None` for the rest.
+    fn row_session_id(&self, _text: &str) -> Option<String> {
+        None
+    }
+
     /// Parses a raw `content` value into the neutral model.
     fn parse_content<'r>(&self, raw: Option<&'r RawValue>) -> Content<'r>;
 
@@ -278,6 +311,18 @@ impl fmt::Debug for dyn Host {
 pub trait HostSession<'a> {
     /// The context the model sees at `leaf` (an entry index; `None` is the empty leaf).
     fn view<'s>(&'s self, session: &'s Session<'a>, leaf: Option<usize>) -> Result<View<'s, 'a>>;
+
+    /// [`HostSession::view`], keeping what it reads of each entry in `memo` for the session's
+    /// other views ([`View::shared`]); a host that keeps nothing projects as `view` does.
+    fn view_with<'s>(
+        &'s self,
+        session: &'s Session<'a>,
+        leaf: Option<usize>,
+        memo: &ViewMemo<'a>,
+    ) -> Result<View<'s, 'a>> {
+        let _ = memo;
+        self.view(session, leaf)
+    }
 
     /// The entries of the root→leaf `path` the host sends the model (compaction-aware), without
     /// reading what they say (so an edit the host would choke on does not stop a listing).

@@ -56,6 +56,25 @@ pub struct Call<'a> {
     pub arguments: Option<&'a RawValue>,
 }
 
+/// What views of one session read of its entries, kept for the next view ([`View::shared`]).
+/// Made for one session and used with it only; it holds a little per entry read.
+pub struct ViewMemo<'a> {
+    entries: usize,
+    pi: std::cell::OnceCell<crate::pi::project::FactsMemo<'a>>,
+}
+
+impl<'a> ViewMemo<'a> {
+    /// An empty memo for `session`.
+    pub fn new(session: &Session<'a>) -> ViewMemo<'a> {
+        ViewMemo { entries: session.entries.len(), pi: std::cell::OnceCell::new() }
+    }
+
+    /// The memo of pi's reading (pi and the hosts built on its format).
+    pub(crate) fn pi(&self) -> &crate::pi::project::FactsMemo<'a> {
+        self.pi.get_or_init(|| crate::pi::project::FactsMemo::new(self.entries))
+    }
+}
+
 /// The context at one leaf.
 pub struct View<'s, 'a> {
     /// The session viewed.
@@ -78,6 +97,13 @@ impl<'s, 'a> View<'s, 'a> {
     /// The context the host sends at `leaf` (an entry index; `None` is the empty leaf).
     pub fn at(session: &'s Session<'a>, leaf: Option<usize>) -> crate::Result<View<'s, 'a>> {
         session.data.get().view(session, leaf)
+    }
+
+    /// [`View::at`] for one of many leaves of a session: what is read of each entry is kept in
+    /// `memo` and shared by the other views made with it, so projecting every leaf (`audit
+    /// rewind`, stranded folds) reads each entry once, not once per leaf.
+    pub fn shared(session: &'s Session<'a>, leaf: Option<usize>, memo: &ViewMemo<'a>) -> crate::Result<View<'s, 'a>> {
+        session.data.get().view_with(session, leaf, memo)
     }
 
     /// Assembles a view (called by the host modules).
@@ -185,5 +211,36 @@ impl<'s, 'a> View<'s, 'a> {
     /// The whole context as the host itself would write it, byte for byte (`shake project`).
     pub fn to_json_text(&self) -> String {
         self.data.get().to_json_text()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::SessionFile;
+
+    /// A view made through a shared memo is the view made alone, at every entry of files with
+    /// branches, edits, a compaction and tool calls (pi, migrated v1, oh-my-pi), whatever the
+    /// order the leaves are visited in.
+    #[test]
+    fn shared_views_are_the_views_made_alone() {
+        let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/");
+        for name in
+            ["pi-v3-branch-compaction-edit.jsonl", "pi-mono-large-session.v1.jsonl", "omp/omp-large-session.jsonl"]
+        {
+            let file = SessionFile::read(std::path::Path::new(&format!("{fixtures}{name}"))).unwrap();
+            let session = crate::host::load(&file, None).unwrap();
+            let memo = ViewMemo::new(&session);
+            let n = session.entries.len();
+            let mut calls = 0;
+            for leaf in (0..n).rev().step_by(61).chain((0..n).step_by(53)).chain([0, n / 2]) {
+                let (alone, shared) = (View::at(&session, Some(leaf)), View::shared(&session, Some(leaf), &memo));
+                let (Ok(alone), Ok(shared)) = (alone, shared) else { continue };
+                assert_eq!(format!("{:?}", alone.units), format!("{:?}", shared.units), "{name}: units at {leaf}");
+                assert_eq!(format!("{:?}", alone.calls), format!("{:?}", shared.calls), "{name}: calls at {leaf}");
+                calls += shared.calls.len();
+            }
+            assert!(calls > 0, "{name}: no tool call seen");
+        }
     }
 }

@@ -81,14 +81,7 @@ impl Host for Omp {
         let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
         let name = paths::session_dir_name(&canonical(&ctx.cwd), &canonical(&home), &canonical(&paths::temp_dir(env)));
         let dir = paths::sessions_root(env, &home).join(name);
-        let newest = std::fs::read_dir(&dir)
-            .into_iter()
-            .flatten()
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-            .filter_map(|p| Some((p.metadata().and_then(|m| m.modified()).ok()?, p)))
-            .max();
-        newest.map(|(_, p)| p).ok_or_else(|| {
+        paths::continue_choice(&dir).ok_or_else(|| {
             Error::user(format!("no oh-my-pi session for {} (looked in {})", ctx.cwd.display(), dir.display()))
                 .hint("name a session file, or run omp here first")
         })
@@ -147,7 +140,17 @@ impl<'a> HostSession<'a> for OmpSession<'a> {
     fn view<'s>(&'s self, session: &'s host::Session<'a>, leaf: Option<usize>) -> Result<View<'s, 'a>> {
         // pi's projection, with OMP's join of each pruned result's text.
         let projection = pi::Projection::rewritten(session, &self.pi, leaf, Some(&self.pruned))?;
-        Ok(projection.into_view())
+        Ok(projection.into_view(None))
+    }
+
+    fn view_with<'s>(
+        &'s self,
+        session: &'s host::Session<'a>,
+        leaf: Option<usize>,
+        memo: &host::ViewMemo<'a>,
+    ) -> Result<View<'s, 'a>> {
+        let projection = pi::Projection::rewritten(session, &self.pi, leaf, Some(&self.pruned))?;
+        Ok(projection.into_view(Some(memo.pi())))
     }
 
     fn context(&self, path: &[usize]) -> Vec<usize> {

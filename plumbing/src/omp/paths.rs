@@ -5,9 +5,13 @@
 //! folder exists (`omp config init-xdg`); else `~/<$PI_CONFIG_DIR or .omp>/agent/sessions`. Named
 //! profiles are not followed. A folder name is `-` plus the home-relative path, `-tmp-` plus the
 //! temp-relative path, or pi's legacy `--<absolute path>--`, with `/`, `\` and `:` turned into `-`.
+//!
+//! Also which file of that folder `omp --continue` opens ([`continue_choice`]).
 
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
+
+use crate::host::recent::{self, Created, Name, Precision, Recency};
 
 /// OMP's sessions root, from an environment lookup and the home folder.
 pub fn sessions_root(env: impl Fn(&str) -> Option<OsString>, home: &Path) -> PathBuf {
@@ -52,6 +56,51 @@ pub fn temp_dir(env: impl Fn(&str) -> Option<OsString>) -> PathBuf {
     let dir = ["TMPDIR", "TMP", "TEMP"].into_iter().find_map(|k| env(k).filter(|v| !v.is_empty()));
     let dir = dir.map_or_else(|| "/tmp".to_string(), |d| d.to_string_lossy().into_owned());
     PathBuf::from(if dir.len() > 1 { dir.trim_end_matches('/') } else { &dir })
+}
+
+/// How OMP 18.2.11 orders a folder's sessions (`collectSessionsFromFiles`): `mtime` to the
+/// millisecond, newest first; then the header's `timestamp`, newest first; then the greatest path.
+pub const RECENCY: Recency =
+    Recency { precision: Precision::Millis, created: Created::Stamp(header_timestamp), name: Name::Greatest };
+
+/// The session `omp --continue` opens from `dir` when no terminal breadcrumb names one
+/// (`findMostRecentNonEmptySession`): of the `*.jsonl` files (`Bun.Glob`: files, no dot files),
+/// newest first by [`RECENCY`], the first with a session header. OMP also passes over sessions
+/// with no turn, title or prompt yet; shake does not.
+pub fn continue_choice(dir: &Path) -> Option<PathBuf> {
+    let files = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.ends_with(".jsonl") && !name.starts_with('.') && e.path().is_file()
+        })
+        .map(|e| e.path())
+        .collect();
+    recent::newest_first(files, RECENCY).into_iter().find(|p| header(p).is_some())
+}
+
+/// The header OMP's session list reads (`parseSessionListHeader`): in the first 4 KiB, the first
+/// non-empty line after an optional title slot, if it is a `session` entry with a string `id`.
+fn header(path: &Path) -> Option<serde_json::Value> {
+    use std::io::Read;
+    let mut prefix = Vec::with_capacity(4096);
+    std::fs::File::open(path).ok()?.take(4096).read_to_end(&mut prefix).ok()?;
+    let text = String::from_utf8_lossy(&prefix);
+    let mut lines = text.split('\n').map(str::trim).filter(|l| !l.is_empty()).peekable();
+    let kind = |line: &str| serde_json::from_str::<serde_json::Value>(line).ok().filter(|v| v.is_object());
+    if lines.peek().and_then(|l| kind(l)).is_some_and(|v| v["type"] == "title") {
+        lines.next();
+    }
+    let v = kind(lines.next()?)?;
+    (v["type"] == "session" && v["id"].is_string()).then_some(v)
+}
+
+/// The header's `timestamp` in Unix milliseconds (`new Date(header.timestamp)`), if it parses.
+fn header_timestamp(path: &Path) -> Option<i64> {
+    crate::time::parse_iso_millis(header(path)?["timestamp"].as_str()?)
 }
 
 #[cfg(test)]

@@ -22,7 +22,8 @@ use std::path::PathBuf;
 use serde_json::value::RawValue;
 
 use crate::host::{
-    self, Appender, Content, Host, HostKind, HostSession, Refusal, Reply, Role, SessionFile, TreeLine, View, WriteBack,
+    self, Appender, Content, Host, HostKind, HostSession, Refusal, Reply, Role, SessionFile, TreeLine, View, ViewMemo,
+    WriteBack,
 };
 use crate::{Context, Error, Result};
 
@@ -103,8 +104,16 @@ const PLAIN: [&str; 6] = ["message", "custom", "label", "session_info", "model_c
 
 impl<'a> HostSession<'a> for Session<'a> {
     fn view<'s>(&'s self, session: &'s host::Session<'a>, leaf: Option<usize>) -> Result<View<'s, 'a>> {
-        let projection = Projection::at(session, self, leaf)?;
-        Ok(projection.into_view())
+        Ok(Projection::at(session, self, leaf)?.into_view(None))
+    }
+
+    fn view_with<'s>(
+        &'s self,
+        session: &'s host::Session<'a>,
+        leaf: Option<usize>,
+        memo: &ViewMemo<'a>,
+    ) -> Result<View<'s, 'a>> {
+        Ok(Projection::at(session, self, leaf)?.into_view(Some(memo.pi())))
     }
 
     fn context(&self, path: &[usize]) -> Vec<usize> {

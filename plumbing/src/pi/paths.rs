@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::host::recent::{self, Created, Name, Precision, Recency};
 use crate::{Context, Error, Result};
 
 /// Returns pi's sessions root: `<agent dir>/sessions`.
@@ -26,20 +27,22 @@ pub fn encode_cwd(cwd: &Path) -> String {
     format!("--{}--", trimmed.replace(['/', '\\', ':'], "-"))
 }
 
-/// pi's `--continue` choice: the most recently modified session file of this directory.
+/// How pi 1.6.0 orders a folder for `--continue` (`findMostRecentSession`): `mtimeMs`, newest
+/// first; equal ones in `readdirSync`'s order, which is by name (its sort is stable).
+pub const RECENCY: Recency =
+    Recency { precision: Precision::NodeMtimeMs, created: Created::Nothing, name: Name::Smallest };
+
+/// pi's `--continue` choice: of this directory's `*.jsonl` files, newest first by [`RECENCY`],
+/// the first whose header is a session's (in the flat custom folder: whose header's `cwd` is
+/// this directory). pi skips a file without one rather than open it.
 pub fn default_session(ctx: &Context) -> Result<PathBuf> {
     let (dir, flat) = session_dir_for_cwd(ctx);
-    let mut newest: Option<(std::time::SystemTime, PathBuf)> = None;
-    for path in jsonl_files(&dir) {
-        if flat && !header_cwd_is(&path, &ctx.cwd) {
-            continue;
-        }
-        let Ok(modified) = path.metadata().and_then(|m| m.modified()) else { continue };
-        if newest.as_ref().is_none_or(|(t, _)| modified > *t) {
-            newest = Some((modified, path));
-        }
-    }
-    newest.map(|(_, p)| p).ok_or_else(|| {
+    let cwd = ctx.cwd.to_string_lossy();
+    let chosen = recent::newest_first(jsonl_files(&dir), RECENCY).into_iter().find(|path| match header(path) {
+        Some(h) => !flat || h.get("cwd").and_then(|c| c.as_str()) == Some(&*cwd),
+        None => false,
+    });
+    chosen.ok_or_else(|| {
         Error::user(format!("no pi session for {} (looked in {})", ctx.cwd.display(), dir.display()))
             .hint("name a session file, or run shake from the directory you ran pi in")
     })
@@ -53,21 +56,27 @@ fn jsonl_files(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Reads just the header line's `cwd` (pi filters a flat session folder by it).
-fn header_cwd_is(path: &Path, cwd: &Path) -> bool {
+/// The session header as pi's `readSessionHeader` finds it: the first line that parses, if it
+/// is a `session` entry with a string `id`, within the first 1 MiB; else none.
+fn header(path: &Path) -> Option<serde_json::Value> {
     use std::io::{BufRead, BufReader, Read};
-    let Ok(f) = std::fs::File::open(path) else { return false };
-    // pi reads at most 1 MiB looking for the header.
+    let f = std::fs::File::open(path).ok()?;
     let mut reader = BufReader::new(f.take(1 << 20));
-    let mut line = String::new();
+    let mut line = Vec::new();
     loop {
         line.clear();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-            return false;
+        if reader.read_until(b'\n', &mut line).ok()? == 0 {
+            return None;
         }
-        if let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) {
-            return v.get("cwd").and_then(|c| c.as_str()) == Some(&*cwd.to_string_lossy());
+        // pi skips blank lines, lines that do not parse, and ones that parse to a falsy value.
+        let Ok(raw) = serde_json::from_slice::<&serde_json::value::RawValue>(line.trim_ascii()) else { continue };
+        if !super::entry::is_truthy(Some(raw)) {
+            continue;
         }
+        let v: serde_json::Value = serde_json::from_str(raw.get()).ok()?;
+        let session =
+            v.get("type").and_then(|t| t.as_str()) == Some("session") && v.get("id").is_some_and(|i| i.is_string());
+        return session.then_some(v);
     }
 }
 

@@ -45,9 +45,9 @@ pub struct Projection<'s, 'a> {
     /// Content a host built on pi's format sends in place of an entry's own (entry index → the
     /// content JSON; OMP: a pruned tool result's text joined). An edit still wins over it.
     pub rewrites: Option<&'s HashMap<usize, Box<RawValue>>>,
-    /// What each context position gives, parsed once when the projection is made (the units,
-    /// the estimate, the plan and the JSON each read it; parsing again at every use was most of
-    /// a command's time on many small entries).
+    /// What each context position gives, parsed once when the projection becomes a view (the
+    /// units, the estimate, the plan and the JSON each read it; parsing again at every use was
+    /// most of a command's time on many small entries). Empty before: read at each use.
     parsed: Vec<Parsed<'s, 'a>>,
     /// Entry index → its position in `context` ([`NOT_IN_CONTEXT`] for the others).
     positions: Vec<u32>,
@@ -125,25 +125,23 @@ impl<'s, 'a> Projection<'s, 'a> {
         for (pos, &i) in context.iter().enumerate() {
             positions[i] = pos as u32;
         }
-        let mut projection =
+        let projection =
             Projection { session, pi, leaf, path, context, edits, rewrites, parsed: Vec::new(), positions };
         projection.check_edits()?;
-        projection.parsed = projection.context.iter().map(|&i| projection.parse(i)).collect();
         Ok(projection)
     }
 
-    fn parse(&self, index: usize) -> Parsed<'s, 'a> {
+    /// Context position `index` from what is read of its entry alone (`facts`).
+    fn parse(&self, index: usize, facts: &Facts<'a>) -> Parsed<'s, 'a> {
         let e = &self.pi.entries[index];
-        let message = e.message();
         let edit = self.edits.get(e.id.as_ref()).copied();
         let projected = self.projected_with(index, edit);
-        let own = own_of(e, message.as_ref());
         let content = match projected {
             Projected::Omitted => None,
             Projected::Replaced(raw) => Some(parse_content(raw)),
-            Projected::Raw => Some(parse_content(own)),
+            Projected::Raw => Some(facts.content.clone()),
         };
-        Parsed { said: message.map(Said::of), edit, own, projected, content }
+        Parsed { said: facts.said.clone(), edit, own: facts.own, projected, content }
     }
 
     fn parsed(&self, index: usize) -> Option<&Parsed<'s, 'a>> {
@@ -321,22 +319,33 @@ impl<'s, 'a> Projection<'s, 'a> {
 }
 
 impl<'s, 'a> Projection<'s, 'a> {
-    /// Hands the projection to the engine as a neutral [`View`].
-    pub fn into_view(self) -> View<'s, 'a> {
-        let (units, calls) = self.units();
+    /// Hands the projection to the engine as a neutral [`View`], reading each entry's own
+    /// message through `memo` when views of the session share one.
+    pub fn into_view(mut self, memo: Option<&FactsMemo<'a>>) -> View<'s, 'a> {
+        let read: Vec<Facts<'a>>;
+        let facts: Vec<&Facts<'a>> = match memo {
+            Some(memo) => {
+                self.context.iter().map(|&i| memo.cells[i].get_or_init(|| Facts::of(&self.pi.entries[i]))).collect()
+            }
+            None => {
+                read = self.context.iter().map(|&i| Facts::of(&self.pi.entries[i])).collect();
+                read.iter().collect()
+            }
+        };
+        self.parsed = self.context.iter().zip(&facts).map(|(&i, f)| self.parse(i, f)).collect();
+        let (units, calls) = self.units(&facts);
         let (session, leaf, path, context) = (self.session, self.leaf, self.path.clone(), self.context.clone());
         View::new(session, leaf, path, context, units, calls, host::ViewData::Pi(self))
     }
 
-    /// The units of the context and the tool calls in it.
-    fn units(&self) -> (Vec<Unit<'s>>, Vec<Call<'s>>) {
+    /// The units of the context and the tool calls in it. Each entry's own message is read
+    /// once per view, or once per session when views are shared ([`FactsMemo`]).
+    fn units(&self, facts: &[&Facts<'a>]) -> (Vec<Unit<'s>>, Vec<Call<'s>>) {
         let mut calls: Vec<Call<'s>> = Vec::new();
-        for p in &self.parsed {
-            let Some(Content::Blocks(blocks)) = &p.content else { continue };
-            for block in blocks {
-                if let BlockKind::ToolCall { id: Some(id), name, arguments } = &block.kind {
-                    calls.push(Call { id: id.clone(), name: name.clone(), arguments: *arguments });
-                }
+        for (&i, f) in self.context.iter().zip(facts) {
+            match self.projected(i) {
+                Projected::Raw => calls.extend(f.calls.iter().cloned()),
+                _ => calls.extend(tool_calls(self.content(i))),
             }
         }
         // The call a result answers: the last with its id, preferring one with a `path`.
@@ -349,19 +358,18 @@ impl<'s, 'a> Projection<'s, 'a> {
         let units = self
             .context
             .iter()
+            .zip(facts)
             .zip(&self.parsed)
-            .map(|(&index, p)| {
+            .map(|((&index, f), p)| {
                 let e = &self.pi.entries[index];
-                let message = p.said.as_ref().filter(|_| e.kind == "message");
-                let role = role_of(e, message);
-                let tool = message.filter(|_| role == Role::ToolResult).map(|m| {
-                    let arguments = m.tool_call_id.as_deref().and_then(|id| by_id.get(id)).and_then(|c| c.arguments);
-                    Tool { name: m.tool_name.clone().unwrap_or_default(), call_id: m.tool_call_id.clone(), arguments }
+                let tool = f.tool.as_ref().map(|(name, call_id)| {
+                    let arguments = call_id.as_deref().and_then(|id| by_id.get(id)).and_then(|c| c.arguments);
+                    Tool { name: name.clone(), call_id: call_id.clone(), arguments }
                 });
                 Unit {
                     index,
-                    role,
-                    target: editable(e, message).then(|| e.id.clone()),
+                    role: f.role,
+                    target: f.editable.then(|| e.id.clone()),
                     tool,
                     tombstone: false,
                     omitted: matches!(p.projected, Projected::Omitted),
@@ -371,6 +379,64 @@ impl<'s, 'a> Projection<'s, 'a> {
             .collect();
         (units, calls)
     }
+}
+
+/// What a view reads of one entry's own message: the same at every leaf.
+struct Facts<'a> {
+    role: Role,
+    /// Whether a fold may replace its content ([`Entry::is_editable`]).
+    editable: bool,
+    /// For a tool result: the tool's name (empty when absent) and the call's id.
+    tool: Option<(Cow<'a, str>, Option<Cow<'a, str>>)>,
+    /// The tool calls in its own content.
+    calls: Vec<Call<'a>>,
+    /// What its message says ([`Said`]).
+    said: Option<Said<'a>>,
+    /// Its own content ([`own_content`]), and parsed.
+    own: Option<&'a RawValue>,
+    content: Content<'a>,
+}
+
+impl<'a> Facts<'a> {
+    fn of(e: &Entry<'a>) -> Facts<'a> {
+        let message = e.message();
+        let own = own_of(e, message.as_ref());
+        let content = parse_content(own);
+        let calls = tool_calls(Some(content.clone())).collect();
+        let said = message.map(Said::of);
+        let m = said.as_ref().filter(|_| e.kind == "message");
+        let role = role_of(e, m);
+        let tool = m
+            .filter(|_| role == Role::ToolResult)
+            .map(|m| (m.tool_name.clone().unwrap_or_default(), m.tool_call_id.clone()));
+        Facts { role, editable: editable(e, m), tool, calls, said, own, content }
+    }
+}
+
+/// What views read of each entry's own message, kept across the views of one session
+/// ([`crate::host::ViewMemo`]): an audit that projects every leaf then reads each entry once,
+/// not once per leaf.
+pub struct FactsMemo<'a> {
+    cells: Vec<std::cell::OnceCell<Facts<'a>>>,
+}
+
+impl FactsMemo<'_> {
+    /// An empty memo for a session of `entries` entries.
+    pub fn new(entries: usize) -> Self {
+        FactsMemo { cells: (0..entries).map(|_| std::cell::OnceCell::new()).collect() }
+    }
+}
+
+/// The tool calls in some content.
+fn tool_calls<'c>(content: Option<Content<'c>>) -> impl Iterator<Item = Call<'c>> {
+    let blocks = match content {
+        Some(Content::Blocks(blocks)) => blocks,
+        _ => Vec::new(),
+    };
+    blocks.into_iter().filter_map(|block| match block.kind {
+        BlockKind::ToolCall { id: Some(id), name, arguments } => Some(Call { id, name, arguments }),
+        _ => None,
+    })
 }
 
 /// The neutral role of what an entry gives the model.

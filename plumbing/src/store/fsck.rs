@@ -39,7 +39,9 @@ pub type OverlayCheck<'a> = &'a dyn Fn(&SessionFile, &str) -> crate::Result<Opti
 /// `overlays` recomputes overlays to compare with the stored ones.
 pub fn check(dir: &Path, overlays: OverlayCheck<'_>) -> crate::Result<FsckReport> {
     let mut report = FsckReport::default();
-    let mut store = Store { dir: dir.to_path_buf(), packs: Vec::new() };
+    let (packed, problems) = super::packed::Packed::check(dir)?;
+    report.problems.extend(problems);
+    let mut store = Store { dir: dir.to_path_buf(), packs: Vec::new(), packed };
     for idx in store.index_files()? {
         report.packs += 1;
         match Pack::open(&idx) {
@@ -54,9 +56,9 @@ pub fn check(dir: &Path, overlays: OverlayCheck<'_>) -> crate::Result<FsckReport
         }
     }
     note_orphan_packs(&store, &mut report);
-    note_ref_locks(dir, &mut report)?;
+    note_ref_locks(dir, &mut report);
     check_links(&store, &mut report);
-    for (name, id) in refs::list_all(dir)? {
+    for (name, id) in store.refs_all()? {
         report.refs += 1;
         let want = if name.starts_with("refs/overlays/") {
             Some(Kind::Overlay)
@@ -70,7 +72,7 @@ pub fn check(dir: &Path, overlays: OverlayCheck<'_>) -> crate::Result<FsckReport
             Ok(id) => expect(&store, &id, want, &format!("{}: ref", dir.join(&name).display()), &mut report),
         }
     }
-    check_states(&store, &mut report);
+    check_states(&store, &mut report)?;
     check_overlays(&store, overlays, &mut report)?;
     Ok(report)
 }
@@ -86,7 +88,7 @@ fn check_overlays(store: &Store, recompute: OverlayCheck<'_>, report: &mut FsckR
     }
     let sessions = store.sessions()?;
     let mut files: HashMap<ObjectId, SessionFile> = HashMap::new();
-    for (name, id) in refs::list_all(store.dir())? {
+    for (name, id) in store.refs_all()? {
         let (Some(node), Ok(id)) = (name.strip_prefix("refs/overlays/"), id) else { continue };
         let Ok(Some(obj)) = store.get(&id) else { continue };
         let what = store.dir().join(&name);
@@ -153,7 +155,13 @@ fn check_links(store: &Store, report: &mut FsckReport) {
                     match lines {
                         Err(e) => report.problems.push(format!("{what}: {}", e.message)),
                         Ok(lines) => {
-                            lines.iter().for_each(|line| expect(store, line, Some(Kind::Entry), &what, report))
+                            // A row puts back the version's session id: it must name one.
+                            let session = Version::decode(obj.bytes, &what).ok().and_then(|v| v.session);
+                            for line in &lines {
+                                if expect_line(store, line, &what, report) == Some(Kind::Row) && session.is_none() {
+                                    report.problems.push(format!("{what}: lists row {line} but names no session"));
+                                }
+                            }
                         }
                     }
                 }
@@ -162,14 +170,30 @@ fn check_links(store: &Store, report: &mut FsckReport) {
                         if let Some(parent) = parent {
                             expect(store, &parent, Some(Kind::Node), &what, report);
                         }
-                        expect(store, &entry, Some(Kind::Entry), &what, report);
+                        expect_line(store, &entry, &what, report);
                     }
                     None => report.problems.push(format!("{what}: {} bytes, want 32 or 64", obj.bytes.len())),
                 },
-                Kind::Entry | Kind::Overlay => {}
+                // Canonical rows hold the mark (a line without it is stored as an entry).
+                Kind::Row if memchr::memmem::find(obj.bytes, super::row::MARK).is_none() => {
+                    report.problems.push(format!("{what}: a row without the session mark (not canonical)"))
+                }
+                Kind::Entry | Kind::Row | Kind::Overlay => {}
             }
         }
     }
+}
+
+/// Records a problem unless `id` is a session line in the store (an entry or a row); returns
+/// its kind when it is one.
+fn expect_line(store: &Store, id: &ObjectId, what: &str, report: &mut FsckReport) -> Option<Kind> {
+    match store.kind_of(id) {
+        Ok(Some(kind)) if kind.is_line() => return Some(kind),
+        Ok(Some(kind)) => report.problems.push(format!("{what}: names {id}, a {kind} (want an entry or a row)")),
+        Ok(None) => report.problems.push(format!("{what}: names missing object {id}")),
+        Err(e) => report.problems.push(format!("{what}: names {id}: {}", e.message)),
+    }
+    None
 }
 
 /// Records a problem unless `id` is in the store (and of kind `want`, when given).
@@ -184,16 +208,12 @@ fn expect(store: &Store, id: &ObjectId, want: Option<Kind>, what: &str, report: 
     }
 }
 
-fn check_states(store: &Store, report: &mut FsckReport) {
-    let Ok(read) = std::fs::read_dir(store.dir().join("import")) else { return };
-    let mut files: Vec<_> = read.filter_map(|e| e.ok()).map(|e| e.path()).collect();
-    files.sort();
-    for path in files.iter().filter(|p| !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("tmp-"))) {
+fn check_states(store: &Store, report: &mut FsckReport) -> crate::Result<()> {
+    for (path, bytes) in store.states()? {
         report.sessions += 1;
-        match state::read(path) {
+        match state::decode(&path, &bytes) {
             Err(why) => report.problems.push(why),
-            Ok(None) => {}
-            Ok(Some((head, rest))) => {
+            Ok((head, rest)) => {
                 if state::decode_resume(&rest).is_none() {
                     report.problems.push(format!("{}: unreadable import state (resume part)", path.display()));
                 }
@@ -207,26 +227,18 @@ fn check_states(store: &Store, report: &mut FsckReport) {
             }
         }
     }
+    Ok(())
 }
 
-/// Notes `<ref>.lock` files: left by a writer that died when no writer holds the store's lock
-/// now (the next write replaces them), else an update in progress.
-fn note_ref_locks(dir: &Path, report: &mut FsckReport) -> crate::Result<()> {
-    let locks = refs::lock_files(dir);
-    if locks.is_empty() {
-        return Ok(());
+/// Notes `<ref>.lock` files: shake no longer writes loose refs, so each was left by an older
+/// shake that died mid-update (the ref kept its old value); `shake gc` removes them.
+fn note_ref_locks(dir: &Path, report: &mut FsckReport) {
+    for path in refs::lock_files(dir) {
+        report.notes.push(format!(
+            "{}: a ref lock left by an older shake that died mid-update; the ref keeps its old value (shake gc removes the lock)",
+            path.display()
+        ));
     }
-    let idle = super::WriteLock::try_take(dir)?.is_some();
-    for path in locks {
-        report.notes.push(match idle {
-            true => format!(
-                "{}: a ref lock left by a shake that died mid-update; the ref keeps its old value and the next write replaces the lock",
-                path.display()
-            ),
-            false => format!("{}: a ref update in progress (another shake holds the store's lock)", path.display()),
-        });
-    }
-    Ok(())
 }
 
 fn note_orphan_packs(store: &Store, report: &mut FsckReport) {

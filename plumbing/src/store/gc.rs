@@ -42,6 +42,9 @@ impl Store {
         let Batch { store, _lock, .. } = self.batch()?;
         let temp_files = remove_temp_files(store.dir(), dry_run)?;
         let keep = reachable(store)?;
+        if !dry_run {
+            pack_records(store)?;
+        }
         let counts = store.counts();
         let mut report = GcReport {
             packs_before: counts.packs,
@@ -85,7 +88,7 @@ impl Store {
 /// left by a writer that died before its rename.
 fn remove_temp_files(dir: &std::path::Path, dry_run: bool) -> Result<u64> {
     let mut n = 0;
-    for sub in ["packs", "import", "refs"] {
+    for sub in ["packs", "import", "refs", "times", super::packed::DIR] {
         for entry in walkdir::WalkDir::new(dir.join(sub)).into_iter().filter_map(|e| e.ok()) {
             if !entry.file_type().is_file()
                 || !entry.file_name().to_string_lossy().starts_with(crate::durable::TMP_PREFIX)
@@ -103,6 +106,40 @@ fn remove_temp_files(dir: &std::path::Path, dry_run: bool) -> Result<u64> {
 
 /// Writes the kept objects into one new durable pack, then removes every other pack (index
 /// first, so a half-removed pack is an ignored orphan).
+/// Writes every ref, import state and times list in one packed file, the loose files of stores
+/// from before the packed form included (a packed record shadows a loose file of its name), then
+/// removes the older packed files and the loose files (and the `<ref>.lock` files an older shake
+/// left): the new file is in place, durably, before anything is removed.
+fn pack_records(store: &mut Store) -> Result<()> {
+    let dir = store.dir().to_path_buf();
+    let mut loose = Vec::new();
+    for sub in ["refs", "import", "times"] {
+        for entry in walkdir::WalkDir::new(dir.join(sub)).into_iter().filter_map(|e| e.ok()) {
+            let name = entry.path().strip_prefix(&dir).unwrap_or(entry.path()).to_string_lossy().into_owned();
+            if entry.file_type().is_file()
+                && !entry.file_name().to_string_lossy().starts_with(crate::durable::TMP_PREFIX)
+            {
+                loose.push((name, entry.into_path()));
+            }
+        }
+    }
+    if loose.is_empty() && store.packed.files().len() <= 1 {
+        return Ok(());
+    }
+    let mut base = std::collections::BTreeMap::new();
+    for (name, path) in &loose {
+        if !name.ends_with(".lock") {
+            base.insert(name.clone(), std::fs::read(path).map_err(FileError::at(path, "read"))?);
+        }
+    }
+    let all = store.packed.merged(base);
+    store.packed.replace(&dir, all)?;
+    for (_, path) in &loose {
+        std::fs::remove_file(path).map_err(FileError::at(path, "remove"))?;
+    }
+    Ok(())
+}
+
 fn repack(store: &mut Store, keep: &HashSet<ObjectId>) -> Result<()> {
     let dir = store.packs_dir();
     let mut writer = pack::PackWriter::new(&dir)?;
@@ -176,7 +213,7 @@ fn reachable(store: &Store) -> Result<HashSet<ObjectId>> {
                 keep.insert(entry);
                 todo.extend(parent);
             }
-            Kind::Entry | Kind::Overlay => {}
+            Kind::Entry | Kind::Row | Kind::Overlay => {}
         }
     }
     keep_nodes(store, &mut keep)?;
@@ -248,8 +285,7 @@ mod tests {
         assert!(!store.contains(&loose));
         assert_eq!(store.version_bytes(&version).unwrap(), text.as_bytes());
         // With the session's ref and import state gone, nothing is reached.
-        std::fs::remove_dir_all(dir.path().join("store/refs")).unwrap();
-        std::fs::remove_dir_all(dir.path().join("store/import")).unwrap();
+        std::fs::remove_dir_all(dir.path().join("store/packed")).unwrap();
         assert_eq!(store.gc(true).unwrap().kept, 0);
         assert_eq!(store.counts().objects, 4, "a dry run changes nothing");
         store.gc(false).unwrap();

@@ -153,29 +153,46 @@ impl Store {
     /// Lists every imported session file, sorted by path. Unreadable import states are skipped
     /// (`fsck` names them).
     pub fn sessions(&self) -> Result<Vec<SessionInfo>> {
-        let dir = self.dir.join("import");
-        let read = match std::fs::read_dir(&dir) {
-            Ok(r) => r,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(FileError::at(&dir, "list")(e).into()),
-        };
-        let mut sessions: Vec<SessionInfo> = read
-            .filter_map(|e| e.ok())
-            .filter(|e| !e.file_name().to_string_lossy().starts_with("tmp-"))
-            .filter_map(|e| state::read(&e.path()).ok().flatten())
-            .map(|(head, _)| SessionInfo::from_state(&head))
+        let mut sessions: Vec<SessionInfo> = self
+            .states()?
+            .into_iter()
+            .filter_map(|(_, bytes)| state::decode_head(&bytes).map(|(head, _)| SessionInfo::from_state(&head)))
             .collect();
         sessions.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(sessions)
     }
 
+    /// Every import state's bytes with where it was read from: the packed records, and the
+    /// loose files (stores from before the packed form) no packed record shadows; sorted by name.
+    pub fn states(&self) -> Result<Vec<(PathBuf, Vec<u8>)>> {
+        let mut all: std::collections::BTreeMap<String, (PathBuf, Vec<u8>)> = std::collections::BTreeMap::new();
+        let dir = self.dir.join("import");
+        match std::fs::read_dir(&dir) {
+            Ok(read) => {
+                for e in read.filter_map(|e| e.ok()) {
+                    let file = e.file_name().to_string_lossy().into_owned();
+                    if file.starts_with(crate::durable::TMP_PREFIX) {
+                        continue;
+                    }
+                    let Ok(bytes) = std::fs::read(e.path()) else { continue };
+                    all.insert(format!("import/{file}"), (e.path(), bytes));
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(FileError::at(&dir, "list")(e).into()),
+        }
+        for f in self.packed.files().iter().rev() {
+            for (name, bytes) in f.records().filter(|(name, _)| name.starts_with("import/")) {
+                all.insert(name.to_string(), (f.path.join(name), bytes.to_vec()));
+            }
+        }
+        Ok(all.into_values().collect())
+    }
+
     /// Returns what the store recorded for this session file, if it was imported.
     pub fn session(&self, path: &Path) -> Result<Option<SessionInfo>> {
         let key = canonical(path)?;
-        Ok(state::read(&state::state_path(&self.dir, &key))
-            .ok()
-            .flatten()
-            .map(|(head, _)| SessionInfo::from_state(&head)))
+        Ok(self.read_state(&key).ok().flatten().map(|(head, _)| SessionInfo::from_state(&head)))
     }
 
     /// Finds the imported session a `SESSION` argument names: an existing file's import, a file path
@@ -199,7 +216,7 @@ impl Store {
     fn unchanged(&self, path: &Path) -> Result<Option<ImportReport>, ImportError> {
         let key = canonical(path)?;
         let (size, mtime_ns) = stat(path)?;
-        let Ok(Some((head, _))) = state::read(&state::state_path(&self.dir, &key)) else { return Ok(None) };
+        let Ok(Some((head, _))) = self.read_state(&key) else { return Ok(None) };
         Ok((head.size == size && head.mtime_ns == mtime_ns).then(|| unchanged_report(path, &head)))
     }
 }
@@ -248,9 +265,8 @@ impl Batch<'_> {
     /// Imports one session file into this batch (see the module doc).
     pub fn import(&mut self, path: &Path, forced: Option<HostKind>) -> Result<ImportReport, ImportError> {
         let key = canonical(path)?;
-        let state_file = state::state_path(self.store().dir(), &key);
         let mut warnings = Vec::new();
-        let previous = state::read(&state_file).unwrap_or_else(|why| {
+        let previous = self.store().read_state(&key).unwrap_or_else(|why| {
             warnings.push(Warning { line: 0, message: format!("{why}; importing the whole file again") });
             None
         });
@@ -278,7 +294,7 @@ impl Batch<'_> {
                 // Touched, not changed: remember the new mtime so the next check is a stat again.
                 let head = FileState { size, mtime_ns: remembered_mtime(mtime_ns), ..head.clone() };
                 let resume = resume.or_else(|| state::decode_resume(rest)).unwrap_or_default();
-                self.set_state(state_file, state::encode(&head, &resume)?);
+                self.set_state(&key, state::encode(&head, &resume)?);
                 return Ok(unchanged_report(path, &head));
             }
         }
@@ -299,12 +315,15 @@ impl Batch<'_> {
         let start = base.start - origin;
         let before = self.added();
         let mut resume = base.resume;
-        let read = self.read_lines(host, bytes, start, &mut resume, &mut warnings)?;
+        let appended_to = base.parent.as_ref().filter(|_| base.start > 0).map(|p| (p, base.session_id.is_some()));
+        let rows = self.row_session(host, appended_to, &bytes[start..])?;
+        let read = self.read_lines(host, bytes, start, (&mut resume, rows.as_deref()), &mut warnings)?;
         let session_id = read.session_id.or(base.session_id);
         let version = Version {
             parent: base.parent,
             offset: base.start as u64,
             newline: bytes.is_empty() || bytes.ends_with(b"\n"),
+            session: rows,
             items: version::items(&read.lines),
         };
         let version_id = self.put(Kind::Version, &version.encode())?;
@@ -334,8 +353,8 @@ impl Batch<'_> {
             versions: base.versions + 1,
             entries: resume.entries,
         };
-        self.set_time(&state_file, &version_id);
-        self.set_state(state_file, state::encode(&head, &resume)?);
+        self.set_time(&head.path, &version_id);
+        self.set_state(&head.path, state::encode(&head, &resume)?);
         Ok(ImportReport {
             path: path.to_path_buf(),
             session_id,
@@ -349,13 +368,41 @@ impl Batch<'_> {
         })
     }
 
-    /// Stores every line of `bytes[start..]` and a node for each tree entry, advancing `resume`.
+    /// The session id to take out of rows ([`super::row`]) for a host that keys rows without it:
+    /// for lines appended to version `parent`, its id; else the first line of `lines` that
+    /// names one as its own. The same id as [`crate::nodes`] takes out of a loaded session (its
+    /// header's). `parent` comes with whether its file named a session already: a version
+    /// stored before rows were keyed so lists entries, and lines appended to it stay entries,
+    /// so that the file's nodes keep one rule (until a rewrite imports it whole).
+    fn row_session(
+        &self,
+        host: &dyn Host,
+        parent: Option<(&ObjectId, bool)>,
+        lines: &[u8],
+    ) -> Result<Option<String>, ImportError> {
+        // Only a host whose folds are forks (copies of the rows under a new id) keys rows so.
+        if host.write_back() != host::WriteBack::Fork {
+            return Ok(None);
+        }
+        if let Some((parent, named)) = parent {
+            match self.store().version(parent)?.session {
+                Some(id) => return Ok(Some(id)),
+                None if named => return Ok(None),
+                None => {}
+            }
+        }
+        let mut ids = lines.split(|&b| b == b'\n').filter_map(|l| host.row_session_id(&String::from_utf8_lossy(l)));
+        Ok(ids.next().filter(|id| super::row::safe(id)))
+    }
+
+    /// Stores every line of `bytes[start..]` and a node for each tree entry, advancing `resume`;
+    /// with `rows` (a session id), lines naming it are stored as row objects without it.
     fn read_lines(
         &mut self,
         host: &dyn Host,
         bytes: &[u8],
         start: usize,
-        resume: &mut Resume,
+        (resume, rows): (&mut Resume, Option<&str>),
         warnings: &mut Vec<Warning>,
     ) -> Result<ReadLines, ImportError> {
         let mut nodes = resume.node_map();
@@ -364,7 +411,10 @@ impl Batch<'_> {
         while at < bytes.len() {
             let end = memchr::memchr(b'\n', &bytes[at..]).map(|i| at + i);
             let line = &bytes[at..end.unwrap_or(bytes.len())];
-            let entry_id = self.put(Kind::Entry, line)?;
+            let entry_id = match rows.and_then(|id| super::row::take_out(line, id)) {
+                Some(row) => self.put(Kind::Row, &row)?,
+                None => self.put(Kind::Entry, line)?,
+            };
             out.lines.push(LineRef { entry: entry_id, node: None, parent: None });
             let Some(end) = end else {
                 warnings.push(Warning {

@@ -1,8 +1,10 @@
 //! The content-addressed store: objects in packs, refs, and what was imported from which file.
 //!
 //! Layout under the store folder (`docs/format.md`):
-//! `packs/pack-<sum>.{pack,idx}`, `refs/…`, `import/<key>` (per-file import state), `lock`.
-//! Readers never lock: packs are immutable once renamed into place and refs change by rename.
+//! `packs/pack-<sum>.{pack,idx}`, `packed/packed-<seq>` (refs, per-file import states and import
+//! times, several per file: [`packed`]), `lock`; stores written before the packed form also
+//! have loose `refs/…`, `import/<key>` and `times/<key>` files, still read.
+//! Readers never lock: packs and packed files are immutable once renamed into place.
 //! Writers ([`Batch`]) hold an advisory lock on `lock` so two shake processes never race.
 
 pub mod family;
@@ -11,13 +13,15 @@ pub mod gc;
 pub mod import;
 pub mod lock;
 pub mod pack;
+pub mod packed;
 pub mod refs;
+pub mod row;
 pub mod state;
 pub mod times;
 pub mod touch;
 pub mod version;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use crate::durable::FileError;
@@ -37,6 +41,7 @@ pub const MAX_PACKS: usize = 16;
 pub struct Store {
     dir: PathBuf,
     packs: Vec<Pack>,
+    packed: packed::Packed,
 }
 
 /// Totals for `count-objects`.
@@ -59,14 +64,22 @@ impl Store {
 
     /// Opens the store in `dir`.
     pub fn open_dir(dir: &Path) -> Result<Store> {
-        let mut store = Store { dir: dir.to_path_buf(), packs: Vec::new() };
+        let mut store = Store { dir: dir.to_path_buf(), packs: Vec::new(), packed: packed::Packed::default() };
         store.refresh()?;
         Ok(store)
     }
 
-    /// Re-reads the list of packs (another process may have added some, or merged some away).
+    /// Re-reads the list of packs and packed files (another process may have added some, or
+    /// merged some away).
     pub fn refresh(&mut self) -> Result<()> {
-        // A pack listed and then deleted was merged into a new pack by a writer: list again.
+        // A file listed and then deleted was merged into a new one by a writer: list again.
+        for _ in 0..3 {
+            let (packed, vanished) = packed::Packed::load(&self.dir, std::mem::take(&mut self.packed))?;
+            self.packed = packed;
+            if !vanished {
+                break;
+            }
+        }
         for _ in 0..3 {
             let mut packs = Vec::new();
             let mut vanished = false;
@@ -235,31 +248,70 @@ impl Store {
         }
     }
 
-    /// Reads a ref (`None` when it does not exist).
+    /// Reads a ref (`None` when it does not exist): its packed record, else its loose file.
     pub fn read_ref(&self, name: &str) -> Result<Option<ObjectId>> {
         refs::check_name(name)?;
-        Ok(refs::read(&self.dir, name)?)
+        match self.packed.get(name) {
+            Some(bytes) => Ok(Some(refs::parse(&self.packed_path(name), bytes)?)),
+            None => Ok(refs::read(&self.dir, name)?),
+        }
     }
 
-    /// Sets a ref durably if its current value is what `expect` says; `new` must be in the store.
-    pub fn update_ref(&self, name: &str, new: &ObjectId, expect: Expect) -> Result<()> {
+    /// Where a packed record is read from, for messages.
+    fn packed_path(&self, name: &str) -> PathBuf {
+        let file = self.packed.files().iter().find(|f| f.get(name).is_some());
+        file.map_or_else(|| self.dir.join(packed::DIR), |f| f.path.clone()).join(name)
+    }
+
+    /// Sets a ref durably if its current value is what `expect` says; `new` must be in the
+    /// store. The compare and the write happen under the store's write lock.
+    pub fn update_ref(&mut self, name: &str, new: &ObjectId, expect: Expect) -> Result<()> {
+        refs::check_name(name)?;
+        let _held = WriteLock::take(&self.dir)?;
+        self.refresh()?;
         if !self.contains(new) {
             return Err(Error::user(format!("cannot point {name} at {new}: no such object")));
         }
-        let held = WriteLock::take(&self.dir)?;
-        Ok(refs::update(&self.dir, &held, name, new, expect, true)?)
+        refs::compare(name, self.read_ref(name)?, expect)?;
+        let records = [(name.to_string(), format!("{new}\n").into_bytes())].into();
+        self.packed.write(&self.dir, records)
     }
 
-    /// Lists every ref, sorted by name.
+    /// Lists every ref, sorted by name; the first unreadable ref is an error.
     pub fn refs(&self) -> Result<Vec<(String, ObjectId)>> {
-        refs::list(&self.dir)
+        self.refs_all()?.into_iter().map(|(name, id)| id.map(|id| (name, id))).collect()
+    }
+
+    /// Lists every ref, sorted by name, each with its id or why it cannot be read: the packed
+    /// ones and the loose files no packed record shadows.
+    pub fn refs_all(&self) -> Result<Vec<(String, Result<ObjectId>)>> {
+        let mut all: std::collections::BTreeMap<String, Result<ObjectId>> =
+            refs::list_all(&self.dir)?.into_iter().collect();
+        for f in self.packed.files().iter().rev() {
+            for (name, bytes) in f.records().filter(|(name, _)| name.starts_with("refs/")) {
+                all.insert(name.to_string(), refs::parse(&f.path.join(name), bytes).map_err(Error::from));
+            }
+        }
+        Ok(all.into_iter().collect())
+    }
+
+    /// Reads the import state of the session file whose absolute path is `path`: its packed
+    /// record, else its loose file; `Ok(None)` when absent, `Err` naming it when unreadable.
+    pub fn read_state(&self, path: &str) -> std::result::Result<Option<(state::FileState, Vec<u8>)>, String> {
+        let name = state::name(path);
+        match self.packed.get(&name) {
+            Some(bytes) => state::decode(&self.packed_path(&name), bytes).map(Some),
+            None => state::read(&self.dir.join(name)),
+        }
     }
 
     /// When each imported version of the file at `path` (as the store records it) was imported,
     /// in milliseconds since the epoch; versions with no time recorded are absent (`times.rs`).
     pub fn import_times(&self, path: &Path) -> HashMap<ObjectId, u64> {
-        let state_file = state::state_path(&self.dir, &path.to_string_lossy());
-        times::read(&times::times_path(&self.dir, &state_file))
+        let name = times::name(&path.to_string_lossy());
+        let mut text = std::fs::read(self.dir.join(&name)).unwrap_or_default();
+        self.packed.all(&name).for_each(|lines| text.extend_from_slice(lines));
+        times::parse(&text)
     }
 
     /// Returns a version's chain, oldest first (version 1 is the first import).
@@ -281,7 +333,7 @@ impl Store {
         let lock = WriteLock::take(&self.dir)?;
         self.rebuild_lost_indexes()?;
         self.refresh()?;
-        Ok(Batch { writer: None, store: self, _lock: lock, after: Vec::new() })
+        Ok(Batch { writer: None, store: self, _lock: lock, after: BTreeMap::new() })
     }
 }
 
@@ -313,22 +365,16 @@ impl Store {
     }
 }
 
-/// A write in progress: new objects go to one new pack; refs and import state that name them are
-/// written only after the pack is durable ([`Batch::commit`]). Dropping it uncommitted leaves the
-/// store as it was.
+/// A write in progress: new objects go to one new pack; the refs, import states and import
+/// times that name them go to one packed file ([`packed`]), written only after the pack is
+/// durable ([`Batch::commit`]). Dropping it uncommitted leaves the store as it was.
 pub struct Batch<'s> {
     store: &'s mut Store,
     writer: Option<pack::PackWriter>,
     _lock: WriteLock,
-    after: Vec<After>,
-}
-
-/// A file to write once the pack is in place.
-enum After {
-    Ref(String, ObjectId),
-    State(PathBuf, Vec<u8>),
-    /// A line for a file's times (`times.rs`), after its state.
-    Time(PathBuf, Vec<u8>),
+    /// The packed records to write: name → bytes (a later record of a name replaces the
+    /// earlier; a times record's lines add up).
+    after: BTreeMap<String, Vec<u8>>,
 }
 
 impl Batch<'_> {
@@ -370,24 +416,26 @@ impl Batch<'_> {
     /// Points `name` at `id` once the batch commits (no compare: the importer owns session refs).
     pub fn set_ref(&mut self, name: &str, id: ObjectId) -> Result<()> {
         refs::check_name(name)?;
-        self.after.push(After::Ref(name.to_string(), id));
+        self.after.insert(name.to_string(), format!("{id}\n").into_bytes());
         Ok(())
     }
 
-    fn set_state(&mut self, path: PathBuf, bytes: Vec<u8>) {
-        self.after.push(After::State(path, bytes));
+    /// Sets the import state of the session file whose absolute path is `path`.
+    fn set_state(&mut self, path: &str, bytes: Vec<u8>) {
+        self.after.insert(state::name(path), bytes);
     }
 
-    /// Records, once the batch commits, that `version` of the file whose state is `state_file`
-    /// was imported now.
-    fn set_time(&mut self, state_file: &Path, version: &ObjectId) {
-        let path = times::times_path(self.store.dir(), state_file);
-        self.after.push(After::Time(path, times::line(version, times::now_ms())));
+    /// Records, once the batch commits, that `version` of the session file whose absolute path
+    /// is `path` was imported now.
+    fn set_time(&mut self, path: &str, version: &ObjectId) {
+        let line = times::line(version, times::now_ms());
+        self.after.entry(times::name(path)).or_default().extend_from_slice(&line);
     }
 
-    /// Makes the pack durable (one fsync for the pack, one for its index), then writes the refs
-    /// and import states that name its objects, last, so an interruption anywhere leaves a store
-    /// whose refs and states only name objects that exist.
+    /// Makes the pack durable (one fsync for the pack, one for its index), then writes the refs,
+    /// import states and times that name its objects in one packed file (one fsync), last, so
+    /// an interruption anywhere leaves a store whose refs and states only name objects that
+    /// exist.
     pub fn commit(self) -> Result<()> {
         let Batch { store, writer, _lock, after } = self;
         if let Some(writer) = writer {
@@ -396,13 +444,6 @@ impl Batch<'_> {
             }
         }
         store.consolidate()?;
-        for item in after {
-            match item {
-                After::Ref(name, id) => refs::update(&store.dir, &_lock, &name, &id, Expect::Any, false)?,
-                After::State(path, bytes) => crate::durable::write(&path, &bytes)?,
-                After::Time(path, line) => times::append(&path, &line)?,
-            }
-        }
-        Ok(())
+        store.packed.write(&store.dir, after)
     }
 }

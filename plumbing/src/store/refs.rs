@@ -1,21 +1,16 @@
-//! Refs: named pointers to objects, one small file each under `<store>/refs/`.
-//!
-//! An update, made under the store's write lock ([`WriteLock`]), takes `<ref>.lock` (created
-//! exclusively, 0600), compares the current value when asked (compare-and-swap, like
-//! `git update-ref <ref> <new> <old>`), writes the lock file, and renames it over the ref. The
-//! rename is what makes the update atomic. A `<ref>.lock` that exists when a writer holds the
-//! store's lock was left by a writer that died between the two steps: it is removed.
+//! Refs: named pointers to objects. They live in the store's packed files ([`super::packed`]),
+//! written under the store's write lock; an update compares the current value first when asked
+//! (compare-and-swap, like `git update-ref <ref> <new> <old>`). Stores written before the packed
+//! form hold them as one small file each under `<store>/refs/`, read when no packed record
+//! shadows them ([`read`], [`list_all`]).
 //!
 //! Names come from the store, never from input as they are: a session id is encoded
 //! ([`session_ref`]) so no id can shape the folder tree (`x` and `x/y` are two refs, not a file
 //! and a folder of the same name).
 
-use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use super::lock::WriteLock;
-use crate::durable::{private_dir, FileError};
+use crate::durable::FileError;
 use crate::id::ObjectId;
 use crate::{Error, Result};
 
@@ -119,7 +114,8 @@ pub fn read(store: &Path, name: &str) -> std::result::Result<Option<ObjectId>, R
     }
 }
 
-fn parse(path: &Path, bytes: &[u8]) -> std::result::Result<ObjectId, RefError> {
+/// Parses a ref's bytes (64 hex digits and `\n`); `path` names it in the error.
+pub fn parse(path: &Path, bytes: &[u8]) -> std::result::Result<ObjectId, RefError> {
     std::str::from_utf8(bytes)
         .ok()
         .and_then(|s| s.strip_suffix('\n'))
@@ -127,41 +123,22 @@ fn parse(path: &Path, bytes: &[u8]) -> std::result::Result<ObjectId, RefError> {
         .ok_or_else(|| RefError::BadFile { path: path.to_path_buf() })
 }
 
-/// Sets `name` to `new` if its current value is what `expect` says, under the store's write
-/// lock. `durable` fsyncs the new file and the folder (a command the user runs for this);
-/// imports skip it because their refs can be rebuilt from the session files.
-pub fn update(
-    store: &Path,
-    _held: &WriteLock,
-    name: &str,
-    new: &ObjectId,
-    expect: Expect,
-    durable: bool,
-) -> std::result::Result<(), RefError> {
-    check_name(name)?;
-    let path = store.join(name);
-    private_dir(path.parent().unwrap_or(store))?;
-    let lock = Lock::take(&path)?;
-    let current = read(store, name)?;
+/// Checks a compare-and-swap: `current` must be what `expect` says.
+pub fn compare(name: &str, current: Option<ObjectId>, expect: Expect) -> std::result::Result<(), RefError> {
     let ok = match expect {
         Expect::Any => true,
         Expect::Absent => current.is_none(),
         Expect::Id(old) => current == Some(old),
     };
-    if !ok {
-        let is = current.map_or("absent".to_string(), |id| id.to_string());
-        let want = match expect {
-            Expect::Id(old) => old.to_string(),
-            _ => "absent".to_string(),
-        };
-        return Err(RefError::Moved { name: name.to_string(), is, want });
+    if ok {
+        return Ok(());
     }
-    lock.commit(format!("{new}\n").as_bytes(), durable)
-}
-
-/// Lists every ref, sorted by name; the first unreadable ref is an error.
-pub fn list(store: &Path) -> Result<Vec<(String, ObjectId)>> {
-    list_all(store)?.into_iter().map(|(name, id)| id.map(|id| (name, id))).collect()
+    let is = current.map_or("absent".to_string(), |id| id.to_string());
+    let want = match expect {
+        Expect::Id(old) => old.to_string(),
+        _ => "absent".to_string(),
+    };
+    Err(RefError::Moved { name: name.to_string(), is, want })
 }
 
 /// Lists every ref file, sorted by name, each with its id or why it cannot be read.
@@ -206,67 +183,6 @@ pub fn lock_files(store: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// An exclusively created `<ref>.lock`, removed on drop unless renamed over the ref.
-struct Lock {
-    path: PathBuf,
-    target: PathBuf,
-    file: std::fs::File,
-    renamed: bool,
-}
-
-impl Lock {
-    /// Creates `<target>.lock`; one that exists was left by a writer that died (the caller
-    /// holds the store's write lock, which every ref writer takes), so it is replaced.
-    fn take(target: &Path) -> std::result::Result<Lock, RefError> {
-        let mut name = target.as_os_str().to_owned();
-        name.push(".lock");
-        let path = PathBuf::from(name);
-        let create = || std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&path);
-        let file = match create() {
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                std::fs::remove_file(&path).map_err(|source| FileError {
-                    path: path.clone(),
-                    doing: "remove the stale lock",
-                    source,
-                })?;
-                create()
-            }
-            other => other,
-        };
-        match file {
-            Ok(file) => Ok(Lock { path, target: target.to_path_buf(), file, renamed: false }),
-            Err(source) => Err(RefError::Io(FileError { path, doing: "create", source })),
-        }
-    }
-
-    fn commit(mut self, bytes: &[u8], durable: bool) -> std::result::Result<(), RefError> {
-        let io = |doing| {
-            let path = self.path.clone();
-            move |source| RefError::Io(FileError { path, doing, source })
-        };
-        self.file.write_all(bytes).map_err(io("write"))?;
-        if durable {
-            self.file.sync_all().map_err(io("fsync"))?;
-        }
-        std::fs::rename(&self.path, &self.target).map_err(io("rename into place"))?;
-        self.renamed = true;
-        if durable {
-            if let Some(dir) = self.target.parent() {
-                crate::durable::sync_dir(dir)?;
-            }
-        }
-        Ok(())
-    }
-}
-
-impl Drop for Lock {
-    fn drop(&mut self) {
-        if !self.renamed {
-            let _ = std::fs::remove_file(&self.path);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -274,17 +190,14 @@ mod tests {
 
     #[test]
     fn compare_and_swap() {
-        let dir = tempfile::tempdir().unwrap();
-        let held = WriteLock::take(dir.path()).unwrap();
         let (a, b) = (ObjectId::hash(Kind::Entry, b"a"), ObjectId::hash(Kind::Entry, b"b"));
-        let name = "refs/sessions/s1";
-        update(dir.path(), &held, name, &a, Expect::Absent, true).unwrap();
-        assert!(update(dir.path(), &held, name, &b, Expect::Absent, true).is_err());
-        assert!(matches!(update(dir.path(), &held, name, &b, Expect::Id(b), true), Err(RefError::Moved { .. })));
-        update(dir.path(), &held, name, &b, Expect::Id(a), false).unwrap();
-        assert_eq!(read(dir.path(), name).unwrap(), Some(b));
-        assert_eq!(list(dir.path()).unwrap(), [(name.to_string(), b)]);
-        assert!(!dir.path().join("refs/sessions/s1.lock").exists());
+        compare("refs/x", None, Expect::Absent).unwrap();
+        compare("refs/x", Some(a), Expect::Any).unwrap();
+        compare("refs/x", Some(a), Expect::Id(a)).unwrap();
+        assert!(matches!(compare("refs/x", Some(a), Expect::Absent), Err(RefError::Moved { .. })));
+        let err = compare("refs/x", Some(a), Expect::Id(b)).unwrap_err();
+        assert_eq!(err.to_string(), format!("refs/x is {a}, not {b}; not updated"));
+        assert!(compare("refs/x", None, Expect::Id(b)).unwrap_err().to_string().contains("is absent"));
     }
 
     #[test]
@@ -298,19 +211,6 @@ mod tests {
         let err = Error::from(read(dir.path(), "refs/sessions/x").unwrap_err());
         assert!(err.message.contains("refs/sessions/x: bad ref file"));
         assert_eq!(err.kind, crate::ErrorKind::Corrupt);
-    }
-
-    #[test]
-    fn a_lock_left_by_a_dead_writer_is_replaced() {
-        let dir = tempfile::tempdir().unwrap();
-        let held = WriteLock::take(dir.path()).unwrap();
-        std::fs::create_dir_all(dir.path().join("refs/sessions")).unwrap();
-        // What a SIGKILL between the lock and the rename leaves: the lock, holding the new value.
-        std::fs::write(dir.path().join("refs/sessions/s1.lock"), "0".repeat(64) + "\n").unwrap();
-        let a = ObjectId::hash(Kind::Entry, b"a");
-        update(dir.path(), &held, "refs/sessions/s1", &a, Expect::Absent, false).unwrap();
-        assert_eq!(read(dir.path(), "refs/sessions/s1").unwrap(), Some(a));
-        assert!(!dir.path().join("refs/sessions/s1.lock").exists());
     }
 
     #[test]

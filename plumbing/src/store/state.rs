@@ -1,6 +1,7 @@
 //! Import state: what was imported of each session file, so re-import parses only new bytes.
 //!
-//! One file per session file, `<store>/import/<blake3(path)[..16] hex>`, private to this store:
+//! One record per session file, named `import/<blake3(path)[..16] hex>` in the store's packed
+//! files (a loose file of that path in stores from before them), private to this store:
 //! magic `SHAKSTAT`, a u32 format version, then two bincode 2 (serde, standard config,
 //! size-limited) values: the small [`FileState`] read on every import, and the larger
 //! [`Resume`] read only when the file grew; last, the blake3 of everything before it, so a
@@ -74,10 +75,21 @@ impl Resume {
     }
 }
 
-/// Returns the state file of `path` (an absolute path) in `store`.
+/// Returns the key of the session file at `path` (an absolute path): 32 hex digits of its hash.
+pub fn key(path: &str) -> String {
+    blake3::hash(path.as_bytes()).to_hex()[..32].to_string()
+}
+
+/// Returns the name of the import state of `path` (an absolute path): `import/<key>`, its
+/// packed record's name and, in stores from before the packed form, its loose file's path.
+pub fn name(path: &str) -> String {
+    format!("import/{}", key(path))
+}
+
+/// Returns the loose state file of `path` (an absolute path) in `store` (stores from before the
+/// packed form; its file name is the key other per-file hints use).
 pub fn state_path(store: &Path, path: &str) -> PathBuf {
-    let key = blake3::hash(path.as_bytes());
-    store.join("import").join(&key.to_hex()[..32])
+    store.join(name(path))
 }
 
 /// Encodes a state file.
@@ -123,11 +135,14 @@ pub fn read(path: &Path) -> std::result::Result<Option<(FileState, Vec<u8>)>, St
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("{}: cannot read import state: {e}", path.display())),
     };
-    match decode_head(&bytes) {
-        Some((head, rest)) => {
-            let rest = rest.to_vec();
-            Ok(Some((head, rest)))
-        }
+    decode(path, &bytes).map(Some)
+}
+
+/// Decodes a state's head, keeping the resume part's bytes; `Err` naming `path` when it is
+/// damaged.
+pub fn decode(path: &Path, bytes: &[u8]) -> std::result::Result<(FileState, Vec<u8>), String> {
+    match decode_head(bytes) {
+        Some((head, rest)) => Ok((head, rest.to_vec())),
         None => Err(format!("{}: unreadable import state (wrong magic, version, checksum or layout)", path.display())),
     }
 }

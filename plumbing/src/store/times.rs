@@ -1,21 +1,17 @@
-//! When each version of a session file was imported: `<store>/times/<key>` (the key of the
-//! file's import state), one line per version, `<version id hex> <milliseconds since the epoch>`,
-//! appended after the batch that recorded the version commits.
+//! When each version of a session file was imported: the record `times/<key>` (the key of the
+//! file's import state) in the store's packed files, one line per version, `<version id hex>
+//! <milliseconds since the epoch>`, added by the batch that records the version (the lines of
+//! every packed file add up; stores from before them have a loose `times/<key>` file too).
 //!
 //! A hint, not data (like `written/`): version objects are content-addressed and carry no time,
 //! so a lost or torn line only makes `shake log` say the time is unknown.
 
-use std::collections::HashMap;
-use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::{Path, PathBuf};
-
-use crate::durable::{private_dir, FileError};
 use crate::id::ObjectId;
+use std::collections::HashMap;
 
-/// The times file of the session file whose import state is `state_file`.
-pub fn times_path(store: &Path, state_file: &Path) -> PathBuf {
-    store.join("times").join(state_file.file_name().unwrap_or_default())
+/// The record name of the times of the session file at `path` (an absolute path).
+pub fn name(path: &str) -> String {
+    format!("times/{}", super::state::key(path))
 }
 
 /// The line recording that `version` was imported at `ms`.
@@ -23,23 +19,11 @@ pub fn line(version: &ObjectId, ms: u64) -> Vec<u8> {
     format!("{version} {ms}\n").into_bytes()
 }
 
-/// Appends `line` to `path` (0600, its folder 0700). Writers hold the store's lock, so lines
-/// never interleave; no fsync: a line lost in a crash only loses a time.
-pub fn append(path: &Path, line: &[u8]) -> Result<(), FileError> {
-    if let Some(dir) = path.parent() {
-        private_dir(dir)?;
-    }
-    let at = |doing| move |source| FileError { path: path.to_path_buf(), doing, source };
-    let mut file = std::fs::OpenOptions::new().append(true).create(true).mode(0o600).open(path).map_err(at("open"))?;
-    file.write_all(line).map_err(at("append to"))
-}
-
-/// Reads a times file: version → import time in milliseconds (a missing file, or a torn or
-/// foreign line, gives nothing for those versions; the first time of a version is kept).
-pub fn read(path: &Path) -> HashMap<ObjectId, u64> {
-    let text = std::fs::read(path).unwrap_or_default();
+/// Reads times lines: version → import time in milliseconds (a torn or foreign line gives
+/// nothing for its version; the first time of a version is kept).
+pub fn parse(text: &[u8]) -> HashMap<ObjectId, u64> {
     let mut times = HashMap::new();
-    for line in String::from_utf8_lossy(&text).lines() {
+    for line in String::from_utf8_lossy(text).lines() {
         let Some((id, ms)) = line.split_once(' ') else { continue };
         if let (Ok(id), Ok(ms)) = (id.parse::<ObjectId>(), ms.parse::<u64>()) {
             times.entry(id).or_insert(ms);
@@ -59,16 +43,12 @@ mod tests {
     use crate::id::Kind;
 
     #[test]
-    fn appended_times_read_back_and_torn_lines_are_skipped() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = times_path(dir.path(), Path::new("import/abcd"));
+    fn times_read_back_and_torn_lines_are_skipped() {
         let (a, b) = (ObjectId::hash(Kind::Version, b"a"), ObjectId::hash(Kind::Version, b"b"));
-        append(&path, &line(&a, 5)).unwrap();
-        append(&path, &line(&b, 7)).unwrap();
-        append(&path, &line(&a, 9)).unwrap();
-        append(&path, b"deadbeef 1\n0123").unwrap();
-        let times = read(&path);
+        let text = [line(&a, 5), line(&b, 7), line(&a, 9), b"deadbeef 1\n0123".to_vec()].concat();
+        let times = parse(&text);
         assert_eq!((times.len(), times[&a], times[&b]), (2, 5, 7));
-        assert!(read(&dir.path().join("none")).is_empty());
+        assert!(parse(b"").is_empty());
+        assert_eq!(name("/a"), format!("times/{}", crate::store::state::key("/a")));
     }
 }

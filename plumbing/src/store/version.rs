@@ -7,7 +7,9 @@
 //! parent <64 hex>          (absent on a file's first version)
 //! offset <decimal>         (bytes of the parent's file kept; 0 after a rewrite)
 //! newline yes|no           (whether the file ends with "\n"; yes for an empty file)
-//! <64 hex>                 (one physical line: its entry id)
+//! session <id>             (absent unless the host keys rows without their session id:
+//!                           the id its row objects put back, `store::row`)
+//! <64 hex>                 (one physical line: its entry or row id)
 //! path <64 hex> <count>    (count ≥ 2 lines: the last `count` entries of the path ending at
 //!                           this node, root first; used for every maximal run of lines whose
 //!                           pi parent is the line before)
@@ -56,6 +58,9 @@ pub struct Version {
     pub offset: u64,
     /// Whether the file ends with a newline.
     pub newline: bool,
+    /// The session id taken out of this version's row objects ([`super::row`]), for hosts that
+    /// key rows without it.
+    pub session: Option<String>,
     /// The physical lines after `offset`.
     pub items: Vec<Item>,
 }
@@ -104,6 +109,9 @@ impl Version {
             out.push_str(&format!("parent {parent}\n"));
         }
         out.push_str(&format!("offset {}\nnewline {}\n", self.offset, if self.newline { "yes" } else { "no" }));
+        if let Some(session) = &self.session {
+            out.push_str(&format!("session {session}\n"));
+        }
         for item in &self.items {
             match item {
                 Item::Line(id) => out.push_str(&format!("{id}\n")),
@@ -137,8 +145,17 @@ impl Version {
             Some("newline no") => false,
             _ => return Err(bad()),
         };
+        let session = match lines.peek().and_then(|l| l.strip_prefix("session ")) {
+            Some(id) if super::row::safe(id) => {
+                let id = id.to_string();
+                lines.next();
+                Some(id)
+            }
+            Some(_) => return Err(bad()),
+            None => None,
+        };
         let items = lines.map(|l| parse_item(l).ok_or_else(bad)).collect::<Result<Vec<_>>>()?;
-        let version = Version { parent, offset, newline, items };
+        let version = Version { parent, offset, newline, session, items };
         // Only the canonical spelling is a version: anything else would give one file two ids.
         if version.encode() != bytes {
             return Err(bad());
@@ -232,7 +249,15 @@ impl Store {
                 if i > 0 {
                     out.push(b'\n');
                 }
-                out.extend_from_slice(self.read_kind(line, Kind::Entry)?);
+                let obj = self.read(line)?;
+                match (obj.kind, &version.session) {
+                    (Kind::Entry, _) => out.extend_from_slice(obj.bytes),
+                    (Kind::Row, Some(session)) => out.extend_from_slice(&super::row::put_back(obj.bytes, session)),
+                    (Kind::Row, None) => {
+                        return Err(Error::corrupt(format!("version {vid}: lists row {line} but names no session")))
+                    }
+                    (kind, _) => return Err(Error::user(format!("object {line} is a {kind}, not an entry or a row"))),
+                }
             }
             if version.newline && !lines.is_empty() {
                 out.push(b'\n');
@@ -262,14 +287,19 @@ mod tests {
             parent: Some(a),
             offset: 12,
             newline: false,
+            session: None,
             items: vec![Item::Line(a), Item::Path { node: a, count: 3 }],
         };
         let bytes = v.encode();
         assert!(bytes.starts_with(b"shake-version 1\nparent "));
         assert!(bytes.ends_with(format!("path {a} 3\n").as_bytes()));
         assert_eq!(Version::decode(&bytes, &"x").unwrap(), v);
-        let first = Version { parent: None, offset: 0, newline: true, items: vec![] };
+        let first = Version { parent: None, offset: 0, newline: true, session: None, items: vec![] };
         assert_eq!(first.encode(), b"shake-version 1\noffset 0\nnewline yes\n");
+        let claude = Version { session: Some("3f2a-9".into()), ..first.clone() };
+        assert_eq!(claude.encode(), b"shake-version 1\noffset 0\nnewline yes\nsession 3f2a-9\n");
+        assert_eq!(Version::decode(&claude.encode(), &"x").unwrap(), claude);
+        assert!(Version::decode(b"shake-version 1\noffset 0\nnewline yes\nsession a b\n", &"x").is_err());
         assert!(Version::decode(b"shake-version 1\noffset 00\nnewline yes\n", &"x").is_err());
         assert!(
             Version::decode(format!("shake-version 1\noffset 0\nnewline yes\npath {a} 1\n").as_bytes(), &"x").is_err()

@@ -40,6 +40,46 @@ pub struct FoldArgs {
     /// Fold a fresh private copy of the bundled example session (a real pi session) and say where it is
     #[arg(long, conflicts_with_all = ["rev", "branch", "plan"])]
     pub example: bool,
+    #[command(flatten)]
+    pub in_place: InPlaceArgs,
+}
+
+/// `--in-place --force`: write a fold or undo of a Claude Code transcript into the transcript
+/// itself rather than into a new session.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct InPlaceArgs {
+    /// Claude Code: rewrite the transcript itself (temporary file, rename) instead of writing a new session; needs --force
+    #[arg(long)]
+    pub in_place: bool,
+    /// With --in-place: rewrite the transcript although a running Claude Code may have it open (nobody can tell from outside)
+    #[arg(long, requires = "in_place")]
+    pub force: bool,
+}
+
+impl InPlaceArgs {
+    /// Whether to write into `session`'s file itself; refuses `--in-place` on a host that
+    /// appends, and without `--force` unless nothing is written (`dry_run`).
+    pub fn check(&self, session: &Session<'_>, dry_run: bool) -> Result<bool> {
+        if !self.in_place {
+            return Ok(false);
+        }
+        let (file, title) = (session.file.display(), session.kind.title());
+        if session.host().write_back() != WriteBack::Fork {
+            return Err(Error::user(format!(
+                "{file}: --in-place is for Claude Code transcripts; a {title} session is always written in place, by appending"
+            ))
+            .hint("leave out --in-place"));
+        }
+        if !self.force && !dry_run {
+            return Err(Error::user(format!(
+                "{file}: --in-place rewrites the transcript itself, and nobody can tell from outside whether a running {title} has it open: one that has keeps sending the originals it holds in memory, and may write the file again over the fold"
+            ))
+            .hint(format!(
+                "quit every {title} running this session, then add --force; or leave out --in-place to write a new session (the transcript is never written)"
+            )));
+        }
+        Ok(true)
+    }
 }
 
 /// Runs `shake fold`.
@@ -59,6 +99,7 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
     let mut session = shake_plumbing::host::load(&file, ctx.host)?;
     record::attach(ctx, &mut session);
     let leaf = batch::write_leaf(ctx, &session, &rev, args.write.dry_run || args.write.plan)?;
+    let in_place = args.in_place.check(&session, args.write.dry_run || args.write.plan)?;
     let (profile, source) = profile::resolve(ctx, args.profile)?;
     let projection = View::at(&session, Some(leaf))?;
     let tokenizer = open_tokenizer(ctx, args.tokenizer, &session)?;
@@ -79,7 +120,7 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
         );
     }
     if session.host().write_back() == WriteBack::Fork {
-        return fork(ctx, args, (&file, &rev), &session, leaf, (&plan, &source), out);
+        return fork(ctx, args, (&file, &rev), (&session, in_place), leaf, (&plan, &source), out);
     }
     let outcome =
         batch::commit(ctx, &session, leaf, &args.write, &wall, &plan.edits, |repairs| log_data(&plan, repairs))?;
@@ -108,7 +149,7 @@ fn fork(
     ctx: &Context,
     args: &FoldArgs,
     (file, rev): (&SessionFile, &Rev),
-    session: &Session<'_>,
+    (session, in_place): (&Session<'_>, bool),
     leaf: usize,
     (plan, source): (&Plan, &ProfileSource),
     out: &mut dyn Write,
@@ -126,7 +167,8 @@ fn fork(
         true => None,
         false => {
             let edits: Vec<(String, &RawValue)> = plan.edits.iter().map(|e| (e.target.clone(), &*e.content)).collect();
-            let forked = session.write_fork(&edits, ForkWrite::Fold)?;
+            let how = if in_place { ForkWrite::FoldInPlace } else { ForkWrite::Fold };
+            let forked = session.write_fork(&edits, how)?;
             let data = serde_json::to_value(log_data(plan, Vec::new()))
                 .map_err(|e| Error::user(format!("cannot encode the fold's record: {e}")))?;
             let source_session = session.header.as_ref().map(|h| h.id.to_string()).unwrap_or_default();
@@ -136,6 +178,8 @@ fn fork(
                 source_session: &source_session,
                 fork: &forked.session_id,
                 fork_path: &forked.path,
+                read: file.raw(),
+                in_place,
                 data,
             };
             // The fork exists: a record that cannot be stored is a warning (undo reads the
@@ -157,6 +201,8 @@ fn fork(
             Some(f) => json!({
                 "sessionId": f.session_id,
                 "path": f.path,
+                "inPlace": f.in_place,
+                "carried": f.carried,
                 "resume": resume_command(f),
                 "saved": f.saved.iter().map(|(id, p)| json!({"id": id, "path": p})).collect::<Vec<_>>(),
                 "skipped": f.skipped.iter().map(|(id, why)| json!({"id": id, "reason": why})).collect::<Vec<_>>(),
@@ -168,13 +214,25 @@ fn fork(
     crate::render::write_session_line(out, ctx, rev, &file.path)?;
     report.human(out)?;
     match &written {
+        None if args.write.dry_run && !plan.is_empty() && in_place => {
+            writeln!(out, "The real run saves the originals, then rewrites this transcript in place (with --force).")?
+        }
         None if args.write.dry_run && !plan.is_empty() => {
             writeln!(out, "The real run writes a new {title} session beside this one; this file is never written.")?
         }
         None => {}
         Some(f) => {
             let dir = f.saved.first().and_then(|(_, p)| p.parent());
-            writeln!(out, "Wrote the fork {} ({}); {} is unchanged.", f.session_id, f.path.display(), file.display())?;
+            match f.in_place {
+                true => writeln!(out, "Rewrote {} in place{}.", file.display(), carried(f))?,
+                false => writeln!(
+                    out,
+                    "Wrote the fork {} ({}); {} is unchanged.",
+                    f.session_id,
+                    f.path.display(),
+                    file.display()
+                )?,
+            }
             if let Some(dir) = dir {
                 writeln!(out, "Originals saved in {} (the placeholders point there).", dir.display())?;
             }
@@ -185,6 +243,14 @@ fn fork(
         }
     }
     Ok(0)
+}
+
+/// What an in-place write says of the rows the host appended while it wrote.
+pub fn carried(f: &Forked) -> String {
+    match f.carried {
+        0 => String::new(),
+        n => format!(" ({n} bytes of rows appended meanwhile copied after it)"),
+    }
 }
 
 /// `cd <cwd> && claude --resume <id>`, the directory quoted for a POSIX shell when it needs it.

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::io::Write;
 
 use serde_json::json;
-use shake_plumbing::host::{Session, View};
+use shake_plumbing::host::{Session, View, ViewMemo, WriteBack};
 use shake_plumbing::regions::RegionKind;
 use shake_plumbing::token_cache::open_tokenizer;
 use shake_plumbing::{Context, Result};
@@ -38,8 +38,12 @@ pub struct Stranded {
 }
 
 /// Finds folds in force at other leaves whose log entries are not on `current`'s path. Only
-/// branches that hold a shake log entry below their fork from the current path are projected.
-pub fn stranded(session: &Session<'_>, current: &View<'_, '_>) -> Vec<Stranded> {
+/// branches that hold a shake log entry below their fork from the current path are projected,
+/// sharing `memo` (what is read of each entry) among them.
+pub fn stranded<'a>(session: &Session<'a>, current: &View<'_, 'a>, memo: &ViewMemo<'a>) -> Vec<Stranded> {
+    if session.host().write_back() == WriteBack::Fork {
+        return crate::rewind_forks::stranded(session, current);
+    }
     let on_path: HashSet<usize> = current.path.iter().copied().collect();
     let off_path_log = |i: usize| !on_path.contains(&i) && log_entry::parse(session, i).is_some();
     let mut by_log: BTreeMap<usize, Stranded> = BTreeMap::new();
@@ -55,7 +59,7 @@ pub fn stranded(session: &Session<'_>, current: &View<'_, '_>) -> Vec<Stranded> 
         if !holds_log {
             continue;
         }
-        let Ok(projection) = View::at(session, Some(leaf)) else { continue };
+        let Ok(projection) = View::shared(session, Some(leaf), memo) else { continue };
         let leaf_id = session.entries[leaf].id.to_string();
         for item in &Wall::at(&projection).items {
             let Some(log) = session.index_of(&item.log).filter(|i| !on_path.contains(i)) else { continue };
@@ -105,7 +109,7 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result {
     let tok = open_tokenizer(ctx, args.read.tokenizer, &session)?;
     let wall = crate::overlay::wall_at(ctx, &session, &projection);
     let freed = undo_plan(&projection, &wall, &tok).tokens_restored;
-    let stranded = stranded(&session, &projection);
+    let stranded = stranded(&session, &projection, &ViewMemo::new(&session));
     let torn_line = torn_last_line(&file);
     let count = |k| wall.items.iter().filter(|it| it.kind == k).count();
     let by_kind: serde_json::Map<String, serde_json::Value> =
@@ -167,7 +171,10 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result {
     }
     for s in &stranded {
         let (log, regions, leaves) = (&s.log, plural(s.regions, "region"), s.leaves.join(", "));
-        let msg = if s.by_shake {
+        let msg = if session.host().write_back() == WriteBack::Fork {
+            let title = session.kind.title();
+            format!("Stranded: the fold recorded at {log} folds {regions} on an abandoned branch (leaf {leaves}); {title} continued from an earlier message (a rewind), so they do not apply here.")
+        } else if s.by_shake {
             format!("On another branch: log entry {log} folds {regions} on the branch ending at {leaves}; a shake write with --branch moved pi to this branch, so they do not apply here.")
         } else {
             format!("Stranded: log entry {log} folds {regions} on an abandoned branch (leaf {leaves}); pi continued from an earlier entry, so they do not apply here.")

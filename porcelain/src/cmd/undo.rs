@@ -32,6 +32,8 @@ pub struct UndoArgs {
     /// Undo only the most recent fold still in force at the leaf; earlier folds stay
     #[arg(long)]
     pub last: bool,
+    #[command(flatten)]
+    pub in_place: crate::cmd::fold::InPlaceArgs,
 }
 
 /// What an undo would write: one edit per folded target, restoring its pre-fold content.
@@ -108,6 +110,7 @@ pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
     let mut session = shake_plumbing::host::load(&file, ctx.host)?;
     record::attach(ctx, &mut session);
     let leaf = batch::write_leaf(ctx, &session, &rev, args.write.dry_run || args.write.plan)?;
+    let in_place = args.in_place.check(&session, args.write.dry_run || args.write.plan)?;
     let projection = View::at(&session, Some(leaf))?;
     let tok = open_tokenizer(ctx, args.tokenizer, &session)?;
     tok.prefetch(&projection);
@@ -125,7 +128,7 @@ pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
         );
     }
     if session.host().write_back() == WriteBack::Fork {
-        return undo_fork(ctx, args, (&file, &rev), &session, (&plan, &tok), data(Vec::new()), out);
+        return undo_fork(ctx, args, (&file, &rev), (&session, in_place), (&plan, &tok), data(Vec::new()), out);
     }
     let outcome = batch::commit(ctx, &session, leaf, &args.write, &wall, &plan.edits, data)?;
     let leaf_id = session.entries[leaf].id.to_string();
@@ -167,18 +170,26 @@ fn undo_fork(
     ctx: &Context,
     args: &UndoArgs,
     (file, rev): (&SessionFile, &Rev),
-    session: &Session<'_>,
+    (session, in_place): (&Session<'_>, bool),
     (plan, tok): (&UndoPlan, &Tokenizer),
     data: LogData,
     out: &mut dyn Write,
 ) -> Result {
     let title = session.kind.title();
+    let sid = session.header.as_ref().map(|h| h.id.to_string()).unwrap_or_default();
     let written = match args.write.dry_run || plan.edits.is_empty() {
         true => None,
         false => {
             let edits: Vec<(String, &RawValue)> = plan.edits.iter().map(|e| (e.target.clone(), &*e.content)).collect();
-            let restored = session.write_fork(&edits, ForkWrite::Restore)?;
-            let sid = session.header.as_ref().map(|h| h.id.to_string()).unwrap_or_default();
+            let how = match in_place {
+                // The bytes an in-place fold read come back exactly (rows appended since kept).
+                true => {
+                    let targets: Vec<&str> = plan.edits.iter().map(|e| e.target.as_str()).collect();
+                    ForkWrite::RestoreInPlace(record::exact_before(&record::read(ctx, &sid)?, &sid, &targets))
+                }
+                false => ForkWrite::Restore,
+            };
+            let restored = session.write_fork(&edits, how)?;
             let leaf = session.default_leaf().map(|l| session.entries[l].id.to_string()).unwrap_or_default();
             let value = serde_json::to_value(&data).map_err(|e| Error::user(format!("cannot encode the undo: {e}")))?;
             let record = record::Record {
@@ -187,6 +198,8 @@ fn undo_fork(
                 source_session: &sid,
                 fork: &restored.session_id,
                 fork_path: &restored.path,
+                read: file.raw(),
+                in_place,
                 data: value,
             };
             if let Err(e) = record::write(ctx, record) {
@@ -202,7 +215,7 @@ fn undo_fork(
             "dryRun": args.write.dry_run,
             "tokensRestored": plan.tokens_restored,
             "targets": plan.edits.iter().map(|e| json!({"id": e.target, "kind": "restore", "tokens": e.after.saturating_sub(e.before)})).collect::<Vec<_>>(),
-            "session": written.as_ref().map(|f| json!({"sessionId": f.session_id, "path": f.path, "resume": crate::cmd::fold::resume_command(f), "reused": f.reused})),
+            "session": written.as_ref().map(|f| json!({"sessionId": f.session_id, "path": f.path, "resume": crate::cmd::fold::resume_command(f), "reused": f.reused, "inPlace": f.in_place, "carried": f.carried})),
         });
         shake_plumbing::output::write_json(out, &value)?;
         return Ok(0);
@@ -211,15 +224,22 @@ fn undo_fork(
     if plan.edits.is_empty() {
         writeln!(
             out,
-            "Nothing to undo: no fold is in force in this file. A fold of a {title} session writes a fork and never changes its source; undo the fork."
+            "Nothing to undo: no fold is in force in this file. A fold of a {title} session writes a fork and leaves its source as it was (unless --in-place); undo the fork."
         )?;
         return Ok(0);
     }
     let prefix = if args.write.dry_run { "[dry-run] · " } else { "" };
     writeln!(out, "{prefix}{}", Paint::new(ctx).strong(&summary(plan, tok)))?;
     match &written {
+        None if in_place => {
+            writeln!(out, "The real run puts the originals back into this transcript in place (with --force).")?
+        }
         None => {
             writeln!(out, "The real run writes a new {title} session with the originals; this file is never written.")?
+        }
+        Some(f) if f.in_place => {
+            writeln!(out, "Rewrote {} in place{}.", file.display(), crate::cmd::fold::carried(f))?;
+            writeln!(out, "Continue with: {}", Paint::new(ctx).strong(&crate::cmd::fold::resume_command(f)))?;
         }
         Some(f) => {
             let verb = if f.reused { "Already written" } else { "Wrote" };

@@ -5,13 +5,13 @@
 use std::io::Write;
 
 use serde_json::{json, Value};
-use shake_plumbing::host::Session;
+use shake_plumbing::host::{Session, WriteBack};
 use shake_plumbing::output::{answer, json_or, write_record};
 use shake_plumbing::rev::RevArgs;
 use shake_plumbing::{Context, Error, Result};
 
 use super::fold_of;
-use crate::leaf::{id_of, LeafView, Seen};
+use crate::leaf::{id_of, LeafView, Leaves, Seen};
 use crate::log_entry::LogData;
 use crate::status::stranded;
 
@@ -27,6 +27,13 @@ pub struct RewindArgs {
     /// End every field with NUL and print ids verbatim
     #[arg(short = 'z', id = "nul")]
     pub nul: bool,
+}
+
+/// One leaf as the audit reports it: its entry, node id and wall.
+struct Tip {
+    leaf: usize,
+    node: Option<String>,
+    wall: Vec<Value>,
 }
 
 /// What the model sees of one target of a fold at the entry before it.
@@ -59,23 +66,35 @@ pub fn run(ctx: &Context, args: &RewindArgs, out: &mut dyn Write) -> Result {
             .hint("drop the `:ENTRY` suffix"));
     }
     let (session, _) = rev.open(ctx, &file)?;
-    let leaves: Vec<LeafView> =
-        session.tips().into_iter().map(|i| LeafView::at(&session, Some(i))).collect::<Result<_>>()?;
-    let current = LeafView::at(&session, session.default_leaf())?;
-    let stranded = stranded(&session, &current.projection);
-    let checks = (0..session.entries.len())
-        .filter_map(|i| fold_of(&session, i).map(|d| check(&session, i, &d)))
-        .collect::<Result<Vec<_>>>()?;
+    // Every leaf and the entry before every fold is projected: they share what is read of each
+    // entry, and each view is dropped once its wall is kept, so the audit costs the file once
+    // plus a walk of each path.
+    let mut views = Leaves::new(&session);
+    let leaves: Vec<Tip> = session
+        .tips()
+        .into_iter()
+        .map(|i| {
+            let v = views.at(Some(i))?;
+            Ok(Tip { leaf: i, node: v.nodes.last().map(|n| n.to_hex()), wall: v.wall_json() })
+        })
+        .collect::<Result<_>>()?;
+    let current = views.at(session.default_leaf())?;
+    let stranded = stranded(&session, &current.projection, views.memo());
+    let checks = match session.host().write_back() {
+        // Claude Code: the folds are the store's records, each checked at the row it was made at.
+        WriteBack::Fork => crate::rewind_forks::checks(&session)?.into_iter().map(|c| of_record(&session, c)).collect(),
+        _ => (0..session.entries.len())
+            .filter_map(|i| fold_of(&session, i).map(|d| check(&mut views, i, &d)))
+            .collect::<Result<Vec<_>>>()?,
+    };
     let consistent = checks.iter().all(FoldCheck::ok);
     let default = session.default_leaf();
     let json = || {
         let leaves: Vec<Value> = leaves
             .iter()
-            .map(|v| {
-                let leaf = v.projection.leaf.unwrap_or_default();
-                let e = &session.entries[leaf];
-                json!({"id": e.id, "line": e.line, "default": Some(leaf) == default,
-                       "node": v.nodes.last().map(|n| n.to_hex()), "wall": v.wall_json()})
+            .map(|t| {
+                let e = &session.entries[t.leaf];
+                json!({"id": e.id, "line": e.line, "default": Some(t.leaf) == default, "node": t.node, "wall": t.wall})
             })
             .collect();
         json!({
@@ -88,10 +107,9 @@ pub fn run(ctx: &Context, args: &RewindArgs, out: &mut dyn Write) -> Result {
         })
     };
     let records = |out: &mut dyn Write| {
-        for v in &leaves {
-            let leaf = v.projection.leaf.unwrap_or_default();
-            let mark = if Some(leaf) == default { "*" } else { "-" };
-            write_record(out, &["leaf", mark, id_of(&session, leaf), &v.wall.items.len().to_string()], args.nul)?;
+        for t in &leaves {
+            let mark = if Some(t.leaf) == default { "*" } else { "-" };
+            write_record(out, &["leaf", mark, id_of(&session, t.leaf), &t.wall.len().to_string()], args.nul)?;
         }
         for s in &stranded {
             for leaf in &s.leaves {
@@ -115,9 +133,10 @@ pub fn run(ctx: &Context, args: &RewindArgs, out: &mut dyn Write) -> Result {
 /// Projects the entry just before fold `log` (its parent: the leaf the fold was made at) and
 /// checks each target: in the context, and showing none of this fold's placeholders there (the
 /// fold's own edits are not in force, and no one folded the entry itself in place).
-fn check(session: &Session<'_>, log: usize, data: &LogData) -> Result<FoldCheck> {
+fn check(views: &mut Leaves<'_, '_>, log: usize, data: &LogData) -> Result<FoldCheck> {
+    let session = views.session();
     let before = session.parent_of(log);
-    let view = LeafView::at(session, before)?;
+    let view = views.at(before)?;
     let own_edits = data.edit_ids();
     let mut targets: Vec<TargetCheck> = Vec::new();
     for t in &data.targets {
@@ -138,6 +157,14 @@ fn check(session: &Session<'_>, log: usize, data: &LogData) -> Result<FoldCheck>
     }
     let before = before.map(|b| session.entries[b].id.to_string());
     Ok(FoldCheck { log: session.entries[log].id.to_string(), line: session.entries[log].line, before, targets })
+}
+
+/// The check of a fold record ([`crate::rewind_forks::checks`]): `log` and `before` both name
+/// the row the record is attached to, the leaf the fold was made at.
+fn of_record(session: &Session<'_>, c: crate::rewind_forks::RecordCheck) -> FoldCheck {
+    let e = &session.entries[c.at];
+    let targets = c.targets.into_iter().map(|(id, seen, problem)| TargetCheck { id, seen, problem }).collect();
+    FoldCheck { log: e.id.to_string(), line: e.line, before: Some(e.id.to_string()), targets }
 }
 
 /// Tells whether the text the model sees of entry `index` holds a placeholder of this fold that

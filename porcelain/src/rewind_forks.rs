@@ -1,0 +1,116 @@
+//! What a rewind does to the folds of a host that writes a fold into the rows themselves (Claude
+//! Code: a fork, or the transcript in place, with the fold's record in the store).
+//!
+//! A rewind there (Claude Code's `/rewind`, or a resume from an earlier message) starts a new
+//! branch by `parentUuid` and changes no row. A fold's placeholders are in its target rows, so a
+//! fold stays in force on every branch whose context still reaches its rows, whichever branch
+//! its record was made at; it is stranded only where the current context no longer reaches a
+//! target row that another leaf's context does. (On pi a fold is in force only below its log
+//! entry, so a rewind to before the log entry strands it: `status::stranded`.)
+
+use shake_plumbing::host::{Session, View};
+use shake_plumbing::Result;
+
+use crate::cmd::status::Stranded;
+use crate::leaf::{LeafView, Seen};
+use crate::log_entry::{self, Op};
+use crate::wall::Wall;
+
+/// The folds in force at other leaves and not at `current`, by the record that made them.
+/// Only leaves whose branch below the current path holds a target row out of the current
+/// context are projected.
+pub fn stranded(session: &Session<'_>, current: &View<'_, '_>) -> Vec<Stranded> {
+    let records = log_entry::stored(session);
+    // Each fold's target rows out of the current context, found in the context at the fold's
+    // own row (which reaches every target by construction): (row, the record's row id).
+    let mut off: Vec<(usize, String)> = Vec::new();
+    for (at, data) in records.iter().filter(|(_, d)| d.op() == Some(Op::Fold)) {
+        let Ok(view) = View::at(session, Some(*at)) else { continue };
+        for t in &data.targets {
+            let unit = view.units.iter().find(|u| u.target.as_deref() == Some(t.id.as_str()));
+            if let Some(u) = unit.filter(|u| u.tombstone && current.position(u.index).is_none()) {
+                if !off.iter().any(|(row, _)| *row == u.index) {
+                    off.push((u.index, session.entries[*at].id.to_string()));
+                }
+            }
+        }
+    }
+    let mut out: Vec<Stranded> = Vec::new();
+    if off.is_empty() {
+        return out;
+    }
+    let on_path: std::collections::HashSet<usize> = current.path.iter().copied().collect();
+    for leaf in session.leaves() {
+        // The branch below the current path: does it hold a target row out of the context?
+        let (mut at, mut steps, mut holds) = (Some(leaf), 0, false);
+        while let Some(i) = at.filter(|i| !on_path.contains(i) && steps <= session.entries.len()) {
+            holds |= off.iter().any(|(row, _)| *row == i);
+            (at, steps) = (session.parent_of(i), steps + 1);
+        }
+        let Some(view) = holds.then(|| View::at(session, Some(leaf)).ok()).flatten() else { continue };
+        let wall = Wall::at(&view);
+        let leaf_id = session.entries[leaf].id.to_string();
+        for (row, log) in &off {
+            if !wall.items.iter().any(|it| it.index == *row) {
+                continue;
+            }
+            let s = match out.iter().position(|s| s.log == *log) {
+                Some(n) => &mut out[n],
+                None => {
+                    out.push(Stranded { log: log.clone(), regions: 0, leaves: Vec::new(), by_shake: false });
+                    out.last_mut().expect("just pushed")
+                }
+            };
+            if !s.leaves.contains(&leaf_id) {
+                s.leaves.push(leaf_id.clone());
+            }
+            if s.leaves.len() == 1 {
+                s.regions += 1;
+            }
+        }
+    }
+    out
+}
+
+/// One fold record checked at the row it was made at.
+pub struct RecordCheck {
+    /// The row the record is attached to (the leaf the fold was planned at).
+    pub at: usize,
+    /// Each target: what the context at that row shows of it, and why that is wrong, if it is.
+    pub targets: Vec<(String, Seen, Option<&'static str>)>,
+}
+
+/// Checks every fold record of the session at its own row: each target is in the context there
+/// and shows folded (its row holds a placeholder the record puts on the wall), unless a later
+/// undo record put it back, when it must show unfolded.
+pub fn checks(session: &Session<'_>) -> Result<Vec<RecordCheck>> {
+    let records = log_entry::stored(session);
+    let mut out = Vec::new();
+    for (n, (at, data)) in records.iter().enumerate().filter(|(_, (_, d))| d.op() == Some(Op::Fold)) {
+        let view = LeafView::at(session, Some(*at))?;
+        // Put back when the last later record naming the target is an undo.
+        let undone = |id: &str| {
+            let last = records[n + 1..].iter().rev().find(|(_, d)| d.targets.iter().any(|t| t.id == id));
+            last.is_some_and(|(_, d)| d.op() == Some(Op::Undo))
+        };
+        let mut targets: Vec<(String, Seen, Option<&'static str>)> = Vec::new();
+        for t in &data.targets {
+            if targets.iter().any(|(id, ..)| *id == t.id) {
+                continue;
+            }
+            let unit = view.projection.units.iter().find(|u| u.target.as_deref() == Some(t.id.as_str()));
+            let (seen, problem) = match unit {
+                None => (Seen::Absent, Some("absent")),
+                Some(u) => match (view.seen(u.index), undone(&t.id)) {
+                    (Seen::Folded, false) => (Seen::Folded, None),
+                    (seen, false) => (seen, Some("not folded")),
+                    (_, true) if u.tombstone => (Seen::Folded, Some("folded after its undo")),
+                    (_, true) => (Seen::Restored, None),
+                },
+            };
+            targets.push((t.id.clone(), seen, problem));
+        }
+        out.push(RecordCheck { at: *at, targets });
+    }
+    Ok(out)
+}
