@@ -49,7 +49,7 @@ impl RevArgs {
         let path = rev.session_path(ctx)?;
         let file = SessionFile::read(&path).map_err(FileError::at(&path, "read"))?;
         host::detect(&file, ctx.host)?;
-        crate::store::touch::import(ctx, &path);
+        crate::store::touch::import_read(ctx, &file);
         Ok((file, rev))
     }
 }

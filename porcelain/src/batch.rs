@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use serde_json::value::RawValue;
 use shake_plumbing::append::{self, ending, recently_written, Ending, Snapshot};
 use shake_plumbing::durable::FileError;
-use shake_plumbing::host::{Session, SessionFile};
+use shake_plumbing::host::{Session, SessionFile, View};
 use shake_plumbing::rev::{Rev, RevArgs};
 use shake_plumbing::{Context, Error, Result};
 
@@ -96,16 +96,19 @@ pub struct Outcome {
 
 /// Writes a fold or undo batch unless it is a dry run: `edits`, and the log entry `data`
 /// builds from the ids of the half-written batches it repairs. With no edits it writes only
-/// when there is something to repair.
+/// when there is something to repair. `projection` is the command's view at the leaf written
+/// after; the overlay at the batch's end is derived from it, not projected again.
 pub fn commit(
     ctx: &Context,
-    session: &Session<'_>,
-    leaf: usize,
+    projection: &View<'_, '_>,
     args: &WriteArgs,
     wall: &Wall,
     edits: &[TargetEdit],
     data: impl FnOnce(Vec<String>) -> LogData,
 ) -> Result<Outcome> {
+    let session = projection.session;
+    let leaf =
+        projection.leaf.ok_or_else(|| Error::user(format!("{}: no leaf to write after", session.file.display())))?;
     let repairs: Vec<String> = wall.torn.iter().map(|t| t.log.clone()).collect();
     let repaired = !repairs.is_empty() || torn_last_line(session.file);
     let writes = !edits.is_empty() || repaired;
@@ -116,7 +119,7 @@ pub fn commit(
         let contents: Vec<(String, &RawValue)> = edits.iter().map(|e| (e.target.clone(), &*e.content)).collect();
         let written = write(ctx, session, leaf, data(repairs), &contents)?;
         if let Some(last) = written.ids.last() {
-            crate::overlay::after_write(ctx, session, leaf, written.batch.as_ref(), last);
+            crate::overlay::after_write(ctx, projection, written.batch.as_ref(), last);
         }
         outcome.appended = written.ids;
     }

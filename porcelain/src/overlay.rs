@@ -81,41 +81,37 @@ fn stored(ctx: &Context, node: &ObjectId, leaf_id: &str) -> Option<serde_json::V
     (value["v"] == VERSION && value["leaf"] == leaf_id).then_some(value)
 }
 
-/// After an append of a batch after entry `leaf` of `session` (the file as read before it):
-/// imports the appended bytes and stores the overlay at the entry `leaf_id` (the batch's last
-/// entry), in one store write. A failure only warns.
+/// After an append of a batch after the leaf of `projection` (the command's view of the file as
+/// read before it): imports the appended bytes and stores the overlay at the entry `leaf_id`
+/// (the batch's last entry), in one store write. A failure only warns.
 ///
 /// When the batch landed right after the bytes read (`batch`: the log and the lines written),
-/// the overlay is derived from the session already parsed plus the batch
+/// the overlay is derived from the projection already made plus the batch
 /// ([`Wall::after_batch`]), and the leaf's node id chained over the batch's lines, so the file
-/// is not parsed again; otherwise (another writer came in between) the file is read and
-/// parsed again. `shake fsck` recomputes every overlay from the file.
-pub fn after_write(
-    ctx: &Context,
-    session: &Session<'_>,
-    leaf: usize,
-    batch: Option<&(Appended, Vec<u8>)>,
-    leaf_id: &str,
-) {
-    if let Err(e) = import_with_overlay(ctx, session, leaf, batch, leaf_id) {
+/// is neither parsed nor projected again; otherwise (another writer came in between) the file
+/// is read and parsed again. `shake fsck` recomputes every overlay from the file.
+pub fn after_write(ctx: &Context, projection: &View<'_, '_>, batch: Option<&(Appended, Vec<u8>)>, leaf_id: &str) {
+    if let Err(e) = import_with_overlay(ctx, projection, batch, leaf_id) {
         touch::warn_once(ctx, &e);
     }
 }
 
 fn import_with_overlay(
     ctx: &Context,
-    session: &Session<'_>,
-    leaf: usize,
+    projection: &View<'_, '_>,
     batch: Option<&(Appended, Vec<u8>)>,
     leaf_id: &str,
 ) -> Result<()> {
+    let session = projection.session;
     let path = &session.file.path;
     let mut store = Store::open(ctx)?;
     let mut store_batch = store.batch()?;
     store_batch.import(path, ctx.host)?;
-    let overlay = match batch.filter(|_| session.host().write_back() == WriteBack::Append) {
-        Some((log, lines)) => Some(appended(session, leaf, log, lines, leaf_id)?),
-        None => reparsed(path, ctx.host, leaf_id)?,
+    let overlay = match (batch, projection.leaf) {
+        (Some((log, lines)), Some(leaf)) if session.host().write_back() == WriteBack::Append => {
+            Some(appended(projection, leaf, log, lines, leaf_id)?)
+        }
+        _ => reparsed(path, ctx.host, leaf_id)?,
     };
     if let Some((node, bytes)) = overlay {
         let id = store_batch.put(Kind::Overlay, &bytes)?;
@@ -125,16 +121,17 @@ fn import_with_overlay(
 }
 
 /// The overlay at the end of a batch (the log `log`, the bytes `lines`) appended after entry
-/// `leaf`, whose last entry is `leaf_id`: its node id (chained over the batch's lines) and bytes,
-/// from the session as read before the append.
+/// `leaf`, the leaf of `projection`, whose last entry is `leaf_id`: its node id (chained over
+/// the batch's lines) and bytes, from the session as read before the append.
 fn appended(
-    session: &Session<'_>,
+    projection: &View<'_, '_>,
     leaf: usize,
     log: &Appended,
     lines: &[u8],
     leaf_id: &str,
 ) -> Result<(ObjectId, Vec<u8>)> {
-    let wall = Wall::after_batch(&View::at(session, Some(leaf))?, log);
+    let session = projection.session;
+    let wall = Wall::after_batch(projection, log);
     let node = lines
         .split(|&b| b == b'\n')
         .filter(|l| !l.is_empty())

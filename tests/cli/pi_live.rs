@@ -425,20 +425,26 @@ fn wrapper(env: &TestEnv, body: &str) -> PathBuf {
 
 /// An idle `/shake` whose leaf moves while the CLI plans is planned again at the new leaf, not
 /// written from the old one. `SHAKE_BIN` is a wrapper that logs each start and holds the first
-/// `fold --plan` for two seconds; the faux extension's `/e2e-append-in 500` moves pi's leaf
-/// meanwhile.
+/// `fold --plan`: it creates `shake-wrapper.held`, on which the faux extension's
+/// `/e2e-append-when` appends an entry to the session, and waits until that entry is in the file.
 #[test]
 fn fold_planned_again_when_pis_leaf_moves_under_the_plan() {
     let env = sandbox();
     let wrapper = wrapper(
         &env,
-        r#"if [ "$1 $2" = "fold --plan" ] && [ ! -e "$0.held" ]; then : > "$0.held"; sleep 2; fi
+        r#"if [ "$1 $2" = "fold --plan" ] && [ ! -e "$0.held" ]; then
+  : > "$0.held"
+  for rev; do :; done
+  i=0
+  while ! grep -q '"customType":"e2e"' "${rev%:*}" && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done
+fi
 exec "$SHAKE_REAL" "$@"
 "#,
     );
     let vars = [("SHAKE_BIN", wrapper.to_str().unwrap()), ("SHAKE_REAL", env!("CARGO_BIN_EXE_shake"))];
     let filler = filler();
-    let run = pi(&env, &vars, &["READ big.txt", &filler, "/e2e-append-in 500", "/shake", "after"]);
+    let held = format!("/e2e-append-when {}.held", wrapper.display());
+    let run = pi(&env, &vars, &["READ big.txt", &filler, &held, "/shake", "after"]);
     let log = std::fs::read_to_string(env.dir.path().join("shake-wrapper.log")).unwrap();
     let plans = log.lines().filter(|l| l.starts_with("fold --plan")).count();
     assert_eq!(plans, 2, "planned, the leaf moved, planned again: {log}");

@@ -17,12 +17,12 @@
 // lets the compaction go on only once pi's stderr shows $SHAKE_E2E_STEER_UNTIL, so the command has
 // planned and queued against the file as it was before the compaction.
 //
-// `/e2e-append-in <ms>` appends a `custom` entry <ms> after it runs, moving pi's leaf while whatever
-// comes next is still at work.
+// `/e2e-append-when <path>` appends a `custom` entry (`customType: "e2e"`) once <path> exists,
+// moving pi's leaf while whatever comes next is still at work (it polls every 20 ms, for a minute).
 //
 // `/e2e-tree <prefix>` does what `/tree` does when the user picks the user message starting with
 // <prefix>: pi's leaf moves (in memory only) to that message's parent.
-import { appendFileSync } from "node:fs";
+import { appendFileSync, existsSync } from "node:fs";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import { fauxAssistantMessage, fauxProvider, fauxText, fauxToolCall } from "@earendil-works/pi-ai";
@@ -90,10 +90,15 @@ export default function (pi: ExtensionAPI) {
 		if (text && (await steer(text)) === undefined) throw new Error(`e2e: gave up waiting for "${process.env.SHAKE_E2E_STEER_UNTIL}"`);
 	});
 
-	pi.registerCommand("e2e-append-in", {
-		description: "Append a custom entry (moving pi's leaf) after the argument's milliseconds (test only)",
-		handler: async (ms) => {
-			setTimeout(() => pi.appendEntry("e2e", { at: Date.now() }), Number(ms));
+	pi.registerCommand("e2e-append-when", {
+		description: "Append a custom entry (moving pi's leaf) once the argument's path exists (test only)",
+		handler: async (path) => {
+			const started = Date.now();
+			const poll = setInterval(() => {
+				if (existsSync(path.trim())) pi.appendEntry("e2e", { at: Date.now() });
+				else if (Date.now() - started < 60_000) return;
+				clearInterval(poll);
+			}, 20);
 		},
 	});
 

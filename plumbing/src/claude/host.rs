@@ -305,7 +305,7 @@ pub struct ClaudeSession<'a> {
 
 impl<'a> ClaudeSession<'a> {
     fn read(file: &'a SessionFile) -> ClaudeSession<'a> {
-        let t = Transcript::parse(SessionFile::from_bytes(file.path.clone(), file.raw().to_vec()));
+        let t = Transcript::parse(file.share());
         let mut rows = Vec::new();
         let mut node_of_row = vec![None; t.rows.len()];
         let mut nodes = Vec::new();

@@ -1,25 +1,105 @@
-//! A pi session file read whole, split into physical lines exactly as pi splits them.
+//! A session file read whole, split into physical lines exactly as pi splits them.
 //!
 //! The bytes are kept as read: hashing and export use `raw`, parsing uses the text pi's UTF-8
 //! decoder would produce (invalid sequences become U+FFFD, as in pi's streaming decoder).
 //!
 //! A file is read until two looks at its path agree ([`read_settled`]): oh-my-pi replaces its
 //! files with a rename and overwrites its title slot in place at any moment.
+//!
+//! Files from [`MAP_MIN`] bytes up are mapped (`mmap`), not copied, so a command holds the file
+//! once (its pages, shared with the page cache) and not a copy of it beside the page cache.
+//! A map shows later writes to the file's inode, so it is only as safe as the hosts' writing:
+//! - pi, oh-my-pi and Claude Code append: bytes past the mapped length are never read.
+//! - oh-my-pi and Claude Code rewrite a file by a rename over it: the mapped inode keeps its
+//!   bytes until it is unmapped.
+//! - oh-my-pi overwrites its title slot (the first 256 bytes) in place: the map is private and
+//!   its first page is copied (written once) while the read is checked, so the check sees a
+//!   mix of two titles as it sees one in a copied read, and a later overwrite is not seen.
+//! - Shrinking a mapped file raises SIGBUS on the next read of a page past its new end. No host
+//!   truncates a session file in place except pi when it migrates a v1 or v2 file (it rewrites
+//!   the file through `openSync(path, "w")`); such files are copied, never mapped
+//!   (`Host::shrinks_in_place`), and shake itself writes session files only by
+//!   appending or by a new file renamed into place (`docs/reliability.md`).
 
 use std::borrow::Cow;
+use std::fs::File;
 use std::io;
+use std::ops::Deref;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Files of at least this many bytes are mapped rather than read into memory.
+pub const MAP_MIN: u64 = 1 << 20;
+
+/// How many leading bytes of a mapped file are copied out of the map while the read is checked:
+/// the most any host overwrites in place (oh-my-pi's title slot).
+fn in_place_bytes() -> usize {
+    super::HOSTS.iter().map(|h| h.overwrites_in_place()).max().unwrap_or(0)
+}
+
+/// A session file's bytes: read into memory, or mapped. Clones share them.
+#[derive(Clone)]
+pub struct Bytes(Arc<Held>);
+
+enum Held {
+    Owned(Vec<u8>),
+    Mapped(memmap2::Mmap),
+}
+
+impl Bytes {
+    /// Bytes already in memory.
+    pub fn owned(bytes: Vec<u8>) -> Bytes {
+        Bytes(Arc::new(Held::Owned(bytes)))
+    }
+
+    /// Tells whether the bytes are a map of the file (not a copy).
+    pub fn is_mapped(&self) -> bool {
+        matches!(*self.0, Held::Mapped(_))
+    }
+}
+
+impl PartialEq for Bytes {
+    fn eq(&self, other: &Bytes) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for Bytes {}
+
+impl std::fmt::Debug for Bytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Bytes({} bytes{})", self.len(), if self.is_mapped() { ", mapped" } else { "" })
+    }
+}
+
+impl Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match &*self.0 {
+            Held::Owned(v) => v,
+            Held::Mapped(m) => m,
+        }
+    }
+}
+
+impl From<Vec<u8>> for Bytes {
+    fn from(bytes: Vec<u8>) -> Bytes {
+        Bytes::owned(bytes)
+    }
+}
 
 /// A session file's bytes and line table. Parse it with the host that reads it (`crate::host`).
 pub struct SessionFile {
     /// Where the bytes came from (used in every message that names a line).
     pub path: PathBuf,
-    /// The text pi decodes: the bytes themselves when they are valid UTF-8.
-    text: String,
-    /// The bytes as read, kept only when they are not valid UTF-8 (and so differ from `text`).
-    invalid_raw: Option<Vec<u8>>,
+    /// The bytes as read.
+    raw: Bytes,
+    /// The text pi decodes, kept only when the bytes are not valid UTF-8 (and so differ from it).
+    lossy: Option<Arc<str>>,
     /// One record per physical line.
     pub lines: Vec<Line>,
+    /// The file's size, mtime and inode when it was read; `None` for bytes not read from a file.
+    stamp: Option<Stamp>,
 }
 
 /// How many times [`read_settled`] reads a file that keeps changing.
@@ -28,42 +108,95 @@ pub const READ_ATTEMPTS: usize = 4;
 /// A file's bytes, and whether the file stayed the same while they were read.
 pub struct Settled {
     /// The bytes of the last read.
-    pub bytes: Vec<u8>,
+    pub bytes: Bytes,
     /// The file at the path was the same (inode, size, mtime) before and after that read.
     pub settled: bool,
+    /// The file at the path after that read.
+    stamp: Stamp,
 }
 
 /// Reads the file at `path` again (up to [`READ_ATTEMPTS`] times) until the path shows the same
 /// file before and after a read: a rename over it or a write into it in between is seen, so the
 /// bytes are never a mix of two versions (an in-place overwrite of OMP's title slot, say).
 /// `between` runs between the read and the second look (tests rewrite the file there).
-pub fn read_settled(path: &Path, mut between: impl FnMut()) -> io::Result<Settled> {
-    let mut bytes = Vec::new();
-    for _ in 0..READ_ATTEMPTS {
+/// Files of [`MAP_MIN`] bytes or more are mapped (see the module doc).
+pub fn read_settled(path: &Path, between: impl FnMut()) -> io::Result<Settled> {
+    read_settled_from(path, MAP_MIN, between)
+}
+
+/// [`read_settled`], mapping files of `map_min` bytes or more.
+fn read_settled_from(path: &Path, map_min: u64, mut between: impl FnMut()) -> io::Result<Settled> {
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
         let before = Stamp::of(path)?;
-        bytes = std::fs::read(path)?;
+        let mut file = File::open(path)?;
+        let bytes = if before.len >= map_min && !rewritten_in_place(&mut file)? {
+            map(&file, before.len)?
+        } else {
+            let mut bytes = Vec::new();
+            io::Read::read_to_end(&mut file, &mut bytes)?;
+            Bytes::owned(bytes)
+        };
         between();
         let after = Stamp::of(path)?;
-        if before == after && after.len == bytes.len() as u64 {
-            return Ok(Settled { bytes, settled: true });
+        let settled = before == after && after.len == bytes.len() as u64;
+        if settled || attempt == READ_ATTEMPTS {
+            return Ok(Settled { bytes, settled, stamp: after });
         }
     }
-    Ok(Settled { bytes, settled: false })
+}
+
+/// Tells whether a host may shrink the file in place, judged from its first 64 KiB (then it
+/// must not be mapped: pi's migration of a version 1 or 2 file).
+fn rewritten_in_place(file: &mut File) -> io::Result<bool> {
+    let mut head = Vec::new();
+    io::Read::read_to_end(&mut io::Read::take(&mut *file, 64 << 10), &mut head)?;
+    io::Seek::rewind(file)?;
+    Ok(super::HOSTS.iter().any(|h| h.shrinks_in_place(&head)))
+}
+
+/// Maps the first `len` bytes of `file` privately, its first [`in_place_bytes`] copied now.
+fn map(file: &File, len: u64) -> io::Result<Bytes> {
+    let len = usize::try_from(len).map_err(|_| io::Error::other("file too large to map"))?;
+    // SAFETY: the map is only as stable as the hosts' writes allow (module doc): they append or
+    // rename over, never shrink a file mapped here, and the bytes they overwrite in place are
+    // copied out of the map below, before the read is checked.
+    let mut map = unsafe { memmap2::MmapOptions::new().len(len).map_copy(file)? };
+    // Writing a private page copies it: from then on it holds the bytes it had now, whatever is
+    // written to the file. The same byte is written back, so the page's content is unchanged.
+    for page in (0..in_place_bytes().min(len)).step_by(4096) {
+        let byte = &mut map[page];
+        // SAFETY: a valid, aligned pointer into the map; volatile so the write is not elided.
+        unsafe { std::ptr::write_volatile(byte, std::ptr::read_volatile(byte)) };
+    }
+    let map = map.make_read_only()?;
+    // The whole file is read next (UTF-8 check, line table, parse): ask for it ahead.
+    #[cfg(unix)]
+    let _ = map.advise(memmap2::Advice::Sequential);
+    Ok(Bytes(Arc::new(Held::Mapped(map))))
 }
 
 /// What identifies the file at a path at one moment: a rename or an in-place write changes it.
-#[derive(PartialEq, Eq)]
-struct Stamp {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stamp {
     ino: u64,
-    len: u64,
+    /// The file's size in bytes.
+    pub len: u64,
     modified: Option<std::time::SystemTime>,
 }
 
 impl Stamp {
-    fn of(path: &Path) -> io::Result<Stamp> {
+    /// The file at `path` now.
+    pub fn of(path: &Path) -> io::Result<Stamp> {
         let meta = std::fs::metadata(path)?;
         let ino = std::os::unix::fs::MetadataExt::ino(&meta);
         Ok(Stamp { ino, len: meta.len(), modified: meta.modified().ok() })
+    }
+
+    /// The modification time in nanoseconds since the epoch (0 when unknown).
+    pub fn mtime_ns(&self) -> u64 {
+        self.modified.and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos() as u64)
     }
 }
 
@@ -84,39 +217,69 @@ impl SessionFile {
     /// Reads a session file ([`read_settled`]: the last bytes read when it never settled, as
     /// a plain read would give them; a host's reader says what is wrong with them).
     pub fn read(path: &Path) -> io::Result<SessionFile> {
-        let read = read_settled(path, || {})?;
-        Ok(SessionFile::from_bytes(path.to_path_buf(), read.bytes))
+        SessionFile::read_mapping_from(path, MAP_MIN)
+    }
+
+    /// [`SessionFile::read`], mapping files of `map_min` bytes or more.
+    fn read_mapping_from(path: &Path, map_min: u64) -> io::Result<SessionFile> {
+        let read = read_settled_from(path, map_min, || {})?;
+        let stamp = read.settled.then_some(read.stamp);
+        Ok(SessionFile { stamp, ..SessionFile::from_shared(path.to_path_buf(), read.bytes) })
     }
 
     /// Wraps bytes already in memory (a session restored from the store, stdin, a test).
     pub fn from_bytes(path: PathBuf, raw: Vec<u8>) -> SessionFile {
-        match String::from_utf8(raw) {
-            Ok(text) => {
-                let lines = split_lines(text.as_bytes(), None);
-                SessionFile { path, text, invalid_raw: None, lines }
-            }
-            Err(e) => {
-                let raw = e.into_bytes();
-                let text = String::from_utf8_lossy(&raw).into_owned();
+        SessionFile::from_shared(path, Bytes::owned(raw))
+    }
+
+    /// Wraps bytes held elsewhere (another reader of the same file shares them, no copy).
+    pub fn from_shared(path: PathBuf, raw: Bytes) -> SessionFile {
+        let (lossy, lines) = match std::str::from_utf8(&raw) {
+            Ok(_) => (None, split_lines(&raw, None)),
+            Err(_) => {
+                let text: Arc<str> = String::from_utf8_lossy(&raw).into();
                 let lines = split_lines(&raw, Some(&text));
-                SessionFile { path, text, invalid_raw: Some(raw), lines }
+                (Some(text), lines)
             }
+        };
+        SessionFile { path, raw, lossy, lines, stamp: None }
+    }
+
+    /// Another handle on the same bytes and lines (a map is shared, not copied).
+    pub fn share(&self) -> SessionFile {
+        SessionFile {
+            path: self.path.clone(),
+            raw: self.raw.clone(),
+            lossy: self.lossy.clone(),
+            lines: self.lines.clone(),
+            stamp: self.stamp,
         }
     }
 
-    /// Gives back the file's bytes, unchanged, without a copy.
-    pub fn into_raw(self) -> Vec<u8> {
-        self.invalid_raw.unwrap_or_else(|| self.text.into_bytes())
+    /// The file's bytes, shared (a map is not copied).
+    pub fn bytes(&self) -> &Bytes {
+        &self.raw
+    }
+
+    /// The file at the path when these bytes were read from it, when they were (and the file
+    /// stayed the same while they were read): what an import compares with the file now.
+    pub fn stamp(&self) -> Option<Stamp> {
+        self.stamp
     }
 
     /// Returns the file's bytes, unchanged.
     pub fn raw(&self) -> &[u8] {
-        self.invalid_raw.as_deref().unwrap_or(self.text.as_bytes())
+        &self.raw
     }
 
     /// Returns the decoded text of the whole file.
     pub fn text(&self) -> &str {
-        &self.text
+        match &self.lossy {
+            Some(text) => text,
+            // SAFETY: checked to be UTF-8 in `from_shared`; a mapped file's bytes stay as checked
+            // (the module doc says which writes could change them, and why no host makes them).
+            None => unsafe { std::str::from_utf8_unchecked(&self.raw) },
+        }
     }
 
     /// Returns a line's exact bytes.
@@ -131,7 +294,7 @@ impl SessionFile {
 
     /// Tells whether the file ends with a newline (an empty file counts as ending cleanly).
     pub fn ends_with_newline(&self) -> bool {
-        self.text.is_empty() || self.text.ends_with('\n')
+        self.raw.is_empty() || self.raw.ends_with(b"\n")
     }
 
     /// Returns the path as text for messages and text output: quoted when odd (a newline, a
@@ -148,7 +311,9 @@ fn split_lines(raw: &[u8], lossy: Option<&str>) -> Vec<Line> {
     let mut push = |range: std::ops::Range<usize>| {
         number += 1;
         let bytes = &raw[range.clone()];
-        lines.push(Line { number, raw: range, text: 0..0, valid_utf8: std::str::from_utf8(bytes).is_ok() });
+        // A file that is valid UTF-8 as a whole is valid line by line: checked once, not twice.
+        let valid_utf8 = lossy.is_none() || std::str::from_utf8(bytes).is_ok();
+        lines.push(Line { number, raw: range, text: 0..0, valid_utf8 });
     };
     for i in memchr::memchr_iter(b'\n', raw) {
         push(start..i);
@@ -199,7 +364,7 @@ mod tests {
         })
         .unwrap();
         assert!(read.settled);
-        assert_eq!(read.bytes, b"BBBB\nrest\n");
+        assert_eq!(&read.bytes[..], b"BBBB\nrest\n");
         // Never settling: the last bytes, said so.
         let mut n = 1;
         let read = read_settled(&path, || {
@@ -208,7 +373,99 @@ mod tests {
         })
         .unwrap();
         assert!(!read.settled);
-        assert_eq!((n - 1, read.bytes.as_slice()), (READ_ATTEMPTS as u64, b"CCCC\nrest\n".as_slice()));
+        assert_eq!((n - 1, &read.bytes[..]), (READ_ATTEMPTS as u64, b"CCCC\nrest\n".as_slice()));
+    }
+
+    /// OMP's title slot, 256 bytes with its `\n`, holding `title`.
+    fn slot(title: &str) -> Vec<u8> {
+        let mut line = format!(r#"{{"type":"title","title":"{title}","pad":""#).into_bytes();
+        line.resize(in_place_bytes() - 3, b' ');
+        line.extend_from_slice(b"\"}\n");
+        line
+    }
+
+    fn overwrite_at_start(path: &Path, bytes: &[u8], secs: u64) {
+        use std::io::{Seek, Write};
+        let mut f = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+        f.seek(std::io::SeekFrom::Start(0)).unwrap();
+        f.write_all(bytes).unwrap();
+        f.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs)).unwrap();
+    }
+
+    #[test]
+    fn a_mapped_read_keeps_its_bytes_through_a_title_overwrite_a_rename_and_an_append() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let body = b"{\"type\":\"session\",\"version\":3}\n{\"a\":1}\n".repeat(200);
+        let old = [slot("old"), body.clone()].concat();
+        std::fs::write(&path, &old).unwrap();
+        // Overwritten in place while read: seen, read again (the first page is copied before the
+        // check, so the bytes of the second read are the new slot's, whole).
+        let mut calls = 0;
+        let read = read_settled_from(&path, 0, || {
+            calls += 1;
+            if calls == 1 {
+                overwrite_at_start(&path, &slot("new"), 1);
+            }
+        })
+        .unwrap();
+        assert!(read.settled && read.bytes.is_mapped());
+        let new = [slot("new"), body.clone()].concat();
+        assert_eq!(&read.bytes[..], &new[..]);
+        // After the read: an overwrite of the slot, an append, then a rename over the path are
+        // not seen by the bytes read.
+        let file = SessionFile::read_mapping_from(&path, 0).unwrap();
+        assert!(file.bytes().is_mapped() && file.stamp().is_some());
+        overwrite_at_start(&path, &slot("later"), 2);
+        std::fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(b"{\"b\":2}\n").unwrap();
+        let other = dir.path().join("t.jsonl");
+        std::fs::write(&other, b"replaced\n").unwrap();
+        std::fs::rename(&other, &path).unwrap();
+        assert_eq!(file.raw(), &new[..]);
+        assert_eq!(file.lines.len(), 1 + 400);
+        assert_ne!(file.stamp(), Stamp::of(&path).ok());
+        use std::io::Write;
+    }
+
+    #[test]
+    fn a_file_pi_would_migrate_is_copied_not_mapped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        // pi rewrites a v1 or v2 file through a truncating open: never mapped.
+        for (header, mapped) in [
+            (r#"{"type":"session","id":"s"}"#, false),
+            (r#"{"type":"session","id":"s","version":2}"#, false),
+            (r#"{"type":"session","id":"s","version":"3"}"#, false),
+            (r#"{"type":"session","id":"s","version":3}"#, true),
+            (r#"{"type":"user","uuid":"u"}"#, true),
+        ] {
+            std::fs::write(&path, format!("\n{header}\n{{\"type\":\"message\"}}\n")).unwrap();
+            let file = SessionFile::read_mapping_from(&path, 0).unwrap();
+            assert_eq!(file.bytes().is_mapped(), mapped, "{header}");
+        }
+        // A head with no complete JSON line decides nothing: copied.
+        std::fs::write(&path, "not json\n{\"type\":\"sess").unwrap();
+        assert!(!SessionFile::read_mapping_from(&path, 0).unwrap().bytes().is_mapped());
+    }
+
+    #[test]
+    fn a_mapped_file_with_invalid_utf8_reads_as_a_copied_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, b"{\"type\":\"session\",\"version\":3}\n\xff\xfex\nend\n").unwrap();
+        let (mapped, copied) = (
+            SessionFile::read_mapping_from(&path, 0).unwrap(),
+            SessionFile::read_mapping_from(&path, u64::MAX).unwrap(),
+        );
+        assert!(mapped.bytes().is_mapped() && !copied.bytes().is_mapped());
+        let view = |f: &SessionFile| {
+            f.lines
+                .iter()
+                .map(|l| (f.line_text(l).to_string(), f.line_raw(l).to_vec(), l.valid_utf8))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(view(&mapped), view(&copied));
+        assert_eq!(mapped.line_text(&mapped.lines[1]), "\u{fffd}\u{fffd}x");
     }
 
     #[test]

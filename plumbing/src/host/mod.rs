@@ -37,6 +37,10 @@ pub use view::{Call, Projected, Unit, View, ViewMemo};
 /// pi's session generator: seeded, realistic sessions for tests and benchmarks.
 pub use crate::pi::generate;
 
+/// What pi's format reader keeps of each entry across the views of one session (read by pi's
+/// and oh-my-pi's hosts, which share that reader), held in a [`ViewMemo`].
+pub(crate) use crate::pi::project::FactsMemo as PiFormatMemo;
+
 /// The hosts shake reads, in the order detection asks them: one line per host. A host whose
 /// files another's would also accept goes first (oh-my-pi's are pi's format plus a title slot).
 pub static HOSTS: &[&dyn Host] = &[&crate::omp::host::Omp, &crate::claude::host::Claude, &crate::pi::Pi];
@@ -274,6 +278,19 @@ pub trait Host: Sync {
 
     /// How a fold is written back.
     fn write_back(&self) -> WriteBack;
+
+    /// Tells whether this host may shrink the file whose first bytes are `head` in place (a
+    /// truncating rewrite): such a file is copied, never mapped (`file`, "Mapped reads" in
+    /// `docs/reliability.md`). Hosts that only append or rename a new file over keep the default.
+    fn shrinks_in_place(&self, _head: &[u8]) -> bool {
+        false
+    }
+
+    /// How many leading bytes of its files this host overwrites in place (same length): a
+    /// mapped read copies them out of the map while it is checked.
+    fn overwrites_in_place(&self) -> usize {
+        0
+    }
 
     /// The session id a line carries as its own, for hosts that write the id into every row
     /// (Claude Code's top-level `sessionId`): the store keys such rows with the file's id taken

@@ -60,7 +60,7 @@ pub struct Call<'a> {
 /// Made for one session and used with it only; it holds a little per entry read.
 pub struct ViewMemo<'a> {
     entries: usize,
-    pi: std::cell::OnceCell<crate::pi::project::FactsMemo<'a>>,
+    pi: std::cell::OnceCell<super::PiFormatMemo<'a>>,
 }
 
 impl<'a> ViewMemo<'a> {
@@ -70,8 +70,8 @@ impl<'a> ViewMemo<'a> {
     }
 
     /// The memo of pi's reading (pi and the hosts built on its format).
-    pub(crate) fn pi(&self) -> &crate::pi::project::FactsMemo<'a> {
-        self.pi.get_or_init(|| crate::pi::project::FactsMemo::new(self.entries))
+    pub(crate) fn pi(&self) -> &super::PiFormatMemo<'a> {
+        self.pi.get_or_init(|| super::PiFormatMemo::new(self.entries))
     }
 }
 

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 use thiserror::Error;
 
-use crate::host::file::{read_settled, READ_ATTEMPTS};
+use crate::host::file::{read_settled, Bytes, READ_ATTEMPTS};
 
 /// The title slot's fixed width, `\n` included (`session-title-slot.ts`).
 pub const TITLE_SLOT_BYTES: usize = 256;
@@ -82,8 +82,8 @@ impl OmpEntry {
 pub struct OmpFile {
     /// Where it was read from.
     pub path: PathBuf,
-    /// The bytes as read.
-    pub bytes: Vec<u8>,
+    /// The bytes as read (a big file's map, shared with the `SessionFile` it came from).
+    pub bytes: Bytes,
     /// The title slot, when the file has one.
     pub title: Option<TitleSlot>,
     /// The `session` header line.
@@ -127,40 +127,16 @@ impl OmpFile {
     }
 
     /// Parses bytes already in memory (a version restored from the store, a test).
-    pub fn parse(path: PathBuf, bytes: Vec<u8>) -> Result<OmpFile, OmpError> {
-        let name = path.display().to_string();
-        let mut title = None;
-        let mut header = None;
-        let mut entries = Vec::new();
-        let mut malformed = Vec::new();
-        let mut start = 0;
-        for (index, line) in bytes.split(|b| *b == b'\n').enumerate() {
-            let raw = start..start + line.len();
-            start = raw.end + 1;
-            let number = index + 1;
-            if index == 0 && line.starts_with(br#"{"type":"title""#) {
-                title = Some(parse_title(&name, line, raw.end < bytes.len())?);
-                continue;
-            }
-            if line.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            let Ok(Value::Object(value)) = serde_json::from_slice::<Value>(line) else {
-                malformed.push(number);
-                continue;
-            };
-            match value.get("type").and_then(Value::as_str) {
-                Some("session") if header.is_none() => {
-                    check_version(&name, number, &value)?;
-                    header = Some(OmpEntry { line: number, raw, value });
-                }
-                Some("session" | "title") => {}
-                _ if header.is_none() => return Err(OmpError::MissingHeader { path: name }),
-                _ => entries.push(OmpEntry { line: number, raw, value }),
-            }
-        }
-        let header = header.ok_or(OmpError::MissingHeader { path: name })?;
+    pub fn parse(path: PathBuf, bytes: impl Into<Bytes>) -> Result<OmpFile, OmpError> {
+        let bytes = bytes.into();
+        let Scan { title, header, entries, malformed } = scan(&path, &bytes, true)?;
         Ok(OmpFile { path, bytes, title, header, entries, malformed })
+    }
+
+    /// Makes [`OmpFile::parse`]'s checks (torn title slot, missing header, old version) without
+    /// parsing the entries: they stop at the header. Returns the title slot, when there is one.
+    pub fn check(path: &Path, bytes: &[u8]) -> Result<Option<TitleSlot>, OmpError> {
+        Ok(scan(path, bytes, false)?.title)
     }
 
     /// The bytes after the title slot: what a version of the file is compared by.
@@ -181,6 +157,55 @@ impl OmpFile {
     pub fn line_bytes(&self, entry: &OmpEntry) -> &[u8] {
         &self.bytes[entry.raw.clone()]
     }
+}
+
+/// What [`scan`] read.
+struct Scan {
+    title: Option<TitleSlot>,
+    header: OmpEntry,
+    entries: Vec<OmpEntry>,
+    malformed: Vec<usize>,
+}
+
+/// Reads the title slot, the header and, when `entries`, every entry after it (else it stops at
+/// the header, where the last error can arise).
+fn scan(path: &Path, bytes: &[u8], entries_too: bool) -> Result<Scan, OmpError> {
+    let name = path.display().to_string();
+    let mut title = None;
+    let mut header = None;
+    let mut entries = Vec::new();
+    let mut malformed = Vec::new();
+    let mut start = 0;
+    for (index, line) in bytes.split(|b| *b == b'\n').enumerate() {
+        let raw = start..start + line.len();
+        start = raw.end + 1;
+        let number = index + 1;
+        if index == 0 && line.starts_with(br#"{"type":"title""#) {
+            title = Some(parse_title(&name, line, raw.end < bytes.len())?);
+            continue;
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        if header.is_some() && !entries_too {
+            break;
+        }
+        let Ok(Value::Object(value)) = serde_json::from_slice::<Value>(line) else {
+            malformed.push(number);
+            continue;
+        };
+        match value.get("type").and_then(Value::as_str) {
+            Some("session") if header.is_none() => {
+                check_version(&name, number, &value)?;
+                header = Some(OmpEntry { line: number, raw, value });
+            }
+            Some("session" | "title") => {}
+            _ if header.is_none() => return Err(OmpError::MissingHeader { path: name }),
+            _ => entries.push(OmpEntry { line: number, raw, value }),
+        }
+    }
+    let header = header.ok_or(OmpError::MissingHeader { path: name })?;
+    Ok(Scan { title, header, entries, malformed })
 }
 
 fn parse_title(path: &str, line: &[u8], has_newline: bool) -> Result<TitleSlot, OmpError> {

@@ -232,7 +232,7 @@ mod tests {
         assert!(diff.tokens_removed().abs_diff(freed) * 100 <= freed, "{} vs {freed}", diff.tokens_removed());
         // Unchanged and appended versions.
         assert!(compare(&old, &old, &tok).changes.is_empty());
-        let mut longer = old.bytes.clone();
+        let mut longer = old.bytes.to_vec();
         longer.extend_from_slice(b"{\"type\":\"custom\",\"id\":\"zz\",\"parentId\":null}\n");
         let longer = OmpFile::parse("s.jsonl".into(), longer).unwrap();
         let d = compare(&old, &longer, &tok);

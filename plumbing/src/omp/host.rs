@@ -54,8 +54,8 @@ impl Host for Omp {
     }
 
     fn load<'a>(&self, file: &'a SessionFile) -> Result<host::Session<'a>> {
-        let omp = OmpFile::parse(file.path.clone(), file.raw().to_vec()).map_err(|e| Error::user(e.to_string()))?;
-        let skip = usize::from(omp.title.is_some());
+        let title = OmpFile::check(&file.path, file.raw()).map_err(|e| Error::user(e.to_string()))?;
+        let skip = usize::from(title.is_some());
         Ok(pi::session::load_as(file, &Omp, skip, &OMP_TYPES, |p| {
             HostData::Omp(OmpSession { pruned: super::prune::rewrites(&p), pi: p })
         })?)
@@ -99,6 +99,12 @@ impl Host for Omp {
 
     fn write_back(&self) -> WriteBack {
         WriteBack::ReadOnly
+    }
+
+    fn overwrites_in_place(&self) -> usize {
+        // The title slot, overwritten in place at any moment; everything else OMP rewrites by
+        // a rename over the file.
+        super::file::TITLE_SLOT_BYTES
     }
 
     fn parse_content<'r>(&self, raw: Option<&'r RawValue>) -> Content<'r> {

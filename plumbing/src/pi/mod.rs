@@ -72,6 +72,10 @@ impl Host for Pi {
         WriteBack::Append
     }
 
+    fn shrinks_in_place(&self, head: &[u8]) -> bool {
+        session::rewritten_in_place(head)
+    }
+
     fn parse_content<'r>(&self, raw: Option<&'r RawValue>) -> Content<'r> {
         message::parse_content(raw)
     }

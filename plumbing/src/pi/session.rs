@@ -279,6 +279,29 @@ pub fn sniff(file: &SessionFile) -> Result<(), host::Refusal> {
     }
 }
 
+/// Tells whether pi may shrink this file in place: its first JSON line among `head` (the file's
+/// first bytes) is a session header of a version below 3, or cannot be told. pi migrates such a
+/// file when it opens it and rewrites it through `openSync(path, "w")` (`_rewriteFile`), which
+/// truncates it: a reader must not map it (`host::file`). A file pi does not take (no header
+/// first) it never rewrites.
+pub fn rewritten_in_place(head: &[u8]) -> bool {
+    // The last line of `head` may be cut short: only complete lines decide.
+    let complete = memchr::memrchr(b'\n', head).map_or(&head[..0], |i| &head[..i]);
+    for line in complete.split(|&b| b == b'\n') {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(&String::from_utf8_lossy(line)) else { continue };
+        if value.get("type").and_then(serde_json::Value::as_str) != Some("session") {
+            return false;
+        }
+        // pi reads a missing version as 1 (`header.version ?? 1`); anything but a number is
+        // taken as one pi may migrate.
+        return value.get("version").is_none_or(|v| v.as_f64().is_none_or(|v| v < CURRENT_VERSION as f64));
+    }
+    true
+}
+
 const NOT_A_HEADER: &str = "not a pi session: the first JSON line is not a session header";
 const NO_JSON: &str = "not a pi session: no line is valid JSON";
 

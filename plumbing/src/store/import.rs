@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
 use crate::durable::FileError;
+use crate::host::file::{Bytes, Stamp};
 use crate::host::{self, Host, HostKind, SessionFile, TreeLine, Warning};
 use crate::id::{node_bytes, Kind, ObjectId};
 use crate::{Context, Error, Result};
@@ -123,11 +124,27 @@ impl Store {
     /// Imports one session file (a no-op costing one `stat` when it did not change), read by
     /// the host `forced` names, else by the host that accepts it.
     pub fn import_file(&mut self, path: &Path, forced: Option<HostKind>) -> Result<ImportReport, ImportError> {
+        self.import_known(path, forced, None)
+    }
+
+    /// [`Store::import_file`] of a file the caller has read already: when the file at its path
+    /// is still the one read (`SessionFile::stamp`), a whole read uses those bytes instead of
+    /// reading (and holding) the file a second time.
+    pub fn import_read(&mut self, file: &SessionFile, forced: Option<HostKind>) -> Result<ImportReport, ImportError> {
+        self.import_known(&file.path, forced, Some(file))
+    }
+
+    fn import_known(
+        &mut self,
+        path: &Path,
+        forced: Option<HostKind>,
+        known: Option<&SessionFile>,
+    ) -> Result<ImportReport, ImportError> {
         if let Some(report) = self.unchanged(path)? {
             return Ok(report);
         }
         let mut batch = self.batch()?;
-        let report = batch.import(path, forced)?;
+        let report = batch.import_known(path, forced, known)?;
         batch.commit()?;
         Ok(report)
     }
@@ -264,6 +281,17 @@ struct Base {
 impl Batch<'_> {
     /// Imports one session file into this batch (see the module doc).
     pub fn import(&mut self, path: &Path, forced: Option<HostKind>) -> Result<ImportReport, ImportError> {
+        self.import_known(path, forced, None)
+    }
+
+    /// [`Batch::import`], with the bytes of `known` (read from `path`) used for a whole read
+    /// when the file is still the one they were read from.
+    fn import_known(
+        &mut self,
+        path: &Path,
+        forced: Option<HostKind>,
+        known: Option<&SessionFile>,
+    ) -> Result<ImportReport, ImportError> {
         let key = canonical(path)?;
         let mut warnings = Vec::new();
         let previous = self.store().read_state(&key).unwrap_or_else(|why| {
@@ -287,7 +315,7 @@ impl Batch<'_> {
         };
         let (read, resume) = match tail {
             Some((read, resume)) => (read, Some(resume)),
-            None => (read_whole(path, forced)?, None),
+            None => (read_whole(path, forced, known)?, None),
         };
         if let Some((head, rest)) = &previous {
             if head.file_hash == read.file_hash {
@@ -506,18 +534,28 @@ fn tree_line(
 /// hash of the bytes before `origin` still open and the whole file's hash.
 struct Read {
     host: &'static dyn Host,
-    data: Vec<u8>,
+    data: Bytes,
     origin: usize,
     hasher: blake3::Hasher,
     file_hash: [u8; 32],
 }
 
 /// Reads the whole file (until the path shows the same file before and after: a version is
-/// never a mix of two writes, an OMP rewrite mid-read) and finds its host.
-fn read_whole(path: &Path, forced: Option<HostKind>) -> Result<Read, ImportError> {
-    let file = SessionFile::read(path).map_err(FileError::at(path, "read"))?;
-    let host = host::detect(&file, forced)?;
-    let data = file.into_raw();
+/// never a mix of two writes, an OMP rewrite mid-read) and finds its host. The bytes of `known`
+/// stand for the read when the path still shows the file they were read from (the command
+/// that imports has read it: it is then held once, not twice).
+fn read_whole(path: &Path, forced: Option<HostKind>, known: Option<&SessionFile>) -> Result<Read, ImportError> {
+    let now = known.and_then(SessionFile::stamp).and_then(|_| Stamp::of(path).ok());
+    let read;
+    let file = match known.filter(|k| now.is_some() && k.stamp() == now) {
+        Some(known) => known,
+        None => {
+            read = SessionFile::read(path).map_err(FileError::at(path, "read"))?;
+            &read
+        }
+    };
+    let host = host::detect(file, forced)?;
+    let data = file.bytes().clone();
     let file_hash = *blake3::hash(&data).as_bytes();
     Ok(Read { host, data, origin: 0, hasher: blake3::Hasher::new(), file_hash })
 }
@@ -577,7 +615,7 @@ fn read_tail(
     };
     let mut whole = hasher.clone();
     let file_hash = *whole.update(&data).finalize().as_bytes();
-    Ok(Some(Read { host, data, origin: committed, hasher, file_hash }))
+    Ok(Some(Read { host, data: Bytes::owned(data), origin: committed, hasher, file_hash }))
 }
 
 /// Decides where to start: after the committed prefix when the file still starts with it, else

@@ -6,6 +6,7 @@
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::host::SessionFile;
 use crate::{Context, Error};
 
 use super::{ImportReport, Store};
@@ -15,7 +16,20 @@ static WARNED: AtomicBool = AtomicBool::new(false);
 /// Imports `path` into the context's store; on failure warns (once per process) and returns
 /// `None`.
 pub fn import(ctx: &Context, path: &Path) -> Option<ImportReport> {
-    match Store::open(ctx).and_then(|mut store| Ok(store.import_file(path, ctx.host)?)) {
+    reported(ctx, |store| store.import_file(path, ctx.host))
+}
+
+/// [`import`] of a file the command has read already ([`Store::import_read`]: a whole read
+/// uses its bytes when the file did not change since).
+pub fn import_read(ctx: &Context, file: &SessionFile) -> Option<ImportReport> {
+    reported(ctx, |store| store.import_read(file, ctx.host))
+}
+
+fn reported(
+    ctx: &Context,
+    import: impl FnOnce(&mut Store) -> Result<ImportReport, super::import::ImportError>,
+) -> Option<ImportReport> {
+    match Store::open(ctx).and_then(|mut store| Ok(import(&mut store)?)) {
         Ok(report) => Some(report),
         Err(e) => {
             warn_once(ctx, &e);

@@ -122,8 +122,7 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
     if session.host().write_back() == WriteBack::Fork {
         return fork(ctx, args, (&file, &rev), (&session, in_place), leaf, (&plan, &source), out);
     }
-    let outcome =
-        batch::commit(ctx, &session, leaf, &args.write, &wall, &plan.edits, |repairs| log_data(&plan, repairs))?;
+    let outcome = batch::commit(ctx, &projection, &args.write, &wall, &plan.edits, |repairs| log_data(&plan, repairs))?;
     let leaf_id = session.entries[leaf].id.to_string();
     let report = Report {
         paint: Paint::new(ctx),

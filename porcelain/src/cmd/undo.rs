@@ -130,7 +130,7 @@ pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
     if session.host().write_back() == WriteBack::Fork {
         return undo_fork(ctx, args, (&file, &rev), (&session, in_place), (&plan, &tok), data(Vec::new()), out);
     }
-    let outcome = batch::commit(ctx, &session, leaf, &args.write, &wall, &plan.edits, data)?;
+    let outcome = batch::commit(ctx, &projection, &args.write, &wall, &plan.edits, data)?;
     let leaf_id = session.entries[leaf].id.to_string();
     if args.write.json {
         let targets: Vec<_> = plan
