@@ -136,7 +136,8 @@ impl Js {
         String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
     }
 
-    fn write(&self, out: &mut Vec<u8>) {
+    /// Appends `JSON.stringify(self)` to `out` (bytes as [`Js::to_json`] gives them).
+    pub fn write(&self, out: &mut Vec<u8>) {
         match self {
             Js::Null => out.extend_from_slice(b"null"),
             Js::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
@@ -152,15 +153,20 @@ impl Js {
                 }
                 out.push(b']');
             }
-            Js::Object(_) => {
+            Js::Object(members) => {
                 out.push(b'{');
-                for (i, (key, value)) in self.members().into_iter().enumerate() {
+                let mut write = |i: usize, (key, value): &(Vec<u8>, Js)| {
                     if i > 0 {
                         out.push(b',');
                     }
                     write_string(out, key);
                     out.push(b':');
                     value.write(out);
+                };
+                // Most objects have no integer-like key: their order is as inserted.
+                match members.iter().any(|(k, _)| array_index(k).is_some()) {
+                    true => self.members().into_iter().enumerate().for_each(|(i, m)| write(i, m)),
+                    false => members.iter().enumerate().for_each(|(i, m)| write(i, m)),
                 }
                 out.push(b'}');
             }
@@ -206,6 +212,9 @@ impl Js {
 
 /// A key JavaScript treats as an array index (`"0"`, `"17"`, not `"07"`).
 fn array_index(key: &[u8]) -> Option<u64> {
+    if !key.first().is_some_and(u8::is_ascii_digit) {
+        return None;
+    }
     let key = std::str::from_utf8(key).ok()?;
     let n: u64 = key.parse().ok()?;
     (n < u32::MAX as u64 && n.to_string() == key).then_some(n)
@@ -278,14 +287,28 @@ pub fn string_wtf8(raw: &str) -> Option<Cow<'_, [u8]>> {
     if !raw.starts_with('"') {
         return None;
     }
+    if let Some(plain) = plain_string(raw) {
+        return Some(Cow::Borrowed(plain.as_bytes()));
+    }
     let mut de = serde_json::Deserializer::from_str(raw);
     let bytes = de.deserialize_bytes(Wtf8Visitor).ok()?;
     de.end().ok()?;
     Some(bytes)
 }
 
+/// The text of a string literal that holds no escape (most of them): nothing to decode, so no
+/// deserializer is needed. `None` for anything else (escapes, or not one whole literal).
+fn plain_string(raw: &str) -> Option<&str> {
+    let inner = raw.strip_prefix('"')?.strip_suffix('"')?;
+    let clean = memchr::memchr2(b'"', b'\\', inner.as_bytes()).is_none() && inner.bytes().all(|c| c >= 0x20);
+    clean.then_some(inner)
+}
+
 /// Decodes a JSON string literal as text, lone surrogates as U+FFFD ([`lossy`]).
 pub fn string_text(raw: &str) -> Option<Cow<'_, str>> {
+    if let Some(plain) = plain_string(raw) {
+        return Some(Cow::Borrowed(plain));
+    }
     Some(match string_wtf8(raw)? {
         Cow::Borrowed(b) => lossy(b),
         Cow::Owned(v) => Cow::Owned(lossy(&v).into_owned()),

@@ -444,6 +444,18 @@ pub trait HostView<'s> {
     /// The messages context position `pos` gives the model, as the host's own JSON.
     fn messages_json(&self, pos: usize) -> Vec<Value>;
 
+    /// The entry's own content ([`HostSession::own_content`]) when the view keeps it parsed
+    /// already; `None`: ask the session.
+    fn own_content(&self, _index: usize) -> Option<Option<&'s RawValue>> {
+        None
+    }
+
+    /// `raw` parsed, when it is the very value (the same bytes in memory) the view parsed for
+    /// entry `index` already; `None`: parse it.
+    fn parsed_content(&self, _index: usize, _raw: &RawValue) -> Option<Content<'s>> {
+        None
+    }
+
     /// The original content (raw JSON) of foldable entry `index` when it is a placeholder the
     /// host's fork wrote and the original is still where the placeholder says, byte for byte.
     fn original(&self, _index: usize) -> Option<Box<RawValue>> {

@@ -27,7 +27,7 @@ pub enum Role {
 }
 
 /// A message's content: a string, or an array of blocks.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub enum Content<'a> {
     /// String content.
     Text(Cow<'a, str>),
@@ -38,7 +38,7 @@ pub enum Content<'a> {
 }
 
 /// One content block, with its raw bytes kept for exact re-emission.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Block<'a> {
     /// The block exactly as in the line.
     pub raw: &'a RawValue,
@@ -47,7 +47,7 @@ pub struct Block<'a> {
 }
 
 /// The kinds of content block the engine tells apart.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub enum BlockKind<'a> {
     /// Text.
     Text(Cow<'a, str>),

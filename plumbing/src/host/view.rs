@@ -14,7 +14,7 @@ use super::{Host, ViewData, ViewMemo};
 use crate::tokens::Pieces;
 
 /// The model-visible content of one context entry after edits.
-#[derive(Debug)]
+#[derive(Clone, Copy, Debug)]
 pub enum Projected<'a> {
     /// No edit applies: the entry's own content.
     Raw,
@@ -133,7 +133,13 @@ impl<'s, 'a> View<'s, 'a> {
 
     /// A foldable entry's own content, as written.
     pub fn own_content(&self, index: usize) -> Option<&'s RawValue> {
-        self.session.own_content(index)
+        self.data.get().own_content(index).unwrap_or_else(|| self.session.own_content(index))
+    }
+
+    /// [`View::parse_content`] of a value of entry `index` (its own content, or an edit's),
+    /// taken from the view when it parsed that very value already.
+    pub fn parse_content_of(&self, index: usize, raw: &'s RawValue) -> Content<'s> {
+        self.data.get().parsed_content(index, raw).unwrap_or_else(|| self.parse_content(Some(raw)))
     }
 
     /// The target of entry `index` when it is an edit.

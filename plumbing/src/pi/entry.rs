@@ -8,6 +8,7 @@ use std::borrow::Cow;
 use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
+use super::message::Message;
 use crate::json::WtfKey;
 use serde_json::value::RawValue;
 
@@ -145,6 +146,22 @@ pub struct Entry<'a> {
 }
 
 impl<'a> Entry<'a> {
+    /// An entry of a parsed line (no migration applied yet).
+    pub fn new(line: usize, raw: &'a [u8], kind: Cow<'a, str>, id: Cow<'a, str>, fields: Fields<'a>) -> Entry<'a> {
+        let parent_id = as_str(fields.parent_id).filter(|p| !p.is_empty());
+        Entry { line, raw, kind, id, parent_id, migrated_first_kept: None, hook_message_role: false, fields }
+    }
+
+    /// Parses the line's `message` as the engine reads it ([`Message::parse`]); `None` when
+    /// absent, not an object, or a field it reads has the wrong type. A [`Projection`] parses
+    /// each of its entries' once ([`Projection::message`]); prefer that where there is one.
+    ///
+    /// [`Projection`]: super::project::Projection
+    /// [`Projection::message`]: super::project::Projection::message
+    pub fn message(&self) -> Option<Message<'a>> {
+        self.fields.message.and_then(Message::parse)
+    }
+
     /// Returns the target id of a `context_edit` or `label`.
     pub fn target_id(&self) -> Option<Cow<'a, str>> {
         as_str(self.fields.target_id)

@@ -44,17 +44,21 @@ pub fn visit_entry(projection: &Projection<'_, '_>, pos: usize, sink: &mut dyn P
     }
     match e.kind.as_ref() {
         "message" => {
-            let Some(m) = e.fields.message.and_then(Message::parse) else { return };
-            let role = if e.hook_message_role { "custom" } else { m.role.as_deref().unwrap_or_default() };
-            let content = match is_content_role(role) {
-                true => projection.content(index).unwrap_or(Content::Other),
-                false => m.content(),
-            };
-            visit_message(role, &m, &content, sink);
+            let Some(said) = projection.said(index) else { return };
+            let role = if e.hook_message_role { "custom" } else { said.role.as_deref().unwrap_or_default() };
+            match is_content_role(role) {
+                true => visit_said(role, projection.content_ref(index).unwrap_or(&Content::Other), sink),
+                // The rare roles that read more of the message than the context keeps.
+                false => {
+                    if let Some(m) = e.message() {
+                        visit_message(role, &m, &m.content(), sink);
+                    }
+                }
+            }
         }
         "custom_message" => {
-            if let Some(content) = projection.content(index) {
-                visit_content(&content, sink);
+            if let Some(content) = projection.content_ref(index) {
+                visit_content(content, sink);
                 sink.end_message();
             }
         }
@@ -73,8 +77,14 @@ pub fn visit_entry(projection: &Projection<'_, '_>, pos: usize, sink: &mut dyn P
 /// Feeds what editable entry `index` would give the model with `content` in place of its own.
 pub fn visit_with(projection: &Projection<'_, '_>, index: usize, content: &Content<'_>, sink: &mut dyn Pieces) {
     let e = &projection.pi.entries[index];
-    match e.fields.message.and_then(Message::parse) {
-        Some(m) if e.kind == "message" => visit_message(m.role.as_deref().unwrap_or_default(), &m, content, sink),
+    match projection.said(index) {
+        Some(said) if e.kind == "message" => match said.role.as_deref().unwrap_or_default() {
+            role if is_content_role(role) => visit_said(role, content, sink),
+            _ => match e.message() {
+                Some(m) => visit_message(m.role.as_deref().unwrap_or_default(), &m, content, sink),
+                None => sink.end_message(),
+            },
+        },
         _ => {
             visit_content(content, sink);
             sink.end_message();
@@ -105,7 +115,20 @@ fn visit_message(role: &str, m: &Message<'_>, content: &Content<'_>, sink: &mut 
                 sink.text(&js_json::stringify(tools));
             }
         }
-        "user" | "custom" | "toolResult" => visit_content(content, sink),
+        "user" | "custom" | "toolResult" | "assistant" => return visit_said(role, content, sink),
+        "bashExecution" => {
+            sink.text(m.command.as_deref().unwrap_or_default());
+            sink.text(m.output.as_deref().unwrap_or_default());
+        }
+        "branchSummary" | "compactionSummary" => sink.text(m.summary.as_deref().unwrap_or_default()),
+        _ => {}
+    }
+    sink.end_message();
+}
+
+/// `estimateTokens` for a message of a role whose count is its content's alone.
+fn visit_said(role: &str, content: &Content<'_>, sink: &mut dyn Pieces) {
+    match role {
         // pi iterates assistant content as blocks; a string yields no blocks, so counts 0.
         "assistant" => {
             for block in content.blocks() {
@@ -119,12 +142,7 @@ fn visit_message(role: &str, m: &Message<'_>, content: &Content<'_>, sink: &mut 
                 }
             }
         }
-        "bashExecution" => {
-            sink.text(m.command.as_deref().unwrap_or_default());
-            sink.text(m.output.as_deref().unwrap_or_default());
-        }
-        "branchSummary" | "compactionSummary" => sink.text(m.summary.as_deref().unwrap_or_default()),
-        _ => {}
+        _ => visit_content(content, sink),
     }
     sink.end_message();
 }

@@ -5,8 +5,10 @@ use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
+
 use crate::host::{Block, BlockKind, Content};
-use crate::json::RawObject;
+use crate::json::{WrongType, WtfKey};
 
 /// Parses a raw pi `content` value; anything unexpected becomes [`Content::Other`] or
 /// [`BlockKind::Other`] rather than an error, as pi does not validate content either.
@@ -28,9 +30,11 @@ fn parse_block(raw: &RawValue) -> Block<'_> {
     Block { raw, kind }
 }
 
+const BLOCK_KEYS: [&str; 7] = ["type", "text", "thinking", "mimeType", "id", "name", "arguments"];
+
 /// A block's kind; `None` when it is not an object or a field pi reads has the wrong type.
 fn block_kind(raw: &RawValue) -> Option<BlockKind<'_>> {
-    let o = RawObject::parse(raw.get())?;
+    let o = Slots::parse(raw, &BLOCK_KEYS)?;
     let s = |key| o.opt_str(key).ok();
     let kind = s("type")?;
     let (text, thinking, mime, id, name) = (s("text")?, s("thinking")?, s("mimeType")?, s("id")?, s("name")?);
@@ -48,7 +52,7 @@ fn block_kind(raw: &RawValue) -> Option<BlockKind<'_>> {
 }
 
 /// The parts of a message the engine reads, borrowed from the entry's `message` value.
-#[derive(Default, Debug)]
+#[derive(Default, Debug, Clone)]
 pub struct Message<'a> {
     pub role: Option<Cow<'a, str>>,
     /// `content` when the key is there (`null` included).
@@ -83,7 +87,7 @@ impl Usage {
     /// `±Infinity` (which pi's rule for trusting usage then refuses); `None` when a field is not
     /// a number or `usage` not an object.
     fn parse(raw: &RawValue) -> Option<Usage> {
-        let o = RawObject::parse(raw.get())?;
+        let o = Slots::parse(raw, &["input", "output", "cacheRead", "cacheWrite", "totalTokens"])?;
         let n = |key| match o.raw(key) {
             None => Some(0.0),
             Some(v) => match crate::js::parse(v.get()) {
@@ -106,7 +110,7 @@ impl<'a> Message<'a> {
     /// reads has the wrong type. Keys and strings with lone surrogate escapes are read
     /// ([`crate::js`]), as pi's `JSON.parse` reads them.
     pub fn parse(raw: &'a RawValue) -> Option<Message<'a>> {
-        let o = RawObject::parse(raw.get())?;
+        let o = Slots::parse(raw, &MESSAGE_KEYS)?;
         let s = |key| o.opt_str(key).ok();
         // serde's reading of an `Option<&RawValue>`: `null` is absent.
         let some = |key| o.raw(key).filter(|v| v.get() != "null");
@@ -145,9 +149,82 @@ impl<'a> Message<'a> {
     }
 }
 
+const MESSAGE_KEYS: [&str; 15] = [
+    "role",
+    "content",
+    "toolName",
+    "toolCallId",
+    "customType",
+    "command",
+    "output",
+    "summary",
+    "provider",
+    "model",
+    "stopReason",
+    "usage",
+    "sections",
+    "toolsAdded",
+    "isError",
+];
+
 /// A message's `role`, read alone (pi's migrations and the context list need only that).
 pub fn role_of(message: &RawValue) -> Option<Cow<'_, str>> {
-    RawObject::parse(message.get())?.opt_str("role").ok()?
+    Slots::parse(message, &["role"])?.opt_str("role").ok()?
+}
+
+/// The members of a JSON object that one reader wants, each the raw value of the last time its
+/// key appears (as `JSON.parse` keeps it), the others skipped: one pass, no list of members.
+struct Slots<'a, 'k> {
+    keys: &'k [&'k str],
+    values: [Option<&'a RawValue>; 16],
+}
+
+impl<'a, 'k> Slots<'a, 'k> {
+    /// Reads `raw` (`None` when it is not an object) for at most 16 `keys`.
+    fn parse(raw: &'a RawValue, keys: &'k [&'k str]) -> Option<Slots<'a, 'k>> {
+        let mut de = serde_json::Deserializer::from_str(raw.get());
+        Slots { keys, values: [None; 16] }.deserialize(&mut de).ok()
+    }
+
+    /// A member's raw value.
+    fn raw(&self, key: &str) -> Option<&'a RawValue> {
+        self.keys.iter().position(|k| *k == key).and_then(|i| self.values[i])
+    }
+
+    /// A member as serde reads an `Option<Cow<str>>` field ([`crate::json::RawObject::opt_str`]).
+    fn opt_str(&self, key: &str) -> Result<Option<Cow<'a, str>>, WrongType> {
+        match self.raw(key) {
+            None => Ok(None),
+            Some(v) if v.get() == "null" => Ok(None),
+            Some(v) => crate::js::string_text(v.get()).map(Some).ok_or(WrongType),
+        }
+    }
+}
+
+impl<'de, 'k> DeserializeSeed<'de> for Slots<'de, 'k> {
+    type Value = Slots<'de, 'k>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de, 'k> Visitor<'de> for Slots<'de, 'k> {
+    type Value = Slots<'de, 'k>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<M: MapAccess<'de>>(mut self, mut map: M) -> Result<Self::Value, M::Error> {
+        while let Some(WtfKey(key)) = map.next_key()? {
+            let value: &'de RawValue = map.next_value()?;
+            if let Some(i) = self.keys.iter().position(|k| k.as_bytes() == key.as_ref()) {
+                self.values[i] = Some(value);
+            }
+        }
+        Ok(self)
+    }
 }
 
 #[cfg(test)]

@@ -157,7 +157,7 @@ impl<'a> HostSession<'a> for Session<'a> {
     }
 
     fn reply(&self, index: usize) -> Option<Reply<'a>> {
-        let m = Message::parse(self.entries[index].fields.message?)?;
+        let m = self.entries[index].message()?;
         if m.role.as_deref() != Some("assistant") {
             return None;
         }

@@ -45,6 +45,47 @@ pub struct Projection<'s, 'a> {
     /// Content a host built on pi's format sends in place of an entry's own (entry index → the
     /// content JSON; OMP: a pruned tool result's text joined). An edit still wins over it.
     pub rewrites: Option<&'s HashMap<usize, Box<RawValue>>>,
+    /// What each context position gives, parsed once when the projection becomes a view (the
+    /// units, the estimate, the plan and the JSON each read it; parsing again at every use was
+    /// most of a command's time on many small entries). Empty before: read at each use.
+    parsed: Vec<Parsed<'s, 'a>>,
+    /// Entry index → its position in `context` ([`NOT_IN_CONTEXT`] for the others).
+    positions: Vec<u32>,
+}
+
+/// One context position, parsed.
+struct Parsed<'s, 'a> {
+    /// What its `message` says ([`Said`]).
+    said: Option<Said<'a>>,
+    /// The edit that wins for it (an entry index).
+    edit: Option<usize>,
+    /// Its own content ([`own_content`]).
+    own: Option<&'a RawValue>,
+    /// What the model sees of it.
+    projected: Projected<'s>,
+    /// The content the model sees ([`Projection::content`]).
+    content: Option<Content<'s>>,
+}
+
+const NOT_IN_CONTEXT: u32 = u32::MAX;
+
+/// The fields of an entry's `message` that every context position needs: its role and the tool
+/// it answers. (A whole [`Message`] per position would hold ~350 bytes for each entry; the
+/// estimate parses the message again for the rare roles that need more.)
+#[derive(Clone, Debug, Default)]
+pub struct Said<'a> {
+    /// `role`.
+    pub role: Option<Cow<'a, str>>,
+    /// `toolName`.
+    pub tool_name: Option<Cow<'a, str>>,
+    /// `toolCallId`.
+    pub tool_call_id: Option<Cow<'a, str>>,
+}
+
+impl<'a> Said<'a> {
+    fn of(m: Message<'a>) -> Said<'a> {
+        Said { role: m.role, tool_name: m.tool_name, tool_call_id: m.tool_call_id }
+    }
 }
 
 impl<'s, 'a> Projection<'s, 'a> {
@@ -80,9 +121,40 @@ impl<'s, 'a> Projection<'s, 'a> {
                 }
             }
         }
-        let projection = Projection { session, pi, leaf, path, context, edits, rewrites };
+        let mut positions = vec![NOT_IN_CONTEXT; pi.entries.len()];
+        for (pos, &i) in context.iter().enumerate() {
+            positions[i] = pos as u32;
+        }
+        let projection =
+            Projection { session, pi, leaf, path, context, edits, rewrites, parsed: Vec::new(), positions };
         projection.check_edits()?;
         Ok(projection)
+    }
+
+    /// Context position `index` from what is read of its entry alone (`facts`).
+    fn parse(&self, index: usize, facts: &Facts<'a>) -> Parsed<'s, 'a> {
+        let e = &self.pi.entries[index];
+        let edit = self.edits.get(e.id.as_ref()).copied();
+        let projected = self.projected_with(index, edit);
+        let content = match projected {
+            Projected::Omitted => None,
+            Projected::Replaced(raw) => Some(parse_content(raw)),
+            Projected::Raw => Some(facts.content.clone()),
+        };
+        Parsed { said: facts.said.clone(), edit, own: facts.own, projected, content }
+    }
+
+    fn parsed(&self, index: usize) -> Option<&Parsed<'s, 'a>> {
+        self.parsed.get(*self.positions.get(index)? as usize)
+    }
+
+    /// Returns what the `message` of entry `index` says ([`Entry::message`]; `None` when it
+    /// does not parse), parsed once for an entry of the context.
+    pub fn said(&self, index: usize) -> Option<Cow<'_, Said<'a>>> {
+        match self.parsed(index) {
+            Some(p) => p.said.as_ref().map(Cow::Borrowed),
+            None => self.pi.entries[index].message().map(|m| Cow::Owned(Said::of(m))),
+        }
     }
 
     fn check_edits(&self) -> Result<(), ProjectError> {
@@ -119,12 +191,22 @@ impl<'s, 'a> Projection<'s, 'a> {
 
     /// Returns the index of the edit that wins for entry `index`, if any.
     pub fn edit_index(&self, index: usize) -> Option<usize> {
-        self.edits.get(self.pi.entries[index].id.as_ref()).copied()
+        match self.parsed(index) {
+            Some(p) => p.edit,
+            None => self.edits.get(self.pi.entries[index].id.as_ref()).copied(),
+        }
     }
 
     /// Returns what the model sees of entry `index` (which must be in the context list).
     pub fn projected(&self, index: usize) -> Projected<'s> {
-        match self.edit_of(index) {
+        match self.parsed(index) {
+            Some(p) => p.projected,
+            None => self.projected_with(index, self.edit_index(index)),
+        }
+    }
+
+    fn projected_with(&self, index: usize, edit: Option<usize>) -> Projected<'s> {
+        match edit.map(|e| &self.pi.entries[e]) {
             None => match self.rewrites.and_then(|r| r.get(&index)) {
                 Some(content) => Projected::Replaced(Some(content)),
                 None => Projected::Raw,
@@ -140,11 +222,19 @@ impl<'s, 'a> Projection<'s, 'a> {
     /// Returns the content the model sees for an editable entry: the replacement's when an edit
     /// wins, else the entry's own.
     pub fn content(&self, index: usize) -> Option<Content<'s>> {
+        if let Some(p) = self.parsed(index) {
+            return p.content.clone();
+        }
         match self.projected(index) {
             Projected::Omitted => None,
             Projected::Replaced(raw) => Some(parse_content(raw)),
             Projected::Raw => Some(parse_content(own_content(&self.pi.entries[index]))),
         }
+    }
+
+    /// [`Projection::content`] borrowed, for an entry of the context.
+    pub fn content_ref(&self, index: usize) -> Option<&Content<'s>> {
+        self.parsed(index)?.content.as_ref()
     }
 
     /// Returns `{"leafId","entries":[{"id","type","messages"}],"messages"}` as pi's code does.
@@ -163,6 +253,47 @@ impl<'s, 'a> Projection<'s, 'a> {
             .collect();
         let leaf = self.leaf.map_or(Js::Null, |l| js_str(&self.pi.entries[l].id));
         object([("leafId", leaf), ("entries", Js::Array(entries)), ("messages", Js::Array(all))])
+    }
+
+    /// Appends [`Projection::to_js`] as `JSON.stringify` writes it, one message at a time (no
+    /// tree of the whole context is held: each message is written into `entries`, then its bytes
+    /// copied into `messages`).
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"{\"leafId\":");
+        match self.leaf {
+            Some(l) => js::write_string(out, self.pi.entries[l].id.as_bytes()),
+            None => out.extend_from_slice(b"null"),
+        }
+        out.extend_from_slice(b",\"entries\":[");
+        let mut spans = Vec::with_capacity(self.context.len());
+        for (pos, &i) in self.context.iter().enumerate() {
+            let e = &self.pi.entries[i];
+            if pos > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(b"{\"id\":");
+            js::write_string(out, e.id.as_bytes());
+            out.extend_from_slice(b",\"type\":");
+            js::write_string(out, e.kind.as_bytes());
+            out.extend_from_slice(b",\"messages\":[");
+            for (n, m) in self.entry_js(pos, i).iter().enumerate() {
+                if n > 0 {
+                    out.push(b',');
+                }
+                let start = out.len();
+                m.write(out);
+                spans.push(start..out.len());
+            }
+            out.extend_from_slice(b"]}");
+        }
+        out.extend_from_slice(b"],\"messages\":[");
+        for (n, span) in spans.into_iter().enumerate() {
+            if n > 0 {
+                out.push(b',');
+            }
+            out.extend_from_within(span);
+        }
+        out.extend_from_slice(b"]}");
     }
 
     /// [`Projection::to_js`] as serde_json holds it (lone surrogates as U+FFFD).
@@ -190,15 +321,7 @@ impl<'s, 'a> Projection<'s, 'a> {
 impl<'s, 'a> Projection<'s, 'a> {
     /// Hands the projection to the engine as a neutral [`View`], reading each entry's own
     /// message through `memo` when views of the session share one.
-    pub fn into_view(self, memo: Option<&FactsMemo<'a>>) -> View<'s, 'a> {
-        let (units, calls) = self.units(memo);
-        let (session, leaf, path, context) = (self.session, self.leaf, self.path.clone(), self.context.clone());
-        View::new(session, leaf, path, context, units, calls, host::ViewData::Pi(self))
-    }
-
-    /// The units of the context and the tool calls in it. Each entry's own message is read
-    /// once per view, or once per session when views are shared ([`FactsMemo`]).
-    fn units(&self, memo: Option<&FactsMemo<'a>>) -> (Vec<Unit<'s>>, Vec<Call<'s>>) {
+    pub fn into_view(mut self, memo: Option<&FactsMemo<'a>>) -> View<'s, 'a> {
         let read: Vec<Facts<'a>>;
         let facts: Vec<&Facts<'a>> = match memo {
             Some(memo) => {
@@ -209,8 +332,17 @@ impl<'s, 'a> Projection<'s, 'a> {
                 read.iter().collect()
             }
         };
+        self.parsed = self.context.iter().zip(&facts).map(|(&i, f)| self.parse(i, f)).collect();
+        let (units, calls) = self.units(&facts);
+        let (session, leaf, path, context) = (self.session, self.leaf, self.path.clone(), self.context.clone());
+        View::new(session, leaf, path, context, units, calls, host::ViewData::Pi(self))
+    }
+
+    /// The units of the context and the tool calls in it. Each entry's own message is read
+    /// once per view, or once per session when views are shared ([`FactsMemo`]).
+    fn units(&self, facts: &[&Facts<'a>]) -> (Vec<Unit<'s>>, Vec<Call<'s>>) {
         let mut calls: Vec<Call<'s>> = Vec::new();
-        for (&i, f) in self.context.iter().zip(&facts) {
+        for (&i, f) in self.context.iter().zip(facts) {
             match self.projected(i) {
                 Projected::Raw => calls.extend(f.calls.iter().cloned()),
                 _ => calls.extend(tool_calls(self.content(i))),
@@ -226,8 +358,9 @@ impl<'s, 'a> Projection<'s, 'a> {
         let units = self
             .context
             .iter()
-            .zip(&facts)
-            .map(|(&index, f)| {
+            .zip(facts)
+            .zip(&self.parsed)
+            .map(|((&index, f), p)| {
                 let e = &self.pi.entries[index];
                 let tool = f.tool.as_ref().map(|(name, call_id)| {
                     let arguments = call_id.as_deref().and_then(|id| by_id.get(id)).and_then(|c| c.arguments);
@@ -239,8 +372,8 @@ impl<'s, 'a> Projection<'s, 'a> {
                     target: f.editable.then(|| e.id.clone()),
                     tool,
                     tombstone: false,
-                    omitted: matches!(self.projected(index), Projected::Omitted),
-                    edit: self.edit_index(index),
+                    omitted: matches!(p.projected, Projected::Omitted),
+                    edit: p.edit,
                 }
             })
             .collect();
@@ -257,21 +390,26 @@ struct Facts<'a> {
     tool: Option<(Cow<'a, str>, Option<Cow<'a, str>>)>,
     /// The tool calls in its own content.
     calls: Vec<Call<'a>>,
+    /// What its message says ([`Said`]).
+    said: Option<Said<'a>>,
+    /// Its own content ([`own_content`]), and parsed.
+    own: Option<&'a RawValue>,
+    content: Content<'a>,
 }
 
 impl<'a> Facts<'a> {
     fn of(e: &Entry<'a>) -> Facts<'a> {
-        let message = (e.kind == "message").then(|| e.fields.message.and_then(Message::parse)).flatten();
-        let role = role_of(e, message.as_ref());
-        // A message's own content is its `content` (`own_content`, without parsing it again).
-        let content = match &message {
-            Some(m) => m.content,
-            None => own_content(e),
-        };
-        let calls = tool_calls(Some(parse_content(content))).collect();
-        let tool =
-            message.filter(|_| role == Role::ToolResult).map(|m| (m.tool_name.unwrap_or_default(), m.tool_call_id));
-        Facts { role, editable: e.is_editable(), tool, calls }
+        let message = e.message();
+        let own = own_of(e, message.as_ref());
+        let content = parse_content(own);
+        let calls = tool_calls(Some(content.clone())).collect();
+        let said = message.map(Said::of);
+        let m = said.as_ref().filter(|_| e.kind == "message");
+        let role = role_of(e, m);
+        let tool = m
+            .filter(|_| role == Role::ToolResult)
+            .map(|m| (m.tool_name.clone().unwrap_or_default(), m.tool_call_id.clone()));
+        Facts { role, editable: editable(e, m), tool, calls, said, own, content }
     }
 }
 
@@ -302,7 +440,7 @@ fn tool_calls<'c>(content: Option<Content<'c>>) -> impl Iterator<Item = Call<'c>
 }
 
 /// The neutral role of what an entry gives the model.
-fn role_of(e: &Entry<'_>, message: Option<&Message<'_>>) -> Role {
+fn role_of(e: &Entry<'_>, message: Option<&Said<'_>>) -> Role {
     match e.kind.as_ref() {
         "message" if e.hook_message_role => Role::Custom,
         "message" => match message.and_then(|m| m.role.as_deref()) {
@@ -327,6 +465,21 @@ impl<'s> host::HostView<'s> for Projection<'s, '_> {
 
     fn content(&self, index: usize) -> Option<Content<'s>> {
         Projection::content(self, index)
+    }
+
+    fn own_content(&self, index: usize) -> Option<Option<&'s RawValue>> {
+        self.parsed(index).map(|p| p.own)
+    }
+
+    fn parsed_content(&self, index: usize, raw: &RawValue) -> Option<Content<'s>> {
+        let p = self.parsed(index)?;
+        let seen = match p.projected {
+            Projected::Raw => p.own,
+            Projected::Replaced(content) => content,
+            Projected::Omitted => None,
+        };
+        // The same bytes in memory, not merely equal ones: the content parsed from them.
+        seen.filter(|seen| std::ptr::eq(*seen, raw)).and(p.content.clone())
     }
 
     fn edit_target(&self, index: usize) -> Option<Cow<'s, str>> {
@@ -356,7 +509,10 @@ impl<'s> host::HostView<'s> for Projection<'s, '_> {
     }
 
     fn to_json_text(&self) -> String {
-        self.to_js().to_json()
+        let mut out = Vec::new();
+        self.write_json(&mut out);
+        // Only whole UTF-8 sequences are copied and surrogates are escaped: the bytes are UTF-8.
+        String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
     }
 }
 
@@ -378,10 +534,27 @@ pub fn replacement_content(replacement: &RawValue) -> Option<&RawValue> {
 
 /// Returns an editable entry's own content: a message's `content`, a custom_message's `content`.
 pub fn own_content<'a>(e: &Entry<'a>) -> Option<&'a RawValue> {
+    own_of(e, e.message().as_ref())
+}
+
+/// [`own_content`] with the entry's message already parsed.
+fn own_of<'a>(e: &Entry<'a>, message: Option<&Message<'a>>) -> Option<&'a RawValue> {
     match e.kind.as_ref() {
         "custom_message" => e.fields.content,
-        "message" => e.fields.message.and_then(super::message::Message::parse).and_then(|m| m.content),
+        "message" => message.and_then(|m| m.content),
         _ => None,
+    }
+}
+
+/// [`Entry::is_editable`] with the entry's message already parsed (the role as
+/// [`Entry::role`] reads it: a message whose other fields [`Message::parse`] refuses is read
+/// again for its role alone).
+fn editable(e: &Entry<'_>, message: Option<&Said<'_>>) -> bool {
+    match (e.kind.as_ref(), message) {
+        ("message", Some(m)) if !e.hook_message_role => {
+            matches!(m.role.as_deref(), Some("user" | "assistant" | "toolResult"))
+        }
+        _ => e.is_editable(),
     }
 }
 

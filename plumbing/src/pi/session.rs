@@ -193,18 +193,8 @@ impl<'a> Session<'a> {
                     .push(Warning { line: line.number, message: "entry has no string \"id\"; shake skips it".into() });
                 continue;
             }
-            let parent_id = as_str(fields.parent_id).filter(|p| !p.is_empty());
             odd_json_warnings(text, &fields, line.number, &mut warnings);
-            entries.push(Entry {
-                line: line.number,
-                raw,
-                kind,
-                id: id.unwrap_or_default(),
-                parent_id,
-                migrated_first_kept: None,
-                hook_message_role: false,
-                fields,
-            });
+            entries.push(Entry::new(line.number, raw, kind, id.unwrap_or_default(), fields));
         }
         let header = match header {
             Some(h) => Some(h),

@@ -38,6 +38,10 @@ pub fn js_number(x: f64) -> String {
     if x == 0.0 {
         return "0".into();
     }
+    // Integers below 2^53 (timestamps, counts: most numbers in a session) print as integers.
+    if x.fract() == 0.0 && x.abs() < 9_007_199_254_740_992.0 {
+        return (x as i64).to_string();
+    }
     let sign = if x < 0.0 { "-" } else { "" };
     // Rust's `{:e}` gives the shortest round-trip digits: "d.ddde±x".
     let sci = format!("{:e}", x.abs());
