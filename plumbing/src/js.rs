@@ -631,6 +631,11 @@ mod tests {
         assert!(matches!(string_text(r#""plain""#), Some(Cow::Borrowed("plain"))));
         assert_eq!(string_wtf8(r#""\udc00""#).unwrap().as_ref(), b"\xED\xB0\x80");
         assert!(string_text("[1]").is_none());
+        // The escape-free fast path borrows; anything it cannot vouch for goes to the parser.
+        assert!(matches!(string_wtf8(r#""é x""#), Some(Cow::Borrowed(b)) if b == "é x".as_bytes()));
+        assert_eq!(string_text(r#""a\"b""#).unwrap(), "a\"b");
+        assert!(string_text(r#""a"b""#).is_none());
+        assert!(string_text("\"a").is_none());
         assert_eq!(string_json(b"\xED\xB0\x80\n"), "\"\\udc00\\n\"");
         let raw: &RawValue = serde_json::from_str(r#"{"a":["\ud800"]}"#).unwrap();
         assert!(has_lone_surrogate(raw));
