@@ -187,3 +187,30 @@ fn a_fork_shares_its_rows_with_its_source_in_the_store() {
         assert_eq!(family[0]["shared"].as_u64(), Some(rows - below), "{sessions}");
     }
 }
+
+/// A project folder shake may not write into: the fold is refused as the system's refusal (exit
+/// 4) naming the folder, nothing is left behind (no fork, no saved original, no record), the
+/// source is unchanged, and once the folder is writable again the same fold works.
+#[test]
+fn a_read_only_project_folder_refuses_the_fold_and_loses_nothing() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnv::new();
+    let text = transcript("s", &[30_000, 30_000, 500], None);
+    let path = install_bytes(&env, "11111111-2222-4333-8444-999999999999", text.as_bytes());
+    let (f, dir) = (path.to_str().unwrap(), path.parent().unwrap());
+    let mode = |m| std::fs::set_permissions(dir, std::fs::Permissions::from_mode(m)).unwrap();
+    mode(0o555);
+    let wrapper = crate::env::without_dac(&["test", "-w", dir.to_str().unwrap()]);
+    let out = env.cmd_through(wrapper).args(["fold", f]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    mode(0o755);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    assert!(stderr.contains("Permission denied") && stderr.contains(dir.to_str().unwrap()), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let left: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left, [path.file_name().unwrap()], "nothing else was written");
+    assert_eq!(std::fs::read(&path).unwrap(), text.as_bytes(), "the source was written");
+    assert_eq!(json(&env, &["status", "--json", f])["regions"], 0, "a record of a fold that did not happen");
+    let fold = json(&env, &["fold", "--json", f]);
+    assert!(fold["fork"]["path"].as_str().is_some_and(|p| Path::new(p).exists()), "{fold}");
+}

@@ -117,6 +117,27 @@ impl TestEnv {
     }
 }
 
+/// The wrapper under which shake meets file modes as their owner does: none for a user, and
+/// for root (who reads and writes whatever the mode, by CAP_DAC_OVERRIDE and
+/// CAP_DAC_READ_SEARCH; CI may run as root) `setpriv` dropping both from the bounding set, so
+/// the shake it execs holds them in no set. `probe` is a command the mode must refuse (e.g.
+/// `cat` of an unreadable file); it is checked to be refused under the wrapper.
+pub fn without_dac(probe: &[&str]) -> &'static [&'static str] {
+    const WITHOUT_DAC: &[&str] = &["setpriv", "--bounding-set", "-dac_override,-dac_read_search"];
+    let refused = |wrapper: &[&str]| {
+        let all: Vec<&str> = wrapper.iter().chain(probe).copied().collect();
+        Command::new(all[0]).args(&all[1..]).output().is_ok_and(|o| !o.status.success())
+    };
+    if refused(&[]) {
+        return &[];
+    }
+    assert!(
+        refused(WITHOUT_DAC),
+        "as root, this test needs util-linux's setpriv and CAP_SETPCAP to drop the DAC capabilities"
+    );
+    WITHOUT_DAC
+}
+
 /// The path of a checked-in fixture.
 pub fn fixture_path(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)

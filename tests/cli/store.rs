@@ -466,19 +466,7 @@ fn a_store_shake_may_not_read_is_a_permission_error_not_corruption() {
     import(&env, &path);
     let pack = only_pack(&env);
     std::fs::set_permissions(&pack, std::fs::Permissions::from_mode(0o000)).unwrap();
-    // Root reads a file whatever its mode, by two capabilities (CAP_DAC_OVERRIDE,
-    // CAP_DAC_READ_SEARCH; CI may run as root too). Then shake runs without them: setpriv drops
-    // them from the bounding set, so the shake it execs holds them in no set and meets the
-    // pack's mode as any owner without read permission does.
-    const WITHOUT_DAC: &[&str] = &["setpriv", "--bounding-set", "-dac_override,-dac_read_search"];
-    let wrapper = if std::fs::File::open(&pack).is_ok() { WITHOUT_DAC } else { &[] };
-    if !wrapper.is_empty() {
-        let probe = std::process::Command::new(wrapper[0]).args(&wrapper[1..]).arg("cat").arg(&pack).output();
-        assert!(
-            probe.is_ok_and(|o| !o.status.success()),
-            "as root, this test needs util-linux's setpriv and CAP_SETPCAP to drop the DAC capabilities"
-        );
-    }
+    let wrapper = crate::env::without_dac(&["cat", pack.to_str().unwrap()]);
     for args in [&["fsck"][..], &["sessions"], &["restore", path.to_str().unwrap(), "-o", "-"]] {
         let out = env.cmd_through(wrapper).args(args).output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::transcript::Transcript;
 use super::write::{fork_bytes, save_original, SaveError};
+use crate::durable::FileError;
 
 /// What a fork (or an in-place fold) wrote.
 #[derive(Debug)]
@@ -54,8 +55,8 @@ pub enum ForkError {
     )]
     Writing(String),
     /// The file system refused.
-    #[error("{0}: {1}")]
-    Io(String, std::io::Error),
+    #[error(transparent)]
+    File(#[from] FileError),
 }
 
 /// A fresh session id in Claude Code's form (a random v4 uuid).
@@ -168,7 +169,7 @@ fn save_originals(
                 folded.push((id.clone(), saved));
             }
             Err(e @ (SaveError::UnsafeId(_) | SaveError::Exists(_))) => skipped.push((id.clone(), e.to_string())),
-            Err(SaveError::Io { path, err }) => return Err(ForkError::Io(path, err)),
+            Err(SaveError::File(e)) => return Err(e.into()),
         }
     }
     Ok((replace, folded, skipped))
@@ -214,8 +215,8 @@ fn write_fork(
         return Err(ForkError::Exists(path.display().to_string()));
     }
     let (bytes, _) = fork_bytes(t, old_id, new_id, replace);
-    write_new(&path, &bytes).map_err(|e| ForkError::Io(path.display().to_string(), e))?;
-    let after = std::fs::read(source).map(|b| blake3::hash(&b)).map_err(|e| ForkError::Io(shown.clone(), e))?;
+    write_new(&path, &bytes).map_err(FileError::at(&path, "write"))?;
+    let after = std::fs::read(source).map(|b| blake3::hash(&b)).map_err(FileError::at(source, "read"))?;
     if after != before {
         let _ = std::fs::remove_file(&path);
         return Err(ForkError::SourceChanged(shown, path.display().to_string()));

@@ -583,7 +583,10 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
             contents.insert(target.clone(), new);
         }
         let cwd = self.t.cwd().map(str::to_string);
-        let fail = |e: super::fork::ForkError| Error::user(e.to_string());
+        let fail = |e: super::fork::ForkError| match e {
+            super::fork::ForkError::File(e) => Error::from(e),
+            e => Error::user(e.to_string()),
+        };
         let forked = |f: super::fork::Forked, in_place| host::Forked {
             session_id: f.session_id,
             path: f.path,

@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use super::fork::{checked_source, ForkError};
 use super::transcript::Transcript;
 use super::write::fork_bytes;
+use crate::durable::FileError;
 
 /// The bytes of `t` with the `content` of each `tool_result` in `replace` (by `tool_use_id`)
 /// set to that string; every other byte, the session id included, is kept.
@@ -33,12 +34,12 @@ pub fn replaced_bytes(t: &Transcript, source: &Path, replace: &HashMap<String, S
 /// Claude Code would).
 pub fn rewrite(t: &Transcript, source: &Path, bytes: &[u8], mut between: impl FnMut()) -> Result<u64, ForkError> {
     let shown = source.display().to_string();
-    let io = |e| ForkError::Io(shown.clone(), e);
+    let io = FileError::at(source, "read");
     checked_source(t, source)?;
     let read = t.file.raw();
     let meta = std::fs::metadata(source).map_err(io)?;
     let temp = temp_path(source);
-    let tio = |e| ForkError::Io(temp.display().to_string(), e);
+    let tio = FileError::at(&temp, "write");
     let mut out = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&temp).map_err(tio)?;
     // From here on every refusal removes the temporary file.
     let result = (|| {

@@ -13,6 +13,7 @@ use std::path::Path;
 use serde_json::value::RawValue;
 
 use super::transcript::Transcript;
+use crate::durable::FileError;
 use crate::json::{js_string, RawObject};
 
 /// The exact byte range of each `tool_result` block's `content` in a row's line, by
@@ -171,8 +172,8 @@ pub enum SaveError {
     #[error("{0} exists with other content; not overwritten")]
     Exists(String),
     /// The file system refused.
-    #[error("{path}: {err}")]
-    Io { path: String, err: std::io::Error },
+    #[error(transparent)]
+    File(#[from] FileError),
 }
 
 /// Saves `text` as `<dir>/<id>.txt` before any placeholder points at it: folders made 0700,
@@ -184,24 +185,24 @@ pub fn save_original(dir: &Path, id: &str, text: &str) -> Result<std::path::Path
     if !safe {
         return Err(SaveError::UnsafeId(id.to_string()));
     }
-    let io = |path: &Path| {
-        let path = path.display().to_string();
-        move |err| SaveError::Io { path, err }
-    };
-    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(io(dir))?;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(FileError::at(dir, "create the folder"))?;
     let path = dir.join(format!("{id}.txt"));
     match std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&path) {
         Ok(mut f) => {
-            f.write_all(text.as_bytes()).and_then(|_| f.sync_all()).map_err(io(&path))?;
-            std::fs::File::open(dir).and_then(|d| d.sync_all()).map_err(io(dir))?;
+            f.write_all(text.as_bytes()).and_then(|_| f.sync_all()).map_err(FileError::at(&path, "write"))?;
+            std::fs::File::open(dir).and_then(|d| d.sync_all()).map_err(FileError::at(dir, "sync"))?;
             Ok(path)
         }
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match std::fs::read(&path) {
             Ok(bytes) if bytes == text.as_bytes() => Ok(path),
             Ok(_) => Err(SaveError::Exists(path.display().to_string())),
-            Err(err) => Err(io(&path)(err)),
+            Err(err) => Err(FileError::at(&path, "read")(err).into()),
         },
-        Err(e) => Err(io(&path)(e)),
+        Err(e) => Err(FileError::at(&path, "create")(e).into()),
     }
 }
 
