@@ -40,8 +40,11 @@ pub enum Name {
 /// first; on a tie, `created` newest first; then `name`.
 #[derive(Clone, Copy)]
 pub struct Recency {
+    /// How finely modification times are compared.
     pub precision: Precision,
+    /// What breaks a tie of modification times.
     pub created: Created,
+    /// Which name wins when the rest is equal.
     pub name: Name,
 }
 
