@@ -40,11 +40,13 @@ pub fn read(ctx: &Context, session_id: &str) -> Result<Vec<Value>> {
 pub struct Record<'r> {
     /// The source row the fold was planned at (its uuid; the fork has the same row).
     pub leaf: &'r str,
-    /// The source file and its session id.
+    /// The source file.
     pub source: &'r Path,
+    /// The source's session id.
     pub source_session: &'r str,
-    /// The fork's session id and file (the source's own, in place).
+    /// The fork's session id (the source's own, in place).
     pub fork: &'r str,
+    /// The fork's file (the source itself, in place).
     pub fork_path: &'r Path,
     /// The bytes of the source the write read.
     pub read: &'r [u8],

@@ -253,7 +253,9 @@ impl ForkWrite {
 /// The bytes a fold read, as its record keeps them: their length and blake3 hash.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Exact {
+    /// How many bytes.
     pub len: u64,
+    /// Their blake3 hash.
     pub hash: [u8; 32],
 }
 
