@@ -276,13 +276,19 @@ impl<'s, 'a> Projection<'s, 'a> {
             out.extend_from_slice(b",\"type\":");
             js::write_string(out, e.kind.as_bytes());
             out.extend_from_slice(b",\"messages\":[");
-            for (n, m) in self.entry_js(pos, i).iter().enumerate() {
-                if n > 0 {
-                    out.push(b',');
-                }
+            if let Some(raw) = self.written_as_is(i) {
                 let start = out.len();
-                m.write(out);
+                out.extend_from_slice(raw.as_bytes());
                 spans.push(start..out.len());
+            } else {
+                for (n, m) in self.entry_js(pos, i).iter().enumerate() {
+                    if n > 0 {
+                        out.push(b',');
+                    }
+                    let start = out.len();
+                    m.write(out);
+                    spans.push(start..out.len());
+                }
             }
             out.extend_from_slice(b"]}");
         }
@@ -294,6 +300,21 @@ impl<'s, 'a> Projection<'s, 'a> {
             out.extend_from_within(span);
         }
         out.extend_from_slice(b"]}");
+    }
+
+    /// The one message entry `index` gives, when pi would send its `message` exactly as the
+    /// line writes it: seen as is (no edit, no rewrite), its role not renamed, its `content`
+    /// there and not `null` (pi fills in a missing one), and the text already what
+    /// `JSON.stringify` writes ([`js::is_stringified`]). Most messages are: copying them is
+    /// most of `project --json` saved on many small entries.
+    fn written_as_is(&self, index: usize) -> Option<&'a str> {
+        let e = &self.pi.entries[index];
+        if e.kind != "message" || e.hook_message_role || !matches!(self.projected(index), Projected::Raw) {
+            return None;
+        }
+        self.parsed(index)?.own.filter(|c| !is_null(c))?;
+        let raw = e.fields.message?.get();
+        (raw.starts_with('{') && js::is_stringified(raw)).then_some(raw)
     }
 
     /// [`Projection::to_js`] as serde_json holds it (lone surrogates as U+FFFD).
