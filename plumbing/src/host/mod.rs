@@ -474,10 +474,10 @@ pub trait HostView<'s> {
     /// The whole context as the host's own JSON (`shake project`).
     fn to_json(&self) -> Value;
 
-    /// [`HostView::to_json`] as the host itself would write it, byte for byte (pi: strings with
-    /// lone surrogates, which a [`Value`] cannot hold).
-    fn to_json_text(&self) -> String {
-        self.to_json().to_string()
+    /// Writes [`HostView::to_json`] as the host itself would write it, byte for byte (pi:
+    /// strings with lone surrogates, which a [`Value`] cannot hold).
+    fn write_json_text(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        out.write_all(self.to_json().to_string().as_bytes())
     }
 }
 

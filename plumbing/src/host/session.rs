@@ -75,7 +75,8 @@ pub struct Session<'a> {
     /// Shake's log records kept outside the file (Claude Code's, in the store:
     /// `claude::record::attach`), oldest first: (entry index, the record's JSON data).
     pub stored: Vec<(usize, String)>,
-    by_id: HashMap<String, usize>,
+    /// Entry id → index (the later one when ids repeat), keyed by the borrowed ids.
+    by_id: HashMap<Cow<'a, str>, usize, foldhash::fast::RandomState>,
     host: &'static dyn Host,
     /// The host's own reading of the entries (the engine never looks inside).
     pub(crate) data: HostData<'a>,
@@ -100,7 +101,7 @@ impl<'a> Session<'a> {
         entries: Vec<Node<'a>>,
         data: HostData<'a>,
     ) -> Session<'a> {
-        let by_id = entries.iter().enumerate().map(|(i, e)| (e.id.to_string(), i)).collect();
+        let by_id = entries.iter().enumerate().map(|(i, e)| (e.id.clone(), i)).collect();
         Session {
             kind: host.kind(),
             file,

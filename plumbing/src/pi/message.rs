@@ -21,8 +21,10 @@ pub fn parse_content(raw: Option<&RawValue>) -> Content<'_> {
     if !text.starts_with('[') {
         return Content::Other;
     }
-    let Ok(items) = serde_json::from_str::<Vec<&RawValue>>(text) else { return Content::Other };
-    Content::Blocks(items.into_iter().map(parse_block).collect())
+    // Most content is one block: room for one, not the four a collect starts with.
+    let mut blocks = Vec::with_capacity(1);
+    blocks.extend(trusted::items(raw).map(parse_block));
+    Content::Blocks(blocks)
 }
 
 fn parse_block(raw: &RawValue) -> Block<'_> {
@@ -88,12 +90,11 @@ impl Usage {
     /// a number or `usage` not an object.
     fn parse(raw: &RawValue) -> Option<Usage> {
         let o = Slots::parse(raw, &["input", "output", "cacheRead", "cacheWrite", "totalTokens"])?;
+        // A JSON number's text is one Rust reads as JavaScript does (the nearest double,
+        // `±Infinity` out of range); any other JSON value is not a number to either.
         let n = |key| match o.raw(key) {
             None => Some(0.0),
-            Some(v) => match crate::js::parse(v.get()) {
-                Ok(crate::js::Js::Number(n)) => Some(n),
-                _ => None,
-            },
+            Some(v) => v.get().trim().parse::<f64>().ok(),
         };
         Some(Usage {
             input: n("input")?,
@@ -182,6 +183,20 @@ struct Slots<'a, 'k> {
 impl<'a, 'k> Slots<'a, 'k> {
     /// Reads `raw` (`None` when it is not an object) for at most 16 `keys`.
     fn parse(raw: &'a RawValue, keys: &'k [&'k str]) -> Option<Slots<'a, 'k>> {
+        let mut slots = Slots { keys, values: [None; 16] };
+        let members = trusted::members(raw)?;
+        for member in members {
+            // A key with an escape is decoded by serde (a lone surrogate included).
+            let Some((key, value)) = member else { return Self::parse_escaped(raw, keys) };
+            if let Some(i) = keys.iter().position(|k| k.as_bytes() == key) {
+                slots.values[i] = Some(value);
+            }
+        }
+        Some(slots)
+    }
+
+    /// [`Slots::parse`] through serde_json, which decodes escaped keys.
+    fn parse_escaped(raw: &'a RawValue, keys: &'k [&'k str]) -> Option<Slots<'a, 'k>> {
         let mut de = serde_json::Deserializer::from_str(raw.get());
         Slots { keys, values: [None; 16] }.deserialize(&mut de).ok()
     }
@@ -227,6 +242,143 @@ impl<'de, 'k> Visitor<'de> for Slots<'de, 'k> {
     }
 }
 
+/// Reading the parts of a value already known to be JSON (a [`RawValue`] is: serde_json
+/// checked it when it was read), without checking it again: each member or item is found by
+/// skipping over strings (`memchr`) and counting brackets. Most of a command's reading of many
+/// small entries was serde_json checking the same bytes again for each reader.
+mod trusted {
+    use serde_json::value::RawValue;
+
+    /// The members of an object as (key, value), or `None` when `raw` is not an object; an item
+    /// is `None` where a key holds an escape (the caller decodes those otherwise).
+    pub fn members(raw: &RawValue) -> Option<impl Iterator<Item = Option<(&[u8], &RawValue)>>> {
+        let b = raw.get().as_bytes();
+        let open = ws(b, 0);
+        (b.get(open) == Some(&b'{')).then(|| Members { raw, i: ws(b, open + 1) })
+    }
+
+    /// The items of an array (nothing when `raw` is not one).
+    pub fn items(raw: &RawValue) -> impl Iterator<Item = &RawValue> {
+        let b = raw.get().as_bytes();
+        let open = ws(b, 0);
+        let i = if b.get(open) == Some(&b'[') { ws(b, open + 1) } else { b.len() };
+        Items { raw, i }
+    }
+
+    struct Members<'a> {
+        raw: &'a RawValue,
+        i: usize,
+    }
+
+    impl<'a> Iterator for Members<'a> {
+        type Item = Option<(&'a [u8], &'a RawValue)>;
+
+        fn next(&mut self) -> Option<Self::Item> {
+            let b = self.raw.get().as_bytes();
+            if b.get(self.i) != Some(&b'"') {
+                return None;
+            }
+            let key_end = string_end(b, self.i);
+            let key = &b[self.i + 1..key_end - 1];
+            let start = ws(b, ws(b, key_end) + 1);
+            let end = value_end(b, start);
+            self.i = after(b, end);
+            Some((!key.contains(&b'\\')).then(|| (key, sub(self.raw, start, end))))
+        }
+    }
+
+    struct Items<'a> {
+        raw: &'a RawValue,
+        i: usize,
+    }
+
+    impl<'a> Iterator for Items<'a> {
+        type Item = &'a RawValue;
+
+        fn next(&mut self) -> Option<&'a RawValue> {
+            let b = self.raw.get().as_bytes();
+            if matches!(b.get(self.i), None | Some(b']')) {
+                return None;
+            }
+            let (start, end) = (self.i, value_end(b, self.i));
+            self.i = after(b, end);
+            Some(sub(self.raw, start, end))
+        }
+    }
+
+    /// The start of the next member or item after a value ending at `end` (past its comma), or
+    /// the closing bracket.
+    fn after(b: &[u8], end: usize) -> usize {
+        let i = ws(b, end);
+        match b.get(i) {
+            Some(b',') => ws(b, i + 1),
+            _ => i,
+        }
+    }
+
+    fn ws(b: &[u8], mut i: usize) -> usize {
+        while b.get(i).is_some_and(|c| matches!(c, b' ' | b'\t' | b'\n' | b'\r')) {
+            i += 1;
+        }
+        i
+    }
+
+    /// The end of the string whose opening quote is at `i` (past its closing quote).
+    fn string_end(b: &[u8], mut i: usize) -> usize {
+        i += 1;
+        loop {
+            match memchr::memchr2(b'"', b'\\', &b[i..]) {
+                Some(k) if b[i + k] == b'"' => return i + k + 1,
+                Some(k) => i += k + 2,
+                None => return b.len(),
+            }
+        }
+    }
+
+    /// The end of the value that starts at `i`.
+    fn value_end(b: &[u8], i: usize) -> usize {
+        match b.get(i) {
+            Some(b'"') => string_end(b, i),
+            Some(b'{' | b'[') => {
+                let (mut depth, mut j) = (0usize, i);
+                while j < b.len() {
+                    match b[j] {
+                        b'"' => {
+                            j = string_end(b, j);
+                            continue;
+                        }
+                        b'{' | b'[' => depth += 1,
+                        b'}' | b']' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                return j + 1;
+                            }
+                        }
+                        _ => {}
+                    }
+                    j += 1;
+                }
+                b.len()
+            }
+            _ => {
+                i + b[i..]
+                    .iter()
+                    .position(|c| matches!(c, b',' | b']' | b'}' | b' ' | b'\t' | b'\n' | b'\r'))
+                    .unwrap_or(b.len() - i)
+            }
+        }
+    }
+
+    /// The value at `start..end` of `raw`: one whole JSON value inside a valid one, so valid too.
+    fn sub(raw: &RawValue, start: usize, end: usize) -> &RawValue {
+        let text: &str = &raw.get()[start..end];
+        // SAFETY: serde_json's `RawValue` is `#[repr(transparent)]` over `str` (serde_json's
+        // own `RawValue::from_borrowed` casts the same way); `text` is one whole JSON value (a
+        // member or item of the valid JSON `raw`), which is all a `RawValue` promises.
+        unsafe { &*(text as *const str as *const RawValue) }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -243,6 +395,49 @@ mod tests {
         assert!(matches!(&blocks[2].kind, BlockKind::ToolCall { name, .. } if name == "read"));
         assert!(matches!(&blocks[3].kind, BlockKind::Other));
         assert_eq!(blocks[0].raw.get(), r#"{"type":"text","text":"a\nb"}"#);
+    }
+
+    #[test]
+    fn trusted_reading_finds_what_serde_finds() {
+        let texts = [
+            r#"{"a":"x\"}","b":[1,{"c":"]"}],"a":{"d":null},"e":-1.5e3,"f":true}"#,
+            r#" { "a" : [ 1 , 2 ] , "b" : "\\" , "c" : { } } "#,
+            r#"{"k\u0061":1,"b":2}"#,
+            "{}",
+            "[1,2]",
+            r#""{\"a\":1}""#,
+        ];
+        for text in texts {
+            let raw: &RawValue = serde_json::from_str(text).unwrap();
+            let ours = trusted::members(raw).map(|m| m.collect::<Vec<_>>());
+            // serde keeps the last value of a repeated key, as a reader taking each in turn does.
+            let serde = serde_json::from_str::<std::collections::BTreeMap<String, &RawValue>>(text)
+                .ok()
+                .map(|m| m.into_iter().map(|(k, v)| (k, v.get())).collect::<Vec<_>>());
+            match (ours, serde) {
+                (None, None) => {}
+                (Some(ours), Some(serde)) if ours.iter().all(Option::is_some) => {
+                    let mut got: Vec<(String, &str)> = ours
+                        .into_iter()
+                        .flatten()
+                        .map(|(k, v)| (String::from_utf8(k.to_vec()).unwrap(), v.get()))
+                        .collect();
+                    got.reverse();
+                    got.sort_by(|a, b| a.0.cmp(&b.0));
+                    got.dedup_by(|a, b| a.0 == b.0);
+                    assert_eq!(got, serde, "{text}");
+                }
+                (Some(ours), Some(_)) => assert!(text.contains("\\u0061") && ours[0].is_none(), "{text}"),
+                (ours, serde) => panic!("{text}: {ours:?} vs {serde:?}"),
+            }
+        }
+        let items: Vec<&str> = trusted::items(serde_json::from_str(r#"[ "a,]" , [1,[2]] ,{"b":"}"}, 3 ]"#).unwrap())
+            .map(RawValue::get)
+            .collect();
+        assert_eq!(items, [r#""a,]""#, "[1,[2]]", r#"{"b":"}"}"#, "3"]);
+        assert_eq!(trusted::items(serde_json::from_str("[]").unwrap()).count(), 0);
+        let escaped: &RawValue = serde_json::from_str(r#"{"r\u006fle":"user"}"#).unwrap();
+        assert_eq!(role_of(escaped).as_deref(), Some("user"));
     }
 
     #[test]

@@ -6,6 +6,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::io::{self, Write};
 
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -131,17 +132,23 @@ impl<'s, 'a> Projection<'s, 'a> {
         Ok(projection)
     }
 
-    /// Context position `index` from what is read of its entry alone (`facts`).
-    fn parse(&self, index: usize, facts: &Facts<'a>) -> Parsed<'s, 'a> {
+    /// Context position `index` from what is read of its entry alone (`facts`): what it says
+    /// and its content are taken out of `facts` when `take` (facts read for this view alone),
+    /// copied otherwise (facts kept for the next view).
+    fn parse(&self, index: usize, facts: &mut Cow<'_, Facts<'a>>) -> Parsed<'s, 'a> {
         let e = &self.pi.entries[index];
         let edit = self.edits.get(e.id.as_ref()).copied();
         let projected = self.projected_with(index, edit);
+        let (said, own) = (facts.said.clone(), facts.own);
         let content = match projected {
             Projected::Omitted => None,
             Projected::Replaced(raw) => Some(parse_content(raw)),
-            Projected::Raw => Some(facts.content.clone()),
+            Projected::Raw => Some(match facts {
+                Cow::Owned(f) => std::mem::replace(&mut f.content, Content::Other),
+                Cow::Borrowed(f) => f.content.clone(),
+            }),
         };
-        Parsed { said: facts.said.clone(), edit, own: facts.own, projected, content }
+        Parsed { said, edit, own, projected, content }
     }
 
     fn parsed(&self, index: usize) -> Option<&Parsed<'s, 'a>> {
@@ -255,51 +262,63 @@ impl<'s, 'a> Projection<'s, 'a> {
         object([("leafId", leaf), ("entries", Js::Array(entries)), ("messages", Js::Array(all))])
     }
 
-    /// Appends [`Projection::to_js`] as `JSON.stringify` writes it, one message at a time (no
-    /// tree of the whole context is held: each message is written into `entries`, then its bytes
-    /// copied into `messages`).
-    pub fn write_json(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(b"{\"leafId\":");
-        match self.leaf {
-            Some(l) => js::write_string(out, self.pi.entries[l].id.as_bytes()),
-            None => out.extend_from_slice(b"null"),
+    /// Writes [`Projection::to_js`] as `JSON.stringify` writes it, entry by entry (no tree of
+    /// the whole context, nor the whole text, is held: a message copied from the file is named
+    /// again for `messages`, and only the others' bytes are kept until then).
+    pub fn write_json(&self, out: &mut dyn Write) -> io::Result<()> {
+        /// Where a message's bytes are, for `messages`.
+        enum Written<'r> {
+            File(&'r str),
+            Kept(std::ops::Range<usize>),
         }
-        out.extend_from_slice(b",\"entries\":[");
-        let mut spans = Vec::with_capacity(self.context.len());
+        let mut buf = Vec::new();
+        let mut kept = Vec::new();
+        let mut messages = Vec::with_capacity(self.context.len());
+        buf.extend_from_slice(b"{\"leafId\":");
+        match self.leaf {
+            Some(l) => js::write_string(&mut buf, self.pi.entries[l].id.as_bytes()),
+            None => buf.extend_from_slice(b"null"),
+        }
+        buf.extend_from_slice(b",\"entries\":[");
         for (pos, &i) in self.context.iter().enumerate() {
             let e = &self.pi.entries[i];
             if pos > 0 {
-                out.push(b',');
+                buf.push(b',');
             }
-            out.extend_from_slice(b"{\"id\":");
-            js::write_string(out, e.id.as_bytes());
-            out.extend_from_slice(b",\"type\":");
-            js::write_string(out, e.kind.as_bytes());
-            out.extend_from_slice(b",\"messages\":[");
+            buf.extend_from_slice(b"{\"id\":");
+            js::write_string(&mut buf, e.id.as_bytes());
+            buf.extend_from_slice(b",\"type\":");
+            js::write_string(&mut buf, e.kind.as_bytes());
+            buf.extend_from_slice(b",\"messages\":[");
             if let Some(raw) = self.written_as_is(i) {
-                let start = out.len();
-                out.extend_from_slice(raw.as_bytes());
-                spans.push(start..out.len());
+                buf.extend_from_slice(raw.as_bytes());
+                messages.push(Written::File(raw));
             } else {
                 for (n, m) in self.entry_js(pos, i).iter().enumerate() {
                     if n > 0 {
-                        out.push(b',');
+                        buf.push(b',');
                     }
-                    let start = out.len();
-                    m.write(out);
-                    spans.push(start..out.len());
+                    let start = kept.len();
+                    m.write(&mut kept);
+                    buf.extend_from_slice(&kept[start..]);
+                    messages.push(Written::Kept(start..kept.len()));
                 }
             }
-            out.extend_from_slice(b"]}");
+            buf.extend_from_slice(b"]}");
+            out.write_all(&buf)?;
+            buf.clear();
         }
-        out.extend_from_slice(b"],\"messages\":[");
-        for (n, span) in spans.into_iter().enumerate() {
+        out.write_all(b"],\"messages\":[")?;
+        for (n, m) in messages.into_iter().enumerate() {
             if n > 0 {
-                out.push(b',');
+                out.write_all(b",")?;
             }
-            out.extend_from_within(span);
+            out.write_all(match m {
+                Written::File(raw) => raw.as_bytes(),
+                Written::Kept(span) => &kept[span],
+            })?;
         }
-        out.extend_from_slice(b"]}");
+        out.write_all(b"]}")
     }
 
     /// The one message entry `index` gives, when pi would send its `message` exactly as the
@@ -343,17 +362,17 @@ impl<'s, 'a> Projection<'s, 'a> {
     /// Hands the projection to the engine as a neutral [`View`], reading each entry's own
     /// message through `memo` when views of the session share one.
     pub fn into_view(mut self, memo: Option<&FactsMemo<'a>>) -> View<'s, 'a> {
-        let read: Vec<Facts<'a>>;
-        let facts: Vec<&Facts<'a>> = match memo {
-            Some(memo) => {
-                self.context.iter().map(|&i| memo.cells[i].get_or_init(|| Facts::of(&self.pi.entries[i]))).collect()
-            }
-            None => {
-                read = self.context.iter().map(|&i| Facts::of(&self.pi.entries[i])).collect();
-                read.iter().collect()
-            }
+        let mut facts: Vec<Cow<'_, Facts<'a>>> = match memo {
+            Some(memo) => self
+                .context
+                .iter()
+                .map(|&i| Cow::Borrowed(memo.cells[i].get_or_init(|| Facts::of(&self.pi.entries[i]))))
+                .collect(),
+            // Read for this view alone: the content moves into the view (the units read the
+            // rest), not copied.
+            None => self.context.iter().map(|&i| Cow::Owned(Facts::of(&self.pi.entries[i]))).collect(),
         };
-        self.parsed = self.context.iter().zip(&facts).map(|(&i, f)| self.parse(i, f)).collect();
+        self.parsed = self.context.iter().zip(&mut facts).map(|(&i, f)| self.parse(i, f)).collect();
         let (units, calls) = self.units(&facts);
         let (session, leaf, path, context) = (self.session, self.leaf, self.path.clone(), self.context.clone());
         View::new(session, leaf, path, context, units, calls, host::ViewData::Pi(self))
@@ -361,12 +380,12 @@ impl<'s, 'a> Projection<'s, 'a> {
 
     /// The units of the context and the tool calls in it. Each entry's own message is read
     /// once per view, or once per session when views are shared ([`FactsMemo`]).
-    fn units(&self, facts: &[&Facts<'a>]) -> (Vec<Unit<'s>>, Vec<Call<'s>>) {
+    fn units(&self, facts: &[Cow<'_, Facts<'a>>]) -> (Vec<Unit<'s>>, Vec<Call<'s>>) {
         let mut calls: Vec<Call<'s>> = Vec::new();
         for (&i, f) in self.context.iter().zip(facts) {
             match self.projected(i) {
                 Projected::Raw => calls.extend(f.calls.iter().cloned()),
-                _ => calls.extend(tool_calls(self.content(i))),
+                _ => calls.extend(tool_calls(self.content_ref(i))),
             }
         }
         // The call a result answers: the last with its id, preferring one with a `path`.
@@ -403,6 +422,7 @@ impl<'s, 'a> Projection<'s, 'a> {
 }
 
 /// What a view reads of one entry's own message: the same at every leaf.
+#[derive(Clone)]
 struct Facts<'a> {
     role: Role,
     /// Whether a fold may replace its content ([`Entry::is_editable`]).
@@ -423,7 +443,7 @@ impl<'a> Facts<'a> {
         let message = e.message();
         let own = own_of(e, message.as_ref());
         let content = parse_content(own);
-        let calls = tool_calls(Some(content.clone())).collect();
+        let calls = tool_calls(Some(&content)).collect();
         let said = message.map(Said::of);
         let m = said.as_ref().filter(|_| e.kind == "message");
         let role = role_of(e, m);
@@ -449,13 +469,15 @@ impl FactsMemo<'_> {
 }
 
 /// The tool calls in some content.
-fn tool_calls<'c>(content: Option<Content<'c>>) -> impl Iterator<Item = Call<'c>> {
+fn tool_calls<'r, 'c>(content: Option<&'r Content<'c>>) -> impl Iterator<Item = Call<'c>> + 'r {
     let blocks = match content {
-        Some(Content::Blocks(blocks)) => blocks,
-        _ => Vec::new(),
+        Some(Content::Blocks(blocks)) => blocks.as_slice(),
+        _ => &[],
     };
-    blocks.into_iter().filter_map(|block| match block.kind {
-        BlockKind::ToolCall { id: Some(id), name, arguments } => Some(Call { id, name, arguments }),
+    blocks.iter().filter_map(|block| match &block.kind {
+        BlockKind::ToolCall { id: Some(id), name, arguments } => {
+            Some(Call { id: id.clone(), name: name.clone(), arguments: *arguments })
+        }
         _ => None,
     })
 }
@@ -529,11 +551,8 @@ impl<'s> host::HostView<'s> for Projection<'s, '_> {
         Projection::to_json(self)
     }
 
-    fn to_json_text(&self) -> String {
-        let mut out = Vec::new();
-        self.write_json(&mut out);
-        // Only whole UTF-8 sequences are copied and surrogates are escaped: the bytes are UTF-8.
-        String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    fn write_json_text(&self, out: &mut dyn Write) -> io::Result<()> {
+        self.write_json(out)
     }
 }
 
