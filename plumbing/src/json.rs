@@ -72,6 +72,16 @@ impl<'a> RawObject<'a> {
     }
 }
 
+/// The part `range` of `text` as a raw value, without checking it again: for a range that is one
+/// whole value inside JSON already read (a member or item of a [`RawValue`], a line's field).
+/// Nothing unsafe follows from a wrong range, only a raw value that is not JSON.
+pub fn raw_within(text: &str, range: std::ops::Range<usize>) -> &RawValue {
+    let part: &str = &text[range];
+    // SAFETY: serde_json's `RawValue` is `#[repr(transparent)]` over `str` (its own
+    // `RawValue::from_borrowed` casts the same way), so the two references have one layout.
+    unsafe { &*(part as *const str as *const RawValue) }
+}
+
 /// Returns a raw JSON value for a string.
 pub fn raw_string(s: &str) -> Box<RawValue> {
     raw(js_string(s))

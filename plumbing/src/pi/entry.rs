@@ -8,100 +8,135 @@ use std::borrow::Cow;
 use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
-use super::message::Message;
+use super::message::{Head, Message};
 use crate::json::WtfKey;
 use serde_json::value::RawValue;
+
+/// The top-level keys pi's session code reads, with the name of each one's accessor on
+/// [`Fields`]: one list, so the slots, the key match and the accessors cannot drift apart.
+macro_rules! pi_fields {
+    ($($name:ident $key:literal),* $(,)?) => {
+        /// Slot numbers, in the list's order.
+        #[allow(non_camel_case_types)]
+        #[derive(Clone, Copy)]
+        enum Slot { $($name),* }
+
+        /// How many keys there are.
+        const SLOTS: usize = [$($key),*].len();
+
+        /// The slot of a top-level key pi reads, or `None` for any other key.
+        fn slot(key: &str) -> Option<Slot> {
+            Some(match key {
+                $($key => Slot::$name,)*
+                _ => return None,
+            })
+        }
+
+        impl<'a> Fields<'a> {
+            $(
+                #[doc = concat!("The raw value of `", $key, "`, when the line has it.")]
+                pub fn $name(&self) -> Option<&'a RawValue> {
+                    self.get(Slot::$name)
+                }
+            )*
+        }
+    };
+}
+
+pi_fields! {
+    kind "type",
+    id "id",
+    parent_id "parentId",
+    timestamp "timestamp",
+    version "version",
+    message "message",
+    target_id "targetId",
+    replacement "replacement",
+    first_kept_entry_id "firstKeptEntryId",
+    first_kept_entry_index "firstKeptEntryIndex",
+    summary "summary",
+    tokens_before "tokensBefore",
+    system_message "systemMessage",
+    from_id "fromId",
+    custom_type "customType",
+    content "content",
+    display "display",
+    details "details",
+    data "data",
+    thinking_level "thinkingLevel",
+    provider "provider",
+    model_id "modelId",
+    label "label",
+    cwd "cwd",
+    parent_session "parentSession",
+}
 
 /// The fields of an entry line that pi's session code reads, borrowed from the line.
 ///
 /// Each is the raw JSON of the key when present (so `null` and "absent" stay distinct, as they are
-/// for pi). A key given twice takes its last value, as `JSON.parse` does.
-#[derive(Default, Debug)]
+/// for pi). A key given twice takes its last value, as `JSON.parse` does. Kept as spans of the
+/// line (8 bytes a key, not a 16-byte slice: a session keeps one of these per entry).
+#[derive(Clone, Copy, Debug)]
 pub struct Fields<'a> {
-    pub kind: Option<&'a RawValue>,
-    pub id: Option<&'a RawValue>,
-    pub parent_id: Option<&'a RawValue>,
-    pub timestamp: Option<&'a RawValue>,
-    pub version: Option<&'a RawValue>,
-    pub message: Option<&'a RawValue>,
-    pub target_id: Option<&'a RawValue>,
-    pub replacement: Option<&'a RawValue>,
-    pub first_kept_entry_id: Option<&'a RawValue>,
-    pub first_kept_entry_index: Option<&'a RawValue>,
-    pub summary: Option<&'a RawValue>,
-    pub tokens_before: Option<&'a RawValue>,
-    pub system_message: Option<&'a RawValue>,
-    pub from_id: Option<&'a RawValue>,
-    pub custom_type: Option<&'a RawValue>,
-    pub content: Option<&'a RawValue>,
-    pub display: Option<&'a RawValue>,
-    pub details: Option<&'a RawValue>,
-    pub data: Option<&'a RawValue>,
-    pub thinking_level: Option<&'a RawValue>,
-    pub provider: Option<&'a RawValue>,
-    pub model_id: Option<&'a RawValue>,
-    pub label: Option<&'a RawValue>,
-    pub cwd: Option<&'a RawValue>,
-    pub parent_session: Option<&'a RawValue>,
+    /// The line the spans are in.
+    text: &'a str,
+    /// Each key's value as (start, length) in `text`; length 0 when absent (no JSON value is
+    /// empty).
+    spans: [(u32, u32); SLOTS],
 }
 
 impl<'a> Fields<'a> {
-    /// Returns the slot for a top-level key pi reads, or `None` for any other key.
-    fn slot(&mut self, key: &str) -> Option<&mut Option<&'a RawValue>> {
-        Some(match key {
-            "type" => &mut self.kind,
-            "id" => &mut self.id,
-            "parentId" => &mut self.parent_id,
-            "timestamp" => &mut self.timestamp,
-            "version" => &mut self.version,
-            "message" => &mut self.message,
-            "targetId" => &mut self.target_id,
-            "replacement" => &mut self.replacement,
-            "firstKeptEntryId" => &mut self.first_kept_entry_id,
-            "firstKeptEntryIndex" => &mut self.first_kept_entry_index,
-            "summary" => &mut self.summary,
-            "tokensBefore" => &mut self.tokens_before,
-            "systemMessage" => &mut self.system_message,
-            "fromId" => &mut self.from_id,
-            "customType" => &mut self.custom_type,
-            "content" => &mut self.content,
-            "display" => &mut self.display,
-            "details" => &mut self.details,
-            "data" => &mut self.data,
-            "thinkingLevel" => &mut self.thinking_level,
-            "provider" => &mut self.provider,
-            "modelId" => &mut self.model_id,
-            "label" => &mut self.label,
-            "cwd" => &mut self.cwd,
-            "parentSession" => &mut self.parent_session,
-            _ => return None,
-        })
+    /// Reads a line: its fields, or why it is not a JSON object (a line past 4 GiB is refused
+    /// too: no JavaScript string holds one, so pi cannot read it either).
+    pub fn parse(text: &'a str) -> Result<Fields<'a>, serde_json::Error> {
+        use serde::de::Error;
+        let values: Values<'a> = serde_json::from_str(text)?;
+        let base = text.as_ptr() as usize;
+        let mut spans = [(0u32, 0u32); SLOTS];
+        for (span, value) in spans.iter_mut().zip(values.0) {
+            if let Some(v) = value {
+                let start = v.get().as_ptr() as usize - base;
+                let (Ok(start), Ok(len)) = (u32::try_from(start), u32::try_from(v.get().len())) else {
+                    return Err(serde_json::Error::custom("a line longer than 4 GiB"));
+                };
+                *span = (start, len);
+            }
+        }
+        Ok(Fields { text, spans })
+    }
+
+    fn get(&self, slot: Slot) -> Option<&'a RawValue> {
+        let (start, len) = self.spans[slot as usize];
+        (len > 0).then(|| crate::json::raw_within(self.text, start as usize..(start + len) as usize))
     }
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for Fields<'a> {
+/// A line's fields as serde reads them: each slot the raw value of its key's last occurrence.
+struct Values<'a>([Option<&'a RawValue>; SLOTS]);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Values<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct FieldsVisitor;
-        impl<'de> Visitor<'de> for FieldsVisitor {
-            type Value = Fields<'de>;
+        struct ValuesVisitor;
+        impl<'de> Visitor<'de> for ValuesVisitor {
+            type Value = Values<'de>;
 
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("a JSON object")
             }
 
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields<'de>, A::Error> {
-                let mut fields = Fields::default();
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Values<'de>, A::Error> {
+                let mut values = Values([None; SLOTS]);
                 while let Some(WtfKey(key)) = map.next_key()? {
                     let value: &'de RawValue = map.next_value()?;
                     // A key that is not UTF-8 (a lone surrogate escape) is none pi reads.
-                    if let Some(slot) = std::str::from_utf8(&key).ok().and_then(|k| fields.slot(k)) {
-                        *slot = Some(value);
+                    if let Some(slot) = std::str::from_utf8(&key).ok().and_then(slot) {
+                        values.0[slot as usize] = Some(value);
                     }
                 }
-                Ok(fields)
+                Ok(values)
             }
         }
-        d.deserialize_map(FieldsVisitor)
+        d.deserialize_map(ValuesVisitor)
     }
 }
 
@@ -148,7 +183,7 @@ pub struct Entry<'a> {
 impl<'a> Entry<'a> {
     /// An entry of a parsed line (no migration applied yet).
     pub fn new(line: usize, raw: &'a [u8], kind: Cow<'a, str>, id: Cow<'a, str>, fields: Fields<'a>) -> Entry<'a> {
-        let parent_id = as_str(fields.parent_id).filter(|p| !p.is_empty());
+        let parent_id = as_str(fields.parent_id()).filter(|p| !p.is_empty());
         Entry { line, raw, kind, id, parent_id, migrated_first_kept: None, hook_message_role: false, fields }
     }
 
@@ -159,17 +194,23 @@ impl<'a> Entry<'a> {
     /// [`Projection`]: super::project::Projection
     /// [`Projection::message`]: super::project::Projection::message
     pub fn message(&self) -> Option<Message<'a>> {
-        self.fields.message.and_then(Message::parse)
+        self.fields.message().and_then(Message::parse)
+    }
+
+    /// The role, content and tool of the line's `message` ([`Head`]): `None` where
+    /// [`Entry::message`] is, at a fraction of its cost.
+    pub fn message_head(&self) -> Option<Head<'a>> {
+        self.fields.message().and_then(Head::parse)
     }
 
     /// Returns the target id of a `context_edit` or `label`.
     pub fn target_id(&self) -> Option<Cow<'a, str>> {
-        as_str(self.fields.target_id)
+        as_str(self.fields.target_id())
     }
 
     /// Returns a compaction's `firstKeptEntryId` (after migration, where there was one).
     pub fn first_kept_entry_id(&self) -> Option<Cow<'a, str>> {
-        self.migrated_first_kept.clone().or_else(|| as_str(self.fields.first_kept_entry_id))
+        self.migrated_first_kept.clone().or_else(|| as_str(self.fields.first_kept_entry_id()))
     }
 
     /// Returns the message's role for a `message` entry.
@@ -180,12 +221,12 @@ impl<'a> Entry<'a> {
         if self.hook_message_role {
             return Some(Cow::Borrowed("custom"));
         }
-        super::message::role_of(self.fields.message?)
+        super::message::role_of(self.fields.message()?)
     }
 
     /// Returns the `customType` of a `custom` or `custom_message` entry.
     pub fn custom_type(&self) -> Option<Cow<'a, str>> {
-        as_str(self.fields.custom_type)
+        as_str(self.fields.custom_type())
     }
 
     /// Tells whether pi's projection can give this entry model content that a context edit
@@ -207,25 +248,25 @@ mod tests {
 
     #[test]
     fn null_and_absent_stay_distinct() {
-        let f: Fields = serde_json::from_str(r#"{"type":"context_edit","replacement":null}"#).unwrap();
-        assert_eq!(f.replacement.map(|r| r.get()), Some("null"));
-        assert!(f.target_id.is_none());
-        assert_eq!(as_str(f.kind).as_deref(), Some("context_edit"));
+        let f = Fields::parse(r#"{"type":"context_edit","replacement":null}"#).unwrap();
+        assert_eq!(f.replacement().map(|r| r.get()), Some("null"));
+        assert!(f.target_id().is_none());
+        assert_eq!(as_str(f.kind()).as_deref(), Some("context_edit"));
     }
 
     #[test]
     fn repeated_keys_take_the_last_value() {
-        let f: Fields = serde_json::from_str(r#"{"id":"a","\u0069d":"b","other":{"id":"c"},"parentId":null}"#).unwrap();
-        assert_eq!(as_str(f.id).as_deref(), Some("b"));
-        assert_eq!(f.parent_id.map(|r| r.get()), Some("null"));
-        assert!(serde_json::from_str::<Fields>("[1]").is_err());
+        let f = Fields::parse(r#"{"id":"a","\u0069d":"b","other":{"id":"c"},"parentId":null}"#).unwrap();
+        assert_eq!(as_str(f.id()).as_deref(), Some("b"));
+        assert_eq!(f.parent_id().map(|r| r.get()), Some("null"));
+        assert!(Fields::parse("[1]").is_err());
     }
 
     #[test]
     fn strings_with_escapes_decode() {
-        let f: Fields = serde_json::from_str(r#"{"id":"a\"b","parentId":7}"#).unwrap();
-        assert_eq!(as_str(f.id).as_deref(), Some("a\"b"));
-        assert_eq!(as_str(f.parent_id), None);
+        let f = Fields::parse(r#"{"id":"a\"b","parentId":7}"#).unwrap();
+        assert_eq!(as_str(f.id()).as_deref(), Some("a\"b"));
+        assert_eq!(as_str(f.parent_id()), None);
     }
 
     #[test]

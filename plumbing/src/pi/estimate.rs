@@ -62,13 +62,13 @@ pub fn visit_entry(projection: &Projection<'_, '_>, pos: usize, sink: &mut dyn P
                 sink.end_message();
             }
         }
-        "branch_summary" => visit_summary(e.fields.summary, sink),
+        "branch_summary" => visit_summary(e.fields.summary(), sink),
         "compaction" if pos == 0 => {
-            let system = e.fields.system_message.filter(|s| is_truthy(Some(s)));
+            let system = e.fields.system_message().filter(|s| is_truthy(Some(s)));
             if let Some(m) = system.and_then(Message::parse) {
                 visit_message(m.role.as_deref().unwrap_or_default(), &m, &m.content(), sink);
             }
-            visit_summary(e.fields.summary, sink);
+            visit_summary(e.fields.summary(), sink);
         }
         _ => {}
     }

@@ -108,11 +108,11 @@ fn rechained(e: &Entry<'_>, parent: Option<&str>, first_kept: Option<&str>) -> S
 fn resolved_labels<'a>(session: &Session<'a>) -> Vec<(String, &'a RawValue, Option<&'a RawValue>)> {
     let mut labels: Vec<(String, &'a RawValue, Option<&'a RawValue>)> = Vec::new();
     for e in session.entries.iter().filter(|e| e.kind == "label") {
-        let Some(target) = as_str(e.fields.target_id).map(|t| t.into_owned()) else { continue };
+        let Some(target) = as_str(e.fields.target_id()).map(|t| t.into_owned()) else { continue };
         let position = labels.iter().position(|(t, _, _)| *t == target);
-        match (e.fields.label.filter(|l| is_truthy(Some(l))), position) {
-            (Some(label), Some(p)) => labels[p] = (target, label, e.fields.timestamp),
-            (Some(label), None) => labels.push((target, label, e.fields.timestamp)),
+        match (e.fields.label().filter(|l| is_truthy(Some(l))), position) {
+            (Some(label), Some(p)) => labels[p] = (target, label, e.fields.timestamp()),
+            (Some(label), None) => labels.push((target, label, e.fields.timestamp())),
             (None, Some(p)) => {
                 labels.remove(p);
             }

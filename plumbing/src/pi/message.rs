@@ -112,24 +112,15 @@ impl<'a> Message<'a> {
     /// ([`crate::js`]), as pi's `JSON.parse` reads them.
     pub fn parse(raw: &'a RawValue) -> Option<Message<'a>> {
         let o = Slots::parse(raw, &MESSAGE_KEYS)?;
+        let Head { role, content, tool_name, tool_call_id } = Head::of(&o)?;
         let s = |key| o.opt_str(key).ok();
-        // serde's reading of an `Option<&RawValue>`: `null` is absent.
         let some = |key| o.raw(key).filter(|v| v.get() != "null");
-        let usage = match some("usage") {
-            Some(u) => Some(Usage::parse(u)?),
-            None => None,
-        };
-        let is_error = match some("isError").map(|v| v.get()) {
-            None => None,
-            Some("true") => Some(true),
-            Some("false") => Some(false),
-            Some(_) => return None,
-        };
+        let (usage, is_error) = o.checked()?;
         Some(Message {
-            role: s("role")?,
-            content: o.raw("content"),
-            tool_name: s("toolName")?,
-            tool_call_id: s("toolCallId")?,
+            role,
+            content,
+            tool_name,
+            tool_call_id,
             custom_type: s("customType")?,
             command: s("command")?,
             output: s("output")?,
@@ -149,6 +140,43 @@ impl<'a> Message<'a> {
         parse_content(self.content)
     }
 }
+
+/// The fields of a message every view reads (its role, its content, the tool it answers), for
+/// the same messages [`Message::parse`] reads: the others are checked for their types, not
+/// decoded.
+#[derive(Debug, Clone)]
+pub struct Head<'a> {
+    pub role: Option<Cow<'a, str>>,
+    /// `content` when the key is there (`null` included).
+    pub content: Option<&'a RawValue>,
+    pub tool_name: Option<Cow<'a, str>>,
+    pub tool_call_id: Option<Cow<'a, str>>,
+}
+
+impl<'a> Head<'a> {
+    /// Parses a raw `message` value; `None` exactly where [`Message::parse`] gives `None`.
+    pub fn parse(raw: &'a RawValue) -> Option<Head<'a>> {
+        let o = Slots::parse(raw, &MESSAGE_KEYS)?;
+        o.checked()?;
+        // A string member of a valid JSON value always decodes: its first byte tells its type.
+        let text_or_null = |key| o.raw(key).is_none_or(|v| v.get() == "null" || v.get().starts_with('"'));
+        STRING_KEYS.iter().all(|&key| text_or_null(key)).then_some(())?;
+        Head::of(&o)
+    }
+
+    fn of(o: &Slots<'a, '_>) -> Option<Head<'a>> {
+        let s = |key| o.opt_str(key).ok();
+        Some(Head {
+            role: s("role")?,
+            content: o.raw("content"),
+            tool_name: s("toolName")?,
+            tool_call_id: s("toolCallId")?,
+        })
+    }
+}
+
+/// The string members of a message that [`Head`] does not decode.
+const STRING_KEYS: [&str; 7] = ["customType", "command", "output", "summary", "provider", "model", "stopReason"];
 
 const MESSAGE_KEYS: [&str; 15] = [
     "role",
@@ -199,6 +227,23 @@ impl<'a, 'k> Slots<'a, 'k> {
     fn parse_escaped(raw: &'a RawValue, keys: &'k [&'k str]) -> Option<Slots<'a, 'k>> {
         let mut de = serde_json::Deserializer::from_str(raw.get());
         Slots { keys, values: [None; 16] }.deserialize(&mut de).ok()
+    }
+
+    /// A message's `usage` and `isError` as [`Message`] reads them; `None` when either has the
+    /// wrong type (serde's reading of an `Option<&RawValue>`: `null` is absent).
+    fn checked(&self) -> Option<(Option<Usage>, Option<bool>)> {
+        let some = |key| self.raw(key).filter(|v| v.get() != "null");
+        let usage = match some("usage") {
+            Some(u) => Some(Usage::parse(u)?),
+            None => None,
+        };
+        let is_error = match some("isError").map(|v| v.get()) {
+            None => None,
+            Some("true") => Some(true),
+            Some("false") => Some(false),
+            Some(_) => return None,
+        };
+        Some((usage, is_error))
     }
 
     /// A member's raw value.
@@ -371,11 +416,7 @@ mod trusted {
 
     /// The value at `start..end` of `raw`: one whole JSON value inside a valid one, so valid too.
     fn sub(raw: &RawValue, start: usize, end: usize) -> &RawValue {
-        let text: &str = &raw.get()[start..end];
-        // SAFETY: serde_json's `RawValue` is `#[repr(transparent)]` over `str` (serde_json's
-        // own `RawValue::from_borrowed` casts the same way); `text` is one whole JSON value (a
-        // member or item of the valid JSON `raw`), which is all a `RawValue` promises.
-        unsafe { &*(text as *const str as *const RawValue) }
+        crate::json::raw_within(raw.get(), start..end)
     }
 }
 
@@ -438,6 +479,31 @@ mod tests {
         assert_eq!(trusted::items(serde_json::from_str("[]").unwrap()).count(), 0);
         let escaped: &RawValue = serde_json::from_str(r#"{"r\u006fle":"user"}"#).unwrap();
         assert_eq!(role_of(escaped).as_deref(), Some("user"));
+    }
+
+    #[test]
+    fn head_reads_what_the_whole_message_reads() {
+        let texts = [
+            r#"{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[],"isError":false,"usage":{"input":1}}"#,
+            r#"{"role":"user","content":"x","model":7}"#,
+            r#"{"role":"user","content":"x","stopReason":null,"usage":null,"isError":null}"#,
+            r#"{"role":"assistant","usage":{"input":"1"}}"#,
+            r#"{"role":"assistant","usage":[1]}"#,
+            r#"{"role":"assistant","isError":0}"#,
+            r#"{"role":1}"#,
+            r#"{"role":"user","summary":{"a":1}}"#,
+            r#"{"role":"user","provider":"p","usage":{"input":1e400}}"#,
+            r#"[1]"#,
+        ];
+        for text in texts {
+            let raw: &RawValue = serde_json::from_str(text).unwrap();
+            let (m, h) = (Message::parse(raw), Head::parse(raw));
+            assert_eq!(m.is_some(), h.is_some(), "{text}");
+            if let (Some(m), Some(h)) = (m, h) {
+                assert_eq!((m.role, m.tool_name, m.tool_call_id), (h.role, h.tool_name, h.tool_call_id), "{text}");
+                assert_eq!(m.content.map(RawValue::get), h.content.map(RawValue::get), "{text}");
+            }
+        }
     }
 
     #[test]

@@ -137,11 +137,11 @@ impl<'a> HostSession<'a> for Session<'a> {
         if e.kind != "custom" || e.custom_type().as_deref() != Some(record_type) {
             return None;
         }
-        e.fields.data
+        e.fields.data()
     }
 
     fn timestamp(&self, index: usize) -> Option<Cow<'a, str>> {
-        entry::as_str(self.entries[index].fields.timestamp)
+        entry::as_str(self.entries[index].fields.timestamp())
     }
 
     fn own_content(&self, index: usize) -> Option<&'a RawValue> {
@@ -153,7 +153,7 @@ impl<'a> HostSession<'a> for Session<'a> {
     }
 
     fn edit_raw(&self, index: usize) -> Option<&'a RawValue> {
-        self.entries[index].fields.replacement
+        self.entries[index].fields.replacement()
     }
 
     fn reply(&self, index: usize) -> Option<Reply<'a>> {

@@ -12,7 +12,7 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::entry::{as_str, is_null, is_truthy, Entry};
-use super::message::{parse_content, Message};
+use super::message::{parse_content, Head};
 use super::session::Session;
 use crate::host::{self, BlockKind, Call, Content, Cycle, Projected, Role, Tool, Unit, View};
 use crate::js::{self, Js};
@@ -84,7 +84,7 @@ pub struct Said<'a> {
 }
 
 impl<'a> Said<'a> {
-    fn of(m: Message<'a>) -> Said<'a> {
+    fn of(m: Head<'a>) -> Said<'a> {
         Said { role: m.role, tool_name: m.tool_name, tool_call_id: m.tool_call_id }
     }
 }
@@ -160,14 +160,14 @@ impl<'s, 'a> Projection<'s, 'a> {
     pub fn said(&self, index: usize) -> Option<Cow<'_, Said<'a>>> {
         match self.parsed(index) {
             Some(p) => p.said.as_ref().map(Cow::Borrowed),
-            None => self.pi.entries[index].message().map(|m| Cow::Owned(Said::of(m))),
+            None => self.pi.entries[index].message_head().map(|m| Cow::Owned(Said::of(m))),
         }
     }
 
     fn check_edits(&self) -> Result<(), ProjectError> {
         for (pos, &i) in self.context.iter().enumerate() {
             if let Some(edit) = self.edit_of(i) {
-                if edit.fields.replacement.is_none() && self.has_editable_message(pos) {
+                if edit.fields.replacement().is_none() && self.has_editable_message(pos) {
                     return Err(ProjectError::EditWithoutReplacement {
                         path: self.session.file.display().into_owned(),
                         line: edit.line,
@@ -218,7 +218,7 @@ impl<'s, 'a> Projection<'s, 'a> {
                 Some(content) => Projected::Replaced(Some(content)),
                 None => Projected::Raw,
             },
-            Some(edit) => match edit.fields.replacement {
+            Some(edit) => match edit.fields.replacement() {
                 Some(r) if is_null(r) => Projected::Omitted,
                 Some(r) => Projected::Replaced(replacement_content(r)),
                 None => Projected::Replaced(None),
@@ -332,7 +332,7 @@ impl<'s, 'a> Projection<'s, 'a> {
             return None;
         }
         self.parsed(index)?.own.filter(|c| !is_null(c))?;
-        let raw = e.fields.message?.get();
+        let raw = e.fields.message()?.get();
         (raw.starts_with('{') && js::is_stringified(raw)).then_some(raw)
     }
 
@@ -440,7 +440,7 @@ struct Facts<'a> {
 
 impl<'a> Facts<'a> {
     fn of(e: &Entry<'a>) -> Facts<'a> {
-        let message = e.message();
+        let message = e.message_head();
         let own = own_of(e, message.as_ref());
         let content = parse_content(own);
         let calls = tool_calls(Some(&content)).collect();
@@ -531,7 +531,7 @@ impl<'s> host::HostView<'s> for Projection<'s, '_> {
     }
 
     fn replacement(&self, edit: usize) -> Option<&'s RawValue> {
-        let r = self.pi.entries[edit].fields.replacement?;
+        let r = self.pi.entries[edit].fields.replacement()?;
         replacement_content(r).filter(|c| c.get() != "null")
     }
 
@@ -574,13 +574,13 @@ pub fn replacement_content(replacement: &RawValue) -> Option<&RawValue> {
 
 /// Returns an editable entry's own content: a message's `content`, a custom_message's `content`.
 pub fn own_content<'a>(e: &Entry<'a>) -> Option<&'a RawValue> {
-    own_of(e, e.message().as_ref())
+    own_of(e, e.message_head().as_ref())
 }
 
 /// [`own_content`] with the entry's message already parsed.
-fn own_of<'a>(e: &Entry<'a>, message: Option<&Message<'a>>) -> Option<&'a RawValue> {
+fn own_of<'a>(e: &Entry<'a>, message: Option<&Head<'a>>) -> Option<&'a RawValue> {
     match e.kind.as_ref() {
-        "custom_message" => e.fields.content,
+        "custom_message" => e.fields.content(),
         "message" => message.and_then(|m| m.content),
         _ => None,
     }
@@ -626,7 +626,7 @@ fn base_messages(e: &Entry<'_>, pos: usize) -> Vec<Js> {
     let f = &e.fields;
     match e.kind.as_ref() {
         "message" => {
-            let Some(raw) = f.message else { return Vec::new() };
+            let Some(raw) = f.message() else { return Vec::new() };
             let Ok(mut m @ Js::Object(_)) = js::parse(raw.get()) else { return Vec::new() };
             if e.hook_message_role {
                 m.set("role", js_str("custom"));
@@ -642,27 +642,27 @@ fn base_messages(e: &Entry<'_>, pos: usize) -> Vec<Js> {
         }
         "custom_message" => {
             let mut m = object([("role", js_str("custom"))]);
-            put(&mut m, "customType", f.custom_type);
-            let content = f.content.filter(|c| !is_null(c)).map_or(Js::Array(Vec::new()), value_of);
+            put(&mut m, "customType", f.custom_type());
+            let content = f.content().filter(|c| !is_null(c)).map_or(Js::Array(Vec::new()), value_of);
             m.set("content", content);
-            put(&mut m, "display", f.display);
-            put(&mut m, "details", f.details);
-            m.set("timestamp", js_time(f.timestamp));
+            put(&mut m, "display", f.display());
+            put(&mut m, "details", f.details());
+            m.set("timestamp", js_time(f.timestamp()));
             vec![m]
         }
-        "branch_summary" if is_truthy(f.summary) => {
+        "branch_summary" if is_truthy(f.summary()) => {
             let mut m = object([("role", js_str("branchSummary"))]);
-            put(&mut m, "summary", f.summary);
-            put(&mut m, "fromId", f.from_id);
-            m.set("timestamp", js_time(f.timestamp));
+            put(&mut m, "summary", f.summary());
+            put(&mut m, "fromId", f.from_id());
+            m.set("timestamp", js_time(f.timestamp()));
             vec![m]
         }
         "compaction" if pos == 0 => {
             let mut summary = object([("role", js_str("compactionSummary"))]);
-            put(&mut summary, "summary", f.summary);
-            put(&mut summary, "tokensBefore", f.tokens_before);
-            summary.set("timestamp", js_time(f.timestamp));
-            match f.system_message.filter(|s| is_truthy(Some(s))) {
+            put(&mut summary, "summary", f.summary());
+            put(&mut summary, "tokensBefore", f.tokens_before());
+            summary.set("timestamp", js_time(f.timestamp()));
+            match f.system_message().filter(|s| is_truthy(Some(s))) {
                 Some(system) => vec![value_of(system), summary],
                 None => vec![summary],
             }

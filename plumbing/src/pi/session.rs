@@ -142,7 +142,8 @@ impl<'a> Session<'a> {
     pub fn parse_skipping(file: &'a SessionFile, skip: usize) -> Result<(Session<'a>, Vec<Warning>), ParseError> {
         let mut warnings = Vec::new();
         let mut header: Option<Header<'a>> = None;
-        let mut entries = Vec::new();
+        // One entry a line at most: room for all at once, not a doubling past the count.
+        let mut entries = Vec::with_capacity(file.lines.len().saturating_sub(skip));
         let last = file.lines.len();
         for line in file.lines.iter().skip(skip) {
             let text = file.line_text(line);
@@ -155,7 +156,7 @@ impl<'a> Session<'a> {
                     message: "invalid UTF-8; read with U+FFFD replacements, as pi reads it".into(),
                 });
             }
-            let fields: Fields<'a> = match serde_json::from_str(text) {
+            let fields = match Fields::parse(text) {
                 Ok(f) => f,
                 Err(e) => {
                     // pi takes the first line JSON.parse accepts as the header, whatever it is.
@@ -168,18 +169,18 @@ impl<'a> Session<'a> {
                 }
             };
             let raw = file.line_raw(line);
-            let kind = as_str(fields.kind).unwrap_or_default();
+            let kind = as_str(fields.kind()).unwrap_or_default();
             if header.is_none() {
-                if kind != "session" || as_str(fields.id).is_none() {
+                if kind != "session" || as_str(fields.id()).is_none() {
                     return Err(ParseError::NotASession { path: file.display().into_owned(), line: line.number });
                 }
                 header = Some(Header {
                     line: line.number,
                     raw,
-                    id: as_str(fields.id).unwrap_or_default(),
-                    version: fields.version.and_then(|v| v.get().parse::<u64>().ok()).unwrap_or(1),
-                    cwd: as_str(fields.cwd),
-                    parent_session: as_str(fields.parent_session),
+                    id: as_str(fields.id()).unwrap_or_default(),
+                    version: fields.version().and_then(|v| v.get().parse::<u64>().ok()).unwrap_or(1),
+                    cwd: as_str(fields.cwd()),
+                    parent_session: as_str(fields.parent_session()),
                 });
                 continue;
             }
@@ -187,7 +188,7 @@ impl<'a> Session<'a> {
                 warnings.push(Warning { line: line.number, message: "a second session header; pi ignores it".into() });
                 continue;
             }
-            let id = as_str(fields.id);
+            let id = as_str(fields.id());
             if id.is_none() && header.as_ref().is_some_and(|h| h.version >= 2) {
                 warnings
                     .push(Warning { line: line.number, message: "entry has no string \"id\"; shake skips it".into() });
@@ -233,7 +234,7 @@ impl<'a> Session<'a> {
                 entry.id = Cow::Owned(ids[i].clone());
                 entry.parent_id = i.checked_sub(1).map(|p| Cow::Owned(ids[p].clone()));
                 if entry.kind == "compaction" {
-                    let index = entry.fields.first_kept_entry_index.and_then(|r| r.get().parse::<usize>().ok());
+                    let index = entry.fields.first_kept_entry_index().and_then(|r| r.get().parse::<usize>().ok());
                     entry.migrated_first_kept =
                         index.and_then(|k| k.checked_sub(1)).and_then(|k| ids.get(k)).map(|id| Cow::Owned(id.clone()));
                 }
@@ -245,7 +246,7 @@ impl<'a> Session<'a> {
         }
         if version < 3 {
             for entry in &mut self.entries {
-                if entry.kind == "message" && entry.fields.message.is_some_and(has_hook_message_role) {
+                if entry.kind == "message" && entry.fields.message().is_some_and(has_hook_message_role) {
                     entry.hook_message_role = true;
                 }
             }
@@ -263,8 +264,8 @@ pub fn sniff(file: &SessionFile) -> Result<(), host::Refusal> {
             continue;
         }
         any = true;
-        let header = match serde_json::from_str::<Fields<'_>>(text) {
-            Ok(f) => as_str(f.kind).as_deref() == Some("session") && as_str(f.id).is_some(),
+        let header = match Fields::parse(text) {
+            Ok(f) => as_str(f.kind()).as_deref() == Some("session") && as_str(f.id()).is_some(),
             Err(_) if serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok() => false,
             Err(_) => continue,
         };
@@ -313,15 +314,15 @@ pub fn tree_line(text: &str, header: Option<u64>) -> host::TreeLine {
     if text.trim().is_empty() {
         return TreeLine::Skip;
     }
-    let Ok(fields) = serde_json::from_str::<Fields>(text) else {
+    let Ok(fields) = Fields::parse(text) else {
         return TreeLine::Warn("malformed JSON; pi skips this line".into());
     };
-    let kind = as_str(fields.kind);
-    let id = as_str(fields.id).map(|s| s.into_owned());
+    let kind = as_str(fields.kind());
+    let id = as_str(fields.id()).map(|s| s.into_owned());
     let Some(version) = header else {
         return match (kind.as_deref(), id) {
             (Some("session"), Some(id)) => {
-                TreeLine::Header { id, version: fields.version.and_then(|v| v.get().parse().ok()).unwrap_or(1) }
+                TreeLine::Header { id, version: fields.version().and_then(|v| v.get().parse().ok()).unwrap_or(1) }
             }
             _ => TreeLine::Warn("the first JSON line is not a session header; pi refuses this file".into()),
         };
@@ -333,7 +334,7 @@ pub fn tree_line(text: &str, header: Option<u64>) -> host::TreeLine {
         return TreeLine::Entry { id: None, parent: None };
     }
     let Some(id) = id else { return TreeLine::Warn("entry has no string \"id\"; not part of the tree".into()) };
-    let parent = as_str(fields.parent_id).filter(|p| !p.is_empty()).map(|p| p.into_owned());
+    let parent = as_str(fields.parent_id()).filter(|p| !p.is_empty()).map(|p| p.into_owned());
     TreeLine::Entry { id: Some(id), parent }
 }
 
@@ -356,7 +357,7 @@ fn odd_json_warnings(text: &str, fields: &Fields<'_>, line: usize, warnings: &mu
             ),
         });
     }
-    let tree = [("id", fields.id), ("parentId", fields.parent_id), ("targetId", fields.target_id)];
+    let tree = [("id", fields.id()), ("parentId", fields.parent_id()), ("targetId", fields.target_id())];
     for (key, raw) in tree {
         if raw.is_some_and(crate::js::has_lone_surrogate) {
             warnings.push(Warning {
