@@ -304,6 +304,11 @@ impl Prepared {
         Prepared { report, objects: Objects::default(), records: Vec::new(), time: None }
     }
 
+    /// How many bytes it holds (of the file, and made for it) until it is applied.
+    pub(super) fn held(&self) -> usize {
+        self.objects.file.as_ref().map_or(0, |f| f.len()) + self.objects.made.len()
+    }
+
     /// Adds the objects (those `pending` does not hold yet) and records to `pending`, in their
     /// order, and returns the report.
     pub(super) fn apply(self, store: &Store, pending: &mut Pending) -> Result<ImportReport, ImportError> {

@@ -50,19 +50,27 @@ impl Store {
             paths.iter().enumerate().for_each(|(i, path)| add(i, prepare(store, path, forced, None)));
         } else {
             std::thread::scope(|scope| {
-                // Worker `w` prepares files w, w + workers, …, one ahead of this thread at most
-                // (a prepared file holds its bytes), so the files arrive here in order.
-                let queues: Vec<mpsc::Receiver<_>> = (0..workers)
+                // Worker `w` prepares files w, w + workers, …, and sends them in bunches (one
+                // hand-over per bunch, not per file), so the files can be taken in order here.
+                let mut queues: Vec<(mpsc::Receiver<_>, std::vec::IntoIter<_>)> = (0..workers)
                     .map(|w| {
                         let (send, receive) = mpsc::sync_channel(1);
                         let mine = paths.iter().skip(w).step_by(workers);
                         scope.spawn(move || work(store, mine, forced, send));
-                        receive
+                        (receive, Vec::new().into_iter())
                     })
                     .collect();
                 for i in 0..paths.len() {
-                    // A worker stops early only by panicking; the scope then panics with it.
-                    let Ok(prepared) = queues[i % workers].recv() else { break };
+                    let (receive, bunch) = &mut queues[i % workers];
+                    let next = match bunch.next() {
+                        Some(prepared) => Some(prepared),
+                        // A worker stops early only by panicking; the scope then panics with it.
+                        None => receive.recv().ok().and_then(|b| {
+                            *bunch = b.into_iter();
+                            bunch.next()
+                        }),
+                    };
+                    let Some(prepared) = next else { break };
                     add(i, prepared);
                 }
             });
@@ -72,18 +80,37 @@ impl Store {
     }
 }
 
-/// A worker: prepares its files in turn and sends each one on, until they are done or nobody
-/// listens any more.
+/// A bunch is sent once it holds this many bytes of files (or [`BUNCH_FILES`] files): files
+/// that bring new bytes mostly go one by one (this thread can start on each at once, and a
+/// bunch of files waiting in memory holds their bytes), unchanged ones together.
+const BUNCH_BYTES: usize = 64 << 10;
+/// At most this many files to a bunch (unchanged files hold no bytes); a few in tests, so that
+/// a worker sends several.
+const BUNCH_FILES: usize = if cfg!(test) { 3 } else { 64 };
+
+/// A worker: prepares its files in turn and sends them on in bunches, until they are done or
+/// nobody listens any more.
 fn work<'p>(
     store: &Store,
     paths: impl Iterator<Item = &'p PathBuf>,
     forced: Option<HostKind>,
-    send: mpsc::SyncSender<Result<Prepared, ImportError>>,
+    send: mpsc::SyncSender<Vec<Result<Prepared, ImportError>>>,
 ) {
+    let mut bunch = Vec::new();
+    let mut held = 0;
     for path in paths {
-        if send.send(prepare(store, path, forced, None)).is_err() {
-            return;
+        let prepared = prepare(store, path, forced, None);
+        held += prepared.as_ref().map_or(0, Prepared::held);
+        bunch.push(prepared);
+        if held >= BUNCH_BYTES || bunch.len() >= BUNCH_FILES {
+            if send.send(std::mem::take(&mut bunch)).is_err() {
+                return;
+            }
+            held = 0;
         }
+    }
+    if !bunch.is_empty() {
+        let _ = send.send(bunch);
     }
 }
 
