@@ -475,9 +475,9 @@ pub trait HostView<'s> {
     fn to_json(&self) -> Value;
 
     /// Writes [`HostView::to_json`] as the host itself would write it, byte for byte (pi:
-    /// strings with lone surrogates, which a [`Value`] cannot hold).
+    /// strings with lone surrogates, which a [`Value`] cannot hold; streamed, not held).
     fn write_json_text(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-        out.write_all(self.to_json().to_string().as_bytes())
+        serde_json::to_writer(out, &self.to_json()).map_err(std::io::Error::from)
     }
 }
 

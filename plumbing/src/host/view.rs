@@ -190,7 +190,7 @@ impl<'s, 'a> View<'s, 'a> {
     }
 
     /// Writes the whole context as the host itself would write it, byte for byte (`shake
-    /// project`), without holding the text.
+    /// project`).
     pub fn write_json_text(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
         self.data.get().write_json_text(out)
     }

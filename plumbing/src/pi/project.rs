@@ -7,6 +7,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::{self, Write};
+use std::ops::Range;
 
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -17,6 +18,42 @@ use super::session::Session;
 use crate::host::{self, BlockKind, Call, Content, Cycle, Projected, Role, Tool, Unit, View};
 use crate::js::{self, Js};
 use crate::time::parse_iso_millis;
+
+/// About how many bytes of `entries` [`Projection::write_json`] gathers before it writes them.
+const CHUNK: usize = 64 << 10;
+
+/// One message of `project --json`'s output: borrowed from the file as its line writes it, or a
+/// range of the bytes built for it.
+enum Part<'a> {
+    Raw(&'a str),
+    Built(Range<usize>),
+}
+
+impl Part<'_> {
+    fn bytes<'b>(&'b self, built: &'b [u8]) -> &'b [u8] {
+        match self {
+            Part::Raw(raw) => raw.as_bytes(),
+            Part::Built(range) => &built[range.clone()],
+        }
+    }
+}
+
+/// Appends `bytes` to `head`, flushing it at [`CHUNK`]; a message bigger than that (a 100 MB
+/// line) goes out as it is, without a second copy.
+fn emit(head: &mut Vec<u8>, out: &mut dyn Write, bytes: &[u8]) -> io::Result<()> {
+    if bytes.len() < CHUNK {
+        head.extend_from_slice(bytes);
+    } else {
+        out.write_all(head)?;
+        head.clear();
+        out.write_all(bytes)?;
+    }
+    if head.len() >= CHUNK {
+        out.write_all(head)?;
+        head.clear();
+    }
+    Ok(())
+}
 
 /// Why a leaf cannot be projected.
 #[derive(Debug, thiserror::Error)]
@@ -262,63 +299,61 @@ impl<'s, 'a> Projection<'s, 'a> {
         object([("leafId", leaf), ("entries", Js::Array(entries)), ("messages", Js::Array(all))])
     }
 
-    /// Writes [`Projection::to_js`] as `JSON.stringify` writes it, entry by entry (no tree of
-    /// the whole context, nor the whole text, is held: a message copied from the file is named
-    /// again for `messages`, and only the others' bytes are kept until then).
+    /// Writes [`Projection::to_js`] as `JSON.stringify` writes it, one message at a time: no
+    /// tree of the whole context is held, and at most one copy of the messages' text (on a
+    /// 1,000,000-entry chain the whole text is twice the file). A message pi sends as its line
+    /// writes it ([`Projection::written_as_is`]) is borrowed from the file, not copied; any other
+    /// is written once into `built` and kept until the end. Each message's bytes are streamed
+    /// into `entries` as they come (building each message again instead would cost a third more
+    /// CPU), then every message again, in order, into `messages`.
     pub fn write_json(&self, out: &mut dyn Write) -> io::Result<()> {
-        /// Where a message's bytes are, for `messages`.
-        enum Written<'r> {
-            File(&'r str),
-            Kept(std::ops::Range<usize>),
-        }
-        let mut buf = Vec::new();
-        let mut kept = Vec::new();
-        let mut messages = Vec::with_capacity(self.context.len());
-        buf.extend_from_slice(b"{\"leafId\":");
+        let mut head = Vec::with_capacity(CHUNK + 1024);
+        head.extend_from_slice(b"{\"leafId\":");
         match self.leaf {
-            Some(l) => js::write_string(&mut buf, self.pi.entries[l].id.as_bytes()),
-            None => buf.extend_from_slice(b"null"),
+            Some(l) => js::write_string(&mut head, self.pi.entries[l].id.as_bytes()),
+            None => head.extend_from_slice(b"null"),
         }
-        buf.extend_from_slice(b",\"entries\":[");
+        head.extend_from_slice(b",\"entries\":[");
+        let mut built = Vec::new();
+        let mut parts: Vec<Part<'a>> = Vec::new();
         for (pos, &i) in self.context.iter().enumerate() {
             let e = &self.pi.entries[i];
             if pos > 0 {
-                buf.push(b',');
+                head.push(b',');
             }
-            buf.extend_from_slice(b"{\"id\":");
-            js::write_string(&mut buf, e.id.as_bytes());
-            buf.extend_from_slice(b",\"type\":");
-            js::write_string(&mut buf, e.kind.as_bytes());
-            buf.extend_from_slice(b",\"messages\":[");
-            if let Some(raw) = self.written_as_is(i) {
-                buf.extend_from_slice(raw.as_bytes());
-                messages.push(Written::File(raw));
-            } else {
-                for (n, m) in self.entry_js(pos, i).iter().enumerate() {
-                    if n > 0 {
-                        buf.push(b',');
+            head.extend_from_slice(b"{\"id\":");
+            js::write_string(&mut head, e.id.as_bytes());
+            head.extend_from_slice(b",\"type\":");
+            js::write_string(&mut head, e.kind.as_bytes());
+            head.extend_from_slice(b",\"messages\":[");
+            let first = parts.len();
+            match self.written_as_is(i) {
+                Some(raw) => parts.push(Part::Raw(raw)),
+                None => {
+                    for m in self.entry_js(pos, i) {
+                        let start = built.len();
+                        m.write(&mut built);
+                        parts.push(Part::Built(start..built.len()));
                     }
-                    let start = kept.len();
-                    m.write(&mut kept);
-                    buf.extend_from_slice(&kept[start..]);
-                    messages.push(Written::Kept(start..kept.len()));
                 }
             }
-            buf.extend_from_slice(b"]}");
-            out.write_all(&buf)?;
-            buf.clear();
-        }
-        out.write_all(b"],\"messages\":[")?;
-        for (n, m) in messages.into_iter().enumerate() {
-            if n > 0 {
-                out.write_all(b",")?;
+            for (n, part) in parts[first..].iter().enumerate() {
+                if n > 0 {
+                    head.push(b',');
+                }
+                emit(&mut head, out, part.bytes(&built))?;
             }
-            out.write_all(match m {
-                Written::File(raw) => raw.as_bytes(),
-                Written::Kept(span) => &kept[span],
-            })?;
+            head.extend_from_slice(b"]}");
         }
-        out.write_all(b"]}")
+        head.extend_from_slice(b"],\"messages\":[");
+        for (n, part) in parts.iter().enumerate() {
+            if n > 0 {
+                head.push(b',');
+            }
+            emit(&mut head, out, part.bytes(&built))?;
+        }
+        head.extend_from_slice(b"]}");
+        out.write_all(&head)
     }
 
     /// The one message entry `index` gives, when pi would send its `message` exactly as the
