@@ -1,5 +1,5 @@
-//! `shake generate-session` (hidden): writes a seeded, realistic pi v3 session for tests and
-//! benchmarks (`docs/generate-session.md`).
+//! `shake generate-session` (hidden): writes a seeded, realistic pi v3 (or oh-my-pi) session for
+//! tests and benchmarks (`docs/generate-session.md`).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -21,8 +21,12 @@ pub struct GenerateSessionArgs {
     #[arg(long, value_name = "N")]
     pub entries: Option<u64>,
     /// The header's cwd
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", conflicts_with = "omp")]
     pub cwd: Option<String>,
+    /// Write an oh-my-pi session instead, every assistant message on this model
+    /// (`provider/id`, e.g. anthropic/claude-sonnet-4-5: its tokenizer family is the session's)
+    #[arg(long, value_name = "MODEL")]
+    pub omp: Option<String>,
     /// Write to FILE instead of standard output
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -35,7 +39,15 @@ pub fn run(_ctx: &Context, args: &GenerateSessionArgs, out: &mut dyn Write) -> R
         (None, Some(n)) => Limit::Entries(n),
         (None, None) => Limit::Default,
     };
-    let bytes = generate(&Options { seed: args.seed, limit, cwd: args.cwd.clone() });
+    let bytes = match &args.omp {
+        Some(model) => crate::omp::generate::generate(&crate::omp::generate::Options {
+            seed: args.seed,
+            limit,
+            model: model.clone(),
+            title: format!("generated session {}", args.seed),
+        }),
+        None => generate(&Options { seed: args.seed, limit, cwd: args.cwd.clone() }),
+    };
     match &args.output {
         Some(path) => std::fs::write(path, &bytes).map_err(FileError::at(path, "write"))?,
         None => out.write_all(&bytes)?,
