@@ -6,7 +6,6 @@
 
 use std::path::Path;
 
-use serde_json::json;
 use shake_plumbing::durable::FileError;
 use shake_plumbing::host::{HostKind, Session, SessionFile, View, WriteBack};
 use shake_plumbing::id::{Kind, ObjectId};
@@ -26,10 +25,17 @@ pub fn bytes(session: &Session<'_>, leaf: usize, wall: &Wall) -> Vec<u8> {
 
 /// [`bytes`] for the entry `leaf_id` (one the session may not hold yet: a batch just appended).
 fn bytes_at(session: &Session<'_>, leaf_id: &str, wall: &Wall) -> Vec<u8> {
-    let sid = session.header.as_ref().map(|h| h.id.as_ref());
-    let value = json!({"v": VERSION, "session": sid, "leaf": leaf_id, "wall": wall.overlay()});
-    // `preserve_order` keeps the keys as written here and in `Wall::overlay`: one spelling.
-    serde_json::to_vec(&value).unwrap_or_default()
+    /// The object's fields, in this order: one spelling (written without a `Value` tree).
+    #[derive(serde::Serialize)]
+    struct Object<'a> {
+        v: u64,
+        session: Option<&'a str>,
+        leaf: &'a str,
+        wall: crate::wall::Overlay<'a>,
+    }
+    let session_id = session.header.as_ref().map(|h| h.id.as_ref());
+    let object = Object { v: VERSION, session: session_id, leaf: leaf_id, wall: wall.overlay() };
+    serde_json::to_vec(&object).unwrap_or_default()
 }
 
 /// The node id of `leaf` (what its overlay ref is named by).
@@ -106,10 +112,12 @@ fn import_with_overlay(
     let path = &session.file.path;
     let mut store = Store::open(ctx)?;
     let mut store_batch = store.batch()?;
-    store_batch.import(path, ctx.host)?;
+    let report = store_batch.import(path, ctx.host)?;
+    // The import chained the batch's lines already: its last entry's node names the overlay.
+    let imported = report.last_entry.filter(|(id, _)| id.as_deref() == Some(leaf_id)).map(|(_, node)| node);
     let overlay = match (batch, projection.leaf) {
         (Some((log, lines)), Some(leaf)) if session.host().write_back() == WriteBack::Append => {
-            Some(appended(projection, leaf, log, lines, leaf_id)?)
+            Some(appended(projection, leaf, (log, lines), imported, leaf_id)?)
         }
         _ => reparsed(path, ctx.host, leaf_id)?,
     };
@@ -121,21 +129,24 @@ fn import_with_overlay(
 }
 
 /// The overlay at the end of a batch (the log `log`, the bytes `lines`) appended after entry
-/// `leaf`, the leaf of `projection`, whose last entry is `leaf_id`: its node id (chained over
-/// the batch's lines) and bytes, from the session as read before the append.
+/// `leaf`, the leaf of `projection`, whose last entry is `leaf_id`: its node id and bytes, from
+/// the session as read before the append. The node is the one the import gave the batch's last
+/// entry (`imported`), else chained over the batch's lines from the leaf's.
 fn appended(
     projection: &View<'_, '_>,
     leaf: usize,
-    log: &Appended,
-    lines: &[u8],
+    (log, lines): (&Appended, &[u8]),
+    imported: Option<ObjectId>,
     leaf_id: &str,
 ) -> Result<(ObjectId, Vec<u8>)> {
     let session = projection.session;
     let wall = Wall::after_batch(projection, log);
-    let node = lines
-        .split(|&b| b == b'\n')
-        .filter(|l| !l.is_empty())
-        .fold(leaf_node(session, leaf)?, |node, line| ObjectId::node(Some(&node), &ObjectId::hash(Kind::Entry, line)));
+    let node = match imported {
+        Some(node) => node,
+        None => lines.split(|&b| b == b'\n').filter(|l| !l.is_empty()).fold(leaf_node(session, leaf)?, |node, line| {
+            ObjectId::node(Some(&node), &ObjectId::hash(Kind::Entry, line))
+        }),
+    };
     Ok((node, bytes_at(session, leaf_id, &wall)))
 }
 

@@ -88,6 +88,9 @@ pub struct ImportReport {
     pub unchanged: bool,
     /// True when the file no longer starts with what was imported before (a new chain start).
     pub rewritten: bool,
+    /// The last tree entry this import read, when it read one: its id (none in formats without
+    /// ids) and its node id (what names its overlay), so a writer need not walk the path again.
+    pub last_entry: Option<(Option<String>, ObjectId)>,
 }
 
 /// One imported session file, as the import state records it.
@@ -271,6 +274,7 @@ fn unchanged_report(path: &Path, head: &FileState) -> ImportReport {
         version: ObjectId(head.version),
         unchanged: true,
         rewritten: false,
+        last_entry: None,
     }
 }
 
@@ -399,6 +403,7 @@ impl Batch<'_> {
             version: version_id,
             unchanged: false,
             rewritten: base.rewritten,
+            last_entry: read.last_entry,
         })
     }
 
@@ -440,7 +445,7 @@ impl Batch<'_> {
         warnings: &mut Vec<Warning>,
     ) -> Result<ReadLines, ImportError> {
         let mut nodes = resume.node_map();
-        let mut out = ReadLines { lines: Vec::new(), committed: start, session_id: None };
+        let mut out = ReadLines { lines: Vec::new(), committed: start, session_id: None, last_entry: None };
         let mut at = start;
         while at < bytes.len() {
             let end = memchr::memchr(b'\n', &bytes[at..]).map(|i| at + i);
@@ -473,10 +478,11 @@ impl Batch<'_> {
                     if let Some(last) = out.lines.last_mut() {
                         (last.node, last.parent) = (Some(node), parent);
                     }
-                    if let Some(id) = id {
+                    if let Some(id) = &id {
                         nodes.insert(id.clone(), node);
-                        resume.nodes.push((id, node.0));
+                        resume.nodes.push((id.clone(), node.0));
                     }
+                    out.last_entry = Some((id, node));
                     resume.last_node = Some(node.0);
                     resume.entries += 1;
                 }
@@ -496,6 +502,8 @@ struct ReadLines {
     committed: usize,
     /// The header's session id, when the header was among the lines read.
     session_id: Option<String>,
+    /// The last tree entry read: its id and node.
+    last_entry: Option<(Option<String>, ObjectId)>,
 }
 
 /// What one complete line is to the tree, with the parent resolved to its node.
