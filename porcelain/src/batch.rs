@@ -14,6 +14,7 @@ use shake_plumbing::rev::{Rev, RevArgs};
 use shake_plumbing::{Context, Error, Result};
 
 use crate::log_entry::{self, LogData, CUSTOM_TYPE};
+use crate::overlay::Landed;
 use crate::plan::TargetEdit;
 use crate::render::Paint;
 use crate::wall::{Appended, Wall};
@@ -156,9 +157,9 @@ pub fn torn_last_line(file: &SessionFile) -> bool {
 struct Written {
     /// Ids appended, log entry first.
     ids: Vec<String>,
-    /// The batch and its bytes, when it landed right after the bytes the command read, chained
-    /// from its leaf (no other writer in between): the overlay at its end is derived from them.
-    batch: Option<(Appended, Vec<u8>)>,
+    /// The batch, when it landed right after the bytes the command read, chained from its leaf
+    /// (no other writer in between): the overlay at its end is derived from it.
+    batch: Option<Landed>,
 }
 
 /// How often a batch that landed after a concurrent writer's entries is written again.
@@ -207,7 +208,7 @@ fn append_batch(
     if landed.foreign.is_none() && ending(session.file.raw()) == Ending::Clean {
         // The log entry's line: the file ended with a newline, so it is the line after its last.
         let log = Appended { log: ids[0].clone(), line: session.file.lines.len() + 1, data: logged };
-        return Ok(Written { ids, batch: Some((log, bytes)) });
+        return Ok(Written { ids, batch: Some(Landed { log, lines: bytes, append: landed }) });
     }
     let written = |ids| Ok(Written { ids, batch: None });
     let mut ids = ids;
@@ -273,8 +274,10 @@ fn lines(
     for t in &mut data.targets {
         t.edit = edit_ids.get(t.id.as_str()).cloned().unwrap_or_default();
     }
-    let value = serde_json::to_value(&data).map_err(|e| Error::user(format!("cannot encode the log entry: {e}")))?;
-    let mut lines = vec![writer.log_line(&log_id, Some(parent), CUSTOM_TYPE, &value)];
+    // Serialised straight from the data (no `Value` tree of every target).
+    let json =
+        serde_json::value::to_raw_value(&data).map_err(|e| Error::user(format!("cannot encode the log entry: {e}")))?;
+    let mut lines = vec![writer.log_line(&log_id, Some(parent), CUSTOM_TYPE, &json)];
     let mut ids = vec![log_id];
     for (target, content) in edits {
         let id = &edit_ids[target.as_str()];

@@ -87,6 +87,18 @@ fn stored(ctx: &Context, node: &ObjectId, leaf_id: &str) -> Option<serde_json::V
     (value["v"] == VERSION && value["leaf"] == leaf_id).then_some(value)
 }
 
+/// A batch that landed right after the bytes the command read (no other writer in between).
+#[derive(Debug)]
+pub struct Landed {
+    /// Its log entry, as [`Wall::after_batch`] reads it.
+    pub log: Appended,
+    /// The bytes appended.
+    pub lines: Vec<u8>,
+    /// What the safe writer saw of the file around the write (the import trusts the old bytes
+    /// from it: [`shake_plumbing::store::Batch::import_appended`]).
+    pub append: shake_plumbing::append::Appended,
+}
+
 /// After an append of a batch after the leaf of `projection` (the command's view of the file as
 /// read before it): imports the appended bytes and stores the overlay at the entry `leaf_id`
 /// (the batch's last entry), in one store write. A failure only warns.
@@ -96,28 +108,26 @@ fn stored(ctx: &Context, node: &ObjectId, leaf_id: &str) -> Option<serde_json::V
 /// ([`Wall::after_batch`]), and the leaf's node id chained over the batch's lines, so the file
 /// is neither parsed nor projected again; otherwise (another writer came in between) the file
 /// is read and parsed again. `shake fsck` recomputes every overlay from the file.
-pub fn after_write(ctx: &Context, projection: &View<'_, '_>, batch: Option<&(Appended, Vec<u8>)>, leaf_id: &str) {
+pub fn after_write(ctx: &Context, projection: &View<'_, '_>, batch: Option<&Landed>, leaf_id: &str) {
     if let Err(e) = import_with_overlay(ctx, projection, batch, leaf_id) {
         touch::warn_once(ctx, &e);
     }
 }
 
-fn import_with_overlay(
-    ctx: &Context,
-    projection: &View<'_, '_>,
-    batch: Option<&(Appended, Vec<u8>)>,
-    leaf_id: &str,
-) -> Result<()> {
+fn import_with_overlay(ctx: &Context, projection: &View<'_, '_>, batch: Option<&Landed>, leaf_id: &str) -> Result<()> {
     let session = projection.session;
     let path = &session.file.path;
     let mut store = Store::open(ctx)?;
     let mut store_batch = store.batch()?;
-    let report = store_batch.import(path, ctx.host)?;
+    let report = match batch {
+        Some(landed) => store_batch.import_appended(path, ctx.host, &landed.append)?,
+        None => store_batch.import(path, ctx.host)?,
+    };
     // The import chained the batch's lines already: its last entry's node names the overlay.
     let imported = report.last_entry.filter(|(id, _)| id.as_deref() == Some(leaf_id)).map(|(_, node)| node);
     let overlay = match (batch, projection.leaf) {
-        (Some((log, lines)), Some(leaf)) if session.host().write_back() == WriteBack::Append => {
-            Some(appended(projection, leaf, (log, lines), imported, leaf_id)?)
+        (Some(landed), Some(leaf)) if session.host().write_back() == WriteBack::Append => {
+            Some(appended(projection, leaf, (&landed.log, &landed.lines), imported, leaf_id)?)
         }
         _ => reparsed(path, ctx.host, leaf_id)?,
     };
