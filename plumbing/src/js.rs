@@ -210,6 +210,150 @@ impl Js {
     }
 }
 
+/// Tells whether JSON text is already what `JSON.stringify(JSON.parse(text))` writes (so a
+/// writer may copy it instead of parsing and writing it again): no whitespace between tokens,
+/// strings escaped as [`write_string`] escapes them, numbers as JavaScript prints them, no
+/// object with an integer-like or a repeated key (JavaScript moves or merges those), nesting
+/// within [`MAX_DEPTH`]. `false` is always safe: it only means "parse it".
+pub fn is_stringified(text: &str) -> bool {
+    let mut c = Canonical { b: text.as_bytes(), i: 0 };
+    c.value(0) && c.i == c.b.len()
+}
+
+/// The checker of [`is_stringified`]: a cursor that walks the text once.
+struct Canonical<'t> {
+    b: &'t [u8],
+    i: usize,
+}
+
+impl<'t> Canonical<'t> {
+    fn value(&mut self, depth: usize) -> bool {
+        let Some(&c) = self.b.get(self.i) else { return false };
+        match c {
+            b'"' => self.string().is_some(),
+            b'-' | b'0'..=b'9' => self.number(),
+            b'n' => self.word(b"null"),
+            b't' => self.word(b"true"),
+            b'f' => self.word(b"false"),
+            b'[' if depth < MAX_DEPTH => {
+                self.i += 1;
+                if self.b.get(self.i) == Some(&b']') {
+                    self.i += 1;
+                    return true;
+                }
+                loop {
+                    if !self.value(depth + 1) {
+                        return false;
+                    }
+                    match self.b.get(self.i) {
+                        Some(b',') => self.i += 1,
+                        Some(b']') => {
+                            self.i += 1;
+                            return true;
+                        }
+                        _ => return false,
+                    }
+                }
+            }
+            b'{' if depth < MAX_DEPTH => {
+                self.i += 1;
+                if self.b.get(self.i) == Some(&b'}') {
+                    self.i += 1;
+                    return true;
+                }
+                // Keys compare as written: canonical escapes spell each string one way only.
+                let mut keys: Vec<&'t [u8]> = Vec::new();
+                loop {
+                    let Some(key) = self.string() else { return false };
+                    let repeated = keys.contains(&key);
+                    // Objects are small; a huge one is left to the parser rather than compared
+                    // key by key.
+                    if key.first().is_some_and(u8::is_ascii_digit) || repeated || keys.len() > 64 {
+                        return false;
+                    }
+                    keys.push(key);
+                    if self.b.get(self.i) != Some(&b':') {
+                        return false;
+                    }
+                    self.i += 1;
+                    if !self.value(depth + 1) {
+                        return false;
+                    }
+                    match self.b.get(self.i) {
+                        Some(b',') => self.i += 1,
+                        Some(b'}') => {
+                            self.i += 1;
+                            return true;
+                        }
+                        _ => return false,
+                    }
+                }
+            }
+            _ => false,
+        }
+    }
+
+    fn word(&mut self, word: &[u8]) -> bool {
+        let ok = self.b[self.i..].starts_with(word);
+        self.i += word.len();
+        ok
+    }
+
+    /// A string literal (at its quote) whose escapes are the ones [`write_string`] writes; its
+    /// bytes between the quotes.
+    fn string(&mut self) -> Option<&'t [u8]> {
+        let b = self.b;
+        if b.get(self.i) != Some(&b'"') {
+            return None;
+        }
+        let start = self.i + 1;
+        let mut i = start;
+        loop {
+            i += memchr::memchr2(b'"', b'\\', &self.b[i..])?;
+            if self.b[i] == b'"' {
+                break;
+            }
+            match self.b.get(i + 1)? {
+                b'"' | b'\\' | b'n' | b'r' | b't' | b'b' | b'f' => i += 2,
+                b'u' => {
+                    // Only control characters without a short form are written as `\u00xx`.
+                    let hex = self.b.get(i + 2..i + 6)?;
+                    let lower = hex.iter().all(|h| matches!(h, b'0'..=b'9' | b'a'..=b'f'));
+                    let unit = u32::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?;
+                    if !lower || unit >= 0x20 || matches!(unit, 0x08 | 0x09 | 0x0a | 0x0c | 0x0d) {
+                        return None;
+                    }
+                    i += 6;
+                }
+                _ => return None,
+            }
+        }
+        let inner = &b[start..i];
+        // A raw control character is not JSON; the parser refuses it.
+        if inner.iter().any(|&c| c < 0x20) {
+            return None;
+        }
+        self.i = i + 1;
+        Some(inner)
+    }
+
+    /// A number as JavaScript prints it back (`1`, `-5`, `0.25`, `1e+21`; not `1.0`, `-0`, `1E2`).
+    fn number(&mut self) -> bool {
+        let start = self.i;
+        while self.b.get(self.i).is_some_and(|c| matches!(c, b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')) {
+            self.i += 1;
+        }
+        let text = &self.b[start..self.i];
+        let digits = text.strip_prefix(b"-").unwrap_or(text);
+        // Integers of up to 15 digits are exact doubles and print as written (but `-0` is `0`).
+        if digits.iter().all(u8::is_ascii_digit) && !digits.is_empty() && digits.len() <= 15 {
+            return (digits[0] != b'0' || digits.len() == 1) && text != b"-0";
+        }
+        let Ok(text) = std::str::from_utf8(text) else { return false };
+        text.parse::<f64>().is_ok_and(|n| n.is_finite() && n != 0.0 && crate::tokens::js_json::js_number(n) == text)
+    }
+}
+
 /// A key JavaScript treats as an array index (`"0"`, `"17"`, not `"07"`).
 fn array_index(key: &[u8]) -> Option<u64> {
     if !key.first().is_some_and(u8::is_ascii_digit) {
@@ -623,6 +767,49 @@ mod tests {
         v.remove("n");
         assert_eq!(v.to_json(), r#"{"role":"custom","content":[]}"#);
         assert_eq!(v.to_value(), serde_json::json!({"role": "custom", "content": []}));
+    }
+
+    #[test]
+    fn stringified_text_is_told_apart() {
+        let as_is = [
+            r#"{"role":"user","content":"a\"b\\c\nd\u0001\u001f","n":[1,-5,0,0.25,1.5e-7,1e+21,true,false,null]}"#,
+            r#"{"a":{},"b":[],"c":{"a":1},"":"é😀/"}"#,
+            "123456789012345",
+            "\"\u{7f}\"",
+        ];
+        let not = [
+            r#"{"a":1, "b":2}"#,
+            r#"{"a":1,"a":2}"#,
+            r#"{"1":1}"#,
+            r#""\u0041""#,
+            r#""\u000a""#,
+            r#""\u001F""#,
+            r#""\/""#,
+            r#""\ud800""#,
+            r#""\ud83d\ude00""#,
+            "[1.0]",
+            "[-0]",
+            "[1E2]",
+            "[1e21]",
+            "[1e400]",
+            "[0.0]",
+            "1234567890123456789",
+            "[1,]",
+            "{\"a\"}",
+            "\"a\nb\"",
+            "[1] ",
+            "nul",
+        ];
+        for text in as_is {
+            assert!(is_stringified(text), "{text}");
+            assert_eq!(round(text), text);
+        }
+        for text in not {
+            assert!(!is_stringified(text), "{text}");
+        }
+        let nest = |d: usize| format!("{}{}", "[".repeat(d), "]".repeat(d));
+        assert!(is_stringified(&nest(MAX_DEPTH)));
+        assert!(!is_stringified(&nest(MAX_DEPTH + 1)));
     }
 
     #[test]

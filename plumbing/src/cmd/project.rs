@@ -21,6 +21,7 @@ pub fn run(ctx: &Context, args: &ProjectArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.rev.load(ctx)?;
     let (session, leaf) = rev.open(ctx, &file)?;
     let projection = View::at(&session, leaf)?;
-    writeln!(out, "{}", projection.to_json_text())?;
+    projection.write_json_text(out)?;
+    writeln!(out)?;
     Ok(0)
 }

@@ -475,10 +475,10 @@ pub trait HostView<'s> {
     /// The whole context as the host's own JSON (`shake project`).
     fn to_json(&self) -> Value;
 
-    /// [`HostView::to_json`] as the host itself would write it, byte for byte (pi: strings with
-    /// lone surrogates, which a [`Value`] cannot hold).
-    fn to_json_text(&self) -> String {
-        self.to_json().to_string()
+    /// Writes [`HostView::to_json`] as the host itself would write it, byte for byte (pi:
+    /// strings with lone surrogates, which a [`Value`] cannot hold; streamed, not held).
+    fn write_json_text(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        serde_json::to_writer(out, &self.to_json()).map_err(std::io::Error::from)
     }
 }
 

@@ -189,9 +189,10 @@ impl<'s, 'a> View<'s, 'a> {
         self.data.get().to_json()
     }
 
-    /// The whole context as the host itself would write it, byte for byte (`shake project`).
-    pub fn to_json_text(&self) -> String {
-        self.data.get().to_json_text()
+    /// Writes the whole context as the host itself would write it, byte for byte (`shake
+    /// project`).
+    pub fn write_json_text(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        self.data.get().write_json_text(out)
     }
 }
 

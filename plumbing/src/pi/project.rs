@@ -6,6 +6,8 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::io::{self, Write};
+use std::ops::Range;
 
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -16,6 +18,42 @@ use super::session::Session;
 use crate::host::{self, BlockKind, Call, Content, Cycle, Projected, Role, Tool, Unit, View};
 use crate::js::{self, Js};
 use crate::time::parse_iso_millis;
+
+/// About how many bytes of `entries` [`Projection::write_json`] gathers before it writes them.
+const CHUNK: usize = 64 << 10;
+
+/// One message of `project --json`'s output: borrowed from the file as its line writes it, or a
+/// range of the bytes built for it.
+enum Part<'a> {
+    Raw(&'a str),
+    Built(Range<usize>),
+}
+
+impl Part<'_> {
+    fn bytes<'b>(&'b self, built: &'b [u8]) -> &'b [u8] {
+        match self {
+            Part::Raw(raw) => raw.as_bytes(),
+            Part::Built(range) => &built[range.clone()],
+        }
+    }
+}
+
+/// Appends `bytes` to `head`, flushing it at [`CHUNK`]; a message bigger than that (a 100 MB
+/// line) goes out as it is, without a second copy.
+fn emit(head: &mut Vec<u8>, out: &mut dyn Write, bytes: &[u8]) -> io::Result<()> {
+    if bytes.len() < CHUNK {
+        head.extend_from_slice(bytes);
+    } else {
+        out.write_all(head)?;
+        head.clear();
+        out.write_all(bytes)?;
+    }
+    if head.len() >= CHUNK {
+        out.write_all(head)?;
+        head.clear();
+    }
+    Ok(())
+}
 
 /// Why a leaf cannot be projected.
 #[derive(Debug, thiserror::Error)]
@@ -255,45 +293,76 @@ impl<'s, 'a> Projection<'s, 'a> {
         object([("leafId", leaf), ("entries", Js::Array(entries)), ("messages", Js::Array(all))])
     }
 
-    /// Appends [`Projection::to_js`] as `JSON.stringify` writes it, one message at a time (no
-    /// tree of the whole context is held: each message is written into `entries`, then its bytes
-    /// copied into `messages`).
-    pub fn write_json(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(b"{\"leafId\":");
+    /// Writes [`Projection::to_js`] as `JSON.stringify` writes it, one message at a time: no
+    /// tree of the whole context is held, and at most one copy of the messages' text (on a
+    /// 1,000,000-entry chain the whole text is twice the file). A message pi sends as its line
+    /// writes it ([`Projection::written_as_is`]) is borrowed from the file, not copied; any other
+    /// is written once into `built` and kept until the end. Each message's bytes are streamed
+    /// into `entries` as they come (building each message again instead would cost a third more
+    /// CPU), then every message again, in order, into `messages`.
+    pub fn write_json(&self, out: &mut dyn Write) -> io::Result<()> {
+        let mut head = Vec::with_capacity(CHUNK + 1024);
+        head.extend_from_slice(b"{\"leafId\":");
         match self.leaf {
-            Some(l) => js::write_string(out, self.pi.entries[l].id.as_bytes()),
-            None => out.extend_from_slice(b"null"),
+            Some(l) => js::write_string(&mut head, self.pi.entries[l].id.as_bytes()),
+            None => head.extend_from_slice(b"null"),
         }
-        out.extend_from_slice(b",\"entries\":[");
-        let mut spans = Vec::with_capacity(self.context.len());
+        head.extend_from_slice(b",\"entries\":[");
+        let mut built = Vec::new();
+        let mut parts: Vec<Part<'a>> = Vec::new();
         for (pos, &i) in self.context.iter().enumerate() {
             let e = &self.pi.entries[i];
             if pos > 0 {
-                out.push(b',');
+                head.push(b',');
             }
-            out.extend_from_slice(b"{\"id\":");
-            js::write_string(out, e.id.as_bytes());
-            out.extend_from_slice(b",\"type\":");
-            js::write_string(out, e.kind.as_bytes());
-            out.extend_from_slice(b",\"messages\":[");
-            for (n, m) in self.entry_js(pos, i).iter().enumerate() {
-                if n > 0 {
-                    out.push(b',');
+            head.extend_from_slice(b"{\"id\":");
+            js::write_string(&mut head, e.id.as_bytes());
+            head.extend_from_slice(b",\"type\":");
+            js::write_string(&mut head, e.kind.as_bytes());
+            head.extend_from_slice(b",\"messages\":[");
+            let first = parts.len();
+            match self.written_as_is(i) {
+                Some(raw) => parts.push(Part::Raw(raw)),
+                None => {
+                    for m in self.entry_js(pos, i) {
+                        let start = built.len();
+                        m.write(&mut built);
+                        parts.push(Part::Built(start..built.len()));
+                    }
                 }
-                let start = out.len();
-                m.write(out);
-                spans.push(start..out.len());
             }
-            out.extend_from_slice(b"]}");
+            for (n, part) in parts[first..].iter().enumerate() {
+                if n > 0 {
+                    head.push(b',');
+                }
+                emit(&mut head, out, part.bytes(&built))?;
+            }
+            head.extend_from_slice(b"]}");
         }
-        out.extend_from_slice(b"],\"messages\":[");
-        for (n, span) in spans.into_iter().enumerate() {
+        head.extend_from_slice(b"],\"messages\":[");
+        for (n, part) in parts.iter().enumerate() {
             if n > 0 {
-                out.push(b',');
+                head.push(b',');
             }
-            out.extend_from_within(span);
+            emit(&mut head, out, part.bytes(&built))?;
         }
-        out.extend_from_slice(b"]}");
+        head.extend_from_slice(b"]}");
+        out.write_all(&head)
+    }
+
+    /// The one message entry `index` gives, when pi would send its `message` exactly as the
+    /// line writes it: seen as is (no edit, no rewrite), its role not renamed, its `content`
+    /// there and not `null` (pi fills in a missing one), and the text already what
+    /// `JSON.stringify` writes ([`js::is_stringified`]). Most messages are: copying them is
+    /// most of `project --json` saved on many small entries.
+    fn written_as_is(&self, index: usize) -> Option<&'a str> {
+        let e = &self.pi.entries[index];
+        if e.kind != "message" || e.hook_message_role || !matches!(self.projected(index), Projected::Raw) {
+            return None;
+        }
+        self.parsed(index)?.own.filter(|c| !is_null(c))?;
+        let raw = e.fields.message?.get();
+        (raw.starts_with('{') && js::is_stringified(raw)).then_some(raw)
     }
 
     /// [`Projection::to_js`] as serde_json holds it (lone surrogates as U+FFFD).
@@ -508,11 +577,8 @@ impl<'s> host::HostView<'s> for Projection<'s, '_> {
         Projection::to_json(self)
     }
 
-    fn to_json_text(&self) -> String {
-        let mut out = Vec::new();
-        self.write_json(&mut out);
-        // Only whole UTF-8 sequences are copied and surrogates are escaped: the bytes are UTF-8.
-        String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    fn write_json_text(&self, out: &mut dyn Write) -> io::Result<()> {
+        self.write_json(out)
     }
 }
 
