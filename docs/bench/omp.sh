@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `shake meter --host omp` against OMP 18.2.11's own `/shake` preview (collectShakeRegions with
 # its Tokenizer, docs/bench/omp-regions.ts under Bun) on the same OMP session files, in one run:
-# the OMP fixture in tests/ and generated OMP sessions (`shake generate-session --omp MODEL`).
+# the OMP fixture in tests/ and generated OMP sessions (`shake --host omp generate-session --model MODEL`).
 # Each file's model is the one shake reads from it; OMP is given the same.
 #
 #   docs/bench/omp.sh                      # the fixture, generated 10 MiB and 100 MiB sessions
@@ -30,7 +30,7 @@ if [ ${#files[@]} -eq 0 ]; then
   files=("$ROOT/tests/fixtures/omp/omp-large-session.jsonl")
   for size in 10M 100M; do
     f=$WORK/omp-$size.jsonl
-    [ -e "$f" ] || "$SHAKE" generate-session --seed 1 --size $size --omp "$MODEL_GEN" -o "$f"
+    [ -e "$f" ] || "$SHAKE" --host omp generate-session --seed 1 --size $size --model "$MODEL_GEN" -o "$f"
     files+=("$f")
   done
 fi

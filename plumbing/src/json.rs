@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -110,6 +110,40 @@ impl<'de: 'a, 'a> Deserialize<'de> for RawObject<'a> {
     }
 }
 
+/// The members named in `keys` of the JSON object `text`, raw and borrowed from it, in the
+/// order of `keys` (a key given twice takes its last value, as `JSON.parse` does); `None` when
+/// `text` is not one JSON object. Every other member is checked and skipped, never built: a
+/// field scan without a `Value` tree.
+pub fn members<'a, const N: usize>(text: &'a str, keys: &[&str; N]) -> Option<[Option<&'a RawValue>; N]> {
+    struct Slots<'k, const N: usize>(&'k [&'k str; N]);
+    impl<'de, const N: usize> DeserializeSeed<'de> for Slots<'_, N> {
+        type Value = [Option<&'de RawValue>; N];
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_map(self)
+        }
+    }
+    impl<'de, const N: usize> Visitor<'de> for Slots<'_, N> {
+        type Value = [Option<&'de RawValue>; N];
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a JSON object")
+        }
+        fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+            let mut out = [None; N];
+            while let Some(WtfKey(key)) = map.next_key()? {
+                let value: &'de RawValue = map.next_value()?;
+                if let Some(i) = self.0.iter().position(|k| k.as_bytes() == key.as_ref()) {
+                    out[i] = Some(value);
+                }
+            }
+            Ok(out)
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    let out = Slots(keys).deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    Some(out)
+}
+
 /// A member that is there but not of the type asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WrongType;
@@ -153,6 +187,14 @@ mod tests {
         o.set("parentId", raw_string("y"));
         o.set("c", raw("null".into()));
         assert_eq!(o.to_json(), r#"{"a":1,"parentId":"y","b":2,"c":null}"#);
+    }
+
+    #[test]
+    fn members_take_the_last_of_duplicate_keys_and_refuse_non_objects() {
+        let [a, b, c] = members(r#"{"a":1,"x":{"a":9},"b":"s","a":[2]}"#, &["a", "b", "c"]).unwrap();
+        assert_eq!((a.map(RawValue::get), b.map(RawValue::get), c.is_none()), (Some("[2]"), Some("\"s\""), true));
+        assert!(members("[1]", &["a"]).is_none() && members(r#"{"a":1} x"#, &["a"]).is_none());
+        assert!(members(r#"{"a":tru}"#, &["b"]).is_none());
     }
 
     #[test]

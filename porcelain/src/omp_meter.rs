@@ -61,9 +61,11 @@ pub fn run(ctx: &Context, args: &MeterArgs, color: bool, out: &mut dyn Write) ->
     let o200k = open_cached(ctx, TokenizerName::O200k);
     loop {
         let path = args.rev.rev().session_path(ctx)?;
-        let file = OmpFile::read(&path).map_err(|e| Error::user(e.to_string()))?;
-        // Keep this version before OMP may rewrite the file (a store failure only warns).
-        shake_plumbing::store::touch::import(ctx, &path);
+        let (file, read) = OmpFile::read_shared(&path).map_err(|e| Error::user(e.to_string()))?;
+        // Keep this version before OMP may rewrite the file (a store failure only warns); the
+        // import takes the bytes just read.
+        shake_plumbing::store::touch::import_read(ctx, &read);
+        drop(read);
         let (model, tok) = session_tokenizer(&file, accurate, *o200k);
         let r = reading(&file, &config, model, tok);
         o200k.save();

@@ -166,7 +166,7 @@ fn a_fork_shares_its_rows_with_its_source_in_the_store() {
     let t = Transcript::read(&path).unwrap();
     let rows = t.rows.iter().filter(|r| r.is_conversation()).count() as u64;
     let first = t.rows.iter().position(|r| {
-        r.content().is_some_and(|c| {
+        t.content(r).is_some_and(|c| {
             fold["targets"].as_array().unwrap().iter().any(|x| c.to_string().contains(x["id"].as_str().unwrap()))
         }) && r.has_tool_result()
     });

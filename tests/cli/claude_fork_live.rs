@@ -256,14 +256,14 @@ fn a_rewind_in_claude_code_strands_the_folds_its_branch_no_longer_reaches() {
     let t = Transcript::read(&live.file).unwrap();
     let by_uuid: HashMap<&str, &claude::Row> = t.rows.iter().filter_map(|r| Some((r.uuid()?, r))).collect();
     let is_result_of = |r: &claude::Row, id: &str| {
-        let blocks = r.content().and_then(Value::as_array).into_iter().flatten();
+        let blocks = t.content(r).and_then(|c| c.as_array().cloned()).into_iter().flatten();
         blocks.into_iter().any(|b| b["type"] == "tool_result" && b["tool_use_id"] == id)
     };
     let last = targets.last().unwrap();
     let result_row = t.rows.iter().find(|r| is_result_of(r, last)).unwrap();
     // The prompt of the turn that made it: the nearest user row above it with no tool result.
     let mut prompt = result_row;
-    while prompt.kind() != "user" || prompt.content().is_some_and(|c| c.to_string().contains("tool_result")) {
+    while prompt.kind() != "user" || t.content(prompt).is_some_and(|c| c.to_string().contains("tool_result")) {
         prompt = by_uuid[prompt.parent_uuid().unwrap()];
     }
     let audit = |live: &LiveSession| {

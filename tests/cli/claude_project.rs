@@ -81,7 +81,7 @@ fn shakes_placeholder_is_claude_codes_own_persisted_output() {
     let t = Transcript::read(&dir.join("transcript.jsonl")).unwrap();
     let mut checked = 0;
     for row in t.rows.iter().filter(|r| r.kind() == "user" && r.has_tool_result()) {
-        for block in row.content().unwrap().as_array().unwrap() {
+        for block in t.content(row).unwrap().as_array().unwrap() {
             let Some(text) = block["content"].as_str().filter(|s| s.starts_with("<persisted-output>")) else {
                 continue;
             };

@@ -19,4 +19,19 @@ fn generate_session_is_hidden_deterministic_and_sized() {
     assert!(err.contains("cannot be used with"), "{err}");
     let err = env.fails(&["generate-session", "--size", "5X"], 2);
     assert!(err.contains("unknown size unit"), "{err}");
+    let omp = env.ok(&[
+        "--host",
+        "omp",
+        "generate-session",
+        "--seed",
+        "9",
+        "--entries",
+        "300",
+        "--model",
+        "openai/gpt-5.1-codex",
+    ]);
+    assert!(omp.starts_with(r#"{"type":"title","v":1,"#) && omp.lines().next().unwrap().len() == 255, "{omp:.300}");
+    assert!(omp.contains(r#""model":"openai/gpt-5.1-codex""#));
+    let err = env.fails(&["generate-session", "--model", "openai/gpt-5.1-codex"], 1);
+    assert!(err.contains("--host omp"), "{err}");
 }

@@ -7,10 +7,8 @@ use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
 use super::transcript::Transcript;
-use super::write::{fork_bytes, save_original, SaveError};
+use super::write::{result_spans, save_original, write_fork_bytes, SaveError};
 use crate::durable::FileError;
 
 /// What a fork (or an in-place fold) wrote.
@@ -77,23 +75,45 @@ pub fn session_id_from(seed: &[u8; 32]) -> String {
     format!("{}-{}-{}-{}-{}", &h[..8], &h[8..12], &h[12..16], &h[16..20], &h[20..])
 }
 
-/// The text of every `tool_result` whose content is a string, by `tool_use_id` (the last row
-/// wins for a repeated id). Block contents (images, text lists) are not foldable here.
-pub fn result_texts(t: &Transcript) -> HashMap<String, String> {
-    let mut texts = HashMap::new();
-    for row in t.rows.iter().filter(|r| r.kind() == "user") {
-        for block in row.content().and_then(Value::as_array).into_iter().flatten() {
-            if block.get("type").and_then(Value::as_str) != Some("tool_result") {
-                continue;
-            }
-            if let (Some(id), Some(text)) =
-                (block.get("tool_use_id").and_then(Value::as_str), block.get("content").and_then(Value::as_str))
-            {
-                texts.insert(id.to_string(), text.to_string());
+/// Where the text of every `tool_result` whose content is a string is, by `tool_use_id` (the
+/// last row wins for a repeated id): each text is decoded from the line when asked for, so the
+/// index holds no text. Block contents (images, text lists) are not foldable here.
+pub struct Results<'t> {
+    t: &'t Transcript,
+    /// `tool_use_id` → (row index, the content's byte range in the row's text).
+    at: HashMap<String, (usize, std::ops::Range<usize>)>,
+}
+
+impl<'t> Results<'t> {
+    /// Indexes the results of `t`'s user rows.
+    pub fn new(t: &'t Transcript) -> Results<'t> {
+        let mut at = HashMap::new();
+        for (i, row) in t.rows.iter().enumerate().filter(|(_, r)| r.kind() == "user" && r.has_tool_result()) {
+            let text = t.text(row);
+            for (id, span) in result_spans(text) {
+                if text[span.clone()].starts_with('"') {
+                    at.insert(id, (i, span));
+                }
             }
         }
+        Results { t, at }
     }
-    texts
+
+    /// The text of result `id`, when it is a string.
+    pub fn text(&self, id: &str) -> Option<String> {
+        let (row, span) = self.at.get(id)?;
+        serde_json::from_str(&self.t.text(&self.t.rows[*row])[span.clone()]).ok()
+    }
+
+    /// Every result's text, by id (tests and tools: this holds them all at once).
+    pub fn all(&self) -> HashMap<String, String> {
+        self.at.keys().filter_map(|id| Some((id.clone(), self.text(id)?))).collect()
+    }
+}
+
+/// The text of every `tool_result` whose content is a string, by `tool_use_id` ([`Results::all`]).
+pub fn result_texts(t: &Transcript) -> HashMap<String, String> {
+    Results::new(t).all()
 }
 
 /// Where the original of result `tool_use_id` of session `session_id`, read from `source`, is
@@ -153,19 +173,20 @@ fn save_originals(
     replacement: impl Fn(&str, &Path) -> String,
 ) -> Result<Saved, ForkError> {
     let dir = source.parent().unwrap_or(Path::new("."));
-    let texts = result_texts(t);
+    let texts = Results::new(t);
     let mut replace = HashMap::new();
     let mut folded = Vec::new();
     let mut skipped = Vec::new();
     for id in targets {
-        let Some(text) = texts.get(id) else {
+        // One original decoded at a time: only its placeholder is kept.
+        let Some(text) = texts.text(id) else {
             skipped.push((id.clone(), "no tool_result with a text content".to_string()));
             continue;
         };
         let saved = saved_path(source, old_id, id);
-        match save_original(saved.parent().unwrap_or(dir), id, text) {
+        match save_original(saved.parent().unwrap_or(dir), id, &text) {
             Ok(saved) => {
-                replace.insert(id.clone(), replacement(text, &saved));
+                replace.insert(id.clone(), replacement(&text, &saved));
                 folded.push((id.clone(), saved));
             }
             Err(e @ (SaveError::UnsafeId(_) | SaveError::Exists(_))) => skipped.push((id.clone(), e.to_string())),
@@ -214,9 +235,9 @@ fn write_fork(
     if path.exists() {
         return Err(ForkError::Exists(path.display().to_string()));
     }
-    let (bytes, _) = fork_bytes(t, old_id, new_id, replace);
-    write_new(&path, &bytes).map_err(FileError::at(&path, "write"))?;
-    let after = std::fs::read(source).map(|b| blake3::hash(&b)).map_err(FileError::at(source, "read"))?;
+    write_new(&path, |out| write_fork_bytes(t, old_id, new_id, replace, out).map(drop))
+        .map_err(FileError::at(&path, "write"))?;
+    let after = hash_file(source).map_err(FileError::at(source, "read"))?;
     if after != before {
         let _ = std::fs::remove_file(&path);
         return Err(ForkError::SourceChanged(shown, path.display().to_string()));
@@ -224,10 +245,18 @@ fn write_fork(
     Ok(path)
 }
 
-/// Creates `path` exclusively (mode 0600), writes `bytes`, fsyncs it and its folder.
-fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)?;
-    f.write_all(bytes)?;
+/// The blake3 hash of the file at `path`, read in pieces (never held whole).
+pub(super) fn hash_file(path: &Path) -> std::io::Result<blake3::Hash> {
+    Ok(blake3::Hasher::new().update_reader(std::fs::File::open(path)?)?.finalize())
+}
+
+/// Creates `path` exclusively (mode 0600), has `write` stream the bytes into it, fsyncs it and
+/// its folder.
+fn write_new(path: &Path, write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> std::io::Result<()> {
+    let f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, f);
+    write(&mut out)?;
+    let f = out.into_inner().map_err(std::io::IntoInnerError::into_error)?;
     f.sync_all()?;
     if let Some(dir) = path.parent() {
         std::fs::File::open(dir)?.sync_all()?;

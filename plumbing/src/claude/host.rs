@@ -27,6 +27,8 @@ use crate::host::{
     HostView, Node, Projected, Refusal, Reply, Role, SessionFile, Tool, TreeLine, Unit, View, ViewData, Warning,
     WriteBack,
 };
+use crate::json::members;
+use crate::pi::entry::as_str;
 use crate::tokens::Pieces;
 use crate::{Context, Error, Result};
 
@@ -251,17 +253,9 @@ fn parse_block(raw: &RawValue) -> Block<'_> {
     Block { raw, kind }
 }
 
-/// The `message.content` of a row, borrowed from its line.
-#[derive(Deserialize)]
-struct RowMessage<'a> {
-    #[serde(borrow, default)]
-    message: Option<MessageContent<'a>>,
-}
-
-#[derive(Deserialize)]
-struct MessageContent<'a> {
-    #[serde(borrow, default)]
-    content: Option<&'a RawValue>,
+/// A row's `message` as text, borrowed from the file (`None` when it is not an object).
+fn message_of<'a>(file: &'a SessionFile, row: &Row) -> Option<&'a str> {
+    row.message_in(file.line_text(&file.lines[row.line - 1]))
 }
 
 #[derive(Deserialize)]
@@ -320,13 +314,12 @@ impl<'a> ClaudeSession<'a> {
             let node = rows.len();
             node_of_row[i] = Some(node);
             rows.push(i);
-            let uuid = row.str("uuid");
+            let uuid = row.uuid();
             let first = row.message_id().is_none_or(|id| *first_uuid.entry(id).or_insert(uuid) == uuid);
             if row.kind() == "assistant" && first {
                 first_of_message.insert(node);
             }
-            let text = file.line_text(&file.lines[row.line - 1]);
-            let content = serde_json::from_str::<RowMessage<'a>>(text).ok().and_then(|m| m.message?.content);
+            let content = message_of(file, row).and_then(|m| members(m, &["content"])?[0]);
             let result = match row.kind() == "user" && row.has_tool_result() {
                 true => only_result(content),
                 false => None,
@@ -337,11 +330,11 @@ impl<'a> ClaudeSession<'a> {
     }
 
     fn header(&self, file: &'a SessionFile) -> Option<Header<'a>> {
-        let row = self.t.rows.iter().find(|r| r.str("sessionId").is_some())?;
+        let row = self.t.rows.iter().find(|r| r.session_id().is_some())?;
         Some(Header {
             line: row.line,
             raw: file.line_raw(&file.lines[row.line - 1]),
-            id: Cow::Owned(row.str("sessionId")?.to_string()),
+            id: Cow::Owned(row.session_id()?.to_string()),
             cwd: self.t.cwd().map(|c| Cow::Owned(c.to_string())),
             parent_session: None,
         })
@@ -380,11 +373,10 @@ impl<'a> ClaudeSession<'a> {
     /// The neutral role of what node `n` gives the model.
     fn role(&self, n: usize) -> Role {
         let row = self.row(n);
-        let flag = |k: &str| row.value.get(k).and_then(Value::as_bool) == Some(true);
         match row.kind() {
             "user" if row.has_tool_result() => Role::ToolResult,
-            "user" if flag("isCompactSummary") => Role::Summary,
-            "user" if flag("isMeta") => Role::Custom,
+            "user" if row.is_compact_summary() => Role::Summary,
+            "user" if row.is_meta() => Role::Custom,
             "user" => Role::User,
             "assistant" => Role::Assistant,
             "attachment" => Role::Custom,
@@ -501,7 +493,7 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
     }
 
     fn timestamp(&self, index: usize) -> Option<Cow<'a, str>> {
-        self.row(index).str("timestamp").map(|t| Cow::Owned(t.to_string()))
+        self.row(index).timestamp().map(|t| Cow::Owned(t.to_string()))
     }
 
     fn own_content(&self, index: usize) -> Option<&'a RawValue> {
@@ -521,14 +513,14 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
         if row.kind() != "assistant" || !self.first_of_message.contains(&index) {
             return None;
         }
-        let message = row.value.get("message")?;
-        let model = message.get("model").and_then(Value::as_str).filter(|m| *m != "<synthetic>")?;
-        let usage = message.get("usage")?;
-        let n = |k: &str| usage.get(k).and_then(Value::as_u64).unwrap_or(0);
-        let prompt = n("input_tokens") + n("cache_creation_input_tokens") + n("cache_read_input_tokens");
+        let [model, usage] = members(self.t.message(row)?, &["model", "usage"])?;
+        let model = as_str(model).filter(|m| m != "<synthetic>")?;
+        let usage = members(usage?.get(), &["input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"])?;
+        let n = |raw: Option<&RawValue>| raw.and_then(|r| serde_json::from_str::<u64>(r.get()).ok()).unwrap_or(0);
+        let prompt = usage.into_iter().map(n).sum::<u64>();
         Some(Reply {
             provider: Some(Cow::Borrowed("anthropic")),
-            model: Some(Cow::Owned(model.to_string())),
+            model: Some(Cow::Owned(model.into_owned())),
             prompt_tokens: (prompt > 0).then_some(prompt),
         })
     }
@@ -569,15 +561,15 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
         let source = &session.file.path;
         let shown = session.file.display();
         let sid = self.t.session_id().ok_or_else(|| Error::user(format!("{shown}: no row names a sessionId")))?;
-        let texts = super::fork::result_texts(&self.t);
+        let texts = super::fork::Results::new(&self.t);
         let mut contents = HashMap::new();
         for (target, content) in edits {
             let text =
-                texts.get(target).ok_or_else(|| Error::user(format!("{shown}: no text tool_result {target}")))?;
+                texts.text(target).ok_or_else(|| Error::user(format!("{shown}: no text tool_result {target}")))?;
             let new = serde_json::from_str::<String>(content.get())
                 .map_err(|_| Error::user(format!("{shown}: the new content of {target} is not a string")))?;
             // A fold writes Claude Code's placeholder: it must be what the plan counted.
-            if how.is_fold() && new != write::placeholder(text, &super::fork::saved_path(source, sid, target)) {
+            if how.is_fold() && new != write::placeholder(&text, &super::fork::saved_path(source, sid, target)) {
                 return Err(Error::user(format!("{shown}: the planned placeholder of {target} is not the fork's")));
             }
             contents.insert(target.clone(), new);
@@ -647,9 +639,10 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
             Ok(path) => (path, false),
             Err(super::fork::ForkError::Exists(_)) => {
                 let path = source.parent().unwrap_or(std::path::Path::new(".")).join(format!("{id}.jsonl"));
-                let (same, _) = write::fork_bytes(&self.t, sid, &id, &contents);
-                match std::fs::read(&path) {
-                    Ok(bytes) if bytes == same => (path, true),
+                let mut same = blake3::Hasher::new();
+                write::write_fork_bytes(&self.t, sid, &id, &contents, &mut same).map_err(|e| Error::io("hash", e))?;
+                match super::fork::hash_file(&path) {
+                    Ok(hash) if hash == same.finalize() => (path, true),
                     _ => {
                         return Err(Error::user(format!(
                             "{} exists with other content; not overwritten",
@@ -710,7 +703,7 @@ impl<'s> ClaudeView<'s, '_> {
                 }
             }
             "attachment" => {
-                for part in project::rendered_parts(row).unwrap_or_default() {
+                for part in project::rendered_parts(&self.host.t, row).unwrap_or_default() {
                     match &part {
                         Value::String(s) => sink.text(s),
                         Value::Array(blocks) => blocks
@@ -773,9 +766,9 @@ impl<'s> HostView<'s> for ClaudeView<'s, '_> {
         let row = self.host.row(self.context[pos]);
         match row.kind() {
             kind @ ("user" | "assistant") => {
-                row.content().map(|c| json!({"role": kind, "content": c})).into_iter().collect()
+                self.host.t.content(row).map(|c| json!({"role": kind, "content": c})).into_iter().collect()
             }
-            "attachment" => project::rendered_parts(row)
+            "attachment" => project::rendered_parts(&self.host.t, row)
                 .unwrap_or_default()
                 .into_iter()
                 .map(|part| json!({"role": "user", "content": part}))

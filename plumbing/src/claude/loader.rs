@@ -135,7 +135,7 @@ fn size_gate(t: &Transcript) -> usize {
 }
 
 fn is_anchored(row: &Row) -> bool {
-    let meta = row.value.get("compactMetadata");
+    let meta = row.compact_metadata();
     meta.is_some_and(|m| m.get("preservedSegment").is_some() || m.get("preservedMessages").is_some())
 }
 
@@ -160,7 +160,7 @@ fn relink<'t>(t: &'t Transcript, map: &mut UuidMap<'t>) -> bool {
     let positions: HashMap<&str, usize> = map.live().enumerate().map(|(k, u)| (u, k)).collect();
     let mut preserved: Option<(&'t str, Vec<&'t str>)> = None;
     if g == h {
-        let meta = &t.rows[map.rows[anchored_uuid]].value["compactMetadata"];
+        let Some(meta) = t.rows[map.rows[anchored_uuid]].compact_metadata() else { return false };
         match preserved_rows(t, map, meta) {
             None => return false,
             Some((anchor, uuids)) if !uuids.is_empty() => preserved = Some((anchor, uuids)),
@@ -275,7 +275,7 @@ fn stand_in<'t>(t: &Transcript, map: &UuidMap<'t>, child: &str, seen: &HashSet<&
         let r = &t.rows[map.rows[u]];
         if seen.contains(u)
             || r.is_sidechain() != side
-            || (r.kind() == "system" && r.str("subtype") == Some("file_snapshot"))
+            || (r.kind() == "system" && r.subtype() == Some("file_snapshot"))
         {
             continue;
         }
@@ -431,7 +431,7 @@ fn recover<'t>(t: &'t Transcript, map: &UuidMap<'t>, chain: Vec<&'t str>, seen: 
 fn continues_message(row: &Row, id: &str) -> bool {
     match row.kind() {
         "assistant" => row.message_id() == Some(id),
-        "user" => row.value.get("isMeta").and_then(|v| v.as_bool()) == Some(true) || row.has_tool_result(),
+        "user" => row.is_meta() || row.has_tool_result(),
         "attachment" => true,
         "system" => !row.is_compact_boundary(),
         _ => false,
@@ -443,7 +443,7 @@ fn is_meta_row(row: &Row) -> bool {
     match row.kind() {
         "attachment" => true,
         "system" => !row.is_compact_boundary(),
-        "user" => row.value.get("isMeta").and_then(|v| v.as_bool()) == Some(true) && !row.has_tool_result(),
+        "user" => row.is_meta() && !row.has_tool_result(),
         _ => false,
     }
 }
@@ -512,6 +512,6 @@ fn hang_under_leaf<'t>(
             }
         }
     }
-    found.sort_by(|a, b| t.rows[map.rows[a]].str("timestamp").cmp(&t.rows[map.rows[b]].str("timestamp")));
+    found.sort_by(|a, b| t.rows[map.rows[a]].timestamp().cmp(&t.rows[map.rows[b]].timestamp()));
     chain.extend(found);
 }

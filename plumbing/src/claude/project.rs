@@ -41,7 +41,7 @@ impl Msg {
 /// The messages Claude Code sends for `chain`, in the Messages API shape
 /// (`{"role", "content"}`, content a string or blocks).
 pub fn project(t: &Transcript, chain: &Chain) -> Vec<Value> {
-    let msgs: Vec<Msg> = chain.rows.iter().filter_map(|&i| to_msg(&t.rows[i])).collect();
+    let msgs: Vec<Msg> = chain.rows.iter().filter_map(|&i| to_msg(t, &t.rows[i])).collect();
     let mut out: Vec<Msg> = Vec::new();
     for msg in bubble_attachments(msgs) {
         match msg {
@@ -78,17 +78,17 @@ pub fn project(t: &Transcript, chain: &Chain) -> Vec<Value> {
         .collect()
 }
 
-fn to_msg(row: &Row) -> Option<Msg> {
+fn to_msg(t: &Transcript, row: &Row) -> Option<Msg> {
     match row.kind() {
-        "user" => Some(Msg::User(row.content()?.clone())),
+        "user" => Some(Msg::User(t.content(row)?)),
         "assistant" => {
-            let content = match row.content()? {
-                Value::Array(blocks) => blocks.clone(),
-                other => vec![other.clone()],
+            let content = match t.content(row)? {
+                Value::Array(blocks) => blocks,
+                other => vec![other],
             };
             Some(Msg::Assistant { id: row.message_id().map(str::to_owned), content })
         }
-        "attachment" => rendered_parts(row).map(Msg::Attachment),
+        "attachment" => rendered_parts(t, row).map(Msg::Attachment),
         _ => None,
     }
 }
@@ -96,8 +96,8 @@ fn to_msg(row: &Row) -> Option<Msg> {
 /// An attachment's `rendered` parts when they are what Claude Code accepts (each `content` a
 /// non-empty string or a non-empty list of non-empty text blocks); otherwise it renders the
 /// attachment afresh from its type, which shake does not (docs/claude-code.md), so `None`.
-pub(crate) fn rendered_parts(row: &Row) -> Option<Vec<Value>> {
-    let parts = row.value.get("rendered")?.as_array()?;
+pub(crate) fn rendered_parts(t: &Transcript, row: &Row) -> Option<Vec<Value>> {
+    let parts: Vec<Value> = serde_json::from_str(t.member(row, "rendered")?.get()).ok()?;
     let valid = |c: &Value| match c {
         Value::String(s) => !s.is_empty(),
         Value::Array(blocks) => {
@@ -109,8 +109,9 @@ pub(crate) fn rendered_parts(row: &Row) -> Option<Vec<Value>> {
         }
         _ => false,
     };
-    let contents: Vec<Value> = parts.iter().filter_map(|p| p.get("content")).cloned().collect();
-    (!contents.is_empty() && contents.len() == parts.len() && contents.iter().all(valid)).then_some(contents)
+    let total = parts.len();
+    let contents: Vec<Value> = parts.into_iter().filter_map(|mut p| p.get_mut("content").map(Value::take)).collect();
+    (!contents.is_empty() && contents.len() == total && contents.iter().all(valid)).then_some(contents)
 }
 
 /// Moves each attachment up past plain user messages, to just after the nearest assistant or

@@ -42,29 +42,30 @@ pub fn result_spans(line: &str) -> Vec<(String, Range<usize>)> {
     spans
 }
 
-/// Builds a fork's bytes: every line of `t` as it is, except that rows whose `sessionId` is
-/// `old_id` get `new_id` in each `"sessionId":"<old_id>"`, and the `content` of each
-/// `tool_result` named in `replace` becomes that string. Returns the bytes and the ids replaced.
-pub fn fork_bytes(
+/// Writes a fork's bytes to `out`, line by line: every line of `t` as it is, except that rows
+/// whose `sessionId` is `old_id` get `new_id` in each `"sessionId":"<old_id>"`, and the
+/// `content` of each `tool_result` named in `replace` becomes that string. Returns the ids
+/// replaced.
+pub fn write_fork_bytes(
     t: &Transcript,
     old_id: &str,
     new_id: &str,
     replace: &HashMap<String, String>,
-) -> (Vec<u8>, Vec<String>) {
+    out: &mut dyn Write,
+) -> std::io::Result<Vec<String>> {
     let raw = t.file.raw();
     let old_key = format!("\"sessionId\":{}", js_string(old_id));
     let new_key = format!("\"sessionId\":{}", js_string(new_id));
-    let mut out = Vec::with_capacity(raw.len());
     let mut replaced = Vec::new();
     let mut rows = t.rows.iter().peekable();
     let mut cursor = 0;
     for line in &t.file.lines {
-        out.extend_from_slice(&raw[cursor..line.raw.start]);
+        out.write_all(&raw[cursor..line.raw.start])?;
         cursor = line.raw.end;
         let bytes = &raw[line.raw.clone()];
         let row = rows.next_if(|r| r.line == line.number);
-        let Some(row) = row.filter(|r| r.str("sessionId") == Some(old_id)) else {
-            out.extend_from_slice(bytes);
+        let Some(row) = row.filter(|r| r.session_id() == Some(old_id)) else {
+            out.write_all(bytes)?;
             continue;
         };
         let text = t.file.line_text(line);
@@ -85,13 +86,25 @@ pub fn fork_bytes(
         edits.sort_by_key(|(r, _)| r.start);
         let mut at = 0;
         for (range, with) in edits {
-            out.extend_from_slice(&bytes[at..range.start]);
-            out.extend_from_slice(with.as_bytes());
+            out.write_all(&bytes[at..range.start])?;
+            out.write_all(with.as_bytes())?;
             at = range.end;
         }
-        out.extend_from_slice(&bytes[at..]);
+        out.write_all(&bytes[at..])?;
     }
-    out.extend_from_slice(&raw[cursor..]);
+    out.write_all(&raw[cursor..])?;
+    Ok(replaced)
+}
+
+/// [`write_fork_bytes`] into memory: the fork's bytes and the ids replaced.
+pub fn fork_bytes(
+    t: &Transcript,
+    old_id: &str,
+    new_id: &str,
+    replace: &HashMap<String, String>,
+) -> (Vec<u8>, Vec<String>) {
+    let mut out = Vec::with_capacity(t.file.raw().len());
+    let replaced = write_fork_bytes(t, old_id, new_id, replace, &mut out).expect("writing to memory cannot fail");
     (out, replaced)
 }
 

@@ -1,12 +1,14 @@
-//! `shake generate-session` (hidden): writes a seeded, realistic pi v3 (or oh-my-pi) session for
-//! tests and benchmarks (`docs/generate-session.md`).
+//! `shake generate-session` (hidden): writes a seeded, realistic pi v3 session for tests and
+//! benchmarks (`docs/generate-session.md`); with `--host omp`, the same session as oh-my-pi
+//! writes it (`crate::omp::generate`).
 
 use std::io::Write;
 use std::path::PathBuf;
 
 use crate::durable::FileError;
 use crate::host::generate::{generate, Limit, Options};
-use crate::{Context, Result};
+use crate::host::HostKind;
+use crate::{omp, Context, Error, Result};
 
 /// Write a seeded, realistic pi v3 session (a development and benchmark tool)
 #[derive(clap::Args, Debug)]
@@ -21,32 +23,34 @@ pub struct GenerateSessionArgs {
     #[arg(long, value_name = "N")]
     pub entries: Option<u64>,
     /// The header's cwd
-    #[arg(long, value_name = "DIR", conflicts_with = "omp")]
+    #[arg(long, value_name = "DIR")]
     pub cwd: Option<String>,
-    /// Write an oh-my-pi session instead, every assistant message on this model
-    /// (`provider/id`, e.g. anthropic/claude-sonnet-4-5: its tokenizer family is the session's)
+    /// With `--host omp`: the model every assistant names, `provider/id`
     #[arg(long, value_name = "MODEL")]
-    pub omp: Option<String>,
+    pub model: Option<String>,
     /// Write to FILE instead of standard output
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 }
 
 /// Runs `shake generate-session`.
-pub fn run(_ctx: &Context, args: &GenerateSessionArgs, out: &mut dyn Write) -> Result {
+pub fn run(ctx: &Context, args: &GenerateSessionArgs, out: &mut dyn Write) -> Result {
     let limit = match (args.size, args.entries) {
         (Some(bytes), _) => Limit::Bytes(bytes),
         (None, Some(n)) => Limit::Entries(n),
         (None, None) => Limit::Default,
     };
-    let bytes = match &args.omp {
-        Some(model) => crate::omp::generate::generate(&crate::omp::generate::Options {
+    let bytes = match (ctx.host, &args.model) {
+        (None | Some(HostKind::Pi), None) => generate(&Options { seed: args.seed, limit, cwd: args.cwd.clone() }),
+        (Some(HostKind::Omp), model) if args.cwd.is_none() => omp::generate::generate(&omp::generate::Options {
             seed: args.seed,
             limit,
-            model: model.clone(),
+            model: model.clone().unwrap_or_else(|| "anthropic/claude-sonnet-4-5".into()),
             title: format!("generated session {}", args.seed),
         }),
-        None => generate(&Options { seed: args.seed, limit, cwd: args.cwd.clone() }),
+        (Some(HostKind::Omp), _) => return Err(Error::user("--cwd is for pi sessions; an OMP session has its own")),
+        (Some(HostKind::Claude), _) => return Err(Error::user("generate-session writes pi and oh-my-pi sessions")),
+        (_, Some(_)) => return Err(Error::user("--model is for OMP sessions (--host omp)")),
     };
     match &args.output {
         Some(path) => std::fs::write(path, &bytes).map_err(FileError::at(path, "write"))?,

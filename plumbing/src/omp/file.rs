@@ -1,6 +1,10 @@
 //! An oh-my-pi session file read whole: the title slot, the header and the entries, with each
 //! entry's exact line kept (`spec/pi-extensions.md` §3.1–3.2, `pi-session-format.md` §8).
 //!
+//! An entry keeps its type, id and parent (a field scan of the line, [`crate::json::members`]);
+//! the rest is parsed from the line where it is read ([`OmpFile::value`]) and let go, so a
+//! file costs little more than its bytes.
+//!
 //! OMP rewrites its files in place (title slot) and whole (`/shake`, pruning: temp file and
 //! rename), so a reader holds no descriptor: [`OmpFile::read`] reopens by path and checks that
 //! the file it read is still the one at the path, retrying a few times before it gives up. The
@@ -12,7 +16,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 use thiserror::Error;
 
-use crate::host::file::{read_settled, Bytes, READ_ATTEMPTS};
+use crate::host::file::{read_settled, Bytes, SessionFile, READ_ATTEMPTS};
 
 /// The title slot's fixed width, `\n` included (`session-title-slot.ts`).
 pub const TITLE_SLOT_BYTES: usize = 256;
@@ -46,35 +50,39 @@ pub struct OmpEntry {
     pub line: usize,
     /// The line's bytes in [`OmpFile::bytes`], `\n` excluded.
     pub raw: Range<usize>,
-    /// The parsed object.
-    pub value: Map<String, Value>,
+    kind: Box<str>,
+    id: Option<Box<str>>,
+    parent_id: Option<Box<str>>,
 }
 
 impl OmpEntry {
     /// The entry's `type`.
     pub fn kind(&self) -> &str {
-        self.value.get("type").and_then(Value::as_str).unwrap_or("")
+        &self.kind
     }
 
     /// The entry's `id`, when it is a string.
     pub fn id(&self) -> Option<&str> {
-        self.value.get("id").and_then(Value::as_str)
+        self.id.as_deref()
     }
 
     /// The entry's `parentId`, when it is a string.
     pub fn parent_id(&self) -> Option<&str> {
-        self.value.get("parentId").and_then(Value::as_str)
+        self.parent_id.as_deref()
     }
+}
 
-    /// The message of a `message` entry.
-    pub fn message(&self) -> Option<&Map<String, Value>> {
-        (self.kind() == "message").then(|| self.value.get("message")?.as_object()).flatten()
+/// The message of a `message` entry's value.
+pub fn message(value: &Map<String, Value>) -> Option<&Map<String, Value>> {
+    match value.get("type").and_then(Value::as_str) {
+        Some("message") => value.get("message")?.as_object(),
+        _ => None,
     }
+}
 
-    /// The role of a `message` entry's message.
-    pub fn role(&self) -> Option<&str> {
-        self.message()?.get("role")?.as_str()
-    }
+/// The role of a `message` entry's message.
+pub fn role(value: &Map<String, Value>) -> Option<&str> {
+    message(value)?.get("role")?.as_str()
 }
 
 /// A whole OMP session file.
@@ -88,6 +96,8 @@ pub struct OmpFile {
     pub title: Option<TitleSlot>,
     /// The `session` header line.
     pub header: OmpEntry,
+    /// The header, parsed.
+    pub header_value: Map<String, Value>,
     /// Every parseable entry line after the header, in file order (malformed lines are skipped,
     /// as OMP's loader skips them).
     pub entries: Vec<OmpEntry>,
@@ -126,11 +136,22 @@ impl OmpFile {
         }
     }
 
+    /// [`OmpFile::read`], with the same bytes as a [`SessionFile`] (shared, not copied) for the
+    /// store's import of this read ([`crate::store::touch::import_read`]): the file is mapped
+    /// once, not once per reader.
+    pub fn read_shared(path: &Path) -> Result<(OmpFile, SessionFile), OmpError> {
+        let read = SessionFile::read(path).map_err(|err| OmpError::Io { path: path.display().to_string(), err })?;
+        if read.stamp().is_none() {
+            return Err(OmpError::Unstable { path: path.display().to_string(), attempts: READ_ATTEMPTS });
+        }
+        Ok((Self::parse(path.to_path_buf(), read.bytes().clone())?, read))
+    }
+
     /// Parses bytes already in memory (a version restored from the store, a test).
     pub fn parse(path: PathBuf, bytes: impl Into<Bytes>) -> Result<OmpFile, OmpError> {
         let bytes = bytes.into();
-        let Scan { title, header, entries, malformed } = scan(&path, &bytes, true)?;
-        Ok(OmpFile { path, bytes, title, header, entries, malformed })
+        let Scan { title, header: (header, header_value), entries, malformed } = scan(&path, &bytes, true)?;
+        Ok(OmpFile { path, bytes, title, header, header_value, entries, malformed })
     }
 
     /// Makes [`OmpFile::parse`]'s checks (torn title slot, missing header, old version) without
@@ -157,12 +178,17 @@ impl OmpFile {
     pub fn line_bytes(&self, entry: &OmpEntry) -> &[u8] {
         &self.bytes[entry.raw.clone()]
     }
+
+    /// An entry parsed from its line (again: nothing holds the parsed entries).
+    pub fn value(&self, entry: &OmpEntry) -> Map<String, Value> {
+        serde_json::from_slice(self.line_bytes(entry)).unwrap_or_default()
+    }
 }
 
 /// What [`scan`] read.
 struct Scan {
     title: Option<TitleSlot>,
-    header: OmpEntry,
+    header: (OmpEntry, Map<String, Value>),
     entries: Vec<OmpEntry>,
     malformed: Vec<usize>,
 }
@@ -190,22 +216,46 @@ fn scan(path: &Path, bytes: &[u8], entries_too: bool) -> Result<Scan, OmpError> 
         if header.is_some() && !entries_too {
             break;
         }
-        let Ok(Value::Object(value)) = serde_json::from_slice::<Value>(line) else {
+        let Some(entry) = scan_entry(line, number, raw) else {
             malformed.push(number);
             continue;
         };
-        match value.get("type").and_then(Value::as_str) {
-            Some("session") if header.is_none() => {
+        match entry.kind() {
+            "session" if header.is_none() => {
+                let value = serde_json::from_slice::<Map<String, Value>>(line).unwrap_or_default();
                 check_version(&name, number, &value)?;
-                header = Some(OmpEntry { line: number, raw, value });
+                header = Some((entry, value));
             }
-            Some("session" | "title") => {}
+            "session" | "title" => {}
             _ if header.is_none() => return Err(OmpError::MissingHeader { path: name }),
-            _ => entries.push(OmpEntry { line: number, raw, value }),
+            _ => entries.push(entry),
         }
     }
     let header = header.ok_or(OmpError::MissingHeader { path: name })?;
     Ok(Scan { title, header, entries, malformed })
+}
+
+/// An entry's type, id and parent, read without building the entry; `None` when the line is
+/// not a JSON object (what OMP's reader skips), or holds a lone surrogate escape, which
+/// `serde_json` refuses as it always has here.
+fn scan_entry(line: &[u8], number: usize, raw: Range<usize>) -> Option<OmpEntry> {
+    let text = std::str::from_utf8(line).ok()?;
+    let has = |b: &[u8]| memchr::memmem::find(line, b).is_some();
+    if (has(b"\\ud") || has(b"\\uD")) && serde_json::from_str::<Value>(text).is_err() {
+        return None;
+    }
+    let [kind, id, parent] = crate::json::members(text, &["type", "id", "parentId"])?;
+    // `Value::as_str`: a string, decoded (only a string that parses is one here).
+    let string = |raw: Option<&serde_json::value::RawValue>| {
+        raw.and_then(|r| serde_json::from_str::<String>(r.get()).ok()).map(String::into_boxed_str)
+    };
+    Some(OmpEntry {
+        line: number,
+        raw,
+        kind: string(kind).unwrap_or_default(),
+        id: string(id),
+        parent_id: string(parent),
+    })
 }
 
 fn parse_title(path: &str, line: &[u8], has_newline: bool) -> Result<TitleSlot, OmpError> {

@@ -207,7 +207,7 @@ mod tests {
         let f = OmpFile::parse("g.jsonl".into(), bytes).unwrap();
         assert!(f.malformed.is_empty());
         assert!(f.entries.iter().all(|e| !matches!(e.kind(), "context_edit" | "usage" | "label")));
-        assert_eq!(f.entries.last().map(|e| e.value["customType"].clone()), Some("session_exit".into()));
+        assert_eq!(f.entries.last().map(|e| f.value(e)["customType"].clone()), Some("session_exit".into()));
         // Every parent is an entry of the file: nothing dangles after the dropped entries.
         let ids: std::collections::HashSet<_> = f.entries.iter().filter_map(|e| e.id()).collect();
         assert!(f.entries.iter().filter_map(|e| e.parent_id()).all(|p| ids.contains(p)));

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::file::{OmpEntry, OmpFile};
+use super::file::{message, OmpFile};
 use super::shake::entry_tokens;
 use super::tokenizer::OmpTokenizer;
 
@@ -97,32 +97,33 @@ pub fn compare(old: &OmpFile, new: &OmpFile, tok: &OmpTokenizer) -> Rewrite {
         if new_ids.get(id) != Some(&i) {
             continue; // a repeated id: the later entry speaks for it
         }
-        let after = entry_tokens(e, tok);
-        let change = |kind, before: Option<&OmpEntry>| Change {
+        let before = old_ids.get(id).map(|&j| &old.entries[j]);
+        if before.is_some_and(|b| old.line_bytes(b) == new.line_bytes(e)) {
+            continue;
+        }
+        let (e_value, before_value) = (new.value(e), before.map(|b| old.value(b)));
+        let kind = match &before_value {
+            None => ChangeKind::Added,
+            Some(b) if shaken(b, &e_value) => ChangeKind::Shaken,
+            Some(_) => ChangeKind::Edited,
+        };
+        changes.push(Change {
             id: id.to_string(),
             kind,
             old_line: before.map(|b| b.line),
             new_line: Some(e.line),
-            tokens_before: before.map_or(0, |b| entry_tokens(b, tok)),
-            tokens_after: after,
-            placeholders: match (kind, before) {
-                (ChangeKind::Shaken, Some(before)) => placeholders(before, e),
+            tokens_before: before_value.as_ref().map_or(0, |b| entry_tokens(b, tok)),
+            tokens_after: entry_tokens(&e_value, tok),
+            placeholders: match (kind, &before_value) {
+                (ChangeKind::Shaken, Some(b)) => placeholders(b, &e_value),
                 _ => Vec::new(),
             },
-        };
-        match old_ids.get(id).map(|&j| &old.entries[j]) {
-            None => changes.push(change(ChangeKind::Added, None)),
-            Some(before) if old.line_bytes(before) != new.line_bytes(e) => {
-                let kind = if shaken(before, e) { ChangeKind::Shaken } else { ChangeKind::Edited };
-                changes.push(change(kind, Some(before)));
-            }
-            Some(_) => {}
-        }
+        });
     }
     for e in &old.entries {
         let Some(id) = e.id() else { continue };
         if !new_ids.contains_key(id) && old_ids.get(id).map(|&j| old.entries[j].line) == Some(e.line) {
-            let tokens_before = entry_tokens(e, tok);
+            let tokens_before = entry_tokens(&old.value(e), tok);
             changes.push(Change {
                 id: id.to_string(),
                 kind: ChangeKind::Removed,
@@ -139,18 +140,22 @@ pub fn compare(old: &OmpFile, new: &OmpFile, tok: &OmpTokenizer) -> Rewrite {
     Rewrite { appended, title_changed, changes }
 }
 
-/// Whether `after` is `before` shaken: newly `prunedAt`, or a new `[shaken ~` placeholder.
-fn shaken(before: &OmpEntry, after: &OmpEntry) -> bool {
+/// Whether `after` is `before` shaken (entries' values): newly `prunedAt`, or a new `[shaken ~`
+/// placeholder.
+fn shaken(before: &Entry, after: &Entry) -> bool {
     (pruned(after) && !pruned(before)) || marks(after).len() > marks(before).len()
 }
 
-fn pruned(e: &OmpEntry) -> bool {
-    e.message().is_some_and(|m| m.contains_key("prunedAt"))
+/// An entry's parsed value.
+type Entry = serde_json::Map<String, Value>;
+
+fn pruned(e: &Entry) -> bool {
+    message(e).is_some_and(|m| m.contains_key("prunedAt"))
 }
 
 /// The placeholders OMP put into `after`: its `[shaken ~…]` marks not in `before` (as many times
 /// as they are new), else, for a result newly pruned, its text.
-fn placeholders(before: &OmpEntry, after: &OmpEntry) -> Vec<String> {
+fn placeholders(before: &Entry, after: &Entry) -> Vec<String> {
     let mut old = marks(before);
     let mut new = Vec::new();
     for mark in marks(after) {
@@ -162,7 +167,7 @@ fn placeholders(before: &OmpEntry, after: &OmpEntry) -> Vec<String> {
         }
     }
     if new.is_empty() && pruned(after) && !pruned(before) {
-        let content = after.message().and_then(|m| m.get("content"));
+        let content = message(after).and_then(|m| m.get("content"));
         let texts = content.and_then(Value::as_array).into_iter().flatten().filter_map(|b| b.get("text")?.as_str());
         new.push(texts.collect());
     }
@@ -170,7 +175,7 @@ fn placeholders(before: &OmpEntry, after: &OmpEntry) -> Vec<String> {
 }
 
 /// Every `[shaken ~…]` placeholder in the entry's strings, in order.
-fn marks(e: &OmpEntry) -> Vec<String> {
+fn marks(e: &Entry) -> Vec<String> {
     fn walk(v: &Value, out: &mut Vec<String>) {
         match v {
             Value::String(s) => {
@@ -188,7 +193,7 @@ fn marks(e: &OmpEntry) -> Vec<String> {
         }
     }
     let mut out = Vec::new();
-    for v in e.value.values() {
+    for v in e.values() {
         walk(v, &mut out);
     }
     out

@@ -45,7 +45,7 @@ pub fn session_tokenizer(
     accurate: bool,
     o200k: crate::tokens::Tokenizer,
 ) -> (Option<String>, OmpTokenizer) {
-    let model = model::session_model(&shake::branch(file), &file.header.value);
+    let model = model::session_model(file, &shake::branch(file));
     let family = model.as_ref().and_then(|(p, m)| Family::of(p, m));
     (model.map(|(p, m)| format!("{p}/{m}")), OmpTokenizer::new(family, accurate).with_o200k(o200k))
 }
@@ -53,8 +53,8 @@ pub fn session_tokenizer(
 /// Reads what OMP's `/shake` with `config` would free on `file` now, counted with `tokenizer`.
 pub fn reading(file: &OmpFile, config: &Config, model: Option<String>, tokenizer: OmpTokenizer) -> Reading {
     let branch = shake::branch(file);
-    let boundary = shake::boundary(&branch);
-    let regions = shake::collect(&branch, &tokenizer, config, boundary);
+    let boundary = shake::boundary(file, &branch);
+    let regions = shake::collect(file, &branch, &tokenizer, config, boundary.as_deref());
     let freed = shake::freed(&regions, &tokenizer);
-    Reading { model, tokenizer, branch_len: branch.len(), boundary: boundary.map(str::to_string), regions, freed }
+    Reading { model, tokenizer, branch_len: branch.len(), boundary, regions, freed }
 }

@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use super::file::OmpEntry;
+use super::file::{message, role, OmpEntry, OmpFile};
 
 /// OMP's tokenizer families (`ModelTokenizer`); `None` in [`Family::of`] means bytes/4.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -192,27 +192,32 @@ fn at_least(revision: Option<Revision>, floor: Revision) -> bool {
 /// The session's model as `(provider, id)`: the newest on the branch of a default-role
 /// `model_change` (`model: "provider/id"`, or pi's `provider`/`modelId`) or an assistant
 /// message's `provider`/`model`; else the header's `provider`/`modelId`.
-pub fn session_model(branch: &[&OmpEntry], header: &serde_json::Map<String, Value>) -> Option<(String, String)> {
+pub fn session_model(file: &OmpFile, branch: &[&OmpEntry]) -> Option<(String, String)> {
     let str_of = |v: &serde_json::Map<String, Value>, k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
     let pair = |v: &serde_json::Map<String, Value>, p: &str, m: &str| Some((str_of(v, p)?, str_of(v, m)?));
     branch
         .iter()
         .rev()
-        .find_map(|e| match e.kind() {
-            "model_change" => {
-                let role = e.value.get("role").and_then(Value::as_str);
-                if role.is_some_and(|r| r != "default") {
-                    return None;
+        .filter(|e| matches!(e.kind(), "model_change" | "message"))
+        .find_map(|e| {
+            // Parsed one at a time from the newest: the walk stops at the first that names one.
+            let value = file.value(e);
+            match e.kind() {
+                "model_change" => {
+                    let role = value.get("role").and_then(Value::as_str);
+                    if role.is_some_and(|r| r != "default") {
+                        return None;
+                    }
+                    match value.get("model").and_then(Value::as_str) {
+                        Some(m) => m.split_once('/').map(|(p, id)| (p.to_string(), id.to_string())),
+                        None => pair(&value, "provider", "modelId"),
+                    }
                 }
-                match e.value.get("model").and_then(Value::as_str) {
-                    Some(m) => m.split_once('/').map(|(p, id)| (p.to_string(), id.to_string())),
-                    None => pair(&e.value, "provider", "modelId"),
-                }
+                _ if role(&value) == Some("assistant") => pair(message(&value)?, "provider", "model"),
+                _ => None,
             }
-            "message" if e.role() == Some("assistant") => pair(e.message()?, "provider", "model"),
-            _ => None,
         })
-        .or_else(|| pair(header, "provider", "modelId"))
+        .or_else(|| pair(&file.header_value, "provider", "modelId"))
 }
 
 #[cfg(test)]

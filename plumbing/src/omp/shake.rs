@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use super::file::{OmpEntry, OmpFile};
+use super::file::{message, role, OmpEntry, OmpFile};
 use super::tokenizer::{OmpTokenizer, IMAGE_TOKENS};
 use crate::tokens::js_json;
 
@@ -106,33 +106,57 @@ pub fn branch(file: &OmpFile) -> Vec<&OmpEntry> {
 
 /// The boundary `/shake` passes: the newest compaction's `firstKeptEntryId` on the branch
 /// (reset boundaries are ignored, as OMP ignores them).
-pub fn boundary<'a>(branch: &[&'a OmpEntry]) -> Option<&'a str> {
-    branch.iter().rev().find(|e| e.kind() == "compaction").and_then(|e| e.value.get("firstKeptEntryId")?.as_str())
+pub fn boundary(file: &OmpFile, branch: &[&OmpEntry]) -> Option<String> {
+    let compaction = branch.iter().rev().find(|e| e.kind() == "compaction")?;
+    file.value(compaction).get("firstKeptEntryId")?.as_str().map(str::to_string)
+}
+
+/// What one entry of the branch may give, read in the one pass over the branch that counts its
+/// tokens: the entry's parsed value is let go as soon as this is known.
+enum Candidate {
+    /// A tool result with text: what its region would be, and what decides whether it is one.
+    Result { useless: bool, pruned: bool, name: String, call_id: Option<String>, artifact: bool, tokens: u64 },
+    /// The fenced and XML blocks of its texts big enough to be regions.
+    Blocks(Vec<Region>),
+}
+
+/// A tool call's name and, for a read, its path (what `isProtectedToolResult` looks at).
+struct CallInfo {
+    name: Option<String>,
+    path: Option<String>,
 }
 
 /// `collectShakeRegions(branch, tokenizer, {...config, keepBoundaryId})`.
-pub fn collect(branch: &[&OmpEntry], tok: &OmpTokenizer, config: &Config, keep: Option<&str>) -> Vec<Region> {
+pub fn collect(
+    file: &OmpFile,
+    branch: &[&OmpEntry],
+    tok: &OmpTokenizer,
+    config: &Config,
+    keep: Option<&str>,
+) -> Vec<Region> {
     let n = branch.len();
-    let mut after = vec![0u64; n];
-    let mut acc = 0;
-    for i in (0..n).rev() {
-        after[i] = acc;
-        acc += entry_tokens(branch[i], tok);
-    }
-    let calls = tool_calls(branch);
     let start = keep.map_or(0, |id| branch.iter().position(|e| e.id() == Some(id)).unwrap_or(0));
-    let mut regions = Vec::new();
-    for (i, entry) in branch.iter().enumerate().skip(start) {
-        let result = entry.message().filter(|m| m.get("role").and_then(Value::as_str) == Some("toolResult"));
-        let useless = result.is_some_and(|m| m.get("useless") == Some(&Value::Bool(true)))
-            && result.is_some_and(|m| m.get("isError") != Some(&Value::Bool(true)));
-        if !useless && after[i] < config.protect_tokens {
+    let mut tokens = vec![0u64; n];
+    let mut calls: HashMap<String, CallInfo> = HashMap::new();
+    let mut candidates: Vec<(usize, Candidate)> = Vec::new();
+    for (i, entry) in branch.iter().enumerate() {
+        let value = file.value(entry);
+        tokens[i] = entry_tokens(&value, tok);
+        let message = message(&value);
+        if role(&value) == Some("assistant") {
+            for b in blocks(message.and_then(|m| m.get("content"))) {
+                if let (true, Some(id)) = (is_type(b, "toolCall"), b.get("id").and_then(Value::as_str)) {
+                    let field = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
+                    let path = field(b.get("arguments").and_then(|a| a.get("path")));
+                    calls.insert(id.to_string(), CallInfo { name: field(b.get("name")), path });
+                }
+            }
+        }
+        if i < start {
             continue;
         }
+        let result = message.filter(|m| m.get("role").and_then(Value::as_str) == Some("toolResult"));
         if let Some(m) = result {
-            if m.contains_key("prunedAt") || protected(m, &calls, config) {
-                continue;
-            }
             let texts: Vec<&str> = blocks(m.get("content"))
                 .filter(|b| is_type(b, "text"))
                 .filter_map(|b| b.get("text")?.as_str())
@@ -141,40 +165,83 @@ pub fn collect(branch: &[&OmpEntry], tok: &OmpTokenizer, config: &Config, keep: 
             if texts.is_empty() {
                 continue;
             }
-            regions.push(Region {
-                kind: Kind::ToolResult,
-                pos: i,
-                entry_id: entry.id().unwrap_or_default().to_string(),
-                block_index: None,
-                bytes: None,
-                utf16: None,
-                tokens: tok.count_all(&texts),
-                label: str_field(m, "toolName").to_string(),
+            let source = m.get("details").and_then(|d| d.get("meta")?.get("source"));
+            let artifact = source.is_some_and(|s| {
+                s.get("type").and_then(Value::as_str) == Some("internal")
+                    && s.get("value").and_then(Value::as_str).is_some_and(|v| v.starts_with("artifact://"))
             });
+            candidates.push((
+                i,
+                Candidate::Result {
+                    useless: m.get("useless") == Some(&Value::Bool(true))
+                        && m.get("isError") != Some(&Value::Bool(true)),
+                    pruned: m.contains_key("prunedAt"),
+                    name: str_field(m, "toolName").to_string(),
+                    call_id: m.get("toolCallId").and_then(Value::as_str).map(str::to_string),
+                    artifact,
+                    tokens: tok.count_all(&texts),
+                },
+            ));
             continue;
         }
-        for (block_index, label, text) in block_texts(entry) {
+        let mut found = Vec::new();
+        for (block_index, label, text) in block_texts(&value) {
             for range in scan_blocks(text) {
                 let slice = &text[range.clone()];
                 if slice.is_empty() {
                     continue;
                 }
-                let tokens = tok.count(slice);
-                if tokens < config.fence_min_tokens {
+                let count = tok.count(slice);
+                if count < config.fence_min_tokens {
                     continue;
                 }
                 let u16_start = utf16_len(&text[..range.start]);
-                regions.push(Region {
+                found.push(Region {
                     kind: Kind::Block,
                     pos: i,
                     entry_id: entry.id().unwrap_or_default().to_string(),
                     block_index: Some(block_index),
                     utf16: Some(u16_start..u16_start + utf16_len(slice)),
                     bytes: Some(range),
-                    tokens,
+                    tokens: count,
                     label: label.to_string(),
                 });
             }
+        }
+        if !found.is_empty() {
+            candidates.push((i, Candidate::Blocks(found)));
+        }
+    }
+    let mut after = vec![0u64; n];
+    let mut acc = 0;
+    for i in (0..n).rev() {
+        after[i] = acc;
+        acc += tokens[i];
+    }
+    let mut regions = Vec::new();
+    for (i, candidate) in candidates {
+        match candidate {
+            Candidate::Result { useless, pruned, name, call_id, artifact, tokens } => {
+                if (!useless && after[i] < config.protect_tokens) || pruned {
+                    continue;
+                }
+                let call = call_id.as_deref().and_then(|id| calls.get(id));
+                if protected(&name, call, artifact, config) {
+                    continue;
+                }
+                regions.push(Region {
+                    kind: Kind::ToolResult,
+                    pos: i,
+                    entry_id: branch[i].id().unwrap_or_default().to_string(),
+                    block_index: None,
+                    bytes: None,
+                    utf16: None,
+                    tokens,
+                    label: name,
+                });
+            }
+            Candidate::Blocks(found) if after[i] >= config.protect_tokens => regions.extend(found),
+            Candidate::Blocks(_) => {}
         }
     }
     let savings: u64 = regions.iter().map(|r| r.tokens.saturating_sub(GATE_PLACEHOLDER)).sum();
@@ -215,7 +282,7 @@ pub fn rewrite(file: &OmpFile, regions: &[Region], artifact: Option<u64>, now_ms
         let text = placeholder(region, k + 1, artifact);
         placeholders += region_placeholder_tokens(&text);
         let line = branch[region.pos].line;
-        let value = edited.entry(line).or_insert_with(|| branch[region.pos].value.clone());
+        let value = edited.entry(line).or_insert_with(|| file.value(branch[region.pos]));
         apply(value, region, &text, now_ms);
     }
     let mut out = file.bytes[..file.header_end()].to_vec();
@@ -275,11 +342,12 @@ fn apply(entry: &mut Map<String, Value>, region: &Region, replacement: &str, now
     }
 }
 
-/// `entryTokens`: a message's `countMessage`, a custom message's text, 0 for anything else.
-pub(crate) fn entry_tokens(entry: &OmpEntry, tok: &OmpTokenizer) -> u64 {
-    match entry.kind() {
-        "message" => entry.message().map_or(0, |m| message_tokens(m, tok)),
-        "custom_message" => match entry.value.get("content") {
+/// `entryTokens` of an entry's value: a message's `countMessage`, a custom message's text, 0
+/// for anything else.
+pub(crate) fn entry_tokens(entry: &Map<String, Value>, tok: &OmpTokenizer) -> u64 {
+    match entry.get("type").and_then(Value::as_str).unwrap_or("") {
+        "message" => message(entry).map_or(0, |m| message_tokens(m, tok)),
+        "custom_message" => match entry.get("content") {
             Some(Value::String(s)) => tok.count(s),
             content => {
                 let texts: Vec<&str> =
@@ -365,52 +433,28 @@ fn json_text(value: Option<&Value>) -> String {
     value.map_or_else(|| "null".to_string(), js_json::stringify_value)
 }
 
-/// Assistant `toolCall` blocks on the branch, by id (a later one wins).
-fn tool_calls<'a>(branch: &[&'a OmpEntry]) -> HashMap<&'a str, &'a Map<String, Value>> {
-    let mut calls = HashMap::new();
-    for e in branch {
-        if e.role() != Some("assistant") {
-            continue;
-        }
-        for b in blocks(e.message().and_then(|m| m.get("content"))) {
-            if let (true, Some(id), Some(obj)) =
-                (is_type(b, "toolCall"), b.get("id").and_then(Value::as_str), b.as_object())
-            {
-                calls.insert(id, obj);
-            }
-        }
-    }
-    calls
-}
-
 /// `isProtectedToolResult` with the preset's matchers: `skill`, reads of `skill://` (and of
-/// `artifact://` recoveries for the automatic preset).
-fn protected(result: &Map<String, Value>, calls: &HashMap<&str, &Map<String, Value>>, config: &Config) -> bool {
-    let name = str_field(result, "toolName");
+/// `artifact://` recoveries for the automatic preset). `call` is the branch's tool call the
+/// result answers (a later one with the same id wins); `artifact` tells whether the result's
+/// `details.meta.source` is an internal `artifact://` one.
+fn protected(name: &str, call: Option<&CallInfo>, artifact: bool, config: &Config) -> bool {
     if name == "skill" {
         return true;
     }
-    let call = result.get("toolCallId").and_then(Value::as_str).and_then(|id| calls.get(id));
-    let read_path = call
-        .filter(|c| name == "read" && c.get("name").and_then(Value::as_str) == Some("read"))
-        .and_then(|c| c.get("arguments")?.get("path")?.as_str());
+    let read_path =
+        call.filter(|c| name == "read" && c.name.as_deref() == Some("read")).and_then(|c| c.path.as_deref());
     if read_path.is_some_and(|p| p.starts_with("skill://")) {
         return true;
     }
     if !config.protect_artifact_reads {
         return false;
     }
-    let source = result.get("details").and_then(|d| d.get("meta")?.get("source"));
-    read_path.is_some_and(|p| p.starts_with("artifact://"))
-        || source.is_some_and(|s| {
-            s.get("type").and_then(Value::as_str) == Some("internal")
-                && s.get("value").and_then(Value::as_str).is_some_and(|v| v.starts_with("artifact://"))
-        })
+    read_path.is_some_and(|p| p.starts_with("artifact://")) || artifact
 }
 
-/// The texts `collectBlockRegions` scans in an entry: (content index or -1, label, text).
-fn block_texts(entry: &OmpEntry) -> Vec<(i64, &str, &str)> {
-    let (content, label) = match (entry.kind(), entry.message()) {
+/// The texts `collectBlockRegions` scans in an entry's value: (content index or -1, label, text).
+fn block_texts(entry: &Map<String, Value>) -> Vec<(i64, &str, &str)> {
+    let (content, label) = match (entry.get("type").and_then(Value::as_str).unwrap_or(""), message(entry)) {
         ("message", Some(m)) => {
             let role = str_field(m, "role");
             if role == "assistant" {
@@ -425,7 +469,7 @@ fn block_texts(entry: &OmpEntry) -> Vec<(i64, &str, &str)> {
             }
             (m.get("content"), role)
         }
-        ("custom_message", _) => (entry.value.get("content"), str_field(&entry.value, "customType")),
+        ("custom_message", _) => (entry.get("content"), str_field(entry, "customType")),
         _ => return Vec::new(),
     };
     match content {

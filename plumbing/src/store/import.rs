@@ -26,7 +26,7 @@ use crate::{Context, Error, Result};
 use super::pack::PackError;
 use super::state::{self, FileState, Resume};
 use super::version::{self, LineRef, Version};
-use super::{refs, Batch, Store};
+use super::{refs, times, Batch, Pending, Store};
 
 /// What importing one session file can fail with, naming the file.
 #[derive(Debug, thiserror::Error)]
@@ -147,24 +147,6 @@ impl Store {
         let report = batch.import_known(path, forced, known)?;
         batch.commit()?;
         Ok(report)
-    }
-
-    /// Imports many files into one pack under one lock. A file that cannot be read gets an
-    /// error of its own; the others are still imported. `progress` is called after each file.
-    pub fn import_files(
-        &mut self,
-        paths: &[PathBuf],
-        forced: Option<HostKind>,
-        progress: &mut dyn FnMut(usize),
-    ) -> Result<Vec<Result<ImportReport, ImportError>>> {
-        let mut batch = self.batch()?;
-        let mut reports = Vec::with_capacity(paths.len());
-        for (i, path) in paths.iter().enumerate() {
-            reports.push(batch.import(path, forced));
-            progress(i + 1);
-        }
-        batch.commit()?;
-        Ok(reports)
     }
 
     /// Lists every imported session file, sorted by path. Unreadable import states are skipped
@@ -298,194 +280,303 @@ impl Batch<'_> {
         forced: Option<HostKind>,
         known: Option<&SessionFile>,
     ) -> Result<ImportReport, ImportError> {
-        let key = canonical(path)?;
-        let mut warnings = Vec::new();
-        let previous = self.store().read_state(&key).unwrap_or_else(|why| {
-            warnings.push(Warning { line: 0, message: format!("{why}; importing the whole file again") });
-            None
-        });
-        let (size, mtime_ns) = stat(path)?;
-        if let Some((head, _)) = &previous {
-            if head.size == size && head.mtime_ns == mtime_ns {
-                return Ok(unchanged_report(path, head));
-            }
+        let (store, pending) = self.parts();
+        prepare(store, path, forced, known)?.apply(store, pending)
+    }
+}
+
+/// One file's import worked out against the store as its batch found it, nothing written yet:
+/// the objects to add, in order, and the records to set. Working it out only reads (the file,
+/// the store), so `import_files` prepares files on other threads; [`Prepared::apply`] writes.
+pub(super) struct Prepared {
+    /// The report, but for `new_objects` (counted as the objects are added).
+    report: ImportReport,
+    objects: Objects,
+    /// Packed records to set: the import state, the session's ref.
+    records: Vec<(String, Vec<u8>)>,
+    /// The times record (its name) to add an import time of the new version to.
+    time: Option<(String, ObjectId)>,
+}
+
+impl Prepared {
+    /// An import that adds nothing.
+    fn report(report: ImportReport) -> Prepared {
+        Prepared { report, objects: Objects::default(), records: Vec::new(), time: None }
+    }
+
+    /// How many bytes it holds (of the file, and made for it) until it is applied.
+    pub(super) fn held(&self) -> usize {
+        self.objects.file.as_ref().map_or(0, |f| f.len()) + self.objects.made.len()
+    }
+
+    /// Adds the objects (those `pending` does not hold yet) and records to `pending`, in their
+    /// order, and returns the report.
+    pub(super) fn apply(self, store: &Store, pending: &mut Pending) -> Result<ImportReport, ImportError> {
+        let Prepared { mut report, objects, records, time } = self;
+        for (id, kind, bytes) in objects.iter() {
+            report.new_objects += u64::from(pending.add_new(store, *id, *kind, bytes)?);
         }
-        // A file that grew is read from where the last import stopped, its prefix checked by
-        // hash as it streams by; anything else (no state, a changed prefix) is read whole.
-        let tail = match &previous {
-            Some((head, rest)) => match state::decode_resume(rest) {
-                Some(resume) => read_tail(path, head, (size, mtime_ns), forced)?.map(|read| (read, resume)),
-                None => None,
-            },
-            None => None,
-        };
-        let (read, resume) = match tail {
-            Some((read, resume)) => (read, Some(resume)),
-            None => (read_whole(path, forced, known)?, None),
-        };
-        if let Some((head, rest)) = &previous {
-            if head.file_hash == read.file_hash {
-                // Touched, not changed: remember the new mtime so the next check is a stat again.
-                let head = FileState { size, mtime_ns: remembered_mtime(mtime_ns), ..head.clone() };
-                let resume = resume.or_else(|| state::decode_resume(rest)).unwrap_or_default();
-                self.set_state(&key, state::encode(&head, &resume)?);
-                return Ok(unchanged_report(path, &head));
-            }
+        for (name, bytes) in records {
+            pending.set(name, bytes);
         }
-        let base = match (resume, previous) {
-            (Some(resume), Some((head, _))) => Base {
-                start: read.origin,
-                resume,
-                parent: Some(ObjectId(head.version)),
-                session_id: head.session_id,
-                versions: head.versions,
-                rewritten: false,
-            },
-            (_, previous) => base(previous, &read.data),
-        };
-        let Read { host, data, origin, mut hasher, file_hash } = read;
-        // `data` holds the file from byte `origin`; `base.start` is a file offset.
-        let bytes = &data[..];
-        let start = base.start - origin;
-        let before = self.added();
-        let mut resume = base.resume;
-        let appended_to = base.parent.as_ref().filter(|_| base.start > 0).map(|p| (p, base.session_id.is_some()));
-        let rows = self.row_session(host, appended_to, &bytes[start..])?;
-        let read = self.read_lines(host, bytes, start, (&mut resume, rows.as_deref()), &mut warnings)?;
-        let session_id = read.session_id.or(base.session_id);
-        let version = Version {
-            parent: base.parent,
-            offset: base.start as u64,
-            newline: bytes.is_empty() || bytes.ends_with(b"\n"),
-            session: rows,
-            items: version::items(&read.lines),
-        };
-        let version_id = self.put(Kind::Version, &version.encode())?;
-        if let Some(sid) = &session_id {
-            let name = refs::session_ref(sid);
-            match refs::check_name(&name) {
-                Ok(()) => self.set_ref(&name, version_id)?,
-                Err(_) => warnings.push(Warning {
-                    line: 0,
-                    message: format!("session id {sid:?} cannot name a ref; the session is listed by path only"),
-                }),
-            }
+        if let Some((name, version)) = time {
+            pending.add_time(name, &version);
         }
-        let committed = read.committed;
-        let head = FileState {
-            path: key,
-            size,
-            mtime_ns: remembered_mtime(mtime_ns),
-            committed: (origin + committed) as u64,
-            prefix_hash: match committed == bytes.len() {
-                true => file_hash,
-                false => *hasher.update(&bytes[..committed]).finalize().as_bytes(),
-            },
-            file_hash,
-            version: version_id.0,
-            session_id: session_id.clone(),
-            versions: base.versions + 1,
-            entries: resume.entries,
-        };
-        self.set_time(&head.path, &version_id);
-        self.set_state(&head.path, state::encode(&head, &resume)?);
-        Ok(ImportReport {
-            path: path.to_path_buf(),
-            session_id,
-            entries: head.entries,
-            new_objects: (self.added() - before) as u64,
-            bytes: (bytes.len() - start) as u64,
-            warnings,
-            version: version_id,
-            unchanged: false,
-            rewritten: base.rewritten,
+        Ok(report)
+    }
+}
+
+/// The objects an import adds, in order, but for those the store holds already: the file's lines
+/// (spans of its bytes) and what is made for it (rows, nodes, the version).
+#[derive(Default)]
+struct Objects {
+    /// The bytes the lines' spans are in.
+    file: Option<Bytes>,
+    made: Vec<u8>,
+    list: Vec<(ObjectId, Kind, Span)>,
+}
+
+/// Where an object's bytes are in [`Objects`].
+enum Span {
+    File(std::ops::Range<usize>),
+    Made(std::ops::Range<usize>),
+}
+
+impl Objects {
+    fn of(file: &Bytes) -> Objects {
+        Objects { file: Some(file.clone()), ..Objects::default() }
+    }
+
+    /// Adds the object of the file's bytes `range` unless `store` holds it; returns its id.
+    fn line(&mut self, store: &Store, kind: Kind, range: std::ops::Range<usize>) -> ObjectId {
+        let bytes = self.file.as_ref().map_or(&[][..], |f| &f[range.clone()]);
+        let id = ObjectId::hash(kind, bytes);
+        if !store.contains(&id) {
+            self.list.push((id, kind, Span::File(range)));
+        }
+        id
+    }
+
+    /// Adds an object of `bytes` made for the import unless `store` holds it; returns its id.
+    fn made(&mut self, store: &Store, kind: Kind, bytes: &[u8]) -> ObjectId {
+        let id = ObjectId::hash(kind, bytes);
+        if !store.contains(&id) {
+            let at = self.made.len();
+            self.made.extend_from_slice(bytes);
+            self.list.push((id, kind, Span::Made(at..self.made.len())));
+        }
+        id
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&ObjectId, &Kind, &[u8])> {
+        self.list.iter().map(|(id, kind, span)| {
+            let bytes = match span {
+                Span::File(r) => self.file.as_ref().map_or(&[][..], |f| &f[r.clone()]),
+                Span::Made(r) => &self.made[r.clone()],
+            };
+            (id, kind, bytes)
         })
     }
+}
 
-    /// The session id to take out of rows ([`super::row`]) for a host that keys rows without it:
-    /// for lines appended to version `parent`, its id; else the first line of `lines` that
-    /// names one as its own. The same id as [`crate::nodes`] takes out of a loaded session (its
-    /// header's). `parent` comes with whether its file named a session already: a version
-    /// stored before rows were keyed so lists entries, and lines appended to it stay entries,
-    /// so that the file's nodes keep one rule (until a rewrite imports it whole).
-    fn row_session(
-        &self,
-        host: &dyn Host,
-        parent: Option<(&ObjectId, bool)>,
-        lines: &[u8],
-    ) -> Result<Option<String>, ImportError> {
-        // Only a host whose folds are forks (copies of the rows under a new id) keys rows so.
-        if host.write_back() != host::WriteBack::Fork {
-            return Ok(None);
+/// Works out the import of one session file (see the module doc) against `store`, with the bytes
+/// of `known` (read from `path`) used for a whole read when the file is still the one they were
+/// read from.
+pub(super) fn prepare(
+    store: &Store,
+    path: &Path,
+    forced: Option<HostKind>,
+    known: Option<&SessionFile>,
+) -> Result<Prepared, ImportError> {
+    let key = canonical(path)?;
+    let mut warnings = Vec::new();
+    let previous = store.read_state(&key).unwrap_or_else(|why| {
+        warnings.push(Warning { line: 0, message: format!("{why}; importing the whole file again") });
+        None
+    });
+    let (size, mtime_ns) = stat(path)?;
+    if let Some((head, _)) = &previous {
+        if head.size == size && head.mtime_ns == mtime_ns {
+            return Ok(Prepared::report(unchanged_report(path, head)));
         }
-        if let Some((parent, named)) = parent {
-            match self.store().version(parent)?.session {
-                Some(id) => return Ok(Some(id)),
-                None if named => return Ok(None),
-                None => {}
+    }
+    // A file that grew is read from where the last import stopped, its prefix checked by
+    // hash as it streams by; anything else (no state, a changed prefix) is read whole.
+    let tail = match &previous {
+        Some((head, rest)) => match state::decode_resume(rest) {
+            Some(resume) => read_tail(path, head, (size, mtime_ns), forced)?.map(|read| (read, resume)),
+            None => None,
+        },
+        None => None,
+    };
+    let (read, resume) = match tail {
+        Some((read, resume)) => (read, Some(resume)),
+        None => (read_whole(path, forced, known)?, None),
+    };
+    if let Some((head, rest)) = &previous {
+        if head.file_hash == read.file_hash {
+            // Touched, not changed: remember the new mtime so the next check is a stat again.
+            let head = FileState { size, mtime_ns: remembered_mtime(mtime_ns), ..head.clone() };
+            let resume = resume.or_else(|| state::decode_resume(rest)).unwrap_or_default();
+            let mut prepared = Prepared::report(unchanged_report(path, &head));
+            prepared.records.push((state::name(&key), state::encode(&head, &resume)?));
+            return Ok(prepared);
+        }
+    }
+    let base = match (resume, previous) {
+        (Some(resume), Some((head, _))) => Base {
+            start: read.origin,
+            resume,
+            parent: Some(ObjectId(head.version)),
+            session_id: head.session_id,
+            versions: head.versions,
+            rewritten: false,
+        },
+        (_, previous) => base(previous, read.file.raw()),
+    };
+    let Read { host, file, origin, mut hasher, file_hash } = read;
+    // `file` holds the file from byte `origin`; `base.start` is a file offset.
+    let bytes = file.raw();
+    let start = base.start - origin;
+    let mut resume = base.resume;
+    let appended_to = base.parent.as_ref().filter(|_| base.start > 0).map(|p| (p, base.session_id.is_some()));
+    let rows = row_session(store, host, appended_to, &bytes[start..])?;
+    let mut objects = Objects::of(file.bytes());
+    let read = read_lines(store, host, &file, start, (&mut resume, rows.as_deref()), &mut warnings, &mut objects);
+    let session_id = read.session_id.or(base.session_id);
+    let version = Version {
+        parent: base.parent,
+        offset: base.start as u64,
+        newline: bytes.is_empty() || bytes.ends_with(b"\n"),
+        session: rows,
+        items: version::items(&read.lines),
+    };
+    let version_id = objects.made(store, Kind::Version, &version.encode());
+    let mut records = Vec::new();
+    if let Some(sid) = &session_id {
+        let name = refs::session_ref(sid);
+        match refs::check_name(&name) {
+            Ok(()) => records.push((name, refs::value(&version_id))),
+            Err(_) => warnings.push(Warning {
+                line: 0,
+                message: format!("session id {sid:?} cannot name a ref; the session is listed by path only"),
+            }),
+        }
+    }
+    let committed = read.committed;
+    let head = FileState {
+        path: key,
+        size,
+        mtime_ns: remembered_mtime(mtime_ns),
+        committed: (origin + committed) as u64,
+        prefix_hash: match committed == bytes.len() {
+            true => file_hash,
+            false => *hasher.update(&bytes[..committed]).finalize().as_bytes(),
+        },
+        file_hash,
+        version: version_id.0,
+        session_id: session_id.clone(),
+        versions: base.versions + 1,
+        entries: resume.entries,
+    };
+    records.push((state::name(&head.path), state::encode(&head, &resume)?));
+    let report = ImportReport {
+        path: path.to_path_buf(),
+        session_id,
+        entries: head.entries,
+        new_objects: 0,
+        bytes: (bytes.len() - start) as u64,
+        warnings,
+        version: version_id,
+        unchanged: false,
+        rewritten: base.rewritten,
+    };
+    Ok(Prepared { report, objects, records, time: Some((times::name(&head.path), version_id)) })
+}
+
+/// The session id to take out of rows ([`super::row`]) for a host that keys rows without it:
+/// for lines appended to version `parent`, its id; else the first line of `lines` that
+/// names one as its own. The same id as [`crate::nodes`] takes out of a loaded session (its
+/// header's). `parent` comes with whether its file named a session already: a version
+/// stored before rows were keyed so lists entries, and lines appended to it stay entries,
+/// so that the file's nodes keep one rule (until a rewrite imports it whole).
+fn row_session(
+    store: &Store,
+    host: &dyn Host,
+    parent: Option<(&ObjectId, bool)>,
+    lines: &[u8],
+) -> Result<Option<String>, ImportError> {
+    // Only a host whose folds are forks (copies of the rows under a new id) keys rows so.
+    if host.write_back() != host::WriteBack::Fork {
+        return Ok(None);
+    }
+    if let Some((parent, named)) = parent {
+        match store.version(parent)?.session {
+            Some(id) => return Ok(Some(id)),
+            None if named => return Ok(None),
+            None => {}
+        }
+    }
+    let mut ids = lines.split(|&b| b == b'\n').filter_map(|l| host.row_session_id(&String::from_utf8_lossy(l)));
+    Ok(ids.next().filter(|id| super::row::safe(id)))
+}
+
+/// Adds every line of `file` from byte `start` on to `objects`, and a node for each tree entry,
+/// advancing `resume`; with `rows` (a session id), lines naming it become row objects without
+/// it. The file's line table and decoded text are used as they are: each line is hashed and
+/// parsed, never split or checked for UTF-8 again.
+fn read_lines(
+    store: &Store,
+    host: &dyn Host,
+    file: &SessionFile,
+    start: usize,
+    (resume, rows): (&mut Resume, Option<&str>),
+    warnings: &mut Vec<Warning>,
+    objects: &mut Objects,
+) -> ReadLines {
+    let mut nodes = resume.node_map();
+    let first = file.lines.partition_point(|l| l.raw.start < start);
+    let mut out = ReadLines { lines: Vec::with_capacity(file.lines.len() - first), committed: start, session_id: None };
+    let len = file.raw().len();
+    for line in &file.lines[first..] {
+        let entry_id = match rows.and_then(|id| super::row::take_out(file.line_raw(line), id)) {
+            Some(row) => objects.made(store, Kind::Row, &row),
+            None => objects.line(store, Kind::Entry, line.raw.clone()),
+        };
+        out.lines.push(LineRef { entry: entry_id, node: None, parent: None });
+        if line.raw.end == len {
+            warnings.push(Warning {
+                line: resume.lines as usize + 1,
+                message: "partial last line (no trailing newline); stored as is, read as an entry once it is finished"
+                    .into(),
+            });
+            break;
+        }
+        resume.lines += 1;
+        let number = resume.lines as usize;
+        match tree_line(host, file.line_text(line), resume, &nodes) {
+            Line::Skip => {}
+            Line::Warn(message) => warnings.push(Warning { line: number, message }),
+            Line::Header { id, version } => {
+                resume.pi_version = Some(version);
+                out.session_id = Some(id);
+            }
+            Line::Entry { id, parent } => {
+                let node = objects.made(store, Kind::Node, &node_bytes(parent.as_ref(), &entry_id));
+                if let Some(last) = out.lines.last_mut() {
+                    (last.node, last.parent) = (Some(node), parent);
+                }
+                if let Some(id) = id {
+                    nodes.insert(id.clone(), node);
+                    resume.nodes.push((id, node.0));
+                }
+                resume.last_node = Some(node.0);
+                resume.entries += 1;
             }
         }
-        let mut ids = lines.split(|&b| b == b'\n').filter_map(|l| host.row_session_id(&String::from_utf8_lossy(l)));
-        Ok(ids.next().filter(|id| super::row::safe(id)))
+        out.committed = line.raw.end + 1;
     }
-
-    /// Stores every line of `bytes[start..]` and a node for each tree entry, advancing `resume`;
-    /// with `rows` (a session id), lines naming it are stored as row objects without it.
-    fn read_lines(
-        &mut self,
-        host: &dyn Host,
-        bytes: &[u8],
-        start: usize,
-        (resume, rows): (&mut Resume, Option<&str>),
-        warnings: &mut Vec<Warning>,
-    ) -> Result<ReadLines, ImportError> {
-        let mut nodes = resume.node_map();
-        let mut out = ReadLines { lines: Vec::new(), committed: start, session_id: None };
-        let mut at = start;
-        while at < bytes.len() {
-            let end = memchr::memchr(b'\n', &bytes[at..]).map(|i| at + i);
-            let line = &bytes[at..end.unwrap_or(bytes.len())];
-            let entry_id = match rows.and_then(|id| super::row::take_out(line, id)) {
-                Some(row) => self.put(Kind::Row, &row)?,
-                None => self.put(Kind::Entry, line)?,
-            };
-            out.lines.push(LineRef { entry: entry_id, node: None, parent: None });
-            let Some(end) = end else {
-                warnings.push(Warning {
-                    line: resume.lines as usize + 1,
-                    message:
-                        "partial last line (no trailing newline); stored as is, read as an entry once it is finished"
-                            .into(),
-                });
-                break;
-            };
-            resume.lines += 1;
-            let number = resume.lines as usize;
-            match tree_line(host, line, resume, &nodes) {
-                Line::Skip => {}
-                Line::Warn(message) => warnings.push(Warning { line: number, message }),
-                Line::Header { id, version } => {
-                    resume.pi_version = Some(version);
-                    out.session_id = Some(id);
-                }
-                Line::Entry { id, parent } => {
-                    let node = self.put(Kind::Node, &node_bytes(parent.as_ref(), &entry_id))?;
-                    if let Some(last) = out.lines.last_mut() {
-                        (last.node, last.parent) = (Some(node), parent);
-                    }
-                    if let Some(id) = id {
-                        nodes.insert(id.clone(), node);
-                        resume.nodes.push((id, node.0));
-                    }
-                    resume.last_node = Some(node.0);
-                    resume.entries += 1;
-                }
-            }
-            at = end + 1;
-            out.committed = at;
-        }
-        Ok(out)
-    }
+    out
 }
 
 /// What reading lines produced.
@@ -511,19 +602,14 @@ enum Line {
     Entry { id: Option<String>, parent: Option<ObjectId> },
 }
 
+/// Reads one complete line's text (as the host decodes the file: invalid UTF-8 as U+FFFD).
 fn tree_line(
     host: &dyn Host,
-    line: &[u8],
+    text: &str,
     resume: &Resume,
     nodes: &std::collections::HashMap<String, ObjectId>,
 ) -> Line {
-    // Hosts decode invalid UTF-8 with U+FFFD replacements before parsing (`from_utf8` first: the
-    // lossy decoder is several times slower on the valid lines that are nearly all of them).
-    let text = match std::str::from_utf8(line) {
-        Ok(s) => std::borrow::Cow::Borrowed(s),
-        Err(_) => String::from_utf8_lossy(line),
-    };
-    match host.tree_line(&text, resume.pi_version) {
+    match host.tree_line(text, resume.pi_version) {
         TreeLine::Skip => Line::Skip,
         TreeLine::Warn(message) => Line::Warn(message),
         TreeLine::Header { id, version } => Line::Header { id, version },
@@ -538,32 +624,47 @@ fn tree_line(
 
 /// A file's bytes as an import reads them: from byte `origin` on (0: the whole file), with the
 /// hash of the bytes before `origin` still open and the whole file's hash.
-struct Read {
+struct Read<'a> {
     host: &'static dyn Host,
-    data: Bytes,
+    file: ReadFile<'a>,
     origin: usize,
     hasher: blake3::Hasher,
     file_hash: [u8; 32],
+}
+
+/// The bytes read with their lines: the caller's read of the whole file, or this import's.
+enum ReadFile<'a> {
+    Known(&'a SessionFile),
+    Read(SessionFile),
+}
+
+impl std::ops::Deref for ReadFile<'_> {
+    type Target = SessionFile;
+    fn deref(&self) -> &SessionFile {
+        match self {
+            ReadFile::Known(file) => file,
+            ReadFile::Read(file) => file,
+        }
+    }
 }
 
 /// Reads the whole file (until the path shows the same file before and after: a version is
 /// never a mix of two writes, an OMP rewrite mid-read) and finds its host. The bytes of `known`
 /// stand for the read when the path still shows the file they were read from (the command
 /// that imports has read it: it is then held once, not twice).
-fn read_whole(path: &Path, forced: Option<HostKind>, known: Option<&SessionFile>) -> Result<Read, ImportError> {
+fn read_whole<'a>(
+    path: &Path,
+    forced: Option<HostKind>,
+    known: Option<&'a SessionFile>,
+) -> Result<Read<'a>, ImportError> {
     let now = known.and_then(SessionFile::stamp).and_then(|_| Stamp::of(path).ok());
-    let read;
     let file = match known.filter(|k| now.is_some() && k.stamp() == now) {
-        Some(known) => known,
-        None => {
-            read = SessionFile::read(path).map_err(FileError::at(path, "read"))?;
-            &read
-        }
+        Some(known) => ReadFile::Known(known),
+        None => ReadFile::Read(SessionFile::read(path).map_err(FileError::at(path, "read"))?),
     };
-    let host = host::detect(file, forced)?;
-    let data = file.bytes().clone();
-    let file_hash = *blake3::hash(&data).as_bytes();
-    Ok(Read { host, data, origin: 0, hasher: blake3::Hasher::new(), file_hash })
+    let host = host::detect(&file, forced)?;
+    let file_hash = *blake3::hash(file.raw()).as_bytes();
+    Ok(Read { host, file, origin: 0, hasher: blake3::Hasher::new(), file_hash })
 }
 
 /// How much of the committed prefix is kept to find the file's host (its header, its first
@@ -579,7 +680,7 @@ fn read_tail(
     head: &FileState,
     stat_before: (u64, u64),
     forced: Option<HostKind>,
-) -> Result<Option<Read>, ImportError> {
+) -> Result<Option<Read<'static>>, ImportError> {
     use std::io::Read as _;
     let Ok(committed) = usize::try_from(head.committed) else { return Ok(None) };
     if committed == 0 || head.committed > stat_before.0 {
@@ -621,7 +722,8 @@ fn read_tail(
     };
     let mut whole = hasher.clone();
     let file_hash = *whole.update(&data).finalize().as_bytes();
-    Ok(Some(Read { host, data: Bytes::owned(data), origin: committed, hasher, file_hash }))
+    let file = ReadFile::Read(SessionFile::from_bytes(path.to_path_buf(), data));
+    Ok(Some(Read { host, file, origin: committed, hasher, file_hash }))
 }
 
 /// Decides where to start: after the committed prefix when the file still starts with it, else

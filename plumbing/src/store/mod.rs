@@ -12,6 +12,7 @@ pub mod fsck;
 pub mod gc;
 pub mod import;
 pub mod lock;
+mod many;
 pub mod pack;
 pub mod packed;
 pub mod refs;
@@ -270,7 +271,7 @@ impl Store {
             return Err(Error::user(format!("cannot point {name} at {new}: no such object")));
         }
         refs::compare(name, self.read_ref(name)?, expect)?;
-        let records = [(name.to_string(), format!("{new}\n").into_bytes())].into();
+        let records = [(name.to_string(), refs::value(new))].into();
         self.packed.write(&self.dir, records)
     }
 
@@ -336,7 +337,7 @@ impl Store {
         let lock = WriteLock::take(&self.dir)?;
         self.rebuild_lost_indexes()?;
         self.refresh()?;
-        Ok(Batch { writer: None, store: self, _lock: lock, after: BTreeMap::new() })
+        Ok(Batch { store: self, pending: Pending::default(), _lock: lock })
     }
 }
 
@@ -373,11 +374,53 @@ impl Store {
 /// durable ([`Batch::commit`]). Dropping it uncommitted leaves the store as it was.
 pub struct Batch<'s> {
     store: &'s mut Store,
-    writer: Option<pack::PackWriter>,
+    pending: Pending,
     _lock: WriteLock,
+}
+
+/// What a batch has written so far, apart from the store it writes to (so that other threads
+/// can read that store while one thread adds to this: `import_files`).
+#[derive(Default)]
+struct Pending {
+    writer: Option<pack::PackWriter>,
     /// The packed records to write: name → bytes (a later record of a name replaces the
     /// earlier; a times record's lines add up).
     after: BTreeMap<String, Vec<u8>>,
+}
+
+impl Pending {
+    /// Adds an object unless this batch has it (the caller knows `store` does not); returns
+    /// whether it was new.
+    fn add_new(
+        &mut self,
+        store: &Store,
+        id: ObjectId,
+        kind: Kind,
+        bytes: &[u8],
+    ) -> std::result::Result<bool, pack::PackError> {
+        let writer = match &mut self.writer {
+            Some(w) => w,
+            None => self.writer.insert(pack::PackWriter::new(&store.packs_dir())?),
+        };
+        writer.add_new(id, kind, bytes)
+    }
+
+    /// Tells whether this batch added `id`.
+    fn contains(&self, id: &ObjectId) -> bool {
+        self.writer.as_ref().is_some_and(|w| w.contains(id))
+    }
+
+    /// Sets the packed record `name` (a ref, an import state) once the batch commits.
+    fn set(&mut self, name: String, bytes: Vec<u8>) {
+        self.after.insert(name, bytes);
+    }
+
+    /// Records, once the batch commits, that `version` was imported now, in the times record
+    /// `name` ([`times::name`]).
+    fn add_time(&mut self, name: String, version: &ObjectId) {
+        let line = times::line(version, times::now_ms());
+        self.after.entry(name).or_default().extend_from_slice(&line);
+    }
 }
 
 impl Batch<'_> {
@@ -386,53 +429,30 @@ impl Batch<'_> {
         self.store
     }
 
+    /// The store as it was when the batch started, and what the batch adds to it.
+    fn parts(&mut self) -> (&Store, &mut Pending) {
+        (self.store, &mut self.pending)
+    }
+
     /// Adds an object unless the store or this batch has it; returns its id.
     pub fn put(&mut self, kind: Kind, bytes: &[u8]) -> std::result::Result<ObjectId, pack::PackError> {
         let id = ObjectId::hash(kind, bytes);
-        self.put_hashed(id, kind, bytes)?;
-        Ok(id)
-    }
-
-    /// Adds an object whose id the caller computed; returns whether it was new.
-    fn put_hashed(&mut self, id: ObjectId, kind: Kind, bytes: &[u8]) -> std::result::Result<bool, pack::PackError> {
-        if self.writer.as_ref().is_some_and(|w| w.contains(&id)) || self.store.contains(&id) {
-            return Ok(false);
+        if !self.store.contains(&id) {
+            self.pending.add_new(self.store, id, kind, bytes)?;
         }
-        let writer = match &mut self.writer {
-            Some(w) => w,
-            None => self.writer.insert(pack::PackWriter::new(&self.store.packs_dir())?),
-        };
-        writer.add(id, kind, bytes)?;
-        Ok(true)
+        Ok(id)
     }
 
     /// Tells whether the store or this batch holds `id`.
     pub fn contains(&self, id: &ObjectId) -> bool {
-        self.writer.as_ref().is_some_and(|w| w.contains(id)) || self.store.contains(id)
-    }
-
-    /// Returns how many objects this batch added so far.
-    pub fn added(&self) -> usize {
-        self.writer.as_ref().map_or(0, |w| w.len())
+        self.pending.contains(id) || self.store.contains(id)
     }
 
     /// Points `name` at `id` once the batch commits (no compare: the importer owns session refs).
     pub fn set_ref(&mut self, name: &str, id: ObjectId) -> Result<()> {
         refs::check_name(name)?;
-        self.after.insert(name.to_string(), format!("{id}\n").into_bytes());
+        self.pending.set(name.to_string(), refs::value(&id));
         Ok(())
-    }
-
-    /// Sets the import state of the session file whose absolute path is `path`.
-    fn set_state(&mut self, path: &str, bytes: Vec<u8>) {
-        self.after.insert(state::name(path), bytes);
-    }
-
-    /// Records, once the batch commits, that `version` of the session file whose absolute path
-    /// is `path` was imported now.
-    fn set_time(&mut self, path: &str, version: &ObjectId) {
-        let line = times::line(version, times::now_ms());
-        self.after.entry(times::name(path)).or_default().extend_from_slice(&line);
     }
 
     /// Makes the pack durable (one fsync for the pack, one for its index), then writes the refs,
@@ -440,7 +460,7 @@ impl Batch<'_> {
     /// an interruption anywhere leaves a store whose refs and states only name objects that
     /// exist.
     pub fn commit(self) -> Result<()> {
-        let Batch { store, writer, _lock, after } = self;
+        let Batch { store, pending: Pending { writer, after }, _lock } = self;
         if let Some(writer) = writer {
             if let Some(idx) = writer.finish()? {
                 store.packs.push(Pack::open(&idx)?);

@@ -114,6 +114,11 @@ pub fn read(store: &Path, name: &str) -> std::result::Result<Option<ObjectId>, R
     }
 }
 
+/// Returns a ref's bytes pointing at `id` (what [`parse`] reads).
+pub fn value(id: &ObjectId) -> Vec<u8> {
+    format!("{id}\n").into_bytes()
+}
+
 /// Parses a ref's bytes (64 hex digits and `\n`); `path` names it in the error.
 pub fn parse(path: &Path, bytes: &[u8]) -> std::result::Result<ObjectId, RefError> {
     std::str::from_utf8(bytes)

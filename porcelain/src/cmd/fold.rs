@@ -120,7 +120,17 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
         );
     }
     if session.host().write_back() == WriteBack::Fork {
-        return fork(ctx, args, (&file, &rev), (&session, in_place), leaf, (&plan, &source), out);
+        let written = fork(ctx, args, (&file, &rev), (&session, in_place), leaf, (&plan, &source), out)?;
+        // The fork is imported once the source is let go: the command never maps both files.
+        drop(plan);
+        drop(wall);
+        drop(projection);
+        drop(session);
+        drop(file);
+        if let Some(path) = written {
+            shake_plumbing::store::touch::import(ctx, &path);
+        }
+        return Ok(0);
     }
     let outcome = batch::commit(ctx, &projection, &args.write, &wall, &plan.edits, |repairs| log_data(&plan, repairs))?;
     let leaf_id = session.entries[leaf].id.to_string();
@@ -143,7 +153,7 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
 
 /// `shake fold` on a host that takes a fold as a new session (Claude Code): writes the fork with
 /// the plan's edits (never the source), stores the fold's record under the fork's id, and prints
-/// the command that resumes the fork.
+/// the command that resumes the fork. Returns the file written, for the caller to import.
 fn fork(
     ctx: &Context,
     args: &FoldArgs,
@@ -152,7 +162,7 @@ fn fork(
     leaf: usize,
     (plan, source): (&Plan, &ProfileSource),
     out: &mut dyn Write,
-) -> Result {
+) -> Result<Option<std::path::PathBuf>> {
     let title = session.kind.title();
     if session.default_leaf() != Some(leaf) {
         return Err(Error::user(format!(
@@ -186,7 +196,6 @@ fn fork(
             if let Err(e) = record::write(ctx, record) {
                 ctx.warn(format_args!("the fold's record was not stored: {}", e.message));
             }
-            shake_plumbing::store::touch::import(ctx, &forked.path);
             Some(forked)
         }
     };
@@ -208,7 +217,7 @@ fn fork(
             }),
         };
         shake_plumbing::output::write_json(out, &json)?;
-        return Ok(0);
+        return Ok(written.map(|f| f.path));
     }
     crate::render::write_session_line(out, ctx, rev, &file.path)?;
     report.human(out)?;
@@ -241,7 +250,7 @@ fn fork(
             writeln!(out, "Continue with: {}", Paint::new(ctx).strong(&resume_command(f)))?;
         }
     }
-    Ok(0)
+    Ok(written.map(|f| f.path))
 }
 
 /// What an in-place write says of the rows the host appended while it wrote.
