@@ -5,6 +5,8 @@
                                 a tool call, its tool result, assistant answer, over and over
   shapes.py grow N FILE         appends N tiny entries after FILE's last entry
   shapes.py line BYTES OUT      one tool result of BYTES bytes (a single huge line) in a short chain
+  shapes.py lines BYTES K OUT   the same text as `line` in K tool results of BYTES/K bytes each
+                                (ordinary lines: what the single line is compared with)
   shapes.py leaves K IN OUT     IN plus K rewinds: a new user message under an earlier message,
                                 as pi's /tree then a prompt writes it (K branch tips)
   shapes.py append OUT          appends one new 2 KB tool result after the file's last entry
@@ -99,18 +101,38 @@ def grow(n, path):
         turns(Chain(out, parent=last_id(path), first_id=0x40000000 + lines), n, turn=lines)
 
 
+def build_output(size):
+    """`size` bytes of build output: numbered rows with spaces, as a real log has (every row
+    differs, so no two slices of it are the same text for the token cache)."""
+    rows, n, total = [], 0, 0
+    while total < size:
+        n += 1
+        row = f"error[E0308]: mismatched types at src/lib.rs:{n}:5 expected `u64`, found `usize` ...\n"
+        rows.append(row)
+        total += len(row)
+    return "".join(rows)[:size]
+
+
 def line(size, path):
     """One tool result of `size` bytes of build output, inside a four-entry chain."""
-    row = "error[E0308]: mismatched types at src/lib.rs:10:5 expected `u64`, found `usize` ...\n"
-    text = row * (size // len(row) + 1)
+    lines(size, 1, path)
+
+
+def lines(size, k, path):
+    """The text of `line(size)` in `k` tool results (one turn each), then the same closing turn,
+    so both shapes put the same bytes of tool output before the protected tail."""
+    text = build_output(size)
+    step = -(-len(text) // k)
     with open(path, "w", encoding="utf-8") as out:
         out.write(dumps(HEADER) + "\n")
         c = Chain(out)
-        c.entry({"role": "user", "content": "build it"})
-        c.entry(assistant([{"type": "toolCall", "id": "toolu_huge", "name": "bash", "arguments": {"command": "cargo build"}}]))
-        c.entry({"role": "toolResult", "toolCallId": "toolu_huge", "toolName": "bash",
-                 "content": [{"type": "text", "text": text[:size]}], "isError": True})
-        c.entry(assistant([{"type": "text", "text": "The build fails with a type error."}]))
+        for n, at in enumerate(range(0, len(text), step)):
+            call = "toolu_huge" if k == 1 else f"toolu_{n:08d}"
+            c.entry({"role": "user", "content": "build it"})
+            c.entry(assistant([{"type": "toolCall", "id": call, "name": "bash", "arguments": {"command": "cargo build"}}]))
+            c.entry({"role": "toolResult", "toolCallId": call, "toolName": "bash",
+                     "content": [{"type": "text", "text": text[at:at + step]}], "isError": True})
+            c.entry(assistant([{"type": "text", "text": "The build fails with a type error."}]))
         c.entry({"role": "user", "content": "fix it " + "and explain " * 2000})
         c.entry(assistant([{"type": "text", "text": "Done."}]))
 
@@ -169,6 +191,8 @@ if __name__ == "__main__":
         grow(int(rest[0]), rest[1])
     elif kind == "line":
         line(int(rest[0]), rest[1])
+    elif kind == "lines":
+        lines(int(rest[0]), int(rest[1]), rest[2])
     elif kind == "leaves":
         leaves(int(rest[0]), rest[1], rest[2])
     elif kind == "append":

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use crate::durable::FileError;
+use crate::host::file::Stamp;
 use crate::Error;
 
 /// A file modified more recently than this may be open in a running pi.
@@ -123,6 +124,10 @@ pub struct Appended {
     /// Bytes another writer appended between the check and the write, which the batch now
     /// follows: `None` when the batch landed where it was planned.
     pub foreign: Option<std::ops::Range<u64>>,
+    /// The file as the check found it under the lock, on the descriptor then written (`fstat`).
+    pub before: Stamp,
+    /// The file just after the write, its fsync and the read-back of the batch (`fstat`).
+    pub after: Stamp,
 }
 
 /// How a file ends.
@@ -171,7 +176,7 @@ pub fn append(path: &Path, snapshot: &Snapshot, batch: &[u8]) -> Result<Appended
         Err(std::fs::TryLockError::WouldBlock) => return Err(AppendError::Busy { path: path.to_path_buf() }),
         Err(std::fs::TryLockError::Error(e)) => return Err(io("lock")(e)),
     }
-    check_unchanged(&mut file, path, snapshot)?;
+    let before = check_unchanged(&mut file, path, snapshot)?;
     let mut bytes = Vec::with_capacity(batch.len() + 1);
     match snapshot.ending {
         Ending::Clean => {}
@@ -186,7 +191,9 @@ pub fn append(path: &Path, snapshot: &Snapshot, batch: &[u8]) -> Result<Appended
     file.write_all(&bytes).map_err(io("append to"))?;
     file.sync_all().map_err(io("fsync"))?;
     let at = landed_at(&file, path, snapshot.len, &bytes)?;
-    Ok(Appended { len: at + bytes.len() as u64, foreign: (at > snapshot.len).then_some(snapshot.len..at) })
+    let after = Stamp::of_meta(&file.metadata().map_err(io("stat"))?);
+    let foreign = (at > snapshot.len).then_some(snapshot.len..at);
+    Ok(Appended { len: at + bytes.len() as u64, foreign, before, after })
 }
 
 /// Finds the offset where `bytes`, just appended, landed: `from` unless another writer
@@ -212,11 +219,12 @@ pub fn partial_line(path: &Path) -> Error {
     AppendError::PartialLine { path: path.to_path_buf() }.into()
 }
 
-fn check_unchanged(file: &mut File, path: &Path, snapshot: &Snapshot) -> Result<(), AppendError> {
-    let len = file
+/// Checks that the file still ends as `snapshot` says; returns what `fstat` said of it.
+fn check_unchanged(file: &mut File, path: &Path, snapshot: &Snapshot) -> Result<Stamp, AppendError> {
+    let meta = file
         .metadata()
-        .map_err(|source| AppendError::Io(FileError { path: path.to_path_buf(), doing: "stat", source }))?
-        .len();
+        .map_err(|source| AppendError::Io(FileError { path: path.to_path_buf(), doing: "stat", source }))?;
+    let len = meta.len();
     let mut tail = vec![0; snapshot.tail.len()];
     let same_len = len == snapshot.len;
     let same_tail = same_len
@@ -224,7 +232,7 @@ fn check_unchanged(file: &mut File, path: &Path, snapshot: &Snapshot) -> Result<
         && file.read_exact(&mut tail).is_ok()
         && tail == snapshot.tail;
     if same_tail {
-        return Ok(());
+        return Ok(Stamp::of_meta(&meta));
     }
     Err(AppendError::Changed { path: path.to_path_buf(), then: snapshot.len, now: len })
 }
@@ -249,7 +257,11 @@ mod tests {
         let path = dir.path().join("s.jsonl");
         std::fs::write(&path, b"a\n").unwrap();
         let snap = Snapshot::of(b"a\n");
-        assert_eq!(append(&path, &snap, b"b\n").unwrap(), Appended { len: 4, foreign: None });
+        let landed = append(&path, &snap, b"b\n").unwrap();
+        assert_eq!(
+            (landed.len, landed.foreign, landed.before.len, landed.after),
+            (4, None, 2, Stamp::of(&path).unwrap())
+        );
         let err = append(&path, &snap, b"c\n").unwrap_err();
         assert!(matches!(err, AppendError::Changed { then: 2, now: 4, .. }), "{err}");
         assert_eq!(std::fs::read(&path).unwrap(), b"a\nb\n");

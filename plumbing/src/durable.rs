@@ -58,18 +58,23 @@ pub fn private_dir(dir: &Path) -> Result<(), FileError> {
 
 /// Replaces `path` with `bytes` durably (its folder is created if missing).
 pub fn write(path: &Path, bytes: &[u8]) -> Result<(), FileError> {
-    write_with(path, bytes, Mode::Replace, || Ok(()))
+    write_with(path, |out| out.write_all(bytes), Mode::Replace, || Ok(()))
 }
 
 /// Writes `bytes` to `path` durably, failing if `path` exists (it is never overwritten).
 pub fn write_new(path: &Path, bytes: &[u8]) -> Result<(), FileError> {
-    write_with(path, bytes, Mode::New, || Ok(()))
+    write_new_with(path, |out| out.write_all(bytes))
+}
+
+/// [`write_new`] of the bytes `write` streams (through a buffer, never held whole).
+pub fn write_new_with(path: &Path, write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<(), FileError> {
+    write_with(path, write, Mode::New, || Ok(()))
 }
 
 /// Replaces the cache file `path` with `bytes` atomically but without the fsyncs (see the
 /// module doc): only for a file whose reader treats an empty or unreadable one as absent.
 pub fn write_cache(path: &Path, bytes: &[u8]) -> Result<(), FileError> {
-    write_with(path, bytes, Mode::Cache, || Ok(()))
+    write_with(path, |out| out.write_all(bytes), Mode::Cache, || Ok(()))
 }
 
 /// [`write`], asking `still` just before the rename whether `path` may still be replaced (the
@@ -80,7 +85,7 @@ pub fn replace_if<E: From<FileError>>(
     bytes: &[u8],
     still: impl FnOnce() -> Result<(), E>,
 ) -> Result<(), E> {
-    write_with(path, bytes, Mode::Replace, still)
+    write_with(path, |out| out.write_all(bytes), Mode::Replace, still)
 }
 
 /// How a file is put in place.
@@ -96,7 +101,7 @@ enum Mode {
 
 fn write_with<E: From<FileError>>(
     path: &Path,
-    bytes: &[u8],
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
     mode: Mode,
     still: impl FnOnce() -> Result<(), E>,
 ) -> Result<(), E> {
@@ -109,7 +114,9 @@ fn write_with<E: From<FileError>>(
         .prefix(TMP_PREFIX)
         .tempfile_in(dir)
         .map_err(FileError::at(dir, "create a temp file in"))?;
-    tmp.write_all(bytes).map_err(FileError::at(path, "write"))?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
+    write(&mut out).and_then(|_| out.flush()).map_err(FileError::at(path, "write"))?;
+    drop(out);
     if mode != Mode::Cache {
         tmp.as_file().sync_all().map_err(FileError::at(path, "fsync"))?;
     }

@@ -7,7 +7,6 @@ use std::fmt;
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use serde_json::Value;
 
 /// A JSON object's members in order, values kept raw.
 #[derive(Debug, Default)]
@@ -171,12 +170,6 @@ impl<'de> Deserialize<'de> for WtfKey<'de> {
 /// also takes lone surrogates).
 pub fn js_string(s: &str) -> String {
     crate::js::string_json(s.as_bytes())
-}
-
-/// A JSON value as `JSON.stringify` writes it. Only for values shake builds itself: integers
-/// and strings print identically; floats are not used.
-pub fn js_json(v: &Value) -> String {
-    serde_json::to_string(v).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ pub mod nodes;
 pub mod omp;
 pub mod output;
 pub mod pi;
+pub mod proof;
 pub mod regions;
 pub mod rev;
 pub mod store;

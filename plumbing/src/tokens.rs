@@ -169,26 +169,86 @@ impl Tokenizer {
         for pos in 0..view.context.len() {
             view.pieces(pos, &mut misses);
         }
-        let texts = misses.texts;
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(texts.len().max(1));
-        let total: usize = texts.iter().map(|(_, t)| t.len()).sum();
-        let mut chunks: Vec<Vec<&(token_cache::Key, String)>> = vec![Vec::new(); threads];
+        self.prefetch_texts(misses.texts);
+    }
+
+    /// Counts `texts` on every core into the cache (`prefetch`'s work once the misses are known).
+    fn prefetch_texts(&self, texts: Vec<(token_cache::Key, String)>) {
+        let Some(cache) = self.cache else { return };
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        // The work: every text, a huge one (a 100 MB line) cut in one part per core, so one
+        // text alone still keeps every core busy. Each part is (text, byte range).
+        let mut parts: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
+        for (t, (_, text)) in texts.iter().enumerate() {
+            let mut start = 0;
+            if text.len() >= SPLIT_BYTES && threads > 1 {
+                for cut in cuts(text, threads) {
+                    parts.push((t, start..cut));
+                    start = cut;
+                }
+            }
+            parts.push((t, start..text.len()));
+        }
+        let threads = threads.min(parts.len().max(1));
+        let total: usize = parts.iter().map(|(_, r)| r.len()).sum();
+        let mut chunks: Vec<Vec<&(usize, std::ops::Range<usize>)>> = vec![Vec::new(); threads];
         let mut filled = 0;
-        for item in &texts {
-            chunks[(filled * threads / total.max(1)).min(threads - 1)].push(item);
-            filled += item.1.len();
+        for part in &parts {
+            chunks[(filled * threads / total.max(1)).min(threads - 1)].push(part);
+            filled += part.1.len();
         }
         let base = self.base;
+        let counts: Vec<u64> = vec![0; texts.len()];
+        let counts = std::sync::Mutex::new(counts);
         std::thread::scope(|s| {
             for chunk in chunks {
+                let (texts, counts) = (&texts, &counts);
                 s.spawn(move || {
-                    for (key, text) in chunk {
-                        cache.insert(*key, bpe_count(base, text));
+                    for (t, range) in chunk {
+                        let n = bpe_count(base, &texts[*t].1[range.clone()]);
+                        counts.lock().unwrap_or_else(|e| e.into_inner())[*t] += n;
                     }
                 });
             }
         });
+        let counts = counts.into_inner().unwrap_or_else(|e| e.into_inner());
+        for ((key, _), n) in texts.iter().zip(counts) {
+            cache.insert(*key, n);
+        }
     }
+}
+
+/// Texts at least this long are counted in parts, on every core ([`Tokenizer::prefetch`]).
+const SPLIT_BYTES: usize = 1 << 20;
+
+/// Up to `parts - 1` places, near even shares of `text`, where it can be cut with the BPE count
+/// of the parts adding up to the text's own, for o200k and cl100k alike: just after a `\n` that
+/// an ASCII letter follows. Why that is exact: both tokenizers count each piece their pattern
+/// splits the text into, every character is in some piece, and no alternative of either
+/// pattern puts a line feed and a following letter in one piece (letter runs exclude `\r\n`
+/// from their optional lead, punctuation runs and whitespace runs end at the letter), so a
+/// piece ends at the cut; the pattern has no look-behind and its only look-ahead (`\s+(?!\S)`)
+/// is tried after `\s*[\r\n]+`, which already takes a whitespace run ending in `\n`, so the
+/// pieces before the cut are the same when the text ends there. A text without such a place
+/// (one huge word, say) is not cut.
+fn cuts(text: &str, parts: usize) -> Vec<usize> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut from = 0;
+    for i in 1..parts {
+        let aim = (bytes.len() * i / parts).max(from);
+        let found = memchr::memchr_iter(b'\n', &bytes[aim..])
+            .map(|j| aim + j + 1)
+            .find(|&at| bytes.get(at).is_some_and(u8::is_ascii_alphabetic));
+        match found {
+            Some(at) if at < bytes.len() => {
+                out.push(at);
+                from = at;
+            }
+            _ => break,
+        }
+    }
+    out
 }
 
 /// The tokenizer `meter`, `fold` and `count-tokens` use unless told otherwise (`docs/tokens.md`).
@@ -387,6 +447,60 @@ mod tests {
         Pieces::end_message(&mut t);
         t.text("hello world");
         assert_eq!(t.total(), 1806);
+    }
+
+    /// The cuts of a huge text give the count of the whole, on text full of the cases the
+    /// patterns treat specially around line feeds (runs of blank lines, trailing spaces,
+    /// punctuation before a line feed, contractions, digits, non-ASCII letters).
+    #[test]
+    fn counting_a_huge_text_in_parts_is_exact() {
+        let rows = [
+            "fn main() {\n",
+            "    let x = 1;  \n",
+            "\n\n",
+            "It's done.\n",
+            "  \n",
+            "Ünïcode wörds\n",
+            "12345 678\n",
+            "a/b/c/\n",
+            "x\r\n",
+            "don't STOP'll\n",
+            "\t\n",
+            "}\n",
+            "?!\n",
+            "zzzzzzzzzz",
+        ];
+        let mut text = String::new();
+        for i in 0..4000 {
+            text.push_str(rows[i * 7 % rows.len()]);
+            text.push_str(rows[i % rows.len()]);
+        }
+        for name in [TokenizerName::O200k, TokenizerName::Cl100k] {
+            let whole = bpe_count(name, &text);
+            for parts in [2, 3, 7, 64] {
+                let cuts = cuts(&text, parts);
+                assert!(!cuts.is_empty());
+                let mut sum = 0;
+                let mut start = 0;
+                for cut in cuts.into_iter().chain([text.len()]) {
+                    sum += bpe_count(name, &text[start..cut]);
+                    start = cut;
+                }
+                assert_eq!(sum, whole, "{name} in {parts} parts");
+            }
+        }
+        // One huge word has no cut; nor has a text whose only line feeds end it.
+        assert!(cuts(&"a".repeat(10_000), 4).is_empty());
+        assert!(cuts("abc\n", 4).is_empty());
+        // Through the cache: a prefetched huge text counts as it does alone.
+        let cache: &'static TokenCache = Box::leak(Box::new(TokenCache::in_memory(TokenizerName::O200k)));
+        let big = text.repeat(1 + SPLIT_BYTES / text.len());
+        let mut misses = Misses { cache, seen: Default::default(), texts: Vec::new() };
+        misses.text(&big);
+        assert_eq!(misses.texts.len(), 1);
+        let o = Tokenizer::new(TokenizerName::O200k).with_cache(cache);
+        o.prefetch_texts(misses.texts);
+        assert_eq!(cache.get(&token_cache::key(&big)), Some(bpe_count(TokenizerName::O200k, &big)));
     }
 
     #[test]

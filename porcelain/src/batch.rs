@@ -14,6 +14,7 @@ use shake_plumbing::rev::{Rev, RevArgs};
 use shake_plumbing::{Context, Error, Result};
 
 use crate::log_entry::{self, LogData, CUSTOM_TYPE};
+use crate::overlay::Landed;
 use crate::plan::TargetEdit;
 use crate::render::Paint;
 use crate::wall::{Appended, Wall};
@@ -156,9 +157,9 @@ pub fn torn_last_line(file: &SessionFile) -> bool {
 struct Written {
     /// Ids appended, log entry first.
     ids: Vec<String>,
-    /// The batch and its bytes, when it landed right after the bytes the command read, chained
-    /// from its leaf (no other writer in between): the overlay at its end is derived from them.
-    batch: Option<(Appended, Vec<u8>)>,
+    /// The batch, when it landed right after the bytes the command read, chained from its leaf
+    /// (no other writer in between): the overlay at its end is derived from it.
+    batch: Option<Landed>,
 }
 
 /// How often a batch that landed after a concurrent writer's entries is written again.
@@ -202,15 +203,15 @@ fn append_batch(
         ));
     }
     let leaf_id = session.entries[leaf].id.to_string();
-    let (bytes, ids, logged) = lines(session, &leaf_id, data.clone(), edits)?;
+    let (bytes, ids, logged) = lines(session, &leaf_id, data, edits)?;
     let mut landed = append::append(path, &Snapshot::of(session.file.raw()), &bytes)?;
     if landed.foreign.is_none() && ending(session.file.raw()) == Ending::Clean {
         // The log entry's line: the file ended with a newline, so it is the line after its last.
         let log = Appended { log: ids[0].clone(), line: session.file.lines.len() + 1, data: logged };
-        return Ok(Written { ids, batch: Some((log, bytes)) });
+        return Ok(Written { ids, batch: Some(Landed { log, lines: bytes, append: landed }) });
     }
     let written = |ids| Ok(Written { ids, batch: None });
-    let mut ids = ids;
+    let (mut ids, mut logged) = (ids, logged);
     for _ in 0..RECHAIN_ATTEMPTS {
         let Some(foreign) = landed.foreign.clone() else { return written(ids) };
         let file = SessionFile::read(path).map_err(FileError::at(path, "re-read"))?;
@@ -233,7 +234,8 @@ fn append_batch(
             "{}: pi appended entries while shake was writing; the batch is written again after {pi_leaf} so they stay on the branch",
             shake_plumbing::output::path(path)
         ));
-        let (again, again_ids, _) = lines(&now, &pi_leaf, data.clone(), edits)?;
+        let again;
+        (again, ids, logged) = lines(&now, &pi_leaf, logged, edits)?;
         landed = match append::append(path, &Snapshot::of(file.raw()), &again) {
             Ok(landed) => landed,
             // pi wrote again after the re-read: its newest entries are the file's last, so they
@@ -247,7 +249,6 @@ fn append_batch(
             }
             Err(e) => return Err(e.into()),
         };
-        ids = again_ids;
     }
     match landed.foreign {
         None => written(ids),
@@ -273,16 +274,19 @@ fn lines(
     for t in &mut data.targets {
         t.edit = edit_ids.get(t.id.as_str()).cloned().unwrap_or_default();
     }
-    let value = serde_json::to_value(&data).map_err(|e| Error::user(format!("cannot encode the log entry: {e}")))?;
-    let mut lines = vec![writer.log_line(&log_id, Some(parent), CUSTOM_TYPE, &value)];
+    // Serialised straight from the data (no `Value` tree of every target).
+    let json =
+        serde_json::value::to_raw_value(&data).map_err(|e| Error::user(format!("cannot encode the log entry: {e}")))?;
+    // One buffer for the batch, each line added as it is made (not a list of lines joined).
+    let mut bytes = writer.log_line(&log_id, Some(parent), CUSTOM_TYPE, &json).into_bytes();
+    bytes.push(b'\n');
     let mut ids = vec![log_id];
     for (target, content) in edits {
         let id = &edit_ids[target.as_str()];
-        lines.push(writer.edit_line(id, ids.last().map(String::as_str), target, content));
+        bytes.extend_from_slice(writer.edit_line(id, ids.last().map(String::as_str), target, content).as_bytes());
+        bytes.push(b'\n');
         ids.push(id.clone());
     }
-    let mut bytes = lines.join("\n").into_bytes();
-    bytes.push(b'\n');
     Ok((bytes, ids, data))
 }
 

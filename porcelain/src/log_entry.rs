@@ -111,7 +111,7 @@ pub fn parse(session: &Session<'_>, index: usize) -> Option<LogData> {
 /// The log data a host keeps outside the file (Claude Code's fork records, attached from the
 /// store), oldest first, with the entry each was written at.
 pub fn stored(session: &Session<'_>) -> Vec<(usize, LogData)> {
-    session.stored.iter().filter_map(|(i, data)| Some((*i, serde_json::from_str(data).ok()?))).collect()
+    session.stored.iter().filter_map(|(i, data)| Some((*i, LogData::deserialize(data).ok()?))).collect()
 }
 
 #[cfg(test)]

@@ -6,7 +6,6 @@
 
 use std::path::Path;
 
-use serde_json::json;
 use shake_plumbing::durable::FileError;
 use shake_plumbing::host::{HostKind, Session, SessionFile, View, WriteBack};
 use shake_plumbing::id::{Kind, ObjectId};
@@ -26,10 +25,17 @@ pub fn bytes(session: &Session<'_>, leaf: usize, wall: &Wall) -> Vec<u8> {
 
 /// [`bytes`] for the entry `leaf_id` (one the session may not hold yet: a batch just appended).
 fn bytes_at(session: &Session<'_>, leaf_id: &str, wall: &Wall) -> Vec<u8> {
-    let sid = session.header.as_ref().map(|h| h.id.as_ref());
-    let value = json!({"v": VERSION, "session": sid, "leaf": leaf_id, "wall": wall.overlay()});
-    // `preserve_order` keeps the keys as written here and in `Wall::overlay`: one spelling.
-    serde_json::to_vec(&value).unwrap_or_default()
+    /// The object's fields, in this order: one spelling (written without a `Value` tree).
+    #[derive(serde::Serialize)]
+    struct Object<'a> {
+        v: u64,
+        session: Option<&'a str>,
+        leaf: &'a str,
+        wall: crate::wall::Overlay<'a>,
+    }
+    let session_id = session.header.as_ref().map(|h| h.id.as_ref());
+    let object = Object { v: VERSION, session: session_id, leaf: leaf_id, wall: wall.overlay() };
+    serde_json::to_vec(&object).unwrap_or_default()
 }
 
 /// The node id of `leaf` (what its overlay ref is named by).
@@ -81,6 +87,18 @@ fn stored(ctx: &Context, node: &ObjectId, leaf_id: &str) -> Option<serde_json::V
     (value["v"] == VERSION && value["leaf"] == leaf_id).then_some(value)
 }
 
+/// A batch that landed right after the bytes the command read (no other writer in between).
+#[derive(Debug)]
+pub struct Landed {
+    /// Its log entry, as [`Wall::after_batch`] reads it.
+    pub log: Appended,
+    /// The bytes appended.
+    pub lines: Vec<u8>,
+    /// What the safe writer saw of the file around the write (the import trusts the old bytes
+    /// from it: [`shake_plumbing::store::Batch::import_appended`]).
+    pub append: shake_plumbing::append::Appended,
+}
+
 /// After an append of a batch after the leaf of `projection` (the command's view of the file as
 /// read before it): imports the appended bytes and stores the overlay at the entry `leaf_id`
 /// (the batch's last entry), in one store write. A failure only warns.
@@ -90,26 +108,26 @@ fn stored(ctx: &Context, node: &ObjectId, leaf_id: &str) -> Option<serde_json::V
 /// ([`Wall::after_batch`]), and the leaf's node id chained over the batch's lines, so the file
 /// is neither parsed nor projected again; otherwise (another writer came in between) the file
 /// is read and parsed again. `shake fsck` recomputes every overlay from the file.
-pub fn after_write(ctx: &Context, projection: &View<'_, '_>, batch: Option<&(Appended, Vec<u8>)>, leaf_id: &str) {
+pub fn after_write(ctx: &Context, projection: &View<'_, '_>, batch: Option<&Landed>, leaf_id: &str) {
     if let Err(e) = import_with_overlay(ctx, projection, batch, leaf_id) {
         touch::warn_once(ctx, &e);
     }
 }
 
-fn import_with_overlay(
-    ctx: &Context,
-    projection: &View<'_, '_>,
-    batch: Option<&(Appended, Vec<u8>)>,
-    leaf_id: &str,
-) -> Result<()> {
+fn import_with_overlay(ctx: &Context, projection: &View<'_, '_>, batch: Option<&Landed>, leaf_id: &str) -> Result<()> {
     let session = projection.session;
     let path = &session.file.path;
     let mut store = Store::open(ctx)?;
     let mut store_batch = store.batch()?;
-    store_batch.import(path, ctx.host)?;
+    let report = match batch {
+        Some(landed) => store_batch.import_appended(path, ctx.host, &landed.append)?,
+        None => store_batch.import(path, ctx.host)?,
+    };
+    // The import chained the batch's lines already: its last entry's node names the overlay.
+    let imported = report.last_entry.filter(|(id, _)| id.as_deref() == Some(leaf_id)).map(|(_, node)| node);
     let overlay = match (batch, projection.leaf) {
-        (Some((log, lines)), Some(leaf)) if session.host().write_back() == WriteBack::Append => {
-            Some(appended(projection, leaf, log, lines, leaf_id)?)
+        (Some(landed), Some(leaf)) if session.host().write_back() == WriteBack::Append => {
+            Some(appended(projection, leaf, (&landed.log, &landed.lines), imported, leaf_id)?)
         }
         _ => reparsed(path, ctx.host, leaf_id)?,
     };
@@ -121,21 +139,24 @@ fn import_with_overlay(
 }
 
 /// The overlay at the end of a batch (the log `log`, the bytes `lines`) appended after entry
-/// `leaf`, the leaf of `projection`, whose last entry is `leaf_id`: its node id (chained over
-/// the batch's lines) and bytes, from the session as read before the append.
+/// `leaf`, the leaf of `projection`, whose last entry is `leaf_id`: its node id and bytes, from
+/// the session as read before the append. The node is the one the import gave the batch's last
+/// entry (`imported`), else chained over the batch's lines from the leaf's.
 fn appended(
     projection: &View<'_, '_>,
     leaf: usize,
-    log: &Appended,
-    lines: &[u8],
+    (log, lines): (&Appended, &[u8]),
+    imported: Option<ObjectId>,
     leaf_id: &str,
 ) -> Result<(ObjectId, Vec<u8>)> {
     let session = projection.session;
     let wall = Wall::after_batch(projection, log);
-    let node = lines
-        .split(|&b| b == b'\n')
-        .filter(|l| !l.is_empty())
-        .fold(leaf_node(session, leaf)?, |node, line| ObjectId::node(Some(&node), &ObjectId::hash(Kind::Entry, line)));
+    let node = match imported {
+        Some(node) => node,
+        None => lines.split(|&b| b == b'\n').filter(|l| !l.is_empty()).fold(leaf_node(session, leaf)?, |node, line| {
+            ObjectId::node(Some(&node), &ObjectId::hash(Kind::Entry, line))
+        }),
+    };
     Ok((node, bytes_at(session, leaf_id, &wall)))
 }
 

@@ -7,8 +7,9 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::scope::placeholder;
+use serde::Serialize;
 use serde_json::value::RawValue;
-use serde_json::{json, Value};
+use serde_json::Value;
 use shake_plumbing::host::{View, WriteBack};
 use shake_plumbing::regions::{Region, RegionKind};
 
@@ -356,27 +357,71 @@ impl Wall {
         }
     }
 
-    /// The wall as a serialisable overlay value:
-    /// `{"items":[…],"superseded":[…],"torn":[…],"logs":[…],"foreign":[[target,edit]…]}`.
-    pub fn overlay(&self) -> Value {
-        let items: Vec<Value> = self
-            .items
-            .iter()
-            .map(|it| {
-                json!({"target": it.target, "kind": it.kind.as_str(), "label": it.label, "tokens": it.tokens,
-                       "block": it.block, "at": it.at.map(|(a, b)| [a, b]), "log": it.log})
-            })
-            .collect();
-        let torn: Vec<Value> = self
-            .torn
-            .iter()
-            .map(|t| json!({"log": t.log, "line": t.line, "listed": t.listed, "written": t.written}))
-            .collect();
+    /// The wall as a serialisable overlay:
+    /// `{"items":[…],"superseded":[…],"torn":[…],"logs":[…],"foreign":[[target,edit]…]}`,
+    /// borrowing the wall (serialised straight to bytes, no `Value` tree of every item).
+    pub fn overlay(&self) -> Overlay<'_> {
         let id = |i: &usize| self.ids.get(i).map_or("", String::as_str);
-        let logs: Vec<&str> = self.logs.iter().map(|(i, _)| id(i)).collect();
         let mut foreign: Vec<[&str; 2]> = self.foreign_edits.iter().map(|(t, i)| [t.as_str(), id(i)]).collect();
         foreign.sort_unstable();
-        json!({"items": items, "superseded": self.superseded, "torn": torn, "logs": logs, "foreign": foreign})
+        Overlay {
+            items: self.items.iter().map(OverlayItem::of).collect(),
+            superseded: &self.superseded,
+            torn: self.torn.iter().map(OverlayTorn::of).collect(),
+            logs: self.logs.iter().map(|(i, _)| id(i)).collect(),
+            foreign,
+        }
+    }
+}
+
+/// A wall as its stored overlay spells it ([`Wall::overlay`]); the fields in this order.
+#[derive(Debug, PartialEq, Serialize)]
+pub struct Overlay<'w> {
+    items: Vec<OverlayItem<'w>>,
+    superseded: &'w [String],
+    torn: Vec<OverlayTorn<'w>>,
+    logs: Vec<&'w str>,
+    foreign: Vec<[&'w str; 2]>,
+}
+
+/// One folded item of an [`Overlay`].
+#[derive(Debug, PartialEq, Serialize)]
+struct OverlayItem<'w> {
+    target: &'w str,
+    kind: &'static str,
+    label: &'w str,
+    tokens: u64,
+    block: Option<usize>,
+    at: Option<[usize; 2]>,
+    log: &'w str,
+}
+
+impl<'w> OverlayItem<'w> {
+    fn of(it: &'w Item) -> OverlayItem<'w> {
+        OverlayItem {
+            target: &it.target,
+            kind: it.kind.as_str(),
+            label: &it.label,
+            tokens: it.tokens,
+            block: it.block,
+            at: it.at.map(|(a, b)| [a, b]),
+            log: &it.log,
+        }
+    }
+}
+
+/// One torn batch of an [`Overlay`].
+#[derive(Debug, PartialEq, Serialize)]
+struct OverlayTorn<'w> {
+    log: &'w str,
+    line: usize,
+    listed: usize,
+    written: usize,
+}
+
+impl<'w> OverlayTorn<'w> {
+    fn of(t: &'w Torn) -> OverlayTorn<'w> {
+        OverlayTorn { log: &t.log, line: t.line, listed: t.listed, written: t.written }
     }
 }
 
@@ -409,7 +454,8 @@ mod tests {
         let wall = Wall::at(&p);
         let base = wall.base_content(&p, 0).map(|c| c.get().to_string()).unwrap_or_default();
         // The stored overlay rebuilds the same wall, base contents included.
-        let rebuilt = Wall::from_overlay(&p, &wall.overlay()).expect("overlay fits");
+        let value = serde_json::to_value(wall.overlay()).unwrap();
+        let rebuilt = Wall::from_overlay(&p, &value).expect("overlay fits");
         assert_eq!(rebuilt.overlay(), wall.overlay());
         assert_eq!(rebuilt.base_content(&p, 0).map(|c| c.get().to_string()).unwrap_or_default(), base);
         assert_eq!(rebuilt.logs.len(), wall.logs.len());

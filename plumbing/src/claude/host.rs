@@ -657,7 +657,7 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
         Ok(host::Forked { reused, ..forked(f, false) })
     }
 
-    fn export(&self, _ctx: &Context, session: &host::Session<'a>, _leaf: usize) -> Result<host::Export> {
+    fn export(&self, _ctx: &Context, session: &host::Session<'a>, _leaf: usize) -> Result<host::Export<'a>> {
         Err(Error::user(format!("{}: shake does not export Claude Code sessions", session.file.display()))
             .hint("Claude Code forks a session itself: claude --resume <id> --fork-session"))
     }

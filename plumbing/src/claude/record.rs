@@ -112,8 +112,8 @@ pub fn attach(ctx: &Context, session: &mut Session<'_>) {
         return;
     }
     let Some(id) = session.header.as_ref().map(|h| h.id.to_string()) else { return };
-    for record in read(ctx, &id).unwrap_or_default() {
+    for mut record in read(ctx, &id).unwrap_or_default() {
         let Some(index) = record["leaf"].as_str().and_then(|leaf| session.index_of(leaf)) else { continue };
-        session.stored.push((index, record["data"].to_string()));
+        session.stored.push((index, record["data"].take()));
     }
 }

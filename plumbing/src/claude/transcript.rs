@@ -278,9 +278,8 @@ fn parse_line(
     let message = message.filter(|m| m.get().starts_with('{'));
     let parts = message.and_then(|m| members(m.get(), &["id", "content"]));
     let [message_id, content] = parts.unwrap_or_default();
-    let mut flags = u8::from(is_true(sidechain)) * SIDECHAIN
-        | u8::from(is_true(meta)) * META
-        | u8::from(is_true(summary)) * COMPACT_SUMMARY;
+    let flag = |raw, bit| if is_true(raw) { bit } else { 0 };
+    let mut flags = flag(sidechain, SIDECHAIN) | flag(meta, META) | flag(summary, COMPACT_SUMMARY);
     for t in block_types(content) {
         match t.as_deref() {
             Some("tool_use") => flags |= TOOL_USE,

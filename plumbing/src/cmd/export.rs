@@ -27,7 +27,7 @@ pub fn run(ctx: &Context, args: &ExportArgs, out: &mut dyn Write) -> Result {
     let leaf = leaf.ok_or_else(|| Error::user(format!("{}: the session has no entries", file.display())))?;
     let export = session.export(ctx, leaf)?;
     let target = args.output.clone().unwrap_or_else(|| export.path.clone());
-    crate::durable::write_new(&target, &export.bytes)?;
+    crate::durable::write_new_with(&target, |out| export.write_to(out))?;
     if args.json {
         let report = serde_json::json!({
             "path": target.to_string_lossy(),

@@ -189,9 +189,13 @@ pub struct Stamp {
 impl Stamp {
     /// The file at `path` now.
     pub fn of(path: &Path) -> io::Result<Stamp> {
-        let meta = std::fs::metadata(path)?;
-        let ino = std::os::unix::fs::MetadataExt::ino(&meta);
-        Ok(Stamp { ino, len: meta.len(), modified: meta.modified().ok() })
+        Ok(Stamp::of_meta(&std::fs::metadata(path)?))
+    }
+
+    /// The file these metadata describe (an open file's `fstat`).
+    pub fn of_meta(meta: &std::fs::Metadata) -> Stamp {
+        let ino = std::os::unix::fs::MetadataExt::ino(meta);
+        Stamp { ino, len: meta.len(), modified: meta.modified().ok() }
     }
 
     /// The modification time in nanoseconds since the epoch (0 when unknown).

@@ -192,9 +192,10 @@ pub struct Reply<'a> {
 
 /// A branch written as a session file of its own ([`HostSession::export`]).
 #[derive(Clone, Debug)]
-pub struct Export {
-    /// The new file's bytes.
-    pub bytes: Vec<u8>,
+pub struct Export<'a> {
+    /// The new file's lines, each without its `\n`: an entry kept as it is borrows the
+    /// source's bytes, so the branch is never copied whole ([`Export::write_to`]).
+    pub lines: Vec<std::borrow::Cow<'a, [u8]>>,
     /// The new session's id.
     pub session_id: String,
     /// Entries written (the header excluded).
@@ -203,6 +204,17 @@ pub struct Export {
     pub path: PathBuf,
     /// The file it was exported from.
     pub parent: PathBuf,
+}
+
+impl Export<'_> {
+    /// Writes the new file's bytes to `out`, line by line.
+    pub fn write_to(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        for line in &self.lines {
+            out.write_all(line)?;
+            out.write_all(b"\n")?;
+        }
+        Ok(())
+    }
 }
 
 /// A fold written as a new session beside its source ([`WriteBack::Fork`],
@@ -263,8 +275,9 @@ pub struct Exact {
 pub trait Appender {
     /// Returns a fresh entry id, unique in the file and in this batch.
     fn fresh_id(&mut self) -> String;
-    /// A log record line (shake's own, never sent to the model) carrying `data`.
-    fn log_line(&self, id: &str, parent: Option<&str>, record_type: &str, data: &Value) -> String;
+    /// A log record line (shake's own, never sent to the model) carrying `data` (JSON of
+    /// integers and strings, as serde_json writes it).
+    fn log_line(&self, id: &str, parent: Option<&str>, record_type: &str, data: &RawValue) -> String;
     /// An edit line replacing `target`'s content with `content` (raw JSON).
     fn edit_line(&self, id: &str, parent: Option<&str>, target: &str, content: &RawValue) -> String;
 }
@@ -419,7 +432,7 @@ pub trait HostSession<'a> {
 
     /// Writes the root→leaf path as a session file of its own, in the host's format (as the
     /// host's own fork would), for a new file in the host's session folder.
-    fn export(&self, ctx: &Context, session: &Session<'a>, leaf: usize) -> Result<Export>;
+    fn export(&self, ctx: &Context, session: &Session<'a>, leaf: usize) -> Result<Export<'a>>;
 }
 
 /// One leaf's context, as its host projects it.

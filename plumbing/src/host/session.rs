@@ -73,8 +73,8 @@ pub struct Session<'a> {
     /// Lines the host skips or reads with a loss, and other things worth telling.
     pub warnings: Vec<Warning>,
     /// Shake's log records kept outside the file (Claude Code's, in the store:
-    /// `claude::record::attach`), oldest first: (entry index, the record's JSON data).
-    pub stored: Vec<(usize, String)>,
+    /// `claude::record::attach`), oldest first: (entry index, the record's data, as read).
+    pub stored: Vec<(usize, serde_json::Value)>,
     /// Entry id → index (the later one when ids repeat), keyed by the borrowed ids.
     by_id: HashMap<Cow<'a, str>, usize, foldhash::fast::RandomState>,
     host: &'static dyn Host,
@@ -196,7 +196,7 @@ impl<'a> Session<'a> {
     }
 
     /// The root→`leaf` path as a session file of its own.
-    pub fn export(&self, ctx: &crate::Context, leaf: usize) -> crate::Result<super::Export> {
+    pub fn export(&self, ctx: &crate::Context, leaf: usize) -> crate::Result<super::Export<'a>> {
         self.data.get().export(ctx, self, leaf)
     }
 

@@ -216,7 +216,7 @@ impl<'a> HostSession<'a> for OmpSession<'a> {
         Err(read_only("append to"))
     }
 
-    fn export(&self, _ctx: &Context, _session: &host::Session<'a>, _leaf: usize) -> Result<host::Export> {
+    fn export(&self, _ctx: &Context, _session: &host::Session<'a>, _leaf: usize) -> Result<host::Export<'a>> {
         Err(read_only("export"))
     }
 }

@@ -1,5 +1,8 @@
 //! pi's `/fork` (`createBranchedSession`): one leaf's root→leaf path as a new pi session file,
 //! re-chained without labels, then one label per resolved label, so folds travel with it.
+//! Entries whose bytes do not change are borrowed from the source, not copied.
+
+use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 
@@ -13,7 +16,7 @@ use crate::{Context, Error, Result};
 
 /// Exports the path to `leaf` as pi's `/fork` writes it, for a new file in pi's session folder
 /// of the session's cwd.
-pub fn export(ctx: &Context, session: &host::Session<'_>, pi: &Session<'_>, leaf: usize) -> Result<Export> {
+pub fn export<'a>(ctx: &Context, session: &host::Session<'a>, pi: &Session<'a>, leaf: usize) -> Result<Export<'a>> {
     let file = session.file;
     if pi.needs_migration() {
         return Err(Error::user(format!("{}: a v{} session has no stable entry ids", file.display(), pi.version()))
@@ -24,25 +27,22 @@ pub fn export(ctx: &Context, session: &host::Session<'_>, pi: &Session<'_>, leaf
     let session_id = ids::uuid_v7(millis);
     let source = std::fs::canonicalize(&file.path).unwrap_or_else(|_| file.path.clone());
     let cwd = session.header.as_ref().and_then(|h| h.cwd.as_deref()).map(str::to_string);
-    let mut text = header_line(&session_id, millis, cwd.as_deref(), &source.to_string_lossy());
-    let lines = branch_lines(session, pi, &path);
-    let entries = lines.len();
-    for line in lines {
-        text.push_str(&line);
-        text.push('\n');
-    }
+    let mut lines =
+        vec![Cow::Owned(header_line(&session_id, millis, cwd.as_deref(), &source.to_string_lossy()).into_bytes())];
+    lines.extend(branch_lines(session, pi, &path));
+    let entries = lines.len() - 1;
     let dir = match &cwd {
         Some(c) => paths::sessions_root(ctx).join(paths::encode_cwd(std::path::Path::new(c))),
         None => paths::session_dir_for_cwd(ctx).0,
     };
     let path = dir.join(format!("{}_{session_id}.jsonl", ids::iso(millis).replace([':', '.'], "-")));
-    Ok(Export { bytes: text.into_bytes(), session_id, entries, path, parent: source })
+    Ok(Export { lines, session_id, entries, path, parent: source })
 }
 
 fn header_line(id: &str, millis: u64, cwd: Option<&str>, parent: &str) -> String {
     let cwd = cwd.map_or("null".to_string(), string);
     format!(
-        "{{\"type\":\"session\",\"version\":3,\"id\":{},\"timestamp\":{},\"cwd\":{cwd},\"parentSession\":{}}}\n",
+        "{{\"type\":\"session\",\"version\":3,\"id\":{},\"timestamp\":{},\"cwd\":{cwd},\"parentSession\":{}}}",
         string(id),
         string(&ids::iso(millis)),
         string(parent)
@@ -50,7 +50,7 @@ fn header_line(id: &str, millis: u64, cwd: Option<&str>, parent: &str) -> String
 }
 
 /// The path without labels, re-chained, then one label per resolved label on the path.
-fn branch_lines(session: &host::Session<'_>, pi: &Session<'_>, path: &[usize]) -> Vec<String> {
+fn branch_lines<'a>(session: &host::Session<'a>, pi: &Session<'a>, path: &[usize]) -> Vec<Cow<'a, [u8]>> {
     let mut lines = Vec::new();
     let mut kept_ids: Vec<&str> = Vec::new();
     let mut pending_labels: Vec<&str> = Vec::new();
@@ -84,24 +84,29 @@ fn branch_lines(session: &host::Session<'_>, pi: &Session<'_>, path: &[usize]) -
             line.push_str(&format!(",\"timestamp\":{}", ts.get()));
         }
         line.push_str(&format!(",\"targetId\":{},\"label\":{}}}", string(&target), label.get()));
-        lines.push(line);
+        lines.push(Cow::Owned(line.into_bytes()));
         parent = Some(id);
     }
     lines
 }
 
-/// The entry's line with a new parent (and compaction boundary): its own bytes when unchanged.
-fn rechained(e: &Entry<'_>, parent: Option<&str>, first_kept: Option<&str>) -> String {
+/// The entry's line with a new parent (and compaction boundary): its own bytes when unchanged
+/// (borrowed; a line that is not UTF-8 is written with its lossy text, as ever).
+fn rechained<'a>(e: &Entry<'a>, parent: Option<&str>, first_kept: Option<&str>) -> Cow<'a, [u8]> {
     let text = String::from_utf8_lossy(e.raw);
+    let kept = |text: Cow<'a, str>| match text {
+        Cow::Borrowed(s) => Cow::Borrowed(s.as_bytes()),
+        Cow::Owned(s) => Cow::Owned(s.into_bytes()),
+    };
     if e.parent_id.as_deref() == parent && first_kept.is_none() {
-        return text.into_owned();
+        return kept(text);
     }
-    let Some(mut object) = RawObject::parse(&text) else { return text.into_owned() };
+    let Some(mut object) = RawObject::parse(&text) else { return kept(text) };
     object.set("parentId", parent.map_or_else(|| raw("null".into()), raw_string));
     if let Some(k) = first_kept {
         object.set("firstKeptEntryId", raw_string(k));
     }
-    object.to_json()
+    Cow::Owned(object.to_json().into_bytes())
 }
 
 /// pi's `labelsById` after loading: every label entry in file order; a falsy label clears.

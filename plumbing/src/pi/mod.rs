@@ -193,7 +193,7 @@ impl<'a> HostSession<'a> for Session<'a> {
         Ok(Box::new(write::EntryWriter::new(session)))
     }
 
-    fn export(&self, ctx: &Context, session: &host::Session<'a>, leaf: usize) -> Result<host::Export> {
+    fn export(&self, ctx: &Context, session: &host::Session<'a>, leaf: usize) -> Result<host::Export<'a>> {
         export::export(ctx, session, self, leaf)
     }
 }

@@ -2,16 +2,22 @@
 //! `JSON.stringify`-identical bytes (`spec/pi-session-format.md` §1.5).
 
 use std::collections::HashSet;
+use std::hash::{BuildHasher, RandomState};
 
 use serde_json::value::RawValue;
-use serde_json::Value;
 
 use crate::host::{Appender, Session};
-use crate::json::{js_json, js_string};
+use crate::json::js_string;
+
+/// How much of the file's start and end seeds the ids (with its length and the timestamp).
+const SEED_BYTES: usize = 64 << 10;
 
 /// Makes entry lines for one batch appended to a session.
 pub struct EntryWriter {
-    taken: HashSet<String>,
+    /// Hashes of the ids in the file and in this batch: an id whose hash is here is not taken
+    /// (a collision only skips a fresh id), so the file's ids are not copied.
+    taken: HashSet<u64>,
+    hasher: RandomState,
     seed: blake3::Hash,
     counter: u64,
     timestamp: String,
@@ -22,11 +28,18 @@ impl EntryWriter {
     /// timestamp is now (or `$SHAKE_TIMESTAMP`, for reproducible runs).
     pub fn new(session: &Session<'_>) -> EntryWriter {
         let timestamp = super::ids::iso(super::ids::now_millis());
+        let raw = session.file.raw();
+        // The file's length, first and last bytes stand for it (hashing a 1 GiB file whole for
+        // a seed would cost a second; fresh ids are checked against the file's anyway).
         let mut seed = blake3::Hasher::new();
-        seed.update(session.file.raw());
+        seed.update(&(raw.len() as u64).to_le_bytes());
+        seed.update(&raw[..raw.len().min(SEED_BYTES)]);
+        seed.update(&raw[raw.len().saturating_sub(SEED_BYTES)..]);
         seed.update(timestamp.as_bytes());
+        let hasher = RandomState::new();
         EntryWriter {
-            taken: session.entries.iter().map(|e| e.id.to_string()).collect(),
+            taken: session.entries.iter().map(|e| hasher.hash_one(e.id.as_ref())).collect(),
+            hasher,
             seed: seed.finalize(),
             counter: 0,
             timestamp,
@@ -39,7 +52,8 @@ impl EntryWriter {
     }
 
     /// Returns a fresh 8-hex id, unique in the file and in this batch. Ids derive from the
-    /// file's bytes and the timestamp, so a run with `$SHAKE_TIMESTAMP` set is reproducible.
+    /// file's bytes and the timestamp, so a run with `$SHAKE_TIMESTAMP` set is reproducible
+    /// (the same ids, unless a hash collision skips one: then still fresh ones).
     pub fn fresh_id(&mut self) -> String {
         loop {
             let mut h = blake3::Hasher::new();
@@ -47,7 +61,7 @@ impl EntryWriter {
             h.update(&self.counter.to_le_bytes());
             self.counter += 1;
             let id = h.finalize().to_hex()[..8].to_string();
-            if self.taken.insert(id.clone()) {
+            if self.taken.insert(self.hasher.hash_one(id.as_str())) {
                 return id;
             }
         }
@@ -66,12 +80,13 @@ impl EntryWriter {
         )
     }
 
-    /// A `custom` line. Key order: type, customType, data, id, parentId, timestamp.
-    pub fn custom(&self, id: &str, parent: Option<&str>, custom_type: &str, data: &Value) -> String {
+    /// A `custom` line. Key order: type, customType, data, id, parentId, timestamp. `data` is
+    /// JSON as `JSON.stringify` spells it (integers and strings only: serde_json's spelling).
+    pub fn custom(&self, id: &str, parent: Option<&str>, custom_type: &str, data: &RawValue) -> String {
         format!(
             "{{\"type\":\"custom\",\"customType\":{},\"data\":{},\"id\":{},\"parentId\":{},\"timestamp\":{}}}",
             js_string(custom_type),
-            js_json(data),
+            data.get(),
             js_string(id),
             parent.map_or("null".to_string(), js_string),
             js_string(&self.timestamp)
@@ -84,7 +99,7 @@ impl Appender for EntryWriter {
         EntryWriter::fresh_id(self)
     }
 
-    fn log_line(&self, id: &str, parent: Option<&str>, record_type: &str, data: &Value) -> String {
+    fn log_line(&self, id: &str, parent: Option<&str>, record_type: &str, data: &RawValue) -> String {
         self.custom(id, parent, record_type, data)
     }
 

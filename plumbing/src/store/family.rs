@@ -23,12 +23,12 @@ impl Store {
     /// unreadable import state gives an empty tree (`fsck` names it).
     pub fn session_tree(&self, info: &SessionInfo) -> Result<Tree> {
         let key = info.path.to_string_lossy();
-        let Ok(Some((_, rest))) = self.read_state(&key) else { return Ok(Tree::default()) };
-        let Some(resume) = state::decode_resume(&rest) else { return Ok(Tree::default()) };
+        let Ok(Some((head, rest))) = self.read_state(&key) else { return Ok(Tree::default()) };
+        let Some(resume) = state::decode_resume(&head, &rest) else { return Ok(Tree::default()) };
         // v2/v3 files list every node; a v1 file only its last one (its entries form one chain),
         // so walk up through the node objects until a node already seen.
         let mut todo: Vec<ObjectId> =
-            resume.nodes.iter().map(|(_, n)| ObjectId(*n)).chain(resume.last_node.map(ObjectId)).collect();
+            resume.nodes.iter_back().map(|(_, n)| n).chain(resume.last_node.map(ObjectId)).collect();
         let mut nodes = HashSet::new();
         let mut parents = HashSet::new();
         while let Some(node) = todo.pop() {

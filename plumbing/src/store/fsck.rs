@@ -214,7 +214,7 @@ fn check_states(store: &Store, report: &mut FsckReport) -> crate::Result<()> {
         match state::decode(&path, &bytes) {
             Err(why) => report.problems.push(why),
             Ok((head, rest)) => {
-                if state::decode_resume(&rest).is_none() {
+                if state::decode_resume(&head, &rest).is_none() {
                     report.problems.push(format!("{}: unreadable import state (resume part)", path.display()));
                 }
                 expect(

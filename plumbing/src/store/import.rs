@@ -14,17 +14,20 @@
 //! chains by them (an unknown parent ends the path, so the entry is a root). A file no host
 //! accepts is refused before anything of it is stored.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
+use crate::append::Appended;
 use crate::durable::FileError;
 use crate::host::file::{Bytes, Stamp};
 use crate::host::{self, Host, HostKind, SessionFile, TreeLine, Warning};
 use crate::id::{node_bytes, Kind, ObjectId};
+use crate::proof::{Proof, Prover};
 use crate::{Context, Error, Result};
 
 use super::pack::PackError;
-use super::state::{self, FileState, Resume};
+use super::state::{self, FileState, Hashed, NodeTable, Resume};
 use super::version::{self, LineRef, Version};
 use super::{refs, times, Batch, Pending, Store};
 
@@ -88,6 +91,9 @@ pub struct ImportReport {
     pub unchanged: bool,
     /// True when the file no longer starts with what was imported before (a new chain start).
     pub rewritten: bool,
+    /// The last tree entry this import read, when it read one: its id (none in formats without
+    /// ids) and its node id (what names its overlay), so a writer need not walk the path again.
+    pub last_entry: Option<(Option<String>, ObjectId)>,
 }
 
 /// One imported session file, as the import state records it.
@@ -124,21 +130,21 @@ impl Store {
     /// Imports one session file (a no-op costing one `stat` when it did not change), read by
     /// the host `forced` names, else by the host that accepts it.
     pub fn import_file(&mut self, path: &Path, forced: Option<HostKind>) -> Result<ImportReport, ImportError> {
-        self.import_known(path, forced, None)
+        self.import_known(path, forced, Known::Nothing)
     }
 
     /// [`Store::import_file`] of a file the caller has read already: when the file at its path
     /// is still the one read (`SessionFile::stamp`), a whole read uses those bytes instead of
     /// reading (and holding) the file a second time.
     pub fn import_read(&mut self, file: &SessionFile, forced: Option<HostKind>) -> Result<ImportReport, ImportError> {
-        self.import_known(&file.path, forced, Some(file))
+        self.import_known(&file.path, forced, Known::Read(file))
     }
 
     fn import_known(
         &mut self,
         path: &Path,
         forced: Option<HostKind>,
-        known: Option<&SessionFile>,
+        known: Known<'_>,
     ) -> Result<ImportReport, ImportError> {
         if let Some(report) = self.unchanged(path)? {
             return Ok(report);
@@ -253,6 +259,7 @@ fn unchanged_report(path: &Path, head: &FileState) -> ImportReport {
         version: ObjectId(head.version),
         unchanged: true,
         rewritten: false,
+        last_entry: None,
     }
 }
 
@@ -269,19 +276,33 @@ struct Base {
 impl Batch<'_> {
     /// Imports one session file into this batch (see the module doc).
     pub fn import(&mut self, path: &Path, forced: Option<HostKind>) -> Result<ImportReport, ImportError> {
-        self.import_known(path, forced, None)
+        self.import_known(path, forced, Known::Nothing)
     }
 
-    /// [`Batch::import`], with the bytes of `known` (read from `path`) used for a whole read
-    /// when the file is still the one they were read from.
+    /// [`Batch::import`] of a file this process has just appended to (`appended`, from
+    /// [`crate::append::append`]): when the import state describes the file exactly as the
+    /// append found it under its lock, and the file is still as the append left it, only the
+    /// last 1 MiB block of the old bytes and the appended bytes are read and hashed (see
+    /// [`read_own`] for why that is safe); otherwise it is [`Batch::import`].
+    pub fn import_appended(
+        &mut self,
+        path: &Path,
+        forced: Option<HostKind>,
+        appended: &Appended,
+    ) -> Result<ImportReport, ImportError> {
+        self.import_known(path, forced, Known::Appended(appended))
+    }
+
+    /// [`Batch::import`], with what the caller knows of the file: bytes it read (used for a
+    /// whole read when the file is still the one they were read from) or an append it made.
     fn import_known(
         &mut self,
         path: &Path,
         forced: Option<HostKind>,
-        known: Option<&SessionFile>,
+        known: Known<'_>,
     ) -> Result<ImportReport, ImportError> {
         let (store, pending) = self.parts();
-        prepare(store, path, forced, known)?.apply(store, pending)
+        prepare_known(store, path, forced, known)?.apply(store, pending)
     }
 }
 
@@ -388,6 +409,16 @@ pub(super) fn prepare(
     forced: Option<HostKind>,
     known: Option<&SessionFile>,
 ) -> Result<Prepared, ImportError> {
+    prepare_known(store, path, forced, known.map_or(Known::Nothing, Known::Read))
+}
+
+/// [`prepare`], with what the caller knows of the file ([`Known`]).
+fn prepare_known(
+    store: &Store,
+    path: &Path,
+    forced: Option<HostKind>,
+    known: Known<'_>,
+) -> Result<Prepared, ImportError> {
     let key = canonical(path)?;
     let mut warnings = Vec::new();
     let previous = store.read_state(&key).unwrap_or_else(|why| {
@@ -401,23 +432,46 @@ pub(super) fn prepare(
         }
     }
     // A file that grew is read from where the last import stopped, its prefix checked by
-    // hash as it streams by; anything else (no state, a changed prefix) is read whole.
+    // its proof as it streams by (or, after this process's own append, trusted: `read_own`);
+    // anything else (no state, a changed prefix) is read whole.
     let tail = match &previous {
-        Some((head, rest)) => match state::decode_resume(rest) {
-            Some(resume) => read_tail(path, head, (size, mtime_ns), forced)?.map(|read| (read, resume)),
+        Some((head, rest)) => match state::decode_resume(head, rest) {
+            Some(resume) => {
+                let own = match known {
+                    Known::Appended(appended) => read_own(path, head, appended, forced)?,
+                    _ => None,
+                };
+                let read = match own {
+                    Some(read) => Some(read),
+                    None => read_tail(path, head, (size, mtime_ns), forced)?,
+                };
+                read.map(|read| (read, resume))
+            }
             None => None,
         },
         None => None,
     };
     let (read, resume) = match tail {
         Some((read, resume)) => (read, Some(resume)),
-        None => (read_whole(path, forced, known)?, None),
+        None => (read_whole(path, forced, known.file())?, None),
     };
     if let Some((head, rest)) = &previous {
-        if head.file_hash == read.file_hash {
-            // Touched, not changed: remember the new mtime so the next check is a stat again.
-            let head = FileState { size, mtime_ns: remembered_mtime(mtime_ns), ..head.clone() };
-            let resume = resume.or_else(|| state::decode_resume(rest)).unwrap_or_default();
+        let same = match head.file.proof() {
+            Some(proof) => *proof == read.proof,
+            None => read.origin == 0 && head.file.holds(read.file.raw()),
+        };
+        if same {
+            // Touched, not changed: remember the new mtime so the next check is a stat again
+            // (a state of format 2 gets proofs: the file was read whole to check it).
+            let prefix = match (&head.prefix, usize::try_from(head.committed)) {
+                (Hashed::Plain(_), Ok(committed)) if committed <= read.file.raw().len() => {
+                    Hashed::Proof(Proof::of(&read.file.raw()[..committed]))
+                }
+                (prefix, _) => prefix.clone(),
+            };
+            let file = Hashed::Proof(read.proof.clone());
+            let resume = resume.or_else(|| state::decode_resume(head, rest)).unwrap_or_default();
+            let head = FileState { size, mtime_ns: remembered_mtime(mtime_ns), prefix, file, ..head.clone() };
             let mut prepared = Prepared::report(unchanged_report(path, &head));
             prepared.records.push((state::name(&key), state::encode(&head, &resume)?));
             return Ok(prepared);
@@ -434,7 +488,7 @@ pub(super) fn prepare(
         },
         (_, previous) => base(previous, read.file.raw()),
     };
-    let Read { host, file, origin, mut hasher, file_hash } = read;
+    let Read { host, file, origin, mut prover, proof } = read;
     // `file` holds the file from byte `origin`; `base.start` is a file offset.
     let bytes = file.raw();
     let start = base.start - origin;
@@ -469,15 +523,19 @@ pub(super) fn prepare(
         size,
         mtime_ns: remembered_mtime(mtime_ns),
         committed: (origin + committed) as u64,
-        prefix_hash: match committed == bytes.len() {
-            true => file_hash,
-            false => *hasher.update(&bytes[..committed]).finalize().as_bytes(),
-        },
-        file_hash,
+        prefix: Hashed::Proof(match committed == bytes.len() {
+            true => proof.clone(),
+            false => {
+                prover.update(&bytes[..committed]);
+                prover.proof()
+            }
+        }),
+        file: Hashed::Proof(proof),
         version: version_id.0,
         session_id: session_id.clone(),
         versions: base.versions + 1,
         entries: resume.entries,
+        format: state::VERSION,
     };
     records.push((state::name(&head.path), state::encode(&head, &resume)?));
     let report = ImportReport {
@@ -490,6 +548,7 @@ pub(super) fn prepare(
         version: version_id,
         unchanged: false,
         rewritten: base.rewritten,
+        last_entry: read.last_entry,
     };
     Ok(Prepared { report, objects, records, time: Some((times::name(&head.path), version_id)) })
 }
@@ -534,9 +593,18 @@ fn read_lines(
     warnings: &mut Vec<Warning>,
     objects: &mut Objects,
 ) -> ReadLines {
-    let mut nodes = resume.node_map();
+    // Parents are looked up among this import's entries, then the state's (`Parents`); the new
+    // ones join the state's table at the end, in file order.
+    let old = std::mem::take(&mut resume.nodes);
+    let mut parents = Parents { fresh: HashMap::new(), old: &old, all: None };
+    let mut added = NodeTable::default();
     let first = file.lines.partition_point(|l| l.raw.start < start);
-    let mut out = ReadLines { lines: Vec::with_capacity(file.lines.len() - first), committed: start, session_id: None };
+    let mut out = ReadLines {
+        lines: Vec::with_capacity(file.lines.len() - first),
+        committed: start,
+        session_id: None,
+        last_entry: None,
+    };
     let len = file.raw().len();
     for line in &file.lines[first..] {
         let entry_id = match rows.and_then(|id| super::row::take_out(file.line_raw(line), id)) {
@@ -554,7 +622,7 @@ fn read_lines(
         }
         resume.lines += 1;
         let number = resume.lines as usize;
-        match tree_line(host, file.line_text(line), resume, &nodes) {
+        match tree_line(host, file.line_text(line), resume, &mut parents) {
             Line::Skip => {}
             Line::Warn(message) => warnings.push(Warning { line: number, message }),
             Line::Header { id, version } => {
@@ -566,16 +634,19 @@ fn read_lines(
                 if let Some(last) = out.lines.last_mut() {
                     (last.node, last.parent) = (Some(node), parent);
                 }
-                if let Some(id) = id {
-                    nodes.insert(id.clone(), node);
-                    resume.nodes.push((id, node.0));
+                if let Some(id) = &id {
+                    added.push(id, &node);
+                    parents.fresh.insert(id.clone(), node);
                 }
+                out.last_entry = Some((id, node));
                 resume.last_node = Some(node.0);
                 resume.entries += 1;
             }
         }
         out.committed = line.raw.end + 1;
     }
+    resume.nodes = old;
+    resume.nodes.append(added);
     out
 }
 
@@ -587,6 +658,8 @@ struct ReadLines {
     committed: usize,
     /// The header's session id, when the header was among the lines read.
     session_id: Option<String>,
+    /// The last tree entry read: its id and node.
+    last_entry: Option<(Option<String>, ObjectId)>,
 }
 
 /// What one complete line is to the tree, with the parent resolved to its node.
@@ -602,13 +675,30 @@ enum Line {
     Entry { id: Option<String>, parent: Option<ObjectId> },
 }
 
+/// Finds a parent's node by its entry id: among the entries this import read (`fresh`), then the
+/// state's last few, then (the map built once, on the first id not among those) all of the
+/// state's. An id that repeats names its latest entry, as in pi's own lookup.
+struct Parents<'t> {
+    fresh: HashMap<String, ObjectId>,
+    old: &'t NodeTable,
+    all: Option<HashMap<&'t str, ObjectId>>,
+}
+
+impl Parents<'_> {
+    fn get(&mut self, id: &str) -> Option<ObjectId> {
+        if let Some(node) = self.fresh.get(id) {
+            return Some(*node);
+        }
+        if let Some(node) = self.old.find_recent(id) {
+            return Some(node);
+        }
+        let old = self.old;
+        self.all.get_or_insert_with(|| old.map()).get(id).copied()
+    }
+}
+
 /// Reads one complete line's text (as the host decodes the file: invalid UTF-8 as U+FFFD).
-fn tree_line(
-    host: &dyn Host,
-    text: &str,
-    resume: &Resume,
-    nodes: &std::collections::HashMap<String, ObjectId>,
-) -> Line {
+fn tree_line(host: &dyn Host, text: &str, resume: &Resume, parents: &mut Parents<'_>) -> Line {
     match host.tree_line(text, resume.pi_version) {
         TreeLine::Skip => Line::Skip,
         TreeLine::Warn(message) => Line::Warn(message),
@@ -616,20 +706,39 @@ fn tree_line(
         // No ids: the entry before is the parent.
         TreeLine::Entry { id: None, .. } => Line::Entry { id: None, parent: resume.last_node.map(ObjectId) },
         TreeLine::Entry { id: Some(id), parent } => {
-            let parent = parent.and_then(|p| nodes.get(&p).copied());
+            let parent = parent.and_then(|p| parents.get(&p));
             Line::Entry { id: Some(id), parent }
         }
     }
 }
 
+/// What the caller of an import knows of the file already.
+#[derive(Clone, Copy)]
+enum Known<'a> {
+    Nothing,
+    /// Its bytes, read by the caller.
+    Read(&'a SessionFile),
+    /// An append the caller made to it.
+    Appended(&'a Appended),
+}
+
+impl<'a> Known<'a> {
+    fn file(self) -> Option<&'a SessionFile> {
+        match self {
+            Known::Read(file) => Some(file),
+            _ => None,
+        }
+    }
+}
+
 /// A file's bytes as an import reads them: from byte `origin` on (0: the whole file), with the
-/// hash of the bytes before `origin` still open and the whole file's hash.
+/// proof of the bytes before `origin` still open and the whole file's proof.
 struct Read<'a> {
     host: &'static dyn Host,
     file: ReadFile<'a>,
     origin: usize,
-    hasher: blake3::Hasher,
-    file_hash: [u8; 32],
+    prover: Prover,
+    proof: Proof,
 }
 
 /// The bytes read with their lines: the caller's read of the whole file, or this import's.
@@ -663,18 +772,18 @@ fn read_whole<'a>(
         None => ReadFile::Read(SessionFile::read(path).map_err(FileError::at(path, "read"))?),
     };
     let host = host::detect(&file, forced)?;
-    let file_hash = *blake3::hash(file.raw()).as_bytes();
-    Ok(Read { host, file, origin: 0, hasher: blake3::Hasher::new(), file_hash })
+    let proof = Proof::of(file.raw());
+    Ok(Read { host, file, origin: 0, prover: Prover::default(), proof })
 }
 
 /// How much of the committed prefix is kept to find the file's host (its header, its first
 /// conversation row).
 const HEAD_BYTES: usize = 1 << 20;
 
-/// Reads only what follows the committed prefix of `head`, streaming the prefix through the hash
-/// without holding it. `None` (read the whole file instead) when the prefix changed, the file
-/// changed while read (its size and mtime are not `stat`'s any more), or its first MiB does not
-/// decide its host.
+/// Reads only what follows the committed prefix of `head`, streaming the prefix through its
+/// proof without holding it. `None` (read the whole file instead) when the prefix changed, the
+/// file changed while read (its size and mtime are not `stat`'s any more), its first MiB does
+/// not decide its host, or the state is of format 2 (its digest is checked on a whole read).
 fn read_tail(
     path: &Path,
     head: &FileState,
@@ -682,13 +791,15 @@ fn read_tail(
     forced: Option<HostKind>,
 ) -> Result<Option<Read<'static>>, ImportError> {
     use std::io::Read as _;
-    let Ok(committed) = usize::try_from(head.committed) else { return Ok(None) };
-    if committed == 0 || head.committed > stat_before.0 {
+    let (Ok(committed), Some(proof)) = (usize::try_from(head.committed), head.prefix.proof()) else {
+        return Ok(None);
+    };
+    if committed == 0 || head.committed > stat_before.0 || proof.len != head.committed {
         return Ok(None);
     }
     let io = FileError::at(path, "read");
     let mut file = std::fs::File::open(path).map_err(&io)?;
-    let mut hasher = blake3::Hasher::new();
+    let mut prover = Prover::default();
     let mut first = Vec::new();
     let mut buf = vec![0; HEAD_BYTES.min(committed)];
     let mut left = committed;
@@ -697,13 +808,13 @@ fn read_tail(
         if n == 0 {
             return Ok(None); // shorter than `stat` said: it changed
         }
-        hasher.update(&buf[..n]);
+        prover.update(&buf[..n]);
         if first.len() < HEAD_BYTES {
             first.extend_from_slice(&buf[..n.min(HEAD_BYTES - first.len())]);
         }
         left -= n;
     }
-    if hasher.finalize().as_bytes() != &head.prefix_hash {
+    if prover.proof() != *proof {
         return Ok(None);
     }
     let mut data = Vec::new();
@@ -711,19 +822,83 @@ fn read_tail(
     if stat(path)? != stat_before || (committed + data.len()) as u64 != stat_before.0 {
         return Ok(None);
     }
-    // The host from the prefix's first complete lines (pi's header, OMP's first line, Claude
-    // Code's first conversation row); a head of blank lines decides nothing.
+    let Some(host) = head_host(path, first, forced) else { return Ok(None) };
+    Ok(Some(tail_read(path, host, data, committed, prover)))
+}
+
+/// The read of the bytes after `origin`, `prover` holding the proof of those before.
+fn tail_read(path: &Path, host: &'static dyn Host, data: Vec<u8>, origin: usize, prover: Prover) -> Read<'static> {
+    let mut whole = prover.clone();
+    whole.update(&data);
+    let file = ReadFile::Read(SessionFile::from_bytes(path.to_path_buf(), data));
+    Read { host, file, origin, prover, proof: whole.proof() }
+}
+
+/// The host of a file from its first bytes' complete lines (pi's header, OMP's first line, Claude
+/// Code's first conversation row); `None` when they decide none (a head of blank lines).
+fn head_host(path: &Path, mut first: Vec<u8>, forced: Option<HostKind>) -> Option<&'static dyn Host> {
     first.truncate(memchr::memrchr(b'\n', &first).map_or(0, |i| i + 1));
     if first.iter().all(u8::is_ascii_whitespace) {
-        return Ok(None);
+        return None;
     }
-    let Ok(host) = host::detect(&SessionFile::from_bytes(path.to_path_buf(), first), forced) else {
+    host::detect(&SessionFile::from_bytes(path.to_path_buf(), first), forced).ok()
+}
+
+/// The read after this process's own append (`appended`), trusting the old bytes without
+/// hashing them whole; `None` (then [`read_tail`]) unless all of this holds:
+///
+/// - the import state describes the file exactly as the append found it, under its lock, on
+///   the descriptor it wrote (same size, same mtime, the state's mtime a real one: an import
+///   within a second of a write remembers 0) and its committed prefix is the whole of it: the
+///   same identity (size and mtime) the store trusts to call a file unchanged with one `stat`;
+/// - the path shows the file the append left (same inode, size and mtime) before and after
+///   the bytes are read, so no writer came in between (pi does not rewrite in place, and a
+///   rename over the file changes the inode);
+/// - the last 1 MiB block of the old bytes, re-read, still gives the state's proof (a writer
+///   that changed bytes just before the end is seen).
+///
+/// The new state's mtime is our write's, less than a second old, so it is remembered as 0: the
+/// next import proves the whole file by its content again. What this skips is the second pass
+/// over the old bytes within one command, which read and checked them already.
+fn read_own(
+    path: &Path,
+    head: &FileState,
+    appended: &Appended,
+    forced: Option<HostKind>,
+) -> Result<Option<Read<'static>>, ImportError> {
+    use std::os::unix::fs::FileExt;
+    let Some(proof) = head.prefix.proof() else { return Ok(None) };
+    let trusted = appended.foreign.is_none()
+        && head.mtime_ns != 0
+        && (head.size, head.mtime_ns) == (appended.before.len, appended.before.mtime_ns())
+        && head.committed == head.size
+        && proof.len == head.committed
+        && appended.after.len > head.size;
+    let (Ok(committed), Ok(len)) = (usize::try_from(head.committed), usize::try_from(appended.after.len)) else {
         return Ok(None);
     };
-    let mut whole = hasher.clone();
-    let file_hash = *whole.update(&data).finalize().as_bytes();
-    let file = ReadFile::Read(SessionFile::from_bytes(path.to_path_buf(), data));
-    Ok(Some(Read { host, file, origin: committed, hasher, file_hash }))
+    if !trusted || Stamp::of(path).ok() != Some(appended.after) {
+        return Ok(None);
+    }
+    let io = FileError::at(path, "read");
+    let file = std::fs::File::open(path).map_err(&io)?;
+    let mut first = vec![0; HEAD_BYTES.min(committed)];
+    let resume_at = proof.resume_at() as usize;
+    let mut rest = vec![0; len - resume_at];
+    if file.read_exact_at(&mut first, 0).is_err() || file.read_exact_at(&mut rest, resume_at as u64).is_err() {
+        return Ok(None);
+    }
+    if Stamp::of(path).ok() != Some(appended.after) {
+        return Ok(None);
+    }
+    let mut prover = proof.prover();
+    prover.update(&rest[..committed - resume_at]);
+    if prover.proof() != *proof {
+        return Ok(None);
+    }
+    let Some(host) = head_host(path, first, forced) else { return Ok(None) };
+    rest.drain(..committed - resume_at);
+    Ok(Some(tail_read(path, host, rest, committed, prover)))
 }
 
 /// Decides where to start: after the committed prefix when the file still starts with it, else
@@ -740,8 +915,8 @@ fn base(previous: Option<(FileState, Vec<u8>)>, bytes: &[u8]) -> Base {
         };
     };
     let committed = usize::try_from(head.committed).unwrap_or(usize::MAX);
-    let kept = committed <= bytes.len() && blake3::hash(&bytes[..committed]).as_bytes() == &head.prefix_hash;
-    let resume = state::decode_resume(&rest).filter(|_| kept);
+    let kept = committed <= bytes.len() && head.prefix.holds(&bytes[..committed]);
+    let resume = state::decode_resume(&head, &rest).filter(|_| kept);
     match resume {
         Some(resume) => Base {
             start: committed,
@@ -826,6 +1001,70 @@ mod tests {
         assert!(version.items.contains(&version::Item::Path { node: path_nodes(&session, 1).unwrap()[1], count: 2 }));
         assert_eq!(store.version_bytes(&report.version).unwrap(), text.as_bytes());
         assert!(store.import_file(&path, None).unwrap().unchanged);
+    }
+
+    /// The import after this process's own append reads only the last MiB of the old bytes and
+    /// the new ones, and gives the state a whole import would; a change of old bytes that keeps
+    /// the file's size and mtime is caught in that last MiB, and, like the one-`stat` check of
+    /// an unchanged file, not before it.
+    #[test]
+    fn the_import_after_an_own_append_trusts_what_the_append_saw() {
+        use crate::append::{append, Snapshot};
+        use crate::proof::BLOCK;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let header = "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/\"}\n";
+        let pad = "x".repeat(1000);
+        let mut text = header.to_string();
+        let mut parent = "null".to_string();
+        // A bit over 2 MiB, so that the prefix has whole blocks before its last one.
+        for i in 0..2200 {
+            text.push_str(&format!("{{\"type\":\"message\",\"id\":\"e{i}\",\"parentId\":{parent},\"p\":\"{pad}\"}}\n"));
+            parent = format!("\"e{i}\"");
+        }
+        let minute_ago = || std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        let age =
+            |path: &Path, when| std::fs::File::options().write(true).open(path).unwrap().set_modified(when).unwrap();
+        let state = |store: &Store| store.read_state(&canonical(&path).unwrap()).unwrap().unwrap().0;
+        let own_import = |store: &mut Store, landed: &Appended| {
+            let mut batch = store.batch().unwrap();
+            let report = batch.import_appended(&path, None, landed).unwrap();
+            batch.commit().unwrap();
+            report
+        };
+        let line = |id: &str| format!("{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":\"e2199\"}}\n");
+
+        // Appended after an unchanged file: the state a whole import gives, the node chained.
+        std::fs::write(&path, &text).unwrap();
+        age(&path, minute_ago());
+        let mut store = Store::open_dir(&dir.path().join("store")).unwrap();
+        store.import_file(&path, None).unwrap();
+        let landed = append(&path, &Snapshot::of(text.as_bytes()), line("n1").as_bytes()).unwrap();
+        let report = own_import(&mut store, &landed);
+        let whole = std::fs::read(&path).unwrap();
+        assert_eq!((report.rewritten, report.bytes), (false, line("n1").len() as u64));
+        assert_eq!(store.version_bytes(&report.version).unwrap(), whole);
+        let mut fresh = Store::open_dir(&dir.path().join("fresh")).unwrap();
+        let from_scratch = fresh.import_file(&path, None).unwrap();
+        assert_eq!(report.last_entry, from_scratch.last_entry);
+        let (got, want) = (state(&store), state(&fresh));
+        assert_eq!((&got.prefix, &got.file, got.committed), (&want.prefix, &want.file, want.committed));
+        assert_eq!(got.prefix, Hashed::Proof(Proof::of(&whole)));
+
+        // Old bytes changed in place, size and mtime as the state has them: caught in the last
+        // MiB (a new version from the first byte), trusted before it (the prefix kept).
+        for (at, caught) in [(whole.len() - 100, true), (BLOCK as usize / 2, false)] {
+            let text = std::fs::read(&path).unwrap();
+            age(&path, minute_ago());
+            store.import_file(&path, None).unwrap();
+            let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+            let mut changed = text.clone();
+            changed[at] = b'y';
+            std::fs::write(&path, &changed).unwrap();
+            age(&path, mtime);
+            let landed = append(&path, &Snapshot::of(&changed), line(&format!("n{at}")).as_bytes()).unwrap();
+            assert_eq!(own_import(&mut store, &landed).rewritten, caught, "a change at byte {at}");
+        }
     }
 
     /// Each failure names its file and says what was being done; the system's refusal keeps its
