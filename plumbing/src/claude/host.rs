@@ -20,7 +20,7 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use super::loader::{load_at, Chain, LoadOptions};
-use super::transcript::{Row, Transcript};
+use super::transcript::{as_str, Row, Transcript};
 use super::{paths, project, write};
 use crate::host::{
     self, Appender, Block, BlockKind, Call, Content, ForkWrite, Header, Host, HostData, HostKind, HostSession,
@@ -28,7 +28,6 @@ use crate::host::{
     WriteBack,
 };
 use crate::json::members;
-use crate::pi::entry::as_str;
 use crate::tokens::Pieces;
 use crate::{Context, Error, Result};
 

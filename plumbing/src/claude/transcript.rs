@@ -19,7 +19,6 @@ use serde_json::Value;
 
 use crate::host::file::{Line, SessionFile};
 use crate::json::members;
-use crate::pi::entry::as_str;
 
 /// The row types that carry `uuid`/`parentUuid` and form the conversation.
 const CONVERSATION: [&str; 4] = ["user", "assistant", "attachment", "system"];
@@ -159,6 +158,12 @@ pub(crate) fn has_block(content: Option<&Value>, kind: &str) -> bool {
     content
         .and_then(Value::as_array)
         .is_some_and(|blocks| blocks.iter().any(|b| b.get("type").and_then(Value::as_str) == Some(kind)))
+}
+
+/// A raw JSON value decoded as a string; `None` when absent or not a string (a lone surrogate
+/// escape reads as U+FFFD, [`crate::js`]).
+pub(crate) fn as_str(raw: Option<&RawValue>) -> Option<std::borrow::Cow<'_, str>> {
+    crate::js::string_text(raw?.get())
 }
 
 /// The `type` of each block of a raw `content` array (none when it is not an array).

@@ -128,7 +128,17 @@ pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
         );
     }
     if session.host().write_back() == WriteBack::Fork {
-        return undo_fork(ctx, args, (&file, &rev), (&session, in_place), (&plan, &tok), data(Vec::new()), out);
+        let written = undo_fork(ctx, args, (&file, &rev), (&session, in_place), (&plan, &tok), data(Vec::new()), out)?;
+        // The new session is imported once the source is let go: the command never maps both.
+        drop(plan);
+        drop(wall);
+        drop(projection);
+        drop(session);
+        drop(file);
+        if let Some(path) = written {
+            shake_plumbing::store::touch::import(ctx, &path);
+        }
+        return Ok(0);
     }
     let outcome = batch::commit(ctx, &projection, &args.write, &wall, &plan.edits, data)?;
     let leaf_id = session.entries[leaf].id.to_string();
@@ -165,7 +175,8 @@ pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
 /// `shake undo` on a host whose folds are forks (Claude Code): writes a session whose folded
 /// results are the saved originals again (every other byte, turns made since included, as in
 /// the file), with the fold records and this undo as its record. On a file with no fold in
-/// force (the source of a fork, or an undone fork) it writes nothing and says so.
+/// force (the source of a fork, or an undone fork) it writes nothing and says so. Returns the
+/// file written, for the caller to import.
 fn undo_fork(
     ctx: &Context,
     args: &UndoArgs,
@@ -174,7 +185,7 @@ fn undo_fork(
     (plan, tok): (&UndoPlan, &Tokenizer),
     data: LogData,
     out: &mut dyn Write,
-) -> Result {
+) -> Result<Option<std::path::PathBuf>> {
     let title = session.kind.title();
     let sid = session.header.as_ref().map(|h| h.id.to_string()).unwrap_or_default();
     let written = match args.write.dry_run || plan.edits.is_empty() {
@@ -205,7 +216,6 @@ fn undo_fork(
             if let Err(e) = record::write(ctx, record) {
                 ctx.warn(format_args!("the undo's record was not stored: {}", e.message));
             }
-            shake_plumbing::store::touch::import(ctx, &restored.path);
             Some(restored)
         }
     };
@@ -218,7 +228,7 @@ fn undo_fork(
             "session": written.as_ref().map(|f| json!({"sessionId": f.session_id, "path": f.path, "resume": crate::cmd::fold::resume_command(f), "reused": f.reused, "inPlace": f.in_place, "carried": f.carried})),
         });
         shake_plumbing::output::write_json(out, &value)?;
-        return Ok(0);
+        return Ok(written.map(|f| f.path));
     }
     crate::render::write_session_line(out, ctx, rev, &file.path)?;
     if plan.edits.is_empty() {
@@ -226,7 +236,7 @@ fn undo_fork(
             out,
             "Nothing to undo: no fold is in force in this file. A fold of a {title} session writes a fork and leaves its source as it was (unless --in-place); undo the fork."
         )?;
-        return Ok(0);
+        return Ok(None);
     }
     let prefix = if args.write.dry_run { "[dry-run] · " } else { "" };
     writeln!(out, "{prefix}{}", Paint::new(ctx).strong(&summary(plan, tok)))?;
@@ -253,7 +263,7 @@ fn undo_fork(
             writeln!(out, "Continue with: {}", Paint::new(ctx).strong(&crate::cmd::fold::resume_command(f)))?;
         }
     }
-    Ok(0)
+    Ok(written.map(|f| f.path))
 }
 
 /// The log entry's data for an undo plan (edit ids are filled in when the batch is written).
