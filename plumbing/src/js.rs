@@ -220,6 +220,9 @@ pub fn is_stringified(text: &str) -> bool {
     c.value(0) && c.i == c.b.len()
 }
 
+/// The most keys an object [`is_stringified`] takes may have.
+const OBJECT_KEYS: usize = 24;
+
 /// The checker of [`is_stringified`]: a cursor that walks the text once.
 struct Canonical<'t> {
     b: &'t [u8],
@@ -262,16 +265,18 @@ impl<'t> Canonical<'t> {
                     return true;
                 }
                 // Keys compare as written: canonical escapes spell each string one way only.
-                let mut keys: Vec<&'t [u8]> = Vec::new();
+                // Objects are small; a bigger one is left to the parser rather than compared key
+                // by key (and the keys seen stay on the stack).
+                let mut keys: [&'t [u8]; OBJECT_KEYS] = [&[]; OBJECT_KEYS];
+                let mut n = 0;
                 loop {
                     let Some(key) = self.string() else { return false };
-                    let repeated = keys.contains(&key);
-                    // Objects are small; a huge one is left to the parser rather than compared
-                    // key by key.
-                    if key.first().is_some_and(u8::is_ascii_digit) || repeated || keys.len() > 64 {
+                    let repeated = keys[..n].contains(&key);
+                    if key.first().is_some_and(u8::is_ascii_digit) || repeated || n == OBJECT_KEYS {
                         return false;
                     }
-                    keys.push(key);
+                    keys[n] = key;
+                    n += 1;
                     if self.b.get(self.i) != Some(&b':') {
                         return false;
                     }
@@ -309,9 +314,12 @@ impl<'t> Canonical<'t> {
         let start = self.i + 1;
         let mut i = start;
         loop {
-            i += memchr::memchr2(b'"', b'\\', &self.b[i..])?;
-            if self.b[i] == b'"' {
-                break;
+            i = crate::json::string_stop(b, i);
+            match *b.get(i)? {
+                b'"' => break,
+                b'\\' => {}
+                // A raw control character is not JSON; the parser refuses it.
+                _ => return None,
             }
             match self.b.get(i + 1)? {
                 b'"' | b'\\' | b'n' | b'r' | b't' | b'b' | b'f' => i += 2,
@@ -328,13 +336,8 @@ impl<'t> Canonical<'t> {
                 _ => return None,
             }
         }
-        let inner = &b[start..i];
-        // A raw control character is not JSON; the parser refuses it.
-        if inner.iter().any(|&c| c < 0x20) {
-            return None;
-        }
         self.i = i + 1;
-        Some(inner)
+        Some(&b[start..i])
     }
 
     /// A number as JavaScript prints it back (`1`, `-5`, `0.25`, `1e+21`; not `1.0`, `-0`, `1E2`).
@@ -444,8 +447,7 @@ pub fn string_wtf8(raw: &str) -> Option<Cow<'_, [u8]>> {
 /// deserializer is needed. `None` for anything else (escapes, or not one whole literal).
 fn plain_string(raw: &str) -> Option<&str> {
     let inner = raw.strip_prefix('"')?.strip_suffix('"')?;
-    let clean = memchr::memchr2(b'"', b'\\', inner.as_bytes()).is_none() && inner.bytes().all(|c| c >= 0x20);
-    clean.then_some(inner)
+    (crate::json::string_stop(inner.as_bytes(), 0) == inner.len()).then_some(inner)
 }
 
 /// Decodes a JSON string literal as text, lone surrogates as U+FFFD ([`lossy`]).

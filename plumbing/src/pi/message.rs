@@ -372,9 +372,12 @@ mod trusted {
     fn string_end(b: &[u8], mut i: usize) -> usize {
         i += 1;
         loop {
-            match memchr::memchr2(b'"', b'\\', &b[i..]) {
-                Some(k) if b[i + k] == b'"' => return i + k + 1,
-                Some(k) => i += k + 2,
+            i = crate::json::string_stop(b, i);
+            match b.get(i) {
+                Some(b'"') => return i + 1,
+                Some(b'\\') => i += 2,
+                // A control character: never inside a valid string.
+                Some(_) => i += 1,
                 None => return b.len(),
             }
         }
