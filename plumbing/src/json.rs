@@ -154,40 +154,43 @@ pub fn members<'a, const N: usize>(text: &'a str, keys: &[&str; N]) -> Option<[O
 }
 
 /// The first index from `i` of a byte that ends the plain run of a JSON string: `"`, `\\` or a
-/// control character (below 0x20); `b.len()` when there is none. Sixteen bytes a step (SSE2,
-/// which every x86-64 has; eight elsewhere): scanning the strings of every line is most of
-/// reading a session, and most of its strings are too short for `memchr`'s setup to pay.
-pub fn string_stop(b: &[u8], mut i: usize) -> usize {
+/// control character (below 0x20); `b.len()` when there is none.
+pub fn string_stop(b: &[u8], i: usize) -> usize {
+    first_of(b, i, b"\"\\", true)
+}
+
+/// The first index from `i` of a quote or a bracket (`"`, `{`, `}`, `[`, `]`) in JSON text;
+/// `b.len()` when there is none: what walking over a nested value stops at.
+pub fn structural_stop(b: &[u8], i: usize) -> usize {
+    first_of(b, i, b"\"{}[]", false)
+}
+
+/// The first index from `i` of a byte of `set` (or below 0x20 when `low`), sixteen bytes a step
+/// (SSE2, which every x86-64 has): scanning every string of every line is most of reading a
+/// session, and most of its strings are too short for `memchr`'s setup to pay.
+#[inline(always)]
+fn first_of(b: &[u8], mut i: usize, set: &[u8], low: bool) -> usize {
     #[cfg(target_arch = "x86_64")]
     while i + 16 <= b.len() {
         use std::arch::x86_64::*;
         // SAFETY: SSE2 is part of x86-64; the load reads `b[i..i + 16]`, in bounds as checked.
         let mask = unsafe {
             let x = _mm_loadu_si128(b.as_ptr().add(i).cast());
-            let quote = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'"' as i8));
-            let slash = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'\\' as i8));
-            let low = _mm_cmpeq_epi8(_mm_max_epu8(x, _mm_set1_epi8(0x1f)), _mm_set1_epi8(0x1f));
-            _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, slash), low))
+            let mut hit = match low {
+                true => _mm_cmpeq_epi8(_mm_max_epu8(x, _mm_set1_epi8(0x1f)), _mm_set1_epi8(0x1f)),
+                false => _mm_setzero_si128(),
+            };
+            for &c in set {
+                hit = _mm_or_si128(hit, _mm_cmpeq_epi8(x, _mm_set1_epi8(c as i8)));
+            }
+            _mm_movemask_epi8(hit)
         };
         if mask != 0 {
             return i + mask.trailing_zeros() as usize;
         }
         i += 16;
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    while let Some(chunk) = b.get(i..i + 8) {
-        const LO: u64 = 0x0101_0101_0101_0101;
-        let x = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
-        let (q, s) = (x ^ (LO * b'"' as u64), x ^ (LO * b'\\' as u64));
-        // A high bit is set exactly when some byte is zero (or below 0x20): the bytes are then
-        // found one at a time below.
-        let hit = (q.wrapping_sub(LO) & !q) | (s.wrapping_sub(LO) & !s) | (x.wrapping_sub(LO * 0x20) & !x);
-        if hit & (LO << 7) != 0 {
-            break;
-        }
-        i += 8;
-    }
-    while b.get(i).is_some_and(|&c| !matches!(c, b'"' | b'\\' | 0..=0x1f)) {
+    while b.get(i).is_some_and(|c| !set.contains(c) && !(low && *c < 0x20)) {
         i += 1;
     }
     i
@@ -425,6 +428,10 @@ mod tests {
             assert_eq!(string_stop(wrapped.as_bytes(), 0), at, "{wrapped:?}");
             assert_eq!(string_stop(wrapped.as_bytes(), 3), at, "{wrapped:?}");
         }
+        let nested = r#"0123456789abcdef0123456789 : 1, "a"#;
+        assert_eq!(structural_stop(nested.as_bytes(), 0), nested.len() - 2);
+        assert_eq!(structural_stop(b"ab]", 0), 2);
+        assert_eq!(structural_stop(b"0123456789abcdef0123456789", 0), 26);
     }
 
     #[test]

@@ -127,16 +127,16 @@ impl<'a> Fields<'a> {
             loop {
                 (b.get(i) == Some(&b'"')).then_some(())?;
                 let key_end = json::check_string(b, i)?;
-                let key = &b[i + 1..key_end - 1];
+                // Cut at two quotes of a `str`: on its character boundaries.
+                let key = &text[i + 1..key_end - 1];
                 i = json::skip_ws(b, key_end);
                 (b.get(i) == Some(&b':')).then_some(())?;
                 let start = json::skip_ws(b, i + 1);
                 let end = json::check_value(b, start)?;
-                if key.contains(&b'\\') {
+                if key.contains('\\') {
                     return None;
                 }
-                // Cut at the quotes of a key of a `str`: UTF-8.
-                if let Some(slot) = std::str::from_utf8(key).ok().and_then(slot) {
+                if let Some(slot) = slot(key) {
                     spans[slot as usize] = (start as u32, (end - start) as u32);
                 }
                 i = json::skip_ws(b, end);
