@@ -190,7 +190,7 @@ fn first_of(b: &[u8], mut i: usize, set: &[u8], low: bool) -> usize {
         }
         i += 16;
     }
-    while b.get(i).is_some_and(|c| !set.contains(c) && !(low && *c < 0x20)) {
+    while b.get(i).is_some_and(|c| !(set.contains(c) || low && *c < 0x20)) {
         i += 1;
     }
     i
