@@ -455,10 +455,55 @@ pub fn string_text(raw: &str) -> Option<Cow<'_, str>> {
     if let Some(plain) = plain_string(raw) {
         return Some(Cow::Borrowed(plain));
     }
+    if let Some(text) = unescape(raw) {
+        return Some(Cow::Owned(text));
+    }
     Some(match string_wtf8(raw)? {
         Cow::Borrowed(b) => lossy(b),
         Cow::Owned(v) => Cow::Owned(lossy(&v).into_owned()),
     })
+}
+
+/// Decodes a string literal straight into text when none of its escapes is a surrogate's
+/// (`None` for those and for anything but one valid literal, which the deserializer then reads):
+/// one pass and one copy, where the deserializer's way scanned the text three times and copied
+/// it twice (a tool result's text with line breaks is decoded once per view).
+fn unescape(raw: &str) -> Option<String> {
+    let b = raw.as_bytes();
+    (b.first() == Some(&b'"')).then_some(())?;
+    let mut out = String::with_capacity(b.len());
+    let mut i = 1;
+    loop {
+        // `i` and the stop are at character boundaries: after a quote or an escape, and at an
+        // ASCII byte (or the end).
+        let stop = crate::json::string_stop(b, i);
+        out.push_str(raw.get(i..stop)?);
+        match *b.get(stop)? {
+            b'"' => return (stop + 1 == b.len()).then_some(out),
+            b'\\' => {}
+            _ => return None,
+        }
+        let (c, len) = match *b.get(stop + 1)? {
+            b'"' => ('"', 2),
+            b'\\' => ('\\', 2),
+            b'/' => ('/', 2),
+            b'b' => ('\u{8}', 2),
+            b'f' => ('\u{c}', 2),
+            b'n' => ('\n', 2),
+            b'r' => ('\r', 2),
+            b't' => ('\t', 2),
+            b'u' => {
+                let hex = b.get(stop + 2..stop + 6)?;
+                hex.iter().all(u8::is_ascii_hexdigit).then_some(())?;
+                let unit = hex.iter().fold(0u32, |n, &h| n * 16 + (h as char).to_digit(16).unwrap_or(0));
+                // A surrogate (paired or lone) is the deserializer's to join or to replace.
+                (char::from_u32(unit)?, 6)
+            }
+            _ => return None,
+        };
+        out.push(c);
+        i = stop + len;
+    }
 }
 
 /// Tells whether a raw JSON value holds a lone surrogate escape in any of its strings.
@@ -826,6 +871,29 @@ mod tests {
         assert!(string_text(r#""a"b""#).is_none());
         assert!(string_text("\"a").is_none());
         assert_eq!(string_json(b"\xED\xB0\x80\n"), "\"\\udc00\\n\"");
+        // The direct decoder reads what the deserializer reads, or leaves it to it.
+        let texts = [
+            r#""a\nb\t\"\\\/\b\f\r""#,
+            r#""\u00e9\u20AC x \u0001""#,
+            r#""line one\nline two, long enough to pass sixteen bytes\n""#,
+            r#""\ud83d\ude00""#,
+            r#""\ud800 lone""#,
+            r#""bad \x escape""#,
+            r#""\u12g4""#,
+            r#""\u+123""#,
+            r#""cut\"#,
+            r#""a\n" "#,
+            r#""a\n"b""#,
+            "\"raw \u{1} control\\n\"",
+        ];
+        for text in texts {
+            let serde = string_wtf8(text).map(|b| lossy(&b).into_owned());
+            if let Some(direct) = unescape(text) {
+                assert_eq!(Some(&direct), serde.as_ref(), "{text}");
+            }
+            assert_eq!(string_text(text).map(Cow::into_owned), serde, "{text}");
+        }
+        assert!(unescape(texts[0]).is_some() && unescape(texts[3]).is_none());
         let raw: &RawValue = serde_json::from_str(r#"{"a":["\ud800"]}"#).unwrap();
         assert!(has_lone_surrogate(raw));
         let raw: &RawValue = serde_json::from_str(r#"{"a":["\ud83d\ude00"]}"#).unwrap();
