@@ -25,7 +25,7 @@ fn main() -> ExitCode {
     let pager = (terminal && !cli.no_pager && cli.command.pages()).then(pager::Pager::start).flatten();
     let (pager, sink): (Option<pager::Pager>, Box<dyn Write>) = match pager {
         Some((pager, stdin)) => (Some(pager), Box::new(stdin)),
-        None => (None, Box::new(std::io::stdout().lock())),
+        None => (None, stdout()),
     };
     let mut out = std::io::BufWriter::new(sink);
     // The answer is decided before the output is flushed: a closed pipe does not change it.
@@ -40,6 +40,16 @@ fn main() -> ExitCode {
         Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
         Err(e) => fail(&e),
     }
+}
+
+/// Standard output without std's line buffering under `main`'s own buffer: the line writer
+/// searched every big write for its last newline (~4% of `project --json` on many small entries).
+fn stdout() -> Box<dyn Write> {
+    #[cfg(unix)]
+    if let Ok(fd) = std::os::fd::AsFd::as_fd(&std::io::stdout()).try_clone_to_owned() {
+        return Box::new(std::fs::File::from(fd));
+    }
+    Box::new(std::io::stdout().lock())
 }
 
 fn fail(e: &shake_plumbing::Error) -> ExitCode {

@@ -220,6 +220,9 @@ pub fn is_stringified(text: &str) -> bool {
     c.value(0) && c.i == c.b.len()
 }
 
+/// The most keys an object [`is_stringified`] takes may have.
+const OBJECT_KEYS: usize = 24;
+
 /// The checker of [`is_stringified`]: a cursor that walks the text once.
 struct Canonical<'t> {
     b: &'t [u8],
@@ -262,16 +265,18 @@ impl<'t> Canonical<'t> {
                     return true;
                 }
                 // Keys compare as written: canonical escapes spell each string one way only.
-                let mut keys: Vec<&'t [u8]> = Vec::new();
+                // Objects are small; a bigger one is left to the parser rather than compared key
+                // by key (and the keys seen stay on the stack).
+                let mut keys: [&'t [u8]; OBJECT_KEYS] = [&[]; OBJECT_KEYS];
+                let mut n = 0;
                 loop {
                     let Some(key) = self.string() else { return false };
-                    let repeated = keys.contains(&key);
-                    // Objects are small; a huge one is left to the parser rather than compared
-                    // key by key.
-                    if key.first().is_some_and(u8::is_ascii_digit) || repeated || keys.len() > 64 {
+                    let repeated = keys[..n].contains(&key);
+                    if key.first().is_some_and(u8::is_ascii_digit) || repeated || n == OBJECT_KEYS {
                         return false;
                     }
-                    keys.push(key);
+                    keys[n] = key;
+                    n += 1;
                     if self.b.get(self.i) != Some(&b':') {
                         return false;
                     }
@@ -309,9 +314,12 @@ impl<'t> Canonical<'t> {
         let start = self.i + 1;
         let mut i = start;
         loop {
-            i += memchr::memchr2(b'"', b'\\', &self.b[i..])?;
-            if self.b[i] == b'"' {
-                break;
+            i = crate::json::string_stop(b, i);
+            match *b.get(i)? {
+                b'"' => break,
+                b'\\' => {}
+                // A raw control character is not JSON; the parser refuses it.
+                _ => return None,
             }
             match self.b.get(i + 1)? {
                 b'"' | b'\\' | b'n' | b'r' | b't' | b'b' | b'f' => i += 2,
@@ -328,13 +336,8 @@ impl<'t> Canonical<'t> {
                 _ => return None,
             }
         }
-        let inner = &b[start..i];
-        // A raw control character is not JSON; the parser refuses it.
-        if inner.iter().any(|&c| c < 0x20) {
-            return None;
-        }
         self.i = i + 1;
-        Some(inner)
+        Some(&b[start..i])
     }
 
     /// A number as JavaScript prints it back (`1`, `-5`, `0.25`, `1e+21`; not `1.0`, `-0`, `1E2`).
@@ -444,8 +447,7 @@ pub fn string_wtf8(raw: &str) -> Option<Cow<'_, [u8]>> {
 /// deserializer is needed. `None` for anything else (escapes, or not one whole literal).
 fn plain_string(raw: &str) -> Option<&str> {
     let inner = raw.strip_prefix('"')?.strip_suffix('"')?;
-    let clean = memchr::memchr2(b'"', b'\\', inner.as_bytes()).is_none() && inner.bytes().all(|c| c >= 0x20);
-    clean.then_some(inner)
+    (crate::json::string_stop(inner.as_bytes(), 0) == inner.len()).then_some(inner)
 }
 
 /// Decodes a JSON string literal as text, lone surrogates as U+FFFD ([`lossy`]).
@@ -453,10 +455,55 @@ pub fn string_text(raw: &str) -> Option<Cow<'_, str>> {
     if let Some(plain) = plain_string(raw) {
         return Some(Cow::Borrowed(plain));
     }
+    if let Some(text) = unescape(raw) {
+        return Some(Cow::Owned(text));
+    }
     Some(match string_wtf8(raw)? {
         Cow::Borrowed(b) => lossy(b),
         Cow::Owned(v) => Cow::Owned(lossy(&v).into_owned()),
     })
+}
+
+/// Decodes a string literal straight into text when none of its escapes is a surrogate's
+/// (`None` for those and for anything but one valid literal, which the deserializer then reads):
+/// one pass and one copy, where the deserializer's way scanned the text three times and copied
+/// it twice (a tool result's text with line breaks is decoded once per view).
+fn unescape(raw: &str) -> Option<String> {
+    let b = raw.as_bytes();
+    (b.first() == Some(&b'"')).then_some(())?;
+    let mut out = String::with_capacity(b.len());
+    let mut i = 1;
+    loop {
+        // `i` and the stop are at character boundaries: after a quote or an escape, and at an
+        // ASCII byte (or the end).
+        let stop = crate::json::string_stop(b, i);
+        out.push_str(raw.get(i..stop)?);
+        match *b.get(stop)? {
+            b'"' => return (stop + 1 == b.len()).then_some(out),
+            b'\\' => {}
+            _ => return None,
+        }
+        let (c, len) = match *b.get(stop + 1)? {
+            b'"' => ('"', 2),
+            b'\\' => ('\\', 2),
+            b'/' => ('/', 2),
+            b'b' => ('\u{8}', 2),
+            b'f' => ('\u{c}', 2),
+            b'n' => ('\n', 2),
+            b'r' => ('\r', 2),
+            b't' => ('\t', 2),
+            b'u' => {
+                let hex = b.get(stop + 2..stop + 6)?;
+                hex.iter().all(u8::is_ascii_hexdigit).then_some(())?;
+                let unit = hex.iter().fold(0u32, |n, &h| n * 16 + (h as char).to_digit(16).unwrap_or(0));
+                // A surrogate (paired or lone) is the deserializer's to join or to replace.
+                (char::from_u32(unit)?, 6)
+            }
+            _ => return None,
+        };
+        out.push(c);
+        i = stop + len;
+    }
 }
 
 /// Tells whether a raw JSON value holds a lone surrogate escape in any of its strings.
@@ -824,6 +871,29 @@ mod tests {
         assert!(string_text(r#""a"b""#).is_none());
         assert!(string_text("\"a").is_none());
         assert_eq!(string_json(b"\xED\xB0\x80\n"), "\"\\udc00\\n\"");
+        // The direct decoder reads what the deserializer reads, or leaves it to it.
+        let texts = [
+            r#""a\nb\t\"\\\/\b\f\r""#,
+            r#""\u00e9\u20AC x \u0001""#,
+            r#""line one\nline two, long enough to pass sixteen bytes\n""#,
+            r#""\ud83d\ude00""#,
+            r#""\ud800 lone""#,
+            r#""bad \x escape""#,
+            r#""\u12g4""#,
+            r#""\u+123""#,
+            r#""cut\"#,
+            r#""a\n" "#,
+            r#""a\n"b""#,
+            "\"raw \u{1} control\\n\"",
+        ];
+        for text in texts {
+            let serde = string_wtf8(text).map(|b| lossy(&b).into_owned());
+            if let Some(direct) = unescape(text) {
+                assert_eq!(Some(&direct), serde.as_ref(), "{text}");
+            }
+            assert_eq!(string_text(text).map(Cow::into_owned), serde, "{text}");
+        }
+        assert!(unescape(texts[0]).is_some() && unescape(texts[3]).is_none());
         let raw: &RawValue = serde_json::from_str(r#"{"a":["\ud800"]}"#).unwrap();
         assert!(has_lone_surrogate(raw));
         let raw: &RawValue = serde_json::from_str(r#"{"a":["\ud83d\ude00"]}"#).unwrap();

@@ -2,7 +2,6 @@
 
 use std::io::Write;
 
-use crate::host::View;
 use crate::rev::RevArgs;
 use crate::{Context, Result};
 
@@ -20,8 +19,7 @@ pub struct ProjectArgs {
 pub fn run(ctx: &Context, args: &ProjectArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.rev.load(ctx)?;
     let (session, leaf) = rev.open(ctx, &file)?;
-    let projection = View::at(&session, leaf)?;
-    projection.write_json_text(out)?;
+    session.write_context_json(leaf, out)?;
     writeln!(out)?;
     Ok(0)
 }

@@ -372,6 +372,17 @@ pub trait HostSession<'a> {
         self.view(session, leaf)
     }
 
+    /// Writes the context at `leaf` as the host itself would write it, byte for byte (`shake
+    /// project --json`); a host whose writer needs less than a whole view writes it without one.
+    fn write_context_json(
+        &self,
+        session: &Session<'a>,
+        leaf: Option<usize>,
+        out: &mut dyn std::io::Write,
+    ) -> Result<()> {
+        Ok(self.view(session, leaf)?.write_json_text(out)?)
+    }
+
     /// The entries of the root→leaf `path` the host sends the model (compaction-aware), without
     /// reading what they say (so an edit the host would choke on does not stop a listing).
     fn context(&self, path: &[usize]) -> Vec<usize>;

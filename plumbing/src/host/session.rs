@@ -120,6 +120,12 @@ impl<'a> Session<'a> {
         self.host
     }
 
+    /// Writes the context at `leaf` as the host itself would write it, byte for byte (`shake
+    /// project --json`): [`super::View::write_json_text`], without a view where the host needs none.
+    pub fn write_context_json(&self, leaf: Option<usize>, out: &mut dyn std::io::Write) -> crate::Result<()> {
+        self.data.get().write_context_json(self, leaf, out)
+    }
+
     /// The entries of the root→leaf `path` the host sends the model (compaction-aware).
     pub fn context(&self, path: &[usize]) -> Vec<usize> {
         self.data.get().context(path)

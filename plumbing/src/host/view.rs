@@ -3,7 +3,6 @@
 //! tombstone, omitted), the tool calls in it, and the host's own reading behind [`HostView`].
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -12,6 +11,8 @@ use super::model::{Content, Role, Tool};
 use super::session::Session;
 use super::{Host, ViewData, ViewMemo};
 use crate::tokens::Pieces;
+
+const NOT_IN_CONTEXT: u32 = u32::MAX;
 
 /// The model-visible content of one context entry after edits.
 #[derive(Clone, Copy, Debug)]
@@ -70,7 +71,9 @@ pub struct View<'s, 'a> {
     pub units: Vec<Unit<'s>>,
     /// Every tool call in the context, in order.
     pub calls: Vec<Call<'s>>,
-    position: HashMap<usize, usize>,
+    /// Entry index → its context position, [`NOT_IN_CONTEXT`] for the others (a table, not a
+    /// hash map: every unit, fold and estimate looks positions up).
+    position: Vec<u32>,
     data: ViewData<'s, 'a>,
 }
 
@@ -97,7 +100,10 @@ impl<'s, 'a> View<'s, 'a> {
         calls: Vec<Call<'s>>,
         data: ViewData<'s, 'a>,
     ) -> View<'s, 'a> {
-        let position = context.iter().enumerate().map(|(p, &i)| (i, p)).collect();
+        let mut position = vec![NOT_IN_CONTEXT; session.entries.len()];
+        for (p, &i) in context.iter().enumerate() {
+            position[i] = p as u32;
+        }
         View { session, leaf, path, context, units, calls, position, data }
     }
 
@@ -108,7 +114,7 @@ impl<'s, 'a> View<'s, 'a> {
 
     /// Returns entry `index`'s position in the context list, if it is there.
     pub fn position(&self, index: usize) -> Option<usize> {
-        self.position.get(&index).copied()
+        self.position.get(index).filter(|&&p| p != NOT_IN_CONTEXT).map(|&p| p as usize)
     }
 
     /// Returns the unit of entry `index`, if it is in the context.

@@ -37,9 +37,9 @@ const BLOCK_KEYS: [&str; 7] = ["type", "text", "thinking", "mimeType", "id", "na
 /// A block's kind; `None` when it is not an object or a field pi reads has the wrong type.
 fn block_kind(raw: &RawValue) -> Option<BlockKind<'_>> {
     let o = Slots::parse(raw, &BLOCK_KEYS)?;
-    let s = |key| o.opt_str(key).ok();
-    let kind = s("type")?;
-    let (text, thinking, mime, id, name) = (s("text")?, s("thinking")?, s("mimeType")?, s("id")?, s("name")?);
+    let s = |i| o.opt_str(i).ok();
+    // In the order of BLOCK_KEYS.
+    let (kind, text, thinking, mime, id, name) = (s(0)?, s(1)?, s(2)?, s(3)?, s(4)?, s(5)?);
     Some(match kind.as_deref() {
         Some("text") => BlockKind::Text(text.unwrap_or_default()),
         Some("thinking") => BlockKind::Thinking(thinking.unwrap_or_default()),
@@ -47,7 +47,7 @@ fn block_kind(raw: &RawValue) -> Option<BlockKind<'_>> {
         Some("toolCall") => BlockKind::ToolCall {
             id,
             name: name.unwrap_or_default(),
-            arguments: o.raw("arguments").filter(|a| a.get() != "null"),
+            arguments: o.raw(6).filter(|a| a.get() != "null"),
         },
         _ => BlockKind::Other,
     })
@@ -92,17 +92,15 @@ impl Usage {
         let o = Slots::parse(raw, &["input", "output", "cacheRead", "cacheWrite", "totalTokens"])?;
         // A JSON number's text is one Rust reads as JavaScript does (the nearest double,
         // `±Infinity` out of range); any other JSON value is not a number to either.
-        let n = |key| match o.raw(key) {
+        let n = |i| match o.raw(i).map(RawValue::get) {
             None => Some(0.0),
-            Some(v) => v.get().trim().parse::<f64>().ok(),
+            // Most counts are small integers: exact as doubles, no float parser needed.
+            Some(v) if (1..=15).contains(&v.len()) && v.bytes().all(|c| c.is_ascii_digit()) => {
+                Some(v.bytes().fold(0u64, |n, c| n * 10 + u64::from(c - b'0')) as f64)
+            }
+            Some(v) => v.trim().parse::<f64>().ok(),
         };
-        Some(Usage {
-            input: n("input")?,
-            output: n("output")?,
-            cache_read: n("cacheRead")?,
-            cache_write: n("cacheWrite")?,
-            total_tokens: n("totalTokens")?,
-        })
+        Some(Usage { input: n(0)?, output: n(1)?, cache_read: n(2)?, cache_write: n(3)?, total_tokens: n(4)? })
     }
 }
 
@@ -113,24 +111,24 @@ impl<'a> Message<'a> {
     pub fn parse(raw: &'a RawValue) -> Option<Message<'a>> {
         let o = Slots::parse(raw, &MESSAGE_KEYS)?;
         let Head { role, content, tool_name, tool_call_id } = Head::of(&o)?;
-        let s = |key| o.opt_str(key).ok();
-        let some = |key| o.raw(key).filter(|v| v.get() != "null");
+        let s = |i| o.opt_str(i).ok();
+        let some = |i| o.raw(i).filter(|v| v.get() != "null");
         let (usage, is_error) = o.checked()?;
         Some(Message {
             role,
             content,
             tool_name,
             tool_call_id,
-            custom_type: s("customType")?,
-            command: s("command")?,
-            output: s("output")?,
-            summary: s("summary")?,
-            provider: s("provider")?,
-            model: s("model")?,
-            stop_reason: s("stopReason")?,
+            custom_type: s(m::CUSTOM_TYPE)?,
+            command: s(m::COMMAND)?,
+            output: s(m::OUTPUT)?,
+            summary: s(m::SUMMARY)?,
+            provider: s(m::PROVIDER)?,
+            model: s(m::MODEL)?,
+            stop_reason: s(m::STOP_REASON)?,
             usage,
-            sections: some("sections"),
-            tools_added: some("toolsAdded"),
+            sections: some(m::SECTIONS),
+            tools_added: some(m::TOOLS_ADDED),
             is_error,
         })
     }
@@ -159,24 +157,41 @@ impl<'a> Head<'a> {
         let o = Slots::parse(raw, &MESSAGE_KEYS)?;
         o.checked()?;
         // A string member of a valid JSON value always decodes: its first byte tells its type.
-        let text_or_null = |key| o.raw(key).is_none_or(|v| v.get() == "null" || v.get().starts_with('"'));
-        STRING_KEYS.iter().all(|&key| text_or_null(key)).then_some(())?;
+        let text_or_null = |i| o.raw(i).is_none_or(|v| v.get() == "null" || v.get().starts_with('"'));
+        // customType to stopReason: the string members Head does not decode.
+        (m::CUSTOM_TYPE..=m::STOP_REASON).all(text_or_null).then_some(())?;
         Head::of(&o)
     }
 
     fn of(o: &Slots<'a, '_>) -> Option<Head<'a>> {
-        let s = |key| o.opt_str(key).ok();
+        let s = |i| o.opt_str(i).ok();
         Some(Head {
-            role: s("role")?,
-            content: o.raw("content"),
-            tool_name: s("toolName")?,
-            tool_call_id: s("toolCallId")?,
+            role: s(m::ROLE)?,
+            content: o.raw(m::CONTENT),
+            tool_name: s(m::TOOL_NAME)?,
+            tool_call_id: s(m::TOOL_CALL_ID)?,
         })
     }
 }
 
-/// The string members of a message that [`Head`] does not decode.
-const STRING_KEYS: [&str; 7] = ["customType", "command", "output", "summary", "provider", "model", "stopReason"];
+/// The places of [`MESSAGE_KEYS`] in a message's [`Slots`].
+mod m {
+    pub const ROLE: usize = 0;
+    pub const CONTENT: usize = 1;
+    pub const TOOL_NAME: usize = 2;
+    pub const TOOL_CALL_ID: usize = 3;
+    pub const CUSTOM_TYPE: usize = 4;
+    pub const COMMAND: usize = 5;
+    pub const OUTPUT: usize = 6;
+    pub const SUMMARY: usize = 7;
+    pub const PROVIDER: usize = 8;
+    pub const MODEL: usize = 9;
+    pub const STOP_REASON: usize = 10;
+    pub const USAGE: usize = 11;
+    pub const SECTIONS: usize = 12;
+    pub const TOOLS_ADDED: usize = 13;
+    pub const IS_ERROR: usize = 14;
+}
 
 const MESSAGE_KEYS: [&str; 15] = [
     "role",
@@ -196,9 +211,15 @@ const MESSAGE_KEYS: [&str; 15] = [
     "isError",
 ];
 
+/// A message's `content` (`null` included), read alone; `None` when absent or the message is not
+/// an object.
+pub fn content_of(message: &RawValue) -> Option<&RawValue> {
+    Slots::parse(message, &["content"])?.raw(0)
+}
+
 /// A message's `role`, read alone (pi's migrations and the context list need only that).
 pub fn role_of(message: &RawValue) -> Option<Cow<'_, str>> {
-    Slots::parse(message, &["role"])?.opt_str("role").ok()?
+    Slots::parse(message, &["role"])?.opt_str(0).ok()?
 }
 
 /// The members of a JSON object that one reader wants, each the raw value of the last time its
@@ -232,12 +253,12 @@ impl<'a, 'k> Slots<'a, 'k> {
     /// A message's `usage` and `isError` as [`Message`] reads them; `None` when either has the
     /// wrong type (serde's reading of an `Option<&RawValue>`: `null` is absent).
     fn checked(&self) -> Option<(Option<Usage>, Option<bool>)> {
-        let some = |key| self.raw(key).filter(|v| v.get() != "null");
-        let usage = match some("usage") {
+        let some = |i| self.raw(i).filter(|v| v.get() != "null");
+        let usage = match some(m::USAGE) {
             Some(u) => Some(Usage::parse(u)?),
             None => None,
         };
-        let is_error = match some("isError").map(|v| v.get()) {
+        let is_error = match some(m::IS_ERROR).map(|v| v.get()) {
             None => None,
             Some("true") => Some(true),
             Some("false") => Some(false),
@@ -246,14 +267,14 @@ impl<'a, 'k> Slots<'a, 'k> {
         Some((usage, is_error))
     }
 
-    /// A member's raw value.
-    fn raw(&self, key: &str) -> Option<&'a RawValue> {
-        self.keys.iter().position(|k| *k == key).and_then(|i| self.values[i])
+    /// The raw value of the member named by `keys[i]`.
+    fn raw(&self, i: usize) -> Option<&'a RawValue> {
+        self.values[i]
     }
 
     /// A member as serde reads an `Option<Cow<str>>` field ([`crate::json::RawObject::opt_str`]).
-    fn opt_str(&self, key: &str) -> Result<Option<Cow<'a, str>>, WrongType> {
-        match self.raw(key) {
+    fn opt_str(&self, i: usize) -> Result<Option<Cow<'a, str>>, WrongType> {
+        match self.raw(i) {
             None => Ok(None),
             Some(v) if v.get() == "null" => Ok(None),
             Some(v) => crate::js::string_text(v.get()).map(Some).ok_or(WrongType),
@@ -323,12 +344,15 @@ mod trusted {
             if b.get(self.i) != Some(&b'"') {
                 return None;
             }
-            let key_end = string_end(b, self.i);
+            // A key ends at its first quote unless it holds an escape.
+            let stop = crate::json::string_stop(b, self.i + 1);
+            let plain = b.get(stop) == Some(&b'"');
+            let key_end = if plain { stop + 1 } else { string_end(b, self.i) };
             let key = &b[self.i + 1..key_end - 1];
             let start = ws(b, ws(b, key_end) + 1);
             let end = value_end(b, start);
             self.i = after(b, end);
-            Some((!key.contains(&b'\\')).then(|| (key, sub(self.raw, start, end))))
+            Some(plain.then(|| (key, sub(self.raw, start, end))))
         }
     }
 
@@ -372,9 +396,12 @@ mod trusted {
     fn string_end(b: &[u8], mut i: usize) -> usize {
         i += 1;
         loop {
-            match memchr::memchr2(b'"', b'\\', &b[i..]) {
-                Some(k) if b[i + k] == b'"' => return i + k + 1,
-                Some(k) => i += k + 2,
+            i = crate::json::string_stop(b, i);
+            match b.get(i) {
+                Some(b'"') => return i + 1,
+                Some(b'\\') => i += 2,
+                // A control character: never inside a valid string.
+                Some(_) => i += 1,
                 None => return b.len(),
             }
         }
@@ -386,8 +413,10 @@ mod trusted {
             Some(b'"') => string_end(b, i),
             Some(b'{' | b'[') => {
                 let (mut depth, mut j) = (0usize, i);
-                while j < b.len() {
-                    match b[j] {
+                loop {
+                    j = crate::json::structural_stop(b, j);
+                    let Some(&c) = b.get(j) else { break };
+                    match c {
                         b'"' => {
                             j = string_end(b, j);
                             continue;
@@ -479,6 +508,26 @@ mod tests {
         assert_eq!(trusted::items(serde_json::from_str("[]").unwrap()).count(), 0);
         let escaped: &RawValue = serde_json::from_str(r#"{"r\u006fle":"user"}"#).unwrap();
         assert_eq!(role_of(escaped).as_deref(), Some("user"));
+    }
+
+    #[test]
+    fn the_places_name_the_keys() {
+        let named = [
+            (m::ROLE, "role"),
+            (m::CONTENT, "content"),
+            (m::TOOL_NAME, "toolName"),
+            (m::TOOL_CALL_ID, "toolCallId"),
+            (m::CUSTOM_TYPE, "customType"),
+            (m::STOP_REASON, "stopReason"),
+            (m::USAGE, "usage"),
+            (m::SECTIONS, "sections"),
+            (m::TOOLS_ADDED, "toolsAdded"),
+            (m::IS_ERROR, "isError"),
+        ];
+        for (i, key) in named {
+            assert_eq!(MESSAGE_KEYS[i], key);
+        }
+        assert_eq!(m::STOP_REASON - m::CUSTOM_TYPE, 6);
     }
 
     #[test]

@@ -120,6 +120,17 @@ impl<'a> HostSession<'a> for Session<'a> {
         Ok(Projection::at(session, self, leaf)?.into_view(Some(memo.pi())))
     }
 
+    /// The projection writes itself; the units, calls and parsed content of a view are not
+    /// needed for it (building them was ~40% of `project --json` on many small entries).
+    fn write_context_json(
+        &self,
+        session: &host::Session<'a>,
+        leaf: Option<usize>,
+        out: &mut dyn std::io::Write,
+    ) -> Result<()> {
+        Ok(Projection::at(session, self, leaf)?.write_json(out)?)
+    }
+
     fn context(&self, path: &[usize]) -> Vec<usize> {
         project::context_entries(self, path)
     }

@@ -13,7 +13,7 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::entry::{as_str, is_null, is_truthy, Entry};
-use super::message::{parse_content, Head};
+use super::message::{content_of, parse_content, Head};
 use super::session::Session;
 use crate::host::{self, BlockKind, Call, Content, Cycle, Projected, Role, Tool, Unit, View};
 use crate::js::{self, Js};
@@ -366,8 +366,15 @@ impl<'s, 'a> Projection<'s, 'a> {
         if e.kind != "message" || e.hook_message_role || !matches!(self.projected(index), Projected::Raw) {
             return None;
         }
-        self.parsed(index)?.own.filter(|c| !is_null(c))?;
-        let raw = e.fields.message()?.get();
+        let message = e.fields.message()?;
+        // Without a view the content is looked up alone: a message whose other fields have odd
+        // types gives the same bytes through `entry_js` (its text is what `JSON.stringify` writes).
+        let own = match self.parsed(index) {
+            Some(p) => p.own,
+            None => content_of(message),
+        };
+        own.filter(|c| !is_null(c))?;
+        let raw = message.get();
         (raw.starts_with('{') && js::is_stringified(raw)).then_some(raw)
     }
 
