@@ -671,6 +671,11 @@ pub struct ClaudeView<'s, 'a> {
 }
 
 impl<'s> ClaudeView<'s, '_> {
+    /// The leaf row's uuid.
+    fn leaf_id(&self) -> Option<&str> {
+        self.chain.leaf.and_then(|r| self.host.t.rows[r].uuid())
+    }
+
     /// Feeds the pieces of node `n`'s row, with `replaced` standing for the content of its
     /// tool result when given.
     fn row_pieces(&self, n: usize, replaced: Option<&Content<'_>>, sink: &mut dyn Pieces) {
@@ -801,8 +806,30 @@ impl<'s> HostView<'s> for ClaudeView<'s, '_> {
     }
 
     fn to_json(&self) -> Value {
-        let leaf = self.chain.leaf.and_then(|r| self.host.t.rows[r].uuid());
-        json!({"leafId": leaf, "messages": project::project(&self.host.t, &self.chain)})
+        json!({"leafId": self.leaf_id(), "messages": project::project(&self.host.t, &self.chain)})
+    }
+
+    /// [`HostView::to_json`]'s bytes, one message at a time (the messages as one `Value` were
+    /// ~2.5x their JSON, 1.8x the file).
+    fn write_json_text(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        use std::io::Write;
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
+        out.write_all(b"{\"leafId\":")?;
+        serde_json::to_writer(&mut out, &self.leaf_id())?;
+        out.write_all(b",\"messages\":[")?;
+        let mut written = Ok(0);
+        project::each_message(&self.host.t, &self.chain, |m| {
+            if let Ok(n) = &mut written {
+                let comma = if *n > 0 { out.write_all(b",") } else { Ok(()) };
+                *n += 1;
+                if let Err(e) = comma.and_then(|()| serde_json::to_writer(&mut out, &m).map_err(std::io::Error::from)) {
+                    written = Err(e);
+                }
+            }
+        });
+        written?;
+        out.write_all(b"]}")?;
+        out.flush()
     }
 }
 
