@@ -561,7 +561,9 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
         let shown = session.file.display();
         let sid = self.t.session_id().ok_or_else(|| Error::user(format!("{shown}: no row names a sessionId")))?;
         let texts = super::fork::Results::new(&self.t);
-        let mut contents = HashMap::new();
+        // The new contents as JSON strings, borrowed from the edits where they are written as
+        // shake writes a text (an undo's originals: held once, not again decoded).
+        let mut contents = write::Replace::new();
         for (target, content) in edits {
             let text =
                 texts.text(target).ok_or_else(|| Error::user(format!("{shown}: no text tool_result {target}")))?;
@@ -571,7 +573,9 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
             if how.is_fold() && new != write::placeholder(&text, &super::fork::saved_path(source, sid, target)) {
                 return Err(Error::user(format!("{shown}: the planned placeholder of {target} is not the fork's")));
             }
-            contents.insert(target.clone(), new);
+            let json = crate::json::js_string(&new);
+            let json = if json == content.get() { std::borrow::Cow::Borrowed(content.get()) } else { json.into() };
+            contents.insert(target.clone(), json);
         }
         let cwd = self.t.cwd().map(str::to_string);
         let fail = |e: super::fork::ForkError| match e {
@@ -601,19 +605,31 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
                 return Ok(forked(f, true));
             }
             ForkWrite::RestoreInPlace(exact) => {
-                let bytes = super::in_place::replaced_bytes(&self.t, source, &contents).map_err(fail)?;
-                if let Some(exact) = exact {
-                    let prefix = bytes.get(..exact.len as usize).map(blake3::hash);
-                    if prefix.map(|h| *h.as_bytes()) != Some(exact.hash) {
-                        return Err(Error::user(format!(
-                            "{shown}: putting the saved originals back would not give the bytes the fold read (blake3 {}, {} bytes); nothing was written",
-                            blake3::Hash::from(exact.hash).to_hex(),
-                            exact.len
-                        ))
-                        .hint("`shake sessions --versions` lists every version imported; `shake restore --version N` brings one back byte for byte"));
+                // The new bytes are streamed to the temporary file, hashed on the way: the
+                // rewrite is abandoned (the file left as it is) when they are not the fold's.
+                let mismatch = std::cell::Cell::new(false);
+                let write = |out: &mut dyn std::io::Write| {
+                    let Some(exact) = exact else {
+                        return super::in_place::write_replaced(&self.t, source, &contents, out);
+                    };
+                    let mut hashed = PrefixHash { out, left: exact.len, hasher: blake3::Hasher::new() };
+                    super::in_place::write_replaced(&self.t, source, &contents, &mut hashed)?;
+                    if hashed.left > 0 || *hashed.hasher.finalize().as_bytes() != exact.hash {
+                        mismatch.set(true);
+                        return Err(super::fork::ForkError::Rewritten(shown.to_string()));
                     }
+                    Ok(())
+                };
+                let carried = super::in_place::rewrite(&self.t, source, write, || {});
+                if let (true, Some(exact)) = (mismatch.get(), exact) {
+                    return Err(Error::user(format!(
+                        "{shown}: putting the saved originals back would not give the bytes the fold read (blake3 {}, {} bytes); nothing was written",
+                        blake3::Hash::from(exact.hash).to_hex(),
+                        exact.len
+                    ))
+                    .hint("`shake sessions --versions` lists every version imported; `shake restore --version N` brings one back byte for byte"));
                 }
-                let carried = super::in_place::rewrite(&self.t, source, &bytes, || {}).map_err(fail)?;
+                let carried = carried.map_err(fail)?;
                 let f = super::fork::Forked {
                     session_id: sid.to_string(),
                     path: source.to_path_buf(),
@@ -659,6 +675,27 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
     fn export(&self, _ctx: &Context, session: &host::Session<'a>, _leaf: usize) -> Result<host::Export<'a>> {
         Err(Error::user(format!("{}: shake does not export Claude Code sessions", session.file.display()))
             .hint("Claude Code forks a session itself: claude --resume <id> --fork-session"))
+    }
+}
+
+/// A writer that hashes the first `left` bytes written through it.
+struct PrefixHash<'w> {
+    out: &'w mut dyn std::io::Write,
+    left: u64,
+    hasher: blake3::Hasher,
+}
+
+impl std::io::Write for PrefixHash<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.out.write(buf)?;
+        let hashed = n.min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        self.hasher.update(&buf[..hashed]);
+        self.left -= hashed as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
     }
 }
 
