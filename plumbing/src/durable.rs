@@ -131,6 +131,56 @@ fn write_with<E: From<FileError>>(
     }
 }
 
+/// New files made durable together: each is handed over once written ([`Batch::add`] starts its
+/// writeback and waits for nothing), then [`Batch::sync`] waits for all of them and then for
+/// their folders, each folder once. An fsync per file and its folder as each is written costs
+/// a disk wait each (2,623 saved originals: 13-24 s of a fold's wall time); started together,
+/// the writes overlap and one journal commit takes the files' creations, so the later fsyncs
+/// find their file already on disk. Nothing may point at a file of the batch before `sync`
+/// returns.
+#[derive(Default)]
+pub struct Batch {
+    files: Vec<PathBuf>,
+    dirs: Vec<PathBuf>,
+}
+
+impl Batch {
+    /// Hands over the file just written at `path` (`file` is open on it).
+    pub fn add(&mut self, path: &Path, file: &std::fs::File) {
+        start_writeback(file);
+        self.files.push(path.to_path_buf());
+    }
+
+    /// Also makes `dir`'s entries (files created or renamed in it) durable at [`Batch::sync`].
+    pub fn add_dir(&mut self, dir: &Path) {
+        if !self.dirs.iter().any(|d| d == dir) {
+            self.dirs.push(dir.to_path_buf());
+        }
+    }
+
+    /// Waits until every file handed over, then every folder, is on disk.
+    pub fn sync(self) -> Result<(), FileError> {
+        for path in &self.files {
+            std::fs::File::open(path).and_then(|f| f.sync_all()).map_err(FileError::at(path, "fsync"))?;
+        }
+        self.dirs.iter().try_for_each(|dir| sync_dir(dir))
+    }
+}
+
+/// Starts writing `file`'s dirty pages to disk without waiting (Linux; elsewhere the fsync of
+/// [`Batch::sync`] does it all).
+fn start_writeback(file: &std::fs::File) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        // SAFETY: a valid open descriptor; the call only schedules writeback. Its failure is
+        // not an error: `Batch::sync`'s fsync writes and waits for whatever is left.
+        unsafe { libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE) };
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = file;
+}
+
 /// Makes renames in `dir` durable.
 pub fn sync_dir(dir: &Path) -> Result<(), FileError> {
     std::fs::File::open(dir).and_then(|d| d.sync_all()).map_err(FileError::at(dir, "sync"))
@@ -140,6 +190,28 @@ pub fn sync_dir(dir: &Path) -> Result<(), FileError> {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_batch_syncs_its_files_and_folders_and_names_what_it_cannot() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut batch = Batch::default();
+        for name in ["a.txt", "b.txt"] {
+            let path = dir.path().join(name);
+            let mut f = std::fs::File::create(&path).unwrap();
+            f.write_all(name.as_bytes()).unwrap();
+            batch.add(&path, &f);
+        }
+        batch.add_dir(dir.path());
+        batch.add_dir(dir.path());
+        assert_eq!(batch.dirs.len(), 1, "each folder once");
+        batch.sync().unwrap();
+        let mut gone = Batch::default();
+        let path = dir.path().join("c.txt");
+        gone.add(&path, &std::fs::File::create(&path).unwrap());
+        std::fs::remove_file(&path).unwrap();
+        let err = gone.sync().unwrap_err();
+        assert!(err.to_string().contains("c.txt"), "{err}");
+    }
 
     #[test]
     fn files_and_folders_are_private_whatever_the_umask() {

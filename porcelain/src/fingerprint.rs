@@ -5,9 +5,11 @@
 
 /// A Bloom filter of strings: no false negatives, a few false positives. Its size is set when it
 /// is made (16 bits per expected item, at least 512 bytes, at most [`Bloom::MAX_BYTES`]), so it
-/// stays small whatever the session's length; past ~65,000 items it says "maybe" more often.
+/// stays bounded whatever the session's length; past ~520,000 items it says "maybe" more often
+/// (at 1,000,000 items, for ~2.4% of new ones; see `docs/benchmarks.md`, branch `claude2`).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Bloom {
+    #[serde(with = "words_as_bytes")]
     bits: Vec<u64>,
 }
 
@@ -15,8 +17,9 @@ pub struct Bloom {
 const PROBES: u64 = 4;
 
 impl Bloom {
-    /// The largest filter made.
-    pub const MAX_BYTES: usize = 128 << 10;
+    /// The largest filter made: read and written with the memo on every reading (~1 ms a MiB
+    /// here), so it is what a session of a million ids may cost per turn.
+    pub const MAX_BYTES: usize = 1 << 20;
 
     /// An empty filter sized for about `items` items.
     pub fn with_capacity(items: usize) -> Bloom {
@@ -36,6 +39,17 @@ impl Bloom {
         self.probes(item).all(|bit| self.bits[bit / 64] & (1 << (bit % 64)) != 0)
     }
 
+    /// The filter's size in bytes.
+    pub fn len_bytes(&self) -> usize {
+        self.bits.len() * 8
+    }
+
+    /// A filter of this size saying "maybe" of everything (one past its capacity, as it were).
+    #[cfg(test)]
+    pub fn saturated(&self) -> Bloom {
+        Bloom { bits: vec![u64::MAX; self.bits.len()] }
+    }
+
     /// The bit positions of an item: double hashing over two FNV-1a hashes (stable across builds
     /// and platforms, unlike std's hasher, since filters are stored).
     fn probes(&self, item: &str) -> impl Iterator<Item = usize> {
@@ -43,6 +57,38 @@ impl Bloom {
         let (h1, h2) = (fnv(0xcbf2_9ce4_8422_2325), fnv(0x8422_2325_cbf2_9ce4) | 1);
         let mask = (self.bits.len() * 64 - 1) as u64;
         (0..PROBES).map(move |i| (h1.wrapping_add(i.wrapping_mul(h2)) & mask) as usize)
+    }
+}
+
+/// A filter's words stored as one byte string (little-endian): bincode writes a `Vec<u64>` of
+/// random words one varint at a time (9 bytes each, 2.5 ms a MiB each way here).
+mod words_as_bytes {
+    use serde::de::{Error, Visitor};
+
+    pub fn serialize<S: serde::Serializer>(words: &[u64], s: S) -> Result<S::Ok, S::Error> {
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        s.serialize_bytes(&bytes)
+    }
+
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<u64>, D::Error> {
+        struct Words;
+        impl Visitor<'_> for Words {
+            type Value = Vec<u64>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a filter's words as a byte string of a power of two of them")
+            }
+            fn visit_bytes<E: Error>(self, bytes: &[u8]) -> Result<Vec<u64>, E> {
+                let words = bytes.len() / 8;
+                if !bytes.len().is_multiple_of(8) || !words.is_power_of_two() {
+                    return Err(E::invalid_length(bytes.len(), &self));
+                }
+                Ok(bytes.chunks_exact(8).map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes"))).collect())
+            }
+            fn visit_byte_buf<E: Error>(self, bytes: Vec<u8>) -> Result<Vec<u64>, E> {
+                self.visit_bytes(&bytes)
+            }
+        }
+        d.deserialize_bytes(Words)
     }
 }
 
@@ -61,5 +107,30 @@ mod tests {
         let false_positives = (10_000..110_000).filter(|i| b.may_contain(&format!("{i:08x}"))).count();
         assert!(false_positives < 1_000, "{false_positives} of 100,000");
         assert!(Bloom::with_capacity(100_000_000).bits.len() * 8 <= Bloom::MAX_BYTES);
+    }
+
+    #[test]
+    fn a_filter_is_stored_as_its_bytes() {
+        let mut b = Bloom::with_capacity(100);
+        b.insert("abc");
+        let config = bincode::config::standard();
+        let bytes = bincode::serde::encode_to_vec(&b, config).unwrap();
+        assert!(bytes.len() <= b.bits.len() * 8 + 4, "{} bytes", bytes.len());
+        let (back, _): (Bloom, usize) = bincode::serde::decode_from_slice(&bytes, config).unwrap();
+        assert_eq!(back, b);
+        // Not a power of two of words: refused (the memo is then ignored), never a panic.
+        let odd = bincode::serde::encode_to_vec(serde_bytes_of(&[0; 24]), config).unwrap();
+        assert!(bincode::serde::decode_from_slice::<Bloom, _>(&odd, config).is_err());
+    }
+
+    /// A byte string as serde sees one.
+    fn serde_bytes_of(bytes: &[u8]) -> impl serde::Serialize + '_ {
+        struct B<'a>(&'a [u8]);
+        impl serde::Serialize for B<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_bytes(self.0)
+            }
+        }
+        B(bytes)
     }
 }

@@ -95,3 +95,20 @@ fn shakes_placeholder_is_claude_codes_own_persisted_output() {
     }
     assert_eq!(checked, 1);
 }
+
+#[test]
+fn project_json_is_written_as_it_comes_and_is_the_request() {
+    for dir in claude_fixtures() {
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let path = dir.join("transcript.jsonl");
+        let file = shake_plumbing::host::SessionFile::from_bytes(path.clone(), std::fs::read(&path).unwrap());
+        let session = shake_plumbing::host::load(&file, None).unwrap();
+        let view = shake_plumbing::host::View::at(&session, session.default_leaf()).unwrap();
+        let mut streamed = Vec::new();
+        view.write_json_text(&mut streamed).unwrap();
+        assert_eq!(String::from_utf8(streamed.clone()).unwrap(), view.to_json().to_string(), "{name}");
+        let written: Value = serde_json::from_slice(&streamed).unwrap();
+        let request: Value = serde_json::from_slice(&std::fs::read(dir.join("request.json")).unwrap()).unwrap();
+        assert_same_messages(&name, written["messages"].as_array().unwrap(), request["messages"].as_array().unwrap());
+    }
+}

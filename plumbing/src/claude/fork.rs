@@ -8,8 +8,9 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use super::transcript::Transcript;
-use super::write::{result_spans, save_original, write_fork_bytes, SaveError};
-use crate::durable::FileError;
+use super::write::{result_spans, save_original, write_fork_bytes, Replace, SaveError};
+use crate::durable::{Batch, FileError};
+use crate::json::js_string;
 
 /// What a fork (or an in-place fold) wrote.
 #[derive(Debug)]
@@ -121,9 +122,15 @@ pub fn result_texts(t: &Transcript) -> HashMap<String, String> {
 /// `<session id>/tool-results/`), as an absolute path the model can `Read`. It depends on the
 /// source alone, so a plan's placeholder is the one the fork writes.
 pub fn saved_path(source: &Path, session_id: &str, tool_use_id: &str) -> PathBuf {
+    saved_dir(source, session_id).join(format!("{tool_use_id}.txt"))
+}
+
+/// The folder of [`saved_path`]'s files (the source's folder made absolute: a look-up per
+/// folder of the path, so found once per fold).
+fn saved_dir(source: &Path, session_id: &str) -> PathBuf {
     let dir = source.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| std::path::absolute(dir).unwrap_or(dir.to_path_buf()));
-    dir.join(session_id).join("shake").join(format!("{tool_use_id}.txt"))
+    dir.join(session_id).join("shake")
 }
 
 /// Writes a fork of `source` (read as `t`) with each result of `targets` replaced by
@@ -154,17 +161,18 @@ pub fn fold_in_place(
 ) -> Result<Forked, ForkError> {
     let id = checked_source(t, source)?;
     let (replace, folded, skipped) = save_originals(t, source, &id, targets, replacement)?;
-    let bytes = super::in_place::replaced_bytes(t, source, &replace)?;
-    let carried = super::in_place::rewrite(t, source, &bytes, between)?;
+    let write = |out: &mut dyn Write| super::in_place::write_replaced(t, source, &replace, out);
+    let carried = super::in_place::rewrite(t, source, write, between)?;
     Ok(Forked { session_id: id, path: source.to_path_buf(), folded, skipped, carried })
 }
 
 /// What saving the originals gave: the new content by target, the folded targets with their
 /// saved files, and the targets left as they were with why.
-type Saved = (HashMap<String, String>, Vec<(String, PathBuf)>, Vec<(String, String)>);
+type Saved = (Replace<'static>, Vec<(String, PathBuf)>, Vec<(String, String)>);
 
-/// Saves each target's original at [`saved_path`] (before any placeholder points at it) and
-/// makes its replacement; a target whose original cannot be saved safely is skipped.
+/// Saves each target's original at [`saved_path`] and makes its replacement; a target whose
+/// original cannot be saved safely is skipped. Returns once every original is on disk (all
+/// synced together, [`Batch`]), before any placeholder points at one.
 fn save_originals(
     t: &Transcript,
     source: &Path,
@@ -172,39 +180,36 @@ fn save_originals(
     targets: &[String],
     replacement: impl Fn(&str, &Path) -> String,
 ) -> Result<Saved, ForkError> {
-    let dir = source.parent().unwrap_or(Path::new("."));
+    let dir = saved_dir(source, old_id);
     let texts = Results::new(t);
     let mut replace = HashMap::new();
     let mut folded = Vec::new();
     let mut skipped = Vec::new();
+    let mut batch = Batch::default();
     for id in targets {
         // One original decoded at a time: only its placeholder is kept.
         let Some(text) = texts.text(id) else {
             skipped.push((id.clone(), "no tool_result with a text content".to_string()));
             continue;
         };
-        let saved = saved_path(source, old_id, id);
-        match save_original(saved.parent().unwrap_or(dir), id, &text) {
+        match save_original(&dir, id, &text, &mut batch) {
             Ok(saved) => {
-                replace.insert(id.clone(), replacement(&text, &saved));
+                replace.insert(id.clone(), js_string(&replacement(&text, &saved)).into());
                 folded.push((id.clone(), saved));
             }
             Err(e @ (SaveError::UnsafeId(_) | SaveError::Exists(_))) => skipped.push((id.clone(), e.to_string())),
             Err(SaveError::File(e)) => return Err(e.into()),
         }
     }
+    // Every original on disk before the caller writes a placeholder pointing at one.
+    batch.sync()?;
     Ok((replace, folded, skipped))
 }
 
-/// Writes a copy of `source` (read as `t`) under session id `new_id` with the text of each
-/// result in `restored` (by `tool_use_id`) in place of its own, saving nothing: how an undo puts
+/// Writes a copy of `source` (read as `t`) under session id `new_id` with the content of each
+/// result in `restored` (by `tool_use_id`, JSON strings) in place of its own, saving nothing: how an undo puts
 /// the originals back. Returns the new file.
-pub fn restore(
-    t: &Transcript,
-    source: &Path,
-    restored: &HashMap<String, String>,
-    new_id: &str,
-) -> Result<PathBuf, ForkError> {
+pub fn restore(t: &Transcript, source: &Path, restored: &Replace<'_>, new_id: &str) -> Result<PathBuf, ForkError> {
     let old_id = checked_source(t, source)?;
     write_fork(t, source, &old_id, new_id, restored)
 }
@@ -226,7 +231,7 @@ fn write_fork(
     source: &Path,
     old_id: &str,
     new_id: &str,
-    replace: &HashMap<String, String>,
+    replace: &Replace<'_>,
 ) -> Result<PathBuf, ForkError> {
     let shown = source.display().to_string();
     let before = blake3::hash(t.file.raw());

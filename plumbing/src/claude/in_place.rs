@@ -10,7 +10,6 @@
 //! in the new file; bytes written to the old file between the last look and the rename are
 //! copied after it. That is why the caller asks for `--force`.
 
-use std::collections::HashMap;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
@@ -18,21 +17,34 @@ use std::path::{Path, PathBuf};
 
 use super::fork::{checked_source, ForkError};
 use super::transcript::Transcript;
-use super::write::fork_bytes;
+use super::write::{write_fork_bytes, Replace};
 use crate::durable::FileError;
 
-/// The bytes of `t` with the `content` of each `tool_result` in `replace` (by `tool_use_id`)
-/// set to that string; every other byte, the session id included, is kept.
-pub fn replaced_bytes(t: &Transcript, source: &Path, replace: &HashMap<String, String>) -> Result<Vec<u8>, ForkError> {
+/// Writes the bytes of `t` with the `content` of each `tool_result` in `replace` (by
+/// `tool_use_id`) set to that JSON string to `out`; every other byte, the session id included,
+/// is kept.
+pub fn write_replaced(
+    t: &Transcript,
+    source: &Path,
+    replace: &Replace<'_>,
+    out: &mut dyn Write,
+) -> Result<(), ForkError> {
     let sid = checked_source(t, source)?;
-    Ok(fork_bytes(t, &sid, &sid, replace).0)
+    write_fork_bytes(t, &sid, &sid, replace, out).map_err(FileError::at(source, "write a copy of"))?;
+    Ok(())
 }
 
-/// Replaces `source`, whose bytes shake read are `t`'s, by `bytes` followed by the rows
-/// appended to it since; returns how many bytes of such rows were copied. `between` runs after
-/// `bytes` are written and before the last look at the source (the tests append rows there, as
-/// Claude Code would).
-pub fn rewrite(t: &Transcript, source: &Path, bytes: &[u8], mut between: impl FnMut()) -> Result<u64, ForkError> {
+/// Replaces `source`, whose bytes shake read are `t`'s, by the bytes `write` streams (through a
+/// buffer into a temporary file: never held whole) followed by the rows appended to it since;
+/// returns how many bytes of such rows were copied. `between` runs after the new bytes are
+/// written and before the last look at the source (the tests append rows there, as Claude
+/// Code would). The source is compared with what was read by its hash, read in pieces.
+pub fn rewrite(
+    t: &Transcript,
+    source: &Path,
+    write: impl FnOnce(&mut dyn Write) -> Result<(), ForkError>,
+    mut between: impl FnMut(),
+) -> Result<u64, ForkError> {
     let shown = source.display().to_string();
     let io = FileError::at(source, "read");
     checked_source(t, source)?;
@@ -40,39 +52,43 @@ pub fn rewrite(t: &Transcript, source: &Path, bytes: &[u8], mut between: impl Fn
     let meta = std::fs::metadata(source).map_err(io)?;
     let temp = temp_path(source);
     let tio = FileError::at(&temp, "write");
-    let mut out = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&temp).map_err(tio)?;
+    let out = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&temp).map_err(tio)?;
     // From here on every refusal removes the temporary file.
     let result = (|| {
         out.set_permissions(std::fs::Permissions::from_mode(meta.mode() & 0o7777)).map_err(tio)?;
-        out.write_all(bytes).map_err(tio)?;
+        let mut buffered = std::io::BufWriter::with_capacity(1 << 20, out);
+        write(&mut buffered)?;
+        let mut out = buffered.into_inner().map_err(|e| tio(e.into_error()))?;
         between();
         let mut old = File::open(source).map_err(io)?;
         let now = old.metadata().map_err(io)?;
         if (now.dev(), now.ino()) != (meta.dev(), meta.ino()) {
             return Err(ForkError::Replaced(shown.clone()));
         }
-        let mut current = Vec::with_capacity(now.len() as usize);
-        old.read_to_end(&mut current).map_err(io)?;
-        if current.len() < read.len() || blake3::hash(&current[..read.len()]) != blake3::hash(read) {
+        let mut prefix = blake3::Hasher::new();
+        prefix.update_reader((&mut old).take(read.len() as u64)).map_err(io)?;
+        if now.len() < read.len() as u64 || prefix.finalize() != blake3::hash(read) {
             return Err(ForkError::Rewritten(shown.clone()));
         }
-        let tail = &current[read.len()..];
+        let mut tail = Vec::new();
+        old.read_to_end(&mut tail).map_err(io)?;
         if !tail.is_empty() && !tail.ends_with(b"\n") {
             return Err(ForkError::Writing(shown.clone()));
         }
-        out.write_all(tail).map_err(tio)?;
+        out.write_all(&tail).map_err(tio)?;
         out.sync_all().map_err(tio)?;
+        let seen = (read.len() + tail.len()) as u64;
         // The last look: nothing more was written since the tail was read.
-        if old.metadata().map_err(io)?.len() != current.len() as u64 {
+        if old.metadata().map_err(io)?.len() != seen {
             return Err(ForkError::Writing(shown.clone()));
         }
         std::fs::rename(&temp, source).map_err(io)?;
         let mut carried = tail.len() as u64;
         // Bytes written to the old file between the last look and the rename.
-        let late = old.metadata().map_err(io)?.len().saturating_sub(current.len() as u64);
+        let late = old.metadata().map_err(io)?.len().saturating_sub(seen);
         if late > 0 {
             let mut more = Vec::new();
-            old.seek(SeekFrom::Start(current.len() as u64)).map_err(io)?;
+            old.seek(SeekFrom::Start(seen)).map_err(io)?;
             old.read_to_end(&mut more).map_err(io)?;
             let mut new = std::fs::OpenOptions::new().append(true).open(source).map_err(io)?;
             new.write_all(&more).and_then(|_| new.sync_all()).map_err(io)?;
@@ -117,8 +133,9 @@ mod tests {
         (dir, path)
     }
 
-    fn folded(t: &Transcript, path: &Path) -> Vec<u8> {
-        replaced_bytes(t, path, &HashMap::from([("t1".to_string(), "[folded]".to_string())])).unwrap()
+    /// Writes `t` with result t1 folded.
+    fn folded<'t>(t: &'t Transcript, path: &'t Path) -> impl FnOnce(&mut dyn Write) -> Result<(), ForkError> + 't {
+        move |out| write_replaced(t, path, &Replace::from([("t1".to_string(), "\"[folded]\"".into())]), out)
     }
 
     fn append(path: &Path, bytes: &str) {
@@ -137,7 +154,7 @@ mod tests {
         let (dir, path) = setup();
         let t = Transcript::read(&path).unwrap();
         let before = std::fs::metadata(&path).unwrap().ino();
-        let carried = rewrite(&t, &path, &folded(&t, &path), || append(&path, LATER)).unwrap();
+        let carried = rewrite(&t, &path, folded(&t, &path), || append(&path, LATER)).unwrap();
         let want = format!("{}{LATER}", ROWS.replace("\"big output\"", "\"[folded]\""));
         assert_eq!(std::fs::read_to_string(&path).unwrap(), want);
         assert_eq!(carried, LATER.len() as u64);
@@ -163,7 +180,7 @@ mod tests {
         for (hook, why) in cases {
             std::fs::write(&path, ROWS).unwrap();
             let t = Transcript::read(&path).unwrap();
-            let e = rewrite(&t, &path, &folded(&t, &path), hook).unwrap_err();
+            let e = rewrite(&t, &path, folded(&t, &path), hook).unwrap_err();
             assert!(e.to_string().contains(why), "{why}: {e}");
             assert_eq!(left(dir.path()), ["s.jsonl"], "{why}: the temporary file is removed");
             assert!(!std::fs::read_to_string(&path).unwrap().contains("[folded]"), "{why}");

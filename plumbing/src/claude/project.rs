@@ -41,41 +41,75 @@ impl Msg {
 /// The messages Claude Code sends for `chain`, in the Messages API shape
 /// (`{"role", "content"}`, content a string or blocks).
 pub fn project(t: &Transcript, chain: &Chain) -> Vec<Value> {
-    let msgs: Vec<Msg> = chain.rows.iter().filter_map(|&i| to_msg(t, &t.rows[i])).collect();
+    let mut all = Vec::new();
+    each_message(t, chain, |m| all.push(m));
+    all
+}
+
+/// Gives [`project`]'s messages to `emit` one at a time, in order, each as soon as no later row
+/// can change it: a message is held while a later assistant message may still join it, that is
+/// up to the next plain user message (and attachments up to the next assistant or tool-result
+/// message), so what is held is one stretch of tool calls, not the whole conversation.
+pub fn each_message(t: &Transcript, chain: &Chain, mut emit: impl FnMut(Value)) {
+    let mut bubble = Bubble::default();
     let mut out: Vec<Msg> = Vec::new();
-    for msg in bubble_attachments(msgs) {
-        match msg {
-            Msg::User(content) => match out.last_mut() {
-                Some(Msg::User(last)) => *last = join_user(last.take(), content),
-                _ => out.push(Msg::User(content)),
-            },
-            Msg::Attachment(parts) => match out.last_mut() {
-                Some(Msg::User(last)) => {
-                    for part in parts {
-                        *last = join_part(last.take(), part);
-                    }
+    for msg in chain.rows.iter().filter_map(|&i| to_msg(t, &t.rows[i])) {
+        for m in bubble.add(msg) {
+            join(&mut out, m, &mut emit);
+        }
+    }
+    for m in bubble.finish() {
+        join(&mut out, m, &mut emit);
+    }
+    out.into_iter().for_each(|m| emit(m.into_json()));
+}
+
+/// Joins the next message into the ones `out` holds (see the module doc, step 3).
+fn join(out: &mut Vec<Msg>, msg: Msg, emit: &mut impl FnMut(Value)) {
+    match msg {
+        Msg::User(content) => match out.last_mut() {
+            Some(Msg::User(last)) => *last = join_user(last.take(), content),
+            _ => push(out, Msg::User(content), emit),
+        },
+        Msg::Attachment(parts) => match out.last_mut() {
+            Some(Msg::User(last)) => {
+                for part in parts {
+                    *last = join_part(last.take(), part);
                 }
-                _ => out.extend(parts.into_iter().map(Msg::User)),
-            },
-            Msg::Assistant { id, content } => {
-                let same = out.iter_mut().rev().take_while(|m| m.stops_attachments()).find_map(|m| match m {
-                    Msg::Assistant { id: Some(i), content: c } if id.as_deref() == Some(i.as_str()) => Some(c),
-                    _ => None,
-                });
-                match same {
-                    Some(earlier) => earlier.extend(content),
-                    None => out.push(Msg::Assistant { id, content }),
-                }
+            }
+            _ => parts.into_iter().for_each(|part| push(out, Msg::User(part), emit)),
+        },
+        Msg::Assistant { id, content } => {
+            let same = out.iter_mut().rev().take_while(|m| m.stops_attachments()).find_map(|m| match m {
+                Msg::Assistant { id: Some(i), content: c } if id.as_deref() == Some(i.as_str()) => Some(c),
+                _ => None,
+            });
+            match same {
+                Some(earlier) => earlier.extend(content),
+                None => push(out, Msg::Assistant { id, content }, emit),
             }
         }
     }
-    out.into_iter()
-        .map(|m| match m {
+}
+
+/// Adds a message after the last one held. The last one is then final (only the last takes a
+/// join), and when it is a plain user message no assistant message looks back past it: every
+/// message held is final and is given to `emit`.
+fn push(out: &mut Vec<Msg>, msg: Msg, emit: &mut impl FnMut(Value)) {
+    if out.last().is_some_and(|m| !m.stops_attachments()) {
+        out.drain(..).for_each(|m| emit(m.into_json()));
+    }
+    out.push(msg);
+}
+
+impl Msg {
+    fn into_json(self) -> Value {
+        match self {
             Msg::User(content) => json!({"role": "user", "content": content}),
             Msg::Assistant { content, .. } => json!({"role": "assistant", "content": content}),
             Msg::Attachment(_) => unreachable!("attachments are joined or turned into user messages"),
-        })
-        .collect()
+        }
+    }
 }
 
 fn to_msg(t: &Transcript, row: &Row) -> Option<Msg> {
@@ -115,23 +149,35 @@ pub(crate) fn rendered_parts(t: &Transcript, row: &Row) -> Option<Vec<Value>> {
 }
 
 /// Moves each attachment up past plain user messages, to just after the nearest assistant or
-/// tool-result message before it (or to the start), keeping the attachments' order.
-fn bubble_attachments(msgs: Vec<Msg>) -> Vec<Msg> {
-    let mut reversed = Vec::with_capacity(msgs.len());
-    let mut pending = Vec::new();
-    for msg in msgs.into_iter().rev() {
+/// tool-result message before it (or to the start), keeping the attachments' order: the
+/// messages since the last such message are held, attachments apart, until the next one.
+#[derive(Default)]
+struct Bubble {
+    attachments: Vec<Msg>,
+    users: Vec<Msg>,
+}
+
+impl Bubble {
+    /// The next message; returns the messages now in their place, in order.
+    fn add(&mut self, msg: Msg) -> Vec<Msg> {
         if matches!(msg, Msg::Attachment(_)) {
-            pending.push(msg);
+            self.attachments.push(msg);
         } else if msg.stops_attachments() {
-            reversed.append(&mut pending);
-            reversed.push(msg);
+            let mut ready = self.finish();
+            ready.push(msg);
+            return ready;
         } else {
-            reversed.push(msg);
+            self.users.push(msg);
         }
+        Vec::new()
     }
-    reversed.append(&mut pending);
-    reversed.reverse();
-    reversed
+
+    /// The messages held, in their place (at the end of the chain).
+    fn finish(&mut self) -> Vec<Msg> {
+        let mut ready = std::mem::take(&mut self.attachments);
+        ready.append(&mut self.users);
+        ready
+    }
 }
 
 fn blocks(content: Value) -> Vec<Value> {

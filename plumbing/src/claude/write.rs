@@ -4,6 +4,7 @@
 //! separator is kept (Claude Code's loader scans raw bytes above 5 MiB). Folded results become
 //! Claude Code's own `<persisted-output>` placeholder, pointing at the original saved first.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::Write;
 use std::ops::Range;
@@ -13,7 +14,7 @@ use std::path::Path;
 use serde_json::value::RawValue;
 
 use super::transcript::Transcript;
-use crate::durable::FileError;
+use crate::durable::{Batch, FileError};
 use crate::json::{js_string, RawObject};
 
 /// The exact byte range of each `tool_result` block's `content` in a row's line, by
@@ -42,15 +43,20 @@ pub fn result_spans(line: &str) -> Vec<(String, Range<usize>)> {
     spans
 }
 
+/// The new `content` of each `tool_result` to replace, by `tool_use_id`, as the JSON string to
+/// write ([`js_string`] of the text): an undo's borrow the originals the plan read, a fold's
+/// are its placeholders.
+pub type Replace<'a> = HashMap<String, Cow<'a, str>>;
+
 /// Writes a fork's bytes to `out`, line by line: every line of `t` as it is, except that rows
 /// whose `sessionId` is `old_id` get `new_id` in each `"sessionId":"<old_id>"`, and the
-/// `content` of each `tool_result` named in `replace` becomes that string. Returns the ids
+/// `content` of each `tool_result` named in `replace` becomes that JSON string. Returns the ids
 /// replaced.
 pub fn write_fork_bytes(
     t: &Transcript,
     old_id: &str,
     new_id: &str,
-    replace: &HashMap<String, String>,
+    replace: &Replace<'_>,
     out: &mut dyn Write,
 ) -> std::io::Result<Vec<String>> {
     let raw = t.file.raw();
@@ -69,18 +75,18 @@ pub fn write_fork_bytes(
             continue;
         };
         let text = t.file.line_text(line);
-        let mut edits: Vec<(Range<usize>, String)> = Vec::new();
+        let mut edits: Vec<(Range<usize>, &str)> = Vec::new();
         if !replace.is_empty() && row.kind() == "user" && row.has_tool_result() {
             for (id, span) in result_spans(text) {
                 if let Some(new) = replace.get(&id) {
-                    edits.push((span, js_string(new)));
+                    edits.push((span, new));
                     replaced.push(id);
                 }
             }
         }
         for (at, _) in text.match_indices(&old_key) {
             if !edits.iter().any(|(r, _)| r.contains(&at)) {
-                edits.push((at..at + old_key.len(), new_key.clone()));
+                edits.push((at..at + old_key.len(), &new_key));
             }
         }
         edits.sort_by_key(|(r, _)| r.start);
@@ -97,12 +103,7 @@ pub fn write_fork_bytes(
 }
 
 /// [`write_fork_bytes`] into memory: the fork's bytes and the ids replaced.
-pub fn fork_bytes(
-    t: &Transcript,
-    old_id: &str,
-    new_id: &str,
-    replace: &HashMap<String, String>,
-) -> (Vec<u8>, Vec<String>) {
+pub fn fork_bytes(t: &Transcript, old_id: &str, new_id: &str, replace: &Replace<'_>) -> (Vec<u8>, Vec<String>) {
     let mut out = Vec::with_capacity(t.file.raw().len());
     let replaced = write_fork_bytes(t, old_id, new_id, replace, &mut out).expect("writing to memory cannot fail");
     (out, replaced)
@@ -189,10 +190,11 @@ pub enum SaveError {
     File(#[from] FileError),
 }
 
-/// Saves `text` as `<dir>/<id>.txt` before any placeholder points at it: folders made 0700,
-/// the file created exclusively with mode 0600 and fsynced (with its folder). An existing file
-/// with the same bytes is reused. Returns the file's path.
-pub fn save_original(dir: &Path, id: &str, text: &str) -> Result<std::path::PathBuf, SaveError> {
+/// Saves `text` as `<dir>/<id>.txt`, to be made durable with `batch` before any placeholder
+/// points at it: folders made 0700 (the new file's folder and its parent synced with the
+/// batch), the file created exclusively with mode 0600. An existing file with the same bytes is
+/// reused (and synced too: a run that died may have left it unwritten). Returns the file's path.
+pub fn save_original(dir: &Path, id: &str, text: &str, batch: &mut Batch) -> Result<std::path::PathBuf, SaveError> {
     let safe =
         !id.is_empty() && id.len() <= 128 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
     if !safe {
@@ -203,15 +205,23 @@ pub fn save_original(dir: &Path, id: &str, text: &str) -> Result<std::path::Path
         .mode(0o700)
         .create(dir)
         .map_err(FileError::at(dir, "create the folder"))?;
+    batch.add_dir(dir);
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        batch.add_dir(parent);
+    }
     let path = dir.join(format!("{id}.txt"));
     match std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&path) {
         Ok(mut f) => {
-            f.write_all(text.as_bytes()).and_then(|_| f.sync_all()).map_err(FileError::at(&path, "write"))?;
-            std::fs::File::open(dir).and_then(|d| d.sync_all()).map_err(FileError::at(dir, "sync"))?;
+            f.write_all(text.as_bytes()).map_err(FileError::at(&path, "write"))?;
+            batch.add(&path, &f);
             Ok(path)
         }
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match std::fs::read(&path) {
-            Ok(bytes) if bytes == text.as_bytes() => Ok(path),
+            Ok(bytes) if bytes == text.as_bytes() => {
+                let f = std::fs::File::open(&path).map_err(FileError::at(&path, "read"))?;
+                batch.add(&path, &f);
+                Ok(path)
+            }
             Ok(_) => Err(SaveError::Exists(path.display().to_string())),
             Err(err) => Err(FileError::at(&path, "read")(err).into()),
         },
@@ -240,7 +250,8 @@ mod tests {
             "{\"type\":\"tor"
         );
         let t = transcript(text);
-        let replace = HashMap::from([("t1".to_string(), "[folded]".to_string()), ("t9".to_string(), "x".to_string())]);
+        let replace =
+            Replace::from([("t1".to_string(), js_string("[folded]").into()), ("t9".to_string(), "\"x\"".into())]);
         let (bytes, replaced) = fork_bytes(&t, "old", "new", &replace);
         let expected = text
             .replacen("\"sessionId\":\"old\"}\n{", "\"sessionId\":\"new\"}\n{", 1)
@@ -279,14 +290,16 @@ mod tests {
     fn originals_are_saved_once_and_never_overwritten() {
         let dir = tempfile::tempdir().unwrap();
         let at = dir.path().join("s/shake");
-        let p = save_original(&at, "toolu_1", "original").unwrap();
+        let mut batch = Batch::default();
+        let p = save_original(&at, "toolu_1", "original", &mut batch).unwrap();
+        batch.sync().unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "original");
         use std::os::unix::fs::PermissionsExt;
         assert_eq!(std::fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o600);
         assert_eq!(std::fs::metadata(&at).unwrap().permissions().mode() & 0o777, 0o700);
-        assert_eq!(save_original(&at, "toolu_1", "original").unwrap(), p);
-        assert!(matches!(save_original(&at, "toolu_1", "other"), Err(SaveError::Exists(_))));
+        assert_eq!(save_original(&at, "toolu_1", "original", &mut Batch::default()).unwrap(), p);
+        assert!(matches!(save_original(&at, "toolu_1", "other", &mut Batch::default()), Err(SaveError::Exists(_))));
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "original");
-        assert!(matches!(save_original(&at, "../x", "t"), Err(SaveError::UnsafeId(_))));
+        assert!(matches!(save_original(&at, "../x", "t", &mut Batch::default()), Err(SaveError::UnsafeId(_))));
     }
 }

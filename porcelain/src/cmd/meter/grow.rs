@@ -2,6 +2,7 @@
 //! leaf is measured from its new bytes alone ([`Growth`], kept in the memo).
 
 use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
 
 use crate::profile::Profile;
 use crate::scope::Scope;
@@ -51,7 +52,10 @@ impl MemoEntry {
             return None;
         }
         let projection = View::at(&session, session.default_leaf()).ok()?;
-        if !g.continued_by(&projection, self.leaf_id.as_deref()?) {
+        let maybe = g.continued_by(&projection, self.leaf_id.as_deref()?)?;
+        // A filter's "maybe" is checked in the old bytes: far cheaper than measuring them.
+        let unseen = maybe.is_empty() || g.exact && occurs_in(&state.path, self.len, &maybe) == Some(false);
+        if !unseen {
             return None;
         }
         tok.prefetch(&projection);
@@ -69,6 +73,34 @@ impl MemoEntry {
 /// How many bytes before the measured length must still be there for an append to be trusted.
 const LAST_BYTES: usize = 4096;
 
+/// Tells whether any of `needles` occurs in the file's first `len` bytes (`None`: unreadable),
+/// read in pieces of 1 MiB (so the meter's memory stays small) that overlap by a needle's length.
+fn occurs_in(path: &Path, len: u64, needles: &[String]) -> Option<bool> {
+    let finders: Vec<_> = needles.iter().map(memchr::memmem::Finder::new).collect();
+    let overlap = needles.iter().map(String::len).max().unwrap_or(0).saturating_sub(1);
+    let mut file = std::fs::File::open(path).ok()?.take(len);
+    let mut buf = vec![0; (1 << 20) + overlap];
+    let mut kept = 0;
+    loop {
+        let n = file.read(&mut buf[kept..]).ok()?;
+        if n == 0 {
+            return Some(false);
+        }
+        let filled = kept + n;
+        if finders.iter().any(|f| f.find(&buf[..filled]).is_some()) {
+            return Some(true);
+        }
+        kept = overlap.min(filled);
+        buf.copy_within(filled - kept..filled, 0);
+    }
+}
+
+/// Tells whether `text` is borrowed from `raw` (so the file holds it as written, no escapes).
+fn verbatim(text: &str, raw: &[u8]) -> bool {
+    let (r, t) = (raw.as_ptr_range(), text.as_bytes().as_ptr_range());
+    r.start <= t.start && t.end <= r.end
+}
+
 /// What measuring an appended file from its new bytes alone needs. When the new lines are plain
 /// entries continuing the leaf (messages and entries pi keeps out of the context; no edit,
 /// compaction or branch summary), the old context is unchanged and each old position's gain
@@ -82,6 +114,9 @@ pub struct Growth {
     header: String,
     /// The file's last bytes when measured.
     last_bytes: Vec<u8>,
+    /// Every id in `path_ids` and `calls` is in the file as written (no escapes), so a filter's
+    /// "maybe" can be checked exactly by looking for it, quoted, in the old bytes.
+    exact: bool,
     /// Ids on the leaf's path (a new entry reusing one would change the path).
     path_ids: Bloom,
     /// Tool-call ids in the context, and those whose `path` is a `skill://` (the skip rules).
@@ -112,6 +147,7 @@ impl Growth {
         let mut g = Growth {
             header,
             last_bytes: raw[raw.len().saturating_sub(LAST_BYTES)..].to_vec(),
+            exact: true,
             path_ids: Bloom::with_capacity(2 * path),
             calls: Bloom::with_capacity(2 * calls),
             skill_calls: Bloom::with_capacity(0),
@@ -126,16 +162,21 @@ impl Growth {
 
     /// Appends a projection's positions (all of them: the whole context, or the new entries alone).
     fn extend(&mut self, projection: &View<'_, '_>, wall: &Wall, options: &FoldOptions) -> Option<()> {
+        let session = projection.session;
+        let raw = session.file.raw();
         for call in &projection.calls {
             if is_skill_path(host::model::call_path(call.arguments).as_deref()) {
                 self.skill_calls.insert(&call.id);
             }
             self.calls.insert(&call.id);
+            self.exact &= verbatim(&call.id, raw);
         }
         self.tokens.extend(context_tokens(projection, &options.tokenizer));
         self.gains.extend(gains(projection, wall, options));
-        let session = projection.session;
-        session.path(projection.leaf?).ok()?.iter().for_each(|&i| self.path_ids.insert(&session.entries[i].id));
+        for i in session.path(projection.leaf?).ok()? {
+            self.path_ids.insert(&session.entries[i].id);
+            self.exact &= verbatim(&session.entries[i].id, raw);
+        }
         Some(())
     }
 
@@ -153,27 +194,34 @@ impl Growth {
     }
 
     /// Tells whether `new` (the appended lines parsed alone) is a chain of plain entries from
-    /// `leaf` that leaves every old position's figures as they were (a "maybe" of a filter is a no).
-    fn continued_by(&self, new: &View<'_, '_>, leaf: &str) -> bool {
+    /// `leaf` that leaves every old position's figures as they were: `None` when it is not,
+    /// else the new ids the path's or the calls' filter says "maybe" of, quoted as JSON writes
+    /// them (it is, when none of them is in the old bytes). A skill call's "maybe" is a no.
+    fn continued_by(&self, new: &View<'_, '_>, leaf: &str) -> Option<Vec<String>> {
         let session = new.session;
         // The one warning expected: the first new entry's parent is not in the new lines.
         if session.warnings.len() != 1 || session.entries.is_empty() {
-            return false;
+            return None;
         }
         let mut ids = std::collections::HashSet::new();
+        let mut maybe = Vec::new();
         let mut parent = leaf;
         for (i, e) in session.entries.iter().enumerate() {
-            let reused = self.path_ids.may_contain(&e.id) || !ids.insert(&e.id);
-            if e.parent_id.as_deref() != Some(parent) || reused || !session.is_plain(i) {
-                return false;
+            if e.parent_id.as_deref() != Some(parent) || !ids.insert(&e.id) || !session.is_plain(i) {
+                return None;
             }
             let result = new.unit(i).filter(|u| u.role == Role::ToolResult).and_then(|u| u.tool.as_ref());
             if result.and_then(|t| t.call_id.as_deref()).is_some_and(|c| self.skill_calls.may_contain(c)) {
-                return false;
+                return None;
+            }
+            if self.path_ids.may_contain(&e.id) {
+                maybe.push(format!("\"{}\"", e.id));
             }
             parent = &e.id;
         }
-        new.calls.iter().all(|call| !self.calls.may_contain(&call.id))
+        let calls = new.calls.iter().filter(|call| self.calls.may_contain(&call.id));
+        maybe.extend(calls.map(|call| format!("\"{}\"", call.id)));
+        Some(maybe)
     }
 }
 
@@ -185,16 +233,155 @@ mod tests {
     use shake_plumbing::tokens::TokenizerName;
 
     use super::*;
-    use crate::fingerprint::Proof;
+    use crate::fingerprint::{Bloom, Proof};
     use crate::plan::plan_with_wall;
 
     /// The full plan of a session's bytes: tokens freed, tool results, blocks.
     fn planned(bytes: &[u8], fold: &FoldOptions) -> (u64, usize, usize) {
         let whole = SessionFile::from_bytes(PathBuf::from("w.jsonl"), bytes.to_vec());
         let session = host::load(&whole, None).unwrap();
-        let projection = View::at(&session, session.default_leaf()).unwrap();
-        let plan = plan_with_wall(&projection, &Wall::at(&projection), fold);
+        plan_of(&View::at(&session, session.default_leaf()).unwrap(), fold)
+    }
+
+    fn plan_of(projection: &View<'_, '_>, fold: &FoldOptions) -> (u64, usize, usize) {
+        let plan = plan_with_wall(projection, &Wall::at(projection), fold);
         (plan.tokens_freed, plan.count(RegionKind::ToolResult), plan.count(RegionKind::Block))
+    }
+
+    /// What measuring the whole file gives and the memo keeps.
+    fn measured(state: &FileState, bytes: &[u8], fold: &FoldOptions) -> Measured {
+        let whole = SessionFile::from_bytes(PathBuf::from("p.jsonl"), bytes.to_vec());
+        let session = host::load(&whole, None).unwrap();
+        let projection = View::at(&session, session.default_leaf()).unwrap();
+        let leaf = session.entries.last().map(|e| e.id.to_string());
+        Measured {
+            reading: reading_of(state, fold.tokenizer.name, fold.profile, plan_of(&projection, fold), leaf),
+            at_last: true,
+            growth: Growth::of(&projection, &Wall::at(&projection), fold),
+            proof: Proof::of(bytes),
+        }
+    }
+
+    const HEADER: &str = r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#;
+
+    /// A pi message line.
+    fn message(id: &str, parent: &str, message: &str) -> String {
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":"{parent}","timestamp":"2026-01-01T00:00:00.000Z","message":{message}}}"#
+        )
+    }
+
+    /// An assistant message calling tools by these ids.
+    fn calling(ids: impl Iterator<Item = String>) -> String {
+        let calls: Vec<String> =
+            ids.map(|id| format!(r#"{{"type":"toolCall","id":"{id}","name":"bash","arguments":{{}}}}"#)).collect();
+        format!(r#"{{"role":"assistant","content":[{}],"stopReason":"toolUse","timestamp":1}}"#, calls.join(","))
+    }
+
+    /// A tool result of a call.
+    fn result(call: &str, text: &str) -> String {
+        format!(
+            r#"{{"role":"toolResult","toolCallId":"{call}","toolName":"bash","content":[{{"type":"text","text":"{text}"}}],"isError":false,"timestamp":1}}"#
+        )
+    }
+
+    /// Grows a memo of `bytes` (at `path`) by `lines`, one at a time, on disk.
+    fn grow_by(path: &Path, memo: MemoEntry, lines: &[String], fold: &FoldOptions) -> Vec<Option<MemoEntry>> {
+        let mut memo = Some(memo);
+        let mut out = Vec::new();
+        for line in lines {
+            let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+            std::io::Write::write_all(&mut f, format!("{line}\n").as_bytes()).unwrap();
+            let len = std::fs::metadata(path).unwrap().len();
+            let state = FileState { path: path.to_path_buf(), len, mtime_ns: 0, inode: 1 };
+            let grown = memo.as_ref().and_then(|m| m.grow(&state, None, fold.profile, fold.tokenizer));
+            memo = grown.map(|m| MemoEntry::new("k", &state, &m));
+            out.push(memo.clone());
+        }
+        out
+    }
+
+    /// A session with more ids than the old 128 KiB filters held (450,000 tool calls): those
+    /// said "maybe" of about one new id in five, and such an append was measured whole (here
+    /// the 16th). Each of 40 appends calling a new tool is measured from its new bytes, with the
+    /// full plan's figures.
+    #[test]
+    fn a_session_of_many_ids_keeps_the_shortcut() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let fold = FoldOptions {
+            scope: Scope::Elide,
+            profile: Profile::Default,
+            tokenizer: Tokenizer::new(TokenizerName::Pi),
+        };
+        let calls = calling((0..450_000).map(|i| format!("c{i:07}")));
+        let mut lines = vec![HEADER.to_string(), message("a0", "", r#"{"role":"user","content":"go","timestamp":1}"#)];
+        lines.push(message("a1", "a0", &calls));
+        lines.push(message("a2", "a1", &result("c0000000", "done")));
+        let bytes = format!("{}\n", lines.join("\n")).into_bytes();
+        std::fs::write(&path, &bytes).unwrap();
+        let state = FileState { path: path.clone(), len: bytes.len() as u64, mtime_ns: 0, inode: 1 };
+        let memo = MemoEntry::new("k", &state, &measured(&state, &bytes, &fold));
+        let g = memo.growth.as_ref().expect("a growth");
+        assert!(g.exact && g.calls.len_bytes() <= Bloom::MAX_BYTES);
+        let mut new = Vec::new();
+        let mut parent = "a2".to_string();
+        for turn in 0..40 {
+            let (call, answer) = (format!("n{turn:07}"), format!("b{turn}"));
+            new.push(message(&answer, &parent, &calling([call].into_iter())));
+            parent = answer;
+        }
+        let grown = grow_by(&path, memo, &new, &fold);
+        assert!(
+            grown.iter().all(Option::is_some),
+            "measured whole after {:?} appends",
+            grown.iter().position(Option::is_none)
+        );
+        let last = grown.last().unwrap().as_ref().unwrap();
+        assert_eq!((last.tokens, last.tool_results, last.blocks), planned(&std::fs::read(&path).unwrap(), &fold));
+    }
+
+    /// A filter saying "maybe" of everything: a new id is looked for in the old bytes, so an
+    /// append of new ids keeps the shortcut and one reusing an old id (on the path, or a call's)
+    /// does not; nor does anything when an old id is written with an escape (not findable).
+    #[test]
+    fn a_maybe_is_checked_in_the_old_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let fold = FoldOptions {
+            scope: Scope::Elide,
+            profile: Profile::Default,
+            tokenizer: Tokenizer::new(TokenizerName::Pi),
+        };
+        let start = |name: &str, first_id: &str| {
+            let path = dir.path().join(name);
+            let lines = [
+                HEADER.to_string(),
+                message(first_id, "", r#"{"role":"user","content":"go","timestamp":1}"#),
+                message("a1", "a0", &calling(["c1".to_string()].into_iter())),
+                message("a2", "a1", &result("c1", "done")),
+            ];
+            let bytes = format!("{}\n", lines.join("\n")).into_bytes();
+            std::fs::write(&path, &bytes).unwrap();
+            let state = FileState { path: path.clone(), len: bytes.len() as u64, mtime_ns: 0, inode: 1 };
+            let mut memo = MemoEntry::new("k", &state, &measured(&state, &bytes, &fold));
+            let g = memo.growth.as_mut().unwrap();
+            (g.path_ids, g.calls) = (g.path_ids.saturated(), g.calls.saturated());
+            (path, memo)
+        };
+        let user = r#"{"role":"user","content":"more","timestamp":1}"#;
+        let fresh = [message("b1", "a2", user), message("b2", "b1", &calling(["c2".to_string()].into_iter()))];
+        let (path, memo) = start("fresh.jsonl", "a0");
+        let grown = grow_by(&path, memo, &fresh, &fold);
+        assert!(grown.iter().all(Option::is_some));
+        let last = grown[1].as_ref().unwrap();
+        assert_eq!((last.tokens, last.tool_results, last.blocks), planned(&std::fs::read(&path).unwrap(), &fold));
+        for reused in [message("a0", "a2", user), message("b1", "a2", &calling(["c1".to_string()].into_iter()))] {
+            let (path, memo) = start("reused.jsonl", "a0");
+            assert!(grow_by(&path, memo, std::slice::from_ref(&reused), &fold)[0].is_none(), "{reused}");
+        }
+        let (path, memo) = start("escaped.jsonl", r"\u0061\u0030");
+        assert!(!memo.growth.as_ref().unwrap().exact);
+        assert!(grow_by(&path, memo, &fresh[..1], &fold)[0].is_none());
     }
 
     /// The shortcut against the full plan: each generated session is measured at a prefix cut at
@@ -236,26 +423,10 @@ mod tests {
                     );
                     assert_eq!(m.proof, Proof::of(&bytes[..cut]));
                 }
-                let m = grown.unwrap_or_else(|| {
-                    let prefix = SessionFile::from_bytes(PathBuf::from("p.jsonl"), bytes[..cut].to_vec());
-                    let session = host::load(&prefix, None).unwrap();
-                    let projection = View::at(&session, session.default_leaf()).unwrap();
-                    let f = planned(&bytes[..cut], &fold);
-                    Measured {
-                        reading: reading_of(
-                            &state,
-                            tok.name,
-                            profile,
-                            f,
-                            session.entries.last().map(|e| e.id.to_string()),
-                        ),
-                        at_last: true,
-                        growth: Growth::of(&projection, &Wall::at(&projection), &fold),
-                        proof: Proof::of(&bytes[..cut]),
-                    }
-                });
+                let m = grown.unwrap_or_else(|| measured(&state, &bytes[..cut], &fold));
                 if let Some(g) = &m.growth {
                     assert!(g.tokens.len() <= 400, "the memo keeps the tail only: {} positions", g.tokens.len());
+                    assert!(g.exact, "seed {seed}: pi's ids are in the file as written");
                 }
                 memo = Some(MemoEntry::new("k", &state, &m));
             }
