@@ -104,7 +104,7 @@ pub fn commit(
     ctx: &Context,
     projection: &View<'_, '_>,
     args: &WriteArgs,
-    wall: Wall,
+    wall: &Wall,
     edits: &[TargetEdit],
     data: impl FnOnce(Vec<String>) -> LogData,
 ) -> Result<Outcome> {
@@ -118,7 +118,7 @@ pub fn commit(
     let moved = writes && session.default_leaf() != Some(leaf);
     let mut outcome = Outcome { appended: Vec::new(), repaired, moved };
     if !args.dry_run && writes {
-        let contents: Vec<(String, &RawValue)> = edits.iter().map(|e| (e.target.clone(), &*e.content)).collect();
+        let contents: Vec<(&str, &RawValue)> = edits.iter().map(|e| (e.target.as_str(), &*e.content)).collect();
         let written = write(ctx, session, leaf, data(repairs), &contents)?;
         crate::overlay::after_write(ctx, projection, wall, written.batch, &written.ids);
         outcome.appended = written.ids;
@@ -178,7 +178,7 @@ fn write(
     session: &Session<'_>,
     leaf: usize,
     data: LogData,
-    edits: &[(String, &RawValue)],
+    edits: &[(&str, &RawValue)],
 ) -> Result<Written> {
     let written = append_batch(ctx, session, leaf, data, edits)?;
     crate::own_write::record(ctx, &session.file.path);
@@ -191,7 +191,7 @@ fn append_batch(
     session: &Session<'_>,
     leaf: usize,
     data: LogData,
-    edits: &[(String, &RawValue)],
+    edits: &[(&str, &RawValue)],
 ) -> Result<Written> {
     let path = &session.file.path;
     if let Some(age) = recently_written(path).filter(|_| !crate::own_write::is_last(ctx, path)) {
@@ -265,14 +265,14 @@ fn lines(
     session: &Session<'_>,
     parent: &str,
     mut data: LogData,
-    edits: &[(String, &RawValue)],
+    edits: &[(&str, &RawValue)],
 ) -> Result<(Vec<u8>, Vec<String>, LogData)> {
     let mut writer = session.appender()?;
     let mut ids = Vec::with_capacity(edits.len() + 1);
     ids.push(writer.fresh_id());
     ids.extend(edits.iter().map(|_| writer.fresh_id()));
     let edit_ids: HashMap<&str, &str, foldhash::fast::RandomState> =
-        edits.iter().zip(&ids[1..]).map(|((t, _), id)| (t.as_str(), id.as_str())).collect();
+        edits.iter().zip(&ids[1..]).map(|((t, _), id)| (*t, id.as_str())).collect();
     for t in &mut data.targets {
         t.edit = edit_ids.get(t.id.as_str()).map_or_else(String::new, |id| id.to_string());
     }

@@ -21,21 +21,22 @@ pub const VERSION: u64 = 1;
 
 /// The overlay object's canonical bytes for the wall at `leaf`: `{"v","session","leaf","wall"}`.
 pub fn bytes(session: &Session<'_>, leaf: usize, wall: &Wall) -> Vec<u8> {
-    bytes_at(session, &session.entries[leaf].id, wall)
+    bytes_at(session, &session.entries[leaf].id, &wall.overlay())
 }
 
-/// [`bytes`] for the entry `leaf_id` (one the session may not hold yet: a batch just appended).
-fn bytes_at(session: &Session<'_>, leaf_id: &str, wall: &Wall) -> Vec<u8> {
+/// [`bytes`] of the overlay `wall` for the entry `leaf_id` (one the session may not hold yet:
+/// a batch just appended).
+fn bytes_at(session: &Session<'_>, leaf_id: &str, wall: &crate::wall::Overlay<'_>) -> Vec<u8> {
     /// The object's fields, in this order: one spelling (written without a `Value` tree).
     #[derive(serde::Serialize)]
     struct Object<'a> {
         v: u64,
         session: Option<&'a str>,
         leaf: &'a str,
-        wall: crate::wall::Overlay<'a>,
+        wall: &'a crate::wall::Overlay<'a>,
     }
     let session_id = session.header.as_ref().map(|h| h.id.as_ref());
-    let object = Object { v: VERSION, session: session_id, leaf: leaf_id, wall: wall.overlay() };
+    let object = Object { v: VERSION, session: session_id, leaf: leaf_id, wall };
     serde_json::to_vec(&object).unwrap_or_default()
 }
 
@@ -113,7 +114,7 @@ pub struct Landed {
 /// and the leaf's node id is the one the import gave the batch's last line, so the file is
 /// neither parsed nor projected again; otherwise (another writer came in between) the file is
 /// read and parsed again. `shake fsck` recomputes every overlay from the file.
-pub fn after_write(ctx: &Context, projection: &View<'_, '_>, wall: Wall, batch: Option<Landed>, ids: &[String]) {
+pub fn after_write(ctx: &Context, projection: &View<'_, '_>, wall: &Wall, batch: Option<Landed>, ids: &[String]) {
     if let Err(e) = import_with_overlay(ctx, projection, wall, batch, ids) {
         touch::warn_once(ctx, &e);
     }
@@ -122,7 +123,7 @@ pub fn after_write(ctx: &Context, projection: &View<'_, '_>, wall: Wall, batch: 
 fn import_with_overlay(
     ctx: &Context,
     projection: &View<'_, '_>,
-    wall: Wall,
+    wall: &Wall,
     batch: Option<Landed>,
     ids: &[String],
 ) -> Result<()> {
@@ -162,7 +163,7 @@ fn import_with_overlay(
 /// batch's last entry (`imported`), else chained over the batch's lines from the leaf's.
 fn appended(
     projection: &View<'_, '_>,
-    wall: Wall,
+    wall: &Wall,
     leaf: usize,
     landed: Landed,
     imported: Option<ObjectId>,
@@ -179,8 +180,7 @@ fn appended(
                 ObjectId::node(Some(&node), &ObjectId::hash(Kind::Entry, line))
             }),
     };
-    let wall = wall.after_batch(projection, landed.log);
-    Ok((node, bytes_at(session, leaf_id, &wall)))
+    Ok((node, wall.after_batch(projection, &landed.log, |overlay| bytes_at(session, leaf_id, overlay))))
 }
 
 /// The overlay at entry `leaf_id` of the file at `path`, read and parsed again.

@@ -59,7 +59,7 @@ impl Item {
     }
 
     /// The identity of a region inside its target: a region is folded at most once.
-    pub fn key(&self) -> (RegionKind, Option<usize>, Option<(usize, usize)>) {
+    pub fn key(&self) -> ItemKey {
         (self.kind, self.block, self.at)
     }
 
@@ -68,6 +68,9 @@ impl Item {
         (self.kind != RegionKind::Thinking).then(|| placeholder(self.kind, &self.label, self.tokens))
     }
 }
+
+/// What identifies a region inside its target ([`Item::key`]): kind, block, byte range.
+pub type ItemKey = (RegionKind, Option<usize>, Option<(usize, usize)>);
 
 /// A log entry whose batch was cut short: it announces edits that were never written.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -121,19 +124,25 @@ impl Wall {
         Wall::derive(projection, None)
     }
 
-    /// The wall at the last entry of a shake batch appended after the projection's leaf, from
-    /// this wall (the wall at that leaf, [`Wall::at`]) and the batch, without the batch in the
-    /// session: the log entry is placed after the session's entries (index `entries.len()`)
-    /// and its edits win for their targets, as they do in pi's projection (the newest edit of
-    /// a target in the context wins).
+    /// The overlay ([`Wall::overlay`]) of the wall at the last entry of a shake batch appended
+    /// after the projection's leaf, from this wall (the wall at that leaf, [`Wall::at`]) and the
+    /// batch, without the batch in the session, given to `write`: the log entry is placed after
+    /// the session's entries (index `entries.len()`) and its edits win for their targets, as
+    /// they do in pi's projection (the newest edit of a target in the context wins).
     ///
     /// Only the batch's targets change: their items are updated as the path's walk would
     /// update them ([`Wall::derive`]), the others are kept as they are, so the cost is the
-    /// batch's and the wall's, not the path's (the path's logs are not parsed again). Where that
-    /// shortcut could differ from the walk (a target of the batch superseded on this wall, so
-    /// its folded items are not all on it; an edit id of the batch announced on the path
-    /// already, or a foreign edit's; a target without an edit), the wall is derived again.
-    pub fn after_batch(mut self, projection: &View<'_, '_>, batch: Appended) -> Wall {
+    /// batch's and the wall's, not the path's (the path's logs are not parsed again, no item
+    /// is copied). Where that shortcut could differ from the walk (a target of the batch
+    /// superseded on this wall, so its folded items are not all on it; an edit id of the batch
+    /// announced on the path already, or a foreign edit's; a target without an edit), the wall
+    /// is derived again.
+    pub fn after_batch<T>(
+        &self,
+        projection: &View<'_, '_>,
+        batch: &Appended,
+        write: impl FnOnce(&Overlay<'_>) -> T,
+    ) -> T {
         let session = projection.session;
         let data = &batch.data;
         let edits: HashSet<&str, Fast> = data.targets.iter().map(|t| t.edit.as_str()).collect();
@@ -151,14 +160,19 @@ impl Wall {
             && !self.superseded.iter().any(|t| touched.contains_key(t.as_str()))
             && !foreign.into_iter().any(|id| edits.contains(id.as_str()));
         if !exact {
-            return Wall::derive(projection, Some(&batch));
+            return write(&Wall::derive(projection, Some(batch)).overlay());
         }
-        let mut items = Vec::with_capacity(self.items.len() + data.targets.len());
-        let mut of_target: Vec<Vec<Item>> = vec![Vec::new(); touched.len()];
-        for item in std::mem::take(&mut self.items) {
-            match touched.get(item.target.as_str()) {
-                Some(&k) => of_target[k].push(item),
-                None => items.push(item),
+        /// An item as the walk holds it: its overlay spelling, entry and identity.
+        type Held<'w> = (OverlayItem<'w>, usize, ItemKey);
+        fn held(it: &Item) -> Held<'_> {
+            (OverlayItem::of(it), it.index, it.key())
+        }
+        let mut items: Vec<Held<'_>> = Vec::with_capacity(self.items.len() + data.targets.len());
+        let mut of_target: Vec<Vec<Held<'_>>> = vec![Vec::new(); touched.len()];
+        for it in &self.items {
+            match touched.get(it.target.as_str()) {
+                Some(&k) => of_target[k].push(held(it)),
+                None => items.push(held(it)),
             }
         }
         let op = data.op();
@@ -166,33 +180,38 @@ impl Wall {
             let same = &mut of_target[touched[t.id.as_str()]];
             match op {
                 Some(Op::Undo) => match &data.undoes {
-                    Some(log) => same.retain(|it| it.log != *log),
+                    Some(log) => same.retain(|(it, _, _)| it.log != log.as_str()),
                     None => same.clear(),
                 },
                 Some(Op::Fold) => {
-                    let Some(item) = session.index_of(&t.id).and_then(|i| Item::logged(t, i, &batch.log)) else {
+                    let (Some(index), Some(kind)) = (session.index_of(&t.id), RegionKind::parse(&t.kind)) else {
                         continue;
                     };
-                    same.retain(|it| it.key() != item.key());
-                    same.push(item);
+                    let key = (kind, t.block, t.at.map(|[a, b]| (a, b)));
+                    same.retain(|(_, _, k)| *k != key);
+                    let item = OverlayItem {
+                        target: &t.id,
+                        kind: kind.as_str(),
+                        label: &t.label,
+                        tokens: t.tokens,
+                        block: t.block,
+                        at: t.at,
+                        log: &batch.log,
+                    };
+                    same.push((item, index, key));
                 }
                 None => {}
             }
         }
         // An item whose entry a compaction summarised away is inert (as in the walk).
-        items.extend(of_target.into_iter().flatten().filter(|it| projection.position(it.index).is_some()));
-        self.items = items;
-        self.torn.retain(|t| !data.repairs.contains(&t.log));
-        self.shake_edits.extend(edits.iter().map(|e| e.to_string()));
-        let appended = session.entries.len();
-        self.ids.insert(appended, batch.log.clone());
-        self.logs.push((appended, batch.data));
-        self.by_target.clear();
+        items.extend(of_target.into_iter().flatten().filter(|(_, index, _)| projection.position(*index).is_some()));
         // Each position is looked up once (kept items are sorted already, the batch's in its
         // order: runs the sort merges).
-        self.items.sort_by_cached_key(|it| (projection.position(it.index), it.block, it.at));
-        self.index_targets();
-        self
+        items.sort_by_cached_key(|(it, index, _)| (projection.position(*index), it.block, it.at));
+        let mut overlay = self.overlay_of(items.into_iter().map(|(it, _, _)| it).collect());
+        overlay.torn.retain(|t| !data.repairs.iter().any(|r| r == t.log));
+        overlay.logs.push(&batch.log);
+        write(&overlay)
     }
 
     fn derive(projection: &View<'_, '_>, batch: Option<&Appended>) -> Wall {
@@ -431,11 +450,16 @@ impl Wall {
     /// `{"items":[…],"superseded":[…],"torn":[…],"logs":[…],"foreign":[[target,edit]…]}`,
     /// borrowing the wall (serialised straight to bytes, no `Value` tree of every item).
     pub fn overlay(&self) -> Overlay<'_> {
+        self.overlay_of(self.items.iter().map(OverlayItem::of).collect())
+    }
+
+    /// [`Wall::overlay`] with these items.
+    fn overlay_of<'w>(&'w self, items: Vec<OverlayItem<'w>>) -> Overlay<'w> {
         let id = |i: &usize| self.ids.get(i).map_or("", String::as_str);
         let mut foreign: Vec<[&str; 2]> = self.foreign_edits.iter().map(|(t, i)| [t.as_str(), id(i)]).collect();
         foreign.sort_unstable();
         Overlay {
-            items: self.items.iter().map(OverlayItem::of).collect(),
+            items,
             superseded: &self.superseded,
             torn: self.torn.iter().map(OverlayTorn::of).collect(),
             logs: self.logs.iter().map(|(i, _)| id(i)).collect(),
@@ -455,7 +479,7 @@ pub struct Overlay<'w> {
 }
 
 /// One folded item of an [`Overlay`].
-#[derive(Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 struct OverlayItem<'w> {
     target: &'w str,
     kind: &'static str,
@@ -570,16 +594,10 @@ mod tests {
             line: old.lines.len() + 1,
             data: serde_json::from_value(log["data"].clone()).unwrap(),
         };
-        let after = Wall::at(&view).after_batch(&view, appended);
+        let after = Wall::at(&view).after_batch(&view, &appended, |o| serde_json::to_value(o).unwrap());
         let session = host::load(&new, None).unwrap();
         let whole = Wall::at(&View::at(&session, session.default_leaf()).unwrap());
-        let json = |w: &Wall| serde_json::to_value(w.overlay()).unwrap();
-        assert_eq!(json(&after), json(&whole));
-        assert_eq!(after.shake_edits, whole.shake_edits);
-        assert_eq!(
-            after.logs.iter().map(|(_, d)| d).collect::<Vec<_>>(),
-            whole.logs.iter().map(|(_, d)| d).collect::<Vec<_>>()
-        );
+        assert_eq!(after, serde_json::to_value(whole.overlay()).unwrap());
     }
 
     #[test]

@@ -132,7 +132,7 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
         }
         return Ok(0);
     }
-    let outcome = batch::commit(ctx, &projection, &args.write, wall, &plan.edits, |repairs| log_data(&plan, repairs))?;
+    let outcome = batch::commit(ctx, &projection, &args.write, &wall, &plan.edits, |repairs| log_data(&plan, repairs))?;
     let leaf_id = session.entries[leaf].id.to_string();
     let report = Report {
         paint: Paint::new(ctx),

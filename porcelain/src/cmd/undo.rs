@@ -140,7 +140,7 @@ pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
         }
         return Ok(0);
     }
-    let outcome = batch::commit(ctx, &projection, &args.write, wall, &plan.edits, data)?;
+    let outcome = batch::commit(ctx, &projection, &args.write, &wall, &plan.edits, data)?;
     let leaf_id = session.entries[leaf].id.to_string();
     if args.write.json {
         let targets: Vec<_> = plan
