@@ -98,7 +98,8 @@ pub struct Outcome {
 /// Writes a fold or undo batch unless it is a dry run: `edits`, and the log entry `data`
 /// builds from the ids of the half-written batches it repairs. With no edits it writes only
 /// when there is something to repair. `projection` is the command's view at the leaf written
-/// after; the overlay at the batch's end is derived from it, not projected again.
+/// after, `wall` its wall; the overlay at the batch's end is derived from them, not projected
+/// again.
 pub fn commit(
     ctx: &Context,
     projection: &View<'_, '_>,
@@ -117,11 +118,9 @@ pub fn commit(
     let moved = writes && session.default_leaf() != Some(leaf);
     let mut outcome = Outcome { appended: Vec::new(), repaired, moved };
     if !args.dry_run && writes {
-        let contents: Vec<(String, &RawValue)> = edits.iter().map(|e| (e.target.clone(), &*e.content)).collect();
+        let contents: Vec<(&str, &RawValue)> = edits.iter().map(|e| (e.target.as_str(), &*e.content)).collect();
         let written = write(ctx, session, leaf, data(repairs), &contents)?;
-        if let Some(last) = written.ids.last() {
-            crate::overlay::after_write(ctx, projection, written.batch.as_ref(), last);
-        }
+        crate::overlay::after_write(ctx, projection, wall, written.batch, &written.ids);
         outcome.appended = written.ids;
     }
     Ok(outcome)
@@ -179,7 +178,7 @@ fn write(
     session: &Session<'_>,
     leaf: usize,
     data: LogData,
-    edits: &[(String, &RawValue)],
+    edits: &[(&str, &RawValue)],
 ) -> Result<Written> {
     let written = append_batch(ctx, session, leaf, data, edits)?;
     crate::own_write::record(ctx, &session.file.path);
@@ -192,7 +191,7 @@ fn append_batch(
     session: &Session<'_>,
     leaf: usize,
     data: LogData,
-    edits: &[(String, &RawValue)],
+    edits: &[(&str, &RawValue)],
 ) -> Result<Written> {
     let path = &session.file.path;
     if let Some(age) = recently_written(path).filter(|_| !crate::own_write::is_last(ctx, path)) {
@@ -208,7 +207,7 @@ fn append_batch(
     if landed.foreign.is_none() && ending(session.file.raw()) == Ending::Clean {
         // The log entry's line: the file ended with a newline, so it is the line after its last.
         let log = Appended { log: ids[0].clone(), line: session.file.lines.len() + 1, data: logged };
-        return Ok(Written { ids, batch: Some(Landed { log, lines: bytes, append: landed }) });
+        return Ok(Written { ids, batch: Some(Landed { log, lines: bytes, parent: leaf_id, append: landed }) });
     }
     let written = |ids| Ok(Written { ids, batch: None });
     let (mut ids, mut logged) = (ids, logged);
@@ -266,26 +265,28 @@ fn lines(
     session: &Session<'_>,
     parent: &str,
     mut data: LogData,
-    edits: &[(String, &RawValue)],
+    edits: &[(&str, &RawValue)],
 ) -> Result<(Vec<u8>, Vec<String>, LogData)> {
     let mut writer = session.appender()?;
-    let log_id = writer.fresh_id();
-    let edit_ids: HashMap<&str, String> = edits.iter().map(|(t, _)| (t.as_str(), writer.fresh_id())).collect();
+    let mut ids = Vec::with_capacity(edits.len() + 1);
+    ids.push(writer.fresh_id());
+    ids.extend(edits.iter().map(|_| writer.fresh_id()));
+    let edit_ids: HashMap<&str, &str, foldhash::fast::RandomState> =
+        edits.iter().zip(&ids[1..]).map(|((t, _), id)| (*t, id.as_str())).collect();
     for t in &mut data.targets {
-        t.edit = edit_ids.get(t.id.as_str()).cloned().unwrap_or_default();
+        t.edit = edit_ids.get(t.id.as_str()).map_or_else(String::new, |id| id.to_string());
     }
     // Serialised straight from the data (no `Value` tree of every target).
     let json =
         serde_json::value::to_raw_value(&data).map_err(|e| Error::user(format!("cannot encode the log entry: {e}")))?;
-    // One buffer for the batch, each line added as it is made (not a list of lines joined).
-    let mut bytes = writer.log_line(&log_id, Some(parent), CUSTOM_TYPE, &json).into_bytes();
+    // One buffer for the batch, each line written into it as it is made.
+    let contents: usize = edits.iter().map(|(_, c)| c.get().len() + 160).sum();
+    let mut bytes = Vec::with_capacity(json.get().len() + 160 + contents);
+    writer.log_line(&mut bytes, &ids[0], Some(parent), CUSTOM_TYPE, &json);
     bytes.push(b'\n');
-    let mut ids = vec![log_id];
-    for (target, content) in edits {
-        let id = &edit_ids[target.as_str()];
-        bytes.extend_from_slice(writer.edit_line(id, ids.last().map(String::as_str), target, content).as_bytes());
+    for (k, (target, content)) in edits.iter().enumerate() {
+        writer.edit_line(&mut bytes, &ids[k + 1], Some(&ids[k]), target, content);
         bytes.push(b'\n');
-        ids.push(id.clone());
     }
     Ok((bytes, ids, data))
 }

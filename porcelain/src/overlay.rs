@@ -9,6 +9,7 @@ use std::path::Path;
 use shake_plumbing::durable::FileError;
 use shake_plumbing::host::{HostKind, Session, SessionFile, View, WriteBack};
 use shake_plumbing::id::{Kind, ObjectId};
+use shake_plumbing::store::import::OwnAppend;
 use shake_plumbing::store::{path_nodes, refs, touch, Store};
 use shake_plumbing::{Context, Error, Result};
 
@@ -20,21 +21,22 @@ pub const VERSION: u64 = 1;
 
 /// The overlay object's canonical bytes for the wall at `leaf`: `{"v","session","leaf","wall"}`.
 pub fn bytes(session: &Session<'_>, leaf: usize, wall: &Wall) -> Vec<u8> {
-    bytes_at(session, &session.entries[leaf].id, wall)
+    bytes_at(session, &session.entries[leaf].id, &wall.overlay())
 }
 
-/// [`bytes`] for the entry `leaf_id` (one the session may not hold yet: a batch just appended).
-fn bytes_at(session: &Session<'_>, leaf_id: &str, wall: &Wall) -> Vec<u8> {
+/// [`bytes`] of the overlay `wall` for the entry `leaf_id` (one the session may not hold yet:
+/// a batch just appended).
+fn bytes_at(session: &Session<'_>, leaf_id: &str, wall: &crate::wall::Overlay<'_>) -> Vec<u8> {
     /// The object's fields, in this order: one spelling (written without a `Value` tree).
     #[derive(serde::Serialize)]
     struct Object<'a> {
         v: u64,
         session: Option<&'a str>,
         leaf: &'a str,
-        wall: crate::wall::Overlay<'a>,
+        wall: &'a crate::wall::Overlay<'a>,
     }
     let session_id = session.header.as_ref().map(|h| h.id.as_ref());
-    let object = Object { v: VERSION, session: session_id, leaf: leaf_id, wall: wall.overlay() };
+    let object = Object { v: VERSION, session: session_id, leaf: leaf_id, wall };
     serde_json::to_vec(&object).unwrap_or_default()
 }
 
@@ -90,44 +92,61 @@ fn stored(ctx: &Context, node: &ObjectId, leaf_id: &str) -> Option<serde_json::V
 /// A batch that landed right after the bytes the command read (no other writer in between).
 #[derive(Debug)]
 pub struct Landed {
-    /// Its log entry, as [`Wall::after_batch`] reads it.
+    /// Its log entry, as [`Wall::after_batch`] takes it.
     pub log: Appended,
     /// The bytes appended.
     pub lines: Vec<u8>,
+    /// The entry id the batch's first line chains from (the rest chain each from the one
+    /// before).
+    pub parent: String,
     /// What the safe writer saw of the file around the write (the import trusts the old bytes
     /// from it: [`shake_plumbing::store::Batch::import_appended`]).
     pub append: shake_plumbing::append::Appended,
 }
 
 /// After an append of a batch after the leaf of `projection` (the command's view of the file as
-/// read before it): imports the appended bytes and stores the overlay at the entry `leaf_id`
-/// (the batch's last entry), in one store write. A failure only warns.
+/// read before it, whose wall is `wall`): imports the appended bytes and stores the overlay at
+/// the batch's last entry (`ids`: the batch's entry ids, in order), in one store write. A
+/// failure only warns.
 ///
 /// When the batch landed right after the bytes read (`batch`: the log and the lines written),
-/// the overlay is derived from the projection already made plus the batch
-/// ([`Wall::after_batch`]), and the leaf's node id chained over the batch's lines, so the file
-/// is neither parsed nor projected again; otherwise (another writer came in between) the file
-/// is read and parsed again. `shake fsck` recomputes every overlay from the file.
-pub fn after_write(ctx: &Context, projection: &View<'_, '_>, batch: Option<&Landed>, leaf_id: &str) {
-    if let Err(e) = import_with_overlay(ctx, projection, batch, leaf_id) {
+/// the overlay is derived from the wall already made plus the batch ([`Wall::after_batch`]),
+/// and the leaf's node id is the one the import gave the batch's last line, so the file is
+/// neither parsed nor projected again; otherwise (another writer came in between) the file is
+/// read and parsed again. `shake fsck` recomputes every overlay from the file.
+pub fn after_write(ctx: &Context, projection: &View<'_, '_>, wall: &Wall, batch: Option<Landed>, ids: &[String]) {
+    if let Err(e) = import_with_overlay(ctx, projection, wall, batch, ids) {
         touch::warn_once(ctx, &e);
     }
 }
 
-fn import_with_overlay(ctx: &Context, projection: &View<'_, '_>, batch: Option<&Landed>, leaf_id: &str) -> Result<()> {
+fn import_with_overlay(
+    ctx: &Context,
+    projection: &View<'_, '_>,
+    wall: &Wall,
+    batch: Option<Landed>,
+    ids: &[String],
+) -> Result<()> {
     let session = projection.session;
     let path = &session.file.path;
+    let Some(leaf_id) = ids.last() else { return Ok(()) };
     let mut store = Store::open(ctx)?;
     let mut store_batch = store.batch()?;
-    let report = match batch {
-        Some(landed) => store_batch.import_appended(path, ctx.host, &landed.append)?,
+    let report = match &batch {
+        Some(landed) => {
+            // The batch is a chain: each line after the first chains from the one before.
+            let parents = std::iter::once(landed.parent.as_str()).chain(ids.iter().map(String::as_str));
+            let entries: Vec<(&str, Option<&str>)> = ids.iter().map(String::as_str).zip(parents.map(Some)).collect();
+            let own = OwnAppend { append: &landed.append, bytes: &landed.lines, entries: &entries };
+            store_batch.import_appended(path, ctx.host, &own)?
+        }
         None => store_batch.import(path, ctx.host)?,
     };
     // The import chained the batch's lines already: its last entry's node names the overlay.
     let imported = report.last_entry.filter(|(id, _)| id.as_deref() == Some(leaf_id)).map(|(_, node)| node);
     let overlay = match (batch, projection.leaf) {
         (Some(landed), Some(leaf)) if session.host().write_back() == WriteBack::Append => {
-            Some(appended(projection, leaf, (&landed.log, &landed.lines), imported, leaf_id)?)
+            Some(appended(projection, wall, leaf, landed, imported, leaf_id)?)
         }
         _ => reparsed(path, ctx.host, leaf_id)?,
     };
@@ -138,26 +157,30 @@ fn import_with_overlay(ctx: &Context, projection: &View<'_, '_>, batch: Option<&
     store_batch.commit()
 }
 
-/// The overlay at the end of a batch (the log `log`, the bytes `lines`) appended after entry
-/// `leaf`, the leaf of `projection`, whose last entry is `leaf_id`: its node id and bytes, from
-/// the session as read before the append. The node is the one the import gave the batch's last
-/// entry (`imported`), else chained over the batch's lines from the leaf's.
+/// The overlay at the end of the batch `landed` appended after entry `leaf`, the leaf of
+/// `projection` (whose wall is `wall`), whose last entry is `leaf_id`: its node id and bytes,
+/// from the session as read before the append. The node is the one the import gave the
+/// batch's last entry (`imported`), else chained over the batch's lines from the leaf's.
 fn appended(
     projection: &View<'_, '_>,
+    wall: &Wall,
     leaf: usize,
-    (log, lines): (&Appended, &[u8]),
+    landed: Landed,
     imported: Option<ObjectId>,
     leaf_id: &str,
 ) -> Result<(ObjectId, Vec<u8>)> {
     let session = projection.session;
-    let wall = Wall::after_batch(projection, log);
     let node = match imported {
         Some(node) => node,
-        None => lines.split(|&b| b == b'\n').filter(|l| !l.is_empty()).fold(leaf_node(session, leaf)?, |node, line| {
-            ObjectId::node(Some(&node), &ObjectId::hash(Kind::Entry, line))
-        }),
+        None => landed
+            .lines
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .fold(leaf_node(session, leaf)?, |node, line| {
+                ObjectId::node(Some(&node), &ObjectId::hash(Kind::Entry, line))
+            }),
     };
-    Ok((node, bytes_at(session, leaf_id, &wall)))
+    Ok((node, wall.after_batch(projection, &landed.log, |overlay| bytes_at(session, leaf_id, overlay))))
 }
 
 /// The overlay at entry `leaf_id` of the file at `path`, read and parsed again.

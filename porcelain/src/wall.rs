@@ -6,6 +6,9 @@
 
 use std::collections::{HashMap, HashSet};
 
+/// The hasher of the wall's maps and sets (ids, not keys an attacker picks to collide).
+type Fast = foldhash::fast::RandomState;
+
 use crate::scope::placeholder;
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -56,7 +59,7 @@ impl Item {
     }
 
     /// The identity of a region inside its target: a region is folded at most once.
-    pub fn key(&self) -> (RegionKind, Option<usize>, Option<(usize, usize)>) {
+    pub fn key(&self) -> ItemKey {
         (self.kind, self.block, self.at)
     }
 
@@ -65,6 +68,9 @@ impl Item {
         (self.kind != RegionKind::Thinking).then(|| placeholder(self.kind, &self.label, self.tokens))
     }
 }
+
+/// What identifies a region inside its target ([`Item::key`]): kind, block, byte range.
+pub type ItemKey = (RegionKind, Option<usize>, Option<(usize, usize)>);
 
 /// A log entry whose batch was cut short: it announces edits that were never written.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -102,14 +108,14 @@ pub struct Wall {
     /// The shake log entries on the path, oldest first: (entry index, data).
     pub logs: Vec<(usize, LogData)>,
     /// Every edit id a shake log on the path announced.
-    shake_edits: HashSet<String>,
+    shake_edits: HashSet<String, Fast>,
     /// Target id → its items (contiguous, as items are in context order).
-    by_target: HashMap<String, std::ops::Range<usize>>,
+    by_target: HashMap<String, std::ops::Range<usize>, Fast>,
     /// Target id → index of the latest non-shake edit for it in the context.
-    foreign_edits: HashMap<String, usize>,
+    foreign_edits: HashMap<String, usize, Fast>,
     /// Entry ids of `logs` and of the `foreign_edits` values (the overlay names entries by id:
     /// indexes differ between a session and its forks).
-    ids: HashMap<usize, String>,
+    ids: HashMap<usize, String, Fast>,
 }
 
 impl Wall {
@@ -118,12 +124,94 @@ impl Wall {
         Wall::derive(projection, None)
     }
 
-    /// Derives the wall at the last entry of a shake batch appended after the projection's
-    /// leaf, without the batch in the session: the log entry is placed after the session's
-    /// entries (index `entries.len()`) and its edits win for their targets, as they do in
-    /// pi's projection (the newest edit of a target in the context wins).
-    pub fn after_batch(projection: &View<'_, '_>, batch: &Appended) -> Wall {
-        Wall::derive(projection, Some(batch))
+    /// The overlay ([`Wall::overlay`]) of the wall at the last entry of a shake batch appended
+    /// after the projection's leaf, from this wall (the wall at that leaf, [`Wall::at`]) and the
+    /// batch, without the batch in the session, given to `write`: the log entry is placed after
+    /// the session's entries (index `entries.len()`) and its edits win for their targets, as
+    /// they do in pi's projection (the newest edit of a target in the context wins).
+    ///
+    /// Only the batch's targets change: their items are updated as the path's walk would
+    /// update them ([`Wall::derive`]), the others are kept as they are, so the cost is the
+    /// batch's and the wall's, not the path's (the path's logs are not parsed again, no item
+    /// is copied). Where that shortcut could differ from the walk (a target of the batch
+    /// superseded on this wall, so its folded items are not all on it; an edit id of the batch
+    /// announced on the path already, or a foreign edit's; a target without an edit), the wall
+    /// is derived again.
+    pub fn after_batch<T>(
+        &self,
+        projection: &View<'_, '_>,
+        batch: &Appended,
+        write: impl FnOnce(&Overlay<'_>) -> T,
+    ) -> T {
+        let session = projection.session;
+        let data = &batch.data;
+        let edits: HashSet<&str, Fast> = data.targets.iter().map(|t| t.edit.as_str()).collect();
+        // The batch's targets, each with its items in the order folded (the wall's order is a
+        // stable sort of that order, and ties are within one target), in the batch's order.
+        let mut touched: HashMap<&str, usize, Fast> = HashMap::default();
+        for t in &data.targets {
+            let next = touched.len();
+            touched.entry(t.id.as_str()).or_insert(next);
+        }
+        let foreign = self.foreign_edits.values().filter_map(|i| self.ids.get(i));
+        let exact = session.host().write_back() == WriteBack::Append
+            && !edits.contains("")
+            && !edits.iter().any(|e| self.shake_edits.contains(*e))
+            && !self.superseded.iter().any(|t| touched.contains_key(t.as_str()))
+            && !foreign.into_iter().any(|id| edits.contains(id.as_str()));
+        if !exact {
+            return write(&Wall::derive(projection, Some(batch)).overlay());
+        }
+        /// An item as the walk holds it: its overlay spelling, entry and identity.
+        type Held<'w> = (OverlayItem<'w>, usize, ItemKey);
+        fn held(it: &Item) -> Held<'_> {
+            (OverlayItem::of(it), it.index, it.key())
+        }
+        let mut items: Vec<Held<'_>> = Vec::with_capacity(self.items.len() + data.targets.len());
+        let mut of_target: Vec<Vec<Held<'_>>> = vec![Vec::new(); touched.len()];
+        for it in &self.items {
+            match touched.get(it.target.as_str()) {
+                Some(&k) => of_target[k].push(held(it)),
+                None => items.push(held(it)),
+            }
+        }
+        let op = data.op();
+        for t in &data.targets {
+            let same = &mut of_target[touched[t.id.as_str()]];
+            match op {
+                Some(Op::Undo) => match &data.undoes {
+                    Some(log) => same.retain(|(it, _, _)| it.log != log.as_str()),
+                    None => same.clear(),
+                },
+                Some(Op::Fold) => {
+                    let (Some(index), Some(kind)) = (session.index_of(&t.id), RegionKind::parse(&t.kind)) else {
+                        continue;
+                    };
+                    let key = (kind, t.block, t.at.map(|[a, b]| (a, b)));
+                    same.retain(|(_, _, k)| *k != key);
+                    let item = OverlayItem {
+                        target: &t.id,
+                        kind: kind.as_str(),
+                        label: &t.label,
+                        tokens: t.tokens,
+                        block: t.block,
+                        at: t.at,
+                        log: &batch.log,
+                    };
+                    same.push((item, index, key));
+                }
+                None => {}
+            }
+        }
+        // An item whose entry a compaction summarised away is inert (as in the walk).
+        items.extend(of_target.into_iter().flatten().filter(|(_, index, _)| projection.position(*index).is_some()));
+        // Each position is looked up once (kept items are sorted already, the batch's in its
+        // order: runs the sort merges).
+        items.sort_by_cached_key(|(it, index, _)| (projection.position(*index), it.block, it.at));
+        let mut overlay = self.overlay_of(items.into_iter().map(|(it, _, _)| it).collect());
+        overlay.torn.retain(|t| !data.repairs.iter().any(|r| r == t.log));
+        overlay.logs.push(&batch.log);
+        write(&overlay)
     }
 
     fn derive(projection: &View<'_, '_>, batch: Option<&Appended>) -> Wall {
@@ -131,7 +219,7 @@ impl Wall {
         if session.host().write_back() == WriteBack::Fork {
             return Wall::of_forks(projection);
         }
-        let mut on_path: HashSet<&str> =
+        let mut on_path: HashSet<&str, Fast> =
             projection.path.iter().filter(|&&i| session.is_edit(i)).map(|&i| session.entries[i].id.as_ref()).collect();
         let mut logs: Vec<(usize, LogData)> =
             projection.path.iter().filter_map(|&i| log_entry::parse(session, i).map(|d| (i, d))).collect();
@@ -149,9 +237,10 @@ impl Wall {
         // Folded items in the order folded; a slot is emptied when an undo or a refold replaces
         // it, found through `slots` (per target), so each log costs its own targets only.
         let mut folded: Vec<Option<Item>> = Vec::new();
-        let mut slots: HashMap<String, Vec<usize>> = HashMap::new();
-        let mut last_edit: HashMap<String, String> = HashMap::new();
-        let repaired: HashSet<&str> = logs.iter().flat_map(|(_, d)| d.repairs.iter().map(String::as_str)).collect();
+        let mut slots: HashMap<&str, Vec<usize>, Fast> = HashMap::default();
+        let mut last_edit: HashMap<&str, &str, Fast> = HashMap::default();
+        let repaired: HashSet<&str, Fast> =
+            logs.iter().flat_map(|(_, d)| d.repairs.iter().map(String::as_str)).collect();
         for (i, data) in &logs {
             let (log_id, line) = entry(*i);
             let listed = data.edit_ids();
@@ -162,12 +251,12 @@ impl Wall {
             wall.shake_edits.extend(listed.iter().map(|s| s.to_string()));
             let op = data.op();
             for t in data.targets.iter().filter(|t| on_path.contains(t.edit.as_str())) {
-                last_edit.insert(t.id.clone(), t.edit.clone());
+                last_edit.insert(&t.id, &t.edit);
                 match op {
                     Some(Op::Undo) => match &data.undoes {
                         // `undo --last`: only the regions that one fold folded.
                         Some(log) => {
-                            if let Some(same) = slots.get_mut(&t.id) {
+                            if let Some(same) = slots.get_mut(t.id.as_str()) {
                                 same.retain(|&at| match &folded[at] {
                                     Some(f) if f.log == *log => {
                                         folded[at] = None;
@@ -177,13 +266,13 @@ impl Wall {
                                 });
                             }
                         }
-                        None => slots.remove(&t.id).into_iter().flatten().for_each(|at| folded[at] = None),
+                        None => slots.remove(t.id.as_str()).into_iter().flatten().for_each(|at| folded[at] = None),
                     },
                     Some(Op::Fold) => {
                         let Some(item) = session.index_of(&t.id).and_then(|i| Item::logged(t, i, log_id)) else {
                             continue;
                         };
-                        let same = slots.entry(item.target.clone()).or_default();
+                        let same = slots.entry(&t.id).or_default();
                         same.retain(|&at| match &folded[at] {
                             Some(f) if f.key() == item.key() => {
                                 folded[at] = None;
@@ -205,7 +294,7 @@ impl Wall {
                 wall.ids.insert(i, e.id.to_string());
             }
         }
-        let batch_edits: HashMap<&str, &str> = batch
+        let batch_edits: HashMap<&str, &str, Fast> = batch
             .iter()
             .flat_map(|b| {
                 b.data.targets.iter().filter(|t| !t.edit.is_empty()).map(|t| (t.id.as_str(), t.edit.as_str()))
@@ -219,7 +308,7 @@ impl Wall {
             if projection.position(item.index).is_none() {
                 continue; // summarised away by a later compaction: inert
             }
-            if winner(item.index) != last_edit.get(&item.target).map(String::as_str) {
+            if winner(item.index) != last_edit.get(item.target.as_str()).copied() {
                 if !wall.superseded.contains(&item.target) {
                     wall.superseded.push(item.target.clone());
                 }
@@ -279,7 +368,7 @@ impl Wall {
     pub fn from_overlay(projection: &View<'_, '_>, overlay: &Value) -> Option<Wall> {
         let session = projection.session;
         let index = |v: &Value| v.as_str().and_then(|id| session.index_of(id));
-        let mut ids = HashMap::new();
+        let mut ids = HashMap::default();
         let text = |v: &Value| v.as_str().map(str::to_string);
         let mut wall = Wall::default();
         for id in overlay["logs"].as_array()? {
@@ -361,11 +450,16 @@ impl Wall {
     /// `{"items":[…],"superseded":[…],"torn":[…],"logs":[…],"foreign":[[target,edit]…]}`,
     /// borrowing the wall (serialised straight to bytes, no `Value` tree of every item).
     pub fn overlay(&self) -> Overlay<'_> {
+        self.overlay_of(self.items.iter().map(OverlayItem::of).collect())
+    }
+
+    /// [`Wall::overlay`] with these items.
+    fn overlay_of<'w>(&'w self, items: Vec<OverlayItem<'w>>) -> Overlay<'w> {
         let id = |i: &usize| self.ids.get(i).map_or("", String::as_str);
         let mut foreign: Vec<[&str; 2]> = self.foreign_edits.iter().map(|(t, i)| [t.as_str(), id(i)]).collect();
         foreign.sort_unstable();
         Overlay {
-            items: self.items.iter().map(OverlayItem::of).collect(),
+            items,
             superseded: &self.superseded,
             torn: self.torn.iter().map(OverlayTorn::of).collect(),
             logs: self.logs.iter().map(|(i, _)| id(i)).collect(),
@@ -385,7 +479,7 @@ pub struct Overlay<'w> {
 }
 
 /// One folded item of an [`Overlay`].
-#[derive(Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 struct OverlayItem<'w> {
     target: &'w str,
     kind: &'static str,
@@ -460,6 +554,88 @@ mod tests {
         assert_eq!(rebuilt.base_content(&p, 0).map(|c| c.get().to_string()).unwrap_or_default(), base);
         assert_eq!(rebuilt.logs.len(), wall.logs.len());
         (wall, base)
+    }
+
+    /// A tool result `m2` after `m1`.
+    const M2: &str = r#"{"type":"message","id":"m2","parentId":"m1","timestamp":"t","message":{"role":"toolResult","toolCallId":"c2","toolName":"bash","content":[{"type":"text","text":"longer"}]}}"#;
+
+    /// A shake log `id` after `parent` with one target per `(target, edit)`, then `extra`
+    /// (more `data` members, each with its leading comma).
+    fn batch_log(id: &str, parent: &str, op: &str, targets: &[(&str, &str)], extra: &str) -> String {
+        let kind = if op == "fold" { RegionKind::ToolResult.as_str() } else { "restore" };
+        let targets: Vec<String> = targets
+            .iter()
+            .map(|(t, e)| format!(r#"{{"id":"{t}","kind":"{kind}","label":"bash","tokens":1,"edit":"{e}"}}"#))
+            .collect();
+        format!(
+            r#"{{"type":"custom","customType":"shake","data":{{"v":1,"op":"{op}","tokenizer":"pi","tokens":1,"targets":[{}]{extra}}},"id":"{id}","parentId":"{parent}","timestamp":"t"}}"#,
+            targets.join(",")
+        )
+    }
+
+    fn edit_of(id: &str, parent: &str, target: &str, text: &str) -> String {
+        edit(id, parent, text).replace(r#""targetId":"m1""#, &format!(r#""targetId":"{target}""#))
+    }
+
+    /// The wall after the batch `batch` (its log first) appended to the session of `before`,
+    /// derived from the wall before ([`Wall::after_batch`]) and from the whole file: the same.
+    fn same_after_batch(before: &[String], batch: &[String]) {
+        let lines = |extra: &[String]| {
+            let text =
+                format!("{SESSION}{M2}\n{}", before.iter().chain(extra).map(|l| format!("{l}\n")).collect::<String>());
+            SessionFile::from_bytes("t.jsonl".into(), text.into_bytes())
+        };
+        let (old, new) = (lines(&[]), lines(batch));
+        let session = host::load(&old, None).unwrap();
+        let view = View::at(&session, session.default_leaf()).unwrap();
+        let log: Value = serde_json::from_str(&batch[0]).unwrap();
+        let appended = Appended {
+            log: log["id"].as_str().unwrap().to_string(),
+            line: old.lines.len() + 1,
+            data: serde_json::from_value(log["data"].clone()).unwrap(),
+        };
+        let after = Wall::at(&view).after_batch(&view, &appended, |o| serde_json::to_value(o).unwrap());
+        let session = host::load(&new, None).unwrap();
+        let whole = Wall::at(&View::at(&session, session.default_leaf()).unwrap());
+        assert_eq!(after, serde_json::to_value(whole.overlay()).unwrap());
+    }
+
+    #[test]
+    fn the_wall_after_a_batch_is_the_wall_the_whole_path_gives() {
+        let fold = |id: &str, parent: &str, targets: &[(&str, &str)], extra: &str| {
+            let mut out = vec![batch_log(id, parent, "fold", targets, extra)];
+            let mut last = id.to_string();
+            for (t, e) in targets {
+                out.push(edit_of(e, &last, t, "[ph]"));
+                last = e.to_string();
+            }
+            out
+        };
+        let undo = |id: &str, parent: &str, targets: &[(&str, &str)], extra: &str| {
+            let mut out = fold(id, parent, targets, extra);
+            out[0] = batch_log(id, parent, "undo", targets, extra);
+            out
+        };
+        // A first fold; a fold of another target; a refold of the same region.
+        same_after_batch(&[], &fold("l1", "m2", &[("m1", "e1"), ("m2", "e2")], ""));
+        let one = fold("l1", "m2", &[("m1", "e1")], "");
+        same_after_batch(&one, &fold("l2", "e1", &[("m2", "e2")], ""));
+        same_after_batch(&one, &fold("l2", "e1", &[("m1", "e2")], ""));
+        // Undo of everything; undo --last of the second of two folds.
+        let both = fold("l1", "m2", &[("m1", "e1"), ("m2", "e2")], "");
+        same_after_batch(&both, &undo("l2", "e2", &[("m1", "e3"), ("m2", "e4")], ""));
+        let two = [one.clone(), fold("l2", "e1", &[("m2", "e2")], "")].concat();
+        same_after_batch(&two, &undo("l3", "e2", &[("m2", "e3")], r#","undoes":"l2""#));
+        // A torn batch repaired by the next.
+        let torn = vec![batch_log("l1", "m2", "fold", &[("m1", "e1")], "")];
+        same_after_batch(&torn, &fold("l2", "l1", &[("m1", "e2")], r#","repairs":["l1"]"#));
+        same_after_batch(&torn, &fold("l2", "l1", &[("m2", "e2")], ""));
+        // Another tool's edit superseded the fold: the wall is derived again.
+        let superseded = [one.clone(), vec![edit("x1", "e1", "theirs")]].concat();
+        same_after_batch(&superseded, &fold("l2", "x1", &[("m1", "e2")], ""));
+        same_after_batch(&superseded, &fold("l2", "x1", &[("m2", "e2")], ""));
+        // An edit id a torn log announced already.
+        same_after_batch(&torn, &fold("l2", "l1", &[("m2", "e1")], ""));
     }
 
     #[test]

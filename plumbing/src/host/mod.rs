@@ -275,11 +275,12 @@ pub struct Exact {
 pub trait Appender {
     /// Returns a fresh entry id, unique in the file and in this batch.
     fn fresh_id(&mut self) -> String;
-    /// A log record line (shake's own, never sent to the model) carrying `data` (JSON of
-    /// integers and strings, as serde_json writes it).
-    fn log_line(&self, id: &str, parent: Option<&str>, record_type: &str, data: &RawValue) -> String;
-    /// An edit line replacing `target`'s content with `content` (raw JSON).
-    fn edit_line(&self, id: &str, parent: Option<&str>, target: &str, content: &RawValue) -> String;
+    /// Adds a log record line (shake's own, never sent to the model) carrying `data` (JSON of
+    /// integers and strings, as serde_json writes it) to `out`, without the trailing newline.
+    fn log_line(&self, out: &mut Vec<u8>, id: &str, parent: Option<&str>, record_type: &str, data: &RawValue);
+    /// Adds an edit line replacing `target`'s content with `content` (raw JSON) to `out`,
+    /// without the trailing newline.
+    fn edit_line(&self, out: &mut Vec<u8>, id: &str, parent: Option<&str>, target: &str, content: &RawValue);
 }
 
 /// A host: the stateless half of the seam.

@@ -2,12 +2,13 @@
 //! `JSON.stringify`-identical bytes (`spec/pi-session-format.md` §1.5).
 
 use std::collections::HashSet;
-use std::hash::{BuildHasher, RandomState};
+use std::hash::BuildHasher;
 
+use foldhash::fast::RandomState;
 use serde_json::value::RawValue;
 
 use crate::host::{Appender, Session};
-use crate::json::js_string;
+use crate::js::write_string;
 
 /// How much of the file's start and end seeds the ids (with its length and the timestamp).
 const SEED_BYTES: usize = 64 << 10;
@@ -16,7 +17,7 @@ const SEED_BYTES: usize = 64 << 10;
 pub struct EntryWriter {
     /// Hashes of the ids in the file and in this batch: an id whose hash is here is not taken
     /// (a collision only skips a fresh id), so the file's ids are not copied.
-    taken: HashSet<u64>,
+    taken: HashSet<u64, RandomState>,
     hasher: RandomState,
     seed: blake3::Hash,
     counter: u64,
@@ -36,7 +37,7 @@ impl EntryWriter {
         seed.update(&raw[..raw.len().min(SEED_BYTES)]);
         seed.update(&raw[raw.len().saturating_sub(SEED_BYTES)..]);
         seed.update(timestamp.as_bytes());
-        let hasher = RandomState::new();
+        let hasher = RandomState::default();
         EntryWriter {
             taken: session.entries.iter().map(|e| hasher.hash_one(e.id.as_ref())).collect(),
             hasher,
@@ -60,37 +61,56 @@ impl EntryWriter {
             h.update(self.seed.as_bytes());
             h.update(&self.counter.to_le_bytes());
             self.counter += 1;
-            let id = h.finalize().to_hex()[..8].to_string();
+            // The first 8 hex digits of the hash: its first 4 bytes.
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            let mut id = String::with_capacity(8);
+            for b in &h.finalize().as_bytes()[..4] {
+                id.push(char::from(HEX[usize::from(b >> 4)]));
+                id.push(char::from(HEX[usize::from(b & 15)]));
+            }
             if self.taken.insert(self.hasher.hash_one(id.as_str())) {
                 return id;
             }
         }
     }
 
-    /// A `context_edit` line replacing `target`'s content with `content` (raw JSON), without
-    /// the trailing newline. Key order: type, id, parentId, timestamp, targetId, replacement.
-    pub fn context_edit(&self, id: &str, parent: Option<&str>, target: &str, content: &RawValue) -> String {
-        format!(
-            "{{\"type\":\"context_edit\",\"id\":{},\"parentId\":{},\"timestamp\":{},\"targetId\":{},\"replacement\":{{\"content\":{}}}}}",
-            js_string(id),
-            parent.map_or("null".to_string(), js_string),
-            js_string(&self.timestamp),
-            js_string(target),
-            content.get()
-        )
+    /// Adds a `context_edit` line replacing `target`'s content with `content` (raw JSON) to
+    /// `out`, without the trailing newline. Key order: type, id, parentId, timestamp, targetId,
+    /// replacement.
+    pub fn context_edit(&self, out: &mut Vec<u8>, id: &str, parent: Option<&str>, target: &str, content: &RawValue) {
+        out.extend_from_slice(br#"{"type":"context_edit","id":"#);
+        write_string(out, id.as_bytes());
+        self.parent_and_time(out, parent);
+        out.extend_from_slice(br#","targetId":"#);
+        write_string(out, target.as_bytes());
+        out.extend_from_slice(br#","replacement":{"content":"#);
+        out.extend_from_slice(content.get().as_bytes());
+        out.extend_from_slice(b"}}");
     }
 
-    /// A `custom` line. Key order: type, customType, data, id, parentId, timestamp. `data` is
-    /// JSON as `JSON.stringify` spells it (integers and strings only: serde_json's spelling).
-    pub fn custom(&self, id: &str, parent: Option<&str>, custom_type: &str, data: &RawValue) -> String {
-        format!(
-            "{{\"type\":\"custom\",\"customType\":{},\"data\":{},\"id\":{},\"parentId\":{},\"timestamp\":{}}}",
-            js_string(custom_type),
-            data.get(),
-            js_string(id),
-            parent.map_or("null".to_string(), js_string),
-            js_string(&self.timestamp)
-        )
+    /// Adds a `custom` line to `out`, without the trailing newline. Key order: type,
+    /// customType, data, id, parentId, timestamp. `data` is JSON as `JSON.stringify` spells it
+    /// (integers and strings only: serde_json's spelling).
+    pub fn custom(&self, out: &mut Vec<u8>, id: &str, parent: Option<&str>, custom_type: &str, data: &RawValue) {
+        out.extend_from_slice(br#"{"type":"custom","customType":"#);
+        write_string(out, custom_type.as_bytes());
+        out.extend_from_slice(br#","data":"#);
+        out.extend_from_slice(data.get().as_bytes());
+        out.extend_from_slice(br#","id":"#);
+        write_string(out, id.as_bytes());
+        self.parent_and_time(out, parent);
+        out.push(b'}');
+    }
+
+    /// `,"parentId":…,"timestamp":…`.
+    fn parent_and_time(&self, out: &mut Vec<u8>, parent: Option<&str>) {
+        out.extend_from_slice(br#","parentId":"#);
+        match parent {
+            Some(p) => write_string(out, p.as_bytes()),
+            None => out.extend_from_slice(b"null"),
+        }
+        out.extend_from_slice(br#","timestamp":"#);
+        write_string(out, self.timestamp.as_bytes());
     }
 }
 
@@ -99,11 +119,11 @@ impl Appender for EntryWriter {
         EntryWriter::fresh_id(self)
     }
 
-    fn log_line(&self, id: &str, parent: Option<&str>, record_type: &str, data: &RawValue) -> String {
-        self.custom(id, parent, record_type, data)
+    fn log_line(&self, out: &mut Vec<u8>, id: &str, parent: Option<&str>, record_type: &str, data: &RawValue) {
+        self.custom(out, id, parent, record_type, data)
     }
 
-    fn edit_line(&self, id: &str, parent: Option<&str>, target: &str, content: &RawValue) -> String {
-        self.context_edit(id, parent, target, content)
+    fn edit_line(&self, out: &mut Vec<u8>, id: &str, parent: Option<&str>, target: &str, content: &RawValue) {
+        self.context_edit(out, id, parent, target, content)
     }
 }

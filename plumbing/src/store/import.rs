@@ -279,18 +279,19 @@ impl Batch<'_> {
         self.import_known(path, forced, Known::Nothing)
     }
 
-    /// [`Batch::import`] of a file this process has just appended to (`appended`, from
-    /// [`crate::append::append`]): when the import state describes the file exactly as the
-    /// append found it under its lock, and the file is still as the append left it, only the
-    /// last 1 MiB block of the old bytes and the appended bytes are read and hashed (see
-    /// [`read_own`] for why that is safe); otherwise it is [`Batch::import`].
+    /// [`Batch::import`] of a file this process has just appended to (`own`): when the import
+    /// state describes the file exactly as the append found it under its lock, and the file is
+    /// still as the append left it, only the last 1 MiB block of the old bytes and the appended
+    /// bytes are read and hashed (see [`read_own`] for why that is safe), and the appended
+    /// lines, read back equal to the bytes written, are not parsed again: their ids and parents
+    /// are the writer's; otherwise it is [`Batch::import`].
     pub fn import_appended(
         &mut self,
         path: &Path,
         forced: Option<HostKind>,
-        appended: &Appended,
+        own: &OwnAppend<'_>,
     ) -> Result<ImportReport, ImportError> {
-        self.import_known(path, forced, Known::Appended(appended))
+        self.import_known(path, forced, Known::Appended(own))
     }
 
     /// [`Batch::import`], with what the caller knows of the file: bytes it read (used for a
@@ -304,6 +305,18 @@ impl Batch<'_> {
         let (store, pending) = self.parts();
         prepare_known(store, path, forced, known)?.apply(store, pending)
     }
+}
+
+/// An append this process made, as [`Batch::import_appended`] takes it.
+#[derive(Clone, Copy, Debug)]
+pub struct OwnAppend<'a> {
+    /// What the safe writer saw of the file around the write ([`crate::append::append`]).
+    pub append: &'a Appended,
+    /// The bytes appended: whole lines, each a tree entry.
+    pub bytes: &'a [u8],
+    /// Each appended line's entry id and parent id (`None` at a root), in order, as the
+    /// writer made them.
+    pub entries: &'a [(&'a str, Option<&'a str>)],
 }
 
 /// One file's import worked out against the store as its batch found it, nothing written yet:
@@ -426,6 +439,7 @@ fn prepare_known(
         None
     });
     let (size, mtime_ns) = stat(path)?;
+    let mut made = None;
     if let Some((head, _)) = &previous {
         if head.size == size && head.mtime_ns == mtime_ns {
             return Ok(Prepared::report(unchanged_report(path, head)));
@@ -438,9 +452,14 @@ fn prepare_known(
         Some((head, rest)) => match state::decode_resume(head, rest) {
             Some(resume) => {
                 let own = match known {
-                    Known::Appended(appended) => read_own(path, head, appended, forced)?,
+                    Known::Appended(own) => read_own(path, head, own, forced)?,
                     _ => None,
                 };
+                // The appended lines are the writer's, byte for byte: their tree is known.
+                made = own.as_ref().and(match known {
+                    Known::Appended(own) => Some(own.entries),
+                    _ => None,
+                });
                 let read = match own {
                     Some(read) => Some(read),
                     None => read_tail(path, head, (size, mtime_ns), forced)?,
@@ -496,7 +515,8 @@ fn prepare_known(
     let appended_to = base.parent.as_ref().filter(|_| base.start > 0).map(|p| (p, base.session_id.is_some()));
     let rows = row_session(store, host, appended_to, &bytes[start..])?;
     let mut objects = Objects::of(file.bytes());
-    let read = read_lines(store, host, &file, start, (&mut resume, rows.as_deref()), &mut warnings, &mut objects);
+    let read =
+        read_lines(store, host, (&file, start, made), (&mut resume, rows.as_deref()), &mut warnings, &mut objects);
     let session_id = read.session_id.or(base.session_id);
     let version = Version {
         parent: base.parent,
@@ -583,12 +603,12 @@ fn row_session(
 /// Adds every line of `file` from byte `start` on to `objects`, and a node for each tree entry,
 /// advancing `resume`; with `rows` (a session id), lines naming it become row objects without
 /// it. The file's line table and decoded text are used as they are: each line is hashed and
-/// parsed, never split or checked for UTF-8 again.
+/// parsed, never split or checked for UTF-8 again. With `made` (the lines' ids and parents, as
+/// this process wrote them: one per line from `start`), the lines are not parsed.
 fn read_lines(
     store: &Store,
     host: &dyn Host,
-    file: &SessionFile,
-    start: usize,
+    (file, start, made): (&SessionFile, usize, Option<&[(&str, Option<&str>)]>),
     (resume, rows): (&mut Resume, Option<&str>),
     warnings: &mut Vec<Warning>,
     objects: &mut Objects,
@@ -596,9 +616,11 @@ fn read_lines(
     // Parents are looked up among this import's entries, then the state's (`Parents`); the new
     // ones join the state's table at the end, in file order.
     let old = std::mem::take(&mut resume.nodes);
-    let mut parents = Parents { fresh: HashMap::new(), old: &old, all: None };
+    let mut parents = Parents { fresh: HashMap::default(), old: &old, all: None };
     let mut added = NodeTable::default();
     let first = file.lines.partition_point(|l| l.raw.start < start);
+    // Written by this process after a header of pi's tree rules (ids, from version 2 on).
+    let made = made.filter(|m| m.len() == file.lines.len() - first && resume.pi_version.is_some_and(|v| v >= 2));
     let mut out = ReadLines {
         lines: Vec::with_capacity(file.lines.len() - first),
         committed: start,
@@ -606,7 +628,7 @@ fn read_lines(
         last_entry: None,
     };
     let len = file.raw().len();
-    for line in &file.lines[first..] {
+    for (n, line) in file.lines[first..].iter().enumerate() {
         let entry_id = match rows.and_then(|id| super::row::take_out(file.line_raw(line), id)) {
             Some(row) => objects.made(store, Kind::Row, &row),
             None => objects.line(store, Kind::Entry, line.raw.clone()),
@@ -622,7 +644,15 @@ fn read_lines(
         }
         resume.lines += 1;
         let number = resume.lines as usize;
-        match tree_line(host, file.line_text(line), resume, &mut parents) {
+        let tree = match made {
+            Some(made) => {
+                let (id, parent) = made[n];
+                let parent = parent.filter(|p| !p.is_empty()).and_then(|p| parents.get(p));
+                Line::Entry { id: Some(id.to_string()), parent }
+            }
+            None => tree_line(host, file.line_text(line), resume, &mut parents),
+        };
+        match tree {
             Line::Skip => {}
             Line::Warn(message) => warnings.push(Warning { line: number, message }),
             Line::Header { id, version } => {
@@ -679,7 +709,7 @@ enum Line {
 /// state's last few, then (the map built once, on the first id not among those) all of the
 /// state's. An id that repeats names its latest entry, as in pi's own lookup.
 struct Parents<'t> {
-    fresh: HashMap<String, ObjectId>,
+    fresh: HashMap<String, ObjectId, foldhash::fast::RandomState>,
     old: &'t NodeTable,
     all: Option<HashMap<&'t str, ObjectId>>,
 }
@@ -719,7 +749,7 @@ enum Known<'a> {
     /// Its bytes, read by the caller.
     Read(&'a SessionFile),
     /// An append the caller made to it.
-    Appended(&'a Appended),
+    Appended(&'a OwnAppend<'a>),
 }
 
 impl<'a> Known<'a> {
@@ -855,7 +885,8 @@ fn head_host(path: &Path, mut first: Vec<u8>, forced: Option<HostKind>) -> Optio
 ///   the bytes are read, so no writer came in between (pi does not rewrite in place, and a
 ///   rename over the file changes the inode);
 /// - the last 1 MiB block of the old bytes, re-read, still gives the state's proof (a writer
-///   that changed bytes just before the end is seen).
+///   that changed bytes just before the end is seen);
+/// - the bytes after the old ones, read back, are the bytes the append wrote.
 ///
 /// The new state's mtime is our write's, less than a second old, so it is remembered as 0: the
 /// next import proves the whole file by its content again. What this skips is the second pass
@@ -863,9 +894,10 @@ fn head_host(path: &Path, mut first: Vec<u8>, forced: Option<HostKind>) -> Optio
 fn read_own(
     path: &Path,
     head: &FileState,
-    appended: &Appended,
+    own: &OwnAppend<'_>,
     forced: Option<HostKind>,
 ) -> Result<Option<Read<'static>>, ImportError> {
+    let appended = own.append;
     use std::os::unix::fs::FileExt;
     let Some(proof) = head.prefix.proof() else { return Ok(None) };
     let trusted = appended.foreign.is_none()
@@ -898,6 +930,9 @@ fn read_own(
     }
     let Some(host) = head_host(path, first, forced) else { return Ok(None) };
     rest.drain(..committed - resume_at);
+    if rest != own.bytes {
+        return Ok(None);
+    }
     Ok(Some(tail_read(path, host, rest, committed, prover)))
 }
 
@@ -1026,13 +1061,15 @@ mod tests {
         let age =
             |path: &Path, when| std::fs::File::options().write(true).open(path).unwrap().set_modified(when).unwrap();
         let state = |store: &Store| store.read_state(&canonical(&path).unwrap()).unwrap().unwrap().0;
-        let own_import = |store: &mut Store, landed: &Appended| {
+        let line = |id: &str| format!("{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":\"e2199\"}}\n");
+        let own_import = |store: &mut Store, landed: &Appended, id: &str| {
             let mut batch = store.batch().unwrap();
-            let report = batch.import_appended(&path, None, landed).unwrap();
+            let bytes = line(id);
+            let own = OwnAppend { append: landed, bytes: bytes.as_bytes(), entries: &[(id, Some("e2199"))] };
+            let report = batch.import_appended(&path, None, &own).unwrap();
             batch.commit().unwrap();
             report
         };
-        let line = |id: &str| format!("{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":\"e2199\"}}\n");
 
         // Appended after an unchanged file: the state a whole import gives, the node chained.
         std::fs::write(&path, &text).unwrap();
@@ -1040,7 +1077,7 @@ mod tests {
         let mut store = Store::open_dir(&dir.path().join("store")).unwrap();
         store.import_file(&path, None).unwrap();
         let landed = append(&path, &Snapshot::of(text.as_bytes()), line("n1").as_bytes()).unwrap();
-        let report = own_import(&mut store, &landed);
+        let report = own_import(&mut store, &landed, "n1");
         let whole = std::fs::read(&path).unwrap();
         assert_eq!((report.rewritten, report.bytes), (false, line("n1").len() as u64));
         assert_eq!(store.version_bytes(&report.version).unwrap(), whole);
@@ -1063,7 +1100,7 @@ mod tests {
             std::fs::write(&path, &changed).unwrap();
             age(&path, mtime);
             let landed = append(&path, &Snapshot::of(&changed), line(&format!("n{at}")).as_bytes()).unwrap();
-            assert_eq!(own_import(&mut store, &landed).rewritten, caught, "a change at byte {at}");
+            assert_eq!(own_import(&mut store, &landed, &format!("n{at}")).rewritten, caught, "a change at byte {at}");
         }
     }
 

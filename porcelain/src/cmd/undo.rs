@@ -47,9 +47,10 @@ pub struct UndoPlan {
     pub undoes: Option<String>,
 }
 
-/// Plans the undo of every fold in `wall` (derived from `projection`).
+/// Plans the undo of every fold in `wall` (derived from `projection`), counting as it goes
+/// (`status`: nothing tokenized ahead).
 pub fn undo_plan(projection: &View<'_, '_>, wall: &Wall, tok: &Tokenizer) -> UndoPlan {
-    plan_undo(projection, wall, tok, None)
+    plan_undo(projection, wall, tok, None, false)
 }
 
 /// Plans the undo of the most recent fold with regions still on `wall` (`undo --last`): its
@@ -63,15 +64,16 @@ pub fn undo_last_plan(projection: &View<'_, '_>, wall: &Wall, tok: &Tokenizer) -
         .map(|(i, _)| session.entries[*i].id.to_string())
         .find(|id| wall.items.iter().any(|it| it.log == *id));
     match last {
-        Some(log) => plan_undo(projection, wall, tok, Some(log)),
+        Some(log) => plan_undo(projection, wall, tok, Some(log), true),
         None => UndoPlan { edits: Vec::new(), tokens_restored: 0, undoes: None },
     }
 }
 
-/// Plans an undo of every fold, or of fold log entry `undoes` only.
-fn plan_undo(projection: &View<'_, '_>, wall: &Wall, tok: &Tokenizer, undoes: Option<String>) -> UndoPlan {
-    let mut edits = Vec::new();
-    let mut restored = 0;
+/// Plans an undo of every fold, or of fold log entry `undoes` only. Only the targets are
+/// counted, before and after: with `ahead`, what the cache lacks of their pieces is tokenized
+/// first, on every core (not the whole context's).
+fn plan_undo(projection: &View<'_, '_>, wall: &Wall, tok: &Tokenizer, undoes: Option<String>, ahead: bool) -> UndoPlan {
+    let (mut planned, mut contents) = (Vec::new(), Vec::new());
     for index in wall.targets() {
         // The fold's name for the entry (pi: its id; Claude Code: the tool_use_id).
         let unit_target = projection.unit(index).and_then(|u| u.target.as_deref());
@@ -96,11 +98,36 @@ fn plan_undo(projection: &View<'_, '_>, wall: &Wall, tok: &Tokenizer, undoes: Op
             true => base,
             false => compose(&projection.parse_content(Some(&base)), &base, &kept),
         };
-        let before = entry_tokens(projection, pos, tok);
-        let after = tokens_with(projection, index, &projection.parse_content(Some(&content)), tok);
-        restored += after.saturating_sub(before);
-        edits.push(TargetEdit { target, index, content, before, after });
+        planned.push((target, index, pos));
+        contents.push(content);
     }
+    let parsed: Vec<_> = contents.iter().map(|c| projection.parse_content(Some(c))).collect();
+    if ahead {
+        tok.prefetch_with(|sink| {
+            for ((_, index, pos), content) in planned.iter().zip(&parsed) {
+                projection.pieces(*pos, sink);
+                projection.pieces_with(*index, content, sink);
+            }
+        });
+    }
+    let counts: Vec<(u64, u64)> = planned
+        .iter()
+        .zip(&parsed)
+        .map(|((_, index, pos), content)| {
+            (entry_tokens(projection, *pos, tok), tokens_with(projection, *index, content, tok))
+        })
+        .collect();
+    drop(parsed);
+    let mut restored = 0;
+    let edits = planned
+        .into_iter()
+        .zip(contents)
+        .zip(counts)
+        .map(|(((target, index, _), content), (before, after))| {
+            restored += after.saturating_sub(before);
+            TargetEdit { target, index, content, before, after }
+        })
+        .collect();
     UndoPlan { edits, tokens_restored: restored, undoes }
 }
 
@@ -113,9 +140,11 @@ pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
     let in_place = args.in_place.check(&session, args.write.dry_run || args.write.plan)?;
     let projection = View::at(&session, Some(leaf))?;
     let tok = open_tokenizer(ctx, args.tokenizer, &session)?;
-    tok.prefetch(&projection);
     let wall = Wall::at(&projection);
-    let plan = if args.last { undo_last_plan(&projection, &wall, &tok) } else { undo_plan(&projection, &wall, &tok) };
+    let plan = match args.last {
+        true => undo_last_plan(&projection, &wall, &tok),
+        false => plan_undo(&projection, &wall, &tok, None, true),
+    };
     let data = |repairs| log_data(&projection, &plan, &tok, repairs);
     if args.write.plan {
         return host_plan::print(
