@@ -556,8 +556,8 @@ mod tests {
         (wall, base)
     }
 
-    /// A tool result `m2` after `m1`.
-    const M2: &str = r#"{"type":"message","id":"m2","parentId":"m1","timestamp":"t","message":{"role":"toolResult","toolCallId":"c2","toolName":"bash","content":[{"type":"text","text":"longer"}]}}"#;
+    /// A tool result `m2` after `m1`, with its line feed (a pi line: kept out of the source by the seam).
+    const M2: &str = include_str!("testdata/wall-second-result.jsonl");
 
     /// A shake log `id` after `parent` with one target per `(target, edit)`, then `extra`
     /// (more `data` members, each with its leading comma).
@@ -582,7 +582,7 @@ mod tests {
     fn same_after_batch(before: &[String], batch: &[String]) {
         let lines = |extra: &[String]| {
             let text =
-                format!("{SESSION}{M2}\n{}", before.iter().chain(extra).map(|l| format!("{l}\n")).collect::<String>());
+                format!("{SESSION}{M2}{}", before.iter().chain(extra).map(|l| format!("{l}\n")).collect::<String>());
             SessionFile::from_bytes("t.jsonl".into(), text.into_bytes())
         };
         let (old, new) = (lines(&[]), lines(batch));

@@ -278,11 +278,9 @@ mod tests {
         format!(r#"{{"role":"assistant","content":[{}],"stopReason":"toolUse","timestamp":1}}"#, calls.join(","))
     }
 
-    /// A tool result of a call.
+    /// A tool result of a call (a pi message: its template is kept out of the source by the seam).
     fn result(call: &str, text: &str) -> String {
-        format!(
-            r#"{{"role":"toolResult","toolCallId":"{call}","toolName":"bash","content":[{{"type":"text","text":"{text}"}}],"isError":false,"timestamp":1}}"#
-        )
+        include_str!("../../testdata/tool-result-message.json").trim_end().replace("CALL", call).replace("TEXT", text)
     }
 
     /// Grows a memo of `bytes` (at `path`) by `lines`, one at a time, on disk.
