@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The instructions (valgrind's cachegrind) of each main command on one session, in a fresh
+# private store with the token cache warm: project --json, fold --dry-run, then on a copy fold,
+# status, log, undo. Deterministic, so two builds compare on a loaded machine (docs/benchmarks.md,
+# "Counting instructions").
+#
+#   docs/bench/count.sh SHAKE SESSION.jsonl WORKDIR     # WORKDIR is emptied first
+set -euo pipefail
+S=$1 F=$2 W=$3
+rm -rf "$W" && mkdir -p "$W" && cp "$F" "$W/s.jsonl"
+export SHAKE_DIR=$W/store SHAKE_QUIET=1
+count() {
+  valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null "$@" 2>&1 >/dev/null |
+    awk '/I *refs/ { gsub(",", "", $NF); printf "%.1f M\n", $NF / 1e6 }'
+}
+"$S" import "$W/s.jsonl" >/dev/null
+"$S" fold --dry-run "$W/s.jsonl" >/dev/null # warms the token cache
+echo "project --json $(count "$S" project --json "$W/s.jsonl")"
+echo "fold --dry-run $(count "$S" fold --dry-run "$W/s.jsonl")"
+cp "$W/s.jsonl" "$W/f.jsonl" && "$S" import "$W/f.jsonl" >/dev/null
+echo "fold $(count "$S" fold "$W/f.jsonl")"
+echo "status $(count "$S" status "$W/f.jsonl")"
+echo "log $(count "$S" log "$W/f.jsonl")"
+echo "undo $(count "$S" undo "$W/f.jsonl")"
