@@ -159,6 +159,32 @@ pub fn string_stop(b: &[u8], i: usize) -> usize {
     first_of(b, i, b"\"\\", true)
 }
 
+/// The first index from `i` of a quote; `b.len()` when there is none: what finding the end of
+/// a string already known to be valid JSON needs (its escapes need no stop, only the quote
+/// they escape, [`trusted_string_end`]).
+pub fn quote_stop(b: &[u8], i: usize) -> usize {
+    first_of(b, i, b"\"", false)
+}
+
+/// The end (past its closing quote) of the string whose opening quote is at `i`, in text known
+/// to be valid JSON: the first quote after it not escaped, that is not after an odd run of
+/// backslashes. One stop a quote, not one an escape (a tool's output has an `\\n` a line).
+pub fn trusted_string_end(b: &[u8], mut i: usize) -> usize {
+    i += 1;
+    loop {
+        i = quote_stop(b, i);
+        if i >= b.len() {
+            return b.len();
+        }
+        // The run stops at the opening quote at the latest.
+        let run = b[..i].iter().rev().take_while(|&&c| c == b'\\').count();
+        if run % 2 == 0 {
+            return i + 1;
+        }
+        i += 1;
+    }
+}
+
 /// The first index from `i` of a quote or a bracket (`"`, `{`, `}`, `[`, `]`) in JSON text;
 /// `b.len()` when there is none: what walking over a nested value stops at.
 pub fn structural_stop(b: &[u8], i: usize) -> usize {
@@ -432,6 +458,13 @@ mod tests {
         assert_eq!(structural_stop(nested.as_bytes(), 0), nested.len() - 2);
         assert_eq!(structural_stop(b"ab]", 0), 2);
         assert_eq!(structural_stop(b"0123456789abcdef0123456789", 0), 26);
+        // A string's end, found from its quotes alone, is where checking it ends.
+        for text in [r#""""#, r#""a\"b""#, r#""a\\"x"#, r#""\\\"\\""#, r#""x\n0123456789abcdef\\\"0123\"" 1"#] {
+            let b = text.as_bytes();
+            assert_eq!(Some(trusted_string_end(b, 0)), check_string(b, 0), "{text}");
+        }
+        let unterminated = b"\"ab\\\"";
+        assert_eq!(trusted_string_end(unterminated, 0), unterminated.len(), "the end of the text");
     }
 
     #[test]

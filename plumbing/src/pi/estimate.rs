@@ -44,8 +44,8 @@ pub fn visit_entry(projection: &Projection<'_, '_>, pos: usize, sink: &mut dyn P
     }
     match e.kind.as_ref() {
         "message" => {
-            let Some(said) = projection.said(index) else { return };
-            let role = if e.hook_message_role { "custom" } else { said.role.as_deref().unwrap_or_default() };
+            let Some(said) = projection.role_said(index) else { return };
+            let role = if e.hook_message_role { "custom" } else { said.as_deref().unwrap_or_default() };
             match is_content_role(role) {
                 true => visit_said(role, projection.content_ref(index).unwrap_or(&Content::Other), sink),
                 // The rare roles that read more of the message than the context keeps.
@@ -77,8 +77,8 @@ pub fn visit_entry(projection: &Projection<'_, '_>, pos: usize, sink: &mut dyn P
 /// Feeds what editable entry `index` would give the model with `content` in place of its own.
 pub fn visit_with(projection: &Projection<'_, '_>, index: usize, content: &Content<'_>, sink: &mut dyn Pieces) {
     let e = &projection.pi.entries[index];
-    match projection.said(index) {
-        Some(said) if e.kind == "message" => match said.role.as_deref().unwrap_or_default() {
+    match projection.role_said(index) {
+        Some(said) if e.kind == "message" => match said.as_deref().unwrap_or_default() {
             role if is_content_role(role) => visit_said(role, content, sink),
             _ => match e.message() {
                 Some(m) => visit_message(m.role.as_deref().unwrap_or_default(), &m, content, sink),

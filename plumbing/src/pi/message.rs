@@ -347,7 +347,7 @@ mod trusted {
             // A key ends at its first quote unless it holds an escape.
             let stop = crate::json::string_stop(b, self.i + 1);
             let plain = b.get(stop) == Some(&b'"');
-            let key_end = if plain { stop + 1 } else { string_end(b, self.i) };
+            let key_end = if plain { stop + 1 } else { crate::json::trusted_string_end(b, self.i) };
             let key = &b[self.i + 1..key_end - 1];
             let start = ws(b, ws(b, key_end) + 1);
             let end = value_end(b, start);
@@ -392,25 +392,10 @@ mod trusted {
         i
     }
 
-    /// The end of the string whose opening quote is at `i` (past its closing quote).
-    fn string_end(b: &[u8], mut i: usize) -> usize {
-        i += 1;
-        loop {
-            i = crate::json::string_stop(b, i);
-            match b.get(i) {
-                Some(b'"') => return i + 1,
-                Some(b'\\') => i += 2,
-                // A control character: never inside a valid string.
-                Some(_) => i += 1,
-                None => return b.len(),
-            }
-        }
-    }
-
     /// The end of the value that starts at `i`.
     fn value_end(b: &[u8], i: usize) -> usize {
         match b.get(i) {
-            Some(b'"') => string_end(b, i),
+            Some(b'"') => crate::json::trusted_string_end(b, i),
             Some(b'{' | b'[') => {
                 let (mut depth, mut j) = (0usize, i);
                 loop {
@@ -418,7 +403,7 @@ mod trusted {
                     let Some(&c) = b.get(j) else { break };
                     match c {
                         b'"' => {
-                            j = string_end(b, j);
+                            j = crate::json::trusted_string_end(b, j);
                             continue;
                         }
                         b'{' | b'[' => depth += 1,

@@ -93,8 +93,8 @@ pub struct Projection<'s, 'a> {
 
 /// One context position, parsed.
 struct Parsed<'s, 'a> {
-    /// What its `message` says ([`Said`]).
-    said: Option<Said<'a>>,
+    /// Its message's role ([`Facts::role_said`]).
+    role_said: RoleSaid<'a>,
     /// The edit that wins for it (an entry index).
     edit: Option<usize>,
     /// Its own content ([`own_content`]).
@@ -107,24 +107,13 @@ struct Parsed<'s, 'a> {
 
 const NOT_IN_CONTEXT: u32 = u32::MAX;
 
-/// The fields of an entry's `message` that every context position needs: its role and the tool
-/// it answers. (A whole [`Message`] per position would hold ~350 bytes for each entry; the
+/// The role an entry's `message` says: `None` when the message does not parse
+/// ([`Head::parse`]), `Some(None)` when it has no role. (All a context position keeps of what its
+/// message says: a whole [`Message`] would hold ~350 bytes for each entry, its [`Head`] 72; the
 /// estimate parses the message again for the rare roles that need more.)
-#[derive(Clone, Debug, Default)]
-pub struct Said<'a> {
-    /// `role`.
-    pub role: Option<Cow<'a, str>>,
-    /// `toolName`.
-    pub tool_name: Option<Cow<'a, str>>,
-    /// `toolCallId`.
-    pub tool_call_id: Option<Cow<'a, str>>,
-}
-
-impl<'a> Said<'a> {
-    fn of(m: Head<'a>) -> Said<'a> {
-        Said { role: m.role, tool_name: m.tool_name, tool_call_id: m.tool_call_id }
-    }
-}
+///
+/// [`Message`]: super::message::Message
+pub type RoleSaid<'a> = Option<Option<Cow<'a, str>>>;
 
 impl<'s, 'a> Projection<'s, 'a> {
     /// Projects `leaf` (an entry index; `None` projects nothing, like pi's `null` leaf).
@@ -176,7 +165,7 @@ impl<'s, 'a> Projection<'s, 'a> {
         let e = &self.pi.entries[index];
         let edit = self.edits.get(e.id.as_ref()).copied();
         let projected = self.projected_with(index, edit);
-        let (said, own) = (facts.said.clone(), facts.own);
+        let (role_said, own) = (facts.role_said.clone(), facts.own);
         let content = match projected {
             Projected::Omitted => None,
             Projected::Replaced(raw) => Some(parse_content(raw)),
@@ -185,19 +174,19 @@ impl<'s, 'a> Projection<'s, 'a> {
                 Cow::Borrowed(f) => f.content.clone(),
             }),
         };
-        Parsed { said, edit, own, projected, content }
+        Parsed { role_said, edit, own, projected, content }
     }
 
     fn parsed(&self, index: usize) -> Option<&Parsed<'s, 'a>> {
         self.parsed.get(*self.positions.get(index)? as usize)
     }
 
-    /// Returns what the `message` of entry `index` says ([`Entry::message`]; `None` when it
-    /// does not parse), parsed once for an entry of the context.
-    pub fn said(&self, index: usize) -> Option<Cow<'_, Said<'a>>> {
+    /// Returns the role the `message` of entry `index` says ([`RoleSaid`]), parsed once for an
+    /// entry of the context.
+    pub fn role_said(&self, index: usize) -> RoleSaid<'a> {
         match self.parsed(index) {
-            Some(p) => p.said.as_ref().map(Cow::Borrowed),
-            None => self.pi.entries[index].message_head().map(|m| Cow::Owned(Said::of(m))),
+            Some(p) => p.role_said.clone(),
+            None => self.pi.entries[index].message_head().map(|m| m.role),
         }
     }
 
@@ -430,10 +419,11 @@ impl<'s, 'a> Projection<'s, 'a> {
                 _ => calls.extend(tool_calls(self.content_ref(i))),
             }
         }
-        // The call a result answers: the last with its id, preferring one with a `path`.
+        // The call a result answers: the last with its id, preferring one with a `path` (whose
+        // arguments are read only when the id came before: most ids come once).
         let mut by_id: HashMap<&str, &Call<'s>> = HashMap::new();
         for call in &calls {
-            if host::model::call_path(call.arguments).is_some() || !by_id.contains_key(call.id.as_ref()) {
+            if !by_id.contains_key(call.id.as_ref()) || host::model::call_path(call.arguments).is_some() {
                 by_id.insert(call.id.as_ref(), call);
             }
         }
@@ -473,8 +463,8 @@ struct Facts<'a> {
     tool: Option<(Cow<'a, str>, Option<Cow<'a, str>>)>,
     /// The tool calls in its own content.
     calls: Vec<Call<'a>>,
-    /// What its message says ([`Said`]).
-    said: Option<Said<'a>>,
+    /// What its message says of its role.
+    role_said: RoleSaid<'a>,
     /// Its own content ([`own_content`]), and parsed.
     own: Option<&'a RawValue>,
     content: Content<'a>,
@@ -486,13 +476,13 @@ impl<'a> Facts<'a> {
         let own = own_of(e, message.as_ref());
         let content = parse_content(own);
         let calls = tool_calls(Some(&content)).collect();
-        let said = message.map(Said::of);
-        let m = said.as_ref().filter(|_| e.kind == "message");
+        let m = message.as_ref().filter(|_| e.kind == "message");
         let role = role_of(e, m);
         let tool = m
             .filter(|_| role == Role::ToolResult)
             .map(|m| (m.tool_name.clone().unwrap_or_default(), m.tool_call_id.clone()));
-        Facts { role, editable: editable(e, m), tool, calls, said, own, content }
+        let editable = editable(e, m);
+        Facts { role, editable, tool, calls, role_said: message.map(|m| m.role), own, content }
     }
 }
 
@@ -525,7 +515,7 @@ fn tool_calls<'r, 'c>(content: Option<&'r Content<'c>>) -> impl Iterator<Item = 
 }
 
 /// The neutral role of what an entry gives the model.
-fn role_of(e: &Entry<'_>, message: Option<&Said<'_>>) -> Role {
+fn role_of(e: &Entry<'_>, message: Option<&Head<'_>>) -> Role {
     match e.kind.as_ref() {
         "message" if e.hook_message_role => Role::Custom,
         "message" => match message.and_then(|m| m.role.as_deref()) {
@@ -631,7 +621,7 @@ fn own_of<'a>(e: &Entry<'a>, message: Option<&Head<'a>>) -> Option<&'a RawValue>
 /// [`Entry::is_editable`] with the entry's message already parsed (the role as
 /// [`Entry::role`] reads it: a message whose other fields [`Message::parse`] refuses is read
 /// again for its role alone).
-fn editable(e: &Entry<'_>, message: Option<&Said<'_>>) -> bool {
+fn editable(e: &Entry<'_>, message: Option<&Head<'_>>) -> bool {
     match (e.kind.as_ref(), message) {
         ("message", Some(m)) if !e.hook_message_role => {
             matches!(m.role.as_deref(), Some("user" | "assistant" | "toolResult"))
