@@ -1,5 +1,7 @@
-//! Exact JSON writing for lines shake emits (every host's format is JavaScript's JSON): objects rebuilt key by key from raw values, so
-//! every value shake does not change keeps its bytes, and the result equals `JSON.stringify`'s.
+//! JSON as shake reads and writes it (every host's format is JavaScript's JSON): the one-pass
+//! check of a line, the trusted readers of values already checked ([`trusted`]), and exact
+//! writing: objects rebuilt key by key from raw values, so every value shake does not change
+//! keeps its bytes, and the result equals `JSON.stringify`'s.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -370,6 +372,132 @@ impl<'de> Deserialize<'de> for WtfKey<'de> {
 /// also takes lone surrogates).
 pub fn js_string(s: &str) -> String {
     crate::js::string_json(s.as_bytes())
+}
+
+/// Reading the parts of a value already known to be JSON (a [`RawValue`] is: serde_json
+/// checked it when it was read), without checking it again: each member or item is found by
+/// skipping over strings (to their first unescaped quote) and counting brackets. Most of a command's reading of many
+/// small entries was serde_json checking the same bytes again for each reader.
+pub mod trusted {
+    use serde_json::value::RawValue;
+
+    /// The members of an object as (key, value), or `None` when `raw` is not an object; an item
+    /// is `None` where a key holds an escape (the caller decodes those otherwise).
+    pub fn members(raw: &RawValue) -> Option<impl Iterator<Item = Option<(&[u8], &RawValue)>>> {
+        let b = raw.get().as_bytes();
+        let open = ws(b, 0);
+        (b.get(open) == Some(&b'{')).then(|| Members { raw, i: ws(b, open + 1) })
+    }
+
+    /// The items of an array (nothing when `raw` is not one).
+    pub fn items(raw: &RawValue) -> impl Iterator<Item = &RawValue> {
+        let b = raw.get().as_bytes();
+        let open = ws(b, 0);
+        let i = if b.get(open) == Some(&b'[') { ws(b, open + 1) } else { b.len() };
+        Items { raw, i }
+    }
+
+    struct Members<'a> {
+        raw: &'a RawValue,
+        i: usize,
+    }
+
+    impl<'a> Iterator for Members<'a> {
+        type Item = Option<(&'a [u8], &'a RawValue)>;
+
+        fn next(&mut self) -> Option<Self::Item> {
+            let b = self.raw.get().as_bytes();
+            if b.get(self.i) != Some(&b'"') {
+                return None;
+            }
+            // A key ends at its first quote unless it holds an escape.
+            let stop = super::string_stop(b, self.i + 1);
+            let plain = b.get(stop) == Some(&b'"');
+            let key_end = if plain { stop + 1 } else { super::trusted_string_end(b, self.i) };
+            let key = &b[self.i + 1..key_end - 1];
+            let start = ws(b, ws(b, key_end) + 1);
+            let end = value_end(b, start);
+            self.i = after(b, end);
+            Some(plain.then(|| (key, sub(self.raw, start, end))))
+        }
+    }
+
+    struct Items<'a> {
+        raw: &'a RawValue,
+        i: usize,
+    }
+
+    impl<'a> Iterator for Items<'a> {
+        type Item = &'a RawValue;
+
+        fn next(&mut self) -> Option<&'a RawValue> {
+            let b = self.raw.get().as_bytes();
+            if matches!(b.get(self.i), None | Some(b']')) {
+                return None;
+            }
+            let (start, end) = (self.i, value_end(b, self.i));
+            self.i = after(b, end);
+            Some(sub(self.raw, start, end))
+        }
+    }
+
+    /// The start of the next member or item after a value ending at `end` (past its comma), or
+    /// the closing bracket.
+    fn after(b: &[u8], end: usize) -> usize {
+        let i = ws(b, end);
+        match b.get(i) {
+            Some(b',') => ws(b, i + 1),
+            _ => i,
+        }
+    }
+
+    fn ws(b: &[u8], mut i: usize) -> usize {
+        while b.get(i).is_some_and(|c| matches!(c, b' ' | b'\t' | b'\n' | b'\r')) {
+            i += 1;
+        }
+        i
+    }
+
+    /// The end of the value that starts at `i`.
+    fn value_end(b: &[u8], i: usize) -> usize {
+        match b.get(i) {
+            Some(b'"') => super::trusted_string_end(b, i),
+            Some(b'{' | b'[') => {
+                let (mut depth, mut j) = (0usize, i);
+                loop {
+                    j = super::structural_stop(b, j);
+                    let Some(&c) = b.get(j) else { break };
+                    match c {
+                        b'"' => {
+                            j = super::trusted_string_end(b, j);
+                            continue;
+                        }
+                        b'{' | b'[' => depth += 1,
+                        b'}' | b']' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                return j + 1;
+                            }
+                        }
+                        _ => {}
+                    }
+                    j += 1;
+                }
+                b.len()
+            }
+            _ => {
+                i + b[i..]
+                    .iter()
+                    .position(|c| matches!(c, b',' | b']' | b'}' | b' ' | b'\t' | b'\n' | b'\r'))
+                    .unwrap_or(b.len() - i)
+            }
+        }
+    }
+
+    /// The value at `start..end` of `raw`: one whole JSON value inside a valid one, so valid too.
+    fn sub(raw: &RawValue, start: usize, end: usize) -> &RawValue {
+        super::raw_within(raw.get(), start..end)
+    }
 }
 
 #[cfg(test)]
