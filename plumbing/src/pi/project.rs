@@ -393,63 +393,62 @@ impl<'s, 'a> Projection<'s, 'a> {
     /// Hands the projection to the engine as a neutral [`View`], reading each entry's own
     /// message through `memo` when views of the session share one.
     pub fn into_view(mut self, memo: Option<&FactsMemo<'a>>) -> View<'s, 'a> {
-        let mut facts: Vec<Cow<'_, Facts<'a>>> = match memo {
-            Some(memo) => self
-                .context
-                .iter()
-                .map(|&i| Cow::Borrowed(memo.cells[i].get_or_init(|| Facts::of(&self.pi.entries[i]))))
-                .collect(),
-            // Read for this view alone: the content moves into the view (the units read the
-            // rest), not copied.
-            None => self.context.iter().map(|&i| Cow::Owned(Facts::of(&self.pi.entries[i]))).collect(),
-        };
-        self.parsed = self.context.iter().zip(&mut facts).map(|(&i, f)| self.parse(i, f)).collect();
-        let (units, calls) = self.units(&facts);
+        let n = self.context.len();
+        let (mut parsed, mut units, mut calls) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::new());
+        // One position at a time: what is read of an entry for this view alone is dropped as soon
+        // as its parts are taken (a list of them all was a tenth of a dry run's memory).
+        for &i in &self.context {
+            let mut f = match memo {
+                Some(memo) => Cow::Borrowed(memo.cells[i].get_or_init(|| Facts::of(&self.pi.entries[i]))),
+                None => Cow::Owned(Facts::of(&self.pi.entries[i])),
+            };
+            let p = self.parse(i, &mut f);
+            match (p.projected, &mut f) {
+                (Projected::Raw, Cow::Owned(f)) => calls.extend(std::mem::take(&mut f.calls)),
+                (Projected::Raw, Cow::Borrowed(f)) => calls.extend(f.calls.iter().cloned()),
+                _ => calls.extend(tool_calls(p.content.as_ref())),
+            }
+            units.push(self.unit(i, &mut f, &p));
+            parsed.push(p);
+        }
+        self.parsed = parsed;
+        answer(&mut units, &calls);
         let (session, leaf, path, context) = (self.session, self.leaf, self.path.clone(), self.context.clone());
         View::new(session, leaf, path, context, units, calls, host::ViewData::Pi(self))
     }
 
-    /// The units of the context and the tool calls in it. Each entry's own message is read
-    /// once per view, or once per session when views are shared ([`FactsMemo`]).
-    fn units(&self, facts: &[Cow<'_, Facts<'a>>]) -> (Vec<Unit<'s>>, Vec<Call<'s>>) {
-        let mut calls: Vec<Call<'s>> = Vec::new();
-        for (&i, f) in self.context.iter().zip(facts) {
-            match self.projected(i) {
-                Projected::Raw => calls.extend(f.calls.iter().cloned()),
-                _ => calls.extend(tool_calls(self.content_ref(i))),
-            }
+    /// The unit of entry `index` (the arguments of the call it answers are found later, in
+    /// [`answer`]). Its tool moves out of `facts` read for this view alone.
+    fn unit(&self, index: usize, facts: &mut Cow<'_, Facts<'a>>, p: &Parsed<'s, 'a>) -> Unit<'s> {
+        let (role, editable) = (facts.role, facts.editable);
+        let tool = match facts {
+            Cow::Owned(f) => f.tool.take(),
+            Cow::Borrowed(f) => f.tool.clone(),
+        };
+        Unit {
+            index,
+            role,
+            target: editable.then(|| self.pi.entries[index].id.clone()),
+            tool: tool.map(|(name, call_id)| Tool { name, call_id, arguments: None }),
+            tombstone: false,
+            omitted: matches!(p.projected, Projected::Omitted),
+            edit: p.edit,
         }
-        // The call a result answers: the last with its id, preferring one with a `path` (whose
-        // arguments are read only when the id came before: most ids come once).
-        let mut by_id: HashMap<&str, &Call<'s>> = HashMap::new();
-        for call in &calls {
-            if !by_id.contains_key(call.id.as_ref()) || host::model::call_path(call.arguments).is_some() {
-                by_id.insert(call.id.as_ref(), call);
-            }
+    }
+}
+
+/// Gives each tool result's unit the arguments of the call it answers among the context's
+/// `calls`: the last with its id, preferring one with a `path` (whose arguments are read only
+/// when the id came before: most ids come once).
+fn answer<'s>(units: &mut [Unit<'s>], calls: &[Call<'s>]) {
+    let mut by_id: HashMap<&str, &Call<'s>> = HashMap::new();
+    for call in calls {
+        if !by_id.contains_key(call.id.as_ref()) || host::model::call_path(call.arguments).is_some() {
+            by_id.insert(call.id.as_ref(), call);
         }
-        let units = self
-            .context
-            .iter()
-            .zip(facts)
-            .zip(&self.parsed)
-            .map(|((&index, f), p)| {
-                let e = &self.pi.entries[index];
-                let tool = f.tool.as_ref().map(|(name, call_id)| {
-                    let arguments = call_id.as_deref().and_then(|id| by_id.get(id)).and_then(|c| c.arguments);
-                    Tool { name: name.clone(), call_id: call_id.clone(), arguments }
-                });
-                Unit {
-                    index,
-                    role: f.role,
-                    target: f.editable.then(|| e.id.clone()),
-                    tool,
-                    tombstone: false,
-                    omitted: matches!(p.projected, Projected::Omitted),
-                    edit: p.edit,
-                }
-            })
-            .collect();
-        (units, calls)
+    }
+    for tool in units.iter_mut().filter_map(|u| u.tool.as_mut()) {
+        tool.arguments = tool.call_id.as_deref().and_then(|id| by_id.get(id)).and_then(|c| c.arguments);
     }
 }
 
