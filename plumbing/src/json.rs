@@ -485,12 +485,11 @@ pub mod trusted {
                 }
                 b.len()
             }
-            _ => {
-                i + b[i..]
-                    .iter()
-                    .position(|c| matches!(c, b',' | b']' | b'}' | b' ' | b'\t' | b'\n' | b'\r'))
-                    .unwrap_or(b.len() - i)
-            }
+            // A literal of valid JSON is whole; a number ends at its first byte that no number
+            // has (no need to look for what may follow it).
+            Some(b't' | b'n') => (i + 4).min(b.len()),
+            Some(b'f') => (i + 5).min(b.len()),
+            _ => i + b[i..].iter().take_while(|c| matches!(c, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')).count(),
         }
     }
 
