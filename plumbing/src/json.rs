@@ -389,14 +389,6 @@ pub mod trusted {
         (b.get(open) == Some(&b'{')).then(|| Members { raw, i: ws(b, open + 1) })
     }
 
-    /// The items of an array (nothing when `raw` is not one).
-    pub fn items(raw: &RawValue) -> impl Iterator<Item = &RawValue> {
-        let b = raw.get().as_bytes();
-        let open = ws(b, 0);
-        let i = if b.get(open) == Some(&b'[') { ws(b, open + 1) } else { b.len() };
-        Items { raw, i }
-    }
-
     struct Members<'a> {
         raw: &'a RawValue,
         i: usize,
@@ -410,40 +402,44 @@ pub mod trusted {
             if b.get(self.i) != Some(&b'"') {
                 return None;
             }
-            // A key ends at its first quote unless it holds an escape.
-            let stop = super::string_stop(b, self.i + 1);
-            let plain = b.get(stop) == Some(&b'"');
-            let key_end = if plain { stop + 1 } else { super::trusted_string_end(b, self.i) };
-            let key = &b[self.i + 1..key_end - 1];
-            let start = ws(b, ws(b, key_end) + 1);
+            let (plain, key, start) = key_at(b, self.i);
             let end = value_end(b, start);
             self.i = after(b, end);
             Some(plain.then(|| (key, sub(self.raw, start, end))))
         }
     }
 
-    struct Items<'a> {
-        raw: &'a RawValue,
-        i: usize,
+    /// The member whose key's quote is at `i`: whether the key is plain (no escape), its bytes
+    /// between the quotes, and where its value starts.
+    fn key_at(b: &[u8], i: usize) -> (bool, &[u8], usize) {
+        // A key ends at its first quote unless it holds an escape.
+        let stop = super::string_stop(b, i + 1);
+        let plain = b.get(stop) == Some(&b'"');
+        let key_end = if plain { stop + 1 } else { super::trusted_string_end(b, i) };
+        (plain, &b[i + 1..key_end - 1], ws(b, ws(b, key_end) + 1))
     }
 
-    impl<'a> Iterator for Items<'a> {
-        type Item = &'a RawValue;
-
-        fn next(&mut self) -> Option<&'a RawValue> {
-            let b = self.raw.get().as_bytes();
-            if matches!(b.get(self.i), None | Some(b']')) {
+    /// Walks the object whose `{` is at `open` in `text`, handing each member's key and the
+    /// index its value starts at to `read`, which returns the index past the value (the
+    /// [`value_end`] of one it has no use for): a reader may read a value as it finds its end,
+    /// not walk it twice. The index past the object; `None` at a key with an escape (the walk
+    /// stops there: the caller decodes such an object otherwise).
+    pub fn walk<'a>(text: &'a str, open: usize, mut read: impl FnMut(&'a [u8], usize) -> usize) -> Option<usize> {
+        let b = text.as_bytes();
+        let mut i = ws(b, open + 1);
+        while b.get(i) == Some(&b'"') {
+            let (plain, key, start) = key_at(b, i);
+            if !plain {
                 return None;
             }
-            let (start, end) = (self.i, value_end(b, self.i));
-            self.i = after(b, end);
-            Some(sub(self.raw, start, end))
+            i = after(b, read(key, start));
         }
+        Some((i + 1).min(b.len()))
     }
 
     /// The start of the next member or item after a value ending at `end` (past its comma), or
     /// the closing bracket.
-    fn after(b: &[u8], end: usize) -> usize {
+    pub fn after(b: &[u8], end: usize) -> usize {
         let i = ws(b, end);
         match b.get(i) {
             Some(b',') => ws(b, i + 1),
@@ -451,7 +447,7 @@ pub mod trusted {
         }
     }
 
-    fn ws(b: &[u8], mut i: usize) -> usize {
+    pub fn ws(b: &[u8], mut i: usize) -> usize {
         while b.get(i).is_some_and(|c| matches!(c, b' ' | b'\t' | b'\n' | b'\r')) {
             i += 1;
         }
@@ -459,7 +455,7 @@ pub mod trusted {
     }
 
     /// The end of the value that starts at `i`.
-    fn value_end(b: &[u8], i: usize) -> usize {
+    pub fn value_end(b: &[u8], i: usize) -> usize {
         match b.get(i) {
             Some(b'"') => super::trusted_string_end(b, i),
             Some(b'{' | b'[') => {

@@ -21,22 +21,32 @@ pub fn parse_content(raw: Option<&RawValue>) -> Content<'_> {
     if !text.starts_with('[') {
         return Content::Other;
     }
-    // Most content is one block: room for one, not the four a collect starts with.
-    let mut blocks = Vec::with_capacity(1);
-    blocks.extend(trusted::items(raw).map(parse_block));
-    Content::Blocks(blocks)
+    Content::Blocks(blocks_at(text, 0).0)
 }
 
-fn parse_block(raw: &RawValue) -> Block<'_> {
-    let kind = block_kind(raw).unwrap_or(BlockKind::Other);
-    Block { raw, kind }
+/// The blocks of the array whose `[` is at `open` in `text` (trusted JSON), and the index past
+/// it: each block read as its end is found, in one walk.
+fn blocks_at(text: &str, open: usize) -> (Vec<Block<'_>>, usize) {
+    let b = text.as_bytes();
+    // Most content is one block: room for one, not the four a collect starts with.
+    let mut blocks = Vec::with_capacity(1);
+    let mut i = trusted::ws(b, open + 1);
+    while !matches!(b.get(i), None | Some(b']')) {
+        let read = (b[i] == b'{').then(|| Slots::read_at(text, i, &BLOCK_KEYS, |_, _| None)).flatten();
+        let (kind, end) = match read {
+            Some((o, end)) => (block_kind(&o).unwrap_or(BlockKind::Other), end),
+            None => (BlockKind::Other, trusted::value_end(b, i)),
+        };
+        blocks.push(Block { raw: crate::json::raw_within(text, i..end), kind });
+        i = trusted::after(b, end);
+    }
+    (blocks, (i + 1).min(b.len()))
 }
 
 const BLOCK_KEYS: [&str; 7] = ["type", "text", "thinking", "mimeType", "id", "name", "arguments"];
 
-/// A block's kind; `None` when it is not an object or a field pi reads has the wrong type.
-fn block_kind(raw: &RawValue) -> Option<BlockKind<'_>> {
-    let o = Slots::parse(raw, &BLOCK_KEYS)?;
+/// A block's kind from its [`BLOCK_KEYS`]; `None` when a field pi reads has the wrong type.
+fn block_kind<'a>(o: &Slots<'a, '_>) -> Option<BlockKind<'a>> {
     let s = |i| o.opt_str(i).ok();
     // In the order of BLOCK_KEYS.
     let (kind, text, thinking, mime, id, name) = (s(0)?, s(1)?, s(2)?, s(3)?, s(4)?, s(5)?);
@@ -154,13 +164,43 @@ pub struct Head<'a> {
 impl<'a> Head<'a> {
     /// Parses a raw `message` value; `None` exactly where [`Message::parse`] gives `None`.
     pub fn parse(raw: &'a RawValue) -> Option<Head<'a>> {
-        let o = Slots::parse(raw, &MESSAGE_KEYS)?;
+        Head::checked(&Slots::parse(raw, &MESSAGE_KEYS)?)
+    }
+
+    /// [`Head::parse`] with its content parsed ([`parse_content`]) on the way: the blocks are
+    /// read as the walk over the message finds the content's end (reading the message, then
+    /// its content, walked the content twice).
+    pub fn parse_with_content(raw: &'a RawValue) -> Option<(Head<'a>, Content<'a>)> {
+        let text = raw.get();
+        let open = trusted::ws(text.as_bytes(), 0);
+        (text.as_bytes().get(open) == Some(&b'{')).then_some(())?;
+        let mut read: Option<(usize, Vec<Block<'a>>)> = None;
+        let (o, _) = Slots::read_at(text, open, &MESSAGE_KEYS, |slot, start| {
+            (slot == m::CONTENT && text.as_bytes()[start] == b'[').then(|| {
+                let (blocks, end) = blocks_at(text, start);
+                read = Some((start, blocks));
+                end
+            })
+        })?;
+        let head = Head::checked(&o)?;
+        let content = match (head.content, read) {
+            // The blocks read on the way, when they are those of the `content` kept (the last).
+            (Some(c), Some((start, blocks))) if std::ptr::eq(c.get().as_ptr(), text[start..].as_ptr()) => {
+                Content::Blocks(blocks)
+            }
+            (c, _) => parse_content(c),
+        };
+        Some((head, content))
+    }
+
+    /// The head of a message's slots, when the members it does not decode have their types.
+    fn checked(o: &Slots<'a, '_>) -> Option<Head<'a>> {
         o.checked()?;
         // A string member of a valid JSON value always decodes: its first byte tells its type.
         let text_or_null = |i| o.raw(i).is_none_or(|v| v.get() == "null" || v.get().starts_with('"'));
         // customType to stopReason: the string members Head does not decode.
         (m::CUSTOM_TYPE..=m::STOP_REASON).all(text_or_null).then_some(())?;
-        Head::of(&o)
+        Head::of(o)
     }
 
     fn of(o: &Slots<'a, '_>) -> Option<Head<'a>> {
@@ -232,16 +272,39 @@ struct Slots<'a, 'k> {
 impl<'a, 'k> Slots<'a, 'k> {
     /// Reads `raw` (`None` when it is not an object) for at most 16 `keys`.
     fn parse(raw: &'a RawValue, keys: &'k [&'k str]) -> Option<Slots<'a, 'k>> {
+        let open = trusted::ws(raw.get().as_bytes(), 0);
+        (raw.get().as_bytes().get(open) == Some(&b'{')).then_some(())?;
+        Some(Self::read_at(raw.get(), open, keys, |_, _| None)?.0)
+    }
+
+    /// Reads the object whose `{` is at `open` in `text` (trusted JSON) for `keys`: the slots and
+    /// the index past the object. `read` may read the value of slot `i` starting at `start`
+    /// itself, giving the index past it (`None`: skipped as any other). `None` when the object
+    /// does not decode.
+    fn read_at(
+        text: &'a str,
+        open: usize,
+        keys: &'k [&'k str],
+        mut read: impl FnMut(usize, usize) -> Option<usize>,
+    ) -> Option<(Slots<'a, 'k>, usize)> {
+        let b = text.as_bytes();
         let mut slots = Slots { keys, values: [None; 16] };
-        let members = trusted::members(raw)?;
-        for member in members {
+        let walked = trusted::walk(text, open, |key, start| {
+            let slot = keys.iter().position(|k| k.as_bytes() == key);
+            let end = slot.and_then(|i| read(i, start)).unwrap_or_else(|| trusted::value_end(b, start));
+            if let Some(i) = slot {
+                slots.values[i] = Some(crate::json::raw_within(text, start..end));
+            }
+            end
+        });
+        match walked {
+            Some(end) => Some((slots, end)),
             // A key with an escape is decoded by serde (a lone surrogate included).
-            let Some((key, value)) = member else { return Self::parse_escaped(raw, keys) };
-            if let Some(i) = keys.iter().position(|k| k.as_bytes() == key) {
-                slots.values[i] = Some(value);
+            None => {
+                let end = trusted::value_end(b, open);
+                Some((Self::parse_escaped(crate::json::raw_within(text, open..end), keys)?, end))
             }
         }
-        Some(slots)
     }
 
     /// [`Slots::parse`] through serde_json, which decodes escaped keys.
@@ -360,11 +423,13 @@ mod tests {
                 (ours, serde) => panic!("{text}: {ours:?} vs {serde:?}"),
             }
         }
-        let items: Vec<&str> = trusted::items(serde_json::from_str(r#"[ "a,]" , [1,[2]] ,{"b":"}"}, 3 ]"#).unwrap())
-            .map(RawValue::get)
-            .collect();
-        assert_eq!(items, [r#""a,]""#, "[1,[2]]", r#"{"b":"}"}"#, "3"]);
-        assert_eq!(trusted::items(serde_json::from_str("[]").unwrap()).count(), 0);
+        let blocks = |text| match parse_content(Some(serde_json::from_str(text).unwrap())) {
+            Content::Blocks(blocks) => blocks.iter().map(|b| b.raw.get().to_string()).collect::<Vec<_>>(),
+            _ => panic!("{text}: not blocks"),
+        };
+        assert_eq!(blocks(r#"[ "a,]" , [1,[2]] ,{"b":"}"}, 3 ]"#), [r#""a,]""#, "[1,[2]]", r#"{"b":"}"}"#, "3"]);
+        assert_eq!(blocks(r#"[{"t\u0079pe":"text","text":"x"} ,{}]"#), [r#"{"t\u0079pe":"text","text":"x"}"#, "{}"]);
+        assert!(blocks("[]").is_empty());
         let escaped: &RawValue = serde_json::from_str(r#"{"r\u006fle":"user"}"#).unwrap();
         assert_eq!(role_of(escaped).as_deref(), Some("user"));
     }
@@ -411,6 +476,27 @@ mod tests {
                 assert_eq!((m.role, m.tool_name, m.tool_call_id), (h.role, h.tool_name, h.tool_call_id), "{text}");
                 assert_eq!(m.content.map(RawValue::get), h.content.map(RawValue::get), "{text}");
             }
+        }
+    }
+
+    /// A message read with its content gives what reading it, then its content, gives.
+    #[test]
+    fn the_content_read_on_the_way_is_the_content() {
+        let texts = [
+            r#"{"role":"assistant","content":[{"type":"text","text":"a\"b"},{"type":"toolCall","id":"c","name":"x","arguments":{"p":1}}]}"#,
+            r#"{"role":"user","content":"hi"}"#,
+            r#"{"role":"user","content":[{"type":"text","text":"old"}],"content":[{"type":"image","mimeType":"p"}]}"#,
+            r#"{"content":[{"type":"text","text":"kept?"}],"r\u006fle":"user"}"#,
+            r#"{"content":[{"t\u0079pe":"text","text":"x"}],"role":"user"}"#,
+            r#"{"role":"toolResult","content":null}"#,
+            r#"{"role":"user","content":[1,"x",[{}]],"isError":1}"#,
+            r#"{ "role" : "user" , "content" : [ { "type" : "text" , "text" : "s" } ] }"#,
+        ];
+        for text in texts {
+            let raw: &RawValue = serde_json::from_str(text).unwrap();
+            let fused = Head::parse_with_content(raw).map(|(h, c)| (format!("{h:?}"), format!("{c:?}")));
+            let apart = Head::parse(raw).map(|h| (format!("{h:?}"), format!("{:?}", parse_content(h.content))));
+            assert_eq!(fused, apart, "{text}");
         }
     }
 

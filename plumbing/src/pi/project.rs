@@ -471,9 +471,16 @@ struct Facts<'a> {
 
 impl<'a> Facts<'a> {
     fn of(e: &Entry<'a>) -> Facts<'a> {
-        let message = e.message_head();
+        // A message's content is read with it, in one walk.
+        let (message, content) = match e.kind == "message" {
+            true => match e.fields.message().and_then(Head::parse_with_content) {
+                Some((head, content)) => (Some(head), Some(content)),
+                None => (None, None),
+            },
+            false => (e.message_head(), None),
+        };
         let own = own_of(e, message.as_ref());
-        let content = parse_content(own);
+        let content = content.unwrap_or_else(|| parse_content(own));
         let calls = tool_calls(Some(&content)).collect();
         let m = message.as_ref().filter(|_| e.kind == "message");
         let role = role_of(e, m);
