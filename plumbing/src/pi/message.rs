@@ -251,12 +251,6 @@ const MESSAGE_KEYS: [&str; 15] = [
     "isError",
 ];
 
-/// A message's `content` (`null` included), read alone; `None` when absent or the message is not
-/// an object.
-pub fn content_of(message: &RawValue) -> Option<&RawValue> {
-    Slots::parse(message, &["content"])?.raw(0)
-}
-
 /// A message's `role`, read alone (pi's migrations and the context list need only that).
 pub fn role_of(message: &RawValue) -> Option<Cow<'_, str>> {
     Slots::parse(message, &["role"])?.opt_str(0).ok()?

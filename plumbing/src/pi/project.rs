@@ -13,7 +13,7 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::entry::{as_str, is_null, is_truthy, Entry};
-use super::message::{content_of, parse_content, Head};
+use super::message::{parse_content, Head};
 use super::session::Session;
 use crate::host::{self, BlockKind, Call, Content, Cycle, Projected, Role, Tool, Unit, View};
 use crate::js::{self, Js};
@@ -355,16 +355,20 @@ impl<'s, 'a> Projection<'s, 'a> {
         if e.kind != "message" || e.hook_message_role || !matches!(self.projected(index), Projected::Raw) {
             return None;
         }
-        let message = e.fields.message()?;
-        // Without a view the content is looked up alone: a message whose other fields have odd
-        // types gives the same bytes through `entry_js` (its text is what `JSON.stringify` writes).
-        let own = match self.parsed(index) {
-            Some(p) => p.own,
-            None => content_of(message),
-        };
-        own.filter(|c| !is_null(c))?;
-        let raw = message.get();
-        (raw.starts_with('{') && js::is_stringified(raw)).then_some(raw)
+        let raw = e.fields.message()?.get();
+        if !raw.starts_with('{') {
+            return None;
+        }
+        match self.parsed(index) {
+            Some(p) => {
+                p.own.filter(|c| !is_null(c))?;
+                js::is_stringified(raw).then_some(raw)
+            }
+            // Without a view the content is found by the walk that checks the text (a message
+            // whose other fields have odd types gives the same bytes through `entry_js`). Its text
+            // being what `JSON.stringify` writes, its one `content` key is spelt plainly.
+            None => js::stringified_member(raw, "content")?.filter(|c| *c != "null").map(|_| raw),
+        }
     }
 
     /// [`Projection::to_js`] as serde_json holds it (lone surrogates as U+FFFD).
