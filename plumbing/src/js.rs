@@ -216,8 +216,16 @@ impl Js {
 /// object with an integer-like or a repeated key (JavaScript moves or merges those), nesting
 /// within [`MAX_DEPTH`]. `false` is always safe: it only means "parse it".
 pub fn is_stringified(text: &str) -> bool {
-    let mut c = Canonical { b: text.as_bytes(), i: 0 };
+    let mut c = Canonical { b: text.as_bytes(), i: 0, watch: b"", found: None };
     c.value(0) && c.i == c.b.len()
+}
+
+/// [`is_stringified`] of an object's text, with the text of its member `key` when it has one
+/// (the one walk that checks the text finds it: looking it up apart walked the text again);
+/// `None` when the text is not what `JSON.stringify` writes.
+pub fn stringified_member<'t>(text: &'t str, key: &str) -> Option<Option<&'t str>> {
+    let mut c = Canonical { b: text.as_bytes(), i: 0, watch: key.as_bytes(), found: None };
+    (c.value(0) && c.i == c.b.len()).then(|| c.found.map(|span| &text[span]))
 }
 
 /// The most keys an object [`is_stringified`] takes may have.
@@ -227,6 +235,9 @@ const OBJECT_KEYS: usize = 24;
 struct Canonical<'t> {
     b: &'t [u8],
     i: usize,
+    /// A key of the outermost object whose value's place is noted in `found` (empty: none).
+    watch: &'t [u8],
+    found: Option<std::ops::Range<usize>>,
 }
 
 impl<'t> Canonical<'t> {
@@ -281,8 +292,12 @@ impl<'t> Canonical<'t> {
                         return false;
                     }
                     self.i += 1;
+                    let start = self.i;
                     if !self.value(depth + 1) {
                         return false;
+                    }
+                    if depth == 0 && key == self.watch {
+                        self.found = Some(start..self.i);
                     }
                     match self.b.get(self.i) {
                         Some(b',') => self.i += 1,
@@ -850,6 +865,16 @@ mod tests {
         for text in as_is {
             assert!(is_stringified(text), "{text}");
             assert_eq!(round(text), text);
+        }
+        // The member noted on the way is the outermost object's own, as a parser reads it.
+        for text in as_is.iter().chain(&not).chain(&[r#"{"a":{"content":1}}"#, r#"{"content":null,"x":[]}"#]) {
+            let member = stringified_member(text, "content");
+            assert_eq!(member.is_some(), is_stringified(text), "{text}");
+            if let Some(member) = member {
+                let parsed: Option<serde_json::Value> = serde_json::from_str::<serde_json::Value>(text).ok();
+                let content = parsed.as_ref().and_then(|v| v.get("content")).map(|v| v.to_string());
+                assert_eq!(member.map(str::to_string), content, "{text}");
+            }
         }
         for text in not {
             assert!(!is_stringified(text), "{text}");

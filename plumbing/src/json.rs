@@ -1,5 +1,7 @@
-//! Exact JSON writing for lines shake emits (every host's format is JavaScript's JSON): objects rebuilt key by key from raw values, so
-//! every value shake does not change keeps its bytes, and the result equals `JSON.stringify`'s.
+//! JSON as shake reads and writes it (every host's format is JavaScript's JSON): the one-pass
+//! check of a line, the trusted readers of values already checked ([`trusted`]), and exact
+//! writing: objects rebuilt key by key from raw values, so every value shake does not change
+//! keeps its bytes, and the result equals `JSON.stringify`'s.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -157,6 +159,32 @@ pub fn members<'a, const N: usize>(text: &'a str, keys: &[&str; N]) -> Option<[O
 /// control character (below 0x20); `b.len()` when there is none.
 pub fn string_stop(b: &[u8], i: usize) -> usize {
     first_of(b, i, b"\"\\", true)
+}
+
+/// The first index from `i` of a quote; `b.len()` when there is none: what finding the end of
+/// a string already known to be valid JSON needs (its escapes need no stop, only the quote
+/// they escape, [`trusted_string_end`]).
+pub fn quote_stop(b: &[u8], i: usize) -> usize {
+    first_of(b, i, b"\"", false)
+}
+
+/// The end (past its closing quote) of the string whose opening quote is at `i`, in text known
+/// to be valid JSON: the first quote after it not escaped, that is not after an odd run of
+/// backslashes. One stop a quote, not one an escape (a tool's output has an `\\n` a line).
+pub fn trusted_string_end(b: &[u8], mut i: usize) -> usize {
+    i += 1;
+    loop {
+        i = quote_stop(b, i);
+        if i >= b.len() {
+            return b.len();
+        }
+        // The run stops at the opening quote at the latest.
+        let run = b[..i].iter().rev().take_while(|&&c| c == b'\\').count();
+        if run % 2 == 0 {
+            return i + 1;
+        }
+        i += 1;
+    }
 }
 
 /// The first index from `i` of a quote or a bracket (`"`, `{`, `}`, `[`, `]`) in JSON text;
@@ -346,6 +374,127 @@ pub fn js_string(s: &str) -> String {
     crate::js::string_json(s.as_bytes())
 }
 
+/// Reading the parts of a value already known to be JSON (a [`RawValue`] is: serde_json
+/// checked it when it was read), without checking it again: each member or item is found by
+/// skipping over strings (to their first unescaped quote) and counting brackets. Most of a command's reading of many
+/// small entries was serde_json checking the same bytes again for each reader.
+pub mod trusted {
+    use serde_json::value::RawValue;
+
+    /// The members of an object as (key, value), or `None` when `raw` is not an object; an item
+    /// is `None` where a key holds an escape (the caller decodes those otherwise).
+    pub fn members(raw: &RawValue) -> Option<impl Iterator<Item = Option<(&[u8], &RawValue)>>> {
+        let b = raw.get().as_bytes();
+        let open = ws(b, 0);
+        (b.get(open) == Some(&b'{')).then(|| Members { raw, i: ws(b, open + 1) })
+    }
+
+    struct Members<'a> {
+        raw: &'a RawValue,
+        i: usize,
+    }
+
+    impl<'a> Iterator for Members<'a> {
+        type Item = Option<(&'a [u8], &'a RawValue)>;
+
+        fn next(&mut self) -> Option<Self::Item> {
+            let b = self.raw.get().as_bytes();
+            if b.get(self.i) != Some(&b'"') {
+                return None;
+            }
+            let (plain, key, start) = key_at(b, self.i);
+            let end = value_end(b, start);
+            self.i = after(b, end);
+            Some(plain.then(|| (key, sub(self.raw, start, end))))
+        }
+    }
+
+    /// The member whose key's quote is at `i`: whether the key is plain (no escape), its bytes
+    /// between the quotes, and where its value starts.
+    fn key_at(b: &[u8], i: usize) -> (bool, &[u8], usize) {
+        // A key ends at its first quote unless it holds an escape.
+        let stop = super::string_stop(b, i + 1);
+        let plain = b.get(stop) == Some(&b'"');
+        let key_end = if plain { stop + 1 } else { super::trusted_string_end(b, i) };
+        (plain, &b[i + 1..key_end - 1], ws(b, ws(b, key_end) + 1))
+    }
+
+    /// Walks the object whose `{` is at `open` in `text`, handing each member's key and the
+    /// index its value starts at to `read`, which returns the index past the value (the
+    /// [`value_end`] of one it has no use for): a reader may read a value as it finds its end,
+    /// not walk it twice. The index past the object; `None` at a key with an escape (the walk
+    /// stops there: the caller decodes such an object otherwise).
+    pub fn walk<'a>(text: &'a str, open: usize, mut read: impl FnMut(&'a [u8], usize) -> usize) -> Option<usize> {
+        let b = text.as_bytes();
+        let mut i = ws(b, open + 1);
+        while b.get(i) == Some(&b'"') {
+            let (plain, key, start) = key_at(b, i);
+            if !plain {
+                return None;
+            }
+            i = after(b, read(key, start));
+        }
+        Some((i + 1).min(b.len()))
+    }
+
+    /// The start of the next member or item after a value ending at `end` (past its comma), or
+    /// the closing bracket.
+    pub fn after(b: &[u8], end: usize) -> usize {
+        let i = ws(b, end);
+        match b.get(i) {
+            Some(b',') => ws(b, i + 1),
+            _ => i,
+        }
+    }
+
+    pub fn ws(b: &[u8], mut i: usize) -> usize {
+        while b.get(i).is_some_and(|c| matches!(c, b' ' | b'\t' | b'\n' | b'\r')) {
+            i += 1;
+        }
+        i
+    }
+
+    /// The end of the value that starts at `i`.
+    pub fn value_end(b: &[u8], i: usize) -> usize {
+        match b.get(i) {
+            Some(b'"') => super::trusted_string_end(b, i),
+            Some(b'{' | b'[') => {
+                let (mut depth, mut j) = (0usize, i);
+                loop {
+                    j = super::structural_stop(b, j);
+                    let Some(&c) = b.get(j) else { break };
+                    match c {
+                        b'"' => {
+                            j = super::trusted_string_end(b, j);
+                            continue;
+                        }
+                        b'{' | b'[' => depth += 1,
+                        b'}' | b']' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                return j + 1;
+                            }
+                        }
+                        _ => {}
+                    }
+                    j += 1;
+                }
+                b.len()
+            }
+            // A literal of valid JSON is whole; a number ends at its first byte that no number
+            // has (no need to look for what may follow it).
+            Some(b't' | b'n') => (i + 4).min(b.len()),
+            Some(b'f') => (i + 5).min(b.len()),
+            _ => i + b[i..].iter().take_while(|c| matches!(c, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')).count(),
+        }
+    }
+
+    /// The value at `start..end` of `raw`: one whole JSON value inside a valid one, so valid too.
+    fn sub(raw: &RawValue, start: usize, end: usize) -> &RawValue {
+        super::raw_within(raw.get(), start..end)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -432,6 +581,13 @@ mod tests {
         assert_eq!(structural_stop(nested.as_bytes(), 0), nested.len() - 2);
         assert_eq!(structural_stop(b"ab]", 0), 2);
         assert_eq!(structural_stop(b"0123456789abcdef0123456789", 0), 26);
+        // A string's end, found from its quotes alone, is where checking it ends.
+        for text in [r#""""#, r#""a\"b""#, r#""a\\"x"#, r#""\\\"\\""#, r#""x\n0123456789abcdef\\\"0123\"" 1"#] {
+            let b = text.as_bytes();
+            assert_eq!(Some(trusted_string_end(b, 0)), check_string(b, 0), "{text}");
+        }
+        let unterminated = b"\"ab\\\"";
+        assert_eq!(trusted_string_end(unterminated, 0), unterminated.len(), "the end of the text");
     }
 
     #[test]

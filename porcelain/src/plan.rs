@@ -12,7 +12,7 @@ use shake_plumbing::claude::select::{ClaudeShake, Output};
 use shake_plumbing::claude::write::{is_tombstone, utf16_len};
 use shake_plumbing::host::{BlockKind, Content, Role, Unit, View};
 use shake_plumbing::js::string_json;
-use shake_plumbing::json::{js_string, raw, RawObject};
+use shake_plumbing::json::{js_string, raw, trusted, RawObject};
 use shake_plumbing::regions::{skip, tail_start, RegionKind};
 use shake_plumbing::tokens::{entry_tokens, tokens_with, Tokenizer};
 
@@ -279,6 +279,9 @@ fn replace_spans(text: &str, exact: Option<&[u8]>, items: &[&Item], block: Optio
 /// A block's JSON with its `text` (WTF-8) replaced; every other key keeps its place and exact
 /// bytes.
 fn with_text(raw_block: &RawValue, text: &[u8]) -> String {
+    if let Some(json) = with_text_plain(raw_block, text) {
+        return json;
+    }
     match RawObject::parse(raw_block.get()) {
         Some(mut block) => {
             block.set("text", raw(string_json(text)));
@@ -286,6 +289,45 @@ fn with_text(raw_block: &RawValue, text: &[u8]) -> String {
         }
         None => format!("{{\"type\":\"text\",\"text\":{}}}", string_json(text)),
     }
+}
+
+/// [`with_text`] for a block whose keys hold no escape and come once (as pi writes every
+/// block): its members written back as they are walked, which is what [`RawObject`] writes for
+/// it (a plain key is its own JSON), without serde_json building the object again (half of a
+/// fold's composing, on many small results). `None` for any other block.
+fn with_text_plain(raw_block: &RawValue, text: &[u8]) -> Option<String> {
+    let members: Vec<(&[u8], &RawValue)> = trusted::members(raw_block)?.collect::<Option<_>>()?;
+    if members.iter().enumerate().any(|(i, (key, _))| members[..i].iter().any(|(k, _)| k == key)) {
+        return None;
+    }
+    let value = string_json(text);
+    let mut out = String::with_capacity(raw_block.get().len() + value.len());
+    out.push('{');
+    let mut set = false;
+    for (i, (key, raw)) in members.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push('"');
+        out.push_str(std::str::from_utf8(key).ok()?);
+        out.push_str("\":");
+        match *key == b"text" {
+            true => {
+                out.push_str(&value);
+                set = true;
+            }
+            false => out.push_str(raw.get()),
+        }
+    }
+    if !set {
+        if !members.is_empty() {
+            out.push(',');
+        }
+        out.push_str("\"text\":");
+        out.push_str(&value);
+    }
+    out.push('}');
+    Some(out)
 }
 
 /// Groups regions by target, keeping first-seen order.
@@ -347,6 +389,28 @@ mod tests {
             r#"[{"type":"text","text":"p\n[x block omitted (~5 tokens)]\nq","textSignature":"z","n":1.0},{"type":"text","text":"[x omitted (~5 tokens)]"}]"#
         );
         assert_eq!(compose(&c, &r, &[]).get(), r.get());
+    }
+
+    /// A block walked member by member is written as the object serde_json reads: the same
+    /// bytes, whatever its spacing, keys and `text`.
+    #[test]
+    fn plain_blocks_are_written_as_objects_are() {
+        let blocks = [
+            r#"{"type":"text","text":"a\nb","textSignature":"z"}"#,
+            r#" { "type" : "text" , "n" : [ 1 , {"x":"}"} ] } "#,
+            r#"{"text":1,"type":"text"}"#,
+            r#"{"type":"text","text":"x","é":"\u00e9"}"#,
+            "{}",
+        ];
+        for block in blocks {
+            let r = raw(block);
+            let mut object = RawObject::parse(r.get()).unwrap();
+            object.set("text", shake_plumbing::json::raw(string_json(b"new\n\"t\"")));
+            assert_eq!(with_text_plain(&r, b"new\n\"t\"").as_deref(), Some(object.to_json().as_str()), "{block}");
+        }
+        for other in [r#"{"t\u0065xt":"a","text":"b"}"#, r#"{"text":"a","text":"b"}"#, "[1]"] {
+            assert_eq!(with_text_plain(&raw(other), b"x"), None, "{other}");
+        }
     }
 
     #[test]

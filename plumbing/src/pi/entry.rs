@@ -23,6 +23,12 @@ macro_rules! pi_fields {
 
         /// How many keys there are.
         const SLOTS: usize = [$($key),*].len();
+        // One bit a key past the hot ones in [`Fields::present`].
+        const _: () = assert!(SLOTS - HOT <= 32);
+
+        /// Every slot, in order.
+        #[cfg(test)]
+        const ALL: [Slot; SLOTS] = [$(Slot::$name),*];
 
         /// The slot of a top-level key pi reads, or `None` for any other key.
         fn slot(key: &str) -> Option<Slot> {
@@ -43,15 +49,16 @@ macro_rules! pi_fields {
     };
 }
 
+// The first [`HOT`] are the keys of a message or an edit line, which most lines are.
 pi_fields! {
     kind "type",
     id "id",
     parent_id "parentId",
     timestamp "timestamp",
-    version "version",
     message "message",
     target_id "targetId",
     replacement "replacement",
+    version "version",
     first_kept_entry_id "firstKeptEntryId",
     first_kept_entry_index "firstKeptEntryIndex",
     summary "summary",
@@ -71,18 +78,27 @@ pi_fields! {
     parent_session "parentSession",
 }
 
+/// How many slots (the first ones) [`Fields`] keeps a place for, present or not.
+const HOT: usize = 7;
+
 /// The fields of an entry line that pi's session code reads, borrowed from the line.
 ///
 /// Each is the raw JSON of the key when present (so `null` and "absent" stay distinct, as they are
 /// for pi). A key given twice takes its last value, as `JSON.parse` does. Kept as spans of the
-/// line (8 bytes a key, not a 16-byte slice: a session keeps one of these per entry).
-#[derive(Clone, Copy, Debug)]
+/// line: a place for each of the [`HOT`] keys of a message or an edit line, and on the heap the
+/// others, only those the line has. A session keeps one of these per entry; a span for each of
+/// the 25 keys was 200 of the 344 bytes an entry held.
+#[derive(Clone, Debug)]
 pub struct Fields<'a> {
     /// The line the spans are in.
     text: &'a str,
-    /// Each key's value as (start, length) in `text`; length 0 when absent (no JSON value is
-    /// empty).
-    spans: [(u32, u32); SLOTS],
+    /// The hot keys' values as (start, length) in `text`; length 0 when absent (no JSON value
+    /// is empty).
+    hot: [(u32, u32); HOT],
+    /// Bit `slot - HOT` is set when the line has that other key.
+    present: u32,
+    /// The other present keys' values, in slot order (`None`: the line has none).
+    cold: Option<Box<[(u32, u32)]>>,
 }
 
 impl<'a> Fields<'a> {
@@ -91,7 +107,7 @@ impl<'a> Fields<'a> {
     pub fn parse(text: &'a str) -> Result<Fields<'a>, serde_json::Error> {
         use serde::de::Error;
         if let Some(spans) = Self::scan(text) {
-            return Ok(Fields { text, spans });
+            return Ok(Fields::of(text, &spans));
         }
         // serde_json decides what the scan does not take (and names the fault).
         let values: Values<'a> = serde_json::from_str(text)?;
@@ -106,7 +122,19 @@ impl<'a> Fields<'a> {
                 *span = (start, len);
             }
         }
-        Ok(Fields { text, spans })
+        Ok(Fields::of(text, &spans))
+    }
+
+    /// The fields of `text` from a span for every slot (length 0: absent).
+    fn of(text: &'a str, all: &[(u32, u32); SLOTS]) -> Fields<'a> {
+        let mut hot = [(0, 0); HOT];
+        hot.copy_from_slice(&all[..HOT]);
+        let mut present = 0u32;
+        for (i, span) in all[HOT..].iter().enumerate() {
+            present |= u32::from(span.1 > 0) << i;
+        }
+        let cold = (present != 0).then(|| all[HOT..].iter().copied().filter(|s| s.1 > 0).collect());
+        Fields { text, hot, present, cold }
     }
 
     /// Reads a line in one pass that checks every byte as serde_json would ([`json::check_value`])
@@ -153,8 +181,20 @@ impl<'a> Fields<'a> {
         (json::skip_ws(b, i) == b.len()).then_some(spans)
     }
 
+    #[inline]
     fn get(&self, slot: Slot) -> Option<&'a RawValue> {
-        let (start, len) = self.spans[slot as usize];
+        let slot = slot as usize;
+        let (start, len) = match self.hot.get(slot) {
+            Some(&span) => span,
+            None => {
+                let bit = 1u32 << (slot - HOT);
+                if self.present & bit == 0 {
+                    return None;
+                }
+                // The present keys before this one give its place among the spans.
+                self.cold.as_ref()?[(self.present & (bit - 1)).count_ones() as usize]
+            }
+        };
         (len > 0).then(|| crate::json::raw_within(self.text, start as usize..(start + len) as usize))
     }
 }
@@ -316,6 +356,8 @@ mod tests {
         let lines = [
             r#"{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":[{"type":"text","text":"x"}]}}"#,
             r#" { "id" : "a" , "x" : [ 1 , 2 ] , "id" : "b" } "#,
+            r#"{"parentSession":"p","message":{},"cwd":"/","type":"x","label":"l","id":"a","version":3}"#,
+            r#"{"parentSession":"p","message":{},"type":"x","id":"a","version":3}"#,
             r#"{"type":"label","label":"\u00e9\"","other":{"id":"c"}}"#,
             "{}",
             r#"{"\u0069d":"a"}"#,
@@ -327,13 +369,17 @@ mod tests {
         ];
         for line in lines {
             let serde = serde_json::from_str::<Values>(line).ok().map(|v| v.0.map(|r| r.map(RawValue::get)));
-            let scan = Fields::scan(line).map(|spans| Fields { text: line, spans });
-            if let Some(f) = scan {
+            if let Some(spans) = Fields::scan(line) {
                 let got: Vec<_> =
-                    f.spans.iter().map(|&(s, n)| (n > 0).then(|| &line[s as usize..(s + n) as usize])).collect();
+                    spans.iter().map(|&(s, n)| (n > 0).then(|| &line[s as usize..(s + n) as usize])).collect();
                 assert_eq!(Some(got), serde.map(|v| v.to_vec()), "{line}");
             }
             assert_eq!(Fields::parse(line).is_ok(), serde.is_some(), "{line}");
+            // The kept spans give each key's value as the whole list did.
+            if let (Ok(f), Some(all)) = (Fields::parse(line), serde) {
+                let got: Vec<_> = ALL.iter().map(|&slot| f.get(slot).map(RawValue::get)).collect();
+                assert_eq!(got, all.to_vec(), "{line}");
+            }
         }
         assert!(Fields::scan(r#"{"\u0069d":"a"}"#).is_none(), "an escaped key is serde's");
         assert!(Fields::scan(lines[0]).is_some() && Fields::scan(lines[1]).is_some());

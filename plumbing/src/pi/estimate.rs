@@ -4,6 +4,8 @@
 //! calls as name + `JSON.stringify(arguments)`, signatures not counted. The pieces are fed to a
 //! [`Pieces`] sink, so a BPE tokenizer counts exactly what pi's estimate counts.
 
+use std::borrow::Cow;
+
 use serde_json::value::RawValue;
 
 use super::entry::{as_str, is_truthy};
@@ -44,8 +46,8 @@ pub fn visit_entry(projection: &Projection<'_, '_>, pos: usize, sink: &mut dyn P
     }
     match e.kind.as_ref() {
         "message" => {
-            let Some(said) = projection.said(index) else { return };
-            let role = if e.hook_message_role { "custom" } else { said.role.as_deref().unwrap_or_default() };
+            let Some(said) = projection.role_said(index) else { return };
+            let role = if e.hook_message_role { "custom" } else { said.as_deref().unwrap_or_default() };
             match is_content_role(role) {
                 true => visit_said(role, projection.content_ref(index).unwrap_or(&Content::Other), sink),
                 // The rare roles that read more of the message than the context keeps.
@@ -77,8 +79,8 @@ pub fn visit_entry(projection: &Projection<'_, '_>, pos: usize, sink: &mut dyn P
 /// Feeds what editable entry `index` would give the model with `content` in place of its own.
 pub fn visit_with(projection: &Projection<'_, '_>, index: usize, content: &Content<'_>, sink: &mut dyn Pieces) {
     let e = &projection.pi.entries[index];
-    match projection.said(index) {
-        Some(said) if e.kind == "message" => match said.role.as_deref().unwrap_or_default() {
+    match projection.role_said(index) {
+        Some(said) if e.kind == "message" => match said.as_deref().unwrap_or_default() {
             role if is_content_role(role) => visit_said(role, content, sink),
             _ => match e.message() {
                 Some(m) => visit_message(m.role.as_deref().unwrap_or_default(), &m, content, sink),
@@ -89,6 +91,16 @@ pub fn visit_with(projection: &Projection<'_, '_>, index: usize, content: &Conte
             visit_content(content, sink);
             sink.end_message();
         }
+    }
+}
+
+/// `JSON.stringify(JSON.parse(raw))` ([`js_json::stringify`]), found without parsing `raw` when
+/// it is already what that writes (as pi writes every tool call's arguments): building the value
+/// to write it again was a twentieth of a dry run on many small entries.
+fn stringified(raw: &RawValue) -> Cow<'_, str> {
+    match crate::js::is_stringified(raw.get()) {
+        true => Cow::Borrowed(raw.get()),
+        false => js_json::stringify(raw),
     }
 }
 
@@ -112,7 +124,7 @@ fn visit_message(role: &str, m: &Message<'_>, content: &Content<'_>, sink: &mut 
             visit_content(content, sink);
             visit_sections(m.sections, sink);
             if let Some(tools) = m.tools_added {
-                sink.text(&js_json::stringify(tools));
+                sink.text(&stringified(tools));
             }
         }
         "user" | "custom" | "toolResult" | "assistant" => return visit_said(role, content, sink),
@@ -136,7 +148,7 @@ fn visit_said(role: &str, content: &Content<'_>, sink: &mut dyn Pieces) {
                     BlockKind::Text(s) | BlockKind::Thinking(s) => sink.text(s),
                     BlockKind::ToolCall { name, arguments, .. } => {
                         sink.text(name);
-                        sink.text(&arguments.map_or("undefined".into(), js_json::stringify));
+                        sink.text(&arguments.map_or("undefined".into(), stringified));
                     }
                     _ => {}
                 }
@@ -178,6 +190,19 @@ fn visit_sections(sections: Option<&RawValue>, sink: &mut dyn Pieces) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The text pi counts for a value is the same found either way, canonical or not.
+    #[test]
+    fn stringified_is_what_stringify_writes() {
+        for text in
+            [r#"{"command":"ls -l"}"#, r#"{ "a" : 1.0 }"#, r#"{"2":1,"1":2}"#, r#"{"a":"\u00e9"}"#, "[]", "null"]
+        {
+            let raw: &RawValue = serde_json::from_str(text).unwrap();
+            assert_eq!(stringified(raw), js_json::stringify(raw), "{text}");
+        }
+        let canonical: &RawValue = serde_json::from_str(r#"{"path":"a.rs"}"#).unwrap();
+        assert!(matches!(stringified(canonical), Cow::Borrowed(_)));
+    }
 
     #[test]
     fn utf16_units() {

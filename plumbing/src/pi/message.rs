@@ -8,7 +8,7 @@ use serde_json::value::RawValue;
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
 
 use crate::host::{Block, BlockKind, Content};
-use crate::json::{WrongType, WtfKey};
+use crate::json::{trusted, WrongType, WtfKey};
 
 /// Parses a raw pi `content` value; anything unexpected becomes [`Content::Other`] or
 /// [`BlockKind::Other`] rather than an error, as pi does not validate content either.
@@ -21,22 +21,32 @@ pub fn parse_content(raw: Option<&RawValue>) -> Content<'_> {
     if !text.starts_with('[') {
         return Content::Other;
     }
-    // Most content is one block: room for one, not the four a collect starts with.
-    let mut blocks = Vec::with_capacity(1);
-    blocks.extend(trusted::items(raw).map(parse_block));
-    Content::Blocks(blocks)
+    Content::Blocks(blocks_at(text, 0).0)
 }
 
-fn parse_block(raw: &RawValue) -> Block<'_> {
-    let kind = block_kind(raw).unwrap_or(BlockKind::Other);
-    Block { raw, kind }
+/// The blocks of the array whose `[` is at `open` in `text` (trusted JSON), and the index past
+/// it: each block read as its end is found, in one walk.
+fn blocks_at(text: &str, open: usize) -> (Vec<Block<'_>>, usize) {
+    let b = text.as_bytes();
+    // Most content is one block: room for one, not the four a collect starts with.
+    let mut blocks = Vec::with_capacity(1);
+    let mut i = trusted::ws(b, open + 1);
+    while !matches!(b.get(i), None | Some(b']')) {
+        let read = (b[i] == b'{').then(|| Slots::read_at(text, i, &BLOCK_KEYS, |_, _| None)).flatten();
+        let (kind, end) = match read {
+            Some((o, end)) => (block_kind(&o).unwrap_or(BlockKind::Other), end),
+            None => (BlockKind::Other, trusted::value_end(b, i)),
+        };
+        blocks.push(Block { raw: crate::json::raw_within(text, i..end), kind });
+        i = trusted::after(b, end);
+    }
+    (blocks, (i + 1).min(b.len()))
 }
 
 const BLOCK_KEYS: [&str; 7] = ["type", "text", "thinking", "mimeType", "id", "name", "arguments"];
 
-/// A block's kind; `None` when it is not an object or a field pi reads has the wrong type.
-fn block_kind(raw: &RawValue) -> Option<BlockKind<'_>> {
-    let o = Slots::parse(raw, &BLOCK_KEYS)?;
+/// A block's kind from its [`BLOCK_KEYS`]; `None` when a field pi reads has the wrong type.
+fn block_kind<'a>(o: &Slots<'a, '_>) -> Option<BlockKind<'a>> {
     let s = |i| o.opt_str(i).ok();
     // In the order of BLOCK_KEYS.
     let (kind, text, thinking, mime, id, name) = (s(0)?, s(1)?, s(2)?, s(3)?, s(4)?, s(5)?);
@@ -154,13 +164,43 @@ pub struct Head<'a> {
 impl<'a> Head<'a> {
     /// Parses a raw `message` value; `None` exactly where [`Message::parse`] gives `None`.
     pub fn parse(raw: &'a RawValue) -> Option<Head<'a>> {
-        let o = Slots::parse(raw, &MESSAGE_KEYS)?;
+        Head::checked(&Slots::parse(raw, &MESSAGE_KEYS)?)
+    }
+
+    /// [`Head::parse`] with its content parsed ([`parse_content`]) on the way: the blocks are
+    /// read as the walk over the message finds the content's end (reading the message, then
+    /// its content, walked the content twice).
+    pub fn parse_with_content(raw: &'a RawValue) -> Option<(Head<'a>, Content<'a>)> {
+        let text = raw.get();
+        let open = trusted::ws(text.as_bytes(), 0);
+        (text.as_bytes().get(open) == Some(&b'{')).then_some(())?;
+        let mut read: Option<(usize, Vec<Block<'a>>)> = None;
+        let (o, _) = Slots::read_at(text, open, &MESSAGE_KEYS, |slot, start| {
+            (slot == m::CONTENT && text.as_bytes()[start] == b'[').then(|| {
+                let (blocks, end) = blocks_at(text, start);
+                read = Some((start, blocks));
+                end
+            })
+        })?;
+        let head = Head::checked(&o)?;
+        let content = match (head.content, read) {
+            // The blocks read on the way, when they are those of the `content` kept (the last).
+            (Some(c), Some((start, blocks))) if std::ptr::eq(c.get().as_ptr(), text[start..].as_ptr()) => {
+                Content::Blocks(blocks)
+            }
+            (c, _) => parse_content(c),
+        };
+        Some((head, content))
+    }
+
+    /// The head of a message's slots, when the members it does not decode have their types.
+    fn checked(o: &Slots<'a, '_>) -> Option<Head<'a>> {
         o.checked()?;
         // A string member of a valid JSON value always decodes: its first byte tells its type.
         let text_or_null = |i| o.raw(i).is_none_or(|v| v.get() == "null" || v.get().starts_with('"'));
         // customType to stopReason: the string members Head does not decode.
         (m::CUSTOM_TYPE..=m::STOP_REASON).all(text_or_null).then_some(())?;
-        Head::of(&o)
+        Head::of(o)
     }
 
     fn of(o: &Slots<'a, '_>) -> Option<Head<'a>> {
@@ -211,12 +251,6 @@ const MESSAGE_KEYS: [&str; 15] = [
     "isError",
 ];
 
-/// A message's `content` (`null` included), read alone; `None` when absent or the message is not
-/// an object.
-pub fn content_of(message: &RawValue) -> Option<&RawValue> {
-    Slots::parse(message, &["content"])?.raw(0)
-}
-
 /// A message's `role`, read alone (pi's migrations and the context list need only that).
 pub fn role_of(message: &RawValue) -> Option<Cow<'_, str>> {
     Slots::parse(message, &["role"])?.opt_str(0).ok()?
@@ -232,16 +266,39 @@ struct Slots<'a, 'k> {
 impl<'a, 'k> Slots<'a, 'k> {
     /// Reads `raw` (`None` when it is not an object) for at most 16 `keys`.
     fn parse(raw: &'a RawValue, keys: &'k [&'k str]) -> Option<Slots<'a, 'k>> {
+        let open = trusted::ws(raw.get().as_bytes(), 0);
+        (raw.get().as_bytes().get(open) == Some(&b'{')).then_some(())?;
+        Some(Self::read_at(raw.get(), open, keys, |_, _| None)?.0)
+    }
+
+    /// Reads the object whose `{` is at `open` in `text` (trusted JSON) for `keys`: the slots and
+    /// the index past the object. `read` may read the value of slot `i` starting at `start`
+    /// itself, giving the index past it (`None`: skipped as any other). `None` when the object
+    /// does not decode.
+    fn read_at(
+        text: &'a str,
+        open: usize,
+        keys: &'k [&'k str],
+        mut read: impl FnMut(usize, usize) -> Option<usize>,
+    ) -> Option<(Slots<'a, 'k>, usize)> {
+        let b = text.as_bytes();
         let mut slots = Slots { keys, values: [None; 16] };
-        let members = trusted::members(raw)?;
-        for member in members {
+        let walked = trusted::walk(text, open, |key, start| {
+            let slot = keys.iter().position(|k| k.as_bytes() == key);
+            let end = slot.and_then(|i| read(i, start)).unwrap_or_else(|| trusted::value_end(b, start));
+            if let Some(i) = slot {
+                slots.values[i] = Some(crate::json::raw_within(text, start..end));
+            }
+            end
+        });
+        match walked {
+            Some(end) => Some((slots, end)),
             // A key with an escape is decoded by serde (a lone surrogate included).
-            let Some((key, value)) = member else { return Self::parse_escaped(raw, keys) };
-            if let Some(i) = keys.iter().position(|k| k.as_bytes() == key) {
-                slots.values[i] = Some(value);
+            None => {
+                let end = trusted::value_end(b, open);
+                Some((Self::parse_escaped(crate::json::raw_within(text, open..end), keys)?, end))
             }
         }
-        Some(slots)
     }
 
     /// [`Slots::parse`] through serde_json, which decodes escaped keys.
@@ -308,147 +365,6 @@ impl<'de, 'k> Visitor<'de> for Slots<'de, 'k> {
     }
 }
 
-/// Reading the parts of a value already known to be JSON (a [`RawValue`] is: serde_json
-/// checked it when it was read), without checking it again: each member or item is found by
-/// skipping over strings (`memchr`) and counting brackets. Most of a command's reading of many
-/// small entries was serde_json checking the same bytes again for each reader.
-mod trusted {
-    use serde_json::value::RawValue;
-
-    /// The members of an object as (key, value), or `None` when `raw` is not an object; an item
-    /// is `None` where a key holds an escape (the caller decodes those otherwise).
-    pub fn members(raw: &RawValue) -> Option<impl Iterator<Item = Option<(&[u8], &RawValue)>>> {
-        let b = raw.get().as_bytes();
-        let open = ws(b, 0);
-        (b.get(open) == Some(&b'{')).then(|| Members { raw, i: ws(b, open + 1) })
-    }
-
-    /// The items of an array (nothing when `raw` is not one).
-    pub fn items(raw: &RawValue) -> impl Iterator<Item = &RawValue> {
-        let b = raw.get().as_bytes();
-        let open = ws(b, 0);
-        let i = if b.get(open) == Some(&b'[') { ws(b, open + 1) } else { b.len() };
-        Items { raw, i }
-    }
-
-    struct Members<'a> {
-        raw: &'a RawValue,
-        i: usize,
-    }
-
-    impl<'a> Iterator for Members<'a> {
-        type Item = Option<(&'a [u8], &'a RawValue)>;
-
-        fn next(&mut self) -> Option<Self::Item> {
-            let b = self.raw.get().as_bytes();
-            if b.get(self.i) != Some(&b'"') {
-                return None;
-            }
-            // A key ends at its first quote unless it holds an escape.
-            let stop = crate::json::string_stop(b, self.i + 1);
-            let plain = b.get(stop) == Some(&b'"');
-            let key_end = if plain { stop + 1 } else { string_end(b, self.i) };
-            let key = &b[self.i + 1..key_end - 1];
-            let start = ws(b, ws(b, key_end) + 1);
-            let end = value_end(b, start);
-            self.i = after(b, end);
-            Some(plain.then(|| (key, sub(self.raw, start, end))))
-        }
-    }
-
-    struct Items<'a> {
-        raw: &'a RawValue,
-        i: usize,
-    }
-
-    impl<'a> Iterator for Items<'a> {
-        type Item = &'a RawValue;
-
-        fn next(&mut self) -> Option<&'a RawValue> {
-            let b = self.raw.get().as_bytes();
-            if matches!(b.get(self.i), None | Some(b']')) {
-                return None;
-            }
-            let (start, end) = (self.i, value_end(b, self.i));
-            self.i = after(b, end);
-            Some(sub(self.raw, start, end))
-        }
-    }
-
-    /// The start of the next member or item after a value ending at `end` (past its comma), or
-    /// the closing bracket.
-    fn after(b: &[u8], end: usize) -> usize {
-        let i = ws(b, end);
-        match b.get(i) {
-            Some(b',') => ws(b, i + 1),
-            _ => i,
-        }
-    }
-
-    fn ws(b: &[u8], mut i: usize) -> usize {
-        while b.get(i).is_some_and(|c| matches!(c, b' ' | b'\t' | b'\n' | b'\r')) {
-            i += 1;
-        }
-        i
-    }
-
-    /// The end of the string whose opening quote is at `i` (past its closing quote).
-    fn string_end(b: &[u8], mut i: usize) -> usize {
-        i += 1;
-        loop {
-            i = crate::json::string_stop(b, i);
-            match b.get(i) {
-                Some(b'"') => return i + 1,
-                Some(b'\\') => i += 2,
-                // A control character: never inside a valid string.
-                Some(_) => i += 1,
-                None => return b.len(),
-            }
-        }
-    }
-
-    /// The end of the value that starts at `i`.
-    fn value_end(b: &[u8], i: usize) -> usize {
-        match b.get(i) {
-            Some(b'"') => string_end(b, i),
-            Some(b'{' | b'[') => {
-                let (mut depth, mut j) = (0usize, i);
-                loop {
-                    j = crate::json::structural_stop(b, j);
-                    let Some(&c) = b.get(j) else { break };
-                    match c {
-                        b'"' => {
-                            j = string_end(b, j);
-                            continue;
-                        }
-                        b'{' | b'[' => depth += 1,
-                        b'}' | b']' => {
-                            depth -= 1;
-                            if depth == 0 {
-                                return j + 1;
-                            }
-                        }
-                        _ => {}
-                    }
-                    j += 1;
-                }
-                b.len()
-            }
-            _ => {
-                i + b[i..]
-                    .iter()
-                    .position(|c| matches!(c, b',' | b']' | b'}' | b' ' | b'\t' | b'\n' | b'\r'))
-                    .unwrap_or(b.len() - i)
-            }
-        }
-    }
-
-    /// The value at `start..end` of `raw`: one whole JSON value inside a valid one, so valid too.
-    fn sub(raw: &RawValue, start: usize, end: usize) -> &RawValue {
-        crate::json::raw_within(raw.get(), start..end)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -501,11 +417,13 @@ mod tests {
                 (ours, serde) => panic!("{text}: {ours:?} vs {serde:?}"),
             }
         }
-        let items: Vec<&str> = trusted::items(serde_json::from_str(r#"[ "a,]" , [1,[2]] ,{"b":"}"}, 3 ]"#).unwrap())
-            .map(RawValue::get)
-            .collect();
-        assert_eq!(items, [r#""a,]""#, "[1,[2]]", r#"{"b":"}"}"#, "3"]);
-        assert_eq!(trusted::items(serde_json::from_str("[]").unwrap()).count(), 0);
+        let blocks = |text| match parse_content(Some(serde_json::from_str(text).unwrap())) {
+            Content::Blocks(blocks) => blocks.iter().map(|b| b.raw.get().to_string()).collect::<Vec<_>>(),
+            _ => panic!("{text}: not blocks"),
+        };
+        assert_eq!(blocks(r#"[ "a,]" , [1,[2]] ,{"b":"}"}, 3 ]"#), [r#""a,]""#, "[1,[2]]", r#"{"b":"}"}"#, "3"]);
+        assert_eq!(blocks(r#"[{"t\u0079pe":"text","text":"x"} ,{}]"#), [r#"{"t\u0079pe":"text","text":"x"}"#, "{}"]);
+        assert!(blocks("[]").is_empty());
         let escaped: &RawValue = serde_json::from_str(r#"{"r\u006fle":"user"}"#).unwrap();
         assert_eq!(role_of(escaped).as_deref(), Some("user"));
     }
@@ -552,6 +470,27 @@ mod tests {
                 assert_eq!((m.role, m.tool_name, m.tool_call_id), (h.role, h.tool_name, h.tool_call_id), "{text}");
                 assert_eq!(m.content.map(RawValue::get), h.content.map(RawValue::get), "{text}");
             }
+        }
+    }
+
+    /// A message read with its content gives what reading it, then its content, gives.
+    #[test]
+    fn the_content_read_on_the_way_is_the_content() {
+        let texts = [
+            r#"{"role":"assistant","content":[{"type":"text","text":"a\"b"},{"type":"toolCall","id":"c","name":"x","arguments":{"p":1}}]}"#,
+            r#"{"role":"user","content":"hi"}"#,
+            r#"{"role":"user","content":[{"type":"text","text":"old"}],"content":[{"type":"image","mimeType":"p"}]}"#,
+            r#"{"content":[{"type":"text","text":"kept?"}],"r\u006fle":"user"}"#,
+            r#"{"content":[{"t\u0079pe":"text","text":"x"}],"role":"user"}"#,
+            r#"{"role":"toolResult","content":null}"#,
+            r#"{"role":"user","content":[1,"x",[{}]],"isError":1}"#,
+            r#"{ "role" : "user" , "content" : [ { "type" : "text" , "text" : "s" } ] }"#,
+        ];
+        for text in texts {
+            let raw: &RawValue = serde_json::from_str(text).unwrap();
+            let fused = Head::parse_with_content(raw).map(|(h, c)| (format!("{h:?}"), format!("{c:?}")));
+            let apart = Head::parse(raw).map(|h| (format!("{h:?}"), format!("{:?}", parse_content(h.content))));
+            assert_eq!(fused, apart, "{text}");
         }
     }
 

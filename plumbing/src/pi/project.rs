@@ -13,7 +13,7 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::entry::{as_str, is_null, is_truthy, Entry};
-use super::message::{content_of, parse_content, Head};
+use super::message::{parse_content, Head};
 use super::session::Session;
 use crate::host::{self, BlockKind, Call, Content, Cycle, Projected, Role, Tool, Unit, View};
 use crate::js::{self, Js};
@@ -93,8 +93,8 @@ pub struct Projection<'s, 'a> {
 
 /// One context position, parsed.
 struct Parsed<'s, 'a> {
-    /// What its `message` says ([`Said`]).
-    said: Option<Said<'a>>,
+    /// Its message's role ([`Facts::role_said`]).
+    role_said: RoleSaid<'a>,
     /// The edit that wins for it (an entry index).
     edit: Option<usize>,
     /// Its own content ([`own_content`]).
@@ -107,24 +107,13 @@ struct Parsed<'s, 'a> {
 
 const NOT_IN_CONTEXT: u32 = u32::MAX;
 
-/// The fields of an entry's `message` that every context position needs: its role and the tool
-/// it answers. (A whole [`Message`] per position would hold ~350 bytes for each entry; the
+/// The role an entry's `message` says: `None` when the message does not parse
+/// ([`Head::parse`]), `Some(None)` when it has no role. (All a context position keeps of what its
+/// message says: a whole [`Message`] would hold ~350 bytes for each entry, its [`Head`] 72; the
 /// estimate parses the message again for the rare roles that need more.)
-#[derive(Clone, Debug, Default)]
-pub struct Said<'a> {
-    /// `role`.
-    pub role: Option<Cow<'a, str>>,
-    /// `toolName`.
-    pub tool_name: Option<Cow<'a, str>>,
-    /// `toolCallId`.
-    pub tool_call_id: Option<Cow<'a, str>>,
-}
-
-impl<'a> Said<'a> {
-    fn of(m: Head<'a>) -> Said<'a> {
-        Said { role: m.role, tool_name: m.tool_name, tool_call_id: m.tool_call_id }
-    }
-}
+///
+/// [`Message`]: super::message::Message
+pub type RoleSaid<'a> = Option<Option<Cow<'a, str>>>;
 
 impl<'s, 'a> Projection<'s, 'a> {
     /// Projects `leaf` (an entry index; `None` projects nothing, like pi's `null` leaf).
@@ -176,7 +165,7 @@ impl<'s, 'a> Projection<'s, 'a> {
         let e = &self.pi.entries[index];
         let edit = self.edits.get(e.id.as_ref()).copied();
         let projected = self.projected_with(index, edit);
-        let (said, own) = (facts.said.clone(), facts.own);
+        let (role_said, own) = (facts.role_said.clone(), facts.own);
         let content = match projected {
             Projected::Omitted => None,
             Projected::Replaced(raw) => Some(parse_content(raw)),
@@ -185,19 +174,19 @@ impl<'s, 'a> Projection<'s, 'a> {
                 Cow::Borrowed(f) => f.content.clone(),
             }),
         };
-        Parsed { said, edit, own, projected, content }
+        Parsed { role_said, edit, own, projected, content }
     }
 
     fn parsed(&self, index: usize) -> Option<&Parsed<'s, 'a>> {
         self.parsed.get(*self.positions.get(index)? as usize)
     }
 
-    /// Returns what the `message` of entry `index` says ([`Entry::message`]; `None` when it
-    /// does not parse), parsed once for an entry of the context.
-    pub fn said(&self, index: usize) -> Option<Cow<'_, Said<'a>>> {
+    /// Returns the role the `message` of entry `index` says ([`RoleSaid`]), parsed once for an
+    /// entry of the context.
+    pub fn role_said(&self, index: usize) -> RoleSaid<'a> {
         match self.parsed(index) {
-            Some(p) => p.said.as_ref().map(Cow::Borrowed),
-            None => self.pi.entries[index].message_head().map(|m| Cow::Owned(Said::of(m))),
+            Some(p) => p.role_said.clone(),
+            None => self.pi.entries[index].message_head().map(|m| m.role),
         }
     }
 
@@ -366,16 +355,20 @@ impl<'s, 'a> Projection<'s, 'a> {
         if e.kind != "message" || e.hook_message_role || !matches!(self.projected(index), Projected::Raw) {
             return None;
         }
-        let message = e.fields.message()?;
-        // Without a view the content is looked up alone: a message whose other fields have odd
-        // types gives the same bytes through `entry_js` (its text is what `JSON.stringify` writes).
-        let own = match self.parsed(index) {
-            Some(p) => p.own,
-            None => content_of(message),
-        };
-        own.filter(|c| !is_null(c))?;
-        let raw = message.get();
-        (raw.starts_with('{') && js::is_stringified(raw)).then_some(raw)
+        let raw = e.fields.message()?.get();
+        if !raw.starts_with('{') {
+            return None;
+        }
+        match self.parsed(index) {
+            Some(p) => {
+                p.own.filter(|c| !is_null(c))?;
+                js::is_stringified(raw).then_some(raw)
+            }
+            // Without a view the content is found by the walk that checks the text (a message
+            // whose other fields have odd types gives the same bytes through `entry_js`). Its text
+            // being what `JSON.stringify` writes, its one `content` key is spelt plainly.
+            None => js::stringified_member(raw, "content")?.filter(|c| *c != "null").map(|_| raw),
+        }
     }
 
     /// [`Projection::to_js`] as serde_json holds it (lone surrogates as U+FFFD).
@@ -404,62 +397,62 @@ impl<'s, 'a> Projection<'s, 'a> {
     /// Hands the projection to the engine as a neutral [`View`], reading each entry's own
     /// message through `memo` when views of the session share one.
     pub fn into_view(mut self, memo: Option<&FactsMemo<'a>>) -> View<'s, 'a> {
-        let mut facts: Vec<Cow<'_, Facts<'a>>> = match memo {
-            Some(memo) => self
-                .context
-                .iter()
-                .map(|&i| Cow::Borrowed(memo.cells[i].get_or_init(|| Facts::of(&self.pi.entries[i]))))
-                .collect(),
-            // Read for this view alone: the content moves into the view (the units read the
-            // rest), not copied.
-            None => self.context.iter().map(|&i| Cow::Owned(Facts::of(&self.pi.entries[i]))).collect(),
-        };
-        self.parsed = self.context.iter().zip(&mut facts).map(|(&i, f)| self.parse(i, f)).collect();
-        let (units, calls) = self.units(&facts);
+        let n = self.context.len();
+        let (mut parsed, mut units, mut calls) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::new());
+        // One position at a time: what is read of an entry for this view alone is dropped as soon
+        // as its parts are taken (a list of them all was a tenth of a dry run's memory).
+        for &i in &self.context {
+            let mut f = match memo {
+                Some(memo) => Cow::Borrowed(memo.cells[i].get_or_init(|| Facts::of(&self.pi.entries[i]))),
+                None => Cow::Owned(Facts::of(&self.pi.entries[i])),
+            };
+            let p = self.parse(i, &mut f);
+            match (p.projected, &mut f) {
+                (Projected::Raw, Cow::Owned(f)) => calls.extend(std::mem::take(&mut f.calls)),
+                (Projected::Raw, Cow::Borrowed(f)) => calls.extend(f.calls.iter().cloned()),
+                _ => calls.extend(tool_calls(p.content.as_ref())),
+            }
+            units.push(self.unit(i, &mut f, &p));
+            parsed.push(p);
+        }
+        self.parsed = parsed;
+        answer(&mut units, &calls);
         let (session, leaf, path, context) = (self.session, self.leaf, self.path.clone(), self.context.clone());
         View::new(session, leaf, path, context, units, calls, host::ViewData::Pi(self))
     }
 
-    /// The units of the context and the tool calls in it. Each entry's own message is read
-    /// once per view, or once per session when views are shared ([`FactsMemo`]).
-    fn units(&self, facts: &[Cow<'_, Facts<'a>>]) -> (Vec<Unit<'s>>, Vec<Call<'s>>) {
-        let mut calls: Vec<Call<'s>> = Vec::new();
-        for (&i, f) in self.context.iter().zip(facts) {
-            match self.projected(i) {
-                Projected::Raw => calls.extend(f.calls.iter().cloned()),
-                _ => calls.extend(tool_calls(self.content_ref(i))),
-            }
+    /// The unit of entry `index` (the arguments of the call it answers are found later, in
+    /// [`answer`]). Its tool moves out of `facts` read for this view alone.
+    fn unit(&self, index: usize, facts: &mut Cow<'_, Facts<'a>>, p: &Parsed<'s, 'a>) -> Unit<'s> {
+        let (role, editable) = (facts.role, facts.editable);
+        let tool = match facts {
+            Cow::Owned(f) => f.tool.take(),
+            Cow::Borrowed(f) => f.tool.clone(),
+        };
+        Unit {
+            index,
+            role,
+            target: editable.then(|| self.pi.entries[index].id.clone()),
+            tool: tool.map(|(name, call_id)| Tool { name, call_id, arguments: None }),
+            tombstone: false,
+            omitted: matches!(p.projected, Projected::Omitted),
+            edit: p.edit,
         }
-        // The call a result answers: the last with its id, preferring one with a `path`.
-        let mut by_id: HashMap<&str, &Call<'s>> = HashMap::new();
-        for call in &calls {
-            if host::model::call_path(call.arguments).is_some() || !by_id.contains_key(call.id.as_ref()) {
-                by_id.insert(call.id.as_ref(), call);
-            }
+    }
+}
+
+/// Gives each tool result's unit the arguments of the call it answers among the context's
+/// `calls`: the last with its id, preferring one with a `path` (whose arguments are read only
+/// when the id came before: most ids come once).
+fn answer<'s>(units: &mut [Unit<'s>], calls: &[Call<'s>]) {
+    let mut by_id: HashMap<&str, &Call<'s>> = HashMap::new();
+    for call in calls {
+        if !by_id.contains_key(call.id.as_ref()) || host::model::call_path(call.arguments).is_some() {
+            by_id.insert(call.id.as_ref(), call);
         }
-        let units = self
-            .context
-            .iter()
-            .zip(facts)
-            .zip(&self.parsed)
-            .map(|((&index, f), p)| {
-                let e = &self.pi.entries[index];
-                let tool = f.tool.as_ref().map(|(name, call_id)| {
-                    let arguments = call_id.as_deref().and_then(|id| by_id.get(id)).and_then(|c| c.arguments);
-                    Tool { name: name.clone(), call_id: call_id.clone(), arguments }
-                });
-                Unit {
-                    index,
-                    role: f.role,
-                    target: f.editable.then(|| e.id.clone()),
-                    tool,
-                    tombstone: false,
-                    omitted: matches!(p.projected, Projected::Omitted),
-                    edit: p.edit,
-                }
-            })
-            .collect();
-        (units, calls)
+    }
+    for tool in units.iter_mut().filter_map(|u| u.tool.as_mut()) {
+        tool.arguments = tool.call_id.as_deref().and_then(|id| by_id.get(id)).and_then(|c| c.arguments);
     }
 }
 
@@ -473,8 +466,8 @@ struct Facts<'a> {
     tool: Option<(Cow<'a, str>, Option<Cow<'a, str>>)>,
     /// The tool calls in its own content.
     calls: Vec<Call<'a>>,
-    /// What its message says ([`Said`]).
-    said: Option<Said<'a>>,
+    /// What its message says of its role.
+    role_said: RoleSaid<'a>,
     /// Its own content ([`own_content`]), and parsed.
     own: Option<&'a RawValue>,
     content: Content<'a>,
@@ -482,17 +475,24 @@ struct Facts<'a> {
 
 impl<'a> Facts<'a> {
     fn of(e: &Entry<'a>) -> Facts<'a> {
-        let message = e.message_head();
+        // A message's content is read with it, in one walk.
+        let (message, content) = match e.kind == "message" {
+            true => match e.fields.message().and_then(Head::parse_with_content) {
+                Some((head, content)) => (Some(head), Some(content)),
+                None => (None, None),
+            },
+            false => (e.message_head(), None),
+        };
         let own = own_of(e, message.as_ref());
-        let content = parse_content(own);
+        let content = content.unwrap_or_else(|| parse_content(own));
         let calls = tool_calls(Some(&content)).collect();
-        let said = message.map(Said::of);
-        let m = said.as_ref().filter(|_| e.kind == "message");
+        let m = message.as_ref().filter(|_| e.kind == "message");
         let role = role_of(e, m);
         let tool = m
             .filter(|_| role == Role::ToolResult)
             .map(|m| (m.tool_name.clone().unwrap_or_default(), m.tool_call_id.clone()));
-        Facts { role, editable: editable(e, m), tool, calls, said, own, content }
+        let editable = editable(e, m);
+        Facts { role, editable, tool, calls, role_said: message.map(|m| m.role), own, content }
     }
 }
 
@@ -525,7 +525,7 @@ fn tool_calls<'r, 'c>(content: Option<&'r Content<'c>>) -> impl Iterator<Item = 
 }
 
 /// The neutral role of what an entry gives the model.
-fn role_of(e: &Entry<'_>, message: Option<&Said<'_>>) -> Role {
+fn role_of(e: &Entry<'_>, message: Option<&Head<'_>>) -> Role {
     match e.kind.as_ref() {
         "message" if e.hook_message_role => Role::Custom,
         "message" => match message.and_then(|m| m.role.as_deref()) {
@@ -631,7 +631,7 @@ fn own_of<'a>(e: &Entry<'a>, message: Option<&Head<'a>>) -> Option<&'a RawValue>
 /// [`Entry::is_editable`] with the entry's message already parsed (the role as
 /// [`Entry::role`] reads it: a message whose other fields [`Message::parse`] refuses is read
 /// again for its role alone).
-fn editable(e: &Entry<'_>, message: Option<&Said<'_>>) -> bool {
+fn editable(e: &Entry<'_>, message: Option<&Head<'_>>) -> bool {
     match (e.kind.as_ref(), message) {
         ("message", Some(m)) if !e.hook_message_role => {
             matches!(m.role.as_deref(), Some("user" | "assistant" | "toolResult"))
