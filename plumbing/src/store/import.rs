@@ -312,8 +312,9 @@ impl Batch<'_> {
 pub struct OwnAppend<'a> {
     /// What the safe writer saw of the file around the write ([`crate::append::append`]).
     pub append: &'a Appended,
-    /// The bytes appended: whole lines, each a tree entry.
-    pub bytes: &'a [u8],
+    /// The bytes appended: whole lines, each a tree entry (shared: the import reads them as
+    /// the file's new lines, not a copy read back).
+    pub bytes: &'a Bytes,
     /// Each appended line's entry id and parent id (`None` at a root), in order, as the
     /// writer made them.
     pub entries: &'a [(&'a str, Option<&'a str>)],
@@ -853,14 +854,14 @@ fn read_tail(
         return Ok(None);
     }
     let Some(host) = head_host(path, first, forced) else { return Ok(None) };
-    Ok(Some(tail_read(path, host, data, committed, prover)))
+    Ok(Some(tail_read(path, host, data.into(), committed, prover)))
 }
 
 /// The read of the bytes after `origin`, `prover` holding the proof of those before.
-fn tail_read(path: &Path, host: &'static dyn Host, data: Vec<u8>, origin: usize, prover: Prover) -> Read<'static> {
+fn tail_read(path: &Path, host: &'static dyn Host, data: Bytes, origin: usize, prover: Prover) -> Read<'static> {
     let mut whole = prover.clone();
     whole.update(&data);
-    let file = ReadFile::Read(SessionFile::from_bytes(path.to_path_buf(), data));
+    let file = ReadFile::Read(SessionFile::from_shared(path.to_path_buf(), data));
     Read { host, file, origin, prover, proof: whole.proof() }
 }
 
@@ -912,28 +913,44 @@ fn read_own(
     if !trusted || Stamp::of(path).ok() != Some(appended.after) {
         return Ok(None);
     }
+    if len - committed != own.bytes.len() {
+        return Ok(None);
+    }
     let io = FileError::at(path, "read");
     let file = std::fs::File::open(path).map_err(&io)?;
     let mut first = vec![0; HEAD_BYTES.min(committed)];
     let resume_at = proof.resume_at() as usize;
-    let mut rest = vec![0; len - resume_at];
-    if file.read_exact_at(&mut first, 0).is_err() || file.read_exact_at(&mut rest, resume_at as u64).is_err() {
+    let mut block = vec![0; committed - resume_at];
+    if file.read_exact_at(&mut first, 0).is_err()
+        || file.read_exact_at(&mut block, resume_at as u64).is_err()
+        || !reads_back(&file, committed as u64, own.bytes)
+    {
         return Ok(None);
     }
     if Stamp::of(path).ok() != Some(appended.after) {
         return Ok(None);
     }
     let mut prover = proof.prover();
-    prover.update(&rest[..committed - resume_at]);
+    prover.update(&block);
     if prover.proof() != *proof {
         return Ok(None);
     }
     let Some(host) = head_host(path, first, forced) else { return Ok(None) };
-    rest.drain(..committed - resume_at);
-    if rest != own.bytes {
-        return Ok(None);
-    }
-    Ok(Some(tail_read(path, host, rest, committed, prover)))
+    Ok(Some(tail_read(path, host, own.bytes.clone(), committed, prover)))
+}
+
+/// Tells whether `file` holds `bytes` from offset `at` on, read a block at a time (never a copy
+/// of all of them).
+fn reads_back(file: &std::fs::File, at: u64, bytes: &[u8]) -> bool {
+    use std::os::unix::fs::FileExt;
+    let mut buf = vec![0; HEAD_BYTES.min(bytes.len())];
+    let mut offset = at;
+    bytes.chunks(HEAD_BYTES).all(|want| {
+        let got = &mut buf[..want.len()];
+        let same = file.read_exact_at(got, offset).is_ok() && got == want;
+        offset += want.len() as u64;
+        same
+    })
 }
 
 /// Decides where to start: after the committed prefix when the file still starts with it, else
