@@ -282,9 +282,10 @@ impl Batch<'_> {
     /// [`Batch::import`] of a file this process has just appended to (`own`): when the import
     /// state describes the file exactly as the append found it under its lock, and the file is
     /// still as the append left it, only the last 1 MiB block of the old bytes and the appended
-    /// bytes are read and hashed (see [`read_own`] for why that is safe), and the appended
-    /// lines, read back equal to the bytes written, are not parsed again: their ids and parents
-    /// are the writer's; otherwise it is [`Batch::import`].
+    /// bytes are read and hashed (see [`read_own`] for why that is safe); otherwise the old
+    /// bytes are proven as [`Batch::import`] proves them. Either way, when the bytes after
+    /// the old ones are exactly the bytes written, those lines are not parsed again: their ids
+    /// and parents are the writer's.
     pub fn import_appended(
         &mut self,
         path: &Path,
@@ -453,18 +454,21 @@ fn prepare_known(
         Some((head, rest)) => match state::decode_resume(head, rest) {
             Some(resume) => {
                 let own = match known {
-                    Known::Appended(own) => read_own(path, head, own, forced)?,
+                    Known::Appended(own) => Some(own),
                     _ => None,
                 };
-                // The appended lines are the writer's, byte for byte: their tree is known.
-                made = own.as_ref().and(match known {
-                    Known::Appended(own) => Some(own.entries),
-                    _ => None,
-                });
-                let read = match own {
+                let trusted = match own {
+                    Some(own) => read_own(path, head, own, forced)?,
+                    None => None,
+                };
+                let read = match trusted {
                     Some(read) => Some(read),
                     None => read_tail(path, head, (size, mtime_ns), forced)?,
                 };
+                // The lines read are the writer's, byte for byte (the old bytes trusted or
+                // proven): their tree is known.
+                made =
+                    own.filter(|own| read.as_ref().is_some_and(|r| r.file.raw() == &own.bytes[..])).map(|o| o.entries);
                 read.map(|read| (read, resume))
             }
             None => None,
@@ -1081,8 +1085,8 @@ mod tests {
         let line = |id: &str| format!("{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":\"e2199\"}}\n");
         let own_import = |store: &mut Store, landed: &Appended, id: &str| {
             let mut batch = store.batch().unwrap();
-            let bytes = line(id);
-            let own = OwnAppend { append: landed, bytes: bytes.as_bytes(), entries: &[(id, Some("e2199"))] };
+            let bytes = Bytes::from(line(id).into_bytes());
+            let own = OwnAppend { append: landed, bytes: &bytes, entries: &[(id, Some("e2199"))] };
             let report = batch.import_appended(&path, None, &own).unwrap();
             batch.commit().unwrap();
             report
@@ -1119,6 +1123,53 @@ mod tests {
             let landed = append(&path, &Snapshot::of(&changed), line(&format!("n{at}")).as_bytes()).unwrap();
             assert_eq!(own_import(&mut store, &landed, &format!("n{at}")).rewritten, caught, "a change at byte {at}");
         }
+    }
+
+    /// After an own append to a file whose state could not trust its mtime (imported within a
+    /// second of a write), the old bytes are proven whole, and the appended lines, when they
+    /// are exactly the bytes written, still take the writer's tree (a parent the writer names
+    /// is believed, not parsed again); any other bytes after the old ones are parsed.
+    #[test]
+    fn the_import_after_an_own_append_to_a_racy_state_takes_the_writers_tree_of_its_own_bytes() {
+        use crate::append::{append, Snapshot};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let text = concat!(
+            "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/\"}\n",
+            "{\"type\":\"message\",\"id\":\"a\",\"parentId\":null}\n",
+            "{\"type\":\"message\",\"id\":\"b\",\"parentId\":\"a\"}\n",
+        );
+        let line = |id: &str| format!("{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":\"b\"}}\n");
+        let node_of = |store: &Store, id: &str| {
+            let state = store.read_state(&canonical(&path).unwrap()).unwrap().unwrap();
+            let resume = state::decode_resume(&state.0, &state.1).unwrap();
+            let node = resume.nodes.iter_back().find(|(i, _)| *i == id).map(|(_, n)| n);
+            node
+        };
+        std::fs::write(&path, text).unwrap();
+        let mut store = Store::open_dir(&dir.path().join("store")).unwrap();
+        store.import_file(&path, None).unwrap();
+        // The parent of "b" as the writer says it (a lie, to tell whose tree the import took).
+        let lie = |store: &mut Store, written: &[u8], said: &str| {
+            let landed = append(&path, &Snapshot::of(&std::fs::read(&path).unwrap()), written).unwrap();
+            assert_eq!(store.read_state(&canonical(&path).unwrap()).unwrap().unwrap().0.mtime_ns, 0);
+            let bytes = Bytes::from(line(said).into_bytes());
+            let own = OwnAppend { append: &landed, bytes: &bytes, entries: &[(said, Some("a"))] };
+            let mut batch = store.batch().unwrap();
+            let report = batch.import_appended(&path, None, &own).unwrap();
+            batch.commit().unwrap();
+            assert!(!report.rewritten);
+        };
+        let (a, b) = (node_of(&store, "a").unwrap(), node_of(&store, "b").unwrap());
+        let node = |parent: &ObjectId, written: &str| {
+            ObjectId::node(Some(parent), &ObjectId::hash(Kind::Entry, written.trim_end().as_bytes()))
+        };
+        // Exactly the bytes written: the writer's parent ("a"), though the line names "b".
+        lie(&mut store, line("c").as_bytes(), "c");
+        assert_eq!(node_of(&store, "c"), Some(node(&a, &line("c"))));
+        // Other bytes than the batch's: parsed, the line's own parent.
+        lie(&mut store, line("d").as_bytes(), "x");
+        assert_eq!(node_of(&store, "d"), Some(node(&b, &line("d"))));
     }
 
     /// Each failure names its file and says what was being done; the system's refusal keeps its
