@@ -46,6 +46,16 @@ fn leaf_node(session: &Session<'_>, leaf: usize) -> Result<ObjectId> {
     path_nodes(session, leaf)?.last().copied().ok_or_else(|| Error::user("an empty path has no leaf node"))
 }
 
+/// [`leaf_node`], taken from the import state of the file when it describes the bytes the
+/// session was read from (the command imported them as it started): a lookup, not the hash of
+/// every line on the path. Only for the latest entry of its id, the one the state names.
+fn known_leaf_node(ctx: &Context, session: &Session<'_>, leaf: usize) -> Result<ObjectId> {
+    let id = &session.entries[leaf].id;
+    let latest = session.index_of(id) == Some(leaf);
+    let known = Store::open(ctx).ok().filter(|_| latest).and_then(|store| store.imported_node(session.file, id));
+    known.map_or_else(|| leaf_node(session, leaf), Ok)
+}
+
 /// Stores the overlay of `leaf` under its ref unless the ref already names it.
 fn save_at(ctx: &Context, session: &Session<'_>, leaf: usize, node: &ObjectId, wall: &Wall) -> Result<()> {
     let bytes = bytes(session, leaf, wall);
@@ -67,7 +77,7 @@ pub fn wall_at(ctx: &Context, session: &Session<'_>, projection: &View<'_, '_>) 
     if session.host().write_back() == WriteBack::Fork {
         return Wall::at(projection);
     }
-    let Some((leaf, node)) = projection.leaf.and_then(|l| Some((l, leaf_node(session, l).ok()?))) else {
+    let Some((leaf, node)) = projection.leaf.and_then(|l| Some((l, known_leaf_node(ctx, session, l).ok()?))) else {
         return Wall::at(projection);
     };
     if let Some(wall) =

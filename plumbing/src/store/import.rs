@@ -206,6 +206,26 @@ impl Store {
         Ok(self.read_state(&key).ok().flatten().map(|(head, _)| SessionInfo::from_state(&head)))
     }
 
+    /// The node id the import gave the latest entry `id` of the file `file` holds the bytes
+    /// of, from the file's import state: only when that state describes exactly those bytes by
+    /// the identity an unchanged file is trusted by (the file at its path still as `file` read
+    /// it, and its size and a real mtime, not a racy one, as the state has them; every line
+    /// committed). `None` otherwise: the caller then computes it from the path.
+    pub fn imported_node(&self, file: &SessionFile, id: &str) -> Option<ObjectId> {
+        let stamp = file.stamp()?;
+        if Stamp::of(&file.path).ok()? != stamp || stamp.len != file.raw().len() as u64 {
+            return None;
+        }
+        let (head, rest) = self.read_state(&canonical(&file.path).ok()?).ok()??;
+        // A racy state remembers mtime 0, never a real one.
+        let exact = (head.size, head.mtime_ns) == (stamp.len, stamp.mtime_ns());
+        if !exact || head.committed != head.size {
+            return None;
+        }
+        let resume = state::decode_resume(&head, &rest)?;
+        resume.nodes.find_recent(id).or_else(|| resume.nodes.map().get(id).copied())
+    }
+
     /// Finds the imported session a `SESSION` argument names: an existing file's import, a file path
     /// the store recorded (the file may be gone), or a session id or unique prefix.
     pub fn find_session(&self, ctx: &Context, arg: &str) -> Result<SessionInfo> {
@@ -1057,6 +1077,41 @@ mod tests {
         assert!(version.items.contains(&version::Item::Path { node: path_nodes(&session, 1).unwrap()[1], count: 2 }));
         assert_eq!(store.version_bytes(&report.version).unwrap(), text.as_bytes());
         assert!(store.import_file(&path, None).unwrap().unchanged);
+    }
+
+    /// The import state's node of an entry is the one the path gives, and is told only while
+    /// the state describes the bytes read by the identity the store trusts (size and a real
+    /// mtime): not for a state imported moments after a write, nor once the file changed.
+    #[test]
+    fn the_node_an_import_state_tells_is_the_paths_and_only_for_the_bytes_it_describes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let text = concat!(
+            "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/\"}\n",
+            "{\"type\":\"message\",\"id\":\"a\",\"parentId\":null}\n",
+            "{\"type\":\"message\",\"id\":\"b\",\"parentId\":\"a\"}\n",
+            "{\"type\":\"message\",\"id\":\"c\",\"parentId\":\"a\"}\n",
+        );
+        let age = |when| std::fs::File::options().write(true).open(&path).unwrap().set_modified(when).unwrap();
+        let minute_ago = || std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        std::fs::write(&path, text).unwrap();
+        let mut store = Store::open_dir(&dir.path().join("store")).unwrap();
+        store.import_file(&path, None).unwrap();
+        let file = SessionFile::read(&path).unwrap();
+        // Imported within a second of its write: the state's mtime is not trusted.
+        assert_eq!(store.imported_node(&file, "b"), None);
+        age(minute_ago());
+        store.import_file(&path, None).unwrap();
+        let file = SessionFile::read(&path).unwrap();
+        let session = host::load(&file, None).unwrap();
+        for (id, leaf) in [("b", 1), ("c", 2)] {
+            assert_eq!(store.imported_node(&file, id), path_nodes(&session, leaf).unwrap().last().copied(), "{id}");
+        }
+        assert_eq!(store.imported_node(&file, "x"), None);
+        // The file changed after it was read and imported: nothing is told.
+        std::fs::write(&path, format!("{text}{{\"type\":\"message\",\"id\":\"d\",\"parentId\":\"c\"}}\n")).unwrap();
+        age(minute_ago());
+        assert_eq!(store.imported_node(&file, "b"), None);
     }
 
     /// The import after this process's own append reads only the last MiB of the old bytes and
