@@ -514,10 +514,14 @@ fn prepare_known(
                 (prefix, _) => prefix.clone(),
             };
             let file = Hashed::Proof(read.proof.clone());
-            let resume = resume.or_else(|| state::decode_resume(head, rest)).unwrap_or_default();
-            let head = FileState { size, mtime_ns: remembered_mtime(mtime_ns), prefix, file, ..head.clone() };
-            let mut prepared = Prepared::report(unchanged_report(path, &head));
-            prepared.records.push((state::name(&key), state::encode(&head, &resume)?));
+            let touched = FileState { size, mtime_ns: remembered_mtime(mtime_ns), prefix, file, ..head.clone() };
+            let mut prepared = Prepared::report(unchanged_report(path, &touched));
+            // Proven again moments after a write, the state is the one stored (its mtime still
+            // 0): nothing to write.
+            if touched != *head {
+                let resume = resume.or_else(|| state::decode_resume(head, rest)).unwrap_or_default();
+                prepared.records.push((state::name(&key), state::encode(&touched, &resume)?));
+            }
             return Ok(prepared);
         }
     }
@@ -1077,6 +1081,28 @@ mod tests {
         assert!(version.items.contains(&version::Item::Path { node: path_nodes(&session, 1).unwrap()[1], count: 2 }));
         assert_eq!(store.version_bytes(&report.version).unwrap(), text.as_bytes());
         assert!(store.import_file(&path, None).unwrap().unchanged);
+    }
+
+    /// A file proven unchanged within a second of its last write (its state's mtime 0, and
+    /// still 0) leaves the store as it was: no state is written again.
+    #[test]
+    fn a_racy_file_proven_unchanged_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/\"}\n")
+            .unwrap();
+        let store_dir = dir.path().join("store");
+        let mut store = Store::open_dir(&store_dir).unwrap();
+        store.import_file(&path, None).unwrap();
+        let packed = || std::fs::read_dir(store_dir.join("packed")).unwrap().count();
+        let before = packed();
+        assert!(store.import_file(&path, None).unwrap().unchanged);
+        assert_eq!(packed(), before);
+        // A minute later the mtime is trusted: the state is written once with it.
+        let minute_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        std::fs::File::options().write(true).open(&path).unwrap().set_modified(minute_ago).unwrap();
+        assert!(store.import_file(&path, None).unwrap().unchanged);
+        assert_eq!(packed(), before + 1);
     }
 
     /// The import state's node of an entry is the one the path gives, and is told only while
