@@ -568,8 +568,9 @@ mod tests {
         (wall, base)
     }
 
-    /// A tool result `m2` after `m1`.
-    const M2: &str = r#"{"type":"message","id":"m2","parentId":"m1","timestamp":"t","message":{"role":"toolResult","toolCallId":"c2","toolName":"bash","content":[{"type":"text","text":"longer"}]}}"#;
+    /// A tool result `m2` after `m1` (one line, no newline; in a file, as pi's role names stay
+    /// in pi's module).
+    const M2: &str = include_str!("testdata/wall-m2.jsonl");
 
     /// A shake log `id` after `parent` with one target per `(target, edit)`, then `extra`
     /// (more `data` members, each with its leading comma).
