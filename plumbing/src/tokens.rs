@@ -176,6 +176,39 @@ impl Tokenizer {
         self.prefetch_texts(misses.texts);
     }
 
+    /// Counts `n` things, each of the pieces `feed(i, sink)` gives (thing `i`), with what the
+    /// cache lacks tokenized on every core: one pass over the pieces when the cache holds them
+    /// all (each piece is hashed and looked up once, not once to prefetch and once to count);
+    /// a thing that had a miss is counted again once the misses are in the cache. The same
+    /// counts as a [`Tokenizer::tally`] of each.
+    pub fn count_each(&self, n: usize, feed: impl Fn(usize, &mut dyn Pieces)) -> Vec<u64> {
+        let tally = |i| {
+            let mut t = self.tally();
+            feed(i, &mut t);
+            t.total()
+        };
+        let Some(cache) = self.cache else { return (0..n).map(tally).collect() };
+        let mut misses = Misses { cache, seen: Default::default(), texts: Vec::new() };
+        let mut missed = Vec::new();
+        let mut counts: Vec<u64> = (0..n)
+            .map(|i| {
+                let mut lookup = Lookup { tally: self.tally(), cache, misses: &mut misses, missed: false };
+                feed(i, &mut lookup);
+                if lookup.missed {
+                    missed.push(i);
+                }
+                lookup.tally.total()
+            })
+            .collect();
+        if !missed.is_empty() {
+            self.prefetch_texts(misses.texts);
+            for i in missed {
+                counts[i] = tally(i);
+            }
+        }
+        counts
+    }
+
     /// Counts `texts` on every core into the cache (`prefetch`'s work once the misses are known).
     fn prefetch_texts(&self, texts: Vec<(token_cache::Key, String)>) {
         let Some(cache) = self.cache else { return };
@@ -294,18 +327,60 @@ struct Misses<'c> {
     texts: Vec<(token_cache::Key, String)>,
 }
 
+impl Misses<'_> {
+    /// Adds a text the cache lacks, unless it was added already.
+    fn add(&mut self, key: token_cache::Key, text: &str) {
+        if self.seen.insert(key) {
+            self.texts.push((key, text.to_string()));
+        }
+    }
+}
+
 impl Pieces for Misses<'_> {
     fn text(&mut self, text: &str) {
         if text.is_empty() {
             return;
         }
         let key = token_cache::key(text);
-        if !self.cache.contains(&key) && self.seen.insert(key) {
-            self.texts.push((key, text.to_string()));
+        if !self.cache.contains(&key) {
+            self.add(key, text);
         }
     }
 
     fn image(&mut self) {}
+}
+
+/// A tally through the cache that counts only what the cache holds, and collects the texts it
+/// lacks (for [`Tokenizer::count_each`]): its total is right only when nothing `missed`.
+struct Lookup<'c, 'm> {
+    tally: Tally,
+    cache: &'c TokenCache,
+    misses: &'m mut Misses<'c>,
+    missed: bool,
+}
+
+impl Pieces for Lookup<'_, '_> {
+    fn text(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        let key = token_cache::key(text);
+        match self.cache.get(&key) {
+            Some(n) => self.tally.tokens += n,
+            None => {
+                self.missed = true;
+                self.misses.add(key, text);
+            }
+        }
+    }
+
+    fn image(&mut self) {
+        self.tally.image();
+    }
+
+    fn end_message(&mut self) {
+        Pieces::end_message(&mut self.tally);
+    }
 }
 
 /// A running count: for one message, or for several when each is ended with `end_message`.

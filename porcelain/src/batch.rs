@@ -14,7 +14,7 @@ use shake_plumbing::rev::{Rev, RevArgs};
 use shake_plumbing::{Context, Error, Result};
 
 use crate::log_entry::{self, LogData, CUSTOM_TYPE};
-use crate::overlay::Landed;
+use crate::overlay::{AfterWrite, Landed};
 use crate::plan::TargetEdit;
 use crate::render::Paint;
 use crate::wall::{Appended, Wall};
@@ -87,6 +87,10 @@ pub fn after_batches(session: &Session<'_>, mut leaf: usize) -> usize {
 /// What a write did.
 #[derive(Debug, Default)]
 pub struct Outcome {
+    /// What the store has still to learn of the batch appended (none for a dry run or when
+    /// nothing was written): the caller runs [`AfterWrite::store`] once it has let go of the
+    /// session, so the import never holds its memory on top of the session's.
+    pub after: Option<AfterWrite>,
     /// Ids appended, log entry first (empty for a dry run or when there was nothing to do).
     pub appended: Vec<String>,
     /// A half-written batch was (or, in a dry run, would be) repaired.
@@ -99,7 +103,7 @@ pub struct Outcome {
 /// builds from the ids of the half-written batches it repairs. With no edits it writes only
 /// when there is something to repair. `projection` is the command's view at the leaf written
 /// after, `wall` its wall; the overlay at the batch's end is derived from them, not projected
-/// again.
+/// again, and left with the import in [`Outcome::after`] for the caller to store.
 pub fn commit(
     ctx: &Context,
     projection: &View<'_, '_>,
@@ -116,14 +120,22 @@ pub fn commit(
     let writes = !edits.is_empty() || repaired;
     // pi's resume point moves only when a batch is (or, in a dry run, would be) appended.
     let moved = writes && session.default_leaf() != Some(leaf);
-    let mut outcome = Outcome { appended: Vec::new(), repaired, moved };
+    let mut outcome = Outcome { after: None, appended: Vec::new(), repaired, moved };
     if !args.dry_run && writes {
         let contents: Vec<(&str, &RawValue)> = edits.iter().map(|e| (e.target.as_str(), &*e.content)).collect();
         let written = write(ctx, session, leaf, data(repairs), &contents)?;
-        crate::overlay::after_write(ctx, projection, wall, written.batch, &written.ids);
-        outcome.appended = written.ids;
+        outcome.appended = written.ids.clone();
+        outcome.after = Some(AfterWrite::new(projection, wall, written.batch, written.ids));
     }
     Ok(outcome)
+}
+
+/// Stores what a write left for the store ([`Outcome::after`]), if anything: a command calls it
+/// once it has let go of its session, view and plan.
+pub fn store(ctx: &Context, after: Option<AfterWrite>) {
+    if let Some(after) = after {
+        after.store(ctx);
+    }
 }
 
 /// Refuses files shake must not append to: v1/v2 sessions (pi rewrites them on open) and files
@@ -207,7 +219,8 @@ fn append_batch(
     if landed.foreign.is_none() && ending(session.file.raw()) == Ending::Clean {
         // The log entry's line: the file ended with a newline, so it is the line after its last.
         let log = Appended { log: ids[0].clone(), line: session.file.lines.len() + 1, data: logged };
-        return Ok(Written { ids, batch: Some(Landed { log, lines: bytes, parent: leaf_id, append: landed }) });
+        let lines = bytes.into();
+        return Ok(Written { ids, batch: Some(Landed { log, lines, parent: leaf_id, append: landed }) });
     }
     let written = |ids| Ok(Written { ids, batch: None });
     let (mut ids, mut logged) = (ids, logged);

@@ -4,9 +4,10 @@
 //! `shake fsck` to check. Overlays are a cache of what the session file says: a store failure
 //! only warns (once per process).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use shake_plumbing::durable::FileError;
+use shake_plumbing::host::file::Bytes;
 use shake_plumbing::host::{HostKind, Session, SessionFile, View, WriteBack};
 use shake_plumbing::id::{Kind, ObjectId};
 use shake_plumbing::store::import::OwnAppend;
@@ -45,6 +46,16 @@ fn leaf_node(session: &Session<'_>, leaf: usize) -> Result<ObjectId> {
     path_nodes(session, leaf)?.last().copied().ok_or_else(|| Error::user("an empty path has no leaf node"))
 }
 
+/// [`leaf_node`], taken from the import state of the file when it describes the bytes the
+/// session was read from (the command imported them as it started): a lookup, not the hash of
+/// every line on the path. Only for the latest entry of its id, the one the state names.
+fn known_leaf_node(ctx: &Context, session: &Session<'_>, leaf: usize) -> Result<ObjectId> {
+    let id = &session.entries[leaf].id;
+    let latest = session.index_of(id) == Some(leaf);
+    let known = Store::open(ctx).ok().filter(|_| latest).and_then(|store| store.imported_node(session.file, id));
+    known.map_or_else(|| leaf_node(session, leaf), Ok)
+}
+
 /// Stores the overlay of `leaf` under its ref unless the ref already names it.
 fn save_at(ctx: &Context, session: &Session<'_>, leaf: usize, node: &ObjectId, wall: &Wall) -> Result<()> {
     let bytes = bytes(session, leaf, wall);
@@ -66,7 +77,7 @@ pub fn wall_at(ctx: &Context, session: &Session<'_>, projection: &View<'_, '_>) 
     if session.host().write_back() == WriteBack::Fork {
         return Wall::at(projection);
     }
-    let Some((leaf, node)) = projection.leaf.and_then(|l| Some((l, leaf_node(session, l).ok()?))) else {
+    let Some((leaf, node)) = projection.leaf.and_then(|l| Some((l, known_leaf_node(ctx, session, l).ok()?))) else {
         return Wall::at(projection);
     };
     if let Some(wall) =
@@ -94,8 +105,9 @@ fn stored(ctx: &Context, node: &ObjectId, leaf_id: &str) -> Option<serde_json::V
 pub struct Landed {
     /// Its log entry, as [`Wall::after_batch`] takes it.
     pub log: Appended,
-    /// The bytes appended.
-    pub lines: Vec<u8>,
+    /// The bytes appended (shared with the import, which reads them as the file's new lines
+    /// instead of a copy of its own).
+    pub lines: Bytes,
     /// The entry id the batch's first line chains from (the rest chain each from the one
     /// before).
     pub parent: String,
@@ -104,83 +116,77 @@ pub struct Landed {
     pub append: shake_plumbing::append::Appended,
 }
 
-/// After an append of a batch after the leaf of `projection` (the command's view of the file as
-/// read before it, whose wall is `wall`): imports the appended bytes and stores the overlay at
-/// the batch's last entry (`ids`: the batch's entry ids, in order), in one store write. A
-/// failure only warns.
-///
-/// When the batch landed right after the bytes read (`batch`: the log and the lines written),
-/// the overlay is derived from the wall already made plus the batch ([`Wall::after_batch`]),
-/// and the leaf's node id is the one the import gave the batch's last line, so the file is
-/// neither parsed nor projected again; otherwise (another writer came in between) the file is
-/// read and parsed again. `shake fsck` recomputes every overlay from the file.
-pub fn after_write(ctx: &Context, projection: &View<'_, '_>, wall: &Wall, batch: Option<Landed>, ids: &[String]) {
-    if let Err(e) = import_with_overlay(ctx, projection, wall, batch, ids) {
-        touch::warn_once(ctx, &e);
-    }
+/// What the store still has to learn after a batch was appended: the import of the appended
+/// bytes and the overlay at the batch's last entry, in one store write ([`AfterWrite::store`]).
+/// It holds no part of the session read before the append (the overlay's bytes are made
+/// already), so a command lets go of its session, view and plan first, and the import's own
+/// memory never adds to theirs.
+#[derive(Debug)]
+pub struct AfterWrite {
+    path: PathBuf,
+    /// The batch's entry ids, in order.
+    ids: Vec<String>,
+    /// The batch, when it landed right after the bytes read, with the bytes of the overlay at
+    /// its end derived from the wall before it ([`Wall::after_batch`]).
+    landed: Option<(Landed, Vec<u8>)>,
 }
 
-fn import_with_overlay(
-    ctx: &Context,
-    projection: &View<'_, '_>,
-    wall: &Wall,
-    batch: Option<Landed>,
-    ids: &[String],
-) -> Result<()> {
-    let session = projection.session;
-    let path = &session.file.path;
-    let Some(leaf_id) = ids.last() else { return Ok(()) };
-    let mut store = Store::open(ctx)?;
-    let mut store_batch = store.batch()?;
-    let report = match &batch {
-        Some(landed) => {
-            // The batch is a chain: each line after the first chains from the one before.
-            let parents = std::iter::once(landed.parent.as_str()).chain(ids.iter().map(String::as_str));
-            let entries: Vec<(&str, Option<&str>)> = ids.iter().map(String::as_str).zip(parents.map(Some)).collect();
-            let own = OwnAppend { append: &landed.append, bytes: &landed.lines, entries: &entries };
-            store_batch.import_appended(path, ctx.host, &own)?
-        }
-        None => store_batch.import(path, ctx.host)?,
-    };
-    // The import chained the batch's lines already: its last entry's node names the overlay.
-    let imported = report.last_entry.filter(|(id, _)| id.as_deref() == Some(leaf_id)).map(|(_, node)| node);
-    let overlay = match (batch, projection.leaf) {
-        (Some(landed), Some(leaf)) if session.host().write_back() == WriteBack::Append => {
-            Some(appended(projection, wall, leaf, landed, imported, leaf_id)?)
-        }
-        _ => reparsed(path, ctx.host, leaf_id)?,
-    };
-    if let Some((node, bytes)) = overlay {
-        let id = store_batch.put(Kind::Overlay, &bytes)?;
-        store_batch.set_ref(&refs::overlay_ref(&node), id)?;
+impl AfterWrite {
+    /// What is left to store after an append of a batch after the leaf of `projection` (the
+    /// command's view of the file as read before it, whose wall is `wall`; `ids`: the batch's
+    /// entry ids, in order). When the batch landed right after the bytes read (`batch`), the
+    /// overlay at its end is derived now from the wall already made plus the batch, so the
+    /// file is neither parsed nor projected again; otherwise (another writer came in between)
+    /// [`AfterWrite::store`] reads and parses the file again.
+    pub fn new(projection: &View<'_, '_>, wall: &Wall, batch: Option<Landed>, ids: Vec<String>) -> AfterWrite {
+        let session = projection.session;
+        let landed = batch.filter(|_| session.host().write_back() == WriteBack::Append).and_then(|landed| {
+            let leaf_id = ids.last()?;
+            let overlay = wall.after_batch(projection, &landed.log, |overlay| bytes_at(session, leaf_id, overlay));
+            Some((landed, overlay))
+        });
+        AfterWrite { path: session.file.path.clone(), ids, landed }
     }
-    store_batch.commit()
-}
 
-/// The overlay at the end of the batch `landed` appended after entry `leaf`, the leaf of
-/// `projection` (whose wall is `wall`), whose last entry is `leaf_id`: its node id and bytes,
-/// from the session as read before the append. The node is the one the import gave the
-/// batch's last entry (`imported`), else chained over the batch's lines from the leaf's.
-fn appended(
-    projection: &View<'_, '_>,
-    wall: &Wall,
-    leaf: usize,
-    landed: Landed,
-    imported: Option<ObjectId>,
-    leaf_id: &str,
-) -> Result<(ObjectId, Vec<u8>)> {
-    let session = projection.session;
-    let node = match imported {
-        Some(node) => node,
-        None => landed
-            .lines
-            .split(|&b| b == b'\n')
-            .filter(|l| !l.is_empty())
-            .fold(leaf_node(session, leaf)?, |node, line| {
-                ObjectId::node(Some(&node), &ObjectId::hash(Kind::Entry, line))
-            }),
-    };
-    Ok((node, wall.after_batch(projection, &landed.log, |overlay| bytes_at(session, leaf_id, overlay))))
+    /// Imports the appended bytes and stores the overlay at the batch's last entry, in one
+    /// store write. The leaf's node id is the one the import gave the batch's last line; when
+    /// the import did not chain it (or the batch did not land right after the bytes read),
+    /// the file is read and parsed again. A failure only warns; `shake fsck` recomputes every
+    /// overlay from the file.
+    pub fn store(self, ctx: &Context) {
+        if let Err(e) = self.import_with_overlay(ctx) {
+            touch::warn_once(ctx, &e);
+        }
+    }
+
+    fn import_with_overlay(self, ctx: &Context) -> Result<()> {
+        let AfterWrite { path, ids, landed } = self;
+        let Some(leaf_id) = ids.last() else { return Ok(()) };
+        let mut store = Store::open(ctx)?;
+        let mut store_batch = store.batch()?;
+        let report = match &landed {
+            Some((landed, _)) => {
+                // The batch is a chain: each line after the first chains from the one before.
+                let parents = std::iter::once(landed.parent.as_str()).chain(ids.iter().map(String::as_str));
+                let entries: Vec<(&str, Option<&str>)> =
+                    ids.iter().map(String::as_str).zip(parents.map(Some)).collect();
+                let own = OwnAppend { append: &landed.append, bytes: &landed.lines, entries: &entries };
+                store_batch.import_appended(&path, ctx.host, &own)?
+            }
+            None => store_batch.import(&path, ctx.host)?,
+        };
+        // The import chained the batch's lines already: its last entry's node names the overlay.
+        let imported = report.last_entry.filter(|(id, _)| id.as_deref() == Some(leaf_id)).map(|(_, node)| node);
+        let overlay = match (landed, imported) {
+            (Some((_, bytes)), Some(node)) => Some((node, bytes)),
+            _ => reparsed(&path, ctx.host, leaf_id)?,
+        };
+        if let Some((node, bytes)) = overlay {
+            let id = store_batch.put(Kind::Overlay, &bytes)?;
+            store_batch.set_ref(&refs::overlay_ref(&node), id)?;
+        }
+        store_batch.commit()
+    }
 }
 
 /// The overlay at entry `leaf_id` of the file at `path`, read and parsed again.

@@ -148,10 +148,21 @@ impl Wall {
         let edits: HashSet<&str, Fast> = data.targets.iter().map(|t| t.edit.as_str()).collect();
         // The batch's targets, each with its items in the order folded (the wall's order is a
         // stable sort of that order, and ties are within one target), in the batch's order.
+        let op = data.op();
+        // An undo of every fold of its targets keeps none of their items: none is held.
+        let clears = op == Some(Op::Undo) && data.undoes.is_none();
         let mut touched: HashMap<&str, usize, Fast> = HashMap::default();
+        // Per target, room for its items after the batch: those kept (at most all it has) and
+        // those the batch folds. Each target's list is made at that size: a first push would
+        // make room for four, and a batch has tens of thousands of targets.
+        let mut room: Vec<usize> = Vec::new();
         for t in &data.targets {
             let next = touched.len();
-            touched.entry(t.id.as_str()).or_insert(next);
+            let k = *touched.entry(t.id.as_str()).or_insert(next);
+            if k == room.len() {
+                room.push(if clears { 0 } else { self.items_of(&t.id).len() });
+            }
+            room[k] += usize::from(op == Some(Op::Fold));
         }
         let foreign = self.foreign_edits.values().filter_map(|i| self.ids.get(i));
         let exact = session.host().write_back() == WriteBack::Append
@@ -167,15 +178,16 @@ impl Wall {
         fn held(it: &Item) -> Held<'_> {
             (OverlayItem::of(it), it.index, it.key())
         }
-        let mut items: Vec<Held<'_>> = Vec::with_capacity(self.items.len() + data.targets.len());
-        let mut of_target: Vec<Vec<Held<'_>>> = vec![Vec::new(); touched.len()];
+        let untouched = self.items.len() - touched.keys().map(|t| self.items_of(t).len()).sum::<usize>();
+        let mut items: Vec<Held<'_>> = Vec::with_capacity(untouched + room.iter().sum::<usize>());
+        let mut of_target: Vec<Vec<Held<'_>>> = room.into_iter().map(Vec::with_capacity).collect();
         for it in &self.items {
             match touched.get(it.target.as_str()) {
+                Some(_) if clears => {}
                 Some(&k) => of_target[k].push(held(it)),
                 None => items.push(held(it)),
             }
         }
-        let op = data.op();
         for t in &data.targets {
             let same = &mut of_target[touched[t.id.as_str()]];
             match op {

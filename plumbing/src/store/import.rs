@@ -206,6 +206,26 @@ impl Store {
         Ok(self.read_state(&key).ok().flatten().map(|(head, _)| SessionInfo::from_state(&head)))
     }
 
+    /// The node id the import gave the latest entry `id` of the file `file` holds the bytes
+    /// of, from the file's import state: only when that state describes exactly those bytes by
+    /// the identity an unchanged file is trusted by (the file at its path still as `file` read
+    /// it, and its size and a real mtime, not a racy one, as the state has them; every line
+    /// committed). `None` otherwise: the caller then computes it from the path.
+    pub fn imported_node(&self, file: &SessionFile, id: &str) -> Option<ObjectId> {
+        let stamp = file.stamp()?;
+        if Stamp::of(&file.path).ok()? != stamp || stamp.len != file.raw().len() as u64 {
+            return None;
+        }
+        let (head, rest) = self.read_state(&canonical(&file.path).ok()?).ok()??;
+        // A racy state remembers mtime 0, never a real one.
+        let exact = (head.size, head.mtime_ns) == (stamp.len, stamp.mtime_ns());
+        if !exact || head.committed != head.size {
+            return None;
+        }
+        let resume = state::decode_resume(&head, &rest)?;
+        resume.nodes.find_recent(id).or_else(|| resume.nodes.map().get(id).copied())
+    }
+
     /// Finds the imported session a `SESSION` argument names: an existing file's import, a file path
     /// the store recorded (the file may be gone), or a session id or unique prefix.
     pub fn find_session(&self, ctx: &Context, arg: &str) -> Result<SessionInfo> {
@@ -282,9 +302,10 @@ impl Batch<'_> {
     /// [`Batch::import`] of a file this process has just appended to (`own`): when the import
     /// state describes the file exactly as the append found it under its lock, and the file is
     /// still as the append left it, only the last 1 MiB block of the old bytes and the appended
-    /// bytes are read and hashed (see [`read_own`] for why that is safe), and the appended
-    /// lines, read back equal to the bytes written, are not parsed again: their ids and parents
-    /// are the writer's; otherwise it is [`Batch::import`].
+    /// bytes are read and hashed (see [`read_own`] for why that is safe); otherwise the old
+    /// bytes are proven as [`Batch::import`] proves them. Either way, when the bytes after
+    /// the old ones are exactly the bytes written, those lines are not parsed again: their ids
+    /// and parents are the writer's.
     pub fn import_appended(
         &mut self,
         path: &Path,
@@ -312,8 +333,9 @@ impl Batch<'_> {
 pub struct OwnAppend<'a> {
     /// What the safe writer saw of the file around the write ([`crate::append::append`]).
     pub append: &'a Appended,
-    /// The bytes appended: whole lines, each a tree entry.
-    pub bytes: &'a [u8],
+    /// The bytes appended: whole lines, each a tree entry (shared: the import reads them as
+    /// the file's new lines, not a copy read back).
+    pub bytes: &'a Bytes,
     /// Each appended line's entry id and parent id (`None` at a root), in order, as the
     /// writer made them.
     pub entries: &'a [(&'a str, Option<&'a str>)],
@@ -452,18 +474,21 @@ fn prepare_known(
         Some((head, rest)) => match state::decode_resume(head, rest) {
             Some(resume) => {
                 let own = match known {
-                    Known::Appended(own) => read_own(path, head, own, forced)?,
+                    Known::Appended(own) => Some(own),
                     _ => None,
                 };
-                // The appended lines are the writer's, byte for byte: their tree is known.
-                made = own.as_ref().and(match known {
-                    Known::Appended(own) => Some(own.entries),
-                    _ => None,
-                });
-                let read = match own {
+                let trusted = match own {
+                    Some(own) => read_own(path, head, own, forced)?,
+                    None => None,
+                };
+                let read = match trusted {
                     Some(read) => Some(read),
                     None => read_tail(path, head, (size, mtime_ns), forced)?,
                 };
+                // The lines read are the writer's, byte for byte (the old bytes trusted or
+                // proven): their tree is known.
+                made =
+                    own.filter(|own| read.as_ref().is_some_and(|r| r.file.raw() == &own.bytes[..])).map(|o| o.entries);
                 read.map(|read| (read, resume))
             }
             None => None,
@@ -489,10 +514,14 @@ fn prepare_known(
                 (prefix, _) => prefix.clone(),
             };
             let file = Hashed::Proof(read.proof.clone());
-            let resume = resume.or_else(|| state::decode_resume(head, rest)).unwrap_or_default();
-            let head = FileState { size, mtime_ns: remembered_mtime(mtime_ns), prefix, file, ..head.clone() };
-            let mut prepared = Prepared::report(unchanged_report(path, &head));
-            prepared.records.push((state::name(&key), state::encode(&head, &resume)?));
+            let touched = FileState { size, mtime_ns: remembered_mtime(mtime_ns), prefix, file, ..head.clone() };
+            let mut prepared = Prepared::report(unchanged_report(path, &touched));
+            // Proven again moments after a write, the state is the one stored (its mtime still
+            // 0): nothing to write.
+            if touched != *head {
+                let resume = resume.or_else(|| state::decode_resume(head, rest)).unwrap_or_default();
+                prepared.records.push((state::name(&key), state::encode(&touched, &resume)?));
+            }
             return Ok(prepared);
         }
     }
@@ -853,14 +882,14 @@ fn read_tail(
         return Ok(None);
     }
     let Some(host) = head_host(path, first, forced) else { return Ok(None) };
-    Ok(Some(tail_read(path, host, data, committed, prover)))
+    Ok(Some(tail_read(path, host, data.into(), committed, prover)))
 }
 
 /// The read of the bytes after `origin`, `prover` holding the proof of those before.
-fn tail_read(path: &Path, host: &'static dyn Host, data: Vec<u8>, origin: usize, prover: Prover) -> Read<'static> {
+fn tail_read(path: &Path, host: &'static dyn Host, data: Bytes, origin: usize, prover: Prover) -> Read<'static> {
     let mut whole = prover.clone();
     whole.update(&data);
-    let file = ReadFile::Read(SessionFile::from_bytes(path.to_path_buf(), data));
+    let file = ReadFile::Read(SessionFile::from_shared(path.to_path_buf(), data));
     Read { host, file, origin, prover, proof: whole.proof() }
 }
 
@@ -912,28 +941,44 @@ fn read_own(
     if !trusted || Stamp::of(path).ok() != Some(appended.after) {
         return Ok(None);
     }
+    if len - committed != own.bytes.len() {
+        return Ok(None);
+    }
     let io = FileError::at(path, "read");
     let file = std::fs::File::open(path).map_err(&io)?;
     let mut first = vec![0; HEAD_BYTES.min(committed)];
     let resume_at = proof.resume_at() as usize;
-    let mut rest = vec![0; len - resume_at];
-    if file.read_exact_at(&mut first, 0).is_err() || file.read_exact_at(&mut rest, resume_at as u64).is_err() {
+    let mut block = vec![0; committed - resume_at];
+    if file.read_exact_at(&mut first, 0).is_err()
+        || file.read_exact_at(&mut block, resume_at as u64).is_err()
+        || !reads_back(&file, committed as u64, own.bytes)
+    {
         return Ok(None);
     }
     if Stamp::of(path).ok() != Some(appended.after) {
         return Ok(None);
     }
     let mut prover = proof.prover();
-    prover.update(&rest[..committed - resume_at]);
+    prover.update(&block);
     if prover.proof() != *proof {
         return Ok(None);
     }
     let Some(host) = head_host(path, first, forced) else { return Ok(None) };
-    rest.drain(..committed - resume_at);
-    if rest != own.bytes {
-        return Ok(None);
-    }
-    Ok(Some(tail_read(path, host, rest, committed, prover)))
+    Ok(Some(tail_read(path, host, own.bytes.clone(), committed, prover)))
+}
+
+/// Tells whether `file` holds `bytes` from offset `at` on, read a block at a time (never a copy
+/// of all of them).
+fn reads_back(file: &std::fs::File, at: u64, bytes: &[u8]) -> bool {
+    use std::os::unix::fs::FileExt;
+    let mut buf = vec![0; HEAD_BYTES.min(bytes.len())];
+    let mut offset = at;
+    bytes.chunks(HEAD_BYTES).all(|want| {
+        let got = &mut buf[..want.len()];
+        let same = file.read_exact_at(got, offset).is_ok() && got == want;
+        offset += want.len() as u64;
+        same
+    })
 }
 
 /// Decides where to start: after the committed prefix when the file still starts with it, else
@@ -1038,6 +1083,63 @@ mod tests {
         assert!(store.import_file(&path, None).unwrap().unchanged);
     }
 
+    /// A file proven unchanged within a second of its last write (its state's mtime 0, and
+    /// still 0) leaves the store as it was: no state is written again.
+    #[test]
+    fn a_racy_file_proven_unchanged_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/\"}\n")
+            .unwrap();
+        let store_dir = dir.path().join("store");
+        let mut store = Store::open_dir(&store_dir).unwrap();
+        store.import_file(&path, None).unwrap();
+        let packed = || std::fs::read_dir(store_dir.join("packed")).unwrap().count();
+        let before = packed();
+        assert!(store.import_file(&path, None).unwrap().unchanged);
+        assert_eq!(packed(), before);
+        // A minute later the mtime is trusted: the state is written once with it.
+        let minute_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        std::fs::File::options().write(true).open(&path).unwrap().set_modified(minute_ago).unwrap();
+        assert!(store.import_file(&path, None).unwrap().unchanged);
+        assert_eq!(packed(), before + 1);
+    }
+
+    /// The import state's node of an entry is the one the path gives, and is told only while
+    /// the state describes the bytes read by the identity the store trusts (size and a real
+    /// mtime): not for a state imported moments after a write, nor once the file changed.
+    #[test]
+    fn the_node_an_import_state_tells_is_the_paths_and_only_for_the_bytes_it_describes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let text = concat!(
+            "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/\"}\n",
+            "{\"type\":\"message\",\"id\":\"a\",\"parentId\":null}\n",
+            "{\"type\":\"message\",\"id\":\"b\",\"parentId\":\"a\"}\n",
+            "{\"type\":\"message\",\"id\":\"c\",\"parentId\":\"a\"}\n",
+        );
+        let age = |when| std::fs::File::options().write(true).open(&path).unwrap().set_modified(when).unwrap();
+        let minute_ago = || std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        std::fs::write(&path, text).unwrap();
+        let mut store = Store::open_dir(&dir.path().join("store")).unwrap();
+        store.import_file(&path, None).unwrap();
+        let file = SessionFile::read(&path).unwrap();
+        // Imported within a second of its write: the state's mtime is not trusted.
+        assert_eq!(store.imported_node(&file, "b"), None);
+        age(minute_ago());
+        store.import_file(&path, None).unwrap();
+        let file = SessionFile::read(&path).unwrap();
+        let session = host::load(&file, None).unwrap();
+        for (id, leaf) in [("b", 1), ("c", 2)] {
+            assert_eq!(store.imported_node(&file, id), path_nodes(&session, leaf).unwrap().last().copied(), "{id}");
+        }
+        assert_eq!(store.imported_node(&file, "x"), None);
+        // The file changed after it was read and imported: nothing is told.
+        std::fs::write(&path, format!("{text}{{\"type\":\"message\",\"id\":\"d\",\"parentId\":\"c\"}}\n")).unwrap();
+        age(minute_ago());
+        assert_eq!(store.imported_node(&file, "b"), None);
+    }
+
     /// The import after this process's own append reads only the last MiB of the old bytes and
     /// the new ones, and gives the state a whole import would; a change of old bytes that keeps
     /// the file's size and mtime is caught in that last MiB, and, like the one-`stat` check of
@@ -1064,8 +1166,8 @@ mod tests {
         let line = |id: &str| format!("{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":\"e2199\"}}\n");
         let own_import = |store: &mut Store, landed: &Appended, id: &str| {
             let mut batch = store.batch().unwrap();
-            let bytes = line(id);
-            let own = OwnAppend { append: landed, bytes: bytes.as_bytes(), entries: &[(id, Some("e2199"))] };
+            let bytes = Bytes::from(line(id).into_bytes());
+            let own = OwnAppend { append: landed, bytes: &bytes, entries: &[(id, Some("e2199"))] };
             let report = batch.import_appended(&path, None, &own).unwrap();
             batch.commit().unwrap();
             report
@@ -1102,6 +1204,53 @@ mod tests {
             let landed = append(&path, &Snapshot::of(&changed), line(&format!("n{at}")).as_bytes()).unwrap();
             assert_eq!(own_import(&mut store, &landed, &format!("n{at}")).rewritten, caught, "a change at byte {at}");
         }
+    }
+
+    /// After an own append to a file whose state could not trust its mtime (imported within a
+    /// second of a write), the old bytes are proven whole, and the appended lines, when they
+    /// are exactly the bytes written, still take the writer's tree (a parent the writer names
+    /// is believed, not parsed again); any other bytes after the old ones are parsed.
+    #[test]
+    fn the_import_after_an_own_append_to_a_racy_state_takes_the_writers_tree_of_its_own_bytes() {
+        use crate::append::{append, Snapshot};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let text = concat!(
+            "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/\"}\n",
+            "{\"type\":\"message\",\"id\":\"a\",\"parentId\":null}\n",
+            "{\"type\":\"message\",\"id\":\"b\",\"parentId\":\"a\"}\n",
+        );
+        let line = |id: &str| format!("{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":\"b\"}}\n");
+        let node_of = |store: &Store, id: &str| {
+            let state = store.read_state(&canonical(&path).unwrap()).unwrap().unwrap();
+            let resume = state::decode_resume(&state.0, &state.1).unwrap();
+            let node = resume.nodes.iter_back().find(|(i, _)| *i == id).map(|(_, n)| n);
+            node
+        };
+        std::fs::write(&path, text).unwrap();
+        let mut store = Store::open_dir(&dir.path().join("store")).unwrap();
+        store.import_file(&path, None).unwrap();
+        // The parent of "b" as the writer says it (a lie, to tell whose tree the import took).
+        let lie = |store: &mut Store, written: &[u8], said: &str| {
+            let landed = append(&path, &Snapshot::of(&std::fs::read(&path).unwrap()), written).unwrap();
+            assert_eq!(store.read_state(&canonical(&path).unwrap()).unwrap().unwrap().0.mtime_ns, 0);
+            let bytes = Bytes::from(line(said).into_bytes());
+            let own = OwnAppend { append: &landed, bytes: &bytes, entries: &[(said, Some("a"))] };
+            let mut batch = store.batch().unwrap();
+            let report = batch.import_appended(&path, None, &own).unwrap();
+            batch.commit().unwrap();
+            assert!(!report.rewritten);
+        };
+        let (a, b) = (node_of(&store, "a").unwrap(), node_of(&store, "b").unwrap());
+        let node = |parent: &ObjectId, written: &str| {
+            ObjectId::node(Some(parent), &ObjectId::hash(Kind::Entry, written.trim_end().as_bytes()))
+        };
+        // Exactly the bytes written: the writer's parent ("a"), though the line names "b".
+        lie(&mut store, line("c").as_bytes(), "c");
+        assert_eq!(node_of(&store, "c"), Some(node(&a, &line("c"))));
+        // Other bytes than the batch's: parsed, the line's own parent.
+        lie(&mut store, line("d").as_bytes(), "x");
+        assert_eq!(node_of(&store, "d"), Some(node(&b, &line("d"))));
     }
 
     /// Each failure names its file and says what was being done; the system's refusal keeps its

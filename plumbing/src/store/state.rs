@@ -230,18 +230,23 @@ pub fn state_path(store: &Path, path: &str) -> PathBuf {
 
 /// Encodes a state file (in the current format, whatever `head.format` says).
 pub fn encode(head: &FileState, resume: &Resume) -> Result<Vec<u8>> {
-    let mut out = Vec::with_capacity(256 + resume.nodes.bytes.len());
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&VERSION.to_le_bytes());
     let err = |e: bincode::error::EncodeError| Error::user(format!("cannot encode import state: {e}"));
-    out.extend(bincode::serde::encode_to_vec(head, config()).map_err(err)?);
+    let head = bincode::serde::encode_to_vec(head, config()).map_err(err)?;
     let fixed = ResumeHead {
         pi_version: resume.pi_version,
         lines: resume.lines,
         entries: resume.entries,
         last_node: resume.last_node,
     };
-    out.extend(bincode::serde::encode_to_vec(&fixed, config()).map_err(err)?);
+    let fixed = bincode::serde::encode_to_vec(&fixed, config()).map_err(err)?;
+    // Made at its final size: a state of 100,000 entries is megabytes, and a buffer grown past
+    // its capacity (by the checksum, say) would hold twice that.
+    let len = MAGIC.len() + 4 + head.len() + fixed.len() + resume.nodes.bytes.len() + CHECKSUM;
+    let mut out = Vec::with_capacity(len);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&head);
+    out.extend_from_slice(&fixed);
     out.extend_from_slice(&resume.nodes.bytes);
     let sum = blake3::hash(&out);
     out.extend_from_slice(sum.as_bytes());

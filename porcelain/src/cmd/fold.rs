@@ -132,7 +132,9 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
         }
         return Ok(0);
     }
-    let outcome = batch::commit(ctx, &projection, &args.write, &wall, &plan.edits, |repairs| log_data(&plan, repairs))?;
+    let mut outcome =
+        batch::commit(ctx, &projection, &args.write, &wall, &plan.edits, |repairs| log_data(&plan, repairs))?;
+    let after = outcome.after.take();
     let leaf_id = session.entries[leaf].id.to_string();
     let report = Report {
         paint: Paint::new(ctx),
@@ -142,13 +144,23 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
         leaf: &leaf_id,
         outcome: &outcome,
     };
-    if args.write.json {
-        shake_plumbing::output::write_json(out, &report.json())?;
-    } else {
-        crate::render::write_session_line(out, ctx, &rev, &file.path)?;
-        report.human(out)?;
-    }
-    Ok(0)
+    let printed = (|| -> Result<()> {
+        if args.write.json {
+            shake_plumbing::output::write_json(out, &report.json())?;
+        } else {
+            crate::render::write_session_line(out, ctx, &rev, &file.path)?;
+            report.human(out)?;
+        }
+        Ok(())
+    })();
+    // The batch is imported once the session is let go: the import's memory never adds to it.
+    drop(plan);
+    drop(wall);
+    drop(projection);
+    drop(session);
+    drop(file);
+    batch::store(ctx, after);
+    printed.map(|()| 0)
 }
 
 /// `shake fold` on a host that takes a fold as a new session (Claude Code): writes the fork with

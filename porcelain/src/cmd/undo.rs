@@ -11,7 +11,7 @@ use shake_plumbing::host::{ForkWrite, Role, Session, SessionFile, View, WriteBac
 use shake_plumbing::regions::tool_label;
 use shake_plumbing::rev::Rev;
 use shake_plumbing::token_cache::open_tokenizer;
-use shake_plumbing::tokens::{entry_tokens, tokens_with, Tokenizer, TokenizerName, DEFAULT_TOKENIZER};
+use shake_plumbing::tokens::{Tokenizer, TokenizerName, DEFAULT_TOKENIZER};
 use shake_plumbing::{Context, Error, Result};
 
 use crate::batch::{self, WriteArgs};
@@ -47,10 +47,9 @@ pub struct UndoPlan {
     pub undoes: Option<String>,
 }
 
-/// Plans the undo of every fold in `wall` (derived from `projection`), counting as it goes
-/// (`status`: nothing tokenized ahead).
+/// Plans the undo of every fold in `wall` (derived from `projection`).
 pub fn undo_plan(projection: &View<'_, '_>, wall: &Wall, tok: &Tokenizer) -> UndoPlan {
-    plan_undo(projection, wall, tok, None, false)
+    plan_undo(projection, wall, tok, None)
 }
 
 /// Plans the undo of the most recent fold with regions still on `wall` (`undo --last`): its
@@ -64,15 +63,15 @@ pub fn undo_last_plan(projection: &View<'_, '_>, wall: &Wall, tok: &Tokenizer) -
         .map(|(i, _)| session.entries[*i].id.to_string())
         .find(|id| wall.items.iter().any(|it| it.log == *id));
     match last {
-        Some(log) => plan_undo(projection, wall, tok, Some(log), true),
+        Some(log) => plan_undo(projection, wall, tok, Some(log)),
         None => UndoPlan { edits: Vec::new(), tokens_restored: 0, undoes: None },
     }
 }
 
 /// Plans an undo of every fold, or of fold log entry `undoes` only. Only the targets are
-/// counted, before and after: with `ahead`, what the cache lacks of their pieces is tokenized
-/// first, on every core (not the whole context's).
-fn plan_undo(projection: &View<'_, '_>, wall: &Wall, tok: &Tokenizer, undoes: Option<String>, ahead: bool) -> UndoPlan {
+/// counted, before and after, in one pass over their pieces when the cache holds them (what it
+/// lacks is tokenized on every core: [`Tokenizer::count_each`]), not the whole context's.
+fn plan_undo(projection: &View<'_, '_>, wall: &Wall, tok: &Tokenizer, undoes: Option<String>) -> UndoPlan {
     let (mut planned, mut contents) = (Vec::new(), Vec::new());
     for index in wall.targets() {
         // The fold's name for the entry (pi: its id; Claude Code: the tool_use_id).
@@ -102,28 +101,22 @@ fn plan_undo(projection: &View<'_, '_>, wall: &Wall, tok: &Tokenizer, undoes: Op
         contents.push(content);
     }
     let parsed: Vec<_> = contents.iter().map(|c| projection.parse_content(Some(c))).collect();
-    if ahead {
-        tok.prefetch_with(|sink| {
-            for ((_, index, pos), content) in planned.iter().zip(&parsed) {
-                projection.pieces(*pos, sink);
-                projection.pieces_with(*index, content, sink);
-            }
-        });
-    }
-    let counts: Vec<(u64, u64)> = planned
-        .iter()
-        .zip(&parsed)
-        .map(|((_, index, pos), content)| {
-            (entry_tokens(projection, *pos, tok), tokens_with(projection, *index, content, tok))
-        })
-        .collect();
+    // Thing 2k is target k as the model sees it now, 2k + 1 with its content restored.
+    let counts = tok.count_each(2 * planned.len(), |i, sink| {
+        let ((_, index, pos), content) = (&planned[i / 2], &parsed[i / 2]);
+        match i % 2 {
+            0 => projection.pieces(*pos, sink),
+            _ => projection.pieces_with(*index, content, sink),
+        }
+    });
     drop(parsed);
     let mut restored = 0;
     let edits = planned
         .into_iter()
         .zip(contents)
-        .zip(counts)
-        .map(|(((target, index, _), content), (before, after))| {
+        .zip(counts.chunks_exact(2))
+        .map(|(((target, index, _), content), counts)| {
+            let (before, after) = (counts[0], counts[1]);
             restored += after.saturating_sub(before);
             TargetEdit { target, index, content, before, after }
         })
@@ -143,7 +136,7 @@ pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
     let wall = Wall::at(&projection);
     let plan = match args.last {
         true => undo_last_plan(&projection, &wall, &tok),
-        false => plan_undo(&projection, &wall, &tok, None, true),
+        false => plan_undo(&projection, &wall, &tok, None),
     };
     let data = |repairs| log_data(&projection, &plan, &tok, repairs);
     if args.write.plan {
@@ -169,8 +162,30 @@ pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
         }
         return Ok(0);
     }
-    let outcome = batch::commit(ctx, &projection, &args.write, &wall, &plan.edits, data)?;
+    let mut outcome = batch::commit(ctx, &projection, &args.write, &wall, &plan.edits, data)?;
+    let after = outcome.after.take();
     let leaf_id = session.entries[leaf].id.to_string();
+    let printed = report(ctx, args, (&file, &rev), (&plan, &tok), &outcome, &leaf_id, out);
+    // The batch is imported once the session is let go: the import's memory never adds to it.
+    drop(plan);
+    drop(wall);
+    drop(projection);
+    drop(session);
+    drop(file);
+    batch::store(ctx, after);
+    printed.map(|()| 0)
+}
+
+/// Prints what an undo appended (or, in a dry run, would append).
+fn report(
+    ctx: &Context,
+    args: &UndoArgs,
+    (file, rev): (&SessionFile, &Rev),
+    (plan, tok): (&UndoPlan, &Tokenizer),
+    outcome: &batch::Outcome,
+    leaf_id: &str,
+    out: &mut dyn Write,
+) -> Result<()> {
     if args.write.json {
         let targets: Vec<_> = plan
             .edits
@@ -186,19 +201,18 @@ pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
             "targets": targets,
             "appended": outcome.appended,
             "leafBefore": leaf_id,
-            "leafAfter": outcome.appended.last().unwrap_or(&leaf_id),
+            "leafAfter": outcome.appended.last().map_or(leaf_id, String::as_str),
             "resumePointMoved": outcome.moved,
             "undoes": plan.undoes,
         });
         shake_plumbing::output::write_json(out, &value)?;
-        return Ok(0);
+        return Ok(());
     }
     let paint = Paint::new(ctx);
-    crate::render::write_session_line(out, ctx, &rev, &file.path)?;
+    crate::render::write_session_line(out, ctx, rev, &file.path)?;
     let prefix = if args.write.dry_run { "[dry-run] · " } else { "" };
-    writeln!(out, "{prefix}{}", paint.strong(&summary(&plan, &tok)))?;
-    batch::notices(out, paint, &outcome, args.write.dry_run, &leaf_id)?;
-    Ok(0)
+    writeln!(out, "{prefix}{}", paint.strong(&summary(plan, tok)))?;
+    batch::notices(out, paint, outcome, args.write.dry_run, leaf_id)
 }
 
 /// `shake undo` on a host whose folds are forks (Claude Code): writes a session whose folded
