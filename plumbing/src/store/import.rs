@@ -629,6 +629,9 @@ fn row_session(
     Ok(ids.next().filter(|id| super::row::safe(id)))
 }
 
+/// One line's id and parent, as this process wrote it.
+type Written<'a> = (&'a str, Option<&'a str>);
+
 /// Adds every line of `file` from byte `start` on to `objects`, and a node for each tree entry,
 /// advancing `resume`; with `rows` (a session id), lines naming it become row objects without
 /// it. The file's line table and decoded text are used as they are: each line is hashed and
@@ -637,7 +640,7 @@ fn row_session(
 fn read_lines(
     store: &Store,
     host: &dyn Host,
-    (file, start, made): (&SessionFile, usize, Option<&[(&str, Option<&str>)]>),
+    (file, start, made): (&SessionFile, usize, Option<&[Written<'_>]>),
     (resume, rows): (&mut Resume, Option<&str>),
     warnings: &mut Vec<Warning>,
     objects: &mut Objects,
