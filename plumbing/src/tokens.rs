@@ -164,15 +164,11 @@ impl Tokenizer {
     /// Tokenizes, on every core, the texts of `view` the cache does not hold yet, so the
     /// counts that follow are lookups. Does nothing without a cache or for `pi`.
     pub fn prefetch(&self, view: &View<'_, '_>) {
-        self.prefetch_with(|sink| (0..view.context.len()).for_each(|pos| view.pieces(pos, sink)));
-    }
-
-    /// [`Tokenizer::prefetch`] of the pieces `feed` gives (what a command is about to count,
-    /// when that is not the whole context).
-    pub fn prefetch_with(&self, feed: impl FnOnce(&mut dyn Pieces)) {
         let Some(cache) = self.cache else { return };
         let mut misses = Misses { cache, seen: Default::default(), texts: Vec::new() };
-        feed(&mut misses);
+        for pos in 0..view.context.len() {
+            view.pieces(pos, &mut misses);
+        }
         self.prefetch_texts(misses.texts);
     }
 
