@@ -379,6 +379,7 @@ pub fn js_string(s: &str) -> String {
 /// skipping over strings (to their first unescaped quote) and counting brackets. Most of a command's reading of many
 /// small entries was serde_json checking the same bytes again for each reader.
 pub mod trusted {
+    use super::skip_ws as ws;
     use serde_json::value::RawValue;
 
     /// The members of an object as (key, value), or `None` when `raw` is not an object; an item
@@ -445,13 +446,6 @@ pub mod trusted {
             Some(b',') => ws(b, i + 1),
             _ => i,
         }
-    }
-
-    pub fn ws(b: &[u8], mut i: usize) -> usize {
-        while b.get(i).is_some_and(|c| matches!(c, b' ' | b'\t' | b'\n' | b'\r')) {
-            i += 1;
-        }
-        i
     }
 
     /// The end of the value that starts at `i`.

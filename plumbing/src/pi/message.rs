@@ -30,7 +30,7 @@ fn blocks_at(text: &str, open: usize) -> (Vec<Block<'_>>, usize) {
     let b = text.as_bytes();
     // Most content is one block: room for one, not the four a collect starts with.
     let mut blocks = Vec::with_capacity(1);
-    let mut i = trusted::ws(b, open + 1);
+    let mut i = crate::json::skip_ws(b, open + 1);
     while !matches!(b.get(i), None | Some(b']')) {
         let read = (b[i] == b'{').then(|| Slots::read_at(text, i, &BLOCK_KEYS, |_, _| None)).flatten();
         let (kind, end) = match read {
@@ -172,7 +172,7 @@ impl<'a> Head<'a> {
     /// its content, walked the content twice).
     pub fn parse_with_content(raw: &'a RawValue) -> Option<(Head<'a>, Content<'a>)> {
         let text = raw.get();
-        let open = trusted::ws(text.as_bytes(), 0);
+        let open = crate::json::skip_ws(text.as_bytes(), 0);
         (text.as_bytes().get(open) == Some(&b'{')).then_some(())?;
         let mut read: Option<(usize, Vec<Block<'a>>)> = None;
         let (o, _) = Slots::read_at(text, open, &MESSAGE_KEYS, |slot, start| {
@@ -266,7 +266,7 @@ struct Slots<'a, 'k> {
 impl<'a, 'k> Slots<'a, 'k> {
     /// Reads `raw` (`None` when it is not an object) for at most 16 `keys`.
     fn parse(raw: &'a RawValue, keys: &'k [&'k str]) -> Option<Slots<'a, 'k>> {
-        let open = trusted::ws(raw.get().as_bytes(), 0);
+        let open = crate::json::skip_ws(raw.get().as_bytes(), 0);
         (raw.get().as_bytes().get(open) == Some(&b'{')).then_some(())?;
         Some(Self::read_at(raw.get(), open, keys, |_, _| None)?.0)
     }
