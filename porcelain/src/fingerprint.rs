@@ -40,6 +40,7 @@ impl Bloom {
     }
 
     /// The filter's size in bytes.
+    #[cfg(test)]
     pub fn len_bytes(&self) -> usize {
         self.bits.len() * 8
     }
