@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use crate::host::Session;
+use crate::tokens::bpe::{self, Bpe};
 use crate::tokens::{Tokenizer, TokenizerName};
 use crate::{Context, Result};
 
@@ -53,6 +54,10 @@ pub struct TokenCache {
     tokenizer: TokenizerName,
     path: Option<PathBuf>,
     inner: Mutex<Inner>,
+    /// Where the store keeps the tokenizer's BPE table (none for a cache in memory).
+    table: Option<PathBuf>,
+    /// What was wrong with the table, told when the cache is saved (which has the context).
+    bpe_problem: Mutex<Option<String>>,
 }
 
 #[derive(Debug, Default)]
@@ -78,7 +83,7 @@ pub struct CacheStats {
 impl TokenCache {
     /// Returns an empty cache that is never saved (tests, `--no-cache`).
     pub fn in_memory(tokenizer: TokenizerName) -> TokenCache {
-        TokenCache { tokenizer, path: None, inner: Mutex::new(Inner::default()) }
+        TokenCache::blank(tokenizer)
     }
 
     /// Loads the cache for `tokenizer` from the store; a missing file gives an empty cache, a
@@ -101,7 +106,27 @@ impl TokenCache {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => ctx.warn(format_args!("{}: cannot read the token cache ({e}); rebuilding it", path.display())),
         }
-        TokenCache { tokenizer, path: Some(path), inner: Mutex::new(inner) }
+        TokenCache {
+            path: Some(path),
+            inner: Mutex::new(inner),
+            table: Some(bpe::table_path(&ctx.store_dir, tokenizer)),
+            ..TokenCache::blank(tokenizer)
+        }
+    }
+
+    fn blank(tokenizer: TokenizerName) -> TokenCache {
+        TokenCache { tokenizer, path: None, inner: Mutex::default(), table: None, bpe_problem: Mutex::default() }
+    }
+
+    /// Returns what counts the texts this cache lacks: the table the store keeps next to the
+    /// cache (built and kept there on first use) or, for a cache in memory, one built for the
+    /// process; either is made once per process ([`bpe::shared`]).
+    pub fn bpe(&self) -> &'static Bpe {
+        let (bpe, problem) = bpe::shared(self.tokenizer, self.table.as_deref());
+        if problem.is_some() {
+            *self.bpe_problem.lock().unwrap_or_else(|e| e.into_inner()) = problem;
+        }
+        bpe
     }
 
     /// The tokenizer whose counts this holds.
@@ -147,6 +172,9 @@ impl TokenCache {
     /// Writes the cache back if it learned anything (temporary file, then rename). Failing to
     /// save is a warning, never an error: the counts are recomputed next time.
     pub fn save(&self, ctx: &Context) {
+        if let Some(problem) = self.bpe_problem.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            ctx.warn(format_args!("{problem}"));
+        }
         let Some(path) = &self.path else { return };
         if let Err(e) = self.write(path) {
             ctx.warn(format_args!("{}: cannot save the token cache: {e}", path.display()));

@@ -4,13 +4,15 @@
 //! message count ([`crate::host::View::pieces`]); a tokenizer counts them. `pi` is pi 1.6.0's
 //! `estimateTokens` exactly (the pi host's estimate: per message `ceil(chars / 4)` in UTF-16
 //! code units, images 4,800 chars). `o200k` and `cl100k` count the same pieces with tiktoken's
-//! BPE (images 1,200 tokens); their tables load lazily, on first use only. `calibrated` is one of
+//! BPE (images 1,200 tokens), with counting code of ours ([`bpe`]) over tables the store keeps
+//! ready to map; the tables load lazily, on first use only. `calibrated` is one of
 //! those scaled by a ratio measured against the provider's own usage (`docs/tokens.md`).
 //!
 //! A [`Tokenizer`] may carry a [`TokenCache`]: BPE counts are then looked up by content hash and
 //! only new text is tokenized. Everything that counts (count-tokens, tokens, fold, meter) goes
 //! through [`Tokenizer`], so they all share one cache and one definition of a token.
 
+pub mod bpe;
 pub mod js_json;
 
 use std::fmt;
@@ -18,6 +20,7 @@ use std::str::FromStr;
 
 use crate::host::{Host, HostKind, View};
 use crate::token_cache::{self, TokenCache};
+use bpe::Bpe;
 
 /// An image's cost in tokens for every BPE tokenizer (what pi's estimate gives one).
 pub const IMAGE_TOKENS: u64 = 1_200;
@@ -144,12 +147,21 @@ impl Tokenizer {
             Some(cache) => {
                 let key = token_cache::key(text);
                 cache.get(&key).unwrap_or_else(|| {
-                    let n = bpe_count(self.base, text);
+                    let n = self.counter().count(text);
                     cache.insert(key, n);
                     n
                 })
             }
-            _ => bpe_count(self.base, text),
+            _ => self.counter().count(text),
+        }
+    }
+
+    /// Returns what counts this tokenizer's BPE tokens: the cache's table, mapped from the store,
+    /// or one built for this process when there is no cache.
+    fn counter(&self) -> &'static Bpe {
+        match self.cache {
+            Some(cache) => cache.bpe(),
+            None => bpe::shared(self.base, None).0,
         }
     }
 
@@ -230,15 +242,16 @@ impl Tokenizer {
             chunks[(filled * threads / total.max(1)).min(threads - 1)].push(part);
             filled += part.1.len();
         }
-        let base = self.base;
+        let counter = self.counter();
         let counts: Vec<u64> = vec![0; texts.len()];
         let counts = std::sync::Mutex::new(counts);
         std::thread::scope(|s| {
             for chunk in chunks {
                 let (texts, counts) = (&texts, &counts);
                 s.spawn(move || {
+                    let counter = counter.for_thread();
                     for (t, range) in chunk {
-                        let n = bpe_count(base, &texts[*t].1[range.clone()]);
+                        let n = counter.count(&texts[*t].1[range.clone()]);
                         counts.lock().unwrap_or_else(|e| e.into_inner())[*t] += n;
                     }
                 });
@@ -289,14 +302,6 @@ pub const DEFAULT_TOKENIZER: TokenizerName = TokenizerName::O200k;
 
 /// The tokenizer `calibrated` scales.
 pub const CALIBRATION_BASE: TokenizerName = TokenizerName::O200k;
-
-fn bpe_count(name: TokenizerName, text: &str) -> u64 {
-    match name {
-        TokenizerName::O200k => tiktoken_rs::o200k_base_singleton().count_ordinary(text) as u64,
-        TokenizerName::Cl100k => tiktoken_rs::cl100k_base_singleton().count_ordinary(text) as u64,
-        TokenizerName::Pi | TokenizerName::Calibrated => 0,
-    }
-}
 
 /// Receives the pieces messages are counted from, in the host's order.
 pub trait Pieces {
@@ -551,14 +556,14 @@ mod tests {
             text.push_str(rows[i % rows.len()]);
         }
         for name in [TokenizerName::O200k, TokenizerName::Cl100k] {
-            let whole = bpe_count(name, &text);
+            let whole = bpe::shared(name, None).0.count(&text);
             for parts in [2, 3, 7, 64] {
                 let cuts = cuts(&text, parts);
                 assert!(!cuts.is_empty());
                 let mut sum = 0;
                 let mut start = 0;
                 for cut in cuts.into_iter().chain([text.len()]) {
-                    sum += bpe_count(name, &text[start..cut]);
+                    sum += bpe::shared(name, None).0.count(&text[start..cut]);
                     start = cut;
                 }
                 assert_eq!(sum, whole, "{name} in {parts} parts");
@@ -575,7 +580,7 @@ mod tests {
         assert_eq!(misses.texts.len(), 1);
         let o = Tokenizer::new(TokenizerName::O200k).with_cache(cache);
         o.prefetch_texts(misses.texts);
-        assert_eq!(cache.get(&token_cache::key(&big)), Some(bpe_count(TokenizerName::O200k, &big)));
+        assert_eq!(cache.get(&token_cache::key(&big)), Some(bpe::shared(TokenizerName::O200k, None).0.count(&big)));
     }
 
     #[test]
