@@ -1030,7 +1030,7 @@ fn read_own(
     let mut block = vec![0; committed - resume_at];
     if file.read_exact_at(&mut first, 0).is_err()
         || file.read_exact_at(&mut block, resume_at as u64).is_err()
-        || !reads_back(&file, committed as u64, own.bytes)
+        || !crate::append::reads_back(&file, committed as u64, own.bytes)
     {
         return Ok(None);
     }
@@ -1044,20 +1044,6 @@ fn read_own(
     }
     let Some(host) = head_host(path, first, forced) else { return Ok(None) };
     Ok(Some(tail_read(path, host, own.bytes.clone(), committed, prover)))
-}
-
-/// Tells whether `file` holds `bytes` from offset `at` on, read a block at a time (never a copy
-/// of all of them).
-fn reads_back(file: &std::fs::File, at: u64, bytes: &[u8]) -> bool {
-    use std::os::unix::fs::FileExt;
-    let mut buf = vec![0; HEAD_BYTES.min(bytes.len())];
-    let mut offset = at;
-    bytes.chunks(HEAD_BYTES).all(|want| {
-        let got = &mut buf[..want.len()];
-        let same = file.read_exact_at(got, offset).is_ok() && got == want;
-        offset += want.len() as u64;
-        same
-    })
 }
 
 /// Decides where to start: after the committed prefix when the file still starts with it, else
