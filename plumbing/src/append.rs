@@ -177,20 +177,23 @@ pub fn append(path: &Path, snapshot: &Snapshot, batch: &[u8]) -> Result<Appended
         Err(std::fs::TryLockError::Error(e)) => return Err(io("lock")(e)),
     }
     let before = check_unchanged(&mut file, path, snapshot)?;
-    let mut bytes = Vec::with_capacity(batch.len() + 1);
-    match snapshot.ending {
-        Ending::Clean => {}
+    // One write; the batch is copied only behind a newline (batches are megabytes).
+    let terminated;
+    let bytes = match snapshot.ending {
+        Ending::Clean => batch,
         // Terminate our own torn line first, as pi's loader would: it stays a skipped line.
-        Ending::TornShakeLine => bytes.push(b'\n'),
+        Ending::TornShakeLine => {
+            terminated = [&b"\n"[..], batch].concat();
+            &terminated[..]
+        }
         Ending::Partial => return Err(AppendError::PartialLine { path: path.to_path_buf() }),
-    }
-    bytes.extend_from_slice(batch);
+    };
     if let Some(ms) = std::env::var(DELAY_ENV).ok().and_then(|v| v.parse().ok()) {
         std::thread::sleep(Duration::from_millis(ms));
     }
-    file.write_all(&bytes).map_err(io("append to"))?;
+    file.write_all(bytes).map_err(io("append to"))?;
     file.sync_all().map_err(io("fsync"))?;
-    let at = landed_at(&file, path, snapshot.len, &bytes)?;
+    let at = landed_at(&file, path, snapshot.len, bytes)?;
     let after = Stamp::of_meta(&file.metadata().map_err(io("stat"))?);
     let foreign = (at > snapshot.len).then_some(snapshot.len..at);
     Ok(Appended { len: at + bytes.len() as u64, foreign, before, after })
@@ -201,8 +204,7 @@ pub fn append(path: &Path, snapshot: &Snapshot, batch: &[u8]) -> Result<Appended
 /// local file, so the bytes are there whole.
 fn landed_at(file: &File, path: &Path, from: u64, bytes: &[u8]) -> Result<u64, AppendError> {
     let io = |source| AppendError::Io(FileError { path: path.to_path_buf(), doing: "read back", source });
-    let mut here = vec![0; bytes.len()];
-    if file.read_exact_at(&mut here, from).is_ok() && here == bytes {
+    if reads_back(file, from, bytes) {
         return Ok(from);
     }
     let len = file.metadata().map_err(io)?.len();
@@ -212,6 +214,22 @@ fn landed_at(file: &File, path: &Path, from: u64, bytes: &[u8]) -> Result<u64, A
         Some(i) => Ok(from + i as u64),
         None => Err(AppendError::Vanished { path: path.to_path_buf() }),
     }
+}
+
+/// How much of the bytes [`reads_back`] reads at a time.
+const READ_BACK: usize = 1 << 20;
+
+/// Tells whether `file` holds `bytes` from offset `at` on, read a block at a time (never a copy
+/// of all of them: a batch is megabytes).
+pub fn reads_back(file: &File, at: u64, bytes: &[u8]) -> bool {
+    let mut buf = vec![0; READ_BACK.min(bytes.len())];
+    let mut offset = at;
+    bytes.chunks(READ_BACK).all(|want| {
+        let got = &mut buf[..want.len()];
+        let same = file.read_exact_at(got, offset).is_ok() && got == want;
+        offset += want.len() as u64;
+        same
+    })
 }
 
 /// Returns the refusal for a file that ends in a partial line shake did not write.

@@ -5,6 +5,7 @@
 //! announced edits are missing from the path (see [`crate::wall::Torn`]), or a torn last line.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 
 use serde_json::value::RawValue;
 use shake_plumbing::append::{self, ending, recently_written, Ending, Snapshot};
@@ -88,8 +89,8 @@ pub fn after_batches(session: &Session<'_>, mut leaf: usize) -> usize {
 #[derive(Debug, Default)]
 pub struct Outcome {
     /// What the store has still to learn of the batch appended (none for a dry run or when
-    /// nothing was written): the caller runs [`AfterWrite::store`] once it has let go of the
-    /// session, so the import never holds its memory on top of the session's.
+    /// nothing was written): left for [`write_then_store`] to store once the session is let go,
+    /// so the import never holds its memory on top of the session's.
     pub after: Option<AfterWrite>,
     /// Ids appended, log entry first (empty for a dry run or when there was nothing to do).
     pub appended: Vec<String>,
@@ -130,12 +131,38 @@ pub fn commit(
     Ok(outcome)
 }
 
-/// Stores what a write left for the store ([`Outcome::after`]), if anything: a command calls it
-/// once it has let go of its session, view and plan.
-pub fn store(ctx: &Context, after: Option<AfterWrite>) {
-    if let Some(after) = after {
-        after.store(ctx);
+/// What a write leaves for the store to learn once the command has let go of what it read.
+pub enum Leftover {
+    /// Nothing (a dry run, a plan for a host, nothing to write).
+    Nothing,
+    /// A batch appended to the session file ([`Outcome::after`]; boxed: it is large, the
+    /// others are not).
+    Appended(Option<Box<AfterWrite>>),
+    /// A new session file written (a fork host's fold or undo), to import.
+    Written(Option<PathBuf>),
+}
+
+/// Runs a fold's or undo's `work` on the session file read, then stores what it left. `work`
+/// makes the session, view, wall and plan as its own locals: they are let go when it returns
+/// (the last made first, each before what it borrows), then the file, and only then is the
+/// write imported, so the import's memory never adds to theirs and the command never maps two
+/// files. `work` returns the command's result (a failure to print still stores the write) with
+/// what it left.
+pub fn write_then_store(
+    ctx: &Context,
+    file: SessionFile,
+    work: impl FnOnce(&SessionFile) -> Result<(Result, Leftover)>,
+) -> Result {
+    let (result, leftover) = work(&file)?;
+    drop(file);
+    match leftover {
+        Leftover::Nothing | Leftover::Appended(None) | Leftover::Written(None) => {}
+        Leftover::Appended(Some(after)) => after.store(ctx),
+        Leftover::Written(Some(path)) => {
+            shake_plumbing::store::touch::import(ctx, &path);
+        }
     }
+    result
 }
 
 /// Refuses files shake must not append to: v1/v2 sessions (pi rewrites them on open) and files

@@ -147,7 +147,7 @@ fn fold_stores_overlays_fsck_recomputes_them_and_gc_keeps_every_version() {
         .find(|o| o["leaf"] == f.leaf.as_str())
         .expect("overlay of the folded leaf");
     assert_eq!(leaf_overlay["wall"]["items"][0]["log"], f.log.as_str());
-    // status reads the stored overlay back: the same report as derived from the path.
+    // status derives the wall whether the store holds its overlay or not: the same report.
     let stored = env.ok(&["status", f.p(), "--json"]);
     // (Without the packed refs and states, status imports the file again and derives the wall.)
     std::fs::rename(env.store().join("packed"), env.dir.path().join("packed")).unwrap();

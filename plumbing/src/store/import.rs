@@ -478,12 +478,14 @@ fn prepare_known(
                     _ => None,
                 };
                 let trusted = match own {
-                    Some(own) => read_own(path, head, own, forced)?,
+                    Some(own) => read_own(path, (&key, head), own, forced)?,
                     None => None,
                 };
-                let read = match trusted {
-                    Some(read) => Some(read),
-                    None => read_tail(path, head, (size, mtime_ns), forced)?,
+                let read = match (trusted, known.file().filter(|f| f.stamp().is_some_and(|s| still(path, s)))) {
+                    (Some(read), _) => Some(read),
+                    // The caller's bytes are the file's: proven in memory, never read again.
+                    (None, Some(file)) => read_known(&key, head, file, forced)?,
+                    (None, None) => read_tail(path, head, (size, mtime_ns), forced)?,
                 };
                 // The lines read are the writer's, byte for byte (the old bytes trusted or
                 // proven): their tree is known.
@@ -527,7 +529,8 @@ fn prepare_known(
     }
     let base = match (resume, previous) {
         (Some(resume), Some((head, _))) => Base {
-            start: read.origin,
+            // Where the new lines start (the read may hold the bytes before it too: `read_known`).
+            start: head.committed as usize,
             resume,
             parent: Some(ObjectId(head.version)),
             session_id: head.session_id,
@@ -888,6 +891,73 @@ fn read_tail(
     Ok(Some(tail_read(path, host, data.into(), committed, prover)))
 }
 
+/// Tells whether the path still shows the file of `stamp` (same inode, size and mtime).
+fn still(path: &Path, stamp: Stamp) -> bool {
+    Stamp::of(path).ok() == Some(stamp)
+}
+
+/// [`read_tail`] of a file the caller has read whole (`file`, still the one at its path): the
+/// committed prefix is proven from those bytes instead of read again, and the proof is
+/// remembered with the file's stamp ([`Proven`]). `None` (read the whole file instead) when the
+/// prefix changed or the state is of format 2.
+fn read_known<'a>(
+    key: &str,
+    head: &FileState,
+    file: &'a SessionFile,
+    forced: Option<HostKind>,
+) -> Result<Option<Read<'a>>, ImportError> {
+    let (Ok(committed), Some(proof), Some(stamp)) =
+        (usize::try_from(head.committed), head.prefix.proof(), file.stamp())
+    else {
+        return Ok(None);
+    };
+    let bytes = file.raw();
+    if committed == 0 || committed > bytes.len() || proof.len != head.committed {
+        return Ok(None);
+    }
+    let mut prover = Prover::default();
+    prover.update(&bytes[..committed]);
+    if prover.proof() != *proof {
+        return Ok(None);
+    }
+    prover.update(&bytes[committed..]);
+    let whole = prover.proof();
+    Proven::remember(key, stamp, &whole);
+    let host = host::detect(file, forced)?;
+    Ok(Some(Read { host, file: ReadFile::Known(file), origin: 0, prover: Prover::default(), proof: whole }))
+}
+
+/// What this process proved of a file's bytes by their content: the file's key, its stamp
+/// then, and the proof. The import after the process's own append to that file trusts the old
+/// bytes by it when the append found the file at that stamp ([`read_own`]), though the state,
+/// written within a second of an earlier write, has no mtime to compare (as an undo right after
+/// a fold finds it): the bytes were hashed moments ago in this process, not a second time.
+#[derive(Clone, PartialEq, Eq)]
+struct Proven {
+    key: String,
+    stamp: Stamp,
+    proof: Proof,
+}
+
+/// What this process proved, by file key (a command proves one or two files; a test process
+/// many, on several threads).
+static PROVEN: std::sync::Mutex<Vec<Proven>> = std::sync::Mutex::new(Vec::new());
+
+impl Proven {
+    fn remember(key: &str, stamp: Stamp, proof: &Proof) {
+        let mut all = PROVEN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        all.retain(|p| p.key != key);
+        all.push(Proven { key: key.to_string(), stamp, proof: proof.clone() });
+    }
+
+    /// Tells whether this process proved the file of `key`, at `stamp`, to hold the bytes of
+    /// `proof`.
+    fn holds(key: &str, stamp: Stamp, proof: &Proof) -> bool {
+        let all = PROVEN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        all.iter().any(|p| p.key == key && p.stamp == stamp && p.proof == *proof)
+    }
+}
+
 /// The read of the bytes after `origin`, `prover` holding the proof of those before.
 fn tail_read(path: &Path, host: &'static dyn Host, data: Bytes, origin: usize, prover: Prover) -> Read<'static> {
     let mut whole = prover.clone();
@@ -913,6 +983,8 @@ fn head_host(path: &Path, mut first: Vec<u8>, forced: Option<HostKind>) -> Optio
 ///   the descriptor it wrote (same size, same mtime, the state's mtime a real one: an import
 ///   within a second of a write remembers 0) and its committed prefix is the whole of it: the
 ///   same identity (size and mtime) the store trusts to call a file unchanged with one `stat`;
+///   or, when the state's mtime is racy (0), this process proved the file's bytes to be the
+///   state's by their content at the very stamp the append found ([`Proven`]);
 /// - the path shows the file the append left (same inode, size and mtime) before and after
 ///   the bytes are read, so no writer came in between (pi does not rewrite in place, and a
 ///   rename over the file changes the inode);
@@ -925,16 +997,20 @@ fn head_host(path: &Path, mut first: Vec<u8>, forced: Option<HostKind>) -> Optio
 /// over the old bytes within one command, which read and checked them already.
 fn read_own(
     path: &Path,
-    head: &FileState,
+    (key, head): (&str, &FileState),
     own: &OwnAppend<'_>,
     forced: Option<HostKind>,
 ) -> Result<Option<Read<'static>>, ImportError> {
     let appended = own.append;
     use std::os::unix::fs::FileExt;
     let Some(proof) = head.prefix.proof() else { return Ok(None) };
+    let described = match head.mtime_ns {
+        // Racy: the state has no mtime, but this process may have proven the bytes at the stamp.
+        0 => head.size == appended.before.len && Proven::holds(key, appended.before, proof),
+        mtime => (head.size, mtime) == (appended.before.len, appended.before.mtime_ns()),
+    };
     let trusted = appended.foreign.is_none()
-        && head.mtime_ns != 0
-        && (head.size, head.mtime_ns) == (appended.before.len, appended.before.mtime_ns())
+        && described
         && head.committed == head.size
         && proof.len == head.committed
         && appended.after.len > head.size;
@@ -954,7 +1030,7 @@ fn read_own(
     let mut block = vec![0; committed - resume_at];
     if file.read_exact_at(&mut first, 0).is_err()
         || file.read_exact_at(&mut block, resume_at as u64).is_err()
-        || !reads_back(&file, committed as u64, own.bytes)
+        || !crate::append::reads_back(&file, committed as u64, own.bytes)
     {
         return Ok(None);
     }
@@ -968,20 +1044,6 @@ fn read_own(
     }
     let Some(host) = head_host(path, first, forced) else { return Ok(None) };
     Ok(Some(tail_read(path, host, own.bytes.clone(), committed, prover)))
-}
-
-/// Tells whether `file` holds `bytes` from offset `at` on, read a block at a time (never a copy
-/// of all of them).
-fn reads_back(file: &std::fs::File, at: u64, bytes: &[u8]) -> bool {
-    use std::os::unix::fs::FileExt;
-    let mut buf = vec![0; HEAD_BYTES.min(bytes.len())];
-    let mut offset = at;
-    bytes.chunks(HEAD_BYTES).all(|want| {
-        let got = &mut buf[..want.len()];
-        let same = file.read_exact_at(got, offset).is_ok() && got == want;
-        offset += want.len() as u64;
-        same
-    })
 }
 
 /// Decides where to start: after the committed prefix when the file still starts with it, else
@@ -1206,6 +1268,55 @@ mod tests {
             age(&path, mtime);
             let landed = append(&path, &Snapshot::of(&changed), line(&format!("n{at}")).as_bytes()).unwrap();
             assert_eq!(own_import(&mut store, &landed, &format!("n{at}")).rewritten, caught, "a change at byte {at}");
+        }
+    }
+
+    /// An own append to a file whose state is racy (mtime 0) trusts the old bytes when this
+    /// process proved them by their content (the command's whole read) at the very stamp the
+    /// append found: a change before the last MiB that keeps the stamp is then not seen, as
+    /// after a state with a real mtime; without that proof the old bytes are proven again.
+    #[test]
+    fn the_import_after_an_own_append_trusts_a_racy_state_this_process_proved() {
+        use crate::append::{append, Snapshot};
+        use crate::proof::BLOCK;
+        let dir = tempfile::tempdir().unwrap();
+        let header = "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/\"}\n";
+        let mut text = header.to_string();
+        let mut parent = "null".to_string();
+        for i in 0..2200 {
+            let pad = "x".repeat(1000);
+            text.push_str(&format!("{{\"type\":\"message\",\"id\":\"e{i}\",\"parentId\":{parent},\"p\":\"{pad}\"}}\n"));
+            parent = format!("\"e{i}\"");
+        }
+        let line = "{\"type\":\"message\",\"id\":\"n\",\"parentId\":\"e2199\"}\n";
+        // A minute ahead: every import sees a write moments ago, so the state stays racy.
+        let ahead = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+        for proved in [true, false] {
+            let path = dir.path().join(format!("s-{proved}.jsonl"));
+            let set = |bytes: &[u8]| {
+                std::fs::write(&path, bytes).unwrap();
+                std::fs::File::options().write(true).open(&path).unwrap().set_modified(ahead).unwrap();
+            };
+            set(text.as_bytes());
+            let mut store = Store::open_dir(&dir.path().join(format!("store-{proved}"))).unwrap();
+            store.import_file(&path, None).unwrap();
+            let key = canonical(&path).unwrap();
+            assert_eq!(store.read_state(&key).unwrap().unwrap().0.mtime_ns, 0);
+            if proved {
+                // The command's read, imported: proven in memory, the state unchanged.
+                let file = SessionFile::read(&path).unwrap();
+                assert!(store.import_read(&file, None).unwrap().unchanged);
+            }
+            let mut changed = text.clone().into_bytes();
+            changed[BLOCK as usize / 2] = b'y';
+            set(&changed);
+            let landed = append(&path, &Snapshot::of(&changed), line.as_bytes()).unwrap();
+            let bytes = Bytes::from(line.as_bytes().to_vec());
+            let own = OwnAppend { append: &landed, bytes: &bytes, entries: &[("n", Some("e2199"))] };
+            let mut batch = store.batch().unwrap();
+            let report = batch.import_appended(&path, None, &own).unwrap();
+            batch.commit().unwrap();
+            assert_eq!(report.rewritten, !proved, "proved by this process: {proved}");
         }
     }
 

@@ -15,7 +15,7 @@ use shake_plumbing::token_cache::open_tokenizer;
 use shake_plumbing::tokens::{TokenizerName, DEFAULT_TOKENIZER};
 use shake_plumbing::{Context, Error, Result};
 
-use crate::batch::{self, WriteArgs};
+use crate::batch::{self, Leftover, WriteArgs};
 use crate::host_plan::{self, Tokens};
 use crate::log_entry::{LogData, LogTarget, VERSION};
 use crate::plan::{plan_with_wall, FoldOptions, Plan};
@@ -96,76 +96,64 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
     }
     let args = &FoldArgs { write, ..args.clone() };
     let (file, rev) = args.write.load(ctx)?;
-    let mut session = shake_plumbing::host::load(&file, ctx.host)?;
-    record::attach(ctx, &mut session);
-    let leaf = batch::write_leaf(ctx, &session, &rev, args.write.dry_run || args.write.plan)?;
-    let in_place = args.in_place.check(&session, args.write.dry_run || args.write.plan)?;
-    let (profile, source) = profile::resolve(ctx, args.profile)?;
-    let projection = View::at(&session, Some(leaf))?;
-    let tokenizer = open_tokenizer(ctx, args.tokenizer, &session)?;
-    // Tokenize what the cache lacks on every core first; the plan's counts are then lookups.
-    tokenizer.prefetch(&projection);
-    let options = FoldOptions { scope: args.scope, profile, tokenizer: *tokenizer };
-    let wall = Wall::at(&projection);
-    let plan = plan_with_wall(&projection, &wall, &options);
-    if args.write.plan {
-        let message = summary(&plan, &source);
-        return host_plan::print(
-            out,
-            &wall,
-            &plan.edits,
-            |r| log_data(&plan, r),
-            Tokens::Freed(plan.tokens_freed),
-            &message,
-        );
-    }
-    if session.host().write_back() == WriteBack::Fork {
-        let written = fork(ctx, args, (&file, &rev), (&session, in_place), leaf, (&plan, &source), out)?;
-        // The fork is imported once the source is let go: the command never maps both files.
-        drop(plan);
-        drop(wall);
-        drop(projection);
-        drop(session);
-        drop(file);
-        if let Some(path) = written {
-            shake_plumbing::store::touch::import(ctx, &path);
+    batch::write_then_store(ctx, file, |file| {
+        let mut session = shake_plumbing::host::load(file, ctx.host)?;
+        record::attach(ctx, &mut session);
+        let leaf = batch::write_leaf(ctx, &session, &rev, args.write.dry_run || args.write.plan)?;
+        let in_place = args.in_place.check(&session, args.write.dry_run || args.write.plan)?;
+        let (profile, source) = profile::resolve(ctx, args.profile)?;
+        let projection = View::at(&session, Some(leaf))?;
+        let tokenizer = open_tokenizer(ctx, args.tokenizer, &session)?;
+        // Tokenize what the cache lacks on every core first; the plan's counts are then lookups.
+        tokenizer.prefetch(&projection);
+        let options = FoldOptions { scope: args.scope, profile, tokenizer: *tokenizer };
+        let wall = Wall::at(&projection);
+        let plan = plan_with_wall(&projection, &wall, &options);
+        if args.write.plan {
+            let message = summary(&plan, &source);
+            let printed = host_plan::print(
+                out,
+                &wall,
+                &plan.edits,
+                |r| log_data(&plan, r),
+                Tokens::Freed(plan.tokens_freed),
+                &message,
+            );
+            return Ok((printed, Leftover::Nothing));
         }
-        return Ok(0);
-    }
-    let mut outcome =
-        batch::commit(ctx, &projection, &args.write, &wall, &plan.edits, |repairs| log_data(&plan, repairs))?;
-    let after = outcome.after.take();
-    let leaf_id = session.entries[leaf].id.to_string();
-    let report = Report {
-        paint: Paint::new(ctx),
-        plan: &plan,
-        source: &source,
-        dry_run: args.write.dry_run,
-        leaf: &leaf_id,
-        outcome: &outcome,
-    };
-    let printed = (|| -> Result<()> {
-        if args.write.json {
-            shake_plumbing::output::write_json(out, &report.json())?;
-        } else {
-            crate::render::write_session_line(out, ctx, &rev, &file.path)?;
-            report.human(out)?;
+        if session.host().write_back() == WriteBack::Fork {
+            let written = fork(ctx, args, (file, &rev), (&session, in_place), leaf, (&plan, &source), out)?;
+            return Ok((Ok(0), Leftover::Written(written)));
         }
-        Ok(())
-    })();
-    // The batch is imported once the session is let go: the import's memory never adds to it.
-    drop(plan);
-    drop(wall);
-    drop(projection);
-    drop(session);
-    drop(file);
-    batch::store(ctx, after);
-    printed.map(|()| 0)
+        let mut outcome =
+            batch::commit(ctx, &projection, &args.write, &wall, &plan.edits, |repairs| log_data(&plan, repairs))?;
+        let after = outcome.after.take();
+        let leaf_id = session.entries[leaf].id.to_string();
+        let report = Report {
+            paint: Paint::new(ctx),
+            plan: &plan,
+            source: &source,
+            dry_run: args.write.dry_run,
+            leaf: &leaf_id,
+            outcome: &outcome,
+        };
+        let printed = (|| -> Result<()> {
+            if args.write.json {
+                shake_plumbing::output::write_json(out, &report.json())?;
+            } else {
+                crate::render::write_session_line(out, ctx, &rev, &file.path)?;
+                report.human(out)?;
+            }
+            Ok(())
+        })();
+        Ok((printed.map(|()| 0), Leftover::Appended(after.map(Box::new))))
+    })
 }
 
 /// `shake fold` on a host that takes a fold as a new session (Claude Code): writes the fork with
 /// the plan's edits (never the source), stores the fold's record under the fork's id, and prints
-/// the command that resumes the fork. Returns the file written, for the caller to import.
+/// the command that resumes the fork. Returns the file written, for the caller to import
+/// ([`Leftover::Written`]).
 fn fork(
     ctx: &Context,
     args: &FoldArgs,

@@ -14,7 +14,7 @@ use shake_plumbing::token_cache::open_tokenizer;
 use shake_plumbing::tokens::{Tokenizer, TokenizerName, DEFAULT_TOKENIZER};
 use shake_plumbing::{Context, Error, Result};
 
-use crate::batch::{self, WriteArgs};
+use crate::batch::{self, Leftover, WriteArgs};
 use crate::host_plan::{self, Tokens};
 use crate::log_entry::{LogData, LogTarget, VERSION};
 use crate::plan::{compose, TargetEdit};
@@ -127,53 +127,41 @@ fn plan_undo(projection: &View<'_, '_>, wall: &Wall, tok: &Tokenizer, undoes: Op
 /// Runs `shake undo`.
 pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.write.load(ctx)?;
-    let mut session = shake_plumbing::host::load(&file, ctx.host)?;
-    record::attach(ctx, &mut session);
-    let leaf = batch::write_leaf(ctx, &session, &rev, args.write.dry_run || args.write.plan)?;
-    let in_place = args.in_place.check(&session, args.write.dry_run || args.write.plan)?;
-    let projection = View::at(&session, Some(leaf))?;
-    let tok = open_tokenizer(ctx, args.tokenizer, &session)?;
-    let wall = Wall::at(&projection);
-    let plan = match args.last {
-        true => undo_last_plan(&projection, &wall, &tok),
-        false => plan_undo(&projection, &wall, &tok, None),
-    };
-    let data = |repairs| log_data(&projection, &plan, &tok, repairs);
-    if args.write.plan {
-        return host_plan::print(
-            out,
-            &wall,
-            &plan.edits,
-            data,
-            Tokens::Restored(plan.tokens_restored),
-            &summary(&plan, &tok),
-        );
-    }
-    if session.host().write_back() == WriteBack::Fork {
-        let written = undo_fork(ctx, args, (&file, &rev), (&session, in_place), (&plan, &tok), data(Vec::new()), out)?;
-        // The new session is imported once the source is let go: the command never maps both.
-        drop(plan);
-        drop(wall);
-        drop(projection);
-        drop(session);
-        drop(file);
-        if let Some(path) = written {
-            shake_plumbing::store::touch::import(ctx, &path);
+    batch::write_then_store(ctx, file, |file| {
+        let mut session = shake_plumbing::host::load(file, ctx.host)?;
+        record::attach(ctx, &mut session);
+        let leaf = batch::write_leaf(ctx, &session, &rev, args.write.dry_run || args.write.plan)?;
+        let in_place = args.in_place.check(&session, args.write.dry_run || args.write.plan)?;
+        let projection = View::at(&session, Some(leaf))?;
+        let tok = open_tokenizer(ctx, args.tokenizer, &session)?;
+        let wall = Wall::at(&projection);
+        let plan = match args.last {
+            true => undo_last_plan(&projection, &wall, &tok),
+            false => plan_undo(&projection, &wall, &tok, None),
+        };
+        let data = |repairs| log_data(&projection, &plan, &tok, repairs);
+        if args.write.plan {
+            let printed = host_plan::print(
+                out,
+                &wall,
+                &plan.edits,
+                data,
+                Tokens::Restored(plan.tokens_restored),
+                &summary(&plan, &tok),
+            );
+            return Ok((printed, Leftover::Nothing));
         }
-        return Ok(0);
-    }
-    let mut outcome = batch::commit(ctx, &projection, &args.write, &wall, &plan.edits, data)?;
-    let after = outcome.after.take();
-    let leaf_id = session.entries[leaf].id.to_string();
-    let printed = report(ctx, args, (&file, &rev), (&plan, &tok), &outcome, &leaf_id, out);
-    // The batch is imported once the session is let go: the import's memory never adds to it.
-    drop(plan);
-    drop(wall);
-    drop(projection);
-    drop(session);
-    drop(file);
-    batch::store(ctx, after);
-    printed.map(|()| 0)
+        if session.host().write_back() == WriteBack::Fork {
+            let written =
+                undo_fork(ctx, args, (file, &rev), (&session, in_place), (&plan, &tok), data(Vec::new()), out)?;
+            return Ok((Ok(0), Leftover::Written(written)));
+        }
+        let mut outcome = batch::commit(ctx, &projection, &args.write, &wall, &plan.edits, data)?;
+        let after = outcome.after.take();
+        let leaf_id = session.entries[leaf].id.to_string();
+        let printed = report(ctx, args, (file, &rev), (&plan, &tok), &outcome, &leaf_id, out);
+        Ok((printed.map(|()| 0), Leftover::Appended(after.map(Box::new))))
+    })
 }
 
 /// Prints what an undo appended (or, in a dry run, would append).
