@@ -180,12 +180,14 @@ pub fn render(tokens: u64, color: bool) -> String {
     }
 }
 
-/// Measures a session at a leaf: the plan a plain `shake fold` would make there, with the wall
-/// read from the leaf's stored overlay (or derived and stored).
+/// Measures a session at a leaf (`at_last`: the host's leaf on load): the plan a plain `shake
+/// fold` would make there, with the wall read from the leaf's stored overlay (or derived and
+/// stored).
 pub fn measure(
     ctx: &Context,
     session: &Session<'_>,
     leaf: Option<usize>,
+    at_last: bool,
     profile: Profile,
     tok: Tokenizer,
 ) -> Result<(Reading, Option<Growth>)> {
@@ -204,7 +206,7 @@ pub fn measure(
         session: session.file.path.clone(),
         leaf_id: leaf.map(|l| session.entries[l].id.to_string()),
     };
-    Ok((reading, Growth::of(&projection, &wall, &options)))
+    Ok((reading, Growth::of(&projection, &wall, &options, at_last)))
 }
 
 /// Reads the session `rev` names and measures it, counting with `tok` (re-calibrated for this
@@ -216,8 +218,10 @@ fn read(ctx: &Context, rev: &RevArgs, profile: Profile, tok: Tokenizer) -> Resul
         TokenizerName::Calibrated => calibrated_for(ctx, &session, tok)?,
         _ => tok,
     };
-    let (reading, growth) = measure(ctx, &session, leaf, profile, tok)?;
-    Ok(Measured { reading, at_last: leaf == session.default_leaf(), growth, proof: Proof::of(file.raw()) })
+    // Without `:LEAF` the leaf is the host's on load (asking again would load Claude Code's chain again).
+    let at_last = rev.entry.is_none() || leaf == session.default_leaf();
+    let (reading, growth) = measure(ctx, &session, leaf, at_last, profile, tok)?;
+    Ok(Measured { reading, at_last, growth, proof: Proof::of(file.raw()) })
 }
 
 /// A reading and what the memo keeps of it.
