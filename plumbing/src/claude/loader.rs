@@ -48,6 +48,9 @@ pub struct Chain {
     /// The chain's end is open: rows appended to the file that hang one after the other from its
     /// last row (the tip) make the chain this one followed by them ([`open_end`]).
     pub open: bool,
+    /// The chain's end is open and ends with the whole of the leaf's API message: appended rows
+    /// may carry on that message ([`joinable`]).
+    pub joinable: bool,
 }
 
 /// The uuid map: Claude Code's `Map<uuid, row>`, in first-insertion order (a duplicate uuid keeps
@@ -110,6 +113,7 @@ pub fn load_at(t: &Transcript, options: LoadOptions, leaf: Option<usize>) -> Cha
             relinked: relinked.is_some(),
             fallbacks: 0,
             open: false,
+            joinable: false,
         };
     };
     let (walk, fallbacks) = walk(t, &map, leaf);
@@ -117,6 +121,7 @@ pub fn load_at(t: &Transcript, options: LoadOptions, leaf: Option<usize>) -> Cha
     let mut chain = recover(t, &map, walk, &mut seen);
     hang_under_leaf(t, &map, leaf, &mut seen, &mut chain);
     let open = fallbacks == 0 && open_end(t, &map, leaf, &chain, relinked.flatten());
+    let joinable = open && joinable(t, &map, &chain);
     Chain {
         rows: chain.iter().map(|u| map.rows[u]).collect(),
         leaf: Some(map.rows[leaf]),
@@ -124,7 +129,34 @@ pub fn load_at(t: &Transcript, options: LoadOptions, leaf: Option<usize>) -> Cha
         relinked: relinked.is_some(),
         fallbacks,
         open,
+        joinable,
     }
+}
+
+/// Tells whether, the chain's end being open, new rows may also carry on the leaf's API
+/// message (the first new rows assistant rows of its `message.id`, the rest as [`open_end`]
+/// says): it is so when the chain ends at the leaf, an assistant row, and the live rows of its
+/// message are the chain's last rows, each the only child of the one before. Then the group
+/// the recovery finds for that message is those rows and the new ones, all on the walk, with
+/// nothing under them off it, so it recovers nothing, and the splice it makes, however far it
+/// now reaches, holds no row it could move or hang a run under (the message's rows are no meta
+/// rows; the new rows after them are as [`open_end`] says).
+fn joinable(t: &Transcript, map: &UuidMap<'_>, chain: &[&str]) -> bool {
+    let Some(&leaf) = chain.last() else { return false };
+    let row = &t.rows[map.rows[leaf]];
+    let Some(id) = row.message_id().filter(|_| row.kind() == "assistant") else { return false };
+    let of_message = |u: &str| {
+        let r = &t.rows[map.rows[u]];
+        r.kind() == "assistant" && r.message_id() == Some(id)
+    };
+    let group: Vec<&str> = map.live().filter(|u| of_message(u)).collect();
+    if group.len() > chain.len() || chain[chain.len() - group.len()..] != group[..] {
+        return false;
+    }
+    let next: HashMap<&str, Option<&str>> =
+        group.iter().enumerate().map(|(i, u)| (*u, group.get(i + 1).copied())).collect();
+    group.windows(2).all(|w| map.parent(w[1]) == Some(w[0]))
+        && map.live().all(|u| map.parent(u).and_then(|p| next.get(p)).is_none_or(|n| *n == Some(u)))
 }
 
 /// Tells whether rows appended after the chain's last row (the tip), each the child of the one

@@ -38,6 +38,9 @@ pub struct ClaudeTail {
     tip: String,
     /// When rows are hung under the leaf (the tip is not the leaf): the last one's timestamp.
     hung: Option<Option<String>>,
+    /// The leaf's API message id, when new rows may carry on that message (the chain ends with
+    /// all of its rows: `loader::joinable`).
+    message: Option<String>,
     /// The session id the rows carry.
     session_id: Option<String>,
     /// The context's calls no result in it answers: id, tool name, arguments (raw JSON).
@@ -81,6 +84,7 @@ impl ClaudeTail {
             leaf: leaf.uuid()?.to_string(),
             tip: tip.uuid()?.to_string(),
             hung: (tip.uuid() != leaf.uuid()).then(|| tip.timestamp().map(str::to_string)),
+            message: leaf.message_id().filter(|_| v.chain.joinable).map(str::to_string),
             session_id: t.session_id().map(str::to_string),
             pending: bounded(pending),
         })
@@ -95,8 +99,9 @@ impl ClaudeTail {
     /// from the one before it (the first from the tip), is no compaction boundary, summary or
     /// side-chain row, and, when it is hung under the leaf (no user or assistant row; Claude
     /// Code sorts those by time), has a timestamp not before the row hung before it; the size
-    /// gate says what it said (the file stays on the same side of 5 MiB). `None` when they do
-    /// not.
+    /// gate says what it said (the file stays on the same side of 5 MiB). The first rows may
+    /// carry on the leaf's API message when the tail allows it; every other message id is new
+    /// (in `fresh`). `None` when they do not.
     pub(crate) fn follow<'a>(&self, appended: &'a SessionFile) -> Option<Followed<'a>> {
         let options = LoadOptions::from_env();
         let len = self.len.checked_add(appended.raw().len() as u64)?;
@@ -112,6 +117,7 @@ impl ClaudeTail {
         let mut uuids = HashSet::new();
         let mut parent = self.tip.as_str();
         let mut hung = self.hung.as_ref().map(Option::as_deref);
+        let mut carried = self.message.as_deref();
         for n in 0..data.nodes.len() {
             let row = data.row(n);
             let uuid = row.uuid()?;
@@ -125,8 +131,10 @@ impl ClaudeTail {
                 _ => Some(row.timestamp()),
             };
             fresh.push(uuid.to_string());
-            if row.kind() == "assistant" {
-                fresh.extend(row.message_id().map(str::to_string));
+            let message = row.message_id().filter(|_| row.kind() == "assistant");
+            if message.is_none() || message != carried {
+                carried = None;
+                fresh.extend(message.map(str::to_string));
             }
             parent = uuid;
         }
@@ -134,6 +142,16 @@ impl ClaudeTail {
         let leaf = match data.last_main() {
             Some(n) => data.row(n).uuid()?.to_string(),
             None => self.leaf.clone(),
+        };
+        let message = match data.nodes.len().checked_sub(1) {
+            None => self.message.clone(),
+            Some(last) => {
+                // The rows of the message the new rows end with: the last ones, all of them.
+                let id = data.row(last).message_id().filter(|_| data.row(last).kind() == "assistant");
+                let of = |n: usize| data.row(n).kind() == "assistant" && data.row(n).message_id() == id;
+                let run = (0..=last).rev().take_while(|&n| of(n)).count();
+                id.filter(|_| (0..last + 1 - run).all(|n| !of(n))).map(str::to_string)
+            }
         };
         let calls: Vec<_> = (0..data.nodes.len()).flat_map(|n| data.calls_of(n)).collect();
         fresh.extend(calls.iter().map(|c| c.id.to_string()));
@@ -158,6 +176,7 @@ impl ClaudeTail {
             leaf,
             tip,
             hung,
+            message,
             session_id: self.session_id.clone(),
             pending: bounded(pending),
         };

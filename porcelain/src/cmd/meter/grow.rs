@@ -599,9 +599,10 @@ mod tests {
     /// Every Claude Code fixture, cut after every line (the big ones in their last 300 lines) and
     /// grown line by line, each cut with a profile of its own: every grown reading is the whole
     /// measure's (tokens, results, blocks, leaf) and the proof of the same bytes. On the
-    /// transcripts that only grow turn by turn the shortcut is taken for nearly every line;
-    /// where the rows join old ones it is not (each `duplicate-uuids` row after the first copy
-    /// reuses a uuid; `missing-parent`'s walk stood in for a parent).
+    /// transcripts that only grow turn by turn (`thinking`'s messages carried on over rows too)
+    /// the shortcut is taken for nearly every line; where the rows join old ones it is not
+    /// (`parallel`'s results hang off the chain, each `duplicate-uuids` row after the first copy
+    /// reuses a uuid, `missing-parent`'s walk stood in for a parent).
     #[test]
     fn claude_transcripts_grown_line_by_line_are_measured_whole() {
         let dir = tempfile::tempdir().unwrap();
@@ -617,9 +618,9 @@ mod tests {
             let (grown, whole) = replay(&dir.path().join(format!("{name}.jsonl")), &bytes, cuts, &fold, &name);
             assert!(grown > 0, "{name}: never grown");
             match name.as_str() {
-                // Rows of one message split over turns, results off the chain, reused uuids, a
-                // stood-in parent: measured whole where they come.
-                "parallel" | "bad-lines" | "thinking" | "duplicate-uuids" | "missing-parent" => {}
+                // Results off the chain, reused uuids, a stood-in parent: measured whole where
+                // they come.
+                "parallel" | "bad-lines" | "duplicate-uuids" | "missing-parent" => {}
                 _ => assert!(whole.len() * 10 <= cuts.len(), "{name}: measured whole at {whole:?}"),
             }
         }
@@ -651,8 +652,9 @@ mod tests {
 
     /// `bash-read` cut after its second tool call (the first answered, the second not), grown by
     /// one append each: the real rows that follow (the pending call's result, then the next
-    /// assistant row) take the shortcut with the whole measure's reading; every append that may
-    /// change how old rows load or count is measured whole.
+    /// assistant row), a result of the pending call and a row carrying on the tip's message take
+    /// the shortcut with the whole measure's reading; every append that may change how old rows
+    /// load or count is measured whole.
     #[test]
     fn claude_appends_that_may_change_old_rows_are_measured_whole() {
         use serde_json::{json, Value};
@@ -697,9 +699,15 @@ mod tests {
             format!("{r}\n").into_bytes()
         };
         assert!(grow(&row(&result, &|_| {})).is_some(), "a result of the pending call");
+        let text = json!([{"type": "text", "text": "and so on"}]);
+        assert!(grow(&row(&tip, &|r| r["message"]["content"] = text.clone())).is_some(), "more of the tip's message");
+        let older = rows[..at].iter().flatten().find(|r| r["type"] == "assistant").unwrap()["message"]["id"].clone();
         let first = rows.iter().flatten().find(|r| r["uuid"].is_string()).unwrap()["uuid"].clone();
         let cases: [(&str, Vec<u8>); 9] = [
-            ("a row of the tip's message", row(&tip, &|_| {})),
+            (
+                "a row of an older message",
+                row(&tip, &|r| (r["message"]["id"], r["message"]["content"]) = (older.clone(), text.clone())),
+            ),
             (
                 "a result of an answered call",
                 row(&result, &|r| r["message"]["content"][0]["tool_use_id"] = json!(answered)),
