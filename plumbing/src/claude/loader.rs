@@ -117,10 +117,13 @@ pub fn load_at(t: &Transcript, options: LoadOptions, leaf: Option<usize>) -> Cha
         };
     };
     let (walk, fallbacks) = walk(t, &map, leaf);
+    // A walk that ended short of a root looked for a stand-in (and found none): a new row with
+    // an older timestamp could be one.
+    let rooted = walk.first().is_some_and(|u| map.parent(u).is_none());
     let mut seen: HashSet<&str> = walk.iter().copied().collect();
     let mut chain = recover(t, &map, walk, &mut seen);
     hang_under_leaf(t, &map, leaf, &mut seen, &mut chain);
-    let open = fallbacks == 0 && open_end(t, &map, leaf, &chain, relinked.flatten());
+    let open = rooted && fallbacks == 0 && open_end(t, &map, leaf, &chain, relinked.flatten());
     let joinable = open && joinable(t, &map, &chain);
     Chain {
         rows: chain.iter().map(|u| map.rows[u]).collect(),
@@ -165,8 +168,8 @@ fn joinable(t: &Transcript, map: &UuidMap<'_>, chain: &[&str]) -> bool {
 /// among them, and timestamps not going back, give the chain of the longer file as this chain
 /// followed by them. It is so when the map's rows under the leaf are exactly the chain's rows
 /// after it, one path from the leaf to the tip (each the only child of the one before, the tip
-/// childless; none a main message, a boundary or on a side chain), the walk stood in for no
-/// parent and the tip is not the relink's anchor. Then, step by step:
+/// childless; none a main message, a boundary or on a side chain), the walk reached a root
+/// without standing in for a parent and the tip is not the relink's anchor. Then, step by step:
 /// - the uuid map keeps every old row as it was (new uuids), the size gate and the relink find
 ///   the same boundaries (none is new) and give the same parents (no new row hangs from the
 ///   anchor, the dropped rows or a row the old ones name);

@@ -177,10 +177,16 @@ struct Tally {
 }
 
 impl Growth {
-    /// The growth of a measured projection, or `None` when an append to it cannot be followed
-    /// (a file not ending in a newline, a host without a way to read new lines alone, a view
-    /// not at the host's leaf for a host that follows its own rows, no leaf).
-    pub(super) fn of(projection: &View<'_, '_>, wall: &Wall, options: &FoldOptions, at_last: bool) -> Option<Growth> {
+    /// The growth of a measured projection and the plan's figures (tokens freed, tool results
+    /// and blocks folded), or `None` when an append to it cannot be followed (a file not ending
+    /// in a newline, a host without a way to read new lines alone, a view not at the host's leaf
+    /// for a host that follows its own rows, no leaf).
+    pub(super) fn of(
+        projection: &View<'_, '_>,
+        wall: &Wall,
+        options: &FoldOptions,
+        at_last: bool,
+    ) -> Option<(Growth, (u64, usize, usize))> {
         let session = projection.session;
         let raw = session.file.raw();
         // claude-shake's window and floor are not a token tail: its plan is made whole each time.
@@ -206,8 +212,8 @@ impl Growth {
             e.note(projection)?;
         }
         g.tally.extend_with(projection, wall, options);
-        g.tally.settle(options.profile);
-        Some(g)
+        let figures = g.tally.settle(options.profile);
+        Some((g, figures))
     }
 }
 
@@ -351,7 +357,7 @@ mod tests {
         Some(Measured {
             reading: reading_of(state, fold.tokenizer.name, fold.profile, plan_of(&projection, fold), leaf),
             at_last: true,
-            growth: Growth::of(&projection, &Wall::at(&projection), fold, true),
+            growth: Growth::of(&projection, &Wall::at(&projection), fold, true).map(|(g, _)| g),
             proof: Proof::of(bytes),
         })
     }

@@ -196,17 +196,25 @@ pub fn measure(
     tok.prefetch(&projection);
     let wall = crate::overlay::wall_at(ctx, session, &projection);
     let options = FoldOptions { scope: Scope::Elide, profile, tokenizer: tok };
-    let plan = plan_with_wall(&projection, &wall, &options);
+    // A growth plans every position once (its figures are the plan's: the gains before the
+    // tail), so the plan is not made a second time.
+    let (figures, growth) = match Growth::of(&projection, &wall, &options, at_last) {
+        Some((growth, figures)) => (figures, Some(growth)),
+        None => {
+            let plan = plan_with_wall(&projection, &wall, &options);
+            ((plan.tokens_freed, plan.count(RegionKind::ToolResult), plan.count(RegionKind::Block)), None)
+        }
+    };
     let reading = Reading {
-        tokens: plan.tokens_freed,
-        tool_results: plan.count(RegionKind::ToolResult),
-        blocks: plan.count(RegionKind::Block),
+        tokens: figures.0,
+        tool_results: figures.1,
+        blocks: figures.2,
         tokenizer: tok.name,
         profile,
         session: session.file.path.clone(),
         leaf_id: leaf.map(|l| session.entries[l].id.to_string()),
     };
-    Ok((reading, Growth::of(&projection, &wall, &options, at_last)))
+    Ok((reading, growth))
 }
 
 /// Reads the session `rev` names and measures it, counting with `tok` (re-calibrated for this
