@@ -153,20 +153,15 @@ fn joinable(t: &Transcript, map: &UuidMap<'_>, chain: &[&str]) -> bool {
         r.kind() == "assistant" && r.message_id() == Some(id)
     };
     let group: Vec<&str> = map.live().filter(|u| of_message(u)).collect();
-    if group.len() > chain.len() || chain[chain.len() - group.len()..] != group[..] {
-        return false;
-    }
-    let next: HashMap<&str, Option<&str>> =
-        group.iter().enumerate().map(|(i, u)| (*u, group.get(i + 1).copied())).collect();
-    group.windows(2).all(|w| map.parent(w[1]) == Some(w[0]))
-        && map.live().all(|u| map.parent(u).and_then(|p| next.get(p)).is_none_or(|n| *n == Some(u)))
+    group.len() <= chain.len() && chain[chain.len() - group.len()..] == group[..] && is_path(map, &group)
 }
 
 /// Tells whether rows appended after the chain's last row (the tip), each the child of the one
 /// before, the first the tip's, with new uuids (no row of the file names them, not even as a
-/// parent or in a boundary's anchors), new `message.id`s, no boundary, summary or side-chain row
-/// among them, and timestamps not going back, give the chain of the longer file as this chain
-/// followed by them. It is so when the map's rows under the leaf are exactly the chain's rows
+/// parent or in a boundary's anchors), new `message.id`s (but the leaf's, first, when
+/// [`joinable`]), no boundary, summary or side-chain row among them, and the rows hung under the
+/// leaf (no user or assistant row) in time order, give the chain of the longer file as this
+/// chain followed by them. It is so when the map's rows under the leaf are exactly the chain's rows
 /// after it, one path from the leaf to the tip (each the only child of the one before, the tip
 /// childless; none a main message, a boundary or on a side chain), the walk reached a root
 /// without standing in for a parent and the tip is not the relink's anchor. Then, step by step:
@@ -180,7 +175,7 @@ fn joinable(t: &Transcript, map: &UuidMap<'_>, chain: &[&str]) -> bool {
 ///   results under them (a new result is on the walk); the only rows it can newly take are the
 ///   new rows after the new leaf (hanging from it), which it puts at the end in file order;
 /// - what is hung under the leaf is the rest of the path, at the end, in timestamp order: file
-///   order, as timestamps do not go back.
+///   order, as those rows' timestamps do not go back.
 fn open_end(t: &Transcript, map: &UuidMap<'_>, leaf: &str, chain: &[&str], anchor: Option<&str>) -> bool {
     let Some(at) = chain.iter().rposition(|u| *u == leaf) else { return false };
     let end = &chain[at..];
@@ -189,15 +184,16 @@ fn open_end(t: &Transcript, map: &UuidMap<'_>, leaf: &str, chain: &[&str], ancho
         let r = &t.rows[map.rows[u]];
         matches!(r.kind(), "attachment" | "system") && !r.is_compact_boundary() && !r.is_sidechain()
     };
-    if Some(tip) == anchor || !end[1..].iter().all(|u| plain(u)) {
-        return false;
-    }
-    if end.windows(2).any(|w| map.parent(w[1]) != Some(w[0])) {
-        return false;
-    }
+    Some(tip) != anchor && end[1..].iter().all(|u| plain(u)) && is_path(map, end)
+}
+
+/// Tells whether `rows` are one path in the map: each the only child of the one before, the
+/// last childless.
+fn is_path(map: &UuidMap<'_>, rows: &[&str]) -> bool {
     let next: HashMap<&str, Option<&str>> =
-        end.iter().enumerate().map(|(i, u)| (*u, end.get(i + 1).copied())).collect();
-    map.live().all(|u| map.parent(u).and_then(|p| next.get(p)).is_none_or(|n| *n == Some(u)))
+        rows.iter().enumerate().map(|(i, u)| (*u, rows.get(i + 1).copied())).collect();
+    rows.windows(2).all(|w| map.parent(w[1]) == Some(w[0]))
+        && map.live().all(|u| map.parent(u).and_then(|p| next.get(p)).is_none_or(|n| *n == Some(u)))
 }
 
 fn is_main_message(row: &Row) -> bool {

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use super::host::{Claude, ClaudeSession, ClaudeView, Follows};
 use super::loader::{LoadOptions, SIZE_GATE};
-use crate::host::{self, Followed, HostData, Role, SessionFile, View};
+use crate::host::{self, Call, Followed, HostData, Role, SessionFile, View};
 
 /// The most calls waiting for a result that a tail keeps (a result answering one not kept is
 /// measured with the whole file).
@@ -43,8 +43,18 @@ pub struct ClaudeTail {
     message: Option<String>,
     /// The session id the rows carry.
     session_id: Option<String>,
-    /// The context's calls no result in it answers: id, tool name, arguments (raw JSON).
-    pending: Vec<(String, String, Option<String>)>,
+    /// The context's calls no result in it answers.
+    pending: Vec<Pending>,
+}
+
+/// A call waiting for a result: id, tool name, arguments (raw JSON).
+type Pending = (String, String, Option<String>);
+
+/// Adds `call` to the calls waiting for a result (a later call of the same id is the one a
+/// result finds).
+fn wait(pending: &mut Vec<Pending>, call: &Call<'_>) {
+    pending.retain(|(id, ..)| id != call.id.as_ref());
+    pending.push((call.id.to_string(), call.name.to_string(), call.arguments.map(|a| a.get().to_string())));
 }
 
 impl ClaudeTail {
@@ -73,10 +83,9 @@ impl ClaudeTail {
         }
         view.calls.iter().for_each(|c| ids(&c.id));
         // The context's last call of each id is the one a result finds (later ones win).
-        let mut pending: Vec<(String, String, Option<String>)> = Vec::new();
+        let mut pending = Vec::new();
         for call in view.calls.iter().filter(|c| !answered.contains(c.id.as_ref())) {
-            pending.retain(|(id, ..)| id != call.id.as_ref());
-            pending.push((call.id.to_string(), call.name.to_string(), call.arguments.map(|a| a.get().to_string())));
+            wait(&mut pending, call);
         }
         Some(ClaudeTail {
             len: t.file.raw().len() as u64,
@@ -167,8 +176,7 @@ impl ClaudeTail {
         }
         let mut pending: Vec<_> = self.pending.iter().filter(|(id, ..)| !answered.contains(id)).cloned().collect();
         for call in calls.iter().filter(|c| !answered.contains(c.id.as_ref())) {
-            pending.retain(|(id, ..)| id != call.id.as_ref());
-            pending.push((call.id.to_string(), call.name.to_string(), call.arguments.map(|a| a.get().to_string())));
+            wait(&mut pending, call);
         }
         let tail = ClaudeTail {
             len,
@@ -192,10 +200,8 @@ impl ClaudeTail {
 }
 
 /// The newest pending calls that fit [`MAX_PENDING`] and [`MAX_PENDING_BYTES`].
-fn bounded(mut pending: Vec<(String, String, Option<String>)>) -> Vec<(String, String, Option<String>)> {
-    let size = |(id, name, arguments): &(String, String, Option<String>)| {
-        id.len() + name.len() + arguments.as_ref().map_or(0, String::len)
-    };
+fn bounded(mut pending: Vec<Pending>) -> Vec<Pending> {
+    let size = |(id, name, arguments): &Pending| id.len() + name.len() + arguments.as_ref().map_or(0, String::len);
     let mut bytes = 0;
     let keep = pending.iter().rev().take_while(|c| {
         bytes += size(c);

@@ -1,5 +1,6 @@
-//! The meter's append shortcut: a file that only grew by plain entries continuing the measured
-//! leaf is measured from its new bytes alone ([`Growth`], kept in the memo).
+//! The meter's append shortcut: a file that only grew by lines continuing the measured context
+//! (pi's plain entries, or rows a host's [`Tail`] follows: Claude Code's) is measured from its
+//! new bytes alone ([`Growth`], kept in the memo).
 
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
