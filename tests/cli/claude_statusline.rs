@@ -121,6 +121,73 @@ fn bad_input_prints_a_short_line_says_why_and_exits_0() {
     }
 }
 
+/// The meter's `--json` reading of `path` with these arguments, in `env`'s store.
+fn reading(env: &TestEnv, path: &Path, extra: &[&str]) -> serde_json::Value {
+    let out = env.ok(&[&["meter", "--json", path.to_str().unwrap()], extra].concat());
+    serde_json::from_str(&out).unwrap()
+}
+
+/// `bash-read` grown turn by turn from its middle (each turn: the rows up to the next assistant
+/// row, what Claude Code has written when it runs the status line), for two tokenizers and
+/// profiles: after every turn the meter's reading (the status line's memo) is what a fresh store
+/// measures on the same bytes, and it was measured from the new rows alone: the old rows but
+/// the last 8 KiB are blanked once the memo holds its first reading, so a whole measure would
+/// read another transcript (checked: it gives another figure). A row branching off an older row
+/// is measured whole: the reading is then the blanked file's.
+#[test]
+fn each_turn_is_measured_from_its_new_rows_alone() {
+    let fixture = claude_fixtures().into_iter().find(|d| d.ends_with("bash-read")).unwrap();
+    let bytes = std::fs::read(fixture.join("transcript.jsonl")).unwrap();
+    let (mut ends, mut at) = (Vec::new(), 0);
+    for line in bytes.split_inclusive(|&b| b == b'\n') {
+        at += line.len();
+        if serde_json::from_slice::<serde_json::Value>(line).is_ok_and(|r| r["type"] == "assistant") {
+            ends.push(at);
+        }
+    }
+    let first = ends[ends.len() / 2];
+    let blank_to = bytes[..first - 8192].iter().rposition(|&b| b == b'\n').unwrap();
+    let mut blanked = bytes.clone();
+    blanked[..blank_to].iter_mut().filter(|b| **b != b'\n').for_each(|b| *b = b' ');
+    for extra in [["--tokenizer", "pi", "--profile", "aggressive"], ["--tokenizer", "o200k", "--profile", "default"]] {
+        let env = TestEnv::new();
+        let path = env.dir.path().join("work/transcript.jsonl");
+        // A fresh store's reading of these bytes at `path` (the placeholder names its folder).
+        let fresh = |content: &[u8]| {
+            std::fs::write(&path, content).unwrap();
+            reading(&TestEnv::new(), &path, &extra)
+        };
+        std::fs::write(&path, &bytes[..first]).unwrap();
+        reading(&env, &path, &extra);
+        let mut differs = 0;
+        for &end in &ends[ends.len() / 2 + 1..] {
+            let whole = fresh(&bytes[..end]);
+            differs += usize::from(fresh(&blanked[..end])["tokens"] != whole["tokens"]);
+            std::fs::write(&path, &blanked[..end]).unwrap();
+            assert_eq!(reading(&env, &path, &extra), whole, "{extra:?} at byte {end}");
+        }
+        assert!(differs > 0, "{extra:?}: the blanked rows never changed the figure");
+        // The status line says the same (from the same memo).
+        let line = stdout(&statusline(env.cmd(), &extra, &claude_input(&path, &env.cwd())));
+        let label = env.ok(&[&["meter", path.to_str().unwrap()], &extra[..]].concat());
+        match label.trim() {
+            "<1k shakeable" => assert!(line.starts_with("✂ "), "{line}"),
+            label => assert_eq!(line, format!("✂ {label}\n")),
+        }
+        // A branch off an older row: measured whole (the blanked rows read as they are).
+        let mut rows = bytes.split(|&b| b == b'\n').filter_map(|l| serde_json::from_slice::<serde_json::Value>(l).ok());
+        let older = rows.find(|r| r["type"] == "user").unwrap();
+        let mut branch = older.clone();
+        branch["uuid"] = json!("0000aaaa-0000-4000-8000-00000000000b");
+        branch["parentUuid"] = older["uuid"].clone();
+        let mut grown = blanked.clone();
+        grown.extend(format!("{branch}\n").as_bytes());
+        let whole = fresh(&grown);
+        std::fs::write(&path, &grown).unwrap();
+        assert_eq!(reading(&env, &path, &extra), whole, "{extra:?}: a branch");
+    }
+}
+
 /// A tmux session, killed when dropped.
 struct Tmux(String);
 

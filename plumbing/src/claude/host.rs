@@ -268,36 +268,47 @@ struct ResultHead<'a> {
 }
 
 /// The one `tool_result` a user row holds: the call it answers and its content, as written.
-struct ResultRef<'a> {
-    call_id: Cow<'a, str>,
+pub(super) struct ResultRef<'a> {
+    pub(super) call_id: Cow<'a, str>,
     content: Option<&'a RawValue>,
 }
 
 /// One conversation row's parts the seam hands out, borrowed from the file.
-struct NodeData<'a> {
+pub(super) struct NodeData<'a> {
     /// `message.content`, as written.
-    content: Option<&'a RawValue>,
+    pub(super) content: Option<&'a RawValue>,
     /// The row's tool result, when it holds exactly one.
-    result: Option<ResultRef<'a>>,
+    pub(super) result: Option<ResultRef<'a>>,
 }
 
 /// A loaded transcript: the rows as the loader reads them, and each node's parts.
 pub struct ClaudeSession<'a> {
     /// The transcript (a copy of the file's bytes, parsed) the loader and projection read.
-    t: Transcript,
+    pub(super) t: Transcript,
     /// Node index → row index.
-    rows: Vec<usize>,
+    pub(super) rows: Vec<usize>,
     /// Row index → node index, for conversation rows.
     node_of_row: Vec<Option<usize>>,
     /// Per node, the parts borrowed from the file.
-    nodes: Vec<NodeData<'a>>,
+    pub(super) nodes: Vec<NodeData<'a>>,
     /// Nodes that are the first row of their API message (where its usage is reported once).
     first_of_message: HashSet<usize>,
-    options: LoadOptions,
+    pub(super) options: LoadOptions,
+    /// When the file is rows appended after a measured view ([`super::tail`]): what that view's
+    /// end lends them. Its view is then every row, in file order (the new context positions).
+    pub(super) follows: Option<Follows>,
+}
+
+/// What rows appended after a measured view take from the old rows ([`ClaudeSession::follows`]).
+pub(super) struct Follows {
+    /// The whole file's session id (Claude Code's placeholder names it).
+    pub(super) session_id: Option<String>,
+    /// The old context's calls a new result may answer: id, tool name, arguments.
+    pub(super) pending: Vec<(String, String, Option<Box<RawValue>>)>,
 }
 
 impl<'a> ClaudeSession<'a> {
-    fn read(file: &'a SessionFile) -> ClaudeSession<'a> {
+    pub(super) fn read(file: &'a SessionFile) -> ClaudeSession<'a> {
         let t = Transcript::parse(file.share());
         let mut rows = Vec::new();
         let mut node_of_row = vec![None; t.rows.len()];
@@ -325,10 +336,18 @@ impl<'a> ClaudeSession<'a> {
             };
             nodes.push(NodeData { content, result });
         }
-        ClaudeSession { t, rows, node_of_row, nodes, first_of_message, options: LoadOptions::from_env() }
+        ClaudeSession { t, rows, node_of_row, nodes, first_of_message, options: LoadOptions::from_env(), follows: None }
     }
 
-    fn header(&self, file: &'a SessionFile) -> Option<Header<'a>> {
+    /// The session id the rows carry (a followed file's: the whole file's).
+    fn session_id(&self) -> Option<&str> {
+        match &self.follows {
+            Some(f) => f.session_id.as_deref(),
+            None => self.t.session_id(),
+        }
+    }
+
+    pub(super) fn header(&self, file: &'a SessionFile) -> Option<Header<'a>> {
         let row = self.t.rows.iter().find(|r| r.session_id().is_some())?;
         Some(Header {
             line: row.line,
@@ -339,7 +358,7 @@ impl<'a> ClaudeSession<'a> {
         })
     }
 
-    fn nodes(&self, file: &'a SessionFile) -> Vec<Node<'a>> {
+    pub(super) fn nodes(&self, file: &'a SessionFile) -> Vec<Node<'a>> {
         self.rows
             .iter()
             .map(|&i| {
@@ -355,7 +374,7 @@ impl<'a> ClaudeSession<'a> {
             .collect()
     }
 
-    fn row(&self, node: usize) -> &Row {
+    pub(super) fn row(&self, node: usize) -> &Row {
         &self.t.rows[self.rows[node]]
     }
 
@@ -367,6 +386,71 @@ impl<'a> ClaudeSession<'a> {
     /// The chain's rows as nodes.
     fn chain_nodes(&self, chain: &Chain) -> Vec<usize> {
         chain.rows.iter().filter_map(|&r| self.node_of_row[r]).collect()
+    }
+
+    /// The view of `context` (the chain's rows as nodes): a tool result's tool is the call of
+    /// its id among the context's calls, after those of `before` (calls made before the context:
+    /// a followed file's old calls).
+    fn view_of<'s>(
+        &'s self,
+        session: &'s host::Session<'a>,
+        chain: Chain,
+        context: Vec<usize>,
+        before: Vec<Call<'s>>,
+    ) -> View<'s, 'a> {
+        let mut calls: Vec<Call<'s>> = Vec::new();
+        for &n in &context {
+            calls.extend(self.calls_of(n));
+        }
+        let by_id: HashMap<&str, &Call<'s>> = before.iter().chain(&calls).map(|c| (c.id.as_ref(), c)).collect();
+        let units = context
+            .iter()
+            .map(|&n| {
+                let role = self.role(n);
+                let result = self.nodes[n].result.as_ref().filter(|_| role == Role::ToolResult);
+                let tool = result.map(|r| {
+                    let call = by_id.get(r.call_id.as_ref());
+                    Tool {
+                        name: call.map(|c| c.name.clone()).unwrap_or_default(),
+                        call_id: Some(r.call_id.clone()),
+                        arguments: call.and_then(|c| c.arguments),
+                    }
+                });
+                let tombstone = result.is_some_and(|r| write::is_tombstone(&text_of(&parse_content(r.content))));
+                Unit {
+                    index: n,
+                    role,
+                    target: result.map(|r| r.call_id.clone()),
+                    tool,
+                    tombstone,
+                    omitted: false,
+                    edit: None,
+                }
+            })
+            .collect();
+        let path = context.clone();
+        let leaf = chain.leaf.and_then(|r| self.node_of_row[r]);
+        let view = ClaudeView { host: self, chain, context: context.clone() };
+        View::new(session, leaf, path, context, units, calls, ViewData::Claude(view))
+    }
+
+    /// The last user or assistant node: a followed file's leaf, when it has one (its rows are
+    /// on no side chain).
+    pub(super) fn last_main(&self) -> Option<usize> {
+        (0..self.nodes.len()).rev().find(|&n| matches!(self.row(n).kind(), "user" | "assistant"))
+    }
+
+    /// The tool calls of node `n` (none unless it is an assistant row).
+    pub(super) fn calls_of(&self, n: usize) -> Vec<Call<'a>> {
+        if self.row(n).kind() != "assistant" {
+            return Vec::new();
+        }
+        let Content::Blocks(blocks) = parse_content(self.nodes[n].content) else { return Vec::new() };
+        let calls = blocks.into_iter().filter_map(|block| match block.kind {
+            BlockKind::ToolCall { id: Some(id), name, arguments } => Some(Call { id, name, arguments }),
+            _ => None,
+        });
+        calls.collect()
     }
 
     /// The neutral role of what node `n` gives the model.
@@ -412,6 +496,24 @@ fn text_of(content: &Content<'_>) -> String {
 
 impl<'a> HostSession<'a> for ClaudeSession<'a> {
     fn view<'s>(&'s self, session: &'s host::Session<'a>, leaf: Option<usize>) -> Result<View<'s, 'a>> {
+        if let Some(follows) = &self.follows {
+            let leaf = self.last_main();
+            let chain = Chain {
+                rows: self.rows.clone(),
+                leaf: leaf.map(|n| self.rows[n]),
+                gate_start: 0,
+                relinked: false,
+                fallbacks: 0,
+                open: true,
+                joinable: false,
+            };
+            let pending = follows.pending.iter().map(|(id, name, arguments)| Call {
+                id: Cow::Borrowed(id.as_str()),
+                name: Cow::Borrowed(name.as_str()),
+                arguments: arguments.as_deref(),
+            });
+            return Ok(self.view_of(session, chain, (0..self.nodes.len()).collect(), pending.collect()));
+        }
         let chain = self.chain(leaf);
         if leaf.is_some() && chain.leaf.is_none() {
             let n = leaf.unwrap_or_default();
@@ -423,48 +525,7 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
             )));
         }
         let context = self.chain_nodes(&chain);
-        let mut calls: Vec<Call<'s>> = Vec::new();
-        for &n in &context {
-            if self.row(n).kind() != "assistant" {
-                continue;
-            }
-            let Content::Blocks(blocks) = parse_content(self.nodes[n].content) else { continue };
-            for block in blocks {
-                if let BlockKind::ToolCall { id: Some(id), name, arguments } = block.kind {
-                    calls.push(Call { id, name, arguments });
-                }
-            }
-        }
-        let by_id: HashMap<&str, &Call<'s>> = calls.iter().map(|c| (c.id.as_ref(), c)).collect();
-        let units = context
-            .iter()
-            .map(|&n| {
-                let role = self.role(n);
-                let result = self.nodes[n].result.as_ref().filter(|_| role == Role::ToolResult);
-                let tool = result.map(|r| {
-                    let call = by_id.get(r.call_id.as_ref());
-                    Tool {
-                        name: call.map(|c| c.name.clone()).unwrap_or_default(),
-                        call_id: Some(r.call_id.clone()),
-                        arguments: call.and_then(|c| c.arguments),
-                    }
-                });
-                let tombstone = result.is_some_and(|r| write::is_tombstone(&text_of(&parse_content(r.content))));
-                Unit {
-                    index: n,
-                    role,
-                    target: result.map(|r| r.call_id.clone()),
-                    tool,
-                    tombstone,
-                    omitted: false,
-                    edit: None,
-                }
-            })
-            .collect();
-        let path = context.clone();
-        let leaf = chain.leaf.and_then(|r| self.node_of_row[r]);
-        let view = ClaudeView { host: self, chain, context: context.clone() };
-        Ok(View::new(session, leaf, path, context, units, calls, ViewData::Claude(view)))
+        Ok(self.view_of(session, chain, context, Vec::new()))
     }
 
     fn context(&self, path: &[usize]) -> Vec<usize> {
@@ -475,7 +536,10 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
     }
 
     fn default_leaf(&self, _session: &host::Session<'a>) -> Option<usize> {
-        self.chain(None).leaf.and_then(|r| self.node_of_row[r])
+        match self.follows {
+            Some(_) => self.last_main(),
+            None => self.chain(None).leaf.and_then(|r| self.node_of_row[r]),
+        }
     }
 
     fn version(&self) -> Option<u64> {
@@ -701,8 +765,8 @@ impl std::io::Write for PrefixHash<'_> {
 
 /// One leaf's context, as Claude Code loads and sends it.
 pub struct ClaudeView<'s, 'a> {
-    host: &'s ClaudeSession<'a>,
-    chain: Chain,
+    pub(super) host: &'s ClaudeSession<'a>,
+    pub(super) chain: Chain,
     /// The chain as nodes (context positions).
     context: Vec<usize>,
 }
@@ -837,9 +901,13 @@ impl<'s> HostView<'s> for ClaudeView<'s, '_> {
         let text = parse_content(result.content);
         let Content::Blocks(blocks) = &text else { return None };
         let [Block { kind: BlockKind::Text(text), .. }] = blocks.as_slice() else { return None };
-        let sid = self.host.t.session_id()?;
+        let sid = self.host.session_id()?;
         let saved = super::fork::saved_path(&self.host.t.file.path, sid, &result.call_id);
         RawValue::from_string(crate::json::js_string(&write::placeholder(text, &saved))).ok()
+    }
+
+    fn tail(&self, view: &View<'s, '_>, ids: &mut dyn FnMut(&str)) -> Option<host::Tail> {
+        super::tail::ClaudeTail::of(self, view, ids).map(host::Tail::Claude)
     }
 
     fn to_json(&self) -> Value {

@@ -45,6 +45,12 @@ pub struct Chain {
     pub relinked: bool,
     /// How many parents were missing and stood in for by the timestamp fallback.
     pub fallbacks: usize,
+    /// The chain's end is open: rows appended to the file that hang one after the other from its
+    /// last row (the tip) make the chain this one followed by them ([`open_end`]).
+    pub open: bool,
+    /// The chain's end is open and ends with the whole of the leaf's API message: appended rows
+    /// may carry on that message ([`joinable`]).
+    pub joinable: bool,
 }
 
 /// The uuid map: Claude Code's `Map<uuid, row>`, in first-insertion order (a duplicate uuid keeps
@@ -100,19 +106,94 @@ pub fn load_at(t: &Transcript, options: LoadOptions, leaf: Option<usize>) -> Cha
         Some(row) => t.rows.get(row).and_then(Row::uuid).filter(|u| map.rows.contains_key(u)),
     };
     let Some(leaf) = leaf else {
-        return Chain { rows: Vec::new(), leaf: None, gate_start, relinked, fallbacks: 0 };
+        return Chain {
+            rows: Vec::new(),
+            leaf: None,
+            gate_start,
+            relinked: relinked.is_some(),
+            fallbacks: 0,
+            open: false,
+            joinable: false,
+        };
     };
     let (walk, fallbacks) = walk(t, &map, leaf);
+    // A walk that ended short of a root looked for a stand-in (and found none): a new row with
+    // an older timestamp could be one.
+    let rooted = walk.first().is_some_and(|u| map.parent(u).is_none());
     let mut seen: HashSet<&str> = walk.iter().copied().collect();
     let mut chain = recover(t, &map, walk, &mut seen);
     hang_under_leaf(t, &map, leaf, &mut seen, &mut chain);
+    let open = rooted && fallbacks == 0 && open_end(t, &map, leaf, &chain, relinked.flatten());
+    let joinable = open && joinable(t, &map, &chain);
     Chain {
         rows: chain.iter().map(|u| map.rows[u]).collect(),
         leaf: Some(map.rows[leaf]),
         gate_start,
-        relinked,
+        relinked: relinked.is_some(),
         fallbacks,
+        open,
+        joinable,
     }
+}
+
+/// Tells whether, the chain's end being open, new rows may also carry on the leaf's API
+/// message (the first new rows assistant rows of its `message.id`, the rest as [`open_end`]
+/// says): it is so when the chain ends at the leaf, an assistant row, and the live rows of its
+/// message are the chain's last rows, each the only child of the one before. Then the group
+/// the recovery finds for that message is those rows and the new ones, all on the walk, with
+/// nothing under them off it, so it recovers nothing, and the splice it makes, however far it
+/// now reaches, holds no row it could move or hang a run under (the message's rows are no meta
+/// rows; the new rows after them are as [`open_end`] says).
+fn joinable(t: &Transcript, map: &UuidMap<'_>, chain: &[&str]) -> bool {
+    let Some(&leaf) = chain.last() else { return false };
+    let row = &t.rows[map.rows[leaf]];
+    let Some(id) = row.message_id().filter(|_| row.kind() == "assistant") else { return false };
+    let of_message = |u: &str| {
+        let r = &t.rows[map.rows[u]];
+        r.kind() == "assistant" && r.message_id() == Some(id)
+    };
+    let group: Vec<&str> = map.live().filter(|u| of_message(u)).collect();
+    group.len() <= chain.len() && chain[chain.len() - group.len()..] == group[..] && is_path(map, &group)
+}
+
+/// Tells whether rows appended after the chain's last row (the tip), each the child of the one
+/// before, the first the tip's, with new uuids (no row of the file names them, not even as a
+/// parent or in a boundary's anchors), new `message.id`s (but the leaf's, first, when
+/// [`joinable`]), no boundary, summary or side-chain row among them, and the rows hung under the
+/// leaf (no user or assistant row) in time order, give the chain of the longer file as this
+/// chain followed by them. It is so when the map's rows under the leaf are exactly the chain's rows
+/// after it, one path from the leaf to the tip (each the only child of the one before, the tip
+/// childless; none a main message, a boundary or on a side chain), the walk reached a root
+/// without standing in for a parent and the tip is not the relink's anchor. Then, step by step:
+/// - the uuid map keeps every old row as it was (new uuids), the size gate and the relink find
+///   the same boundaries (none is new) and give the same parents (no new row hangs from the
+///   anchor, the dropped rows or a row the old ones name);
+/// - the leaf is the last new main message (the map keeps file order for new uuids), else the
+///   old leaf; the walk from it goes up the new rows to the tip, then up the path to the old
+///   leaf and on as before (every parent is there: no stand-in);
+/// - the recovery of split messages finds the same groups (new message ids) and the same
+///   results under them (a new result is on the walk); the only rows it can newly take are the
+///   new rows after the new leaf (hanging from it), which it puts at the end in file order;
+/// - what is hung under the leaf is the rest of the path, at the end, in timestamp order: file
+///   order, as those rows' timestamps do not go back.
+fn open_end(t: &Transcript, map: &UuidMap<'_>, leaf: &str, chain: &[&str], anchor: Option<&str>) -> bool {
+    let Some(at) = chain.iter().rposition(|u| *u == leaf) else { return false };
+    let end = &chain[at..];
+    let tip = *end.last().expect("the leaf is in it");
+    let plain = |u: &str| {
+        let r = &t.rows[map.rows[u]];
+        matches!(r.kind(), "attachment" | "system") && !r.is_compact_boundary() && !r.is_sidechain()
+    };
+    Some(tip) != anchor && end[1..].iter().all(|u| plain(u)) && is_path(map, end)
+}
+
+/// Tells whether `rows` are one path in the map: each the only child of the one before, the
+/// last childless.
+fn is_path(map: &UuidMap<'_>, rows: &[&str]) -> bool {
+    let next: HashMap<&str, Option<&str>> =
+        rows.iter().enumerate().map(|(i, u)| (*u, rows.get(i + 1).copied())).collect();
+    rows.windows(2).all(|w| map.parent(w[1]) == Some(w[0]))
+        && map.live().all(|u| map.parent(u).and_then(|p| next.get(p)).is_none_or(|n| *n == Some(u)))
 }
 
 fn is_main_message(row: &Row) -> bool {
@@ -140,9 +221,10 @@ fn is_anchored(row: &Row) -> bool {
 }
 
 /// `applyPreservedSegmentRelinks`: when a boundary carries a preserved segment, gives the listed
-/// rows their new parents and drops the unlisted rows before the last boundary. Returns whether
-/// anything was relinked.
-fn relink<'t>(t: &'t Transcript, map: &mut UuidMap<'t>) -> bool {
+/// rows their new parents and drops the unlisted rows before the last boundary. Returns `None`
+/// when nothing was relinked, else the anchor the preserved rows were hung from (`None` when
+/// rows were only dropped).
+fn relink<'t>(t: &'t Transcript, map: &mut UuidMap<'t>) -> Option<Option<&'t str>> {
     let mut last_boundary = None;
     let mut last_anchored = None;
     for (k, u) in map.live().enumerate() {
@@ -155,21 +237,21 @@ fn relink<'t>(t: &'t Transcript, map: &mut UuidMap<'t>) -> bool {
         }
     }
     let (Some(h), Some((g, anchored_uuid))) = (last_boundary, last_anchored) else {
-        return false;
+        return None;
     };
     let positions: HashMap<&str, usize> = map.live().enumerate().map(|(k, u)| (u, k)).collect();
     let mut preserved: Option<(&'t str, Vec<&'t str>)> = None;
     if g == h {
-        let Some(meta) = t.rows[map.rows[anchored_uuid]].compact_metadata() else { return false };
+        let meta = t.rows[map.rows[anchored_uuid]].compact_metadata()?;
         match preserved_rows(t, map, meta) {
-            None => return false,
+            None => return None,
             Some((anchor, uuids)) if !uuids.is_empty() => preserved = Some((anchor, uuids)),
             Some(_) => {}
         }
     }
     if let Some((_, uuids)) = &preserved {
         if uuids.iter().any(|u| !map.rows.contains_key(u)) {
-            return false;
+            return None;
         }
     }
     let listed: HashSet<&str> = preserved.iter().flat_map(|(_, u)| u.iter().copied()).collect();
@@ -203,7 +285,7 @@ fn relink<'t>(t: &'t Transcript, map: &mut UuidMap<'t>) -> bool {
             }
         }
     }
-    preserved.is_some() || !dropped.is_empty()
+    (preserved.is_some() || !dropped.is_empty()).then(|| preserved.map(|(anchor, _)| anchor))
 }
 
 /// The anchor and the preserved rows of a boundary: `preservedMessages` as listed, else the

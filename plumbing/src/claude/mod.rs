@@ -12,6 +12,7 @@ pub mod paths;
 pub mod project;
 pub mod record;
 pub mod select;
+pub mod tail;
 pub mod transcript;
 pub mod write;
 

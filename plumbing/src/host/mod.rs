@@ -97,6 +97,47 @@ impl<'s> ViewData<'s, '_> {
     }
 }
 
+/// What a host keeps of a measured view's end to read rows appended after it alone (the
+/// meter's append shortcut, for a host whose rows cannot be judged one by one with
+/// [`HostSession::is_plain`]): one variant per host, small and of a bounded size whatever the
+/// session's length. Made by [`View::tail`], followed by [`Tail::follow`].
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Tail {
+    /// Claude Code's: the chain's open end.
+    Claude(crate::claude::tail::ClaudeTail),
+}
+
+impl Tail {
+    /// Reads `appended` (the bytes appended to the file after this tail's view, whole lines) as
+    /// rows continuing the view's context without changing it, or `None` when they may not be
+    /// (then the whole file must be measured).
+    pub fn follow<'a>(&self, appended: &'a SessionFile) -> Option<Followed<'a>> {
+        match self {
+            Tail::Claude(tail) => tail.follow(appended),
+        }
+    }
+
+    /// The id of the leaf the view ends at (the leaf a whole measure of the file finds).
+    pub fn leaf_id(&self) -> &str {
+        match self {
+            Tail::Claude(tail) => tail.leaf_id(),
+        }
+    }
+}
+
+/// Rows appended after a view's end, read by [`Tail::follow`]: the whole file's context at the
+/// host's leaf is the view's followed by the positions of `session`'s view (at
+/// [`Session::default_leaf`]), provided no id in `fresh` is one of the old file's (those
+/// [`View::tail`] gave).
+pub struct Followed<'a> {
+    /// The appended rows alone; its view's context is the new positions, in order.
+    pub session: Session<'a>,
+    /// The ids the new rows bring: each must be new to the file.
+    pub fresh: Vec<String>,
+    /// The tail after the new rows.
+    pub tail: Tail,
+}
+
 /// The session formats shake knows of (`--host`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -493,6 +534,13 @@ pub trait HostView<'s> {
     /// `index` when a fold takes it, if the host has a placeholder of its own (Claude Code: its
     /// `<persisted-output>` form pointing at the saved original); `None`: shake's placeholder.
     fn own_placeholder(&self, _index: usize) -> Option<Box<RawValue>> {
+        None
+    }
+
+    /// What to keep to follow rows appended after this view's context ([`Tail`]), when it is
+    /// at the host's own leaf and its end is one that appended rows can continue; `ids` is given
+    /// every id of the file a new row must not reuse (`None`: the host has no such shortcut).
+    fn tail(&self, _view: &View<'s, '_>, _ids: &mut dyn FnMut(&str)) -> Option<Tail> {
         None
     }
 

@@ -190,6 +190,12 @@ impl<'s, 'a> View<'s, 'a> {
         self.data.get().own_placeholder(index)
     }
 
+    /// What the host keeps to follow rows appended after this context, the view being at its
+    /// own leaf; `ids` is given every id of the file a new row must not reuse.
+    pub fn tail(&self, ids: &mut dyn FnMut(&str)) -> Option<super::Tail> {
+        self.data.get().tail(self, ids)
+    }
+
     /// The whole context as the host's own JSON.
     pub fn to_json(&self) -> Value {
         self.data.get().to_json()

@@ -1,12 +1,13 @@
-//! The meter's append shortcut: a file that only grew by plain entries continuing the measured
-//! leaf is measured from its new bytes alone ([`Growth`], kept in the memo).
+//! The meter's append shortcut: a file that only grew by lines continuing the measured context
+//! (pi's plain entries, or rows a host's [`Tail`] follows: Claude Code's) is measured from its
+//! new bytes alone ([`Growth`], kept in the memo).
 
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 use crate::profile::Profile;
 use crate::scope::Scope;
-use shake_plumbing::host::{self, Role, SessionFile, View};
+use shake_plumbing::host::{self, Role, SessionFile, Tail, View};
 use shake_plumbing::regions::{is_skill_path, tail_start_by};
 use shake_plumbing::tokens::{context_tokens, Tokenizer};
 
@@ -18,9 +19,10 @@ use crate::plan::{gains, FoldOptions, Gain};
 use crate::wall::Wall;
 
 impl MemoEntry {
-    /// Measures the file from the bytes appended since this reading, when they are whole lines of
-    /// plain entries continuing its leaf and the leaf asked for is pi's (the last new entry, by
-    /// no `:LEAF` or by its id; see [`Growth`]); `None` means: measure it all.
+    /// Measures the file from the bytes appended since this reading, when they are whole lines
+    /// that continue its context as [`Growth`] follows it, and the leaf asked for is the one
+    /// they end at (the host's leaf on load, by no `:LEAF` or by its id); `None` means: measure
+    /// it all.
     pub(super) fn grow(
         &self,
         state: &FileState,
@@ -43,27 +45,47 @@ impl MemoEntry {
         if !before.ends_with(&g.last_bytes) || new.last() != Some(&b'\n') {
             return None;
         }
-        let mut mini = format!("{}\n", g.header).into_bytes();
-        mini.extend_from_slice(new);
-        let mini = SessionFile::from_bytes(state.path.clone(), mini);
-        let session = host::load(&mini, None).ok()?;
-        let last = session.entries.last().map(|e| e.id.to_string());
-        if leaf.is_some_and(|id| last.as_deref() != Some(id)) {
-            return None;
-        }
-        let projection = View::at(&session, session.default_leaf()).ok()?;
-        let maybe = g.continued_by(&projection, self.leaf_id.as_deref()?)?;
-        // A filter's "maybe" is checked in the old bytes: far cheaper than measuring them.
-        let unseen = maybe.is_empty() || g.exact && occurs_in(&state.path, self.len, &maybe) == Some(false);
-        if !unseen {
-            return None;
-        }
-        tok.prefetch(&projection);
         let options = FoldOptions { scope: Scope::Elide, profile, tokenizer: tok };
         let mut next = g.clone();
-        next.extend(&projection, &Wall::at(&projection), &options)?;
+        let last = match &mut next.follow {
+            Follow::Entries(e) => {
+                let mut mini = format!("{}\n", e.header).into_bytes();
+                mini.extend_from_slice(new);
+                let mini = SessionFile::from_bytes(state.path.clone(), mini);
+                let session = host::load(&mini, None).ok()?;
+                let last = session.entries.last().map(|e| e.id.to_string());
+                if leaf.is_some_and(|id| last.as_deref() != Some(id)) {
+                    return None;
+                }
+                let projection = View::at(&session, session.default_leaf()).ok()?;
+                let maybe = e.continued_by(&projection, self.leaf_id.as_deref()?)?;
+                // A filter's "maybe" is checked in the old bytes: far cheaper than measuring them.
+                let unseen = maybe.is_empty() || e.exact && occurs_in(&state.path, self.len, &maybe) == Some(false);
+                if !unseen {
+                    return None;
+                }
+                e.note(&projection)?;
+                next.tally.extend(&projection, &options);
+                last
+            }
+            Follow::Host { tail, ids } => {
+                let mini = SessionFile::from_bytes(state.path.clone(), new.to_vec());
+                let followed = tail.follow(&mini)?;
+                let last = followed.tail.leaf_id().to_string();
+                // A filter's "maybe" is not looked for: the host's ids need not be written as
+                // they read, and one turn's few ids seldom meet one.
+                if leaf.is_some_and(|id| id != last) || followed.fresh.iter().any(|id| ids.may_contain(id)) {
+                    return None;
+                }
+                followed.fresh.iter().for_each(|id| ids.insert(id));
+                *tail = followed.tail;
+                let projection = View::at(&followed.session, followed.session.default_leaf()).ok()?;
+                next.tally.extend(&projection, &options);
+                Some(last)
+            }
+        };
         next.last_bytes = bytes[bytes.len().saturating_sub(LAST_BYTES)..].to_vec();
-        let sum = next.settle(profile);
+        let sum = next.tally.settle(profile);
         let proof = self.proof.extended(&bytes[usize::try_from(self.proof.resume_at() - from).ok()?..]);
         let reading = reading_of(state, tok.name, profile, sum, last);
         Some(Measured { reading, at_last: true, growth: Some(next), proof })
@@ -101,19 +123,38 @@ fn verbatim(text: &str, raw: &[u8]) -> bool {
     r.start <= t.start && t.end <= r.end
 }
 
-/// What measuring an appended file from its new bytes alone needs. When the new lines are plain
-/// entries continuing the leaf (messages and entries pi keeps out of the context; no edit,
-/// compaction or branch summary), the old context is unchanged and each old position's gain
-/// too, so the new plan is the new tail (found from the tokens) and the sum of the gains before
-/// it: the full plan's figures. The tail only moves forward as entries are added, so positions
-/// before it are kept as one sum and only the tail's positions one by one: the size is that of
-/// the tail, not of the session.
+/// What measuring an appended file from its new bytes alone needs. When the new lines continue
+/// the measured context without changing it (see [`Follow`]), the old context is unchanged and
+/// each old position's gain too, so the new plan is the new tail (found from the tokens) and
+/// the sum of the gains before it: the full plan's figures.
 #[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub struct Growth {
-    /// The session header line (the new lines are parsed after it).
-    header: String,
+    /// How new lines are read and judged.
+    follow: Follow,
     /// The file's last bytes when measured.
     last_bytes: Vec<u8>,
+    /// The plan's figures per position.
+    tally: Tally,
+}
+
+/// How a growth reads the new lines and knows they continue the measured context.
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
+enum Follow {
+    /// Entries each judged alone ([`host::HostSession::is_plain`]; pi and oh-my-pi), loaded
+    /// after the header.
+    Entries(Entries),
+    /// The host's own rule for the rows after a view's end ([`Tail::follow`]; Claude Code),
+    /// with a filter of the old file's ids that a new row must not reuse.
+    Host { tail: Tail, ids: Bloom },
+}
+
+/// What [`Follow::Entries`] keeps: plain entries continuing the leaf (messages and entries pi
+/// keeps out of the context; no edit, compaction or branch summary) leave every old position
+/// as it was, unless they reuse an id of the path or a call.
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
+struct Entries {
+    /// The session header line (the new lines are parsed after it).
+    header: String,
     /// Every id in `path_ids` and `calls` is in the file as written (no escapes), so a filter's
     /// "maybe" can be checked exactly by looking for it, quoted, in the old bytes.
     exact: bool,
@@ -122,6 +163,13 @@ pub struct Growth {
     /// Tool-call ids in the context, and those whose `path` is a `skill://` (the skip rules).
     calls: Bloom,
     skill_calls: Bloom,
+}
+
+/// The plan's figures of the positions measured. The tail only moves forward as positions are
+/// added, so positions before it are kept as one sum and only the tail's positions one by one:
+/// the size is that of the tail, not of the session.
+#[derive(Clone, Default, serde::Serialize, serde::Deserialize)]
+struct Tally {
     /// The gains of the positions before the tail, summed.
     before: Gain,
     /// Per context position from the tail's start: tokens, and the gain of folding it.
@@ -130,54 +178,58 @@ pub struct Growth {
 }
 
 impl Growth {
-    /// The growth of a measured projection, or `None` when an append to it cannot be followed
-    /// (a session pi would migrate, a file not ending in a newline, no leaf).
-    pub(super) fn of(projection: &View<'_, '_>, wall: &Wall, options: &FoldOptions) -> Option<Growth> {
+    /// The growth of a measured projection and the plan's figures (tokens freed, tool results
+    /// and blocks folded), or `None` when an append to it cannot be followed (a file not ending
+    /// in a newline, a host without a way to read new lines alone, a view not at the host's leaf
+    /// for a host that follows its own rows, no leaf).
+    pub(super) fn of(
+        projection: &View<'_, '_>,
+        wall: &Wall,
+        options: &FoldOptions,
+        at_last: bool,
+    ) -> Option<(Growth, (u64, usize, usize))> {
         let session = projection.session;
         let raw = session.file.raw();
         // claude-shake's window and floor are not a token tail: its plan is made whole each time.
         if !session.file.ends_with_newline() || options.profile == Profile::ClaudeShake {
             return None;
         }
-        let header = String::from_utf8(session.append_prefix()?.to_vec()).ok()?;
-        let leaf = projection.leaf?;
-        // Room for the path to double before the filter fills.
-        let path = session.path(leaf).ok()?.len();
-        let calls = projection.calls.len();
-        let mut g = Growth {
-            header,
-            last_bytes: raw[raw.len().saturating_sub(LAST_BYTES)..].to_vec(),
-            exact: true,
-            path_ids: Bloom::with_capacity(2 * path),
-            calls: Bloom::with_capacity(2 * calls),
-            skill_calls: Bloom::with_capacity(0),
-            before: Gain::default(),
-            tokens: Vec::new(),
-            gains: Vec::new(),
+        let mut old = Vec::new();
+        let follow = match at_last.then(|| projection.tail(&mut |id| old.push(id.to_string()))).flatten() {
+            Some(tail) => {
+                // Room for the file's ids to double before the filter fills.
+                let mut ids = Bloom::with_capacity(2 * old.len());
+                old.iter().for_each(|id| ids.insert(id));
+                Follow::Host { tail, ids }
+            }
+            None => Follow::Entries(Entries::of(projection)?),
         };
-        g.extend(projection, wall, options)?;
-        g.settle(options.profile);
-        Some(g)
+        let mut g = Growth {
+            follow,
+            last_bytes: raw[raw.len().saturating_sub(LAST_BYTES)..].to_vec(),
+            tally: Tally::default(),
+        };
+        if let Follow::Entries(e) = &mut g.follow {
+            e.note(projection)?;
+        }
+        g.tally.extend_with(projection, wall, options);
+        let figures = g.tally.settle(options.profile);
+        Some((g, figures))
+    }
+}
+
+impl Tally {
+    /// Appends a projection's positions (all of them: the whole context, or the new ones alone),
+    /// with the wall of the new positions alone (they hold no fold of their own).
+    fn extend(&mut self, projection: &View<'_, '_>, options: &FoldOptions) {
+        options.tokenizer.prefetch(projection);
+        self.extend_with(projection, &Wall::at(projection), options);
     }
 
-    /// Appends a projection's positions (all of them: the whole context, or the new entries alone).
-    fn extend(&mut self, projection: &View<'_, '_>, wall: &Wall, options: &FoldOptions) -> Option<()> {
-        let session = projection.session;
-        let raw = session.file.raw();
-        for call in &projection.calls {
-            if is_skill_path(host::model::call_path(call.arguments).as_deref()) {
-                self.skill_calls.insert(&call.id);
-            }
-            self.calls.insert(&call.id);
-            self.exact &= verbatim(&call.id, raw);
-        }
+    /// Appends a projection's positions, planned with `wall`.
+    fn extend_with(&mut self, projection: &View<'_, '_>, wall: &Wall, options: &FoldOptions) {
         self.tokens.extend(context_tokens(projection, &options.tokenizer));
         self.gains.extend(gains(projection, wall, options));
-        for i in session.path(projection.leaf?).ok()? {
-            self.path_ids.insert(&session.entries[i].id);
-            self.exact &= verbatim(&session.entries[i].id, raw);
-        }
-        Some(())
     }
 
     /// Moves the positions now before the tail into `before` and returns the plan's figures:
@@ -191,6 +243,42 @@ impl Growth {
         }
         self.tokens.drain(..start);
         (self.before.tokens, self.before.tool_results, self.before.blocks)
+    }
+}
+
+impl Entries {
+    /// The empty filters and the header of a pi session's projection (`None`: no header to
+    /// load new lines after, or no leaf).
+    fn of(projection: &View<'_, '_>) -> Option<Entries> {
+        let session = projection.session;
+        let header = String::from_utf8(session.append_prefix()?.to_vec()).ok()?;
+        // Room for the path to double before the filter fills.
+        let path = session.path(projection.leaf?).ok()?.len();
+        Some(Entries {
+            header,
+            exact: true,
+            path_ids: Bloom::with_capacity(2 * path),
+            calls: Bloom::with_capacity(2 * projection.calls.len()),
+            skill_calls: Bloom::with_capacity(0),
+        })
+    }
+
+    /// Adds a projection's ids (its calls and its leaf's path) to the filters.
+    fn note(&mut self, projection: &View<'_, '_>) -> Option<()> {
+        let session = projection.session;
+        let raw = session.file.raw();
+        for call in &projection.calls {
+            if is_skill_path(host::model::call_path(call.arguments).as_deref()) {
+                self.skill_calls.insert(&call.id);
+            }
+            self.calls.insert(&call.id);
+            self.exact &= verbatim(&call.id, raw);
+        }
+        for i in session.path(projection.leaf?).ok()? {
+            self.path_ids.insert(&session.entries[i].id);
+            self.exact &= verbatim(&session.entries[i].id, raw);
+        }
+        Some(())
     }
 
     /// Tells whether `new` (the appended lines parsed alone) is a chain of plain entries from
@@ -248,18 +336,31 @@ mod tests {
         (plan.tokens_freed, plan.count(RegionKind::ToolResult), plan.count(RegionKind::Block))
     }
 
+    /// The pi part of a growth.
+    fn entries(g: &mut Growth) -> &mut Entries {
+        match &mut g.follow {
+            Follow::Entries(e) => e,
+            Follow::Host { .. } => panic!("a pi session is followed entry by entry"),
+        }
+    }
+
     /// What measuring the whole file gives and the memo keeps.
     fn measured(state: &FileState, bytes: &[u8], fold: &FoldOptions) -> Measured {
-        let whole = SessionFile::from_bytes(PathBuf::from("p.jsonl"), bytes.to_vec());
-        let session = host::load(&whole, None).unwrap();
+        try_measured(state, bytes, fold).expect("a session")
+    }
+
+    /// [`measured`], `None` when the bytes are no session yet.
+    fn try_measured(state: &FileState, bytes: &[u8], fold: &FoldOptions) -> Option<Measured> {
+        let whole = SessionFile::from_bytes(state.path.clone(), bytes.to_vec());
+        let session = host::load(&whole, None).ok()?;
         let projection = View::at(&session, session.default_leaf()).unwrap();
-        let leaf = session.entries.last().map(|e| e.id.to_string());
-        Measured {
+        let leaf = session.default_leaf().map(|l| session.entries[l].id.to_string());
+        Some(Measured {
             reading: reading_of(state, fold.tokenizer.name, fold.profile, plan_of(&projection, fold), leaf),
             at_last: true,
-            growth: Growth::of(&projection, &Wall::at(&projection), fold),
+            growth: Growth::of(&projection, &Wall::at(&projection), fold, true).map(|(g, _)| g),
             proof: Proof::of(bytes),
-        }
+        })
     }
 
     const HEADER: &str = r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#;
@@ -319,8 +420,8 @@ mod tests {
         let bytes = format!("{}\n", lines.join("\n")).into_bytes();
         std::fs::write(&path, &bytes).unwrap();
         let state = FileState { path: path.clone(), len: bytes.len() as u64, mtime_ns: 0, inode: 1 };
-        let memo = MemoEntry::new("k", &state, &measured(&state, &bytes, &fold));
-        let g = memo.growth.as_ref().expect("a growth");
+        let mut memo = MemoEntry::new("k", &state, &measured(&state, &bytes, &fold));
+        let g = entries(memo.growth.as_mut().expect("a growth"));
         assert!(g.exact && g.calls.len_bytes() <= Bloom::MAX_BYTES);
         let mut new = Vec::new();
         let mut parent = "a2".to_string();
@@ -362,7 +463,7 @@ mod tests {
             std::fs::write(&path, &bytes).unwrap();
             let state = FileState { path: path.clone(), len: bytes.len() as u64, mtime_ns: 0, inode: 1 };
             let mut memo = MemoEntry::new("k", &state, &measured(&state, &bytes, &fold));
-            let g = memo.growth.as_mut().unwrap();
+            let g = entries(memo.growth.as_mut().unwrap());
             (g.path_ids, g.calls) = (g.path_ids.saturated(), g.calls.saturated());
             (path, memo)
         };
@@ -378,7 +479,8 @@ mod tests {
             assert!(grow_by(&path, memo, std::slice::from_ref(&reused), &fold)[0].is_none(), "{reused}");
         }
         let (path, memo) = start("escaped.jsonl", r"\u0061\u0030");
-        assert!(!memo.growth.as_ref().unwrap().exact);
+        let mut memo = memo;
+        assert!(!entries(memo.growth.as_mut().unwrap()).exact);
         assert!(grow_by(&path, memo, &fresh[..1], &fold)[0].is_none());
     }
 
@@ -422,9 +524,11 @@ mod tests {
                     assert_eq!(m.proof, Proof::of(&bytes[..cut]));
                 }
                 let m = grown.unwrap_or_else(|| measured(&state, &bytes[..cut], &fold));
-                if let Some(g) = &m.growth {
-                    assert!(g.tokens.len() <= 400, "the memo keeps the tail only: {} positions", g.tokens.len());
-                    assert!(g.exact, "seed {seed}: pi's ids are in the file as written");
+                let mut m = m;
+                if let Some(g) = &mut m.growth {
+                    let kept = g.tally.tokens.len();
+                    assert!(kept <= 400, "the memo keeps the tail only: {kept} positions");
+                    assert!(entries(g).exact, "seed {seed}: pi's ids are in the file as written");
                 }
                 memo = Some(MemoEntry::new("k", &state, &m));
             }
@@ -441,5 +545,196 @@ mod tests {
             assert!(proven);
         }
         assert!(taken >= 20, "the shortcut was taken {taken} times");
+    }
+
+    /// The Claude Code fixtures' transcripts.
+    fn claude_fixtures() -> Vec<(String, Vec<u8>)> {
+        let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/claude"));
+        let mut out: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| {
+                let path = e.ok()?.path().join("transcript.jsonl");
+                let name = path.parent()?.file_name()?.to_string_lossy().into_owned();
+                Some((name, std::fs::read(&path).ok()?))
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// The byte offsets just after each line.
+    fn line_ends(bytes: &[u8]) -> Vec<usize> {
+        bytes.iter().enumerate().filter(|(_, &b)| b == b'\n').map(|(i, _)| i + 1).collect()
+    }
+
+    /// Replays `bytes` cut at `cuts` (in order) at `path`: each cut is measured by growing the
+    /// memo of the cut before (kept as the meter keeps it: grown, else measured whole) and, when
+    /// the shortcut is taken, checked against a whole measure of the same bytes. Returns how many
+    /// cuts were grown, and the cuts measured whole.
+    fn replay(path: &Path, bytes: &[u8], cuts: &[usize], fold: &FoldOptions, name: &str) -> (usize, Vec<usize>) {
+        let state_at = |cut: usize| {
+            std::fs::write(path, &bytes[..cut]).unwrap();
+            FileState { path: path.to_path_buf(), len: cut as u64, mtime_ns: 0, inode: 1 }
+        };
+        let (mut grown, mut whole) = (0, Vec::new());
+        let mut memo: Option<MemoEntry> = None;
+        for &cut in cuts {
+            let state = state_at(cut);
+            let m = match memo.as_ref().and_then(|m| m.grow(&state, None, fold.profile, fold.tokenizer)) {
+                Some(m) => {
+                    grown += 1;
+                    let fresh = measured(&state, &bytes[..cut], fold);
+                    assert_eq!(m.reading, fresh.reading, "{name}: grown to byte {cut} ({:?})", fold.profile);
+                    assert_eq!(m.proof, fresh.proof);
+                    m
+                }
+                None => {
+                    whole.push(cut);
+                    let Some(m) = try_measured(&state, &bytes[..cut], fold) else { continue };
+                    m
+                }
+            };
+            if let Some(g) = &m.growth {
+                let size = bincode::serde::encode_to_vec(g, bincode::config::standard()).unwrap().len();
+                assert!(size <= 2 * Bloom::MAX_BYTES, "{name}: a growth of {size} bytes");
+            }
+            memo = Some(MemoEntry::new("k", &state, &m));
+        }
+        (grown, whole)
+    }
+
+    /// Every Claude Code fixture, cut after every line (the big ones in their last 300 lines) and
+    /// grown line by line, each cut with a profile of its own: every grown reading is the whole
+    /// measure's (tokens, results, blocks, leaf) and the proof of the same bytes. On the
+    /// transcripts that only grow turn by turn (`thinking`'s messages carried on over rows too)
+    /// the shortcut is taken for nearly every line; where the rows join old ones it is not
+    /// (`parallel`'s results hang off the chain, each `duplicate-uuids` row after the first copy
+    /// reuses a uuid, `missing-parent`'s walk stood in for a parent).
+    #[test]
+    fn claude_transcripts_grown_line_by_line_are_measured_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let profiles = [Profile::Default, Profile::Aggressive, Profile::Conservative];
+        for (k, (name, bytes)) in claude_fixtures().into_iter().enumerate() {
+            let ends = line_ends(&bytes);
+            let cuts = &ends[if bytes.len() > 4 << 20 { ends.len().saturating_sub(300) } else { 0 }..];
+            let fold = FoldOptions {
+                scope: Scope::Elide,
+                profile: profiles[k % 3],
+                tokenizer: Tokenizer::new(TokenizerName::Pi),
+            };
+            let (grown, whole) = replay(&dir.path().join(format!("{name}.jsonl")), &bytes, cuts, &fold, &name);
+            assert!(grown > 0, "{name}: never grown");
+            match name.as_str() {
+                // Results off the chain, reused uuids, a stood-in parent: measured whole where
+                // they come.
+                "parallel" | "bad-lines" | "duplicate-uuids" | "missing-parent" => {}
+                _ => assert!(whole.len() * 10 <= cuts.len(), "{name}: measured whole at {whole:?}"),
+            }
+        }
+    }
+
+    /// A transcript grown turn by turn (the rows up to the next assistant row, as Claude Code
+    /// runs the status line after a message), counted with o200k: the same readings.
+    #[test]
+    fn claude_turns_counted_with_o200k_are_measured_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let (name, bytes) = claude_fixtures().into_iter().find(|(n, _)| n == "bash-read").unwrap();
+        let ends = line_ends(&bytes);
+        let starts = std::iter::once(0).chain(ends.iter().copied());
+        let kind =
+            |line: &[u8]| serde_json::from_slice::<serde_json::Value>(line).ok()?["type"].as_str().map(str::to_string);
+        let cuts: Vec<usize> = starts
+            .zip(&ends)
+            .filter(|&(a, &b)| kind(&bytes[a..b]).as_deref() == Some("assistant"))
+            .map(|(_, &b)| b)
+            .collect();
+        let fold = FoldOptions {
+            scope: Scope::Elide,
+            profile: Profile::Default,
+            tokenizer: Tokenizer::new(TokenizerName::O200k),
+        };
+        let (grown, whole) = replay(&dir.path().join("t.jsonl"), &bytes, &cuts, &fold, &name);
+        assert!(cuts.len() >= 10 && whole == cuts[..1], "{grown} grown; measured whole at {whole:?}");
+    }
+
+    /// `bash-read` cut after its second tool call (the first answered, the second not), grown by
+    /// one append each: the real rows that follow (the pending call's result, then the next
+    /// assistant row), a result of the pending call and a row carrying on the tip's message take
+    /// the shortcut with the whole measure's reading; every append that may change how old rows
+    /// load or count is measured whole.
+    #[test]
+    fn claude_appends_that_may_change_old_rows_are_measured_whole() {
+        use serde_json::{json, Value};
+        let dir = tempfile::tempdir().unwrap();
+        let (_, bytes) = claude_fixtures().into_iter().find(|(n, _)| n == "bash-read").unwrap();
+        let lines: Vec<&[u8]> = bytes.split_inclusive(|&b| b == b'\n').collect();
+        let rows: Vec<Option<Value>> = lines.iter().map(|l| serde_json::from_slice(l).ok()).collect();
+        let uses_tool = |r: &Value| r["type"] == "assistant" && r["message"]["content"][0]["type"] == "tool_use";
+        let at = rows.iter().enumerate().filter(|(_, r)| r.as_ref().is_some_and(uses_tool)).nth(1).unwrap().0;
+        let (call, answered) = (&rows[at].as_ref().unwrap()["message"]["content"][0]["id"], "toolu_local_1");
+        let tip = rows[at].as_ref().unwrap().clone();
+        let result = rows.iter().skip(at).flatten().find(|r| r["type"] == "user").unwrap().clone();
+        assert_eq!(&result["message"]["content"][0]["tool_use_id"], call);
+        let old: Vec<u8> = lines[..=at].concat();
+        let fold = FoldOptions {
+            scope: Scope::Elide,
+            profile: Profile::Default,
+            tokenizer: Tokenizer::new(TokenizerName::Pi),
+        };
+        let path = dir.path().join("t.jsonl");
+        let grow = |append: &[u8]| {
+            std::fs::write(&path, &old).unwrap();
+            let state = FileState { path: path.clone(), len: old.len() as u64, mtime_ns: 0, inode: 1 };
+            let memo = MemoEntry::new("k", &state, &measured(&state, &old, &fold));
+            let mut all = old.clone();
+            all.extend_from_slice(append);
+            std::fs::write(&path, &all).unwrap();
+            let state = FileState { path: path.clone(), len: all.len() as u64, mtime_ns: 0, inode: 1 };
+            let grown = memo.grow(&state, None, fold.profile, fold.tokenizer);
+            grown.inspect(|m| assert_eq!(m.reading, measured(&state, &all, &fold).reading))
+        };
+        // The real rows: the pending call's result (and what Claude Code writes around it), then
+        // up to the next assistant row.
+        let next = (at + 1..lines.len()).find(|&i| rows[i].as_ref().is_some_and(|r| r["type"] == "assistant")).unwrap();
+        assert!(grow(&lines[at + 1..next].concat()).is_some(), "the pending call's result");
+        assert!(grow(&lines[at + 1..=next].concat()).is_some(), "a turn");
+        let row = |template: &Value, edit: &dyn Fn(&mut Value)| {
+            let mut r = template.clone();
+            r["uuid"] = json!("0000aaaa-0000-4000-8000-000000000001");
+            r["parentUuid"] = tip["uuid"].clone();
+            edit(&mut r);
+            format!("{r}\n").into_bytes()
+        };
+        assert!(grow(&row(&result, &|_| {})).is_some(), "a result of the pending call");
+        let text = json!([{"type": "text", "text": "and so on"}]);
+        assert!(grow(&row(&tip, &|r| r["message"]["content"] = text.clone())).is_some(), "more of the tip's message");
+        let older = rows[..at].iter().flatten().find(|r| r["type"] == "assistant").unwrap()["message"]["id"].clone();
+        let first = rows.iter().flatten().find(|r| r["uuid"].is_string()).unwrap()["uuid"].clone();
+        let cases: [(&str, Vec<u8>); 9] = [
+            (
+                "a row of an older message",
+                row(&tip, &|r| (r["message"]["id"], r["message"]["content"]) = (older.clone(), text.clone())),
+            ),
+            (
+                "a result of an answered call",
+                row(&result, &|r| r["message"]["content"][0]["tool_use_id"] = json!(answered)),
+            ),
+            (
+                "a compaction boundary",
+                row(
+                    &tip,
+                    &|r| *r = json!({"type": "system", "subtype": "compact_boundary", "uuid": r["uuid"], "parentUuid": r["parentUuid"], "sessionId": r["sessionId"]}),
+                ),
+            ),
+            ("a summary", row(&result, &|r| r["isCompactSummary"] = json!(true))),
+            ("a branch off an older row", row(&result, &|r| r["parentUuid"] = first.clone())),
+            ("an old uuid again", row(&result, &|r| r["uuid"] = first.clone())),
+            ("a side-chain row", row(&result, &|r| r["isSidechain"] = json!(true))),
+            ("a new call with an old id", row(&tip, &|r| r["message"]["id"] = json!("msg_new"))),
+            ("past 5 MiB", row(&result, &|r| r["message"]["content"][0]["content"] = json!("x".repeat(6 << 20)))),
+        ];
+        for (what, append) in cases {
+            assert!(grow(&append).is_none(), "{what}: grown");
+        }
     }
 }

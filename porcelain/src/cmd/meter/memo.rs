@@ -1,6 +1,6 @@
 //! The meter's memo: the reading remembered per (session file, tokenizer, profile), recalled
 //! while the file is unchanged (its stamp, or the proof of its bytes), or grown by the append
-//! shortcut ([`super::grow`]) when the file only gained plain entries.
+//! shortcut ([`super::grow`]) when the file only gained lines continuing what was measured.
 
 use std::path::PathBuf;
 
@@ -16,7 +16,7 @@ use crate::fingerprint::Proof;
 
 /// One reading of the session `rev` names, whose file is now as `state` says: from the memo when
 /// nothing changed (a stat, or for a touched file the proof of its bytes), from the new bytes
-/// alone when the file only grew by plain entries, else by measuring the whole file.
+/// alone when the file only grew by lines continuing it, else by measuring the whole file.
 pub(super) fn reading(
     ctx: &Context,
     rev: &RevArgs,
@@ -89,7 +89,7 @@ fn memo_key(state: &FileState, tokenizer: TokenizerName, profile: Profile) -> Op
 }
 
 /// Bumped whenever the memo's layout changes (an older file is then ignored).
-const MEMO_MAGIC: &str = "shake-meter-memo 3";
+const MEMO_MAGIC: &str = "shake-meter-memo 4";
 
 fn memo_path(ctx: &Context, key: &str) -> PathBuf {
     let hash = blake3::hash(key.as_bytes()).to_hex();

@@ -180,12 +180,14 @@ pub fn render(tokens: u64, color: bool) -> String {
     }
 }
 
-/// Measures a session at a leaf: the plan a plain `shake fold` would make there, with the wall
-/// read from the leaf's stored overlay (or derived and stored).
+/// Measures a session at a leaf (`at_last`: the host's leaf on load): the plan a plain `shake
+/// fold` would make there, with the wall read from the leaf's stored overlay (or derived and
+/// stored).
 pub fn measure(
     ctx: &Context,
     session: &Session<'_>,
     leaf: Option<usize>,
+    at_last: bool,
     profile: Profile,
     tok: Tokenizer,
 ) -> Result<(Reading, Option<Growth>)> {
@@ -194,17 +196,25 @@ pub fn measure(
     tok.prefetch(&projection);
     let wall = crate::overlay::wall_at(ctx, session, &projection);
     let options = FoldOptions { scope: Scope::Elide, profile, tokenizer: tok };
-    let plan = plan_with_wall(&projection, &wall, &options);
+    // A growth plans every position once (its figures are the plan's: the gains before the
+    // tail), so the plan is not made a second time.
+    let (figures, growth) = match Growth::of(&projection, &wall, &options, at_last) {
+        Some((growth, figures)) => (figures, Some(growth)),
+        None => {
+            let plan = plan_with_wall(&projection, &wall, &options);
+            ((plan.tokens_freed, plan.count(RegionKind::ToolResult), plan.count(RegionKind::Block)), None)
+        }
+    };
     let reading = Reading {
-        tokens: plan.tokens_freed,
-        tool_results: plan.count(RegionKind::ToolResult),
-        blocks: plan.count(RegionKind::Block),
+        tokens: figures.0,
+        tool_results: figures.1,
+        blocks: figures.2,
         tokenizer: tok.name,
         profile,
         session: session.file.path.clone(),
         leaf_id: leaf.map(|l| session.entries[l].id.to_string()),
     };
-    Ok((reading, Growth::of(&projection, &wall, &options)))
+    Ok((reading, growth))
 }
 
 /// Reads the session `rev` names and measures it, counting with `tok` (re-calibrated for this
@@ -216,8 +226,10 @@ fn read(ctx: &Context, rev: &RevArgs, profile: Profile, tok: Tokenizer) -> Resul
         TokenizerName::Calibrated => calibrated_for(ctx, &session, tok)?,
         _ => tok,
     };
-    let (reading, growth) = measure(ctx, &session, leaf, profile, tok)?;
-    Ok(Measured { reading, at_last: leaf == session.default_leaf(), growth, proof: Proof::of(file.raw()) })
+    // Without `:LEAF` the leaf is the host's on load (asking again would load Claude Code's chain again).
+    let at_last = rev.entry.is_none() || leaf == session.default_leaf();
+    let (reading, growth) = measure(ctx, &session, leaf, at_last, profile, tok)?;
+    Ok(Measured { reading, at_last, growth, proof: Proof::of(file.raw()) })
 }
 
 /// A reading and what the memo keeps of it.

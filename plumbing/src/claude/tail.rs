@@ -1,0 +1,249 @@
+//! The meter's append shortcut for Claude Code transcripts: what is kept of a measured chain's
+//! end ([`ClaudeTail`]) and the reading of rows appended after it alone ([`ClaudeTail::follow`]).
+//!
+//! Claude Code's loader and projection join rows across turns (split messages, results found
+//! off the chain, rows hung under the leaf), so a row cannot be judged alone as pi's entries
+//! are. What is proven instead (see `loader::open_end`): when the chain's end is open and the
+//! new rows hang one after the other from its last row with new ids, the longer file's chain
+//! is the old one followed by the new rows. Each position's tokens and gains are then those of
+//! its own row and its tool's call, so the old positions keep theirs and the new ones are
+//! measured from the new rows plus the few calls of the old context still waiting for a result.
+
+use std::collections::HashSet;
+
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use super::host::{Claude, ClaudeSession, ClaudeView, Follows};
+use super::loader::{LoadOptions, SIZE_GATE};
+use crate::host::{self, Call, Followed, HostData, Role, SessionFile, View};
+
+/// The most calls waiting for a result that a tail keeps (a result answering one not kept is
+/// measured with the whole file).
+const MAX_PENDING: usize = 64;
+/// The most bytes of those calls' arguments a tail keeps.
+const MAX_PENDING_BYTES: usize = 256 << 10;
+
+/// What the meter keeps of a chain's open end to read rows appended after it: a few ids and the
+/// calls still waiting for a result, whatever the transcript's length.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ClaudeTail {
+    /// The file's length then (the size gate looks at the whole file's).
+    len: u64,
+    /// `CLAUDE_CODE_DISABLE_PRECOMPACT_SKIP` was set (no size gate).
+    no_size_gate: bool,
+    /// The leaf's uuid (Claude Code's leaf: the last main message).
+    leaf: String,
+    /// The chain's last row (the tip; new rows hang from it).
+    tip: String,
+    /// When rows are hung under the leaf (the tip is not the leaf): the last one's timestamp.
+    hung: Option<Option<String>>,
+    /// The leaf's API message id, when new rows may carry on that message (the chain ends with
+    /// all of its rows: `loader::joinable`).
+    message: Option<String>,
+    /// The session id the rows carry.
+    session_id: Option<String>,
+    /// The context's calls no result in it answers.
+    pending: Vec<Pending>,
+}
+
+/// A call waiting for a result: id, tool name, arguments (raw JSON).
+type Pending = (String, String, Option<String>);
+
+/// Adds `call` to the calls waiting for a result (a later call of the same id is the one a
+/// result finds).
+fn wait(pending: &mut Vec<Pending>, call: &Call<'_>) {
+    pending.retain(|(id, ..)| id != call.id.as_ref());
+    pending.push((call.id.to_string(), call.name.to_string(), call.arguments.map(|a| a.get().to_string())));
+}
+
+impl ClaudeTail {
+    /// The tail of a whole file's view at Claude Code's own leaf, when its chain's end is open;
+    /// `ids` is given every uuid and parent uuid of the file, every uuid a boundary's anchors
+    /// name, every message id, and the context's call and result ids.
+    pub(super) fn of(v: &ClaudeView<'_, '_>, view: &View<'_, '_>, ids: &mut dyn FnMut(&str)) -> Option<ClaudeTail> {
+        let host = v.host;
+        if host.follows.is_some() || !v.chain.open {
+            return None;
+        }
+        let t = &host.t;
+        let (leaf, tip) = (&t.rows[v.chain.leaf?], &t.rows[*v.chain.rows.last()?]);
+        for row in &t.rows {
+            row.uuid().into_iter().chain(row.parent_uuid()).chain(row.message_id()).for_each(&mut *ids);
+            if let Some(meta) = row.compact_metadata() {
+                strings(meta, ids);
+            }
+        }
+        let mut answered = HashSet::new();
+        for unit in view.units.iter().filter(|u| u.role == Role::ToolResult) {
+            if let Some(target) = &unit.target {
+                ids(target);
+                answered.insert(target.as_ref());
+            }
+        }
+        view.calls.iter().for_each(|c| ids(&c.id));
+        // The context's last call of each id is the one a result finds (later ones win).
+        let mut pending = Vec::new();
+        for call in view.calls.iter().filter(|c| !answered.contains(c.id.as_ref())) {
+            wait(&mut pending, call);
+        }
+        Some(ClaudeTail {
+            len: t.file.raw().len() as u64,
+            no_size_gate: host.options.no_size_gate,
+            leaf: leaf.uuid()?.to_string(),
+            tip: tip.uuid()?.to_string(),
+            hung: (tip.uuid() != leaf.uuid()).then(|| tip.timestamp().map(str::to_string)),
+            message: leaf.message_id().filter(|_| v.chain.joinable).map(str::to_string),
+            session_id: t.session_id().map(str::to_string),
+            pending: bounded(pending),
+        })
+    }
+
+    /// The leaf's uuid.
+    pub(crate) fn leaf_id(&self) -> &str {
+        &self.leaf
+    }
+
+    /// Reads `appended` as rows continuing the chain's open end: every conversation row hangs
+    /// from the one before it (the first from the tip), is no compaction boundary, summary or
+    /// side-chain row, and, when it is hung under the leaf (no user or assistant row; Claude
+    /// Code sorts those by time), has a timestamp not before the row hung before it; the size
+    /// gate says what it said (the file stays on the same side of 5 MiB). The first rows may
+    /// carry on the leaf's API message when the tail allows it; every other message id is new
+    /// (in `fresh`). `None` when they do not.
+    pub(crate) fn follow<'a>(&self, appended: &'a SessionFile) -> Option<Followed<'a>> {
+        let options = LoadOptions::from_env();
+        let len = self.len.checked_add(appended.raw().len() as u64)?;
+        let gate = |len: u64| !options.no_size_gate && len > SIZE_GATE as u64;
+        if options.no_size_gate != self.no_size_gate || gate(self.len) != gate(len) {
+            return None;
+        }
+        let mut data = ClaudeSession::read(appended);
+        if data.t.torn.is_some() {
+            return None;
+        }
+        let mut fresh = Vec::new();
+        let mut uuids = HashSet::new();
+        let mut parent = self.tip.as_str();
+        let mut hung = self.hung.as_ref().map(Option::as_deref);
+        let mut carried = self.message.as_deref();
+        for n in 0..data.nodes.len() {
+            let row = data.row(n);
+            let uuid = row.uuid()?;
+            let bad = row.is_sidechain() || row.is_compact_boundary() || row.is_compact_summary();
+            if bad || row.parent_uuid() != Some(parent) || !uuids.insert(uuid) {
+                return None;
+            }
+            hung = match row.kind() {
+                "user" | "assistant" => None,
+                _ if hung.is_some_and(|before| row.timestamp() < before) => return None,
+                _ => Some(row.timestamp()),
+            };
+            fresh.push(uuid.to_string());
+            let message = row.message_id().filter(|_| row.kind() == "assistant");
+            if message.is_none() || message != carried {
+                carried = None;
+                fresh.extend(message.map(str::to_string));
+            }
+            parent = uuid;
+        }
+        let (tip, hung) = (parent.to_string(), hung.map(|t| t.map(str::to_string)));
+        let leaf = match data.last_main() {
+            Some(n) => data.row(n).uuid()?.to_string(),
+            None => self.leaf.clone(),
+        };
+        let message = match data.nodes.len().checked_sub(1) {
+            None => self.message.clone(),
+            Some(last) => {
+                // The rows of the message the new rows end with: the last ones, all of them.
+                let id = data.row(last).message_id().filter(|_| data.row(last).kind() == "assistant");
+                let of = |n: usize| data.row(n).kind() == "assistant" && data.row(n).message_id() == id;
+                let run = (0..=last).rev().take_while(|&n| of(n)).count();
+                id.filter(|_| (0..last + 1 - run).all(|n| !of(n))).map(str::to_string)
+            }
+        };
+        let calls: Vec<_> = (0..data.nodes.len()).flat_map(|n| data.calls_of(n)).collect();
+        fresh.extend(calls.iter().map(|c| c.id.to_string()));
+        let made: HashSet<&str> = calls.iter().map(|c| c.id.as_ref()).collect();
+        let mut answered = HashSet::new();
+        for result in data.nodes.iter().filter_map(|node| node.result.as_ref()) {
+            let id = result.call_id.as_ref();
+            // A result of an old call that is not kept (or of no call) must be of no old id.
+            if !made.contains(id) && !self.pending.iter().any(|(p, ..)| p == id) {
+                fresh.push(id.to_string());
+            }
+            answered.insert(id.to_string());
+        }
+        let mut pending: Vec<_> = self.pending.iter().filter(|(id, ..)| !answered.contains(id)).cloned().collect();
+        for call in calls.iter().filter(|c| !answered.contains(c.id.as_ref())) {
+            wait(&mut pending, call);
+        }
+        let tail = ClaudeTail {
+            len,
+            no_size_gate: self.no_size_gate,
+            leaf,
+            tip,
+            hung,
+            message,
+            session_id: self.session_id.clone(),
+            pending: bounded(pending),
+        };
+        let lent = self.pending.iter().map(|(id, name, arguments)| {
+            let arguments = arguments.as_ref().and_then(|a| RawValue::from_string(a.clone()).ok());
+            (id.clone(), name.clone(), arguments)
+        });
+        data.follows = Some(Follows { session_id: self.session_id.clone(), pending: lent.collect() });
+        let (header, nodes) = (data.header(appended), data.nodes(appended));
+        let session = host::Session::new(&Claude, appended, header, nodes, HostData::Claude(data));
+        Some(Followed { session, fresh, tail: host::Tail::Claude(tail) })
+    }
+}
+
+/// The newest pending calls that fit [`MAX_PENDING`] and [`MAX_PENDING_BYTES`].
+fn bounded(mut pending: Vec<Pending>) -> Vec<Pending> {
+    let size = |(id, name, arguments): &Pending| id.len() + name.len() + arguments.as_ref().map_or(0, String::len);
+    let mut bytes = 0;
+    let keep = pending.iter().rev().take_while(|c| {
+        bytes += size(c);
+        bytes <= MAX_PENDING_BYTES
+    });
+    let keep = keep.count().min(MAX_PENDING);
+    pending.drain(..pending.len() - keep);
+    pending
+}
+
+/// Gives every string in a JSON value to `each` (a boundary's anchors and listed uuids).
+fn strings(value: &Value, each: &mut dyn FnMut(&str)) {
+    match value {
+        Value::String(s) => each(s),
+        Value::Array(items) => items.iter().for_each(|v| strings(v, each)),
+        Value::Object(map) => map.values().for_each(|v| strings(v, each)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pending_calls_are_bounded_newest_kept() {
+        let call = |i: usize, args: usize| (format!("c{i}"), "Bash".to_string(), Some("x".repeat(args)));
+        let many: Vec<_> = (0..100).map(|i| call(i, 10)).collect();
+        let kept = bounded(many);
+        assert_eq!(kept.len(), MAX_PENDING);
+        assert_eq!(kept.last().unwrap().0, "c99");
+        let big = vec![call(0, 10), call(1, MAX_PENDING_BYTES), call(2, 10)];
+        assert_eq!(bounded(big).iter().map(|c| c.0.as_str()).collect::<Vec<_>>(), ["c2"]);
+    }
+
+    #[test]
+    fn strings_are_found_at_any_depth() {
+        let meta: Value =
+            serde_json::json!({"preservedSegment": {"headUuid": "h", "anchorUuid": "a"}, "n": 3, "l": ["x"]});
+        let mut seen = Vec::new();
+        strings(&meta, &mut |s| seen.push(s.to_string()));
+        seen.sort();
+        assert_eq!(seen, ["a", "h", "x"]);
+    }
+}
