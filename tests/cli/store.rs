@@ -202,6 +202,26 @@ fn fsck_names_a_flipped_byte_and_a_truncated_pack() {
     assert!(String::from_utf8(out.stdout).unwrap().contains("truncated"));
 }
 
+/// Counts read the mapped BPE table without hashing it (its layout is checked on open): a
+/// flipped byte in a token is fsck's to find, and it names the table.
+#[test]
+fn fsck_names_a_damaged_bpe_table() {
+    let env = TestEnv::new();
+    let path = env.fixture("pi-v3-edge-edits.jsonl");
+    env.ok(&["meter", path.to_str().unwrap(), "--tokenizer", "o200k"]);
+    let table = env.store().join("cache/ranks-o200k.bin");
+    assert_eq!(json(&env.ok(&["fsck", "--json"]))["ok"], true);
+    let mut bytes = std::fs::read(&table).unwrap();
+    *bytes.last_mut().unwrap() ^= 1;
+    std::fs::write(&table, &bytes).unwrap();
+    let out = env.run(&["fsck"]);
+    assert_eq!(out.status.code(), Some(3));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains("ranks-o200k.bin") && stdout.contains("checksum mismatch"), "{stdout}");
+    std::fs::remove_file(&table).unwrap();
+    assert_eq!(json(&env.ok(&["fsck", "--json"]))["ok"], true);
+}
+
 #[test]
 fn a_garbage_index_and_a_bad_ref_are_named() {
     let env = TestEnv::new();

@@ -1,7 +1,8 @@
 //! `fsck` logic: re-hash every object, re-check every index, pack, ref and import state, and
 //! check that what objects name exists, and recompute every overlay whose session is imported
-//! (through a function the caller passes: overlays are the porcelain's wall). Each problem is one
-//! message naming the file and, where there is one, the object.
+//! (through a function the caller passes: overlays are the porcelain's wall), and check the BPE
+//! tables' checksums. Each problem is one message naming the file and, where there is one, the
+//! object.
 
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
@@ -10,6 +11,7 @@ use std::path::Path;
 use crate::host::SessionFile;
 
 use crate::id::{Kind, ObjectId};
+use crate::tokens::{bpe, TokenizerName};
 
 use super::version::{split_node, Version};
 use super::{refs, state, Pack, Store};
@@ -74,7 +76,20 @@ pub fn check(dir: &Path, overlays: OverlayCheck<'_>) -> crate::Result<FsckReport
     }
     check_states(&store, &mut report)?;
     check_overlays(&store, overlays, &mut report)?;
+    check_tables(dir, &mut report);
     Ok(report)
+}
+
+/// Checks the BPE tables the store keeps (`cache/ranks-*.bin`): counts read them unhashed.
+fn check_tables(dir: &Path, report: &mut FsckReport) {
+    for name in TokenizerName::ALL.into_iter().filter(|n| n.is_bpe()) {
+        if let Err(why) = bpe::check(dir, name) {
+            let path = bpe::table_path(dir, name);
+            report
+                .problems
+                .push(format!("{}: damaged BPE table ({why}); delete it to have it rebuilt", path.display()));
+        }
+    }
 }
 
 /// Recomputes every overlay ref's object from an imported file of its session (the file as
