@@ -14,6 +14,7 @@
 
 pub mod bpe;
 pub mod js_json;
+mod o200k_ascii;
 
 use std::fmt;
 use std::str::FromStr;

@@ -6,7 +6,7 @@
 //! (`<store>/cache/ranks-<name>.bin`) and mapped by every later process, ready to look up.
 //!
 //! A count is tiktoken's `count_ordinary`, exactly: the tokenizer's pattern splits the text into
-//! pieces; a piece that is a token counts one; any other starts as its bytes and has its adjacent
+//! pieces (o200k's on ASCII text by hand, [`super::o200k_ascii`]); a piece that is a token counts one; any other starts as its bytes and has its adjacent
 //! pair of lowest rank joined (the leftmost among equals) until no adjacent pair is a token.
 //! `tests` compares count for count with tiktoken-rs on text made to reach every rule.
 
@@ -69,8 +69,10 @@ const LONG_PIECE: usize = 100;
 
 /// A tokenizer's pattern and ranks: what counting BPE tokens needs, and nothing else.
 pub struct Bpe {
+    name: TokenizerName,
     table: Table,
-    pattern: Regex,
+    /// Compiled on the first text the pattern is needed for: o200k splits ASCII text by hand.
+    pattern: OnceLock<Regex>,
 }
 
 impl std::fmt::Debug for Bpe {
@@ -103,31 +105,41 @@ impl Bpe {
     }
 
     fn with(name: TokenizerName, table: Table) -> Bpe {
-        let pattern = match name {
-            TokenizerName::Cl100k => CL100K_PATTERN,
-            _ => tiktoken_rs::O200K_BASE_PAT_STR,
-        };
-        // Both patterns are constants that tiktoken-rs compiles with the same crate.
-        let pattern = Regex::new(pattern).expect("tiktoken's pattern compiles");
-        Bpe { table, pattern }
+        Bpe { name, table, pattern: OnceLock::new() }
+    }
+
+    fn pattern(&self) -> &Regex {
+        self.pattern.get_or_init(|| {
+            let pattern = match self.name {
+                TokenizerName::Cl100k => CL100K_PATTERN,
+                _ => tiktoken_rs::O200K_BASE_PAT_STR,
+            };
+            // Both patterns are constants that tiktoken-rs compiles with the same crate.
+            Regex::new(pattern).expect("tiktoken's pattern compiles")
+        })
     }
 
     /// Counts the tokens of `text`: tiktoken's `count_ordinary(text)`.
     pub fn count(&self, text: &str) -> u64 {
-        self.count_with(&self.pattern, text)
+        self.count_with(|| self.pattern(), text)
     }
 
     /// Returns a counter for one thread: threads sharing one pattern contend for its search
     /// state (counting many small texts on two cores took twice the CPU), so each gets its own.
     pub fn for_thread(&self) -> Counter<'_> {
-        Counter { bpe: self, pattern: self.pattern.clone() }
+        Counter { bpe: self, pattern: OnceLock::new() }
     }
 
-    fn count_with(&self, pattern: &Regex, text: &str) -> u64 {
+    fn count_with<'p>(&self, pattern: impl FnOnce() -> &'p Regex, text: &str) -> u64 {
         let mut scratch = Scratch::default();
+        if self.name == TokenizerName::O200k && text.is_ascii() {
+            let mut tokens = 0;
+            super::o200k_ascii::split(text.as_bytes(), |piece| tokens += self.piece(piece, &mut scratch));
+            return tokens as u64;
+        }
         let mut tokens = 0;
         let mut done = 0;
-        for found in pattern.find_iter(text) {
+        for found in pattern().find_iter(text) {
             match found {
                 Ok(piece) => {
                     tokens += self.piece(piece.as_str().as_bytes(), &mut scratch);
@@ -237,13 +249,13 @@ impl Bpe {
 /// A [`Bpe`] with a pattern of its own, for one thread ([`Bpe::for_thread`]).
 pub struct Counter<'b> {
     bpe: &'b Bpe,
-    pattern: Regex,
+    pattern: OnceLock<Regex>,
 }
 
 impl Counter<'_> {
     /// Counts the tokens of `text`, as [`Bpe::count`] does.
     pub fn count(&self, text: &str) -> u64 {
-        self.bpe.count_with(&self.pattern, text)
+        self.bpe.count_with(|| self.pattern.get_or_init(|| self.bpe.pattern().clone()), text)
     }
 }
 
