@@ -177,12 +177,11 @@ impl Tokenizer {
     /// Tokenizes, on every core, the texts of `view` the cache does not hold yet, so the
     /// counts that follow are lookups. Does nothing without a cache or for `pi`.
     pub fn prefetch(&self, view: &View<'_, '_>) {
-        let Some(cache) = self.cache else { return };
-        let mut misses = Misses { cache, seen: Default::default(), texts: Vec::new() };
+        let Some(mut misses) = Misses::new(*self) else { return };
         for pos in 0..view.context.len() {
             view.pieces(pos, &mut misses);
         }
-        self.prefetch_texts(misses.texts);
+        misses.flush();
     }
 
     /// Counts `n` things, each of the pieces `feed(i, sink)` gives (thing `i`), with what the
@@ -196,8 +195,9 @@ impl Tokenizer {
             feed(i, &mut t);
             t.total()
         };
-        let Some(cache) = self.cache else { return (0..n).map(tally).collect() };
-        let mut misses = Misses { cache, seen: Default::default(), texts: Vec::new() };
+        let (Some(cache), Some(mut misses)) = (self.cache, Misses::new(*self)) else {
+            return (0..n).map(tally).collect();
+        };
         let mut missed = Vec::new();
         let mut counts: Vec<u64> = (0..n)
             .map(|i| {
@@ -210,7 +210,7 @@ impl Tokenizer {
             })
             .collect();
         if !missed.is_empty() {
-            self.prefetch_texts(misses.texts);
+            misses.flush();
             for i in missed {
                 counts[i] = tally(i);
             }
@@ -219,13 +219,14 @@ impl Tokenizer {
     }
 
     /// Counts `texts` on every core into the cache (`prefetch`'s work once the misses are known).
-    fn prefetch_texts(&self, texts: Vec<(token_cache::Key, String)>) {
+    fn prefetch_texts<T: AsRef<str> + Sync>(&self, texts: &[(token_cache::Key, T)]) {
         let Some(cache) = self.cache else { return };
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         // The work: every text, a huge one (a 100 MB line) cut in one part per core, so one
         // text alone still keeps every core busy. Each part is (text, byte range).
         let mut parts: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
         for (t, (_, text)) in texts.iter().enumerate() {
+            let text = text.as_ref();
             let mut start = 0;
             if text.len() >= SPLIT_BYTES && threads > 1 {
                 for cut in cuts(text, threads) {
@@ -252,7 +253,7 @@ impl Tokenizer {
                 s.spawn(move || {
                     let counter = counter.for_thread();
                     for (t, range) in chunk {
-                        let n = counter.count(&texts[*t].1[range.clone()]);
+                        let n = counter.count(&texts[*t].1.as_ref()[range.clone()]);
                         counts.lock().unwrap_or_else(|e| e.into_inner())[*t] += n;
                     }
                 });
@@ -322,23 +323,55 @@ fn estimator(name: TokenizerName) -> Option<&'static dyn Host> {
     }
 }
 
-/// Collects the texts a cache lacks (for [`Tokenizer::prefetch`]).
-struct Misses<'c> {
-    cache: &'c TokenCache,
+/// What the texts waiting in [`Misses`] may add up to before they are counted. The copies are
+/// what a text borrowed for one call costs to keep; without a bound they were a copy of every
+/// text of the session (the cold meter of a 100 MB line held 3.6× the file).
+const PENDING_BYTES: usize = 8 << 20;
+
+/// Collects the texts a cache lacks and counts them on every core into the cache, a batch of
+/// under [`PENDING_BYTES`] at a time (for [`Tokenizer::prefetch`] and
+/// [`Tokenizer::count_each`]); a text that long alone is counted at once, not copied.
+struct Misses {
+    tokenizer: Tokenizer,
+    cache: &'static TokenCache,
     seen: std::collections::HashSet<token_cache::Key>,
     texts: Vec<(token_cache::Key, String)>,
+    bytes: usize,
+    /// [`PENDING_BYTES`] (smaller in tests).
+    budget: usize,
 }
 
-impl Misses<'_> {
+impl Misses {
+    /// Collects for `tokenizer`'s cache; `None` without one.
+    fn new(tokenizer: Tokenizer) -> Option<Misses> {
+        let cache = tokenizer.cache?;
+        Some(Misses { tokenizer, cache, seen: Default::default(), texts: Vec::new(), bytes: 0, budget: PENDING_BYTES })
+    }
+
     /// Adds a text the cache lacks, unless it was added already.
     fn add(&mut self, key: token_cache::Key, text: &str) {
-        if self.seen.insert(key) {
+        if text.len() >= self.budget {
+            self.tokenizer.prefetch_texts(&[(key, text)]);
+        } else if self.seen.insert(key) {
             self.texts.push((key, text.to_string()));
+            self.bytes += text.len();
+            if self.bytes >= self.budget {
+                self.flush();
+            }
         }
+    }
+
+    /// Counts the texts waiting into the cache.
+    fn flush(&mut self) {
+        if !self.texts.is_empty() {
+            self.tokenizer.prefetch_texts(&std::mem::take(&mut self.texts));
+        }
+        self.seen.clear();
+        self.bytes = 0;
     }
 }
 
-impl Pieces for Misses<'_> {
+impl Pieces for Misses {
     fn text(&mut self, text: &str) {
         if text.is_empty() {
             return;
@@ -357,7 +390,7 @@ impl Pieces for Misses<'_> {
 struct Lookup<'c, 'm> {
     tally: Tally,
     cache: &'c TokenCache,
-    misses: &'m mut Misses<'c>,
+    misses: &'m mut Misses,
     missed: bool,
 }
 
@@ -576,12 +609,36 @@ mod tests {
         // Through the cache: a prefetched huge text counts as it does alone.
         let cache: &'static TokenCache = Box::leak(Box::new(TokenCache::in_memory(TokenizerName::O200k)));
         let big = text.repeat(1 + SPLIT_BYTES / text.len());
-        let mut misses = Misses { cache, seen: Default::default(), texts: Vec::new() };
+        let o = Tokenizer::new(TokenizerName::O200k).with_cache(cache);
+        let mut misses = Misses::new(o).unwrap();
         misses.text(&big);
         assert_eq!(misses.texts.len(), 1);
-        let o = Tokenizer::new(TokenizerName::O200k).with_cache(cache);
-        o.prefetch_texts(misses.texts);
+        misses.flush();
         assert_eq!(cache.get(&token_cache::key(&big)), Some(bpe::shared(TokenizerName::O200k, None).0.count(&big)));
+    }
+
+    /// The texts a cache lacks are copied only up to [`PENDING_BYTES`] before they are counted,
+    /// and a text that long is counted without a copy: the counts are the same either way.
+    #[test]
+    fn misses_wait_in_bounded_batches() {
+        let cache: &'static TokenCache = Box::leak(Box::new(TokenCache::in_memory(TokenizerName::O200k)));
+        let o = Tokenizer::new(TokenizerName::O200k).with_cache(cache);
+        let mut misses = Misses { budget: 4096, ..Misses::new(o).unwrap() };
+        let line = "cargo build: compiling shake v0.1 (plumbing)\n";
+        let texts: Vec<String> = (0..40).map(|i| format!("{i}: {}", line.repeat(400 / line.len()))).collect();
+        let huge = line.repeat(1 + misses.budget / line.len());
+        let mut most = 0;
+        for text in texts.iter().chain([&huge]) {
+            misses.text(text);
+            most = most.max(misses.bytes);
+            assert!(misses.texts.iter().all(|(_, t)| t.len() < misses.budget), "the huge text is not copied");
+        }
+        assert!(most < misses.budget, "{most} bytes waited");
+        misses.flush();
+        let bpe = bpe::shared(TokenizerName::O200k, None).0;
+        for text in texts.iter().chain([&huge]) {
+            assert_eq!(cache.get(&token_cache::key(text)), Some(bpe.count(text)));
+        }
     }
 
     #[test]
