@@ -2,22 +2,27 @@
 //! rules and OMP's count for the session's model (`shake_plumbing::omp`, `docs/omp.md`), not
 //! shake's fold plan (OMP sessions are read-only).
 //!
-//! Every run imports the file first, so a footer that runs the meter keeps the version before
-//! each `/shake` in the store (`shake restore --version N` undoes it).
+//! Every run that measures imports the file first, so a footer that runs the meter keeps the
+//! version before each `/shake` in the store (`shake restore --version N` undoes it); a run
+//! that finds the file as last measured answers from the memo, and the store has that version.
 
 use std::io::Write;
+use std::path::Path;
 use std::time::Duration;
 
 use crate::profile::Profile;
 use serde_json::{json, Value};
 use shake_plumbing::host::HostKind;
-use shake_plumbing::omp::shake::{AGGRESSIVE, AUTO};
+use shake_plumbing::omp::shake::{Config, Kind, AGGRESSIVE, AUTO};
 use shake_plumbing::omp::{looks_like_omp, reading, session_tokenizer, OmpFile};
 use shake_plumbing::rev::RevArgs;
-use shake_plumbing::token_cache::open_cached;
+use shake_plumbing::token_cache::{open_cached, CachedTokenizer};
 use shake_plumbing::tokens::TokenizerName;
 use shake_plumbing::{Context, Error, Result};
 
+use crate::cmd::meter::memo;
+use crate::cmd::meter::watch::FileState;
+use crate::fingerprint::Proof;
 use crate::meter::{append_log, render, MeterArgs, Severity};
 
 /// How often `--watch` looks at the file.
@@ -58,34 +63,38 @@ pub fn run(ctx: &Context, args: &MeterArgs, color: bool, out: &mut dyn Write) ->
         return Err(Error::user("OMP's /shake takes the branch of the last entry; a leaf cannot be chosen"));
     }
     let accurate = accurate();
-    let o200k = open_cached(ctx, TokenizerName::O200k);
+    // Opened by the first reading that measures: a recalled one reads no token cache.
+    let o200k = std::cell::OnceCell::new();
     loop {
-        let path = args.rev.rev().session_path(ctx)?;
-        let (file, read) = OmpFile::read_shared(&path).map_err(|e| Error::user(e.to_string()))?;
-        // Keep this version before OMP may rewrite the file (a store failure only warns); the
-        // import takes the bytes just read.
-        shake_plumbing::store::touch::import_read(ctx, &read);
-        drop(read);
-        let (model, tok) = session_tokenizer(&file, accurate, *o200k);
-        let r = reading(&file, &config, model, tok);
-        o200k.save();
-        let count = |kind| r.regions.iter().filter(|g| g.kind == kind).count();
+        let state = FileState::of(ctx, &args.rev)?;
+        let key = memo_key(&state, profile, accurate);
+        let figures = match recall(ctx, &key, &state) {
+            Some(figures) => figures,
+            None => {
+                let o200k = o200k.get_or_init(|| open_cached(ctx, TokenizerName::O200k));
+                let (figures, proof) = measure(ctx, &state.path, &config, accurate, o200k)?;
+                let memo = Memo::new(key.clone(), &state, proof, figures);
+                memo::save(ctx, &key, MEMO_MAGIC, &memo);
+                memo.figures
+            }
+        };
+        let path = &state.path;
         let line: Value = json!({
-            "tokens": r.freed,
-            "toolResults": count(shake_plumbing::omp::shake::Kind::ToolResult),
-            "blocks": count(shake_plumbing::omp::shake::Kind::Block),
-            "severity": Severity::of(r.freed).as_str(),
-            "tokenizer": r.tokenizer.label(),
-            "exact": r.tokenizer.exact(),
+            "tokens": figures.tokens,
+            "toolResults": figures.tool_results,
+            "blocks": figures.blocks,
+            "severity": Severity::of(figures.tokens).as_str(),
+            "tokenizer": figures.tokenizer,
+            "exact": figures.exact,
             "profile": profile,
             "host": "omp",
-            "model": r.model,
+            "model": figures.model,
             "session": path.to_string_lossy(),
-            "leafId": file.entries.last().and_then(|e| e.id()),
+            "leafId": figures.leaf_id,
         });
         match args.json {
             true => writeln!(out, "{line}")?,
-            false => writeln!(out, "{}", render(r.freed, color))?,
+            false => writeln!(out, "{}", render(figures.tokens, color))?,
         }
         out.flush()?;
         if let Some(log) = &args.log {
@@ -95,9 +104,103 @@ pub fn run(ctx: &Context, args: &MeterArgs, color: bool, out: &mut dyn Write) ->
             return Ok(0);
         }
         let stamp = |p: &std::path::Path| std::fs::metadata(p).ok().map(|m| (m.len(), m.modified().ok()));
-        let seen = stamp(&path);
-        while stamp(&path) == seen {
+        let seen = stamp(path);
+        while stamp(path) == seen {
             std::thread::sleep(POLL);
         }
     }
+}
+
+/// What one reading of an OMP session shows.
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
+struct Figures {
+    tokens: u64,
+    tool_results: usize,
+    blocks: usize,
+    tokenizer: String,
+    exact: bool,
+    model: Option<String>,
+    leaf_id: Option<String>,
+}
+
+/// Reads, imports (the version before OMP may rewrite the file) and measures the session; also
+/// returns the proof of the bytes measured.
+fn measure(
+    ctx: &Context,
+    path: &Path,
+    config: &Config,
+    accurate: bool,
+    o200k: &CachedTokenizer<'_>,
+) -> Result<(Figures, Proof)> {
+    let (file, read) = OmpFile::read_shared(path).map_err(|e| Error::user(e.to_string()))?;
+    // A store failure only warns; the import takes the bytes just read.
+    shake_plumbing::store::touch::import_read(ctx, &read);
+    let proof = Proof::of(read.raw());
+    drop(read);
+    let (model, tok) = session_tokenizer(&file, accurate, **o200k);
+    let r = reading(&file, config, model, tok);
+    o200k.save();
+    let count = |kind| r.regions.iter().filter(|g| g.kind == kind).count();
+    let figures = Figures {
+        tokens: r.freed,
+        tool_results: count(Kind::ToolResult),
+        blocks: count(Kind::Block),
+        tokenizer: r.tokenizer.label(),
+        exact: r.tokenizer.exact(),
+        model: r.model,
+        leaf_id: file.entries.last().and_then(|e| e.id()).map(str::to_string),
+    };
+    Ok((figures, proof))
+}
+
+/// Bumped whenever [`Memo`]'s layout changes (an older file is then ignored).
+const MEMO_MAGIC: &str = "shake-meter-memo-omp 1";
+
+/// An OMP reading remembered per (session file, preset, `accurate`), as pi's meter remembers
+/// its own (`cmd::meter::memo`): recalled while the file is unchanged, by its stamp when it
+/// was settled, else by the proof of its bytes. Nothing is imported then: the store took these
+/// bytes when they were measured. OMP rewrites its file in place, so there is no append
+/// shortcut: any change is measured whole.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Memo {
+    key: String,
+    len: u64,
+    mtime_ns: u128,
+    inode: u64,
+    /// The file was settled when measured, so its stamp alone may recall the reading.
+    exact: bool,
+    proof: Proof,
+    figures: Figures,
+}
+
+impl Memo {
+    fn new(key: String, state: &FileState, proof: Proof, figures: Figures) -> Memo {
+        // Bytes read after the stat may be newer than its stamp.
+        let exact = state.settled() && proof.len == state.len;
+        Memo { key, len: proof.len, mtime_ns: state.mtime_ns, inode: state.inode, exact, proof, figures }
+    }
+}
+
+/// The memo key: shake's version (its rules), the preset, `accurate`, the file.
+fn memo_key(state: &FileState, profile: &str, accurate: bool) -> String {
+    let path = std::fs::canonicalize(&state.path).unwrap_or_else(|_| state.path.clone());
+    format!("{} omp {profile} {accurate} {}", env!("CARGO_PKG_VERSION"), path.display())
+}
+
+/// The remembered figures, if the file is still exactly as measured; a proven recall is
+/// remembered with the file's new stamp, so the next one is a stat again.
+fn recall(ctx: &Context, key: &str, state: &FileState) -> Option<Figures> {
+    let known: Memo = memo::load(ctx, key, MEMO_MAGIC).filter(|m: &Memo| m.key == key)?;
+    if (state.len, state.inode) != (known.len, known.inode) {
+        return None;
+    }
+    if known.exact && state.mtime_ns == known.mtime_ns {
+        return Some(known.figures);
+    }
+    if !known.proof.verify(&state.path) {
+        return None;
+    }
+    let figures = known.figures.clone();
+    memo::save(ctx, key, MEMO_MAGIC, &Memo { exact: state.settled(), mtime_ns: state.mtime_ns, ..known });
+    Some(figures)
 }

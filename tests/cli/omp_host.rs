@@ -210,3 +210,45 @@ fn omp_session_is_the_default_where_pi_has_none() {
     let parsed: Value = serde_json::from_str(&env.ok(&["--host", "omp", "rev-parse", "--json"])).unwrap();
     assert_eq!(parsed["file"].as_str(), omp.to_str());
 }
+
+/// The OMP meter remembers its reading as pi's does: a settled file metered again is answered
+/// by its stamp alone (a same-size rewrite behind the same stamp still gets the first figure),
+/// a new stamp is checked against the bytes measured (the same bytes: recalled and stamped
+/// anew; other bytes: measured again).
+#[test]
+fn omp_meter_answers_an_unchanged_settled_file_from_its_memo() {
+    let env = TestEnv::new();
+    let path = gpt_session(&env, 3);
+    let p = path.to_str().unwrap();
+    // `--host omp`: with its header blanked the file no longer looks like OMP's.
+    let set_mtime = |t: std::time::SystemTime| {
+        std::fs::File::options().write(true).open(&path).unwrap().set_modified(t).unwrap();
+    };
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    set_mtime(hour_ago);
+    let first = env.ok(&["--host", "omp", "meter", "--json", p]);
+    let intact = std::fs::read(&path).unwrap();
+    // The session header (the line after OMP's title slot) blanked: same size, unreadable.
+    let mut blanked = intact.clone();
+    let mut ends = blanked.iter().enumerate().filter(|(_, &b)| b == b'\n').map(|(i, _)| i);
+    let (title_end, header_end) = (ends.next().unwrap(), ends.next().unwrap());
+    blanked[title_end + 1..header_end].fill(b' ');
+    std::fs::write(&path, &blanked).unwrap();
+    set_mtime(hour_ago);
+    assert_eq!(env.ok(&["--host", "omp", "meter", "--json", p]), first, "the stamp alone answers");
+    // The intact bytes under a new stamp: proven, recalled, and remembered with that stamp.
+    std::fs::write(&path, &intact).unwrap();
+    set_mtime(hour_ago + std::time::Duration::from_secs(1));
+    assert_eq!(env.ok(&["--host", "omp", "meter", "--json", p]), first);
+    std::fs::write(&path, &blanked).unwrap();
+    set_mtime(hour_ago + std::time::Duration::from_secs(1));
+    assert_eq!(env.ok(&["--host", "omp", "meter", "--json", p]), first, "the new stamp answers");
+    // Other bytes under another stamp are measured: the blanked header shows.
+    set_mtime(hour_ago + std::time::Duration::from_secs(2));
+    env.fails(&["--host", "omp", "meter", "--json", p], 1);
+    // Another preset is another reading.
+    std::fs::write(&path, &intact).unwrap();
+    set_mtime(hour_ago);
+    let auto = env.ok(&["--host", "omp", "meter", "--json", p, "--profile", "omp-auto"]);
+    assert!(auto.contains("\"profile\":\"omp-auto\""), "{auto}");
+}

@@ -97,10 +97,16 @@ fn memo_path(ctx: &Context, key: &str) -> PathBuf {
 }
 
 fn load_memo(ctx: &Context, key: &str) -> Option<MemoEntry> {
+    load(ctx, key, MEMO_MAGIC).filter(|entry: &MemoEntry| entry.key == key)
+}
+
+/// Reads the memo file of `key` if it holds a `T` under `magic` (any host's meter memo: the
+/// caller checks the key it holds, as two keys may share a file name's hash prefix).
+pub(crate) fn load<T: serde::de::DeserializeOwned>(ctx: &Context, key: &str, magic: &str) -> Option<T> {
     let bytes = std::fs::read(memo_path(ctx, key)).ok()?;
     let config = bincode::config::standard().with_limit::<{ 4 << 20 }>();
-    let ((magic, entry), _): ((String, MemoEntry), usize) = bincode::serde::decode_from_slice(&bytes, config).ok()?;
-    (magic == MEMO_MAGIC && entry.key == key).then_some(entry)
+    let ((found, entry), _): ((String, T), usize) = bincode::serde::decode_from_slice(&bytes, config).ok()?;
+    (found == magic).then_some(entry)
 }
 
 impl MemoEntry {
@@ -166,9 +172,14 @@ pub(super) fn reading_of(
 
 /// Remembers a reading (a cache file: atomic, not fsync-ed); failing to is not an error.
 fn remember(ctx: &Context, key: &str, entry: MemoEntry) {
+    save(ctx, key, MEMO_MAGIC, &entry)
+}
+
+/// Writes the memo file of `key`: `entry` under `magic`; failing to only warns.
+pub(crate) fn save<T: serde::Serialize>(ctx: &Context, key: &str, magic: &str, entry: &T) {
     let path = memo_path(ctx, key);
     let write = || -> std::io::Result<()> {
-        let bytes = bincode::serde::encode_to_vec((MEMO_MAGIC, &entry), bincode::config::standard())
+        let bytes = bincode::serde::encode_to_vec((magic, entry), bincode::config::standard())
             .map_err(std::io::Error::other)?;
         Ok(shake_plumbing::durable::write_cache(&path, &bytes)?)
     };

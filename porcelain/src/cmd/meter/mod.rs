@@ -11,10 +11,10 @@
 
 mod grow;
 mod log;
-mod memo;
+pub(crate) mod memo;
 mod serve;
 mod statusline;
-mod watch;
+pub(crate) mod watch;
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -59,15 +59,15 @@ pub(super) fn run(
 /// What `--watch` and the memo compare: which file the revision names now, and its size,
 /// modification time and inode (as git's index does for a work-tree file).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) struct FileState {
-    pub(super) path: PathBuf,
-    pub(super) len: u64,
-    pub(super) mtime_ns: u128,
-    pub(super) inode: u64,
+pub(crate) struct FileState {
+    pub(crate) path: PathBuf,
+    pub(crate) len: u64,
+    pub(crate) mtime_ns: u128,
+    pub(crate) inode: u64,
 }
 
 impl FileState {
-    pub(super) fn of(ctx: &Context, rev: &RevArgs) -> Result<FileState> {
+    pub(crate) fn of(ctx: &Context, rev: &RevArgs) -> Result<FileState> {
         let path = rev.rev().session_path(ctx)?;
         let meta = std::fs::metadata(&path).map_err(FileError::at(&path, "read"))?;
         let mtime_ns = meta.modified().ok().and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok());
@@ -80,7 +80,7 @@ impl FileState {
 
     /// Tells whether the file was modified long enough ago that a write in the same clock tick
     /// cannot hide behind an unchanged stamp (git's "racily clean" rule).
-    pub(super) fn settled(&self) -> bool {
+    pub(crate) fn settled(&self) -> bool {
         let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
         self.mtime_ns > 0 && now.saturating_sub(self.mtime_ns) >= SETTLED.as_nanos()
     }
