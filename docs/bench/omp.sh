@@ -35,12 +35,12 @@ if [ ${#files[@]} -eq 0 ]; then
   done
 fi
 
-# One timed run: prints "wall cpu rss_kb".
+# One timed run: prints "wall cpu rss_kb". (time's report goes to a file of its own: the command
+# runs once, its output discarded.)
 timed() {
-  local out
-  out=$( { /usr/bin/time -f "TIME %e %U %S %M" "$@" >/dev/null 2>/dev/null; } 2>&1 | grep '^TIME' || true)
-  [ -n "$out" ] || out=$( { /usr/bin/time -f "TIME %e %U %S %M" "$@" >/dev/null; } 2>&1 | grep '^TIME')
-  awk '{printf "%s %.2f %s\n", $2, $3 + $4, $5}' <<<"$out"
+  local tf=$WORK/time.out
+  /usr/bin/time -o "$tf" -f "%e %U %S %M" "$@" >/dev/null 2>&1
+  awk '{printf "%s %.2f %s\n", $1, $2 + $3, $4}' "$tf"
 }
 
 # The median (by CPU) of RUNS runs of a command, each after SETUP (a shell snippet, untimed).
