@@ -505,7 +505,7 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
                 relinked: false,
                 fallbacks: 0,
                 open: true,
-                joinable: false,
+                answerable: None,
             };
             let pending = follows.pending.iter().map(|(id, name, arguments)| Call {
                 id: Cow::Borrowed(id.as_str()),
