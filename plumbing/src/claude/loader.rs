@@ -223,7 +223,7 @@ fn is_main_message(row: &Row) -> bool {
 
 /// The index of the first row the byte scanner keeps: the line of the last compaction boundary
 /// without anchors whose first 256 bytes name `"compact_boundary"` (0 when there is none).
-fn size_gate(t: &Transcript) -> usize {
+pub(super) fn size_gate(t: &Transcript) -> usize {
     let mut start = 0;
     for (i, row) in t.rows.iter().enumerate() {
         let raw = t.raw(row);

@@ -15,7 +15,7 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::host::{Claude, ClaudeSession, ClaudeView, Follows};
-use super::loader::{LoadOptions, SIZE_GATE};
+use super::loader::{size_gate, LoadOptions, SIZE_GATE};
 use crate::host::{self, Call, Followed, HostData, Role, SessionFile, View};
 
 /// The most calls waiting for a result that a tail keeps (a result answering one not kept is
@@ -32,6 +32,9 @@ pub struct ClaudeTail {
     len: u64,
     /// `CLAUDE_CODE_DISABLE_PRECOMPACT_SKIP` was set (no size gate).
     no_size_gate: bool,
+    /// The file holds a compaction boundary the size gate cuts at (`loader::size_gate`): the
+    /// file's chain changes when it grows past 5 MiB. Without one, the gate keeps every row.
+    gated: bool,
     /// The leaf's uuid (Claude Code's leaf: the last main message).
     leaf: String,
     /// The chain's last row (the tip; new rows hang from it).
@@ -113,6 +116,7 @@ impl ClaudeTail {
         Some(ClaudeTail {
             len: t.file.raw().len() as u64,
             no_size_gate: host.options.no_size_gate,
+            gated: size_gate(t) != 0,
             leaf: leaf.uuid()?.to_string(),
             tip: tip.uuid()?.to_string(),
             hung: (tip.uuid() != leaf.uuid()).then(|| tip.timestamp().map(str::to_string)),
@@ -138,14 +142,15 @@ impl ClaudeTail {
     /// `loader::answerable`); none is a compaction boundary, summary or side-chain row; when it
     /// is hung under the leaf (no user or assistant row; Claude Code sorts those by time), its
     /// timestamp is not before the row hung before it; the size gate says what it said (the file
-    /// stays on the same side of 5 MiB). The first rows may carry on the open message while no
+    /// stays on the same side of 5 MiB, or holds no boundary the gate would cut at: the new rows
+    /// are no boundaries). The first rows may carry on the open message while no
     /// result follows it; every other message id is new (in `fresh`), and once a result has
     /// answered a row before the tip, new to the rows before it too. `None` when they do not.
     pub(crate) fn follow<'a>(&self, appended: &'a SessionFile) -> Option<Followed<'a>> {
         let options = LoadOptions::from_env();
         let len = self.len.checked_add(appended.raw().len() as u64)?;
         let gate = |len: u64| !options.no_size_gate && len > SIZE_GATE as u64;
-        if options.no_size_gate != self.no_size_gate || gate(self.len) != gate(len) {
+        if options.no_size_gate != self.no_size_gate || self.gated && gate(self.len) != gate(len) {
             return None;
         }
         let mut data = ClaudeSession::read(appended);
@@ -224,6 +229,7 @@ impl ClaudeTail {
         let tail = ClaudeTail {
             len,
             no_size_gate: self.no_size_gate,
+            gated: self.gated,
             leaf,
             tip,
             hung,

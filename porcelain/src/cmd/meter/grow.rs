@@ -688,6 +688,44 @@ mod tests {
         grown.inspect(|m| assert_eq!(m.reading, measured(&state, &all, fold).reading))
     }
 
+    /// A transcript growing past 5 MiB by one row: followed when it holds no compaction boundary
+    /// the size gate cuts at (`bash-read`, the whole measure's reading), measured whole when it
+    /// does (`big-unanchored` without its padding: the gate then drops the rows before it).
+    #[test]
+    fn claude_growing_past_5_mib_is_followed_unless_the_gate_cuts() {
+        use serde_json::{json, Value};
+        let dir = tempfile::tempdir().unwrap();
+        let fixtures = claude_fixtures();
+        let fixture = |name: &str| fixtures.iter().find(|(n, _)| n == name).unwrap().1.clone();
+        let unpadded: Vec<u8> = fixture("big-unanchored")
+            .split_inclusive(|&b| b == b'\n')
+            .filter(|l| !l.starts_with(br#"{"type":"x-shake-padding""#))
+            .flatten()
+            .copied()
+            .collect();
+        let fold = FoldOptions {
+            scope: Scope::Elide,
+            profile: Profile::Default,
+            tokenizer: Tokenizer::new(TokenizerName::Pi),
+        };
+        let path = dir.path().join("t.jsonl");
+        for (old, gated) in [(fixture("bash-read"), false), (unpadded, true)] {
+            assert!(old.len() < 5 << 20);
+            let rows: Vec<Value> = old.split(|&b| b == b'\n').filter_map(|l| serde_json::from_slice(l).ok()).collect();
+            let last = rows.iter().rev().find(|r| r["type"] == "assistant").unwrap();
+            let user = |text: String| {
+                let mut r = rows.iter().rev().find(|r| r["type"] == "user").unwrap().clone();
+                r["uuid"] = json!("0000aaaa-0000-4000-8000-000000000001");
+                r["parentUuid"] = last["uuid"].clone();
+                r["message"] = json!({"role": "user", "content": text});
+                format!("{r}\n").into_bytes()
+            };
+            assert!(grown_by(&path, &old, &user("more".to_string()), &fold).is_some(), "gated {gated}: a row");
+            let past = grown_by(&path, &old, &user("x".repeat(6 << 20)), &fold);
+            assert_eq!(past.is_none(), gated, "gated {gated}: a row past 5 MiB");
+        }
+    }
+
     /// `parallel` cut inside its second message (local_41: a text row, then two tool calls, then
     /// their results, the second call's first): results may hang from any row of the message the
     /// chain ends with, the rows Claude Code writes take the shortcut, and rows that would make
@@ -792,7 +830,7 @@ mod tests {
         assert!(grow(&row(&tip, &|r| r["message"]["content"] = text.clone())).is_some(), "more of the tip's message");
         let older = rows[..at].iter().flatten().find(|r| r["type"] == "assistant").unwrap()["message"]["id"].clone();
         let first = rows.iter().flatten().find(|r| r["uuid"].is_string()).unwrap()["uuid"].clone();
-        let cases: [(&str, Vec<u8>); 9] = [
+        let cases: [(&str, Vec<u8>); 8] = [
             (
                 "a row of an older message",
                 row(&tip, &|r| (r["message"]["id"], r["message"]["content"]) = (older.clone(), text.clone())),
@@ -813,7 +851,6 @@ mod tests {
             ("an old uuid again", row(&result, &|r| r["uuid"] = first.clone())),
             ("a side-chain row", row(&result, &|r| r["isSidechain"] = json!(true))),
             ("a new call with an old id", row(&tip, &|r| r["message"]["id"] = json!("msg_new"))),
-            ("past 5 MiB", row(&result, &|r| r["message"]["content"][0]["content"] = json!("x".repeat(6 << 20)))),
         ];
         for (what, append) in cases {
             assert!(grow(&append).is_none(), "{what}: grown");
