@@ -504,6 +504,7 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
                 gate_start: 0,
                 relinked: false,
                 fallbacks: 0,
+                looked: None,
                 open: true,
                 answerable: None,
             };

@@ -37,6 +37,9 @@ pub struct ClaudeTail {
     gated: bool,
     /// The leaf's uuid (Claude Code's leaf: the last main message).
     leaf: String,
+    /// The latest timestamp of a row the walk looked for a stand-in parent for: a new row must
+    /// be later (or have none), so that it stands in for nothing (`loader::Chain::looked`).
+    looked: Option<i64>,
     /// The chain's last row (the tip; new rows hang from it).
     tip: String,
     /// When rows are hung under the leaf (the tip is not the leaf): the last one's timestamp.
@@ -117,6 +120,7 @@ impl ClaudeTail {
             len: t.file.raw().len() as u64,
             no_size_gate: host.options.no_size_gate,
             gated: size_gate(t) != 0,
+            looked: v.chain.looked,
             leaf: leaf.uuid()?.to_string(),
             tip: tip.uuid()?.to_string(),
             hung: (tip.uuid() != leaf.uuid()).then(|| tip.timestamp().map(str::to_string)),
@@ -139,7 +143,8 @@ impl ClaudeTail {
     /// Reads `appended` as rows continuing the chain's open end: every conversation row hangs
     /// from the one before it (the first from the tip), or is a tool result hanging from a row of
     /// the open message (the chain's last rows are that message's and results under them:
-    /// `loader::answerable`); none is a compaction boundary, summary or side-chain row; when it
+    /// `loader::answerable`); none is a compaction boundary, summary or side-chain row, nor as
+    /// old as a row whose parent the walk had to stand in for; when it
     /// is hung under the leaf (no user or assistant row; Claude Code sorts those by time), its
     /// timestamp is not before the row hung before it; the size gate says what it said (the file
     /// stays on the same side of 5 MiB, or holds no boundary the gate would cut at: the new rows
@@ -169,7 +174,8 @@ impl ClaudeTail {
         for n in 0..data.nodes.len() {
             let row = data.row(n);
             let uuid = row.uuid()?;
-            let bad = row.is_sidechain() || row.is_compact_boundary() || row.is_compact_summary();
+            let early = self.looked.is_some_and(|l| row.time_ms().is_some_and(|at| at <= l));
+            let bad = early || row.is_sidechain() || row.is_compact_boundary() || row.is_compact_summary();
             let answers = row.kind() == "user"
                 && row.has_tool_result()
                 && open.as_ref().is_some_and(|o| o.rows.iter().any(|r| row.parent_uuid() == Some(r)));
@@ -230,6 +236,7 @@ impl ClaudeTail {
             len,
             no_size_gate: self.no_size_gate,
             gated: self.gated,
+            looked: self.looked,
             leaf,
             tip,
             hung,

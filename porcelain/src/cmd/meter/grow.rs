@@ -408,11 +408,7 @@ mod tests {
     fn a_session_of_many_ids_keeps_the_shortcut() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.jsonl");
-        let fold = FoldOptions {
-            scope: Scope::Elide,
-            profile: Profile::Default,
-            tokenizer: Tokenizer::new(TokenizerName::Pi),
-        };
+        let fold = pi_fold();
         let calls = calling((0..450_000).map(|i| format!("c{i:07}")));
         let mut lines = vec![HEADER.to_string(), message("a0", "", r#"{"role":"user","content":"go","timestamp":1}"#)];
         lines.push(message("a1", "a0", &calls));
@@ -446,11 +442,7 @@ mod tests {
     #[test]
     fn a_maybe_is_checked_in_the_old_bytes() {
         let dir = tempfile::tempdir().unwrap();
-        let fold = FoldOptions {
-            scope: Scope::Elide,
-            profile: Profile::Default,
-            tokenizer: Tokenizer::new(TokenizerName::Pi),
-        };
+        let fold = pi_fold();
         let start = |name: &str, first_id: &str| {
             let path = dir.path().join(name);
             let lines = [
@@ -562,6 +554,19 @@ mod tests {
         out
     }
 
+    /// A fixture's lines, and each parsed (every line of `missing-parent` and `parallel` is JSON).
+    fn fixture_rows(name: &str) -> (Vec<Vec<u8>>, Vec<serde_json::Value>) {
+        let (_, bytes) = claude_fixtures().into_iter().find(|(n, _)| n == name).unwrap();
+        let lines: Vec<Vec<u8>> = bytes.split_inclusive(|&b| b == b'\n').map(<[u8]>::to_vec).collect();
+        let rows = lines.iter().map(|l| serde_json::from_slice(l).unwrap()).collect();
+        (lines, rows)
+    }
+
+    /// The default profile, counted as pi does.
+    fn pi_fold() -> FoldOptions {
+        FoldOptions { scope: Scope::Elide, profile: Profile::Default, tokenizer: Tokenizer::new(TokenizerName::Pi) }
+    }
+
     /// The byte offsets just after each line.
     fn line_ends(bytes: &[u8]) -> Vec<usize> {
         bytes.iter().enumerate().filter(|(_, &b)| b == b'\n').map(|(i, _)| i + 1).collect()
@@ -609,9 +614,9 @@ mod tests {
     /// leaf) and the proof of the same bytes. The transcripts that only grow turn by turn
     /// (`thinking`'s messages carried on over rows, `parallel`'s results hanging from each of
     /// their message's rows, not only the last) are measured whole only the first time; the
-    /// compactions and the first cut past 5 MiB are measured whole, and so are the rows that join
-    /// old ones (each `duplicate-uuids` row after the first copy reuses a uuid,
-    /// `missing-parent`'s walk stood in for a parent).
+    /// compactions are measured whole, and so are the rows that join old ones (each
+    /// `duplicate-uuids` row after the first copy reuses a uuid) and the row whose parent is
+    /// missing (`missing-parent`'s walk stands in for it; the rows after it grow).
     #[test]
     fn claude_transcripts_grown_line_by_line_are_measured_whole() {
         let dir = tempfile::tempdir().unwrap();
@@ -631,8 +636,10 @@ mod tests {
                 assert!(grown > 0, "{name}: never grown");
                 let at = format!("{name}, {lines} lines at a time: measured whole at {whole:?}");
                 match name.as_str() {
-                    // Reused uuids, a stood-in parent: measured whole where they come.
-                    "duplicate-uuids" | "missing-parent" => {}
+                    // Reused uuids: measured whole where they come.
+                    "duplicate-uuids" => {}
+                    // The row whose parent is missing (its walk stands in for it), then no more.
+                    "missing-parent" => assert!(whole.len() <= 2, "{at}"),
                     // A compaction's rows, the first cut past 5 MiB.
                     "compact" | "big-anchored" | "big-unanchored" => {
                         assert!(whole.len() <= 1 + cuts.len() / 10, "{at}")
@@ -703,11 +710,7 @@ mod tests {
             .flatten()
             .copied()
             .collect();
-        let fold = FoldOptions {
-            scope: Scope::Elide,
-            profile: Profile::Default,
-            tokenizer: Tokenizer::new(TokenizerName::Pi),
-        };
+        let fold = pi_fold();
         let path = dir.path().join("t.jsonl");
         for (old, gated) in [(fixture("bash-read"), false), (unpadded, true)] {
             assert!(old.len() < 5 << 20);
@@ -726,6 +729,33 @@ mod tests {
         }
     }
 
+    /// `missing-parent` cut after its row whose parent is missing (the walk stands in for it),
+    /// grown by a row hanging from the tip: followed when it is later than that row, measured
+    /// whole when it is as old (a row no later could stand in for the missing parent).
+    #[test]
+    fn claude_rows_as_old_as_a_stood_in_parent_are_measured_whole() {
+        use serde_json::{json, Value};
+        let dir = tempfile::tempdir().unwrap();
+        let (lines, rows) = fixture_rows("missing-parent");
+        let uuids: Vec<&Value> = rows.iter().map(|r| &r["uuid"]).collect();
+        let orphan =
+            rows.iter().position(|r| r["parentUuid"].is_string() && !uuids.contains(&&r["parentUuid"])).unwrap();
+        let at = (orphan + 1..rows.len()).find(|&i| rows[i]["type"] == "assistant").unwrap();
+        let fold = pi_fold();
+        let path = dir.path().join("t.jsonl");
+        let user = |timestamp: &Value| {
+            let mut r = rows[..at].iter().rev().find(|r| r["type"] == "user").unwrap().clone();
+            r["uuid"] = json!("0000aaaa-0000-4000-8000-000000000001");
+            r["parentUuid"] = rows[at]["uuid"].clone();
+            r["timestamp"] = timestamp.clone();
+            r["message"] = json!({"role": "user", "content": "more"});
+            format!("{r}\n").into_bytes()
+        };
+        let old = lines[..=at].concat();
+        assert!(grown_by(&path, &old, &user(&rows[at]["timestamp"]), &fold).is_some(), "a later row");
+        assert!(grown_by(&path, &old, &user(&rows[orphan]["timestamp"]), &fold).is_none(), "as old as the orphan");
+    }
+
     /// `parallel` cut inside its second message (local_41: a text row, then two tool calls, then
     /// their results, the second call's first): results may hang from any row of the message the
     /// chain ends with, the rows Claude Code writes take the shortcut, and rows that would make
@@ -734,9 +764,7 @@ mod tests {
     fn claude_results_answer_only_the_open_message() {
         use serde_json::{json, Value};
         let dir = tempfile::tempdir().unwrap();
-        let (_, bytes) = claude_fixtures().into_iter().find(|(n, _)| n == "parallel").unwrap();
-        let lines: Vec<&[u8]> = bytes.split_inclusive(|&b| b == b'\n').collect();
-        let rows: Vec<Value> = lines.iter().map(|l| serde_json::from_slice(l).unwrap()).collect();
+        let (lines, rows) = fixture_rows("parallel");
         let message = |i: usize| rows[i]["message"]["id"].as_str().unwrap_or("");
         // The message's rows (44-46: text, call, call) and its results (47 under 46, 48 under 45).
         let first = (0..rows.len()).find(|&i| message(i) == "msg_local_41").unwrap();
@@ -744,11 +772,7 @@ mod tests {
         let (late, early) = (last + 1, last + 2);
         assert_eq!(rows[late]["parentUuid"], rows[last]["uuid"]);
         assert_eq!(rows[early]["parentUuid"], rows[call]["uuid"]);
-        let fold = FoldOptions {
-            scope: Scope::Elide,
-            profile: Profile::Default,
-            tokenizer: Tokenizer::new(TokenizerName::Pi),
-        };
+        let fold = pi_fold();
         let path = dir.path().join("t.jsonl");
         let cut = |at: usize| lines[..=at].concat();
         let grow = |at: usize, append: &[u8]| grown_by(&path, &cut(at), append, &fold);
@@ -758,7 +782,7 @@ mod tests {
                 assert!(grow(at, &lines[at + 1..=end].concat()).is_some(), "cut at {at}, grown to {end}");
             }
         }
-        assert!(grow(last, lines[early]).is_some(), "the first call's result alone");
+        assert!(grow(last, &lines[early]).is_some(), "the first call's result alone");
         let edited = |i: usize, n: u8, edit: &dyn Fn(&mut Value)| {
             let mut r = rows[i].clone();
             r["uuid"] = json!(format!("0000aaaa-0000-4000-8000-00000000000{n}"));
@@ -806,11 +830,7 @@ mod tests {
         let result = rows.iter().skip(at).flatten().find(|r| r["type"] == "user").unwrap().clone();
         assert_eq!(&result["message"]["content"][0]["tool_use_id"], call);
         let old: Vec<u8> = lines[..=at].concat();
-        let fold = FoldOptions {
-            scope: Scope::Elide,
-            profile: Profile::Default,
-            tokenizer: Tokenizer::new(TokenizerName::Pi),
-        };
+        let fold = pi_fold();
         let path = dir.path().join("t.jsonl");
         let grow = |append: &[u8]| grown_by(&path, &old, append, &fold);
         // The real rows: the pending call's result (and what Claude Code writes around it), then
