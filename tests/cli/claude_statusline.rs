@@ -127,8 +127,8 @@ fn reading(env: &TestEnv, path: &Path, extra: &[&str]) -> serde_json::Value {
     serde_json::from_str(&out).unwrap()
 }
 
-/// `bash-read` and `parallel` (whose last turn holds results answering both rows of its
-/// message's calls, the second's first) grown turn by turn from their middle (each turn: the
+/// `bash-read`, `parallel` (whose last turn holds results answering both rows of its message's
+/// calls, the second's first) and `missing-parent` (its walk stands in for a parent) grown turn by turn from their middle (each turn: the
 /// rows up to the next assistant row, what Claude Code has written when it runs the status line), for two tokenizers and
 /// profiles: after every turn the meter's reading (the status line's memo) is what a fresh store
 /// measures on the same bytes, and it was measured from the new rows alone: the old rows but
@@ -137,7 +137,7 @@ fn reading(env: &TestEnv, path: &Path, extra: &[&str]) -> serde_json::Value {
 /// is measured whole: the reading is then the blanked file's.
 #[test]
 fn each_turn_is_measured_from_its_new_rows_alone() {
-    for name in ["bash-read", "parallel"] {
+    for name in ["bash-read", "parallel", "missing-parent"] {
         turns_are_measured_from_their_new_rows_alone(name);
     }
 }

@@ -503,7 +503,6 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
                 leaf: leaf.map(|n| self.rows[n]),
                 gate_start: 0,
                 relinked: false,
-                fallbacks: 0,
                 looked: None,
                 open: true,
                 answerable: None,

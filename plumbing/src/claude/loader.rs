@@ -44,8 +44,6 @@ pub struct Chain {
     pub gate_start: usize,
     /// Whether a preserved segment was relinked.
     pub relinked: bool,
-    /// How many parents were missing and stood in for by the timestamp fallback.
-    pub fallbacks: usize,
     /// The latest timestamp (ms) of a row whose parent the walk looked for a stand-in for (it
     /// was missing; a stand-in is never later than the row): rows appended with later
     /// timestamps, or none, leave every stand-in as it was ([`open_end`]).
@@ -118,13 +116,12 @@ pub fn load_at(t: &Transcript, options: LoadOptions, leaf: Option<usize>) -> Cha
             leaf: None,
             gate_start,
             relinked: relinked.is_some(),
-            fallbacks: 0,
             looked: None,
             open: false,
             answerable: None,
         };
     };
-    let (walk, fallbacks, looked) = walk(t, &map, leaf);
+    let (walk, looked) = walk(t, &map, leaf);
     let mut seen: HashSet<&str> = walk.iter().copied().collect();
     let mut chain = recover(t, &map, walk, &mut seen);
     hang_under_leaf(t, &map, leaf, &mut seen, &mut chain);
@@ -135,7 +132,6 @@ pub fn load_at(t: &Transcript, options: LoadOptions, leaf: Option<usize>) -> Cha
         leaf: Some(map.rows[leaf]),
         gate_start,
         relinked: relinked.is_some(),
-        fallbacks,
         looked,
         open,
         answerable,
@@ -362,12 +358,11 @@ fn preserved_rows<'t>(
 
 /// The walk from the leaf to a root; a missing parent (or a cycle) is stood in for by the newest
 /// row on the same side at most 5 s older, as Claude Code's timestamp fallback does.
-/// Also returns how many parents were stood in for, and the latest timestamp of a row whose
-/// parent was looked for a stand-in (only a row no later than it can be one).
-fn walk<'t>(t: &'t Transcript, map: &UuidMap<'t>, leaf: &'t str) -> (Vec<&'t str>, usize, Option<i64>) {
+/// Also returns the latest timestamp of a row whose parent was looked for a stand-in (only a row
+/// no later than it can be one).
+fn walk<'t>(t: &'t Transcript, map: &UuidMap<'t>, leaf: &'t str) -> (Vec<&'t str>, Option<i64>) {
     let mut chain = Vec::new();
     let mut seen = HashSet::new();
-    let mut fallbacks = 0;
     let mut looked = None;
     let mut at = Some(leaf);
     while let Some(u) = at {
@@ -380,14 +375,12 @@ fn walk<'t>(t: &'t Transcript, map: &UuidMap<'t>, leaf: &'t str) -> (Vec<&'t str
             true => Some(parent),
             false => {
                 looked = looked.max(t.rows[map.rows[u]].time_ms());
-                let stand_in = stand_in(t, map, u, &seen);
-                fallbacks += usize::from(stand_in.is_some());
-                stand_in
+                stand_in(t, map, u, &seen)
             }
         };
     }
     chain.reverse();
-    (chain, fallbacks, looked)
+    (chain, looked)
 }
 
 fn stand_in<'t>(t: &Transcript, map: &UuidMap<'t>, child: &str, seen: &HashSet<&str>) -> Option<&'t str> {

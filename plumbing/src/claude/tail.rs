@@ -3,9 +3,10 @@
 //!
 //! Claude Code's loader and projection join rows across turns (split messages, results found
 //! off the chain, rows hung under the leaf), so a row cannot be judged alone as pi's entries
-//! are. What is proven instead (see `loader::open_end`): when the chain's end is open and the
-//! new rows hang one after the other from its last row with new ids, the longer file's chain
-//! is the old one followed by the new rows. Each position's tokens and gains are then those of
+//! are. What is proven instead (see `loader::open_end`, `loader::answerable`): when the chain's
+//! end is open and the new rows hang one after the other from its last row with new ids (or,
+//! tool results, from a row of the message the chain ends with), the longer file's chain is the
+//! old one followed by the new rows. Each position's tokens and gains are then those of
 //! its own row and its tool's call, so the old positions keep theirs and the new ones are
 //! measured from the new rows plus the few calls of the old context still waiting for a result.
 
@@ -70,7 +71,7 @@ struct Open {
 }
 
 impl Open {
-    /// The open message of a new assistant row with `id` (at most [`MAX_OPEN_ROWS`] rows).
+    /// The open message `id` of these rows (`None` past [`MAX_OPEN_ROWS`] of them).
     fn of(id: &str, rows: Vec<String>, answered: bool) -> Option<Open> {
         (rows.len() <= MAX_OPEN_ROWS).then(|| Open { id: id.to_string(), rows, answered })
     }
@@ -144,13 +145,13 @@ impl ClaudeTail {
     /// from the one before it (the first from the tip), or is a tool result hanging from a row of
     /// the open message (the chain's last rows are that message's and results under them:
     /// `loader::answerable`); none is a compaction boundary, summary or side-chain row, nor as
-    /// old as a row whose parent the walk had to stand in for; when it
-    /// is hung under the leaf (no user or assistant row; Claude Code sorts those by time), its
-    /// timestamp is not before the row hung before it; the size gate says what it said (the file
-    /// stays on the same side of 5 MiB, or holds no boundary the gate would cut at: the new rows
-    /// are no boundaries). The first rows may carry on the open message while no
-    /// result follows it; every other message id is new (in `fresh`), and once a result has
-    /// answered a row before the tip, new to the rows before it too. `None` when they do not.
+    /// old as a row whose parent the walk had to stand in for; when it is hung under the leaf
+    /// (no user or assistant row; Claude Code sorts those by time), its timestamp is not before
+    /// the row hung before it; the size gate says what it said (the file stays on the same side
+    /// of 5 MiB, or holds no boundary the gate would cut at: the new rows are no boundaries).
+    /// The first rows may carry on the open message while no result follows it; every other
+    /// message id is new (in `fresh`), and once a result has answered a row before the tip, new
+    /// to the rows before it too. `None` when they do not.
     pub(crate) fn follow<'a>(&self, appended: &'a SessionFile) -> Option<Followed<'a>> {
         let options = LoadOptions::from_env();
         let len = self.len.checked_add(appended.raw().len() as u64)?;
