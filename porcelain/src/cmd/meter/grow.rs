@@ -696,8 +696,9 @@ mod tests {
     }
 
     /// A transcript growing past 5 MiB by one row: followed when it holds no compaction boundary
-    /// the size gate cuts at (`bash-read`, the whole measure's reading), measured whole when it
-    /// does (`big-unanchored` without its padding: the gate then drops the rows before it).
+    /// the size gate cuts at (`bash-read`; `compact`, whose boundary has anchors: the whole
+    /// measure's reading), measured whole when it does (`big-unanchored` without its padding:
+    /// the gate then drops the rows before it).
     #[test]
     fn claude_growing_past_5_mib_is_followed_unless_the_gate_cuts() {
         use serde_json::{json, Value};
@@ -712,7 +713,7 @@ mod tests {
             .collect();
         let fold = pi_fold();
         let path = dir.path().join("t.jsonl");
-        for (old, gated) in [(fixture("bash-read"), false), (unpadded, true)] {
+        for (old, gated) in [(fixture("bash-read"), false), (fixture("compact"), false), (unpadded, true)] {
             assert!(old.len() < 5 << 20);
             let rows: Vec<Value> = old.split(|&b| b == b'\n').filter_map(|l| serde_json::from_slice(l).ok()).collect();
             let last = rows.iter().rev().find(|r| r["type"] == "assistant").unwrap();
