@@ -127,8 +127,9 @@ fn reading(env: &TestEnv, path: &Path, extra: &[&str]) -> serde_json::Value {
     serde_json::from_str(&out).unwrap()
 }
 
-/// `bash-read` grown turn by turn from its middle (each turn: the rows up to the next assistant
-/// row, what Claude Code has written when it runs the status line), for two tokenizers and
+/// `bash-read`, `parallel` (whose last turn holds results answering both rows of its message's
+/// calls, the second's first) and `missing-parent` (its walk stands in for a parent) grown turn by turn from their middle (each turn: the
+/// rows up to the next assistant row, what Claude Code has written when it runs the status line), for two tokenizers and
 /// profiles: after every turn the meter's reading (the status line's memo) is what a fresh store
 /// measures on the same bytes, and it was measured from the new rows alone: the old rows but
 /// the last 8 KiB are blanked once the memo holds its first reading, so a whole measure would
@@ -136,7 +137,13 @@ fn reading(env: &TestEnv, path: &Path, extra: &[&str]) -> serde_json::Value {
 /// is measured whole: the reading is then the blanked file's.
 #[test]
 fn each_turn_is_measured_from_its_new_rows_alone() {
-    let fixture = claude_fixtures().into_iter().find(|d| d.ends_with("bash-read")).unwrap();
+    for name in ["bash-read", "parallel", "missing-parent"] {
+        turns_are_measured_from_their_new_rows_alone(name);
+    }
+}
+
+fn turns_are_measured_from_their_new_rows_alone(name: &str) {
+    let fixture = claude_fixtures().into_iter().find(|d| d.ends_with(name)).unwrap();
     let bytes = std::fs::read(fixture.join("transcript.jsonl")).unwrap();
     let (mut ends, mut at) = (Vec::new(), 0);
     for line in bytes.split_inclusive(|&b| b == b'\n') {
@@ -149,7 +156,9 @@ fn each_turn_is_measured_from_its_new_rows_alone() {
     let blank_to = bytes[..first - 8192].iter().rposition(|&b| b == b'\n').unwrap();
     let mut blanked = bytes.clone();
     blanked[..blank_to].iter_mut().filter(|b| **b != b'\n').for_each(|b| *b = b' ');
-    for extra in [["--tokenizer", "pi", "--profile", "aggressive"], ["--tokenizer", "o200k", "--profile", "default"]] {
+    // `parallel`'s default plan frees nothing, blanked or not.
+    let profile = if name == "parallel" { "aggressive" } else { "default" };
+    for extra in [["--tokenizer", "pi", "--profile", "aggressive"], ["--tokenizer", "o200k", "--profile", profile]] {
         let env = TestEnv::new();
         let path = env.dir.path().join("work/transcript.jsonl");
         // A fresh store's reading of these bytes at `path` (the placeholder names its folder).
@@ -164,9 +173,9 @@ fn each_turn_is_measured_from_its_new_rows_alone() {
             let whole = fresh(&bytes[..end]);
             differs += usize::from(fresh(&blanked[..end])["tokens"] != whole["tokens"]);
             std::fs::write(&path, &blanked[..end]).unwrap();
-            assert_eq!(reading(&env, &path, &extra), whole, "{extra:?} at byte {end}");
+            assert_eq!(reading(&env, &path, &extra), whole, "{name} {extra:?} at byte {end}");
         }
-        assert!(differs > 0, "{extra:?}: the blanked rows never changed the figure");
+        assert!(differs > 0, "{name} {extra:?}: the blanked rows never changed the figure");
         // The status line says the same (from the same memo).
         let line = stdout(&statusline(env.cmd(), &extra, &claude_input(&path, &env.cwd())));
         let label = env.ok(&[&["meter", path.to_str().unwrap()], &extra[..]].concat());
@@ -184,7 +193,7 @@ fn each_turn_is_measured_from_its_new_rows_alone() {
         grown.extend(format!("{branch}\n").as_bytes());
         let whole = fresh(&grown);
         std::fs::write(&path, &grown).unwrap();
-        assert_eq!(reading(&env, &path, &extra), whole, "{extra:?}: a branch");
+        assert_eq!(reading(&env, &path, &extra), whole, "{name} {extra:?}: a branch");
     }
 }
 

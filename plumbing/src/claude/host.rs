@@ -503,9 +503,9 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
                 leaf: leaf.map(|n| self.rows[n]),
                 gate_start: 0,
                 relinked: false,
-                fallbacks: 0,
+                looked: None,
                 open: true,
-                joinable: false,
+                answerable: None,
             };
             let pending = follows.pending.iter().map(|(id, name, arguments)| Call {
                 id: Cow::Borrowed(id.as_str()),

@@ -8,6 +8,7 @@
 //! rows other parents, so the chain also carries the parents it used.
 
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::ops::Range;
 
 use super::transcript::{Row, Transcript};
 
@@ -43,14 +44,18 @@ pub struct Chain {
     pub gate_start: usize,
     /// Whether a preserved segment was relinked.
     pub relinked: bool,
-    /// How many parents were missing and stood in for by the timestamp fallback.
-    pub fallbacks: usize,
+    /// The latest timestamp (ms) of a row whose parent the walk looked for a stand-in for (it
+    /// was missing; a stand-in is never later than the row): rows appended with later
+    /// timestamps, or none, leave every stand-in as it was ([`open_end`]).
+    pub looked: Option<i64>,
     /// The chain's end is open: rows appended to the file that hang one after the other from its
     /// last row (the tip) make the chain this one followed by them ([`open_end`]).
     pub open: bool,
-    /// The chain's end is open and ends with the whole of the leaf's API message: appended rows
-    /// may carry on that message ([`joinable`]).
-    pub joinable: bool,
+    /// The chain's end is open at its leaf and is the whole of one API message's rows followed
+    /// only by tool results under them: appended results may hang from any of those rows, and
+    /// when no result follows them yet, appended rows may carry on that message
+    /// ([`answerable`]). The positions in `rows` of the message's rows.
+    pub answerable: Option<Range<usize>>,
 }
 
 /// The uuid map: Claude Code's `Map<uuid, row>`, in first-insertion order (a duplicate uuid keeps
@@ -111,66 +116,96 @@ pub fn load_at(t: &Transcript, options: LoadOptions, leaf: Option<usize>) -> Cha
             leaf: None,
             gate_start,
             relinked: relinked.is_some(),
-            fallbacks: 0,
+            looked: None,
             open: false,
-            joinable: false,
+            answerable: None,
         };
     };
-    let (walk, fallbacks) = walk(t, &map, leaf);
-    // A walk that ended short of a root looked for a stand-in (and found none): a new row with
-    // an older timestamp could be one.
-    let rooted = walk.first().is_some_and(|u| map.parent(u).is_none());
+    let (walk, looked) = walk(t, &map, leaf);
     let mut seen: HashSet<&str> = walk.iter().copied().collect();
     let mut chain = recover(t, &map, walk, &mut seen);
     hang_under_leaf(t, &map, leaf, &mut seen, &mut chain);
-    let open = rooted && fallbacks == 0 && open_end(t, &map, leaf, &chain, relinked.flatten());
-    let joinable = open && joinable(t, &map, &chain);
+    let open = open_end(t, &map, leaf, &chain, relinked.flatten());
+    let answerable = open.then(|| answerable(t, &map, &chain, relinked.flatten(), looked)).flatten();
     Chain {
         rows: chain.iter().map(|u| map.rows[u]).collect(),
         leaf: Some(map.rows[leaf]),
         gate_start,
         relinked: relinked.is_some(),
-        fallbacks,
+        looked,
         open,
-        joinable,
+        answerable,
     }
 }
 
-/// Tells whether, the chain's end being open, new rows may also carry on the leaf's API
-/// message (the first new rows assistant rows of its `message.id`, the rest as [`open_end`]
-/// says): it is so when the chain ends at the leaf, an assistant row, and the live rows of its
-/// message are the chain's last rows, each the only child of the one before. Then the group
-/// the recovery finds for that message is those rows and the new ones, all on the walk, with
-/// nothing under them off it, so it recovers nothing, and the splice it makes, however far it
-/// now reaches, holds no row it could move or hang a run under (the message's rows are no meta
-/// rows; the new rows after them are as [`open_end`] says).
-fn joinable(t: &Transcript, map: &UuidMap<'_>, chain: &[&str]) -> bool {
-    let Some(&leaf) = chain.last() else { return false };
-    let row = &t.rows[map.rows[leaf]];
-    let Some(id) = row.message_id().filter(|_| row.kind() == "assistant") else { return false };
-    let of_message = |u: &str| {
-        let r = &t.rows[map.rows[u]];
-        r.kind() == "assistant" && r.message_id() == Some(id)
-    };
+/// The positions in `chain` of an API message's rows when, the chain's end being open, appended
+/// rows may also carry on that message or answer its calls out of order: the chain ends at the
+/// leaf with the message's rows G (all the live rows of its `message.id`, assistant rows, each
+/// the child of the one before, none the relink's anchor) followed only by tool-result user rows
+/// Rs on no side chain, each the child of a row of G; the rows of G and Rs are in file order,
+/// later than [`Chain::looked`] (or with no timestamp), and every row whose parent is one of
+/// them is one of them.
+///
+/// New rows may then carry on the message (the first new rows, while no result follows G: the
+/// recovery's group for that message is G and the new rows, all on the walk, with nothing under
+/// them off it, so it recovers nothing, and the splice it makes holds no row it could move or
+/// hang a run under). And a new tool-result row X (a user row, on no side chain, with a new
+/// uuid) hanging from any row A of G, not only from the tip, makes the chain this one followed
+/// by X, still answerable: the uuid map keeps every old row and parent (X is no boundary, does
+/// not hang from the anchor and is not before the last boundary); X is the new leaf; the walk
+/// goes up from X to A, up G to its first row and on as before (G a path, no row before G a
+/// child of G or Rs; where a parent is missing, the rows that may stand in for it are the old
+/// walk's but rows of G and Rs, none of which can be one, being later); the recovery finds the same groups and runs for the
+/// messages before G (none of their rows is of G, Rs or X, which are no meta rows, and the only
+/// one of them a meta row can be the parent of is G's first, on both walks), and for G's message
+/// recovers the rest of G and Rs (X is on the walk, and nothing else hangs from G or Rs), which
+/// it merges in file order before X, the last row; nothing is hung under X.
+fn answerable(
+    t: &Transcript,
+    map: &UuidMap<'_>,
+    chain: &[&str],
+    anchor: Option<&str>,
+    looked: Option<i64>,
+) -> Option<Range<usize>> {
+    let row = |u: &str| &t.rows[map.rows[u]];
+    let result = |u: &str| row(u).kind() == "user" && row(u).has_tool_result() && !row(u).is_sidechain();
+    let end = chain.len() - chain.iter().rev().take_while(|u| result(u)).count();
+    let last = row(chain[..end].last()?);
+    let id = last.message_id().filter(|_| last.kind() == "assistant")?;
+    let of_message = |u: &str| row(u).kind() == "assistant" && row(u).message_id() == Some(id);
     let group: Vec<&str> = map.live().filter(|u| of_message(u)).collect();
-    group.len() <= chain.len() && chain[chain.len() - group.len()..] == group[..] && is_path(map, &group)
+    let start = end.checked_sub(group.len())?;
+    let rows: HashSet<&str> = chain[start..].iter().copied().collect();
+    let linked = group.windows(2).all(|w| map.parent(w[1]) == Some(w[0]));
+    let answers = chain[end..].iter().all(|u| map.parent(u).is_some_and(|p| group.contains(&p)));
+    let ordered = chain[start..].windows(2).all(|w| map.position[w[0]] < map.position[w[1]]);
+    let closed = map.live().all(|u| map.parent(u).is_none_or(|p| !rows.contains(p) || rows.contains(u)));
+    let unanchored = anchor.is_none_or(|a| !group.contains(&a));
+    // Rows of G and Rs off the new walk may stand in for no missing parent.
+    let later = chain[start..].iter().all(|u| row(u).time_ms().is_none_or(|at| looked.is_none_or(|l| at > l)));
+    let fits = linked && answers && ordered && closed && unanchored && later;
+    (chain[start..end] == group[..] && fits).then_some(start..end)
 }
 
 /// Tells whether rows appended after the chain's last row (the tip), each the child of the one
 /// before, the first the tip's, with new uuids (no row of the file names them, not even as a
 /// parent or in a boundary's anchors), new `message.id`s (but the leaf's, first, when
-/// [`joinable`]), no boundary, summary or side-chain row among them, and the rows hung under the
-/// leaf (no user or assistant row) in time order, give the chain of the longer file as this
-/// chain followed by them. It is so when the map's rows under the leaf are exactly the chain's rows
-/// after it, one path from the leaf to the tip (each the only child of the one before, the tip
-/// childless; none a main message, a boundary or on a side chain), the walk reached a root
-/// without standing in for a parent and the tip is not the relink's anchor. Then, step by step:
+/// [`answerable`]), no boundary, summary or side-chain row among them, the rows hung under the
+/// leaf (no user or assistant row) in time order, and each timestamp later than
+/// [`Chain::looked`] (or none), give the chain of the longer file as this chain followed by
+/// them. It is so when the map's rows under the leaf are exactly the chain's rows after it, one
+/// path from the leaf to the tip (each the only child of the one before, the tip childless; none
+/// a main message, a boundary or on a side chain) and the tip is not the relink's anchor. Then,
+/// step by step:
 /// - the uuid map keeps every old row as it was (new uuids), the size gate and the relink find
 ///   the same boundaries (none is new) and give the same parents (no new row hangs from the
 ///   anchor, the dropped rows or a row the old ones name);
 /// - the leaf is the last new main message (the map keeps file order for new uuids), else the
 ///   old leaf; the walk from it goes up the new rows to the tip, then up the path to the old
-///   leaf and on as before (every parent is there: no stand-in);
+///   leaf and on as before: where a parent is missing, the rows that may stand in for it are
+///   the old walk's but the path's (none of them was one: a row on the walk before the leaf
+///   under it would not leave the path alone) and no new row (each later than any such parent's
+///   child, or with no timestamp), so the same stand-in is found, or none again;
 /// - the recovery of split messages finds the same groups (new message ids) and the same
 ///   results under them (a new result is on the walk); the only rows it can newly take are the
 ///   new rows after the new leaf (hanging from it), which it puts at the end in file order;
@@ -202,7 +237,7 @@ fn is_main_message(row: &Row) -> bool {
 
 /// The index of the first row the byte scanner keeps: the line of the last compaction boundary
 /// without anchors whose first 256 bytes name `"compact_boundary"` (0 when there is none).
-fn size_gate(t: &Transcript) -> usize {
+pub(super) fn size_gate(t: &Transcript) -> usize {
     let mut start = 0;
     for (i, row) in t.rows.iter().enumerate() {
         let raw = t.raw(row);
@@ -323,10 +358,12 @@ fn preserved_rows<'t>(
 
 /// The walk from the leaf to a root; a missing parent (or a cycle) is stood in for by the newest
 /// row on the same side at most 5 s older, as Claude Code's timestamp fallback does.
-fn walk<'t>(t: &'t Transcript, map: &UuidMap<'t>, leaf: &'t str) -> (Vec<&'t str>, usize) {
+/// Also returns the latest timestamp of a row whose parent was looked for a stand-in (only a row
+/// no later than it can be one).
+fn walk<'t>(t: &'t Transcript, map: &UuidMap<'t>, leaf: &'t str) -> (Vec<&'t str>, Option<i64>) {
     let mut chain = Vec::new();
     let mut seen = HashSet::new();
-    let mut fallbacks = 0;
+    let mut looked = None;
     let mut at = Some(leaf);
     while let Some(u) = at {
         if !seen.insert(u) {
@@ -337,14 +374,13 @@ fn walk<'t>(t: &'t Transcript, map: &UuidMap<'t>, leaf: &'t str) -> (Vec<&'t str
         at = match map.rows.contains_key(parent) && !seen.contains(parent) {
             true => Some(parent),
             false => {
-                let stand_in = stand_in(t, map, u, &seen);
-                fallbacks += usize::from(stand_in.is_some());
-                stand_in
+                looked = looked.max(t.rows[map.rows[u]].time_ms());
+                stand_in(t, map, u, &seen)
             }
         };
     }
     chain.reverse();
-    (chain, fallbacks)
+    (chain, looked)
 }
 
 fn stand_in<'t>(t: &Transcript, map: &UuidMap<'t>, child: &str, seen: &HashSet<&str>) -> Option<&'t str> {

@@ -3,9 +3,10 @@
 //!
 //! Claude Code's loader and projection join rows across turns (split messages, results found
 //! off the chain, rows hung under the leaf), so a row cannot be judged alone as pi's entries
-//! are. What is proven instead (see `loader::open_end`): when the chain's end is open and the
-//! new rows hang one after the other from its last row with new ids, the longer file's chain
-//! is the old one followed by the new rows. Each position's tokens and gains are then those of
+//! are. What is proven instead (see `loader::open_end`, `loader::answerable`): when the chain's
+//! end is open and the new rows hang one after the other from its last row with new ids (or,
+//! tool results, from a row of the message the chain ends with), the longer file's chain is the
+//! old one followed by the new rows. Each position's tokens and gains are then those of
 //! its own row and its tool's call, so the old positions keep theirs and the new ones are
 //! measured from the new rows plus the few calls of the old context still waiting for a result.
 
@@ -15,7 +16,7 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::host::{Claude, ClaudeSession, ClaudeView, Follows};
-use super::loader::{LoadOptions, SIZE_GATE};
+use super::loader::{size_gate, LoadOptions, SIZE_GATE};
 use crate::host::{self, Call, Followed, HostData, Role, SessionFile, View};
 
 /// The most calls waiting for a result that a tail keeps (a result answering one not kept is
@@ -32,19 +33,48 @@ pub struct ClaudeTail {
     len: u64,
     /// `CLAUDE_CODE_DISABLE_PRECOMPACT_SKIP` was set (no size gate).
     no_size_gate: bool,
+    /// The file holds a compaction boundary the size gate cuts at (`loader::size_gate`): the
+    /// file's chain changes when it grows past 5 MiB. Without one, the gate keeps every row.
+    gated: bool,
     /// The leaf's uuid (Claude Code's leaf: the last main message).
     leaf: String,
+    /// The latest timestamp of a row the walk looked for a stand-in parent for: a new row must
+    /// be later (or have none), so that it stands in for nothing (`loader::Chain::looked`).
+    looked: Option<i64>,
     /// The chain's last row (the tip; new rows hang from it).
     tip: String,
     /// When rows are hung under the leaf (the tip is not the leaf): the last one's timestamp.
     hung: Option<Option<String>>,
-    /// The leaf's API message id, when new rows may carry on that message (the chain ends with
-    /// all of its rows: `loader::joinable`).
-    message: Option<String>,
+    /// The API message whose rows end the chain, followed only by results under them
+    /// (`loader::answerable`): new results may hang from any of its rows, and while none does,
+    /// new rows may carry on it.
+    open: Option<Open>,
     /// The session id the rows carry.
     session_id: Option<String>,
     /// The context's calls no result in it answers.
     pending: Vec<Pending>,
+}
+
+/// The most rows of one API message a tail keeps (results answering a longer one are measured
+/// with the whole file).
+const MAX_OPEN_ROWS: usize = 64;
+
+/// The API message a chain ends with (`loader::answerable`).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct Open {
+    /// Its `message.id`.
+    id: String,
+    /// Its rows' uuids, in order.
+    rows: Vec<String>,
+    /// A result under them follows them (no row may carry on the message now).
+    answered: bool,
+}
+
+impl Open {
+    /// The open message `id` of these rows (`None` past [`MAX_OPEN_ROWS`] of them).
+    fn of(id: &str, rows: Vec<String>, answered: bool) -> Option<Open> {
+        (rows.len() <= MAX_OPEN_ROWS).then(|| Open { id: id.to_string(), rows, answered })
+    }
 }
 
 /// A call waiting for a result: id, tool name, arguments (raw JSON).
@@ -90,10 +120,17 @@ impl ClaudeTail {
         Some(ClaudeTail {
             len: t.file.raw().len() as u64,
             no_size_gate: host.options.no_size_gate,
+            gated: size_gate(t) != 0,
+            looked: v.chain.looked,
             leaf: leaf.uuid()?.to_string(),
             tip: tip.uuid()?.to_string(),
             hung: (tip.uuid() != leaf.uuid()).then(|| tip.timestamp().map(str::to_string)),
-            message: leaf.message_id().filter(|_| v.chain.joinable).map(str::to_string),
+            open: v.chain.answerable.clone().and_then(|range| {
+                let rows = &v.chain.rows;
+                let id = t.rows[rows[range.end - 1]].message_id()?;
+                let uuids = rows[range.clone()].iter().map(|&r| t.rows[r].uuid().map(str::to_string));
+                Open::of(id, uuids.collect::<Option<_>>()?, range.end < rows.len())
+            }),
             session_id: t.session_id().map(str::to_string),
             pending: bounded(pending),
         })
@@ -105,17 +142,21 @@ impl ClaudeTail {
     }
 
     /// Reads `appended` as rows continuing the chain's open end: every conversation row hangs
-    /// from the one before it (the first from the tip), is no compaction boundary, summary or
-    /// side-chain row, and, when it is hung under the leaf (no user or assistant row; Claude
-    /// Code sorts those by time), has a timestamp not before the row hung before it; the size
-    /// gate says what it said (the file stays on the same side of 5 MiB). The first rows may
-    /// carry on the leaf's API message when the tail allows it; every other message id is new
-    /// (in `fresh`). `None` when they do not.
+    /// from the one before it (the first from the tip), or is a tool result hanging from a row of
+    /// the open message (the chain's last rows are that message's and results under them:
+    /// `loader::answerable`); none is a compaction boundary, summary or side-chain row, nor as
+    /// old as a row whose parent the walk had to stand in for; when it is hung under the leaf
+    /// (no user or assistant row; Claude Code sorts those by time), its timestamp is not before
+    /// the row hung before it; the size gate says what it said (the file stays on the same side
+    /// of 5 MiB, or holds no boundary the gate would cut at: the new rows are no boundaries).
+    /// The first rows may carry on the open message while no result follows it; every other
+    /// message id is new (in `fresh`), and once a result has answered a row before the tip, new
+    /// to the rows before it too. `None` when they do not.
     pub(crate) fn follow<'a>(&self, appended: &'a SessionFile) -> Option<Followed<'a>> {
         let options = LoadOptions::from_env();
         let len = self.len.checked_add(appended.raw().len() as u64)?;
         let gate = |len: u64| !options.no_size_gate && len > SIZE_GATE as u64;
-        if options.no_size_gate != self.no_size_gate || gate(self.len) != gate(len) {
+        if options.no_size_gate != self.no_size_gate || self.gated && gate(self.len) != gate(len) {
             return None;
         }
         let mut data = ClaudeSession::read(appended);
@@ -124,16 +165,26 @@ impl ClaudeTail {
         }
         let mut fresh = Vec::new();
         let mut uuids = HashSet::new();
+        let mut messages = HashSet::new();
         let mut parent = self.tip.as_str();
         let mut hung = self.hung.as_ref().map(Option::as_deref);
-        let mut carried = self.message.as_deref();
+        let mut open = self.open.clone();
+        // A result answered a row before the tip: the rows after it are read as continuing the
+        // file up to it, so their message ids must be new to its rows too.
+        let mut off_tip = false;
         for n in 0..data.nodes.len() {
             let row = data.row(n);
             let uuid = row.uuid()?;
-            let bad = row.is_sidechain() || row.is_compact_boundary() || row.is_compact_summary();
-            if bad || row.parent_uuid() != Some(parent) || !uuids.insert(uuid) {
+            let early = self.looked.is_some_and(|l| row.time_ms().is_some_and(|at| at <= l));
+            let bad = early || row.is_sidechain() || row.is_compact_boundary() || row.is_compact_summary();
+            let answers = row.kind() == "user"
+                && row.has_tool_result()
+                && open.as_ref().is_some_and(|o| o.rows.iter().any(|r| row.parent_uuid() == Some(r)));
+            let next = row.parent_uuid() == Some(parent);
+            if bad || !(next || answers) || !uuids.insert(uuid) {
                 return None;
             }
+            off_tip |= !next;
             hung = match row.kind() {
                 "user" | "assistant" => None,
                 _ if hung.is_some_and(|before| row.timestamp() < before) => return None,
@@ -141,26 +192,30 @@ impl ClaudeTail {
             };
             fresh.push(uuid.to_string());
             let message = row.message_id().filter(|_| row.kind() == "assistant");
-            if message.is_none() || message != carried {
-                carried = None;
-                fresh.extend(message.map(str::to_string));
-            }
+            let repeat = message.is_some_and(|id| !messages.insert(id));
+            open = match (open, message) {
+                (Some(o), _) if answers => Some(Open { answered: true, ..o }),
+                // More of the open message (it ends the chain: the row hangs from its last).
+                (Some(mut o), Some(id)) if id == o.id && !o.answered => {
+                    o.rows.push(uuid.to_string());
+                    Open::of(id, o.rows, false)
+                }
+                // A message's row after results under it.
+                (Some(o), Some(id)) if id == o.id => return None,
+                (_, Some(_)) if repeat && off_tip => return None,
+                (_, Some(id)) => {
+                    fresh.push(id.to_string());
+                    // A message whose rows came apart is not answered off the tip.
+                    Open::of(id, vec![uuid.to_string()], false).filter(|_| !repeat)
+                }
+                (_, None) => None,
+            };
             parent = uuid;
         }
         let (tip, hung) = (parent.to_string(), hung.map(|t| t.map(str::to_string)));
         let leaf = match data.last_main() {
             Some(n) => data.row(n).uuid()?.to_string(),
             None => self.leaf.clone(),
-        };
-        let message = match data.nodes.len().checked_sub(1) {
-            None => self.message.clone(),
-            Some(last) => {
-                // The rows of the message the new rows end with: the last ones, all of them.
-                let id = data.row(last).message_id().filter(|_| data.row(last).kind() == "assistant");
-                let of = |n: usize| data.row(n).kind() == "assistant" && data.row(n).message_id() == id;
-                let run = (0..=last).rev().take_while(|&n| of(n)).count();
-                id.filter(|_| (0..last + 1 - run).all(|n| !of(n))).map(str::to_string)
-            }
         };
         let calls: Vec<_> = (0..data.nodes.len()).flat_map(|n| data.calls_of(n)).collect();
         fresh.extend(calls.iter().map(|c| c.id.to_string()));
@@ -181,10 +236,12 @@ impl ClaudeTail {
         let tail = ClaudeTail {
             len,
             no_size_gate: self.no_size_gate,
+            gated: self.gated,
+            looked: self.looked,
             leaf,
             tip,
             hung,
-            message,
+            open,
             session_id: self.session_id.clone(),
             pending: bounded(pending),
         };

@@ -89,7 +89,7 @@ fn memo_key(state: &FileState, tokenizer: TokenizerName, profile: Profile) -> Op
 }
 
 /// Bumped whenever the memo's layout changes (an older file is then ignored).
-const MEMO_MAGIC: &str = "shake-meter-memo 4";
+const MEMO_MAGIC: &str = "shake-meter-memo 5";
 
 fn memo_path(ctx: &Context, key: &str) -> PathBuf {
     let hash = blake3::hash(key.as_bytes()).to_hex();
