@@ -433,7 +433,7 @@ impl<'s, 'a> Projection<'s, 'a> {
             index,
             role,
             target: editable.then(|| self.session.entries[index].id.clone()),
-            tool: tool.map(|(name, call_id)| Tool { name, call_id, arguments: None }),
+            tool: tool.map(|(name, call_id)| Box::new(Tool { name, call_id, arguments: None })),
             tombstone: false,
             omitted: matches!(p.projected, Projected::Omitted),
             edit: p.edit,
