@@ -140,7 +140,7 @@ impl<'a> Session<'a> {
             if text.trim().is_empty() {
                 continue;
             }
-            if !line.valid_utf8 {
+            if !file.line_is_utf8(line) {
                 warnings.push(Warning {
                     line: line.number,
                     message: "invalid UTF-8; read with U+FFFD replacements, as pi reads it".into(),
