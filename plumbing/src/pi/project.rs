@@ -304,7 +304,8 @@ impl<'s, 'a> Projection<'s, 'a> {
         }
         head.extend_from_slice(b",\"entries\":[");
         let mut built = Vec::new();
-        let mut parts: Vec<Part<'a>> = Vec::new();
+        // Most entries give one message: room for one each, not doubled as it fills.
+        let mut parts: Vec<Part<'a>> = Vec::with_capacity(self.context.len());
         for (pos, &i) in self.context.iter().enumerate() {
             let node = &self.session.entries[i];
             if pos > 0 {
