@@ -91,18 +91,72 @@ pub struct Projection<'s, 'a> {
     positions: Vec<u32>,
 }
 
-/// One context position, parsed.
+/// One context position, parsed: a view keeps one for each, so what is small is kept small
+/// (112 bytes with the role, the edit and what is seen as they are handed out).
 struct Parsed<'s, 'a> {
-    /// Its message's role ([`Facts::role_said`]).
-    role_said: RoleSaid<'a>,
-    /// The edit that wins for it (an entry index).
-    edit: Option<usize>,
     /// Its own content ([`own_content`]).
     own: Option<&'a RawValue>,
-    /// What the model sees of it.
-    projected: Projected<'s>,
+    /// The content an edit or a rewrite gives in its place ([`Projected::Replaced`]).
+    replaced: Option<&'s RawValue>,
     /// The content the model sees ([`Projection::content`]).
     content: Option<Content<'s>>,
+    /// The edit that wins for it (an entry index; [`NO_EDIT`]: none).
+    edit: u32,
+    /// Its message's role ([`Facts::role_said`]).
+    said: Said,
+    /// What the model sees of it: [`Projected`]'s variant (`replaced` holds its content).
+    seen: Seen,
+}
+
+const _: () = assert!(std::mem::size_of::<Parsed>() <= 72);
+
+/// [`Parsed::edit`] of a position no edit wins for. Entry indexes are below it: a session has
+/// at most `u32::MAX` lines ([`super::session::MAX_LINES`]).
+const NO_EDIT: u32 = u32::MAX;
+
+/// [`Projected`]'s variant.
+#[derive(Clone, Copy)]
+enum Seen {
+    Raw,
+    Omitted,
+    Replaced,
+}
+
+impl<'s> Parsed<'s, '_> {
+    fn projected(&self) -> Projected<'s> {
+        match self.seen {
+            Seen::Raw => Projected::Raw,
+            Seen::Omitted => Projected::Omitted,
+            Seen::Replaced => Projected::Replaced(self.replaced),
+        }
+    }
+
+    fn edit(&self) -> Option<usize> {
+        (self.edit != NO_EDIT).then_some(self.edit as usize)
+    }
+}
+
+/// The roles a context position keeps by name ([`Said::Named`]).
+const ROLES: [&str; 4] = ["user", "assistant", "toolResult", "custom"];
+
+/// A [`RoleSaid`] in two bytes: the roles most messages have by their place in [`ROLES`]; any
+/// other is read again from the message when asked (a rare one: a system prompt, a summary).
+#[derive(Clone, Copy)]
+enum Said {
+    Unparsed,
+    NoRole,
+    Named(u8),
+    Other,
+}
+
+impl Said {
+    fn of(said: &RoleSaid<'_>) -> Said {
+        match said {
+            None => Said::Unparsed,
+            Some(None) => Said::NoRole,
+            Some(Some(role)) => ROLES.iter().position(|r| r == role).map_or(Said::Other, |i| Said::Named(i as u8)),
+        }
+    }
 }
 
 const NOT_IN_CONTEXT: u32 = u32::MAX;
@@ -164,7 +218,7 @@ impl<'s, 'a> Projection<'s, 'a> {
     fn parse(&self, index: usize, facts: &mut Cow<'_, Facts<'a>>) -> Parsed<'s, 'a> {
         let edit = self.edits.get(self.session.entries[index].id.as_ref()).copied();
         let projected = self.projected_with(index, edit);
-        let (role_said, own) = (facts.role_said.clone(), facts.own);
+        let (said, own) = (Said::of(&facts.role_said), facts.own);
         let content = match projected {
             Projected::Omitted => None,
             Projected::Replaced(raw) => Some(parse_content(raw)),
@@ -173,7 +227,14 @@ impl<'s, 'a> Projection<'s, 'a> {
                 Cow::Borrowed(f) => f.content.clone(),
             }),
         };
-        Parsed { role_said, edit, own, projected, content }
+        let (seen, replaced) = match projected {
+            Projected::Raw => (Seen::Raw, None),
+            Projected::Omitted => (Seen::Omitted, None),
+            Projected::Replaced(raw) => (Seen::Replaced, raw),
+        };
+        // Below NO_EDIT: an entry index (MAX_LINES).
+        let edit = edit.map_or(NO_EDIT, |e| e as u32);
+        Parsed { own, replaced, content, edit, said, seen }
     }
 
     fn parsed(&self, index: usize) -> Option<&Parsed<'s, 'a>> {
@@ -183,9 +244,11 @@ impl<'s, 'a> Projection<'s, 'a> {
     /// Returns the role the `message` of entry `index` says ([`RoleSaid`]), parsed once for an
     /// entry of the context.
     pub fn role_said(&self, index: usize) -> RoleSaid<'a> {
-        match self.parsed(index) {
-            Some(p) => p.role_said.clone(),
-            None => self.pi.entries[index].message_head().map(|m| m.role),
+        match self.parsed(index).map(|p| p.said) {
+            Some(Said::Unparsed) => None,
+            Some(Said::NoRole) => Some(None),
+            Some(Said::Named(i)) => Some(Some(Cow::Borrowed(ROLES[usize::from(i)]))),
+            Some(Said::Other) | None => self.pi.entries[index].message_head().map(|m| m.role),
         }
     }
 
@@ -225,7 +288,7 @@ impl<'s, 'a> Projection<'s, 'a> {
     /// Returns the index of the edit that wins for entry `index`, if any.
     pub fn edit_index(&self, index: usize) -> Option<usize> {
         match self.parsed(index) {
-            Some(p) => p.edit,
+            Some(p) => p.edit(),
             None => self.edits.get(self.session.entries[index].id.as_ref()).copied(),
         }
     }
@@ -233,7 +296,7 @@ impl<'s, 'a> Projection<'s, 'a> {
     /// Returns what the model sees of entry `index` (which must be in the context list).
     pub fn projected(&self, index: usize) -> Projected<'s> {
         match self.parsed(index) {
-            Some(p) => p.projected,
+            Some(p) => p.projected(),
             None => self.projected_with(index, self.edit_index(index)),
         }
     }
@@ -408,7 +471,7 @@ impl<'s, 'a> Projection<'s, 'a> {
                 None => Cow::Owned(Facts::of(&self.pi.entries[i])),
             };
             let p = self.parse(i, &mut f);
-            match (p.projected, &mut f) {
+            match (p.projected(), &mut f) {
                 (Projected::Raw, Cow::Owned(f)) => calls.extend(std::mem::take(&mut f.calls)),
                 (Projected::Raw, Cow::Borrowed(f)) => calls.extend(f.calls.iter().cloned()),
                 _ => calls.extend(tool_calls(p.content.as_ref())),
@@ -436,8 +499,8 @@ impl<'s, 'a> Projection<'s, 'a> {
             target: editable.then(|| self.session.entries[index].id.clone()),
             tool: tool.map(|(name, call_id)| Box::new(Tool { name, call_id, arguments: None })),
             tombstone: false,
-            omitted: matches!(p.projected, Projected::Omitted),
-            edit: p.edit,
+            omitted: matches!(p.seen, Seen::Omitted),
+            edit: p.edit(),
         }
     }
 }
@@ -559,10 +622,10 @@ impl<'s> host::HostView<'s> for Projection<'s, '_> {
 
     fn parsed_content(&self, index: usize, raw: &RawValue) -> Option<Content<'s>> {
         let p = self.parsed(index)?;
-        let seen = match p.projected {
-            Projected::Raw => p.own,
-            Projected::Replaced(content) => content,
-            Projected::Omitted => None,
+        let seen = match p.seen {
+            Seen::Raw => p.own,
+            Seen::Replaced => p.replaced,
+            Seen::Omitted => None,
         };
         // The same bytes in memory, not merely equal ones: the content parsed from them.
         seen.filter(|seen| std::ptr::eq(*seen, raw)).and(p.content.clone())
