@@ -47,6 +47,10 @@ pub struct Unit<'a> {
     pub edit: Option<usize>,
 }
 
+// A view holds one per context position (it was 120 bytes with the tool inline); not to grow
+// unnoticed.
+const _: () = assert!(std::mem::size_of::<Unit>() <= 64);
+
 /// A tool call in the context: its id, the tool's name and its raw arguments.
 #[derive(Clone, Debug)]
 pub struct Call<'a> {
