@@ -425,6 +425,7 @@ pub mod trusted {
     /// [`value_end`] of one it has no use for): a reader may read a value as it finds its end,
     /// not walk it twice. The index past the object; `None` at a key with an escape (the walk
     /// stops there: the caller decodes such an object otherwise).
+    #[inline]
     pub fn walk<'a>(text: &'a str, open: usize, mut read: impl FnMut(&'a [u8], usize) -> usize) -> Option<usize> {
         let b = text.as_bytes();
         let mut i = ws(b, open + 1);

@@ -74,7 +74,7 @@ pub fn regions(unit: &Unit<'_>, content: &Content<'_>, scope: Scope, profile: Pr
                     tally.text(t);
                 }
             }
-            let label = tool_label(unit.tool.as_ref());
+            let label = tool_label(unit.tool.as_deref());
             let tokens = tally.total();
             if any_text && tokens > tok.count(&placeholder(RegionKind::ToolResult, &label, tokens)) {
                 out.push(region(RegionKind::ToolResult, label, tokens, None, None));

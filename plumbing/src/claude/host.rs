@@ -421,7 +421,7 @@ impl<'a> ClaudeSession<'a> {
                     index: n,
                     role,
                     target: result.map(|r| r.call_id.clone()),
-                    tool,
+                    tool: tool.map(Box::new),
                     tombstone,
                     omitted: false,
                     edit: None,

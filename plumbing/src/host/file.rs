@@ -95,7 +95,7 @@ pub struct SessionFile {
     /// The bytes as read.
     raw: Bytes,
     /// The text pi decodes, kept only when the bytes are not valid UTF-8 (and so differ from it).
-    lossy: Option<Arc<str>>,
+    lossy: Option<Arc<Lossy>>,
     /// One record per physical line.
     pub lines: Vec<Line>,
     /// The file's size, mtime and inode when it was read; `None` for bytes not read from a file.
@@ -204,17 +204,25 @@ impl Stamp {
     }
 }
 
-/// One physical line: the bytes between two `\n` (the `\n` itself excluded).
+/// One physical line: the bytes between two `\n` (the `\n` itself excluded). A file that is
+/// not valid UTF-8 keeps where each line is in its decoded text beside ([`Lossy`]): in any
+/// other it is where the bytes are (a range for each line was half of the line table).
 #[derive(Clone, Debug)]
 pub struct Line {
-    /// 1-based line number.
+    /// 1-based line number (the line is `lines[number - 1]` of its file).
     pub number: usize,
     /// Byte range in [`SessionFile::raw`].
     pub raw: std::ops::Range<usize>,
-    /// Byte range in the decoded text.
-    pub text: std::ops::Range<usize>,
-    /// Whether the raw bytes were valid UTF-8.
-    pub valid_utf8: bool,
+}
+
+// One per line of every file read (100,000 tiny entries: 2.4 MB); not to grow unnoticed.
+const _: () = assert!(std::mem::size_of::<Line>() <= 24);
+
+/// The decoded text of a file that is not valid UTF-8, and where each line is in it.
+struct Lossy {
+    text: String,
+    /// Per line: its byte range in `text`, and whether its raw bytes were valid UTF-8.
+    lines: Vec<(std::ops::Range<usize>, bool)>,
 }
 
 impl SessionFile {
@@ -238,14 +246,8 @@ impl SessionFile {
 
     /// Wraps bytes held elsewhere (another reader of the same file shares them, no copy).
     pub fn from_shared(path: PathBuf, raw: Bytes) -> SessionFile {
-        let (lossy, lines) = match std::str::from_utf8(&raw) {
-            Ok(_) => (None, split_lines(&raw, None)),
-            Err(_) => {
-                let text: Arc<str> = String::from_utf8_lossy(&raw).into();
-                let lines = split_lines(&raw, Some(&text));
-                (Some(text), lines)
-            }
-        };
+        let lines = split_lines(&raw);
+        let lossy = std::str::from_utf8(&raw).is_err().then(|| Arc::new(Lossy::of(&raw, &lines)));
         SessionFile { path, raw, lossy, lines, stamp: None }
     }
 
@@ -279,7 +281,7 @@ impl SessionFile {
     /// Returns the decoded text of the whole file.
     pub fn text(&self) -> &str {
         match &self.lossy {
-            Some(text) => text,
+            Some(lossy) => &lossy.text,
             // SAFETY: checked to be UTF-8 in `from_shared`; a mapped file's bytes stay as checked
             // (the module doc says which writes could change them, and why no host makes them).
             None => unsafe { std::str::from_utf8_unchecked(&self.raw) },
@@ -293,7 +295,15 @@ impl SessionFile {
 
     /// Returns a line's decoded text.
     pub fn line_text(&self, line: &Line) -> &str {
-        &self.text()[line.text.clone()]
+        match &self.lossy {
+            Some(lossy) => &lossy.text[lossy.lines[line.number - 1].0.clone()],
+            None => &self.text()[line.raw.clone()],
+        }
+    }
+
+    /// Tells whether a line's raw bytes are valid UTF-8 (else its text has U+FFFD in their place).
+    pub fn line_is_utf8(&self, line: &Line) -> bool {
+        self.lossy.as_ref().is_none_or(|lossy| lossy.lines[line.number - 1].1)
     }
 
     /// Tells whether the file ends with a newline (an empty file counts as ending cleanly).
@@ -308,37 +318,39 @@ impl SessionFile {
     }
 }
 
-fn split_lines(raw: &[u8], lossy: Option<&str>) -> Vec<Line> {
+fn split_lines(raw: &[u8]) -> Vec<Line> {
     let mut lines = Vec::new();
     let mut start = 0;
-    let mut number = 0;
-    let mut push = |range: std::ops::Range<usize>| {
-        number += 1;
-        let bytes = &raw[range.clone()];
-        // A file that is valid UTF-8 as a whole is valid line by line: checked once, not twice.
-        let valid_utf8 = lossy.is_none() || std::str::from_utf8(bytes).is_ok();
-        lines.push(Line { number, raw: range, text: 0..0, valid_utf8 });
-    };
     for i in memchr::memchr_iter(b'\n', raw) {
-        push(start..i);
+        lines.push(Line { number: lines.len() + 1, raw: start..i });
         start = i + 1;
     }
     if start < raw.len() {
-        push(start..raw.len());
+        lines.push(Line { number: lines.len() + 1, raw: start..raw.len() });
     }
-    match lossy {
-        None => lines.iter_mut().for_each(|l| l.text = l.raw.clone()),
+    // Grown by doubling: up to half of it was room for lines the file does not have.
+    lines.shrink_to_fit();
+    lines
+}
+
+impl Lossy {
+    /// Decodes `raw` as pi's UTF-8 decoder does, and finds its `lines` in the text.
+    fn of(raw: &[u8], lines: &[Line]) -> Lossy {
+        let text = String::from_utf8_lossy(raw).into_owned();
         // Lossy decoding changes lengths, so text ranges come from splitting the decoded text.
         // "\n" is never part of an invalid sequence, so both splits have the same lines.
-        Some(text) => {
-            let mut offset = 0;
-            for (line, piece) in lines.iter_mut().zip(text.split('\n')) {
-                line.text = offset..offset + piece.len();
+        let mut offset = 0;
+        let lines = lines
+            .iter()
+            .zip(text.split('\n'))
+            .map(|(line, piece)| {
+                let range = offset..offset + piece.len();
                 offset += piece.len() + 1;
-            }
-        }
+                (range, std::str::from_utf8(&raw[line.raw.clone()]).is_ok())
+            })
+            .collect();
+        Lossy { text, lines }
     }
-    lines
 }
 
 #[cfg(test)]
@@ -465,7 +477,7 @@ mod tests {
         let view = |f: &SessionFile| {
             f.lines
                 .iter()
-                .map(|l| (f.line_text(l).to_string(), f.line_raw(l).to_vec(), l.valid_utf8))
+                .map(|l| (f.line_text(l).to_string(), f.line_raw(l).to_vec(), f.line_is_utf8(l)))
                 .collect::<Vec<_>>()
         };
         assert_eq!(view(&mapped), view(&copied));
@@ -486,7 +498,7 @@ mod tests {
         let f = SessionFile::from_bytes("t".into(), b"ok\n\xff\xfex\nend\n".to_vec());
         assert_eq!(f.line_text(&f.lines[1]), "\u{fffd}\u{fffd}x");
         assert_eq!(f.line_raw(&f.lines[1]), b"\xff\xfex");
-        assert!(!f.lines[1].valid_utf8);
+        assert!(!f.line_is_utf8(&f.lines[1]));
         assert_eq!(f.line_text(&f.lines[2]), "end");
     }
 }

@@ -36,8 +36,9 @@ pub struct Unit<'a> {
     /// The stable id a fold names this entry by, when the host lets a fold replace its content
     /// (pi: the entry id of a user, assistant or tool-result message or a custom message).
     pub target: Option<Cow<'a, str>>,
-    /// For a tool result: the tool, the call's id and the call's arguments.
-    pub tool: Option<Tool<'a>>,
+    /// For a tool result: the tool, the call's id and the call's arguments (boxed: most units
+    /// are not tool results, and a unit is held per context position).
+    pub tool: Option<Box<Tool<'a>>>,
     /// The content is already a placeholder the host wrote, never folded again.
     pub tombstone: bool,
     /// The host leaves it out of what the model sees.
@@ -45,6 +46,10 @@ pub struct Unit<'a> {
     /// The edit that wins for it, as an entry index.
     pub edit: Option<usize>,
 }
+
+// A view holds one per context position (it was 120 bytes with the tool inline); not to grow
+// unnoticed.
+const _: () = assert!(std::mem::size_of::<Unit>() <= 64);
 
 /// A tool call in the context: its id, the tool's name and its raw arguments.
 #[derive(Clone, Debug)]

@@ -51,7 +51,9 @@ pub fn rewrites(session: &pi::Session<'_>) -> HashMap<usize, Box<RawValue>> {
     let mut out = HashMap::new();
     for (i, e) in session.entries.iter().enumerate() {
         // Only a message that names the key is parsed in full.
-        let Some(raw) = e.fields.message().filter(|m| e.kind == "message" && m.get().contains("\"prunedAt\"")) else {
+        let Some(raw) =
+            e.fields.message().filter(|m| e.kind == pi::EntryType::Message && m.get().contains("\"prunedAt\""))
+        else {
             continue;
         };
         let Ok(message) = serde_json::from_str::<Map<String, Value>>(raw.get()) else { continue };

@@ -247,32 +247,84 @@ pub fn is_truthy(raw: Option<&RawValue>) -> bool {
     }
 }
 
-/// One non-header entry of a session, in file order.
+/// pi's entry types, one list: the type of each entry is kept as one byte, not as its name.
+macro_rules! entry_types {
+    ($($name:ident $key:literal),* $(,)?) => {
+        /// An entry's `type`: one of those pi 1.6.0 writes, or [`EntryType::Other`] (any other
+        /// name, or none; [`Entry::kind_name`] reads it again from the line).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum EntryType {
+            $(#[doc = concat!("`", $key, "`")] $name,)*
+            /// A type pi does not write (it loads, takes part in the tree, and projects to
+            /// nothing), or none.
+            Other,
+        }
+
+        impl EntryType {
+            /// The type of an entry whose `type` reads `name`.
+            pub fn of(name: &str) -> EntryType {
+                match name {
+                    $($key => EntryType::$name,)*
+                    _ => EntryType::Other,
+                }
+            }
+
+            /// The type's name; `None` for [`EntryType::Other`].
+            pub fn name(self) -> Option<&'static str> {
+                match self {
+                    $(EntryType::$name => Some($key),)*
+                    EntryType::Other => None,
+                }
+            }
+        }
+    };
+}
+
+entry_types! {
+    Message "message",
+    ThinkingLevelChange "thinking_level_change",
+    ModelChange "model_change",
+    Usage "usage",
+    Compaction "compaction",
+    BranchSummary "branch_summary",
+    Custom "custom",
+    CustomMessage "custom_message",
+    ContextEdit "context_edit",
+    Label "label",
+    SessionInfo "session_info",
+}
+
+/// pi's reading of one non-header entry, in file order, beside the tree's [`Node`] of the same
+/// index (which holds its line, bytes, type name, id and parent: not kept twice).
+///
+/// [`Node`]: crate::host::Node
 #[derive(Debug)]
 pub struct Entry<'a> {
-    /// 1-based physical line in the file.
-    pub line: usize,
-    /// The line's exact bytes (what the store hashes).
-    pub raw: &'a [u8],
-    /// The entry type (`message`, `context_edit`, …); empty when the line has none.
-    pub kind: Cow<'a, str>,
-    /// pi's entry id (after an in-memory v1 migration, a synthetic one).
-    pub id: Cow<'a, str>,
-    /// The parent's entry id; `None` at a root (`null`, absent or empty, all falsy for pi).
-    pub parent_id: Option<Cow<'a, str>>,
-    /// For a v1 compaction, the entry id its `firstKeptEntryIndex` resolved to.
-    pub migrated_first_kept: Option<Cow<'a, str>>,
+    /// The entry type, as one byte.
+    pub kind: EntryType,
     /// True for a v1/v2 message whose role `hookMessage` pi renames to `custom`.
     pub hook_message_role: bool,
-    /// Everything else pi reads, borrowed from the line.
+    /// Everything pi reads, borrowed from the line.
     pub fields: Fields<'a>,
 }
 
+// A session holds one per entry beside its `Node` (100,000 tiny entries: 10 MB at 104 bytes;
+// they were 224 with the node's fields repeated). Not to grow unnoticed.
+const _: () = assert!(std::mem::size_of::<Entry>() <= 104);
+
 impl<'a> Entry<'a> {
-    /// An entry of a parsed line (no migration applied yet).
-    pub fn new(line: usize, raw: &'a [u8], kind: Cow<'a, str>, id: Cow<'a, str>, fields: Fields<'a>) -> Entry<'a> {
-        let parent_id = as_str(fields.parent_id()).filter(|p| !p.is_empty());
-        Entry { line, raw, kind, id, parent_id, migrated_first_kept: None, hook_message_role: false, fields }
+    /// An entry of a parsed line whose `type` reads `kind` (no migration applied yet).
+    pub fn new(kind: &str, fields: Fields<'a>) -> Entry<'a> {
+        Entry { kind: EntryType::of(kind), hook_message_role: false, fields }
+    }
+
+    /// The entry's `type` as written (decoded; empty when the line has none): the name the
+    /// tree's node holds.
+    pub fn kind_name(&self) -> Cow<'a, str> {
+        match self.kind.name() {
+            Some(name) => Cow::Borrowed(name),
+            None => as_str(self.fields.kind()).unwrap_or_default(),
+        }
     }
 
     /// Parses the line's `message` as the engine reads it ([`Message::parse`]); `None` when
@@ -296,14 +348,9 @@ impl<'a> Entry<'a> {
         as_str(self.fields.target_id())
     }
 
-    /// Returns a compaction's `firstKeptEntryId` (after migration, where there was one).
-    pub fn first_kept_entry_id(&self) -> Option<Cow<'a, str>> {
-        self.migrated_first_kept.clone().or_else(|| as_str(self.fields.first_kept_entry_id()))
-    }
-
     /// Returns the message's role for a `message` entry.
     pub fn role(&self) -> Option<Cow<'a, str>> {
-        if self.kind != "message" {
+        if self.kind != EntryType::Message {
             return None;
         }
         if self.hook_message_role {
@@ -320,9 +367,9 @@ impl<'a> Entry<'a> {
     /// Tells whether pi's projection can give this entry model content that a context edit
     /// may replace, and pi's `appendContextEdit` would accept it as a target.
     pub fn is_editable(&self) -> bool {
-        match self.kind.as_ref() {
-            "custom_message" => true,
-            "message" => {
+        match self.kind {
+            EntryType::CustomMessage => true,
+            EntryType::Message => {
                 !self.hook_message_role && matches!(self.role().as_deref(), Some("user" | "assistant" | "toolResult"))
             }
             _ => false,

@@ -8,7 +8,7 @@ use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 
-use super::entry::{as_str, is_truthy};
+use super::entry::{as_str, is_truthy, EntryType};
 use super::message::Message;
 use super::project::Projection;
 use crate::host::{BlockKind, Content, Projected};
@@ -44,8 +44,8 @@ pub fn visit_entry(projection: &Projection<'_, '_>, pos: usize, sink: &mut dyn P
     if matches!(projection.projected(index), Projected::Omitted) {
         return;
     }
-    match e.kind.as_ref() {
-        "message" => {
+    match e.kind {
+        EntryType::Message => {
             let Some(said) = projection.role_said(index) else { return };
             let role = if e.hook_message_role { "custom" } else { said.as_deref().unwrap_or_default() };
             match is_content_role(role) {
@@ -58,14 +58,14 @@ pub fn visit_entry(projection: &Projection<'_, '_>, pos: usize, sink: &mut dyn P
                 }
             }
         }
-        "custom_message" => {
+        EntryType::CustomMessage => {
             if let Some(content) = projection.content_ref(index) {
                 visit_content(content, sink);
                 sink.end_message();
             }
         }
-        "branch_summary" => visit_summary(e.fields.summary(), sink),
-        "compaction" if pos == 0 => {
+        EntryType::BranchSummary => visit_summary(e.fields.summary(), sink),
+        EntryType::Compaction if pos == 0 => {
             let system = e.fields.system_message().filter(|s| is_truthy(Some(s)));
             if let Some(m) = system.and_then(Message::parse) {
                 visit_message(m.role.as_deref().unwrap_or_default(), &m, &m.content(), sink);
@@ -80,7 +80,7 @@ pub fn visit_entry(projection: &Projection<'_, '_>, pos: usize, sink: &mut dyn P
 pub fn visit_with(projection: &Projection<'_, '_>, index: usize, content: &Content<'_>, sink: &mut dyn Pieces) {
     let e = &projection.pi.entries[index];
     match projection.role_said(index) {
-        Some(said) if e.kind == "message" => match said.as_deref().unwrap_or_default() {
+        Some(said) if e.kind == EntryType::Message => match said.as_deref().unwrap_or_default() {
             role if is_content_role(role) => visit_said(role, content, sink),
             _ => match e.message() {
                 Some(m) => visit_message(m.role.as_deref().unwrap_or_default(), &m, content, sink),

@@ -6,9 +6,9 @@ use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 
-use super::entry::{as_str, is_truthy};
+use super::entry::{as_str, is_truthy, EntryType};
 use super::write::EntryWriter;
-use super::{ids, paths, Entry, Session};
+use super::{ids, paths, Session};
 use crate::host::{self, Export};
 use crate::json::js_string as string;
 use crate::json::{raw, raw_string, RawObject};
@@ -57,20 +57,20 @@ fn branch_lines<'a>(session: &host::Session<'a>, pi: &Session<'a>, path: &[usize
     let mut label_to_next: Vec<(&str, &str)> = Vec::new();
     let mut parent: Option<String> = None;
     for &i in path {
-        let e = &pi.entries[i];
-        if e.kind == "label" {
-            pending_labels.push(&e.id);
+        let (e, node) = (&pi.entries[i], &session.entries[i]);
+        if e.kind == EntryType::Label {
+            pending_labels.push(&node.id);
             continue;
         }
-        label_to_next.extend(pending_labels.drain(..).map(|l| (l, e.id.as_ref())));
-        let first_kept = (e.kind == "compaction")
-            .then(|| e.first_kept_entry_id())
+        label_to_next.extend(pending_labels.drain(..).map(|l| (l, node.id.as_ref())));
+        let first_kept = (e.kind == EntryType::Compaction)
+            .then(|| pi.first_kept_entry_id(i))
             .flatten()
-            .filter(|k| k != &e.id)
+            .filter(|k| k != &node.id)
             .and_then(|k| label_to_next.iter().find(|(l, _)| *l == k).map(|(_, n)| n.to_string()));
-        lines.push(rechained(e, parent.as_deref(), first_kept.as_deref()));
-        kept_ids.push(&e.id);
-        parent = Some(e.id.to_string());
+        lines.push(rechained(node, parent.as_deref(), first_kept.as_deref()));
+        kept_ids.push(&node.id);
+        parent = Some(node.id.to_string());
     }
     let mut writer = EntryWriter::new(session);
     for (target, label, timestamp) in resolved_labels(pi) {
@@ -92,7 +92,7 @@ fn branch_lines<'a>(session: &host::Session<'a>, pi: &Session<'a>, path: &[usize
 
 /// The entry's line with a new parent (and compaction boundary): its own bytes when unchanged
 /// (borrowed; a line that is not UTF-8 is written with its lossy text, as ever).
-fn rechained<'a>(e: &Entry<'a>, parent: Option<&str>, first_kept: Option<&str>) -> Cow<'a, [u8]> {
+fn rechained<'a>(e: &host::Node<'a>, parent: Option<&str>, first_kept: Option<&str>) -> Cow<'a, [u8]> {
     let text = String::from_utf8_lossy(e.raw);
     let kept = |text: Cow<'a, str>| match text {
         Cow::Borrowed(s) => Cow::Borrowed(s.as_bytes()),
@@ -112,7 +112,7 @@ fn rechained<'a>(e: &Entry<'a>, parent: Option<&str>, first_kept: Option<&str>) 
 /// pi's `labelsById` after loading: every label entry in file order; a falsy label clears.
 fn resolved_labels<'a>(session: &Session<'a>) -> Vec<(String, &'a RawValue, Option<&'a RawValue>)> {
     let mut labels: Vec<(String, &'a RawValue, Option<&'a RawValue>)> = Vec::new();
-    for e in session.entries.iter().filter(|e| e.kind == "label") {
+    for e in session.entries.iter().filter(|e| e.kind == EntryType::Label) {
         let Some(target) = as_str(e.fields.target_id()).map(|t| t.into_owned()) else { continue };
         let position = labels.iter().position(|(t, _, _)| *t == target);
         match (e.fields.label().filter(|l| is_truthy(Some(l))), position) {

@@ -27,7 +27,7 @@ use crate::host::{
 };
 use crate::{Context, Error, Result};
 
-pub use entry::Entry;
+pub use entry::{Entry, EntryType};
 pub use message::Message;
 pub use project::{ProjectError, Projection};
 pub use session::{Header, ParseError, Session};
@@ -104,7 +104,14 @@ impl Host for Pi {
 
 /// Entry types an append may hold for the meter's shortcut: they add messages or nothing to the
 /// context, and change nothing the model saw before them.
-const PLAIN: [&str; 6] = ["message", "custom", "label", "session_info", "model_change", "thinking_level_change"];
+const PLAIN: [EntryType; 6] = [
+    EntryType::Message,
+    EntryType::Custom,
+    EntryType::Label,
+    EntryType::SessionInfo,
+    EntryType::ModelChange,
+    EntryType::ThinkingLevelChange,
+];
 
 impl<'a> HostSession<'a> for Session<'a> {
     fn view<'s>(&'s self, session: &'s host::Session<'a>, leaf: Option<usize>) -> Result<View<'s, 'a>> {
@@ -145,7 +152,7 @@ impl<'a> HostSession<'a> for Session<'a> {
 
     fn record(&self, index: usize, record_type: &str) -> Option<&'a RawValue> {
         let e = &self.entries[index];
-        if e.kind != "custom" || e.custom_type().as_deref() != Some(record_type) {
+        if e.kind != EntryType::Custom || e.custom_type().as_deref() != Some(record_type) {
             return None;
         }
         e.fields.data()
@@ -160,7 +167,7 @@ impl<'a> HostSession<'a> for Session<'a> {
     }
 
     fn is_edit(&self, index: usize) -> bool {
-        self.entries[index].kind == "context_edit"
+        self.entries[index].kind == EntryType::ContextEdit
     }
 
     fn edit_raw(&self, index: usize) -> Option<&'a RawValue> {
@@ -178,22 +185,22 @@ impl<'a> HostSession<'a> for Session<'a> {
 
     fn role_label(&self, index: usize) -> String {
         let e = &self.entries[index];
-        match e.kind.as_ref() {
-            "message" => e.role().map_or_else(|| "?".to_string(), |r| r.into_owned()),
-            "custom_message" => "custom".to_string(),
-            "compaction" => "compactionSummary".to_string(),
-            "branch_summary" => "branchSummary".to_string(),
-            other => other.to_string(),
+        match e.kind {
+            EntryType::Message => e.role().map_or_else(|| "?".to_string(), |r| r.into_owned()),
+            EntryType::CustomMessage => "custom".to_string(),
+            EntryType::Compaction => "compactionSummary".to_string(),
+            EntryType::BranchSummary => "branchSummary".to_string(),
+            _ => e.kind_name().into_owned(),
         }
     }
 
     fn entry_label(&self, index: usize) -> String {
         let e = &self.entries[index];
-        e.role().map_or_else(|| e.kind.to_string(), |r| r.into_owned())
+        e.role().map_or_else(|| e.kind_name().into_owned(), |r| r.into_owned())
     }
 
     fn is_plain(&self, index: usize) -> bool {
-        PLAIN.contains(&self.entries[index].kind.as_ref())
+        PLAIN.contains(&self.entries[index].kind)
     }
 
     fn append_prefix(&self) -> Option<&'a [u8]> {

@@ -12,7 +12,7 @@ use std::ops::Range;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::entry::{as_str, is_null, is_truthy, Entry};
+use super::entry::{as_str, is_null, is_truthy, Entry, EntryType};
 use super::message::{parse_content, Head};
 use super::session::Session;
 use crate::host::{self, BlockKind, Call, Content, Cycle, Projected, Role, Tool, Unit, View};
@@ -91,18 +91,72 @@ pub struct Projection<'s, 'a> {
     positions: Vec<u32>,
 }
 
-/// One context position, parsed.
+/// One context position, parsed: a view keeps one for each, so what is small is kept small
+/// (112 bytes with the role, the edit and what is seen as they are handed out).
 struct Parsed<'s, 'a> {
-    /// Its message's role ([`Facts::role_said`]).
-    role_said: RoleSaid<'a>,
-    /// The edit that wins for it (an entry index).
-    edit: Option<usize>,
     /// Its own content ([`own_content`]).
     own: Option<&'a RawValue>,
-    /// What the model sees of it.
-    projected: Projected<'s>,
+    /// The content an edit or a rewrite gives in its place ([`Projected::Replaced`]).
+    replaced: Option<&'s RawValue>,
     /// The content the model sees ([`Projection::content`]).
     content: Option<Content<'s>>,
+    /// The edit that wins for it (an entry index; [`NO_EDIT`]: none).
+    edit: u32,
+    /// Its message's role ([`Facts::role_said`]).
+    said: Said,
+    /// What the model sees of it: [`Projected`]'s variant (`replaced` holds its content).
+    seen: Seen,
+}
+
+const _: () = assert!(std::mem::size_of::<Parsed>() <= 72);
+
+/// [`Parsed::edit`] of a position no edit wins for. Entry indexes are below it: a session has
+/// at most `u32::MAX` lines ([`super::session::MAX_LINES`]).
+const NO_EDIT: u32 = u32::MAX;
+
+/// [`Projected`]'s variant.
+#[derive(Clone, Copy)]
+enum Seen {
+    Raw,
+    Omitted,
+    Replaced,
+}
+
+impl<'s> Parsed<'s, '_> {
+    fn projected(&self) -> Projected<'s> {
+        match self.seen {
+            Seen::Raw => Projected::Raw,
+            Seen::Omitted => Projected::Omitted,
+            Seen::Replaced => Projected::Replaced(self.replaced),
+        }
+    }
+
+    fn edit(&self) -> Option<usize> {
+        (self.edit != NO_EDIT).then_some(self.edit as usize)
+    }
+}
+
+/// The roles a context position keeps by name ([`Said::Named`]).
+const ROLES: [&str; 4] = ["user", "assistant", "toolResult", "custom"];
+
+/// A [`RoleSaid`] in two bytes: the roles most messages have by their place in [`ROLES`]; any
+/// other is read again from the message when asked (a rare one: a system prompt, a summary).
+#[derive(Clone, Copy)]
+enum Said {
+    Unparsed,
+    NoRole,
+    Named(u8),
+    Other,
+}
+
+impl Said {
+    fn of(said: &RoleSaid<'_>) -> Said {
+        match said {
+            None => Said::Unparsed,
+            Some(None) => Said::NoRole,
+            Some(Some(role)) => ROLES.iter().position(|r| r == role).map_or(Said::Other, |i| Said::Named(i as u8)),
+        }
+    }
 }
 
 const NOT_IN_CONTEXT: u32 = u32::MAX;
@@ -142,7 +196,7 @@ impl<'s, 'a> Projection<'s, 'a> {
         let mut edits = HashMap::new();
         for &i in &context {
             let e = &pi.entries[i];
-            if e.kind == "context_edit" {
+            if e.kind == EntryType::ContextEdit {
                 if let Some(target) = e.target_id() {
                     edits.insert(target, i);
                 }
@@ -162,10 +216,9 @@ impl<'s, 'a> Projection<'s, 'a> {
     /// and its content are taken out of `facts` when `take` (facts read for this view alone),
     /// copied otherwise (facts kept for the next view).
     fn parse(&self, index: usize, facts: &mut Cow<'_, Facts<'a>>) -> Parsed<'s, 'a> {
-        let e = &self.pi.entries[index];
-        let edit = self.edits.get(e.id.as_ref()).copied();
+        let edit = self.edits.get(self.session.entries[index].id.as_ref()).copied();
         let projected = self.projected_with(index, edit);
-        let (role_said, own) = (facts.role_said.clone(), facts.own);
+        let (said, own) = (Said::of(&facts.role_said), facts.own);
         let content = match projected {
             Projected::Omitted => None,
             Projected::Replaced(raw) => Some(parse_content(raw)),
@@ -174,7 +227,14 @@ impl<'s, 'a> Projection<'s, 'a> {
                 Cow::Borrowed(f) => f.content.clone(),
             }),
         };
-        Parsed { role_said, edit, own, projected, content }
+        let (seen, replaced) = match projected {
+            Projected::Raw => (Seen::Raw, None),
+            Projected::Omitted => (Seen::Omitted, None),
+            Projected::Replaced(raw) => (Seen::Replaced, raw),
+        };
+        // Below NO_EDIT: an entry index (MAX_LINES).
+        let edit = edit.map_or(NO_EDIT, |e| e as u32);
+        Parsed { own, replaced, content, edit, said, seen }
     }
 
     fn parsed(&self, index: usize) -> Option<&Parsed<'s, 'a>> {
@@ -184,20 +244,23 @@ impl<'s, 'a> Projection<'s, 'a> {
     /// Returns the role the `message` of entry `index` says ([`RoleSaid`]), parsed once for an
     /// entry of the context.
     pub fn role_said(&self, index: usize) -> RoleSaid<'a> {
-        match self.parsed(index) {
-            Some(p) => p.role_said.clone(),
-            None => self.pi.entries[index].message_head().map(|m| m.role),
+        match self.parsed(index).map(|p| p.said) {
+            Some(Said::Unparsed) => None,
+            Some(Said::NoRole) => Some(None),
+            Some(Said::Named(i)) => Some(Some(Cow::Borrowed(ROLES[usize::from(i)]))),
+            Some(Said::Other) | None => self.pi.entries[index].message_head().map(|m| m.role),
         }
     }
 
     fn check_edits(&self) -> Result<(), ProjectError> {
         for (pos, &i) in self.context.iter().enumerate() {
-            if let Some(edit) = self.edit_of(i) {
-                if edit.fields.replacement().is_none() && self.has_editable_message(pos) {
+            if let Some(edit) = self.edit_index(i) {
+                if self.pi.entries[edit].fields.replacement().is_none() && self.has_editable_message(pos) {
+                    let node = &self.session.entries[edit];
                     return Err(ProjectError::EditWithoutReplacement {
                         path: self.session.file.display().into_owned(),
-                        line: edit.line,
-                        id: edit.id.to_string(),
+                        line: node.line,
+                        id: node.id.to_string(),
                     });
                 }
             }
@@ -225,15 +288,15 @@ impl<'s, 'a> Projection<'s, 'a> {
     /// Returns the index of the edit that wins for entry `index`, if any.
     pub fn edit_index(&self, index: usize) -> Option<usize> {
         match self.parsed(index) {
-            Some(p) => p.edit,
-            None => self.edits.get(self.pi.entries[index].id.as_ref()).copied(),
+            Some(p) => p.edit(),
+            None => self.edits.get(self.session.entries[index].id.as_ref()).copied(),
         }
     }
 
     /// Returns what the model sees of entry `index` (which must be in the context list).
     pub fn projected(&self, index: usize) -> Projected<'s> {
         match self.parsed(index) {
-            Some(p) => p.projected,
+            Some(p) => p.projected(),
             None => self.projected_with(index, self.edit_index(index)),
         }
     }
@@ -278,13 +341,13 @@ impl<'s, 'a> Projection<'s, 'a> {
             .iter()
             .enumerate()
             .map(|(pos, &i)| {
-                let e = &self.pi.entries[i];
+                let node = &self.session.entries[i];
                 let messages = self.entry_js(pos, i);
                 all.extend(messages.iter().cloned());
-                object([("id", js_str(&e.id)), ("type", js_str(&e.kind)), ("messages", Js::Array(messages))])
+                object([("id", js_str(&node.id)), ("type", js_str(&node.kind)), ("messages", Js::Array(messages))])
             })
             .collect();
-        let leaf = self.leaf.map_or(Js::Null, |l| js_str(&self.pi.entries[l].id));
+        let leaf = self.leaf.map_or(Js::Null, |l| js_str(&self.session.entries[l].id));
         object([("leafId", leaf), ("entries", Js::Array(entries)), ("messages", Js::Array(all))])
     }
 
@@ -299,21 +362,22 @@ impl<'s, 'a> Projection<'s, 'a> {
         let mut head = Vec::with_capacity(CHUNK + 1024);
         head.extend_from_slice(b"{\"leafId\":");
         match self.leaf {
-            Some(l) => js::write_string(&mut head, self.pi.entries[l].id.as_bytes()),
+            Some(l) => js::write_string(&mut head, self.session.entries[l].id.as_bytes()),
             None => head.extend_from_slice(b"null"),
         }
         head.extend_from_slice(b",\"entries\":[");
         let mut built = Vec::new();
-        let mut parts: Vec<Part<'a>> = Vec::new();
+        // Most entries give one message: room for one each, not doubled as it fills.
+        let mut parts: Vec<Part<'a>> = Vec::with_capacity(self.context.len());
         for (pos, &i) in self.context.iter().enumerate() {
-            let e = &self.pi.entries[i];
+            let node = &self.session.entries[i];
             if pos > 0 {
                 head.push(b',');
             }
             head.extend_from_slice(b"{\"id\":");
-            js::write_string(&mut head, e.id.as_bytes());
+            js::write_string(&mut head, node.id.as_bytes());
             head.extend_from_slice(b",\"type\":");
-            js::write_string(&mut head, e.kind.as_bytes());
+            js::write_string(&mut head, node.kind.as_bytes());
             head.extend_from_slice(b",\"messages\":[");
             let first = parts.len();
             match self.written_as_is(i) {
@@ -352,7 +416,7 @@ impl<'s, 'a> Projection<'s, 'a> {
     /// most of `project --json` saved on many small entries.
     fn written_as_is(&self, index: usize) -> Option<&'a str> {
         let e = &self.pi.entries[index];
-        if e.kind != "message" || e.hook_message_role || !matches!(self.projected(index), Projected::Raw) {
+        if e.kind != EntryType::Message || e.hook_message_role || !matches!(self.projected(index), Projected::Raw) {
             return None;
         }
         let raw = e.fields.message()?.get();
@@ -407,7 +471,7 @@ impl<'s, 'a> Projection<'s, 'a> {
                 None => Cow::Owned(Facts::of(&self.pi.entries[i])),
             };
             let p = self.parse(i, &mut f);
-            match (p.projected, &mut f) {
+            match (p.projected(), &mut f) {
                 (Projected::Raw, Cow::Owned(f)) => calls.extend(std::mem::take(&mut f.calls)),
                 (Projected::Raw, Cow::Borrowed(f)) => calls.extend(f.calls.iter().cloned()),
                 _ => calls.extend(tool_calls(p.content.as_ref())),
@@ -432,11 +496,11 @@ impl<'s, 'a> Projection<'s, 'a> {
         Unit {
             index,
             role,
-            target: editable.then(|| self.pi.entries[index].id.clone()),
-            tool: tool.map(|(name, call_id)| Tool { name, call_id, arguments: None }),
+            target: editable.then(|| self.session.entries[index].id.clone()),
+            tool: tool.map(|(name, call_id)| Box::new(Tool { name, call_id, arguments: None })),
             tombstone: false,
-            omitted: matches!(p.projected, Projected::Omitted),
-            edit: p.edit,
+            omitted: matches!(p.seen, Seen::Omitted),
+            edit: p.edit(),
         }
     }
 }
@@ -476,7 +540,7 @@ struct Facts<'a> {
 impl<'a> Facts<'a> {
     fn of(e: &Entry<'a>) -> Facts<'a> {
         // A message's content is read with it, in one walk.
-        let (message, content) = match e.kind == "message" {
+        let (message, content) = match e.kind == EntryType::Message {
             true => match e.fields.message().and_then(Head::parse_with_content) {
                 Some((head, content)) => (Some(head), Some(content)),
                 None => (None, None),
@@ -486,7 +550,7 @@ impl<'a> Facts<'a> {
         let own = own_of(e, message.as_ref());
         let content = content.unwrap_or_else(|| parse_content(own));
         let calls = tool_calls(Some(&content)).collect();
-        let m = message.as_ref().filter(|_| e.kind == "message");
+        let m = message.as_ref().filter(|_| e.kind == EntryType::Message);
         let role = role_of(e, m);
         let tool = m
             .filter(|_| role == Role::ToolResult)
@@ -526,9 +590,9 @@ fn tool_calls<'r, 'c>(content: Option<&'r Content<'c>>) -> impl Iterator<Item = 
 
 /// The neutral role of what an entry gives the model.
 fn role_of(e: &Entry<'_>, message: Option<&Head<'_>>) -> Role {
-    match e.kind.as_ref() {
-        "message" if e.hook_message_role => Role::Custom,
-        "message" => match message.and_then(|m| m.role.as_deref()) {
+    match e.kind {
+        EntryType::Message if e.hook_message_role => Role::Custom,
+        EntryType::Message => match message.and_then(|m| m.role.as_deref()) {
             Some("user") => Role::User,
             Some("assistant") => Role::Assistant,
             Some("toolResult") => Role::ToolResult,
@@ -537,8 +601,8 @@ fn role_of(e: &Entry<'_>, message: Option<&Head<'_>>) -> Role {
             Some("branchSummary" | "compactionSummary") => Role::Summary,
             _ => Role::Other,
         },
-        "custom_message" => Role::Custom,
-        "branch_summary" | "compaction" => Role::Summary,
+        EntryType::CustomMessage => Role::Custom,
+        EntryType::BranchSummary | EntryType::Compaction => Role::Summary,
         _ => Role::Other,
     }
 }
@@ -558,10 +622,10 @@ impl<'s> host::HostView<'s> for Projection<'s, '_> {
 
     fn parsed_content(&self, index: usize, raw: &RawValue) -> Option<Content<'s>> {
         let p = self.parsed(index)?;
-        let seen = match p.projected {
-            Projected::Raw => p.own,
-            Projected::Replaced(content) => content,
-            Projected::Omitted => None,
+        let seen = match p.seen {
+            Seen::Raw => p.own,
+            Seen::Replaced => p.replaced,
+            Seen::Omitted => None,
         };
         // The same bytes in memory, not merely equal ones: the content parsed from them.
         seen.filter(|seen| std::ptr::eq(*seen, raw)).and(p.content.clone())
@@ -569,7 +633,7 @@ impl<'s> host::HostView<'s> for Projection<'s, '_> {
 
     fn edit_target(&self, index: usize) -> Option<Cow<'s, str>> {
         let e = &self.pi.entries[index];
-        (e.kind == "context_edit").then(|| e.target_id()).flatten()
+        (e.kind == EntryType::ContextEdit).then(|| e.target_id()).flatten()
     }
 
     fn replacement(&self, edit: usize) -> Option<&'s RawValue> {
@@ -621,9 +685,9 @@ pub fn own_content<'a>(e: &Entry<'a>) -> Option<&'a RawValue> {
 
 /// [`own_content`] with the entry's message already parsed.
 fn own_of<'a>(e: &Entry<'a>, message: Option<&Head<'a>>) -> Option<&'a RawValue> {
-    match e.kind.as_ref() {
-        "custom_message" => e.fields.content(),
-        "message" => message.and_then(|m| m.content),
+    match e.kind {
+        EntryType::CustomMessage => e.fields.content(),
+        EntryType::Message => message.and_then(|m| m.content),
         _ => None,
     }
 }
@@ -632,8 +696,8 @@ fn own_of<'a>(e: &Entry<'a>, message: Option<&Head<'a>>) -> Option<&'a RawValue>
 /// [`Entry::role`] reads it: a message whose other fields [`Message::parse`] refuses is read
 /// again for its role alone).
 fn editable(e: &Entry<'_>, message: Option<&Head<'_>>) -> bool {
-    match (e.kind.as_ref(), message) {
-        ("message", Some(m)) if !e.hook_message_role => {
+    match (e.kind, message) {
+        (EntryType::Message, Some(m)) if !e.hook_message_role => {
             matches!(m.role.as_deref(), Some("user" | "assistant" | "toolResult"))
         }
         _ => e.is_editable(),
@@ -643,19 +707,18 @@ fn editable(e: &Entry<'_>, message: Option<&Head<'_>>) -> bool {
 /// `buildContextEntries`: the whole path, or from the latest compaction's kept boundary. Unlike
 /// [`Projection::at`] it never fails on an edit without `replacement` (pi's own function does not).
 pub fn context_entries(session: &Session<'_>, path: &[usize]) -> Vec<usize> {
-    let Some(cpos) = path.iter().rposition(|&i| session.entries[i].kind == "compaction") else {
+    let Some(cpos) = path.iter().rposition(|&i| session.entries[i].kind == EntryType::Compaction) else {
         return path.to_vec();
     };
-    let compaction = &session.entries[path[cpos]];
-    let first_kept = compaction.first_kept_entry_id();
+    let first_kept = session.first_kept_entry_id(path[cpos]);
     let mut context = vec![path[cpos]];
     let mut found = false;
     for &i in &path[..cpos] {
         let e = &session.entries[i];
-        if first_kept.as_deref() == Some(e.id.as_ref()) {
+        if !found && first_kept.is_some() && first_kept == Some(session.id(i)) {
             found = true;
         }
-        if found && !(e.kind == "message" && e.role().as_deref() == Some("system")) {
+        if found && !(e.kind == EntryType::Message && e.role().as_deref() == Some("system")) {
             context.push(i);
         }
     }
@@ -666,8 +729,8 @@ pub fn context_entries(session: &Session<'_>, path: &[usize]) -> Vec<usize> {
 /// `sessionEntryToContextMessages`, with "only the compaction at index 0 contributes".
 fn base_messages(e: &Entry<'_>, pos: usize) -> Vec<Js> {
     let f = &e.fields;
-    match e.kind.as_ref() {
-        "message" => {
+    match e.kind {
+        EntryType::Message => {
             let Some(raw) = f.message() else { return Vec::new() };
             let Ok(mut m @ Js::Object(_)) = js::parse(raw.get()) else { return Vec::new() };
             if e.hook_message_role {
@@ -682,7 +745,7 @@ fn base_messages(e: &Entry<'_>, pos: usize) -> Vec<Js> {
             }
             vec![m]
         }
-        "custom_message" => {
+        EntryType::CustomMessage => {
             let mut m = object([("role", js_str("custom"))]);
             put(&mut m, "customType", f.custom_type());
             let content = f.content().filter(|c| !is_null(c)).map_or(Js::Array(Vec::new()), value_of);
@@ -692,14 +755,14 @@ fn base_messages(e: &Entry<'_>, pos: usize) -> Vec<Js> {
             m.set("timestamp", js_time(f.timestamp()));
             vec![m]
         }
-        "branch_summary" if is_truthy(f.summary()) => {
+        EntryType::BranchSummary if is_truthy(f.summary()) => {
             let mut m = object([("role", js_str("branchSummary"))]);
             put(&mut m, "summary", f.summary());
             put(&mut m, "fromId", f.from_id());
             m.set("timestamp", js_time(f.timestamp()));
             vec![m]
         }
-        "compaction" if pos == 0 => {
+        EntryType::Compaction if pos == 0 => {
             let mut summary = object([("role", js_str("compactionSummary"))]);
             put(&mut summary, "summary", f.summary());
             put(&mut summary, "tokensBefore", f.tokens_before());

@@ -8,23 +8,8 @@
 
 use std::borrow::Cow;
 
-use super::entry::{as_str, Entry, Fields};
+use super::entry::{as_str, Entry, EntryType, Fields};
 use crate::host::{self, SessionFile, Warning};
-
-/// The entry types pi 1.6.0 writes (others load, take part in the tree, and project to nothing).
-const KNOWN_TYPES: &[&str] = &[
-    "message",
-    "thinking_level_change",
-    "model_change",
-    "usage",
-    "compaction",
-    "branch_summary",
-    "custom",
-    "custom_message",
-    "context_edit",
-    "label",
-    "session_info",
-];
 
 /// pi's current session format version.
 pub const CURRENT_VERSION: u64 = 3;
@@ -38,6 +23,22 @@ pub enum ParseError {
     /// The file has no parseable line at all (and is not empty).
     #[error("{path}: {NO_JSON}")]
     NoHeader { path: String },
+    /// The file has more lines than an entry index holds ([`MAX_LINES`]).
+    #[error("{path}: {lines} lines; shake reads a session of at most {MAX_LINES} lines")]
+    TooManyLines { path: String, lines: usize },
+}
+
+/// The most lines a session may have: its entries are numbered in 32 bits where a view keeps
+/// one record per entry (`project::Parsed`, the positions table). No JavaScript string holds
+/// the file such a count takes (at least 8 GiB), so pi cannot read it either.
+pub const MAX_LINES: usize = u32::MAX as usize;
+
+/// Refuses a file of more than [`MAX_LINES`] lines, by name.
+fn check_lines(path: impl FnOnce() -> String, lines: usize) -> Result<(), ParseError> {
+    match lines > MAX_LINES {
+        true => Err(ParseError::TooManyLines { path: path(), lines }),
+        false => Ok(()),
+    }
 }
 
 /// The header line.
@@ -63,6 +64,19 @@ pub struct Session<'a> {
     pub header: Option<Header<'a>>,
     /// Non-header entries in file order, as pi's `getEntries()` returns them.
     pub entries: Vec<Entry<'a>>,
+    /// A v1 file's synthetic entry ids (its lines have none); empty for any other version.
+    synthetic: Vec<String>,
+}
+
+/// A pi session read ([`Session::parse`]): pi's reading of each entry, the tree's node of each
+/// (the same index), and the warnings of what pi skips.
+pub struct Parsed<'a> {
+    /// pi's reading.
+    pub session: Session<'a>,
+    /// The tree's nodes: line, bytes, type name, id (synthetic in a v1 file) and parent.
+    pub nodes: Vec<host::Node<'a>>,
+    /// What pi skips or reads otherwise.
+    pub warnings: Vec<Warning>,
 }
 
 /// Loads a pi session file: the neutral session (tree, header, warnings) with pi's reading of
@@ -81,7 +95,7 @@ pub(crate) fn load_as<'a>(
     extra_types: &[&str],
     wrap: impl FnOnce(Session<'a>) -> host::HostData<'a>,
 ) -> Result<host::Session<'a>, ParseError> {
-    let (pi, mut warnings) = Session::parse_skipping(file, skip)?;
+    let Parsed { session: pi, nodes, mut warnings } = Session::parse_skipping(file, skip)?;
     let header = pi.header.as_ref().map(|h| host::Header {
         line: h.line,
         raw: h.raw,
@@ -89,19 +103,9 @@ pub(crate) fn load_as<'a>(
         cwd: h.cwd.clone(),
         parent_session: h.parent_session.clone(),
     });
-    let nodes = pi
-        .entries
-        .iter()
-        .map(|e| host::Node {
-            line: e.line,
-            raw: e.raw,
-            kind: e.kind.clone(),
-            id: e.id.clone(),
-            parent_id: e.parent_id.clone(),
-        })
+    let kinds: Vec<bool> = (pi.entries.iter().zip(&nodes))
+        .map(|(e, n)| e.kind != EntryType::Other || extra_types.contains(&n.kind.as_ref()))
         .collect();
-    let known = |k: &str| KNOWN_TYPES.contains(&k) || extra_types.contains(&k);
-    let kinds: Vec<bool> = pi.entries.iter().map(|e| known(e.kind.as_ref())).collect();
     let mut session = host::Session::new(host, file, header, nodes, wrap(pi));
     check_tree(&session, &kinds, &mut warnings);
     session.warnings = warnings;
@@ -134,24 +138,26 @@ fn check_tree(session: &host::Session<'_>, known: &[bool], warnings: &mut Vec<Wa
 
 impl<'a> Session<'a> {
     /// Parses a session file as pi 1.6.0 loads it, with the warnings of what pi skips.
-    pub fn parse(file: &'a SessionFile) -> Result<(Session<'a>, Vec<Warning>), ParseError> {
+    pub fn parse(file: &'a SessionFile) -> Result<Parsed<'a>, ParseError> {
         Self::parse_skipping(file, 0)
     }
 
     /// [`Session::parse`] leaving out the first `skip` physical lines.
-    pub fn parse_skipping(file: &'a SessionFile, skip: usize) -> Result<(Session<'a>, Vec<Warning>), ParseError> {
+    pub fn parse_skipping(file: &'a SessionFile, skip: usize) -> Result<Parsed<'a>, ParseError> {
+        check_lines(|| file.display().into_owned(), file.lines.len())?;
         let mut warnings = Vec::new();
         let mut header: Option<Header<'a>> = None;
         // One entry a line at most: reserved once, not doubled as it fills (on a 1,000,000-entry
         // chain the last doubling alone held ~230 MB of old and new entries at once).
         let mut entries = Vec::with_capacity(file.lines.len().saturating_sub(skip));
+        let mut nodes = Vec::with_capacity(entries.capacity());
         let last = file.lines.len();
         for line in file.lines.iter().skip(skip) {
             let text = file.line_text(line);
             if text.trim().is_empty() {
                 continue;
             }
-            if !line.valid_utf8 {
+            if !file.line_is_utf8(line) {
                 warnings.push(Warning {
                     line: line.number,
                     message: "invalid UTF-8; read with U+FFFD replacements, as pi reads it".into(),
@@ -196,7 +202,9 @@ impl<'a> Session<'a> {
                 continue;
             }
             odd_json_warnings(text, &fields, line.number, &mut warnings);
-            entries.push(Entry::new(line.number, raw, kind, id.unwrap_or_default(), fields));
+            let parent_id = as_str(fields.parent_id()).filter(|p| !p.is_empty());
+            entries.push(Entry::new(&kind, fields));
+            nodes.push(host::Node { line: line.number, raw, kind, id: id.unwrap_or_default(), parent_id });
         }
         let header = match header {
             Some(h) => Some(h),
@@ -210,9 +218,34 @@ impl<'a> Session<'a> {
                 message: "empty file (no session header); pi would start a new session in it".into(),
             });
         }
-        let mut session = Session { header, entries };
-        session.migrate(&mut warnings);
-        Ok((session, warnings))
+        let mut session = Session { header, entries, synthetic: Vec::new() };
+        session.migrate(&mut nodes, &mut warnings);
+        Ok(Parsed { session, nodes, warnings })
+    }
+
+    /// The id of entry `index` (synthetic in a v1 file), as its node holds it.
+    pub fn id(&self, index: usize) -> Cow<'_, str> {
+        match self.synthetic.get(index) {
+            Some(id) => Cow::Borrowed(id),
+            None => as_str(self.entries[index].fields.id()).unwrap_or_default(),
+        }
+    }
+
+    /// Returns a compaction's `firstKeptEntryId` (in a v1 file, the id of the entry its
+    /// `firstKeptEntryIndex` names, where it names one).
+    pub fn first_kept_entry_id(&self, index: usize) -> Option<Cow<'_, str>> {
+        let e = &self.entries[index];
+        let migrated = (!self.synthetic.is_empty() && e.kind == EntryType::Compaction)
+            .then(|| {
+                // pi indexes firstKeptEntryIndex into [header, ...entries]; malformed lines do not count.
+                let k = e.fields.first_kept_entry_index()?.get().parse::<usize>().ok()?;
+                self.synthetic.get(k.checked_sub(1)?)
+            })
+            .flatten();
+        match migrated {
+            Some(id) => Some(Cow::Borrowed(id)),
+            None => as_str(e.fields.first_kept_entry_id()),
+        }
     }
 
     /// Returns the header's declared version (3 for an empty file).
@@ -226,19 +259,13 @@ impl<'a> Session<'a> {
     }
 
     /// Applies pi's v1→v2→v3 migration in memory (`migrateV1ToV2`, `migrateV2ToV3`).
-    fn migrate(&mut self, warnings: &mut Vec<Warning>) {
+    fn migrate(&mut self, nodes: &mut [host::Node<'a>], warnings: &mut Vec<Warning>) {
         let version = self.version();
         if version < 2 {
-            // pi indexes firstKeptEntryIndex into [header, ...entries]; malformed lines do not count.
-            let ids: Vec<String> = (0..self.entries.len()).map(|i| synthetic_id(self.entries[i].line)).collect();
-            for (i, entry) in self.entries.iter_mut().enumerate() {
-                entry.id = Cow::Owned(ids[i].clone());
-                entry.parent_id = i.checked_sub(1).map(|p| Cow::Owned(ids[p].clone()));
-                if entry.kind == "compaction" {
-                    let index = entry.fields.first_kept_entry_index().and_then(|r| r.get().parse::<usize>().ok());
-                    entry.migrated_first_kept =
-                        index.and_then(|k| k.checked_sub(1)).and_then(|k| ids.get(k)).map(|id| Cow::Owned(id.clone()));
-                }
+            self.synthetic = nodes.iter().map(|n| synthetic_id(n.line)).collect();
+            for (i, node) in nodes.iter_mut().enumerate() {
+                node.id = Cow::Owned(self.synthetic[i].clone());
+                node.parent_id = i.checked_sub(1).map(|p| Cow::Owned(self.synthetic[p].clone()));
             }
             warnings.push(Warning {
                 line: 0,
@@ -247,7 +274,7 @@ impl<'a> Session<'a> {
         }
         if version < 3 {
             for entry in &mut self.entries {
-                if entry.kind == "message" && entry.fields.message().is_some_and(has_hook_message_role) {
+                if entry.kind == EntryType::Message && entry.fields.message().is_some_and(has_hook_message_role) {
                     entry.hook_message_role = true;
                 }
             }
@@ -413,6 +440,15 @@ mod tests {
         assert_eq!(s.path(1).unwrap(), [0, 1]);
     }
 
+    /// A file past [`MAX_LINES`] is refused by name (its entry indexes would not fit a view's
+    /// 32-bit records); one at the limit is read.
+    #[test]
+    fn too_many_lines_are_refused_by_name() {
+        assert!(check_lines(|| "t.jsonl".into(), MAX_LINES).is_ok());
+        let err = check_lines(|| "t.jsonl".into(), MAX_LINES + 1).unwrap_err();
+        assert_eq!(err.to_string(), "t.jsonl: 4294967296 lines; shake reads a session of at most 4294967295 lines");
+    }
+
     #[test]
     fn first_json_line_must_be_a_header() {
         let f = file("{\"type\":\"message\",\"id\":\"a\"}\n");
@@ -462,8 +498,9 @@ mod tests {
         let s = load(&f).unwrap();
         assert!(s.needs_migration());
         assert_eq!(s.path(2).unwrap(), [0, 1, 2]);
-        let (pi, _) = Session::parse(&f).unwrap();
-        assert_eq!(pi.entries[2].first_kept_entry_id().as_deref(), Some(s.entries[1].id.as_ref()));
+        let pi = Session::parse(&f).unwrap().session;
+        assert_eq!(pi.first_kept_entry_id(2).as_deref(), Some(s.entries[1].id.as_ref()));
         assert_eq!(pi.entries[1].role().as_deref(), Some("custom"));
+        assert_eq!(pi.id(2), s.entries[2].id);
     }
 }

@@ -111,7 +111,7 @@ pub fn skip(view: &View<'_, '_>, unit: &Unit<'_>, base: Option<&Content<'_>>) ->
     if unit.tombstone {
         return Some(Skip::Tombstone);
     }
-    if unit.role == Role::ToolResult && unit.tool.as_ref().is_some_and(is_skill) {
+    if unit.role == Role::ToolResult && unit.tool.as_deref().is_some_and(is_skill) {
         return Some(Skip::Skill);
     }
     match base {

@@ -342,7 +342,7 @@ pub fn summary(plan: &UndoPlan, tok: &Tokenizer) -> String {
 /// A target's label in an undo log: the tool name of a tool result, else the role.
 fn label(view: &View<'_, '_>, index: usize) -> String {
     match view.unit(index) {
-        Some(unit) if unit.role == Role::ToolResult => tool_label(unit.tool.as_ref()),
+        Some(unit) if unit.role == Role::ToolResult => tool_label(unit.tool.as_deref()),
         _ => view.session.entry_label(index),
     }
 }
