@@ -519,8 +519,8 @@ pub trait HostView<'s> {
     }
 
     /// `raw` parsed, when it is the very value (the same bytes in memory) the view parsed for
-    /// entry `index` already; `None`: parse it.
-    fn parsed_content(&self, _index: usize, _raw: &RawValue) -> Option<Content<'s>> {
+    /// entry `index` already, borrowing the view's text; `None`: parse it.
+    fn parsed_content(&self, _index: usize, _raw: &RawValue) -> Option<Content<'_>> {
         None
     }
 

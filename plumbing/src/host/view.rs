@@ -148,8 +148,9 @@ impl<'s, 'a> View<'s, 'a> {
     }
 
     /// [`View::parse_content`] of a value of entry `index` (its own content, or an edit's),
-    /// taken from the view when it parsed that very value already.
-    pub fn parse_content_of(&self, index: usize, raw: &'s RawValue) -> Content<'s> {
+    /// taken from the view when it parsed that very value already (its text borrowed, not
+    /// copied: a 100 MB result's text was held twice).
+    pub fn parse_content_of(&self, index: usize, raw: &'s RawValue) -> Content<'_> {
         self.data.get().parsed_content(index, raw).unwrap_or_else(|| self.parse_content(Some(raw)))
     }
 

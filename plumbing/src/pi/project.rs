@@ -620,7 +620,7 @@ impl<'s> host::HostView<'s> for Projection<'s, '_> {
         self.parsed(index).map(|p| p.own)
     }
 
-    fn parsed_content(&self, index: usize, raw: &RawValue) -> Option<Content<'s>> {
+    fn parsed_content(&self, index: usize, raw: &RawValue) -> Option<Content<'_>> {
         let p = self.parsed(index)?;
         let seen = match p.seen {
             Seen::Raw => p.own,
@@ -628,7 +628,7 @@ impl<'s> host::HostView<'s> for Projection<'s, '_> {
             Seen::Omitted => None,
         };
         // The same bytes in memory, not merely equal ones: the content parsed from them.
-        seen.filter(|seen| std::ptr::eq(*seen, raw)).and(p.content.clone())
+        seen.filter(|seen| std::ptr::eq(*seen, raw)).and(p.content.as_ref()).map(Content::reborrow)
     }
 
     fn edit_target(&self, index: usize) -> Option<Cow<'s, str>> {
