@@ -19,18 +19,21 @@ pub enum Kind {
     Overlay,
     /// One session line with the file's session id taken out (`store::row`): a Claude Code row.
     Row,
+    /// A piece of an import state's node table: entry ids with their node ids (`store::state`).
+    Table,
 }
 
 impl Kind {
     /// Every kind, in the order of their one-byte codes.
-    pub const ALL: [Kind; 5] = [Kind::Entry, Kind::Node, Kind::Version, Kind::Overlay, Kind::Row];
+    pub const ALL: [Kind; 6] = [Kind::Entry, Kind::Node, Kind::Version, Kind::Overlay, Kind::Row, Kind::Table];
 
     /// Whether objects of this kind are session lines (an entry, or a row).
     pub fn is_line(self) -> bool {
         matches!(self, Kind::Entry | Kind::Row)
     }
 
-    /// Returns the kind's name as hashed and printed (`entry`, `node`, `version`, `overlay`, `row`).
+    /// Returns the kind's name as hashed and printed (`entry`, `node`, `version`, `overlay`, `row`,
+    /// `table`).
     pub fn name(self) -> &'static str {
         match self {
             Kind::Entry => "entry",
@@ -38,6 +41,7 @@ impl Kind {
             Kind::Version => "version",
             Kind::Overlay => "overlay",
             Kind::Row => "row",
+            Kind::Table => "table",
         }
     }
 

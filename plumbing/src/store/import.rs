@@ -27,7 +27,7 @@ use crate::proof::{Proof, Prover};
 use crate::{Context, Error, Result};
 
 use super::pack::PackError;
-use super::state::{self, FileState, Hashed, NodeTable, Resume};
+use super::state::{self, FileState, Hashed, NodeTable, Resume, Table};
 use super::version::{self, LineRef, Version};
 use super::{refs, times, Batch, Pending, Store};
 
@@ -223,7 +223,8 @@ impl Store {
             return None;
         }
         let resume = state::decode_resume(&head, &rest)?;
-        resume.nodes.find_recent(id).or_else(|| resume.nodes.map().get(id).copied())
+        let table = Table::of(self, &resume);
+        table.find_recent(id).or_else(|| table.map().get(id).copied())
     }
 
     /// Finds the imported session a `SESSION` argument names: an existing file's import, a file path
@@ -416,12 +417,17 @@ impl Objects {
     /// Adds an object of `bytes` made for the import unless `store` holds it; returns its id.
     fn made(&mut self, store: &Store, kind: Kind, bytes: &[u8]) -> ObjectId {
         let id = ObjectId::hash(kind, bytes);
+        self.made_as(store, id, kind, bytes);
+        id
+    }
+
+    /// [`Objects::made`] of an object whose id (of `kind` and `bytes`) is known.
+    fn made_as(&mut self, store: &Store, id: ObjectId, kind: Kind, bytes: &[u8]) {
         if !store.contains(&id) {
             let at = self.made.len();
             self.made.extend_from_slice(bytes);
             self.list.push((id, kind, Span::Made(at..self.made.len())));
         }
-        id
     }
 
     fn iter(&self) -> impl Iterator<Item = (&ObjectId, &Kind, &[u8])> {
@@ -454,6 +460,30 @@ fn prepare_known(
     forced: Option<HostKind>,
     known: Known<'_>,
 ) -> Result<Prepared, ImportError> {
+    match prepare_from(store, path, forced, known, true)? {
+        Ok(prepared) => Ok(prepared),
+        // The state's node table did not read where a parent was looked up: the whole file
+        // again, as for a damaged state (the state's version stays the parent).
+        Err(chunk) => {
+            let mut prepared = prepare_from(store, path, forced, known, false)?.map_err(|_| {
+                Error::corrupt(format!("{}: the import state's node table does not read", path.display()))
+            })?;
+            let message = format!("import state: {chunk}; importing the whole file again");
+            prepared.report.warnings.insert(0, Warning { line: 0, message });
+            Ok(prepared)
+        }
+    }
+}
+
+/// [`prepare_known`], continuing from the state's committed prefix only when `from_state`;
+/// `Err` with why, when a chunk of the state's node table did not read.
+fn prepare_from(
+    store: &Store,
+    path: &Path,
+    forced: Option<HostKind>,
+    known: Known<'_>,
+    from_state: bool,
+) -> Result<std::result::Result<Prepared, String>, ImportError> {
     let key = canonical(path)?;
     let mut warnings = Vec::new();
     let previous = store.read_state(&key).unwrap_or_else(|why| {
@@ -464,13 +494,13 @@ fn prepare_known(
     let mut made = None;
     if let Some((head, _)) = &previous {
         if head.size == size && head.mtime_ns == mtime_ns {
-            return Ok(Prepared::report(unchanged_report(path, head)));
+            return Ok(Ok(Prepared::report(unchanged_report(path, head))));
         }
     }
     // A file that grew is read from where the last import stopped, its prefix checked by
     // its proof as it streams by (or, after this process's own append, trusted: `read_own`);
     // anything else (no state, a changed prefix) is read whole.
-    let tail = match &previous {
+    let tail = match previous.as_ref().filter(|_| from_state) {
         Some((head, rest)) => match state::decode_resume(head, rest) {
             Some(resume) => {
                 let own = match known {
@@ -522,9 +552,13 @@ fn prepare_known(
             // 0): nothing to write.
             if touched != *head {
                 let resume = resume.or_else(|| state::decode_resume(head, rest)).unwrap_or_default();
-                prepared.records.push((state::name(&key), state::encode(&touched, &resume)?));
+                let encoded = state::encode(store, &touched, &resume)?;
+                for (id, bytes) in &encoded.tables {
+                    prepared.objects.made_as(store, *id, Kind::Table, bytes);
+                }
+                prepared.records.push((state::name(&key), encoded.state));
             }
-            return Ok(prepared);
+            return Ok(Ok(prepared));
         }
     }
     let base = match (resume, previous) {
@@ -537,7 +571,7 @@ fn prepare_known(
             versions: head.versions,
             rewritten: false,
         },
-        (_, previous) => base(previous, read.file.raw()),
+        (_, previous) => base(previous, read.file.raw(), from_state),
     };
     let Read { host, file, origin, mut prover, proof } = read;
     // `file` holds the file from byte `origin`; `base.start` is a file offset.
@@ -549,6 +583,9 @@ fn prepare_known(
     let mut objects = Objects::of(file.bytes());
     let read =
         read_lines(store, host, (&file, start, made), (&mut resume, rows.as_deref()), &mut warnings, &mut objects);
+    if let Some(why) = read.failed {
+        return Ok(Err(why));
+    }
     let session_id = read.session_id.or(base.session_id);
     let version = Version {
         parent: base.parent,
@@ -589,7 +626,11 @@ fn prepare_known(
         entries: resume.entries,
         format: state::VERSION,
     };
-    records.push((state::name(&head.path), state::encode(&head, &resume)?));
+    let encoded = state::encode(store, &head, &resume)?;
+    for (id, bytes) in &encoded.tables {
+        objects.made_as(store, *id, Kind::Table, bytes);
+    }
+    records.push((state::name(&head.path), encoded.state));
     let report = ImportReport {
         path: path.to_path_buf(),
         session_id,
@@ -602,7 +643,7 @@ fn prepare_known(
         rewritten: base.rewritten,
         last_entry: read.last_entry,
     };
-    Ok(Prepared { report, objects, records, time: Some((times::name(&head.path), version_id)) })
+    Ok(Ok(Prepared { report, objects, records, time: Some((times::name(&head.path), version_id)) }))
 }
 
 /// The session id to take out of rows ([`super::row`]) for a host that keys rows without it:
@@ -649,8 +690,9 @@ fn read_lines(
     objects: &mut Objects,
 ) -> ReadLines {
     // Parents are looked up among this import's entries, then the state's (`Parents`); the new
-    // ones join the state's table at the end, in file order.
-    let old = std::mem::take(&mut resume.nodes);
+    // ones join the state's inline entries at the end, in file order.
+    let (chunks, inline) = (std::mem::take(&mut resume.chunks), std::mem::take(&mut resume.inline));
+    let old = Table::new(store, &chunks, &inline);
     let mut parents = Parents { fresh: HashMap::default(), old: &old, all: None };
     let mut added = NodeTable::default();
     let first = file.lines.partition_point(|l| l.raw.start < start);
@@ -661,6 +703,7 @@ fn read_lines(
         committed: start,
         session_id: None,
         last_entry: None,
+        failed: None,
     };
     let len = file.raw().len();
     for (n, line) in file.lines[first..].iter().enumerate() {
@@ -710,8 +753,10 @@ fn read_lines(
         }
         out.committed = line.raw.end + 1;
     }
-    resume.nodes = old;
-    resume.nodes.append(added);
+    out.failed = old.failed().map(|id| format!("node table chunk {id} does not read"));
+    drop(parents);
+    (resume.chunks, resume.inline) = (chunks, inline);
+    resume.inline.append(added);
     out
 }
 
@@ -725,6 +770,9 @@ struct ReadLines {
     session_id: Option<String>,
     /// The last tree entry read: its id and node.
     last_entry: Option<(Option<String>, ObjectId)>,
+    /// Why a chunk of the state's node table did not read, when a parent lookup reached one
+    /// (what was read is then not to be trusted).
+    failed: Option<String>,
 }
 
 /// What one complete line is to the tree, with the parent resolved to its node.
@@ -743,13 +791,13 @@ enum Line {
 /// Finds a parent's node by its entry id: among the entries this import read (`fresh`), then the
 /// state's last few, then (the map built once, on the first id not among those) all of the
 /// state's. An id that repeats names its latest entry, as in pi's own lookup.
-struct Parents<'t> {
+struct Parents<'t, 'a> {
     fresh: HashMap<String, ObjectId, foldhash::fast::RandomState>,
-    old: &'t NodeTable,
-    all: Option<HashMap<&'t str, ObjectId>>,
+    old: &'t Table<'a>,
+    all: Option<HashMap<&'a str, ObjectId>>,
 }
 
-impl Parents<'_> {
+impl Parents<'_, '_> {
     fn get(&mut self, id: &str) -> Option<ObjectId> {
         if let Some(node) = self.fresh.get(id) {
             return Some(*node);
@@ -763,7 +811,7 @@ impl Parents<'_> {
 }
 
 /// Reads one complete line's text (as the host decodes the file: invalid UTF-8 as U+FFFD).
-fn tree_line(host: &dyn Host, text: &str, resume: &Resume, parents: &mut Parents<'_>) -> Line {
+fn tree_line(host: &dyn Host, text: &str, resume: &Resume, parents: &mut Parents<'_, '_>) -> Line {
     match host.tree_line(text, resume.pi_version) {
         TreeLine::Skip => Line::Skip,
         TreeLine::Warn(message) => Line::Warn(message),
@@ -1048,7 +1096,9 @@ fn read_own(
 
 /// Decides where to start: after the committed prefix when the file still starts with it, else
 /// from the first byte with the old version as parent.
-fn base(previous: Option<(FileState, Vec<u8>)>, bytes: &[u8]) -> Base {
+/// With `from_state` false the state's committed prefix is not continued from (its node table
+/// did not read).
+fn base(previous: Option<(FileState, Vec<u8>)>, bytes: &[u8], from_state: bool) -> Base {
     let Some((head, rest)) = previous else {
         return Base {
             start: 0,
@@ -1060,7 +1110,7 @@ fn base(previous: Option<(FileState, Vec<u8>)>, bytes: &[u8]) -> Base {
         };
     };
     let committed = usize::try_from(head.committed).unwrap_or(usize::MAX);
-    let kept = committed <= bytes.len() && head.prefix.holds(&bytes[..committed]);
+    let kept = from_state && committed <= bytes.len() && head.prefix.holds(&bytes[..committed]);
     let resume = state::decode_resume(&head, &rest).filter(|_| kept);
     match resume {
         Some(resume) => Base {
@@ -1136,7 +1186,8 @@ mod tests {
         std::fs::write(&path, text).unwrap();
         let mut store = Store::open_dir(&dir.path().join("store")).unwrap();
         let report = store.import_file(&path, None).unwrap();
-        assert_eq!((report.entries, report.new_objects), (3, 8));
+        // 4 entries, 3 nodes, the version and the node table's chunk.
+        assert_eq!((report.entries, report.new_objects), (3, 9));
         let file = SessionFile::read(&path).unwrap();
         let session = host::load(&file, None).unwrap();
         let nodes = path_nodes(&session, 2).unwrap();
@@ -1338,7 +1389,7 @@ mod tests {
         let node_of = |store: &Store, id: &str| {
             let state = store.read_state(&canonical(&path).unwrap()).unwrap().unwrap();
             let resume = state::decode_resume(&state.0, &state.1).unwrap();
-            let node = resume.nodes.iter_back().find(|(i, _)| *i == id).map(|(_, n)| n);
+            let node = Table::of(store, &resume).iter_back().find(|(i, _)| *i == id).map(|(_, n)| n);
             node
         };
         std::fs::write(&path, text).unwrap();
