@@ -241,7 +241,11 @@ fn check_states(store: &Store, report: &mut FsckReport) -> crate::Result<()> {
             None => report.problems.push(format!("{}: unreadable import state (resume part)", path.display())),
             // Each chunk of the node table there, a table, whole, of the entries the state says.
             Some(resume) => report.problems.extend(
-                resume.chunks.iter().filter_map(|c| state::chunk_bytes(store, c).err()).map(|why| format!("{what}: {why}")),
+                resume
+                    .chunks
+                    .iter()
+                    .filter_map(|c| state::chunk_bytes(store, c).err())
+                    .map(|why| format!("{what}: {why}")),
             ),
         }
         expect(store, &ObjectId(head.version), Some(Kind::Version), &what, report);

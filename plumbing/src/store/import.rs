@@ -1418,6 +1418,187 @@ mod tests {
         assert_eq!(node_of(&store, "d"), Some(node(&b, &line("d"))));
     }
 
+    /// A chain of `n` entries `e0`… after a header, each the child of the one before.
+    fn chain(n: usize) -> String {
+        let mut text =
+            "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/\"}\n".to_string();
+        for i in 0..n {
+            let parent = if i == 0 { "null".to_string() } else { format!("\"e{}\"", i - 1) };
+            text.push_str(&format!("{{\"type\":\"message\",\"id\":\"e{i}\",\"parentId\":{parent}}}\n"));
+        }
+        text
+    }
+
+    /// A line `id` whose parent is `parent`.
+    fn child(id: &str, parent: &str) -> String {
+        format!("{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":\"{parent}\"}}\n")
+    }
+
+    /// The node the import state of `path` gives entry `id` (through its node table's chunks).
+    fn state_node(store: &Store, path: &Path, id: &str) -> Option<ObjectId> {
+        let (head, rest) = store.read_state(&canonical(path).unwrap()).unwrap()?;
+        let resume = state::decode_resume(&head, &rest)?;
+        let table = Table::of(store, &resume);
+        let node = table.iter_back().find(|(i, _)| *i == id).map(|(_, n)| n);
+        node
+    }
+
+    /// The node a fresh store's import of `path` gives entry `id`.
+    fn fresh_node(path: &Path, id: &str) -> Option<ObjectId> {
+        let dir = tempfile::tempdir().unwrap();
+        let mut fresh = Store::open_dir(dir.path()).unwrap();
+        fresh.import_file(path, None).unwrap();
+        state_node(&fresh, path, id)
+    }
+
+    /// A store (in the folder returned) that imported `chain(n)` from `s.jsonl` there.
+    fn imported_chain(n: usize) -> (tempfile::TempDir, PathBuf, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, chain(n)).unwrap();
+        let mut store = Store::open_dir(&dir.path().join("store")).unwrap();
+        store.import_file(&path, None).unwrap();
+        (dir, path, store)
+    }
+
+    /// The import state of `path`, decoded.
+    fn state_of(store: &Store, path: &Path) -> (FileState, Resume) {
+        let (head, rest) = store.read_state(&canonical(path).unwrap()).unwrap().unwrap();
+        let resume = state::decode_resume(&head, &rest).unwrap();
+        (head, resume)
+    }
+
+    /// Sets the import state record of `path` to `bytes`, as a command's batch does.
+    fn set_state(store: &mut Store, path: &Path, bytes: Vec<u8>) {
+        let mut batch = store.batch().unwrap();
+        batch.pending.set(state::name(&canonical(path).unwrap()), bytes);
+        batch.commit().unwrap();
+    }
+
+    fn fsck_problems(store: &Store) -> Vec<String> {
+        super::super::fsck::check(store.dir(), &|_, _| Ok(None)).unwrap().problems
+    }
+
+    fn append(path: &Path, line: &str) {
+        let mut text = std::fs::read_to_string(path).unwrap();
+        text.push_str(line);
+        std::fs::write(path, text).unwrap();
+    }
+
+    /// A store whose import state is of format 3 (the table inside the state, as main before
+    /// chunks wrote it) imports an append from that table, a parent deep in it found, and
+    /// writes format 4 with the table as chunks.
+    #[test]
+    fn a_format_3_state_imports_an_append_and_is_written_in_format_4() {
+        let (_dir, path, mut store) = imported_chain(300);
+        let (head, resume) = state_of(&store, &path);
+        let mut table = NodeTable::default();
+        let mut entries: Vec<(String, ObjectId)> =
+            Table::of(&store, &resume).iter_back().map(|(i, n)| (i.to_string(), n)).collect();
+        entries.reverse();
+        entries.iter().for_each(|(i, n)| table.push(i, n));
+        set_state(&mut store, &path, state::encode_format_3(&head, &resume, &table));
+        store.refresh().unwrap();
+        assert_eq!(store.read_state(&canonical(&path).unwrap()).unwrap().unwrap().0.format, 3);
+        let line = child("n", "e5");
+        append(&path, &line);
+        let report = store.import_file(&path, None).unwrap();
+        assert_eq!((report.rewritten, report.bytes), (false, line.len() as u64), "{report:?}");
+        assert_eq!(store.read_state(&canonical(&path).unwrap()).unwrap().unwrap().0.format, state::VERSION);
+        assert_eq!(state_node(&store, &path, "n"), fresh_node(&path, "n"));
+        assert_eq!(state_node(&store, &path, "e5"), fresh_node(&path, "e5"));
+        assert_eq!(fsck_problems(&store), Vec::<String>::new());
+    }
+
+    /// A state naming a chunk the store lacks, or holds damaged, is named by fsck; an import
+    /// whose parent lookup reaches it reads the file whole again (with a warning) and writes a
+    /// sound state, never a node from a table it could not read.
+    #[test]
+    fn a_missing_or_damaged_chunk_is_named_by_fsck_and_the_file_read_whole_again() {
+        let (dir, path, mut store) = imported_chain(100);
+        let (head, resume) = state_of(&store, &path);
+        assert_eq!(resume.chunks.len(), 1);
+        let real = resume.chunks[0];
+
+        // Missing: the state names a chunk no pack holds.
+        let missing = state::Chunk { id: ObjectId([9; 32]), entries: real.entries };
+        let lacking = Resume { chunks: vec![missing], ..resume.clone() };
+        let encoded = state::encode(&store, &head, &lacking).unwrap();
+        set_state(&mut store, &path, encoded.state);
+        store.refresh().unwrap();
+        let problems = fsck_problems(&store);
+        assert!(
+            problems.iter().any(|p| p.contains(&format!("node table chunk {} is missing", missing.id))),
+            "{problems:?}"
+        );
+        append(&path, &child("n", "e5"));
+        let report = store.import_file(&path, None).unwrap();
+        assert!(report.rewritten, "read whole again: {report:?}");
+        assert!(report.warnings[0].message.contains("does not read"), "{:?}", report.warnings);
+        assert_eq!(state_node(&store, &path, "n"), fresh_node(&path, "n"));
+        assert_eq!(fsck_problems(&store), Vec::<String>::new());
+
+        // Damaged: a byte of the chunk flipped in its pack.
+        let chunk = state_of(&store, &path).1.chunks[0];
+        let bytes = state::chunk_bytes(&store, &chunk).unwrap().to_vec();
+        let pack = store.packs().iter().find(|p| p.find(&chunk.id).is_some()).unwrap().path.clone();
+        let mut packed = std::fs::read(&pack).unwrap();
+        let at = packed.windows(bytes.len()).position(|w| w == bytes).unwrap() + bytes.len() / 2;
+        packed[at] ^= 0x01;
+        std::fs::write(&pack, &packed).unwrap();
+        let store = Store::open_dir(&dir.path().join("store")).unwrap();
+        let problems = fsck_problems(&store);
+        let named = format!("node table chunk {}", chunk.id);
+        assert!(problems.iter().any(|p| p.contains(&named) && p.contains("content hashes to")), "{problems:?}");
+    }
+
+    /// An import interrupted after its pack (the new chunk in it) and before its state leaves the
+    /// old state valid: the store checks clean, and the next import continues from the old state.
+    #[test]
+    fn a_crash_between_the_chunks_and_the_state_leaves_the_old_state_valid() {
+        let (_dir, path, mut store) = imported_chain(100);
+        let before = store.read_state(&canonical(&path).unwrap()).unwrap().unwrap();
+        let line = child("n", "e99");
+        append(&path, &line);
+        // The import's objects written and durable, its records (state, ref, times) never.
+        let prepared = prepare(&store, &path, None, None).unwrap();
+        assert!(prepared.objects.list.iter().any(|(_, kind, _)| *kind == Kind::Table));
+        let mut batch = store.batch().unwrap();
+        for (id, kind, bytes) in prepared.objects.iter() {
+            batch.pending.add_new(batch.store, *id, *kind, bytes).unwrap();
+        }
+        batch.commit().unwrap();
+        store.refresh().unwrap();
+        assert_eq!(store.read_state(&canonical(&path).unwrap()).unwrap().unwrap(), before);
+        assert_eq!(fsck_problems(&store), Vec::<String>::new());
+        let report = store.import_file(&path, None).unwrap();
+        assert_eq!((report.rewritten, report.bytes), (false, line.len() as u64));
+        assert_eq!(store.version_bytes(&report.version).unwrap(), std::fs::read(&path).unwrap());
+        assert_eq!(state_node(&store, &path, "n"), fresh_node(&path, "n"));
+    }
+
+    /// gc keeps the chunks import states name and drops those no state names any more (merged
+    /// into a bigger one); the state still reads after it.
+    #[test]
+    fn gc_keeps_the_chunks_in_use_and_drops_the_merged_ones() {
+        let (_dir, path, mut store) = imported_chain(10);
+        // 20 entries after 10: the new chunk takes the old one in.
+        let mut more = String::new();
+        for i in 10..30 {
+            more.push_str(&child(&format!("e{i}"), &format!("e{}", i - 1)));
+        }
+        append(&path, &more);
+        store.import_file(&path, None).unwrap();
+        let report = store.gc(false).unwrap();
+        assert_eq!(report.dropped[Kind::Table.code() as usize - 1], 1, "{report:?}");
+        assert_eq!(report.dropped.iter().sum::<u64>(), 1, "{report:?}");
+        assert_eq!(fsck_problems(&store), Vec::<String>::new());
+        append(&path, &child("n", "e0"));
+        let report = store.import_file(&path, None).unwrap();
+        assert!(!report.rewritten);
+        assert_eq!(state_node(&store, &path, "n"), fresh_node(&path, "n"));
+    }
+
     /// Each failure names its file and says what was being done; the system's refusal keeps its
     /// `io::Error` as the source and becomes an I/O error (exit 4), a wrong kind of path is the
     /// user's (exit 1).

@@ -268,7 +268,13 @@ pub struct Table<'a> {
 impl<'a> Table<'a> {
     /// The table of `chunks` (in `store`) followed by `inline`.
     pub fn new(store: &'a Store, chunks: &'a [Chunk], inline: &'a NodeTable) -> Table<'a> {
-        Table { store, chunks, inline, loaded: chunks.iter().map(|_| OnceCell::new()).collect(), failed: Cell::new(None) }
+        Table {
+            store,
+            chunks,
+            inline,
+            loaded: chunks.iter().map(|_| OnceCell::new()).collect(),
+            failed: Cell::new(None),
+        }
     }
 
     /// The table of a state's resume part.
@@ -483,6 +489,20 @@ pub fn decode(path: &Path, bytes: &[u8]) -> std::result::Result<(FileState, Vec<
     }
 }
 
+/// A state of format 3, as shakes before chunks wrote it (for the tests that old stores read).
+#[cfg(test)]
+pub fn encode_format_3(head: &FileState, resume: &Resume, table: &NodeTable) -> Vec<u8> {
+    let mut out = MAGIC.to_vec();
+    out.extend_from_slice(&V3.to_le_bytes());
+    out.extend(bincode::serde::encode_to_vec(head, config()).unwrap_or_default());
+    let fixed = (resume.pi_version, resume.lines, resume.entries, resume.last_node);
+    out.extend(bincode::serde::encode_to_vec(fixed, config()).unwrap_or_default());
+    out.extend_from_slice(&table.bytes);
+    let sum = blake3::hash(&out);
+    out.extend_from_slice(sum.as_bytes());
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -628,14 +648,12 @@ mod tests {
     #[test]
     fn a_format_3_state_still_reads_and_is_written_with_a_chunk() {
         let (_dir, mut store) = store();
-        let mut out = MAGIC.to_vec();
-        out.extend_from_slice(&V3.to_le_bytes());
-        out.extend(bincode::serde::encode_to_vec(head(), config()).unwrap());
-        out.extend(bincode::serde::encode_to_vec((Some(3u64), 2u64, 1u64, Some([7u8; 32])), config()).unwrap());
         let old = table(&[("a", 4), ("b", 5)]);
-        out.extend_from_slice(&old.bytes);
-        let sum = blake3::hash(&out);
-        out.extend_from_slice(sum.as_bytes());
+        let fixed = Resume { pi_version: Some(3), lines: 2, entries: 1, last_node: Some([7; 32]), ..Resume::default() };
+        let out = encode_format_3(&head(), &fixed, &old);
+        // The layout spelled out: magic, version 3, the head, the fixed fields, the raw table.
+        assert_eq!((&out[..8], &out[8..12]), (&b"SHAKSTAT"[..], &3u32.to_le_bytes()[..]));
+        assert_eq!(&out[out.len() - 32 - old.bytes.len()..out.len() - 32], &old.bytes[..]);
         let (h, rest) = decode_head(&out).unwrap();
         assert_eq!((h.format, h.size, h.session_id.as_deref()), (V3, 10, Some("s")));
         let resume = decode_resume(&h, rest).unwrap();
