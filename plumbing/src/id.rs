@@ -96,6 +96,15 @@ impl ObjectId {
         }
         header[at..at + digits.len() - i].copy_from_slice(&digits[i..]);
         at += digits.len() - i + 1; // and the NUL, already there
+                                    // An object that fits in one blake3 chunk with its header (a node, most lines) is hashed
+                                    // in one call, from a copy on the stack: a hasher's set-up and finalising cost more.
+        const CHUNK: usize = 1024;
+        if at + bytes.len() <= CHUNK {
+            let mut whole = [0u8; CHUNK];
+            whole[..at].copy_from_slice(&header[..at]);
+            whole[at..at + bytes.len()].copy_from_slice(bytes);
+            return ObjectId(*blake3::hash(&whole[..at + bytes.len()]).as_bytes());
+        }
         let mut hasher = blake3::Hasher::new();
         hasher.update(&header[..at]);
         hasher.update(bytes);

@@ -692,7 +692,8 @@ fn read_lines(
     // Parents are looked up among this import's entries, then the state's (`Parents`); the new
     // ones join the state's inline entries at the end, in file order.
     let (chunks, inline) = (std::mem::take(&mut resume.chunks), std::mem::take(&mut resume.inline));
-    let old = Table::new(store, &chunks, &inline);
+    let last = resume.last.clone();
+    let old = Table::new(store, (&chunks, last.as_ref()), &inline);
     let mut parents = Parents { fresh: HashMap::default(), old: &old, all: None };
     let mut added = NodeTable::default();
     let first = file.lines.partition_point(|l| l.raw.start < start);

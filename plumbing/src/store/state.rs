@@ -137,6 +137,9 @@ pub struct Resume {
     /// The table's entries after the chunks, not stored as a chunk (yet): a format 2 or 3
     /// state's whole table, an import's new entries until the state is encoded.
     pub inline: NodeTable,
+    /// The last entry of the chunks, kept in the state so that the commonest lookup (an
+    /// append's parent that is the file's last entry) reads no chunk.
+    pub last: Option<(String, ObjectId)>,
 }
 
 /// One stored piece of a node table: the table object and how many entries it holds.
@@ -165,6 +168,7 @@ struct ResumeHead4 {
     entries: u64,
     last_node: Option<[u8; 32]>,
     chunks: Vec<([u8; 32], u64)>,
+    last: Option<(String, [u8; 32])>,
 }
 
 /// A format 2 `Resume`, as it was stored.
@@ -208,6 +212,11 @@ impl NodeTable {
     /// Tells whether it holds no entry.
     pub fn is_empty(&self) -> bool {
         self.entries == 0
+    }
+
+    /// Its last entry.
+    fn last(&self) -> Option<(&str, ObjectId)> {
+        entries_back(&self.bytes).next()
     }
 
     /// The table of stored bytes, `None` when they are not a whole table of UTF-8 ids.
@@ -261,25 +270,27 @@ pub struct Table<'a> {
     store: &'a Store,
     chunks: &'a [Chunk],
     inline: &'a NodeTable,
+    /// The chunks' last entry ([`Resume::last`]).
+    last: Option<(&'a str, ObjectId)>,
     loaded: Vec<OnceCell<Option<&'a [u8]>>>,
     failed: Cell<Option<ObjectId>>,
 }
 
 impl<'a> Table<'a> {
-    /// The table of `chunks` (in `store`) followed by `inline`.
-    pub fn new(store: &'a Store, chunks: &'a [Chunk], inline: &'a NodeTable) -> Table<'a> {
-        Table {
-            store,
-            chunks,
-            inline,
-            loaded: chunks.iter().map(|_| OnceCell::new()).collect(),
-            failed: Cell::new(None),
-        }
+    /// The table of `chunks` (in `store`, `last` their last entry) followed by `inline`.
+    pub fn new(
+        store: &'a Store,
+        (chunks, last): (&'a [Chunk], Option<&'a (String, ObjectId)>),
+        inline: &'a NodeTable,
+    ) -> Table<'a> {
+        let loaded = chunks.iter().map(|_| OnceCell::new()).collect();
+        let last = last.map(|(id, node)| (id.as_str(), *node));
+        Table { store, chunks, inline, last, loaded, failed: Cell::new(None) }
     }
 
     /// The table of a state's resume part.
     pub fn of(store: &'a Store, resume: &'a Resume) -> Table<'a> {
-        Table::new(store, &resume.chunks, &resume.inline)
+        Table::new(store, (&resume.chunks, resume.last.as_ref()), &resume.inline)
     }
 
     /// The bytes of part `i` (the chunks, then the inline entries), `None` when its chunk does
@@ -301,7 +312,19 @@ impl<'a> Table<'a> {
     /// The node of the latest entry `id` among the table's last [`RECENT`] entries; `None` when
     /// it is not among them ([`Table::map`] then finds it anywhere).
     pub fn find_recent(&self, id: &str) -> Option<ObjectId> {
-        self.iter_back().take(RECENT).find(|(i, _)| *i == id).map(|(_, n)| n)
+        let found = |(i, n): (&str, ObjectId)| (i == id).then_some(n);
+        if let Some(node) = entries_back(&self.inline.bytes).take(RECENT).find_map(found) {
+            return Some(node);
+        }
+        let inline = self.inline.entries.min(RECENT as u64) as usize;
+        if inline == RECENT {
+            return None;
+        }
+        // The chunks' last entry is known without reading them.
+        if let Some(node) = self.last.and_then(found) {
+            return Some(node);
+        }
+        self.iter_back().skip(inline).take(RECENT - inline).find_map(found)
     }
 
     /// Every id with the node of its latest entry.
@@ -394,6 +417,10 @@ pub fn encode(store: &Store, head: &FileState, resume: &Resume) -> Result<Encode
         entries: resume.entries,
         last_node: resume.last_node,
         chunks: chunks.iter().map(|c| (c.id.0, c.entries)).collect(),
+        last: match resume.inline.last() {
+            Some((id, node)) => Some((id.to_string(), node.0)),
+            None => resume.last.as_ref().map(|(id, node)| (id.clone(), node.0)),
+        },
     };
     let fixed = bincode::serde::encode_to_vec(&fixed, config()).map_err(err)?;
     let mut out = Vec::with_capacity(MAGIC.len() + 4 + head.len() + fixed.len() + CHECKSUM);
@@ -450,20 +477,26 @@ pub fn decode_resume(head: &FileState, rest: &[u8]) -> Option<Resume> {
             let mut inline = NodeTable::default();
             v2.nodes.iter().for_each(|(id, node)| inline.push(id, &ObjectId(*node)));
             let ResumeV2 { pi_version, lines, entries, last_node, .. } = v2;
-            let resume = Resume { pi_version, lines, entries, last_node, chunks: Vec::new(), inline };
+            let resume = Resume { pi_version, lines, entries, last_node, chunks: Vec::new(), inline, last: None };
             (used == rest.len()).then_some(resume)
         }
         V3 => {
             let (fixed, used) = bincode::serde::decode_from_slice::<ResumeHead, _>(rest, config()).ok()?;
             let ResumeHead { pi_version, lines, entries, last_node } = fixed;
             let inline = NodeTable::from_bytes(rest[used..].to_vec())?;
-            Some(Resume { pi_version, lines, entries, last_node, chunks: Vec::new(), inline })
+            Some(Resume { pi_version, lines, entries, last_node, chunks: Vec::new(), inline, last: None })
         }
         _ => {
             let (fixed, used) = bincode::serde::decode_from_slice::<ResumeHead4, _>(rest, config()).ok()?;
-            let ResumeHead4 { pi_version, lines, entries, last_node, chunks } = fixed;
-            let chunks = chunks.into_iter().map(|(id, entries)| Chunk { id: ObjectId(id), entries }).collect();
-            let resume = Resume { pi_version, lines, entries, last_node, chunks, inline: NodeTable::default() };
+            let ResumeHead4 { pi_version, lines, entries, last_node, chunks, last } = fixed;
+            let chunks: Vec<Chunk> =
+                chunks.into_iter().map(|(id, entries)| Chunk { id: ObjectId(id), entries }).collect();
+            // Chunks have a last entry; no chunks, none.
+            if chunks.is_empty() != last.is_none() {
+                return None;
+            }
+            let last = last.map(|(id, node)| (id, ObjectId(node)));
+            let resume = Resume { pi_version, lines, entries, last_node, chunks, inline: NodeTable::default(), last };
             (used == rest.len()).then_some(resume)
         }
     }
@@ -549,7 +582,7 @@ mod tests {
         let (_dir, mut store) = store();
         let head = head();
         let inline = table(&[("a", 4), ("bé", 5), ("a", 6)]);
-        let resume = Resume { pi_version: Some(3), lines: 2, entries: 1, last_node: None, chunks: Vec::new(), inline };
+        let resume = Resume { pi_version: Some(3), lines: 2, entries: 1, last_node: None, inline, ..Resume::default() };
         let encoded = encode(&store, &head, &resume).unwrap();
         // The inline entries became one chunk, named by the state, not held in it.
         assert_eq!(encoded.tables.len(), 1);
@@ -591,7 +624,8 @@ mod tests {
         add(&mut store, &[(id_c, new.bytes.clone())]);
         let chunks = [Chunk { id: id_a, entries: 2 }, Chunk { id: id_c, entries: 1 }];
         let empty = NodeTable::default();
-        let t = Table::new(&store, &chunks, &empty);
+        let last = ("c".to_string(), ObjectId([3; 32]));
+        let t = Table::new(&store, (&chunks, Some(&last)), &empty);
         assert_eq!(t.find_recent("c"), Some(ObjectId([3; 32])));
         assert_eq!(t.failed(), None, "the last chunk answered");
         assert_eq!(t.find_recent("a"), None);
@@ -605,7 +639,12 @@ mod tests {
         batch.commit().unwrap();
         store.refresh().unwrap();
         assert!(chunk_bytes(&store, &Chunk { id: entry, entries: 0 }).unwrap_err().contains("is a entry"));
-        assert_eq!(Table::new(&store, &chunks, &empty).map().len(), 3);
+        assert_eq!(Table::new(&store, (&chunks, Some(&last)), &empty).map().len(), 3);
+        // The chunks' last entry answers without reading them, though they do not read.
+        let gone = [Chunk { id: ObjectId([8; 32]), entries: 1 }];
+        let t = Table::new(&store, (&gone, Some(&last)), &empty);
+        assert_eq!((t.find_recent("c"), t.failed()), (Some(ObjectId([3; 32])), None));
+        assert_eq!((t.find_recent("a"), t.failed()), (None, Some(gone[0].id)));
     }
 
     /// Sealing keeps every entry in order and few chunks: sizes fall from the oldest chunk to the
