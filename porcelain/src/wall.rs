@@ -476,61 +476,59 @@ impl Overlay<'_> {
             use std::io::Write;
             let _ = write!(out, "{n}");
         }
+        /// `"key":` after a `,`, but for an object's first key.
+        fn key(out: &mut Vec<u8>, key: &str) {
+            if out.last() != Some(&b'{') {
+                out.push(b',');
+            }
+            string(out, key);
+            out.push(b':');
+        }
+        fn maybe(out: &mut Vec<u8>, n: Option<impl std::fmt::Display>) {
+            match n {
+                Some(n) => number(out, n),
+                None => out.extend_from_slice(b"null"),
+            }
+        }
         out.reserve(self.items.len() * 160);
-        out.extend_from_slice(b"{\"items\":");
+        out.push(b'{');
+        key(out, "items");
         list(out, &self.items, |out, it| {
-            out.extend_from_slice(b"{\"target\":");
-            string(out, it.target);
-            out.extend_from_slice(b",\"kind\":");
-            string(out, it.kind);
-            out.extend_from_slice(b",\"label\":");
-            string(out, it.label);
-            out.extend_from_slice(b",\"tokens\":");
+            out.push(b'{');
+            for (k, v) in [("target", it.target), ("kind", it.kind), ("label", it.label)] {
+                key(out, k);
+                string(out, v);
+            }
+            key(out, "tokens");
             number(out, it.tokens);
-            out.extend_from_slice(b",\"block\":");
-            match it.block {
-                Some(b) => number(out, b),
-                None => out.extend_from_slice(b"null"),
-            }
-            out.extend_from_slice(b",\"at\":");
+            key(out, "block");
+            maybe(out, it.block);
+            key(out, "at");
             match it.at {
-                Some([a, b]) => {
-                    out.push(b'[');
-                    number(out, a);
-                    out.push(b',');
-                    number(out, b);
-                    out.push(b']');
-                }
+                Some(at) => list(out, &at, |out, n| number(out, n)),
                 None => out.extend_from_slice(b"null"),
             }
-            out.extend_from_slice(b",\"log\":");
+            key(out, "log");
             string(out, it.log);
             out.push(b'}');
         });
-        out.extend_from_slice(b",\"superseded\":");
+        key(out, "superseded");
         list(out, self.superseded, |out, t| string(out, t));
-        out.extend_from_slice(b",\"torn\":");
+        key(out, "torn");
         list(out, &self.torn, |out, t| {
-            out.extend_from_slice(b"{\"log\":");
+            out.push(b'{');
+            key(out, "log");
             string(out, t.log);
-            out.extend_from_slice(b",\"line\":");
-            number(out, t.line);
-            out.extend_from_slice(b",\"listed\":");
-            number(out, t.listed);
-            out.extend_from_slice(b",\"written\":");
-            number(out, t.written);
+            for (k, n) in [("line", t.line), ("listed", t.listed), ("written", t.written)] {
+                key(out, k);
+                number(out, n);
+            }
             out.push(b'}');
         });
-        out.extend_from_slice(b",\"logs\":");
+        key(out, "logs");
         list(out, &self.logs, |out, l| string(out, l));
-        out.extend_from_slice(b",\"foreign\":");
-        list(out, &self.foreign, |out, [t, e]| {
-            out.push(b'[');
-            string(out, t);
-            out.push(b',');
-            string(out, e);
-            out.push(b']');
-        });
+        key(out, "foreign");
+        list(out, &self.foreign, |out, pair| list(out, pair, |out, s| string(out, s)));
         out.push(b'}');
     }
 }
