@@ -476,13 +476,14 @@ impl Overlay<'_> {
             use std::io::Write;
             let _ = write!(out, "{n}");
         }
-        /// `"key":` after a `,`, but for an object's first key.
+        /// `"key":` after a `,`, but for an object's first key (keys need no escaping).
         fn key(out: &mut Vec<u8>, key: &str) {
             if out.last() != Some(&b'{') {
                 out.push(b',');
             }
-            string(out, key);
-            out.push(b':');
+            out.push(b'"');
+            out.extend_from_slice(key.as_bytes());
+            out.extend_from_slice(b"\":");
         }
         fn maybe(out: &mut Vec<u8>, n: Option<impl std::fmt::Display>) {
             match n {
