@@ -19,18 +19,21 @@ pub enum Kind {
     Overlay,
     /// One session line with the file's session id taken out (`store::row`): a Claude Code row.
     Row,
+    /// A piece of an import state's node table: entry ids with their node ids (`store::state`).
+    Table,
 }
 
 impl Kind {
     /// Every kind, in the order of their one-byte codes.
-    pub const ALL: [Kind; 5] = [Kind::Entry, Kind::Node, Kind::Version, Kind::Overlay, Kind::Row];
+    pub const ALL: [Kind; 6] = [Kind::Entry, Kind::Node, Kind::Version, Kind::Overlay, Kind::Row, Kind::Table];
 
     /// Whether objects of this kind are session lines (an entry, or a row).
     pub fn is_line(self) -> bool {
         matches!(self, Kind::Entry | Kind::Row)
     }
 
-    /// Returns the kind's name as hashed and printed (`entry`, `node`, `version`, `overlay`, `row`).
+    /// Returns the kind's name as hashed and printed (`entry`, `node`, `version`, `overlay`, `row`,
+    /// `table`).
     pub fn name(self) -> &'static str {
         match self {
             Kind::Entry => "entry",
@@ -38,6 +41,7 @@ impl Kind {
             Kind::Version => "version",
             Kind::Overlay => "overlay",
             Kind::Row => "row",
+            Kind::Table => "table",
         }
     }
 
@@ -92,6 +96,15 @@ impl ObjectId {
         }
         header[at..at + digits.len() - i].copy_from_slice(&digits[i..]);
         at += digits.len() - i + 1; // and the NUL, already there
+                                    // An object that fits in one blake3 chunk with its header (a node, most lines) is hashed
+                                    // in one call, from a copy on the stack: a hasher's set-up and finalising cost more.
+        const CHUNK: usize = 1024;
+        if at + bytes.len() <= CHUNK {
+            let mut whole = [0u8; CHUNK];
+            whole[..at].copy_from_slice(&header[..at]);
+            whole[at..at + bytes.len()].copy_from_slice(bytes);
+            return ObjectId(*blake3::hash(&whole[..at + bytes.len()]).as_bytes());
+        }
         let mut hasher = blake3::Hasher::new();
         hasher.update(&header[..at]);
         hasher.update(bytes);

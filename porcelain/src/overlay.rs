@@ -10,6 +10,7 @@ use shake_plumbing::durable::FileError;
 use shake_plumbing::host::file::Bytes;
 use shake_plumbing::host::{HostKind, Session, SessionFile, View, WriteBack};
 use shake_plumbing::id::{Kind, ObjectId};
+use shake_plumbing::js::write_string;
 use shake_plumbing::store::import::OwnAppend;
 use shake_plumbing::store::{path_nodes, refs, touch, Store};
 use shake_plumbing::{Context, Error, Result};
@@ -26,19 +27,20 @@ pub fn bytes(session: &Session<'_>, leaf: usize, wall: &Wall) -> Vec<u8> {
 }
 
 /// [`bytes`] of the overlay `wall` for the entry `leaf_id` (one the session may not hold yet:
-/// a batch just appended).
+/// a batch just appended): `{"v","session","leaf","wall"}` in this order, one spelling
+/// (written directly, as serde_json would, without a `Value` tree).
 fn bytes_at(session: &Session<'_>, leaf_id: &str, wall: &crate::wall::Overlay<'_>) -> Vec<u8> {
-    /// The object's fields, in this order: one spelling (written without a `Value` tree).
-    #[derive(serde::Serialize)]
-    struct Object<'a> {
-        v: u64,
-        session: Option<&'a str>,
-        leaf: &'a str,
-        wall: &'a crate::wall::Overlay<'a>,
+    let mut out = format!("{{\"v\":{VERSION},\"session\":").into_bytes();
+    match session.header.as_ref() {
+        Some(h) => write_string(&mut out, h.id.as_bytes()),
+        None => out.extend_from_slice(b"null"),
     }
-    let session_id = session.header.as_ref().map(|h| h.id.as_ref());
-    let object = Object { v: VERSION, session: session_id, leaf: leaf_id, wall };
-    serde_json::to_vec(&object).unwrap_or_default()
+    out.extend_from_slice(b",\"leaf\":");
+    write_string(&mut out, leaf_id.as_bytes());
+    out.extend_from_slice(b",\"wall\":");
+    wall.write_json(&mut out);
+    out.push(b'}');
+    out
 }
 
 /// The node id of `leaf` (what its overlay ref is named by).

@@ -10,9 +10,11 @@ use std::collections::{HashMap, HashSet};
 type Fast = foldhash::fast::RandomState;
 
 use crate::scope::placeholder;
+#[cfg(test)]
 use serde::Serialize;
 use serde_json::value::RawValue;
 use shake_plumbing::host::{View, WriteBack};
+use shake_plumbing::js::write_string;
 use shake_plumbing::regions::{Region, RegionKind};
 
 use crate::log_entry::{self, LogData, LogTarget, Op};
@@ -428,7 +430,9 @@ impl Wall {
 }
 
 /// A wall as its stored overlay spells it ([`Wall::overlay`]); the fields in this order.
-#[derive(Debug, PartialEq, Serialize)]
+/// [`Overlay::write_json`] spells it as serde_json would (the tests compare the two).
+#[derive(Debug, PartialEq)]
+#[cfg_attr(test, derive(Serialize))]
 pub struct Overlay<'w> {
     items: Vec<OverlayItem<'w>>,
     superseded: &'w [String],
@@ -438,7 +442,8 @@ pub struct Overlay<'w> {
 }
 
 /// One folded item of an [`Overlay`].
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(test, derive(Serialize))]
 struct OverlayItem<'w> {
     target: &'w str,
     kind: &'static str,
@@ -447,6 +452,86 @@ struct OverlayItem<'w> {
     block: Option<usize>,
     at: Option<[usize; 2]>,
     log: &'w str,
+}
+
+impl Overlay<'_> {
+    /// Adds the overlay's JSON to `out`, as serde_json spells the struct (keys in field order,
+    /// `null` for an absent `block` or `at`, strings escaped as `JSON.stringify` and serde_json
+    /// both escape them), written directly: a batch's overlay has an item per folded region.
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        fn list<T>(out: &mut Vec<u8>, all: &[T], mut each: impl FnMut(&mut Vec<u8>, &T)) {
+            out.push(b'[');
+            for (i, x) in all.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                each(out, x);
+            }
+            out.push(b']');
+        }
+        fn string(out: &mut Vec<u8>, s: &str) {
+            write_string(out, s.as_bytes());
+        }
+        fn number(out: &mut Vec<u8>, n: impl std::fmt::Display) {
+            use std::io::Write;
+            let _ = write!(out, "{n}");
+        }
+        /// `"key":` after a `,`, but for an object's first key (keys need no escaping).
+        fn key(out: &mut Vec<u8>, key: &str) {
+            if out.last() != Some(&b'{') {
+                out.push(b',');
+            }
+            out.push(b'"');
+            out.extend_from_slice(key.as_bytes());
+            out.extend_from_slice(b"\":");
+        }
+        fn maybe(out: &mut Vec<u8>, n: Option<impl std::fmt::Display>) {
+            match n {
+                Some(n) => number(out, n),
+                None => out.extend_from_slice(b"null"),
+            }
+        }
+        out.reserve(self.items.len() * 160);
+        out.push(b'{');
+        key(out, "items");
+        list(out, &self.items, |out, it| {
+            out.push(b'{');
+            for (k, v) in [("target", it.target), ("kind", it.kind), ("label", it.label)] {
+                key(out, k);
+                string(out, v);
+            }
+            key(out, "tokens");
+            number(out, it.tokens);
+            key(out, "block");
+            maybe(out, it.block);
+            key(out, "at");
+            match it.at {
+                Some(at) => list(out, &at, |out, n| number(out, n)),
+                None => out.extend_from_slice(b"null"),
+            }
+            key(out, "log");
+            string(out, it.log);
+            out.push(b'}');
+        });
+        key(out, "superseded");
+        list(out, self.superseded, |out, t| string(out, t));
+        key(out, "torn");
+        list(out, &self.torn, |out, t| {
+            out.push(b'{');
+            key(out, "log");
+            string(out, t.log);
+            for (k, n) in [("line", t.line), ("listed", t.listed), ("written", t.written)] {
+                key(out, k);
+                number(out, n);
+            }
+            out.push(b'}');
+        });
+        key(out, "logs");
+        list(out, &self.logs, |out, l| string(out, l));
+        key(out, "foreign");
+        list(out, &self.foreign, |out, pair| list(out, pair, |out, s| string(out, s)));
+        out.push(b'}');
+    }
 }
 
 impl<'w> OverlayItem<'w> {
@@ -464,7 +549,8 @@ impl<'w> OverlayItem<'w> {
 }
 
 /// One torn batch of an [`Overlay`].
-#[derive(Debug, PartialEq, Serialize)]
+#[derive(Debug, PartialEq)]
+#[cfg_attr(test, derive(Serialize))]
 struct OverlayTorn<'w> {
     log: &'w str,
     line: usize,
@@ -547,7 +633,13 @@ mod tests {
             line: old.lines.len() + 1,
             data: serde_json::from_value(log["data"].clone()).unwrap(),
         };
-        let after = Wall::at(&view).after_batch(&view, &appended, |o| serde_json::to_value(o).unwrap());
+        let after = Wall::at(&view).after_batch(&view, &appended, |o| {
+            // Written by hand as serde_json writes it.
+            let mut bytes = Vec::new();
+            o.write_json(&mut bytes);
+            assert_eq!(String::from_utf8(bytes).unwrap(), serde_json::to_string(o).unwrap());
+            serde_json::to_value(o).unwrap()
+        });
         let session = host::load(&new, None).unwrap();
         let whole = Wall::at(&View::at(&session, session.default_leaf()).unwrap());
         assert_eq!(after, serde_json::to_value(whole.overlay()).unwrap());

@@ -13,7 +13,7 @@ pub struct GcArgs {
     /// Count what would be dropped and change nothing
     #[arg(long)]
     pub dry_run: bool,
-    /// Print JSON: {"dryRun","objects","kept","dropped":{"entry","node","version","overlay"},"packsBefore","bytesBefore","bytesAfter","tempFiles"}
+    /// Print JSON: {"dryRun","objects","kept","dropped":{"entry","node","version","overlay","row","table"},"packsBefore","bytesBefore","bytesAfter","tempFiles"}
     #[arg(long)]
     pub json: bool,
 }
@@ -21,11 +21,11 @@ pub struct GcArgs {
 /// Runs `shake gc`.
 pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result {
     let r = Store::open(ctx)?.gc(args.dry_run)?;
-    let [entry, node, version, overlay] = r.dropped;
+    let [entry, node, version, overlay, row, table] = r.dropped;
     if args.json {
         let value = json!({
             "dryRun": args.dry_run, "objects": r.objects, "kept": r.kept,
-            "dropped": {"entry": entry, "node": node, "version": version, "overlay": overlay},
+            "dropped": {"entry": entry, "node": node, "version": version, "overlay": overlay, "row": row, "table": table},
             "packsBefore": r.packs_before, "bytesBefore": r.bytes_before, "bytesAfter": r.bytes_after,
             "tempFiles": r.temp_files,
         });
@@ -34,7 +34,7 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result {
         let prefix = if args.dry_run { "[dry-run] " } else { "" };
         writeln!(
             out,
-            "{prefix}kept {} of {} objects; dropped {entry} entries, {node} nodes, {version} versions, {overlay} overlays; {} bytes in {} packs -> {} bytes",
+            "{prefix}kept {} of {} objects; dropped {entry} entries, {node} nodes, {version} versions, {overlay} overlays, {row} rows, {table} tables; {} bytes in {} packs -> {} bytes",
             r.kept, r.objects, r.bytes_before, r.packs_before, r.bytes_after
         )?;
     }

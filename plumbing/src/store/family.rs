@@ -27,8 +27,11 @@ impl Store {
         let Some(resume) = state::decode_resume(&head, &rest) else { return Ok(Tree::default()) };
         // v2/v3 files list every node; a v1 file only its last one (its entries form one chain),
         // so walk up through the node objects until a node already seen.
-        let mut todo: Vec<ObjectId> =
-            resume.nodes.iter_back().map(|(_, n)| n).chain(resume.last_node.map(ObjectId)).collect();
+        let table = state::Table::of(self, &resume);
+        let mut todo: Vec<ObjectId> = table.iter_back().map(|(_, n)| n).chain(resume.last_node.map(ObjectId)).collect();
+        if table.failed().is_some() {
+            return Ok(Tree::default());
+        }
         let mut nodes = HashSet::new();
         let mut parents = HashSet::new();
         while let Some(node) = todo.pop() {

@@ -193,7 +193,10 @@ fn check_links(store: &Store, report: &mut FsckReport) {
                 Kind::Row if memchr::memmem::find(obj.bytes, super::row::MARK).is_none() => {
                     report.problems.push(format!("{what}: a row without the session mark (not canonical)"))
                 }
-                Kind::Entry | Kind::Row | Kind::Overlay => {}
+                Kind::Table if state::chunk_entries(obj.bytes).is_none() => {
+                    report.problems.push(format!("{what}: not a whole node table"))
+                }
+                Kind::Entry | Kind::Row | Kind::Overlay | Kind::Table => {}
             }
         }
     }
@@ -226,21 +229,26 @@ fn expect(store: &Store, id: &ObjectId, want: Option<Kind>, what: &str, report: 
 fn check_states(store: &Store, report: &mut FsckReport) -> crate::Result<()> {
     for (path, bytes) in store.states()? {
         report.sessions += 1;
-        match state::decode(&path, &bytes) {
-            Err(why) => report.problems.push(why),
-            Ok((head, rest)) => {
-                if state::decode_resume(&head, &rest).is_none() {
-                    report.problems.push(format!("{}: unreadable import state (resume part)", path.display()));
-                }
-                expect(
-                    store,
-                    &ObjectId(head.version),
-                    Some(Kind::Version),
-                    &format!("{}: import state of {}", path.display(), head.path),
-                    report,
-                );
+        let (head, rest) = match state::decode(&path, &bytes) {
+            Err(why) => {
+                report.problems.push(why);
+                continue;
             }
+            Ok(decoded) => decoded,
+        };
+        let what = format!("{}: import state of {}", path.display(), head.path);
+        match state::decode_resume(&head, &rest) {
+            None => report.problems.push(format!("{}: unreadable import state (resume part)", path.display())),
+            // Each chunk of the node table there, a table, whole, of the entries the state says.
+            Some(resume) => report.problems.extend(
+                resume
+                    .chunks
+                    .iter()
+                    .filter_map(|c| state::chunk_bytes(store, c).err())
+                    .map(|why| format!("{what}: {why}")),
+            ),
         }
+        expect(store, &ObjectId(head.version), Some(Kind::Version), &what, report);
     }
     Ok(())
 }

@@ -2,8 +2,9 @@
 //! rest.
 //!
 //! Reached: every ref's object; every version a ref or an import state names, with its whole
-//! parent chain and the entries and nodes its lines name; every node whose entry is kept (and
-//! whose parent, if any, is kept), so node ids of kept paths stay resolvable. Crash safety: the new
+//! parent chain and the entries and nodes its lines name; the table objects of every import
+//! state's node table; every node whose entry is kept (and whose parent, if any, is kept), so
+//! node ids of kept paths stay resolvable. Crash safety: the new
 //! pack is written completely and made durable (fsync, rename, index last) before any old pack is
 //! removed, so an interruption leaves the old packs, or the old and the new ones (duplicate
 //! objects, which lookups tolerate), or the new one: every state is a valid store.
@@ -15,7 +16,7 @@ use crate::id::{Kind, ObjectId};
 use crate::{Error, Result};
 
 use super::version::{split_node, Item};
-use super::{pack, Batch, Store};
+use super::{pack, state, Batch, Store};
 
 /// What a collection found (and, unless a dry run, did).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -24,8 +25,9 @@ pub struct GcReport {
     pub objects: u64,
     /// Objects kept.
     pub kept: u64,
-    /// Objects dropped, by kind: entry, node, version, overlay.
-    pub dropped: [u64; 4],
+    /// Objects dropped, by kind, in the order of [`Kind::ALL`]: entry, node, version, overlay,
+    /// row, table.
+    pub dropped: [u64; Kind::ALL.len()],
     /// Packs before.
     pub packs_before: u64,
     /// Pack and index bytes before.
@@ -192,6 +194,10 @@ fn reachable(store: &Store) -> Result<HashSet<ObjectId>> {
     let mut keep = HashSet::new();
     let mut todo: Vec<ObjectId> = store.refs()?.into_iter().map(|(_, id)| id).collect();
     todo.extend(store.sessions()?.into_iter().map(|s| s.version));
+    for (_, bytes) in store.states()? {
+        let resume = state::decode_head(&bytes).and_then(|(head, rest)| state::decode_resume(&head, rest));
+        todo.extend(resume.into_iter().flat_map(|r| r.chunks).map(|c| c.id));
+    }
     while let Some(id) = todo.pop() {
         let Some(obj) = store.get(&id)? else { continue };
         if !keep.insert(id) {
@@ -213,7 +219,7 @@ fn reachable(store: &Store) -> Result<HashSet<ObjectId>> {
                 keep.insert(entry);
                 todo.extend(parent);
             }
-            Kind::Entry | Kind::Row | Kind::Overlay => {}
+            Kind::Entry | Kind::Row | Kind::Overlay | Kind::Table => {}
         }
     }
     keep_nodes(store, &mut keep)?;
@@ -278,7 +284,7 @@ mod tests {
         assert_eq!(store.counts().packs, 2);
         let predicted = store.gc(true).unwrap();
         let report = store.gc(false).unwrap();
-        assert_eq!((report.objects, report.kept, report.dropped), (5, 4, [0, 0, 0, 1]));
+        assert_eq!((report.objects, report.kept, report.dropped), (6, 5, [0, 0, 0, 1, 0, 0]));
         assert_eq!(predicted.bytes_after, report.bytes_after, "the dry run predicts the size");
         assert_eq!(report.bytes_after, store.counts().bytes);
         assert_eq!(store.counts().packs, 1);
@@ -287,7 +293,7 @@ mod tests {
         // With the session's ref and import state gone, nothing is reached.
         std::fs::remove_dir_all(dir.path().join("store/packed")).unwrap();
         assert_eq!(store.gc(true).unwrap().kept, 0);
-        assert_eq!(store.counts().objects, 4, "a dry run changes nothing");
+        assert_eq!(store.counts().objects, 5, "a dry run changes nothing");
         store.gc(false).unwrap();
         assert_eq!(store.counts().objects, 0);
     }

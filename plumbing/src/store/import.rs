@@ -27,7 +27,7 @@ use crate::proof::{Proof, Prover};
 use crate::{Context, Error, Result};
 
 use super::pack::PackError;
-use super::state::{self, FileState, Hashed, NodeTable, Resume};
+use super::state::{self, FileState, Hashed, NodeTable, Resume, Table};
 use super::version::{self, LineRef, Version};
 use super::{refs, times, Batch, Pending, Store};
 
@@ -223,7 +223,8 @@ impl Store {
             return None;
         }
         let resume = state::decode_resume(&head, &rest)?;
-        resume.nodes.find_recent(id).or_else(|| resume.nodes.map().get(id).copied())
+        let table = Table::of(self, &resume);
+        table.find_recent(id).or_else(|| table.map().get(id).copied())
     }
 
     /// Finds the imported session a `SESSION` argument names: an existing file's import, a file path
@@ -416,12 +417,17 @@ impl Objects {
     /// Adds an object of `bytes` made for the import unless `store` holds it; returns its id.
     fn made(&mut self, store: &Store, kind: Kind, bytes: &[u8]) -> ObjectId {
         let id = ObjectId::hash(kind, bytes);
+        self.made_as(store, id, kind, bytes);
+        id
+    }
+
+    /// [`Objects::made`] of an object whose id (of `kind` and `bytes`) is known.
+    fn made_as(&mut self, store: &Store, id: ObjectId, kind: Kind, bytes: &[u8]) {
         if !store.contains(&id) {
             let at = self.made.len();
             self.made.extend_from_slice(bytes);
             self.list.push((id, kind, Span::Made(at..self.made.len())));
         }
-        id
     }
 
     fn iter(&self) -> impl Iterator<Item = (&ObjectId, &Kind, &[u8])> {
@@ -454,6 +460,30 @@ fn prepare_known(
     forced: Option<HostKind>,
     known: Known<'_>,
 ) -> Result<Prepared, ImportError> {
+    match prepare_from(store, path, forced, known, true)? {
+        Ok(prepared) => Ok(prepared),
+        // The state's node table did not read where a parent was looked up: the whole file
+        // again, as for a damaged state (the state's version stays the parent).
+        Err(chunk) => {
+            let mut prepared = prepare_from(store, path, forced, known, false)?.map_err(|_| {
+                Error::corrupt(format!("{}: the import state's node table does not read", path.display()))
+            })?;
+            let message = format!("import state: {chunk}; importing the whole file again");
+            prepared.report.warnings.insert(0, Warning { line: 0, message });
+            Ok(prepared)
+        }
+    }
+}
+
+/// [`prepare_known`], continuing from the state's committed prefix only when `from_state`;
+/// `Err` with why, when a chunk of the state's node table did not read.
+fn prepare_from(
+    store: &Store,
+    path: &Path,
+    forced: Option<HostKind>,
+    known: Known<'_>,
+    from_state: bool,
+) -> Result<std::result::Result<Prepared, String>, ImportError> {
     let key = canonical(path)?;
     let mut warnings = Vec::new();
     let previous = store.read_state(&key).unwrap_or_else(|why| {
@@ -464,13 +494,13 @@ fn prepare_known(
     let mut made = None;
     if let Some((head, _)) = &previous {
         if head.size == size && head.mtime_ns == mtime_ns {
-            return Ok(Prepared::report(unchanged_report(path, head)));
+            return Ok(Ok(Prepared::report(unchanged_report(path, head))));
         }
     }
     // A file that grew is read from where the last import stopped, its prefix checked by
     // its proof as it streams by (or, after this process's own append, trusted: `read_own`);
     // anything else (no state, a changed prefix) is read whole.
-    let tail = match &previous {
+    let tail = match previous.as_ref().filter(|_| from_state) {
         Some((head, rest)) => match state::decode_resume(head, rest) {
             Some(resume) => {
                 let own = match known {
@@ -522,9 +552,13 @@ fn prepare_known(
             // 0): nothing to write.
             if touched != *head {
                 let resume = resume.or_else(|| state::decode_resume(head, rest)).unwrap_or_default();
-                prepared.records.push((state::name(&key), state::encode(&touched, &resume)?));
+                let encoded = state::encode(store, &touched, &resume)?;
+                for (id, bytes) in &encoded.tables {
+                    prepared.objects.made_as(store, *id, Kind::Table, bytes);
+                }
+                prepared.records.push((state::name(&key), encoded.state));
             }
-            return Ok(prepared);
+            return Ok(Ok(prepared));
         }
     }
     let base = match (resume, previous) {
@@ -537,7 +571,7 @@ fn prepare_known(
             versions: head.versions,
             rewritten: false,
         },
-        (_, previous) => base(previous, read.file.raw()),
+        (_, previous) => base(previous, read.file.raw(), from_state),
     };
     let Read { host, file, origin, mut prover, proof } = read;
     // `file` holds the file from byte `origin`; `base.start` is a file offset.
@@ -549,6 +583,9 @@ fn prepare_known(
     let mut objects = Objects::of(file.bytes());
     let read =
         read_lines(store, host, (&file, start, made), (&mut resume, rows.as_deref()), &mut warnings, &mut objects);
+    if let Some(why) = read.failed {
+        return Ok(Err(why));
+    }
     let session_id = read.session_id.or(base.session_id);
     let version = Version {
         parent: base.parent,
@@ -589,7 +626,11 @@ fn prepare_known(
         entries: resume.entries,
         format: state::VERSION,
     };
-    records.push((state::name(&head.path), state::encode(&head, &resume)?));
+    let encoded = state::encode(store, &head, &resume)?;
+    for (id, bytes) in &encoded.tables {
+        objects.made_as(store, *id, Kind::Table, bytes);
+    }
+    records.push((state::name(&head.path), encoded.state));
     let report = ImportReport {
         path: path.to_path_buf(),
         session_id,
@@ -602,7 +643,7 @@ fn prepare_known(
         rewritten: base.rewritten,
         last_entry: read.last_entry,
     };
-    Ok(Prepared { report, objects, records, time: Some((times::name(&head.path), version_id)) })
+    Ok(Ok(Prepared { report, objects, records, time: Some((times::name(&head.path), version_id)) }))
 }
 
 /// The session id to take out of rows ([`super::row`]) for a host that keys rows without it:
@@ -649,8 +690,10 @@ fn read_lines(
     objects: &mut Objects,
 ) -> ReadLines {
     // Parents are looked up among this import's entries, then the state's (`Parents`); the new
-    // ones join the state's table at the end, in file order.
-    let old = std::mem::take(&mut resume.nodes);
+    // ones join the state's inline entries at the end, in file order.
+    let (chunks, inline) = (std::mem::take(&mut resume.chunks), std::mem::take(&mut resume.inline));
+    let last = resume.last.clone();
+    let old = Table::new(store, (&chunks, last.as_ref()), &inline);
     let mut parents = Parents { fresh: HashMap::default(), old: &old, all: None };
     let mut added = NodeTable::default();
     let first = file.lines.partition_point(|l| l.raw.start < start);
@@ -661,6 +704,7 @@ fn read_lines(
         committed: start,
         session_id: None,
         last_entry: None,
+        failed: None,
     };
     let len = file.raw().len();
     for (n, line) in file.lines[first..].iter().enumerate() {
@@ -710,8 +754,10 @@ fn read_lines(
         }
         out.committed = line.raw.end + 1;
     }
-    resume.nodes = old;
-    resume.nodes.append(added);
+    out.failed = old.failed().map(|id| format!("node table chunk {id} does not read"));
+    drop(parents);
+    (resume.chunks, resume.inline) = (chunks, inline);
+    resume.inline.append(added);
     out
 }
 
@@ -725,6 +771,9 @@ struct ReadLines {
     session_id: Option<String>,
     /// The last tree entry read: its id and node.
     last_entry: Option<(Option<String>, ObjectId)>,
+    /// Why a chunk of the state's node table did not read, when a parent lookup reached one
+    /// (what was read is then not to be trusted).
+    failed: Option<String>,
 }
 
 /// What one complete line is to the tree, with the parent resolved to its node.
@@ -743,13 +792,13 @@ enum Line {
 /// Finds a parent's node by its entry id: among the entries this import read (`fresh`), then the
 /// state's last few, then (the map built once, on the first id not among those) all of the
 /// state's. An id that repeats names its latest entry, as in pi's own lookup.
-struct Parents<'t> {
+struct Parents<'t, 'a> {
     fresh: HashMap<String, ObjectId, foldhash::fast::RandomState>,
-    old: &'t NodeTable,
-    all: Option<HashMap<&'t str, ObjectId>>,
+    old: &'t Table<'a>,
+    all: Option<HashMap<&'a str, ObjectId>>,
 }
 
-impl Parents<'_> {
+impl Parents<'_, '_> {
     fn get(&mut self, id: &str) -> Option<ObjectId> {
         if let Some(node) = self.fresh.get(id) {
             return Some(*node);
@@ -763,7 +812,7 @@ impl Parents<'_> {
 }
 
 /// Reads one complete line's text (as the host decodes the file: invalid UTF-8 as U+FFFD).
-fn tree_line(host: &dyn Host, text: &str, resume: &Resume, parents: &mut Parents<'_>) -> Line {
+fn tree_line(host: &dyn Host, text: &str, resume: &Resume, parents: &mut Parents<'_, '_>) -> Line {
     match host.tree_line(text, resume.pi_version) {
         TreeLine::Skip => Line::Skip,
         TreeLine::Warn(message) => Line::Warn(message),
@@ -1048,7 +1097,9 @@ fn read_own(
 
 /// Decides where to start: after the committed prefix when the file still starts with it, else
 /// from the first byte with the old version as parent.
-fn base(previous: Option<(FileState, Vec<u8>)>, bytes: &[u8]) -> Base {
+/// With `from_state` false the state's committed prefix is not continued from (its node table
+/// did not read).
+fn base(previous: Option<(FileState, Vec<u8>)>, bytes: &[u8], from_state: bool) -> Base {
     let Some((head, rest)) = previous else {
         return Base {
             start: 0,
@@ -1060,7 +1111,7 @@ fn base(previous: Option<(FileState, Vec<u8>)>, bytes: &[u8]) -> Base {
         };
     };
     let committed = usize::try_from(head.committed).unwrap_or(usize::MAX);
-    let kept = committed <= bytes.len() && head.prefix.holds(&bytes[..committed]);
+    let kept = from_state && committed <= bytes.len() && head.prefix.holds(&bytes[..committed]);
     let resume = state::decode_resume(&head, &rest).filter(|_| kept);
     match resume {
         Some(resume) => Base {
@@ -1136,7 +1187,8 @@ mod tests {
         std::fs::write(&path, text).unwrap();
         let mut store = Store::open_dir(&dir.path().join("store")).unwrap();
         let report = store.import_file(&path, None).unwrap();
-        assert_eq!((report.entries, report.new_objects), (3, 8));
+        // 4 entries, 3 nodes, the version and the node table's chunk.
+        assert_eq!((report.entries, report.new_objects), (3, 9));
         let file = SessionFile::read(&path).unwrap();
         let session = host::load(&file, None).unwrap();
         let nodes = path_nodes(&session, 2).unwrap();
@@ -1338,7 +1390,7 @@ mod tests {
         let node_of = |store: &Store, id: &str| {
             let state = store.read_state(&canonical(&path).unwrap()).unwrap().unwrap();
             let resume = state::decode_resume(&state.0, &state.1).unwrap();
-            let node = resume.nodes.iter_back().find(|(i, _)| *i == id).map(|(_, n)| n);
+            let node = Table::of(store, &resume).iter_back().find(|(i, _)| *i == id).map(|(_, n)| n);
             node
         };
         std::fs::write(&path, text).unwrap();
@@ -1365,6 +1417,187 @@ mod tests {
         // Other bytes than the batch's: parsed, the line's own parent.
         lie(&mut store, line("d").as_bytes(), "x");
         assert_eq!(node_of(&store, "d"), Some(node(&b, &line("d"))));
+    }
+
+    /// A chain of `n` entries `e0`… after a header, each the child of the one before.
+    fn chain(n: usize) -> String {
+        let mut text =
+            "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/\"}\n".to_string();
+        for i in 0..n {
+            let parent = if i == 0 { "null".to_string() } else { format!("\"e{}\"", i - 1) };
+            text.push_str(&format!("{{\"type\":\"message\",\"id\":\"e{i}\",\"parentId\":{parent}}}\n"));
+        }
+        text
+    }
+
+    /// A line `id` whose parent is `parent`.
+    fn child(id: &str, parent: &str) -> String {
+        format!("{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":\"{parent}\"}}\n")
+    }
+
+    /// The node the import state of `path` gives entry `id` (through its node table's chunks).
+    fn state_node(store: &Store, path: &Path, id: &str) -> Option<ObjectId> {
+        let (head, rest) = store.read_state(&canonical(path).unwrap()).unwrap()?;
+        let resume = state::decode_resume(&head, &rest)?;
+        let table = Table::of(store, &resume);
+        let node = table.iter_back().find(|(i, _)| *i == id).map(|(_, n)| n);
+        node
+    }
+
+    /// The node a fresh store's import of `path` gives entry `id`.
+    fn fresh_node(path: &Path, id: &str) -> Option<ObjectId> {
+        let dir = tempfile::tempdir().unwrap();
+        let mut fresh = Store::open_dir(dir.path()).unwrap();
+        fresh.import_file(path, None).unwrap();
+        state_node(&fresh, path, id)
+    }
+
+    /// A store (in the folder returned) that imported `chain(n)` from `s.jsonl` there.
+    fn imported_chain(n: usize) -> (tempfile::TempDir, PathBuf, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, chain(n)).unwrap();
+        let mut store = Store::open_dir(&dir.path().join("store")).unwrap();
+        store.import_file(&path, None).unwrap();
+        (dir, path, store)
+    }
+
+    /// The import state of `path`, decoded.
+    fn state_of(store: &Store, path: &Path) -> (FileState, Resume) {
+        let (head, rest) = store.read_state(&canonical(path).unwrap()).unwrap().unwrap();
+        let resume = state::decode_resume(&head, &rest).unwrap();
+        (head, resume)
+    }
+
+    /// Sets the import state record of `path` to `bytes`, as a command's batch does.
+    fn set_state(store: &mut Store, path: &Path, bytes: Vec<u8>) {
+        let mut batch = store.batch().unwrap();
+        batch.pending.set(state::name(&canonical(path).unwrap()), bytes);
+        batch.commit().unwrap();
+    }
+
+    fn fsck_problems(store: &Store) -> Vec<String> {
+        super::super::fsck::check(store.dir(), &|_, _| Ok(None)).unwrap().problems
+    }
+
+    fn append(path: &Path, line: &str) {
+        let mut text = std::fs::read_to_string(path).unwrap();
+        text.push_str(line);
+        std::fs::write(path, text).unwrap();
+    }
+
+    /// A store whose import state is of format 3 (the table inside the state, as main before
+    /// chunks wrote it) imports an append from that table, a parent deep in it found, and
+    /// writes format 4 with the table as chunks.
+    #[test]
+    fn a_format_3_state_imports_an_append_and_is_written_in_format_4() {
+        let (_dir, path, mut store) = imported_chain(300);
+        let (head, resume) = state_of(&store, &path);
+        let mut table = NodeTable::default();
+        let mut entries: Vec<(String, ObjectId)> =
+            Table::of(&store, &resume).iter_back().map(|(i, n)| (i.to_string(), n)).collect();
+        entries.reverse();
+        entries.iter().for_each(|(i, n)| table.push(i, n));
+        set_state(&mut store, &path, state::encode_format_3(&head, &resume, &table));
+        store.refresh().unwrap();
+        assert_eq!(store.read_state(&canonical(&path).unwrap()).unwrap().unwrap().0.format, 3);
+        let line = child("n", "e5");
+        append(&path, &line);
+        let report = store.import_file(&path, None).unwrap();
+        assert_eq!((report.rewritten, report.bytes), (false, line.len() as u64), "{report:?}");
+        assert_eq!(store.read_state(&canonical(&path).unwrap()).unwrap().unwrap().0.format, state::VERSION);
+        assert_eq!(state_node(&store, &path, "n"), fresh_node(&path, "n"));
+        assert_eq!(state_node(&store, &path, "e5"), fresh_node(&path, "e5"));
+        assert_eq!(fsck_problems(&store), Vec::<String>::new());
+    }
+
+    /// A state naming a chunk the store lacks, or holds damaged, is named by fsck; an import
+    /// whose parent lookup reaches it reads the file whole again (with a warning) and writes a
+    /// sound state, never a node from a table it could not read.
+    #[test]
+    fn a_missing_or_damaged_chunk_is_named_by_fsck_and_the_file_read_whole_again() {
+        let (dir, path, mut store) = imported_chain(100);
+        let (head, resume) = state_of(&store, &path);
+        assert_eq!(resume.chunks.len(), 1);
+        let real = resume.chunks[0];
+
+        // Missing: the state names a chunk no pack holds.
+        let missing = state::Chunk { id: ObjectId([9; 32]), entries: real.entries };
+        let lacking = Resume { chunks: vec![missing], ..resume.clone() };
+        let encoded = state::encode(&store, &head, &lacking).unwrap();
+        set_state(&mut store, &path, encoded.state);
+        store.refresh().unwrap();
+        let problems = fsck_problems(&store);
+        assert!(
+            problems.iter().any(|p| p.contains(&format!("node table chunk {} is missing", missing.id))),
+            "{problems:?}"
+        );
+        append(&path, &child("n", "e5"));
+        let report = store.import_file(&path, None).unwrap();
+        assert!(report.rewritten, "read whole again: {report:?}");
+        assert!(report.warnings[0].message.contains("does not read"), "{:?}", report.warnings);
+        assert_eq!(state_node(&store, &path, "n"), fresh_node(&path, "n"));
+        assert_eq!(fsck_problems(&store), Vec::<String>::new());
+
+        // Damaged: a byte of the chunk flipped in its pack.
+        let chunk = state_of(&store, &path).1.chunks[0];
+        let bytes = state::chunk_bytes(&store, &chunk).unwrap().to_vec();
+        let pack = store.packs().iter().find(|p| p.find(&chunk.id).is_some()).unwrap().path.clone();
+        let mut packed = std::fs::read(&pack).unwrap();
+        let at = packed.windows(bytes.len()).position(|w| w == bytes).unwrap() + bytes.len() / 2;
+        packed[at] ^= 0x01;
+        std::fs::write(&pack, &packed).unwrap();
+        let store = Store::open_dir(&dir.path().join("store")).unwrap();
+        let problems = fsck_problems(&store);
+        let named = format!("node table chunk {}", chunk.id);
+        assert!(problems.iter().any(|p| p.contains(&named) && p.contains("content hashes to")), "{problems:?}");
+    }
+
+    /// An import interrupted after its pack (the new chunk in it) and before its state leaves the
+    /// old state valid: the store checks clean, and the next import continues from the old state.
+    #[test]
+    fn a_crash_between_the_chunks_and_the_state_leaves_the_old_state_valid() {
+        let (_dir, path, mut store) = imported_chain(100);
+        let before = store.read_state(&canonical(&path).unwrap()).unwrap().unwrap();
+        let line = child("n", "e99");
+        append(&path, &line);
+        // The import's objects written and durable, its records (state, ref, times) never.
+        let prepared = prepare(&store, &path, None, None).unwrap();
+        assert!(prepared.objects.list.iter().any(|(_, kind, _)| *kind == Kind::Table));
+        let mut batch = store.batch().unwrap();
+        for (id, kind, bytes) in prepared.objects.iter() {
+            batch.pending.add_new(batch.store, *id, *kind, bytes).unwrap();
+        }
+        batch.commit().unwrap();
+        store.refresh().unwrap();
+        assert_eq!(store.read_state(&canonical(&path).unwrap()).unwrap().unwrap(), before);
+        assert_eq!(fsck_problems(&store), Vec::<String>::new());
+        let report = store.import_file(&path, None).unwrap();
+        assert_eq!((report.rewritten, report.bytes), (false, line.len() as u64));
+        assert_eq!(store.version_bytes(&report.version).unwrap(), std::fs::read(&path).unwrap());
+        assert_eq!(state_node(&store, &path, "n"), fresh_node(&path, "n"));
+    }
+
+    /// gc keeps the chunks import states name and drops those no state names any more (merged
+    /// into a bigger one); the state still reads after it.
+    #[test]
+    fn gc_keeps_the_chunks_in_use_and_drops_the_merged_ones() {
+        let (_dir, path, mut store) = imported_chain(10);
+        // 20 entries after 10: the new chunk takes the old one in.
+        let mut more = String::new();
+        for i in 10..30 {
+            more.push_str(&child(&format!("e{i}"), &format!("e{}", i - 1)));
+        }
+        append(&path, &more);
+        store.import_file(&path, None).unwrap();
+        let report = store.gc(false).unwrap();
+        assert_eq!(report.dropped[Kind::Table.code() as usize - 1], 1, "{report:?}");
+        assert_eq!(report.dropped.iter().sum::<u64>(), 1, "{report:?}");
+        assert_eq!(fsck_problems(&store), Vec::<String>::new());
+        append(&path, &child("n", "e0"));
+        let report = store.import_file(&path, None).unwrap();
+        assert!(!report.rewritten);
+        assert_eq!(state_node(&store, &path, "n"), fresh_node(&path, "n"));
     }
 
     /// Each failure names its file and says what was being done; the system's refusal keeps its
