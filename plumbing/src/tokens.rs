@@ -195,9 +195,8 @@ impl Tokenizer {
             feed(i, &mut t);
             t.total()
         };
-        let (Some(cache), Some(mut misses)) = (self.cache, Misses::new(*self)) else {
-            return (0..n).map(tally).collect();
-        };
+        let Some(mut misses) = Misses::new(*self) else { return (0..n).map(tally).collect() };
+        let cache = misses.cache;
         let mut missed = Vec::new();
         let mut counts: Vec<u64> = (0..n)
             .map(|i| {

@@ -20,7 +20,7 @@ use shake_plumbing::token_cache::{open_cached, CachedTokenizer};
 use shake_plumbing::tokens::TokenizerName;
 use shake_plumbing::{Context, Error, Result};
 
-use crate::cmd::meter::memo;
+use crate::cmd::meter::memo::{self, Seen};
 use crate::cmd::meter::watch::FileState;
 use crate::fingerprint::Proof;
 use crate::meter::{append_log, render, MeterArgs, Severity};
@@ -73,7 +73,7 @@ pub fn run(ctx: &Context, args: &MeterArgs, color: bool, out: &mut dyn Write) ->
             None => {
                 let o200k = o200k.get_or_init(|| open_cached(ctx, TokenizerName::O200k));
                 let (figures, proof) = measure(ctx, &state.path, &config, accurate, o200k)?;
-                let memo = Memo::new(key.clone(), &state, proof, figures);
+                let memo = Memo { key: key.clone(), seen: Seen::new(&state, proof), figures };
                 memo::save(ctx, &key, MEMO_MAGIC, &memo);
                 memo.figures
             }
@@ -154,7 +154,7 @@ fn measure(
 }
 
 /// Bumped whenever [`Memo`]'s layout changes (an older file is then ignored).
-const MEMO_MAGIC: &str = "shake-meter-memo-omp 1";
+const MEMO_MAGIC: &str = "shake-meter-memo-omp 2";
 
 /// An OMP reading remembered per (session file, preset, `accurate`), as pi's meter remembers
 /// its own (`cmd::meter::memo`): recalled while the file is unchanged, by its stamp when it
@@ -164,21 +164,8 @@ const MEMO_MAGIC: &str = "shake-meter-memo-omp 1";
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Memo {
     key: String,
-    len: u64,
-    mtime_ns: u128,
-    inode: u64,
-    /// The file was settled when measured, so its stamp alone may recall the reading.
-    exact: bool,
-    proof: Proof,
+    seen: Seen,
     figures: Figures,
-}
-
-impl Memo {
-    fn new(key: String, state: &FileState, proof: Proof, figures: Figures) -> Memo {
-        // Bytes read after the stat may be newer than its stamp.
-        let exact = state.settled() && proof.len == state.len;
-        Memo { key, len: proof.len, mtime_ns: state.mtime_ns, inode: state.inode, exact, proof, figures }
-    }
 }
 
 /// The memo key: shake's version (its rules), the preset, `accurate`, the file.
@@ -191,16 +178,10 @@ fn memo_key(state: &FileState, profile: &str, accurate: bool) -> String {
 /// remembered with the file's new stamp, so the next one is a stat again.
 fn recall(ctx: &Context, key: &str, state: &FileState) -> Option<Figures> {
     let known: Memo = memo::load(ctx, key, MEMO_MAGIC).filter(|m: &Memo| m.key == key)?;
-    if (state.len, state.inode) != (known.len, known.inode) {
-        return None;
-    }
-    if known.exact && state.mtime_ns == known.mtime_ns {
+    if !known.seen.unchanged(state)? {
         return Some(known.figures);
     }
-    if !known.proof.verify(&state.path) {
-        return None;
-    }
-    let figures = known.figures.clone();
-    memo::save(ctx, key, MEMO_MAGIC, &Memo { exact: state.settled(), mtime_ns: state.mtime_ns, ..known });
-    Some(figures)
+    let memo = Memo { seen: known.seen.restamped(state), ..known };
+    memo::save(ctx, key, MEMO_MAGIC, &memo);
+    Some(memo.figures)
 }

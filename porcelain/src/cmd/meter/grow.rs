@@ -31,16 +31,16 @@ impl MemoEntry {
         tok: Tokenizer,
     ) -> Option<Measured> {
         let g = self.growth.as_ref()?;
-        if state.inode != self.inode || state.len <= self.len {
+        if state.inode != self.seen.inode || state.len <= self.seen.len {
             return None;
         }
-        let last_from = self.len.checked_sub(g.last_bytes.len() as u64)?;
-        let from = last_from.min(self.proof.resume_at());
+        let last_from = self.seen.len.checked_sub(g.last_bytes.len() as u64)?;
+        let from = last_from.min(self.seen.proof.resume_at());
         let mut file = std::fs::File::open(&state.path).ok()?;
         file.seek(SeekFrom::Start(from)).ok()?;
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes).ok()?;
-        let old = usize::try_from(self.len - from).ok()?;
+        let old = usize::try_from(self.seen.len - from).ok()?;
         let (before, new) = bytes.split_at_checked(old)?;
         if !before.ends_with(&g.last_bytes) || new.last() != Some(&b'\n') {
             return None;
@@ -60,7 +60,8 @@ impl MemoEntry {
                 let projection = View::at(&session, session.default_leaf()).ok()?;
                 let maybe = e.continued_by(&projection, self.leaf_id.as_deref()?)?;
                 // A filter's "maybe" is checked in the old bytes: far cheaper than measuring them.
-                let unseen = maybe.is_empty() || e.exact && occurs_in(&state.path, self.len, &maybe) == Some(false);
+                let unseen =
+                    maybe.is_empty() || e.exact && occurs_in(&state.path, self.seen.len, &maybe) == Some(false);
                 if !unseen {
                     return None;
                 }
@@ -86,7 +87,7 @@ impl MemoEntry {
         };
         next.last_bytes = bytes[bytes.len().saturating_sub(LAST_BYTES)..].to_vec();
         let sum = next.tally.settle(profile);
-        let proof = self.proof.extended(&bytes[usize::try_from(self.proof.resume_at() - from).ok()?..]);
+        let proof = self.seen.proof.extended(&bytes[usize::try_from(self.seen.proof.resume_at() - from).ok()?..]);
         let reading = reading_of(state, tok.name, profile, sum, last);
         Some(Measured { reading, at_last: true, growth: Some(next), proof })
     }
@@ -526,7 +527,7 @@ mod tests {
             }
             // The same length but other bytes before the end: no growth, and no recall.
             let last = memo.unwrap();
-            let cut = last.len as usize;
+            let cut = last.seen.len as usize;
             let mut other = bytes[..cut].to_vec();
             other[cut / 2] ^= 0x20;
             std::fs::write(&path, &other).unwrap();

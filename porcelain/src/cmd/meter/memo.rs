@@ -31,7 +31,7 @@ pub(super) fn reading(
         if let Some((reading, proven)) = known.recall(state, leaf.as_deref(), tok.name, profile) {
             if proven {
                 // Same bytes, new stamp: the next call is a stat again.
-                remember(ctx, &key, MemoEntry { exact: state.settled(), mtime_ns: state.mtime_ns, ..known.clone() });
+                remember(ctx, &key, MemoEntry { seen: known.seen.restamped(state), ..known.clone() });
             }
             return Ok(reading);
         }
@@ -54,19 +54,13 @@ pub(super) fn reading(
 pub(super) struct MemoEntry {
     pub(super) key: String,
     /// The bytes measured, and the file's stamp when they were read.
-    pub(super) len: u64,
-    pub(super) mtime_ns: u128,
-    pub(super) inode: u64,
-    /// The file was settled when measured, so its stamp alone may recall the reading.
-    pub(super) exact: bool,
+    pub(super) seen: Seen,
     pub(super) tokens: u64,
     pub(super) tool_results: usize,
     pub(super) blocks: usize,
     pub(super) leaf_id: Option<String>,
     /// The leaf measured was pi's leaf on load (the file's last entry), asked for by no `:LEAF`.
     pub(super) at_last: bool,
-    /// The measured bytes, for a touched file.
-    pub(super) proof: Proof,
     /// What an append to this state needs to be measured from the new bytes alone.
     pub(super) growth: Option<Growth>,
 }
@@ -89,7 +83,7 @@ fn memo_key(state: &FileState, tokenizer: TokenizerName, profile: Profile) -> Op
 }
 
 /// Bumped whenever the memo's layout changes (an older file is then ignored).
-const MEMO_MAGIC: &str = "shake-meter-memo 5";
+const MEMO_MAGIC: &str = "shake-meter-memo 6";
 
 fn memo_path(ctx: &Context, key: &str) -> PathBuf {
     let hash = blake3::hash(key.as_bytes()).to_hex();
@@ -114,17 +108,12 @@ impl MemoEntry {
         let r = &m.reading;
         MemoEntry {
             key: key.to_string(),
-            len: m.proof.len,
-            mtime_ns: state.mtime_ns,
-            inode: state.inode,
-            // Bytes read after the stat may be newer than its stamp.
-            exact: state.settled() && m.proof.len == state.len,
+            seen: Seen::new(state, m.proof.clone()),
             tokens: r.tokens,
             tool_results: r.tool_results,
             blocks: r.blocks,
             leaf_id: r.leaf_id.clone(),
             at_last: m.at_last,
-            proof: m.proof.clone(),
             growth: m.growth.clone(),
         }
     }
@@ -138,8 +127,8 @@ impl MemoEntry {
         }
     }
 
-    /// The remembered reading, if the file is still exactly as it was: the same stamp (measured
-    /// settled), or the same size and inode and the same bytes (proven). `true` when proven.
+    /// The remembered reading, if the file is still exactly as it was ([`Seen::unchanged`]).
+    /// `true` when proven.
     pub(super) fn recall(
         &self,
         state: &FileState,
@@ -147,15 +136,49 @@ impl MemoEntry {
         tokenizer: TokenizerName,
         profile: Profile,
     ) -> Option<(Reading, bool)> {
-        if !self.measured(leaf) || (state.len, state.inode) != (self.len, self.inode) {
+        if !self.measured(leaf) {
+            return None;
+        }
+        let proven = self.seen.unchanged(state)?;
+        let figures = (self.tokens, self.tool_results, self.blocks);
+        Some((reading_of(state, tokenizer, profile, figures, self.leaf_id.clone()), proven))
+    }
+}
+
+/// The bytes a reading was measured on, and the file's stamp when they were read: what tells
+/// a meter (any host's) that the file is still those bytes.
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Seen {
+    pub(crate) len: u64,
+    pub(crate) mtime_ns: u128,
+    pub(crate) inode: u64,
+    /// The file was settled when measured, so its stamp alone may recall the reading.
+    pub(crate) exact: bool,
+    /// The measured bytes, for a touched file.
+    pub(crate) proof: Proof,
+}
+
+impl Seen {
+    /// The bytes `proof` proves, read after the stat that gave `state`.
+    pub(crate) fn new(state: &FileState, proof: Proof) -> Seen {
+        // Bytes read after the stat may be newer than its stamp.
+        let exact = state.settled() && proof.len == state.len;
+        Seen { len: proof.len, mtime_ns: state.mtime_ns, inode: state.inode, exact, proof }
+    }
+
+    /// `Some` if the file is still exactly these bytes: the same stamp (measured settled), or
+    /// the same size and inode and the same bytes; `Some(true)` when proven by the bytes.
+    pub(crate) fn unchanged(&self, state: &FileState) -> Option<bool> {
+        if (state.len, state.inode) != (self.len, self.inode) {
             return None;
         }
         let stamped = self.exact && state.mtime_ns == self.mtime_ns;
-        if !stamped && !self.proof.verify(&state.path) {
-            return None;
-        }
-        let figures = (self.tokens, self.tool_results, self.blocks);
-        Some((reading_of(state, tokenizer, profile, figures, self.leaf_id.clone()), !stamped))
+        (stamped || self.proof.verify(&state.path)).then_some(!stamped)
+    }
+
+    /// The same bytes under the file's new stamp (after a proven recall: the next is a stat).
+    pub(crate) fn restamped(&self, state: &FileState) -> Seen {
+        Seen { exact: state.settled(), mtime_ns: state.mtime_ns, ..self.clone() }
     }
 }
 
