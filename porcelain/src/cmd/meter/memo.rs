@@ -149,13 +149,13 @@ impl MemoEntry {
 /// a meter (any host's) that the file is still those bytes.
 #[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Seen {
-    pub(crate) len: u64,
-    pub(crate) mtime_ns: u128,
-    pub(crate) inode: u64,
+    pub(super) len: u64,
+    mtime_ns: u128,
+    pub(super) inode: u64,
     /// The file was settled when measured, so its stamp alone may recall the reading.
-    pub(crate) exact: bool,
+    exact: bool,
     /// The measured bytes, for a touched file.
-    pub(crate) proof: Proof,
+    pub(super) proof: Proof,
 }
 
 impl Seen {
