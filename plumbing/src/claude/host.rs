@@ -297,12 +297,21 @@ pub struct ClaudeSession<'a> {
     /// When the file is rows appended after a measured view ([`super::tail`]): what that view's
     /// end lends them. Its view is then every row, in file order (the new context positions).
     pub(super) follows: Option<Follows>,
+    /// When the rows are part of a longer file ([`super::tail`]).
+    pub(super) part_of: Option<Part>,
+}
+
+/// What rows that are part of a longer file know of it ([`ClaudeSession::part_of`]).
+pub(super) struct Part {
+    /// The file's session id (Claude Code's placeholder names it).
+    pub(super) session_id: Option<String>,
+    /// For rows a restart read (`super::tail::ClaudeTail::restart`): the file's figures, and
+    /// where the rows are in it.
+    pub(super) whole: Option<super::tail::Whole>,
 }
 
 /// What rows appended after a measured view take from the old rows ([`ClaudeSession::follows`]).
 pub(super) struct Follows {
-    /// The whole file's session id (Claude Code's placeholder names it).
-    pub(super) session_id: Option<String>,
     /// The old context's calls a new result may answer: id, tool name, arguments.
     pub(super) pending: Vec<(String, String, Option<Box<RawValue>>)>,
 }
@@ -336,13 +345,14 @@ impl<'a> ClaudeSession<'a> {
             };
             nodes.push(NodeData { content, result });
         }
-        ClaudeSession { t, rows, node_of_row, nodes, first_of_message, options: LoadOptions::from_env(), follows: None }
+        let options = LoadOptions::from_env();
+        ClaudeSession { t, rows, node_of_row, nodes, first_of_message, options, follows: None, part_of: None }
     }
 
-    /// The session id the rows carry (a followed file's: the whole file's).
-    fn session_id(&self) -> Option<&str> {
-        match &self.follows {
-            Some(f) => f.session_id.as_deref(),
+    /// The session id the rows carry (rows of a longer file: the whole file's).
+    pub(super) fn session_id(&self) -> Option<&str> {
+        match &self.part_of {
+            Some(part) => part.session_id.as_deref(),
             None => self.t.session_id(),
         }
     }
@@ -506,6 +516,10 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
                 looked: None,
                 open: true,
                 answerable: None,
+                anchored: false,
+                anchor: None,
+                survivors: None,
+                loose: Vec::new(),
             };
             let pending = follows.pending.iter().map(|(id, name, arguments)| Call {
                 id: Cow::Borrowed(id.as_str()),

@@ -19,6 +19,9 @@ pub const SIZE_GATE: usize = 5 * 1024 * 1024;
 /// How far back (ms) the chain walk looks for a stand-in when a parent is missing.
 const FALLBACK_WINDOW_MS: i64 = 5000;
 
+/// The most rows [`Chain::survivors`] lists (a restart reads them all again).
+pub const MAX_SURVIVORS: usize = 128;
+
 /// How the loader is run.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LoadOptions {
@@ -56,6 +59,21 @@ pub struct Chain {
     /// when no result follows them yet, appended rows may carry on that message
     /// ([`answerable`]). The positions in `rows` of the message's rows.
     pub answerable: Option<Range<usize>>,
+    /// The uuid map (after the size gate) held a compaction boundary with anchors: an appended
+    /// boundary without them then drops every row before it.
+    pub anchored: bool,
+    /// The anchor the preserved rows were hung from, when they were.
+    pub anchor: Option<String>,
+    /// Every row of the uuid map after the size gate and the relink, in file order, when there
+    /// are at most [`MAX_SURVIVORS`] and the relink hung no row whose parent it dropped from the
+    /// preserved rows: the rows a file made of them followed by rows appended (no boundary
+    /// among them, each user or assistant row hanging from one of them or from none) loads as
+    /// the longer file does (the same map, the same parents, the rest dropped in both).
+    pub survivors: Option<Vec<usize>>,
+    /// With [`Chain::survivors`]: the parents, missing from the rows the map was given, of
+    /// user and assistant rows among them. Missing from the whole file too, they leave those
+    /// rows where they are; a dropped row there would have made them orphans.
+    pub loose: Vec<String>,
 }
 
 /// The uuid map: Claude Code's `Map<uuid, row>`, in first-insertion order (a duplicate uuid keeps
@@ -105,7 +123,10 @@ pub fn load_at(t: &Transcript, options: LoadOptions, leaf: Option<usize>) -> Cha
         map.rows.insert(uuid, i);
         map.parent.insert(uuid, row.parent_uuid());
     }
-    let relinked = relink(t, &mut map);
+    let relink = relink(t, &mut map);
+    let relinked = relink.done;
+    let (survivors, loose) = survivors(t, &map, &relink).unzip();
+    let (anchored, anchor) = (relink.anchored, relinked.flatten().map(str::to_string));
     let leaf = match leaf {
         None => map.live().filter(|u| is_main_message(&t.rows[map.rows[u]])).last(),
         Some(row) => t.rows.get(row).and_then(Row::uuid).filter(|u| map.rows.contains_key(u)),
@@ -119,6 +140,10 @@ pub fn load_at(t: &Transcript, options: LoadOptions, leaf: Option<usize>) -> Cha
             looked: None,
             open: false,
             answerable: None,
+            anchored,
+            anchor,
+            survivors,
+            loose: loose.unwrap_or_default(),
         };
     };
     let (walk, looked) = walk(t, &map, leaf);
@@ -135,7 +160,30 @@ pub fn load_at(t: &Transcript, options: LoadOptions, leaf: Option<usize>) -> Cha
         looked,
         open,
         answerable,
+        anchored,
+        anchor,
+        survivors,
+        loose: loose.unwrap_or_default(),
     }
+}
+
+/// [`Chain::survivors`] and [`Chain::loose`]; `None` past [`MAX_SURVIVORS`] rows or when the
+/// relink hung orphans from the preserved rows. Only the map's rows are looked at, not every
+/// row the map was given.
+fn survivors(t: &Transcript, map: &UuidMap<'_>, relink: &Relink<'_>) -> Option<(Vec<usize>, Vec<String>)> {
+    if relink.orphans || map.rows.len() > MAX_SURVIVORS {
+        return None;
+    }
+    let mut kept: Vec<(&str, usize)> = map.rows.iter().map(|(u, &i)| (*u, i)).collect();
+    kept.sort_by_key(|(u, _)| map.position[u]);
+    let main = kept.iter().filter(|(_, i)| matches!(t.rows[*i].kind(), "user" | "assistant"));
+    let mut loose: Vec<String> = Vec::new();
+    for p in main.filter_map(|(u, _)| map.parent(u)).filter(|p| !map.position.contains_key(p)) {
+        if !loose.iter().any(|l| l == p) {
+            loose.push(p.to_string());
+        }
+    }
+    Some((kept.into_iter().map(|(_, i)| i).collect(), loose))
 }
 
 /// The positions in `chain` of an API message's rows when, the chain's end being open, appended
@@ -240,26 +288,50 @@ fn is_main_message(row: &Row) -> bool {
 pub(super) fn size_gate(t: &Transcript) -> usize {
     let mut start = 0;
     for (i, row) in t.rows.iter().enumerate() {
-        let raw = t.raw(row);
-        let head = &raw[..raw.len().min(256)];
-        let named = memchr::memmem::find(head, b"\"compact_boundary\"").is_some();
-        if named && row.is_compact_boundary() && !is_anchored(row) {
+        if cuts(t, row) {
             start = i;
         }
     }
     start
 }
 
-fn is_anchored(row: &Row) -> bool {
+/// Tells whether the size gate may cut at `row`: a compaction boundary without anchors whose
+/// first 256 bytes name `"compact_boundary"`.
+pub(super) fn cuts(t: &Transcript, row: &Row) -> bool {
+    let raw = t.raw(row);
+    let head = &raw[..raw.len().min(256)];
+    let named = memchr::memmem::find(head, b"\"compact_boundary\"").is_some();
+    named && row.is_compact_boundary() && !is_anchored(row)
+}
+
+/// Tells whether a compaction boundary carries a preserved segment (its anchors).
+pub(super) fn is_anchored(row: &Row) -> bool {
     let meta = row.compact_metadata();
     meta.is_some_and(|m| m.get("preservedSegment").is_some() || m.get("preservedMessages").is_some())
 }
 
+/// What [`relink`] did.
+struct Relink<'t> {
+    /// `None` when nothing was relinked, else the anchor the preserved rows were hung from
+    /// (`None` when rows were only dropped).
+    done: Option<Option<&'t str>>,
+    /// The map held a boundary with anchors.
+    anchored: bool,
+    /// Rows whose parent was dropped were hung from the preserved rows' last.
+    orphans: bool,
+}
+
 /// `applyPreservedSegmentRelinks`: when a boundary carries a preserved segment, gives the listed
-/// rows their new parents and drops the unlisted rows before the last boundary. Returns `None`
-/// when nothing was relinked, else the anchor the preserved rows were hung from (`None` when
-/// rows were only dropped).
-fn relink<'t>(t: &'t Transcript, map: &mut UuidMap<'t>) -> Option<Option<&'t str>> {
+/// rows their new parents and drops the unlisted rows before the last boundary.
+fn relink<'t>(t: &'t Transcript, map: &mut UuidMap<'t>) -> Relink<'t> {
+    let mut anchored = false;
+    let done = relink_rows(t, map, &mut anchored);
+    Relink { done: done.map(|(anchor, _)| anchor), anchored, orphans: done.is_some_and(|(_, o)| o) }
+}
+
+/// [`relink`]'s work: the anchor (as [`Relink::done`]) and whether orphans were hung; sets
+/// `anchored` when the map holds a boundary with anchors.
+fn relink_rows<'t>(t: &'t Transcript, map: &mut UuidMap<'t>, anchored: &mut bool) -> Option<(Option<&'t str>, bool)> {
     let mut last_boundary = None;
     let mut last_anchored = None;
     for (k, u) in map.live().enumerate() {
@@ -271,6 +343,7 @@ fn relink<'t>(t: &'t Transcript, map: &mut UuidMap<'t>) -> Option<Option<&'t str
             }
         }
     }
+    *anchored = last_anchored.is_some();
     let (Some(h), Some((g, anchored_uuid))) = (last_boundary, last_anchored) else {
         return None;
     };
@@ -306,6 +379,7 @@ fn relink<'t>(t: &'t Transcript, map: &mut UuidMap<'t>) -> Option<Option<&'t str
     for u in &dropped {
         map.rows.remove(u);
     }
+    let mut hung = false;
     if let Some((_, uuids)) = &preserved {
         if !dropped.is_empty() {
             let tail = *uuids.last().expect("non-empty");
@@ -315,12 +389,13 @@ fn relink<'t>(t: &'t Transcript, map: &mut UuidMap<'t>) -> Option<Option<&'t str
                 .filter(|u| matches!(t.rows[map.rows[u]].kind(), "user" | "assistant"))
                 .filter(|u| map.parent(u).is_some_and(|p| gone.contains(p)))
                 .collect();
+            hung = !orphans.is_empty();
             for u in orphans {
                 map.parent.insert(u, Some(tail));
             }
         }
     }
-    (preserved.is_some() || !dropped.is_empty()).then(|| preserved.map(|(anchor, _)| anchor))
+    (preserved.is_some() || !dropped.is_empty()).then(|| (preserved.map(|(anchor, _)| anchor), hung))
 }
 
 /// The anchor and the preserved rows of a boundary: `preservedMessages` as listed, else the

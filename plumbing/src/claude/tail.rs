@@ -9,14 +9,23 @@
 //! old one followed by the new rows. Each position's tokens and gains are then those of
 //! its own row and its tool's call, so the old positions keep theirs and the new ones are
 //! measured from the new rows plus the few calls of the old context still waiting for a result.
+//!
+//! A compaction restarts the chain instead ([`ClaudeTail::restart`]): the relink drops every
+//! row before the last boundary but the preserved ones, so the longer file loads as a file of
+//! the few old rows that survive (kept by byte range: the chain's last rows, which a boundary
+//! may preserve, and every row of the map when they are few) followed by the new rows. That
+//! file is measured whole, and the meter's tally restarts with it.
 
+use std::cell::OnceCell;
 use std::collections::HashSet;
+use std::io::{Read, Seek, SeekFrom};
 
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::host::{Claude, ClaudeSession, ClaudeView, Follows};
-use super::loader::{size_gate, LoadOptions, SIZE_GATE};
+use super::host::{Claude, ClaudeSession, ClaudeView, Follows, Part};
+use super::loader::{cuts, is_anchored, load_at, size_gate, LoadOptions, MAX_SURVIVORS, SIZE_GATE};
+use super::transcript::{Row, Transcript};
 use crate::host::{self, Call, Followed, HostData, Role, SessionFile, View};
 
 /// The most calls waiting for a result that a tail keeps (a result answering one not kept is
@@ -24,6 +33,11 @@ use crate::host::{self, Call, Followed, HostData, Role, SessionFile, View};
 const MAX_PENDING: usize = 64;
 /// The most bytes of those calls' arguments a tail keeps.
 const MAX_PENDING_BYTES: usize = 256 << 10;
+/// The most rows of the chain's end a tail keeps the place of (a boundary preserving older
+/// rows is measured with the whole file).
+const MAX_RECENT: usize = 64;
+/// The most bytes of surviving rows a restart reads again.
+const MAX_SURVIVOR_BYTES: u64 = 4 << 20;
 
 /// What the meter keeps of a chain's open end to read rows appended after it: a few ids and the
 /// calls still waiting for a result, whatever the transcript's length.
@@ -36,6 +50,20 @@ pub struct ClaudeTail {
     /// The file holds a compaction boundary the size gate cuts at (`loader::size_gate`): the
     /// file's chain changes when it grows past 5 MiB. Without one, the gate keeps every row.
     gated: bool,
+    /// The uuid map held a boundary with anchors (`loader::Chain::anchored`).
+    anchored: bool,
+    /// The chain's end is open (`loader::open_end`): rows hanging from it are followed alone.
+    /// Else only a restart reads new rows.
+    ends_open: bool,
+    /// The relink's anchor while no row has it (a new row that does is a restart).
+    anchor: Option<String>,
+    /// Where the chain's last rows are (at most [`MAX_RECENT`]), in file order: an appended
+    /// boundary may preserve them. `None` when no row may be read again (fold records of the
+    /// store apply to the file's rows, which a restart would not see).
+    recent: Option<Vec<Kept>>,
+    /// Where every row of the uuid map is (`loader::Chain::survivors`), in file order, when
+    /// they are few: what a restart reads before the new rows.
+    survivors: Option<Vec<Kept>>,
     /// The leaf's uuid (Claude Code's leaf: the last main message).
     leaf: String,
     /// The latest timestamp of a row the walk looked for a stand-in parent for: a new row must
@@ -80,6 +108,65 @@ impl Open {
 /// A call waiting for a result: id, tool name, arguments (raw JSON).
 type Pending = (String, String, Option<String>);
 
+/// Where a row of the file is: its uuid and its line's bytes (no newline).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct Kept {
+    uuid: String,
+    at: u64,
+    len: u64,
+}
+
+impl Kept {
+    /// The place of `row` (of a file whose byte 0 is the whole file's byte `base`).
+    fn of(row: &Row, base: u64) -> Option<Kept> {
+        Some(Kept { uuid: row.uuid()?.to_string(), at: base + row.raw.start as u64, len: row.raw.len() as u64 })
+    }
+}
+
+/// Where the rows of a file read for a restart are in the whole file, and its figures.
+pub(super) struct Whole {
+    /// The whole file's length.
+    len: u64,
+    /// The options it is loaded with (the file read is loaded without the size gate).
+    no_size_gate: bool,
+    /// [`ClaudeTail::gated`] and [`ClaudeTail::anchored`] of the whole file.
+    gated: bool,
+    anchored: bool,
+    /// The old rows, first in the file read (by row index).
+    old: Vec<Kept>,
+    /// Where the new rows start in the file read, and the whole file's byte there.
+    start: usize,
+    base: u64,
+}
+
+impl Whole {
+    /// The place of row `r` of `t` (the file read) in the whole file.
+    fn place(&self, t: &Transcript, r: usize) -> Option<Kept> {
+        let row = &t.rows[r];
+        match row.raw.start >= self.start {
+            true => Kept::of(row, self.base.checked_sub(self.start as u64)?),
+            false => self.old.get(r).cloned(),
+        }
+    }
+}
+
+/// `survivors` followed by `new`, when that stays within [`MAX_SURVIVORS`] and
+/// [`MAX_SURVIVOR_BYTES`].
+fn survive(survivors: Option<Vec<Kept>>, new: &[Kept]) -> Option<Vec<Kept>> {
+    let mut all = survivors?;
+    all.extend_from_slice(new);
+    let bytes: u64 = all.iter().map(|k| k.len).sum();
+    (all.len() <= MAX_SURVIVORS && bytes <= MAX_SURVIVOR_BYTES).then_some(all)
+}
+
+/// `recent` followed by `new`, the last [`MAX_RECENT`] kept.
+fn recent(recent: Option<Vec<Kept>>, new: &[Kept]) -> Option<Vec<Kept>> {
+    let mut recent = recent?;
+    recent.extend_from_slice(new);
+    recent.drain(..recent.len().saturating_sub(MAX_RECENT));
+    Some(recent)
+}
+
 /// Adds `call` to the calls waiting for a result (a later call of the same id is the one a
 /// result finds).
 fn wait(pending: &mut Vec<Pending>, call: &Call<'_>) {
@@ -93,45 +180,68 @@ impl ClaudeTail {
     /// name, every message id, and the context's call and result ids.
     pub(super) fn of(v: &ClaudeView<'_, '_>, view: &View<'_, '_>, ids: &mut dyn FnMut(&str)) -> Option<ClaudeTail> {
         let host = v.host;
-        if host.follows.is_some() || !v.chain.open {
+        if host.follows.is_some() {
             return None;
         }
         let t = &host.t;
-        let (leaf, tip) = (&t.rows[v.chain.leaf?], &t.rows[*v.chain.rows.last()?]);
-        for row in &t.rows {
-            row.uuid().into_iter().chain(row.parent_uuid()).chain(row.message_id()).for_each(&mut *ids);
-            if let Some(meta) = row.compact_metadata() {
-                strings(meta, ids);
-            }
-        }
-        let mut answered = HashSet::new();
-        for unit in view.units.iter().filter(|u| u.role == Role::ToolResult) {
-            if let Some(target) = &unit.target {
-                ids(target);
-                answered.insert(target.as_ref());
-            }
-        }
+        t.rows.iter().for_each(|row| row_ids(row, ids));
+        let results = view.units.iter().filter(|u| u.role == Role::ToolResult);
+        results.filter_map(|u| u.target.as_deref()).for_each(&mut *ids);
         view.calls.iter().for_each(|c| ids(&c.id));
+        let whole = Whole {
+            len: t.file.raw().len() as u64,
+            no_size_gate: host.options.no_size_gate,
+            gated: size_gate(t) != 0,
+            anchored: v.chain.anchored,
+            old: Vec::new(),
+            start: 0,
+            base: 0,
+        };
+        let whole = host.part_of.as_ref().and_then(|p| p.whole.as_ref()).unwrap_or(&whole);
+        ClaudeTail::made(v, view, whole)
+    }
+
+    /// The tail of a view at Claude Code's own leaf (of the whole file, or of the rows a restart
+    /// read); `None` when its end is not open and it cannot restart either.
+    fn made(v: &ClaudeView<'_, '_>, view: &View<'_, '_>, whole: &Whole) -> Option<ClaudeTail> {
+        let (t, chain) = (&v.host.t, &v.chain);
+        let (leaf, tip) = (&t.rows[chain.leaf?], &t.rows[*chain.rows.last()?]);
+        let place = |rows: &[usize]| rows.iter().map(|&r| whole.place(t, r)).collect::<Option<Vec<_>>>();
+        // Fold records of the store apply to the whole file's rows: not read again.
+        let restartable = view.session.stored.is_empty();
+        let survivors = chain.survivors.as_deref().filter(|_| restartable).and_then(|rows| survive(place(rows), &[]));
+        if !chain.open && survivors.is_none() {
+            return None;
+        }
+        let answered: HashSet<&str> =
+            view.units.iter().filter(|u| u.role == Role::ToolResult).filter_map(|u| u.target.as_deref()).collect();
         // The context's last call of each id is the one a result finds (later ones win).
         let mut pending = Vec::new();
         for call in view.calls.iter().filter(|c| !answered.contains(c.id.as_ref())) {
             wait(&mut pending, call);
         }
+        let mut recent = place(&chain.rows[chain.rows.len().saturating_sub(MAX_RECENT)..])?;
+        recent.sort_by_key(|k| k.at);
         Some(ClaudeTail {
-            len: t.file.raw().len() as u64,
-            no_size_gate: host.options.no_size_gate,
-            gated: size_gate(t) != 0,
-            looked: v.chain.looked,
+            len: whole.len,
+            no_size_gate: whole.no_size_gate,
+            gated: whole.gated,
+            anchored: whole.anchored,
+            ends_open: chain.open,
+            anchor: chain.anchor.clone().filter(|a| chain.loose.contains(a)),
+            recent: restartable.then_some(recent),
+            survivors,
+            looked: chain.looked,
             leaf: leaf.uuid()?.to_string(),
             tip: tip.uuid()?.to_string(),
             hung: (tip.uuid() != leaf.uuid()).then(|| tip.timestamp().map(str::to_string)),
-            open: v.chain.answerable.clone().and_then(|range| {
-                let rows = &v.chain.rows;
+            open: chain.answerable.clone().and_then(|range| {
+                let rows = &chain.rows;
                 let id = t.rows[rows[range.end - 1]].message_id()?;
                 let uuids = rows[range.clone()].iter().map(|&r| t.rows[r].uuid().map(str::to_string));
                 Open::of(id, uuids.collect::<Option<_>>()?, range.end < rows.len())
             }),
-            session_id: t.session_id().map(str::to_string),
+            session_id: v.host.session_id().map(str::to_string),
             pending: bounded(pending),
         })
     }
@@ -151,8 +261,17 @@ impl ClaudeTail {
     /// of 5 MiB, or holds no boundary the gate would cut at: the new rows are no boundaries).
     /// The first rows may carry on the open message while no result follows it; every other
     /// message id is new (in `fresh`), and once a result has answered a row before the tip, new
-    /// to the rows before it too. `None` when they do not.
-    pub(crate) fn follow<'a>(&self, appended: &'a SessionFile) -> Option<Followed<'a>> {
+    /// to the rows before it too. Else, the rows may restart the chain ([`ClaudeTail::restart`]).
+    /// `None` when they do neither.
+    pub(crate) fn follow<'a>(&self, appended: &'a SessionFile, room: &'a OnceCell<SessionFile>) -> Option<Followed<'a>> {
+        self.append(appended).or_else(|| self.restart(appended, room))
+    }
+
+    /// [`ClaudeTail::follow`]'s rows continuing the chain's open end.
+    fn append<'a>(&self, appended: &'a SessionFile) -> Option<Followed<'a>> {
+        if !self.ends_open {
+            return None;
+        }
         let options = LoadOptions::from_env();
         let len = self.len.checked_add(appended.raw().len() as u64)?;
         let gate = |len: u64| !options.no_size_gate && len > SIZE_GATE as u64;
@@ -174,7 +293,8 @@ impl ClaudeTail {
         let mut off_tip = false;
         for n in 0..data.nodes.len() {
             let row = data.row(n);
-            let uuid = row.uuid()?;
+            // A row taking the relink's anchor is hung under the preserved rows: a restart.
+            let uuid = row.uuid().filter(|u| Some(*u) != self.anchor.as_deref())?;
             let early = self.looked.is_some_and(|l| row.time_ms().is_some_and(|at| at <= l));
             let bad = early || row.is_sidechain() || row.is_compact_boundary() || row.is_compact_summary();
             let answers = row.kind() == "user"
@@ -233,10 +353,16 @@ impl ClaudeTail {
         for call in calls.iter().filter(|c| !answered.contains(c.id.as_ref())) {
             wait(&mut pending, call);
         }
+        let new: Vec<Kept> = (0..data.nodes.len()).map(|n| Kept::of(data.row(n), self.len)).collect::<Option<_>>()?;
         let tail = ClaudeTail {
             len,
             no_size_gate: self.no_size_gate,
             gated: self.gated,
+            anchored: self.anchored,
+            ends_open: true,
+            anchor: self.anchor.clone(),
+            recent: recent(self.recent.clone(), &new),
+            survivors: survive(self.survivors.clone(), &new),
             looked: self.looked,
             leaf,
             tip,
@@ -249,10 +375,100 @@ impl ClaudeTail {
             let arguments = arguments.as_ref().and_then(|a| RawValue::from_string(a.clone()).ok());
             (id.clone(), name.clone(), arguments)
         });
-        data.follows = Some(Follows { session_id: self.session_id.clone(), pending: lent.collect() });
+        data.follows = Some(Follows { pending: lent.collect() });
+        data.part_of = Some(Part { session_id: self.session_id.clone(), whole: None });
         let (header, nodes) = (data.header(appended), data.nodes(appended));
         let session = host::Session::new(&Claude, appended, header, nodes, HostData::Claude(data));
-        Some(Followed { session, fresh, tail: host::Tail::Claude(tail) })
+        Some(Followed { session, restart: false, fresh, known: Vec::new(), tail: host::Tail::Claude(tail) })
+    }
+
+    /// [`ClaudeTail::follow`]'s rows restarting the chain: the longer file's uuid map, after the
+    /// size gate and the relink, is that of a file of a few old rows, read again by their
+    /// places, followed by the new rows (all of them, or from the boundary on), so its chain is
+    /// that file's (loaded without the gate, which the places already passed). The new rows'
+    /// uuids must be new (the map keeps every old row where it was), and so must the parents,
+    /// missing from that file, of its user and assistant rows (a dropped row there would make
+    /// them orphans, hung from the preserved rows). The old rows are:
+    /// - with no boundary among the new rows: every row of the map ([`Chain::survivors`]: the
+    ///   relink and the gate drop the same rows as before, the new ones at none's place);
+    /// - with one boundary with anchors: the chain's last rows it names (the preserved ones,
+    ///   the rest dropped in both files); its relink must hang them (all present);
+    /// - with one boundary without anchors, when the map held one with anchors (the relink then
+    ///   drops every row before it) or the size gate cuts at it: none, and the new rows from it.
+    ///
+    /// Every row before the boundary, old or new, is then dropped alike, or kept alike.
+    ///
+    /// [`Chain::survivors`]: super::loader::Chain::survivors
+    pub(crate) fn restart<'a>(&self, appended: &SessionFile, room: &'a OnceCell<SessionFile>) -> Option<Followed<'a>> {
+        let options = LoadOptions::from_env();
+        let len = self.len.checked_add(appended.raw().len() as u64)?;
+        let gate = |len: u64| !options.no_size_gate && len > SIZE_GATE as u64;
+        if options.no_size_gate != self.no_size_gate || self.gated && gate(self.len) != gate(len) {
+            return None;
+        }
+        let new = Transcript::parse(appended.share());
+        if new.torn.is_some() {
+            return None;
+        }
+        let boundaries: Vec<&Row> = new.rows.iter().filter(|r| r.is_conversation() && r.is_compact_boundary()).collect();
+        let (old, skip, gated, anchored) = match boundaries[..] {
+            [] => (self.survivors.clone()?, 0, self.gated, self.anchored),
+            [b] if is_anchored(b) => {
+                let raw = new.raw(b);
+                let named = |k: &&Kept| memchr::memmem::find(raw, format!("\"{}\"", k.uuid).as_bytes()).is_some();
+                (self.recent.as_ref()?.iter().filter(named).cloned().collect(), 0, self.gated, true)
+            }
+            [b] => {
+                let cut = gate(len) && cuts(&new, b);
+                if !cut && !self.anchored {
+                    return None;
+                }
+                (Vec::new(), b.raw.start, self.gated || cuts(&new, b), !cut)
+            }
+            _ => return None,
+        };
+        let mut bytes = Vec::new();
+        let mut file = std::fs::File::open(&appended.path).ok()?;
+        for k in &old {
+            file.seek(SeekFrom::Start(k.at)).ok()?;
+            (&mut file).take(k.len).read_to_end(&mut bytes).ok()?;
+            bytes.push(b'\n');
+        }
+        let start = bytes.len();
+        bytes.extend_from_slice(&appended.raw()[skip..]);
+        let file = room.get_or_init(|| SessionFile::from_bytes(appended.path.clone(), bytes));
+        let mut data = ClaudeSession::read(file);
+        data.options = LoadOptions { no_size_gate: true };
+        // The old rows must be read as they were kept.
+        let read = data.t.rows.iter().take(old.len()).map(Row::uuid);
+        if data.t.rows.len() < old.len() || !read.eq(old.iter().map(|k| Some(k.uuid.as_str()))) {
+            return None;
+        }
+        let chain = load_at(&data.t, data.options, None);
+        if chain.leaf.is_none() || matches!(boundaries[..], [b] if is_anchored(b)) && !chain.relinked {
+            return None;
+        }
+        let mut fresh = Vec::new();
+        let mut uuids = HashSet::new();
+        for row in data.t.rows.iter().filter(|r| r.raw.start >= start && r.is_conversation()) {
+            let uuid = row.uuid()?;
+            if !uuids.insert(uuid) {
+                return None;
+            }
+            // The anchor is no row's but named: no old row has it.
+            if Some(uuid) != self.anchor.as_deref() {
+                fresh.push(uuid.to_string());
+            }
+        }
+        fresh.extend(chain.loose.iter().filter(|p| !uuids.contains(p.as_str())).cloned());
+        let no_size_gate = self.no_size_gate;
+        let whole = Whole { len, no_size_gate, gated, anchored, old, start, base: self.len + skip as u64 };
+        data.part_of = Some(Part { session_id: self.session_id.clone(), whole: Some(whole) });
+        let (header, nodes) = (data.header(file), data.nodes(file));
+        let session = host::Session::new(&Claude, file, header, nodes, HostData::Claude(data));
+        let mut known = Vec::new();
+        let tail = View::at(&session, session.default_leaf()).ok()?.tail(&mut |id| known.push(id.to_string()))?;
+        Some(Followed { session, restart: true, fresh, known, tail })
     }
 }
 
@@ -267,6 +483,15 @@ fn bounded(mut pending: Vec<Pending>) -> Vec<Pending> {
     let keep = keep.count().min(MAX_PENDING);
     pending.drain(..pending.len() - keep);
     pending
+}
+
+/// Gives `each` a row's uuid, parent uuid and message id, and every string of its
+/// `compactMetadata` (a boundary's anchors and listed uuids).
+fn row_ids(row: &Row, each: &mut dyn FnMut(&str)) {
+    row.uuid().into_iter().chain(row.parent_uuid()).chain(row.message_id()).for_each(&mut *each);
+    if let Some(meta) = row.compact_metadata() {
+        strings(meta, each);
+    }
 }
 
 /// Gives every string in a JSON value to `each` (a boundary's anchors and listed uuids).

@@ -109,11 +109,12 @@ pub enum Tail {
 
 impl Tail {
     /// Reads `appended` (the bytes appended to the file after this tail's view, whole lines) as
-    /// rows continuing the view's context without changing it, or `None` when they may not be
-    /// (then the whole file must be measured).
-    pub fn follow<'a>(&self, appended: &'a SessionFile) -> Option<Followed<'a>> {
+    /// rows continuing the view's context without changing it, or as rows that restart it from
+    /// a few old rows the tail names (read again from `appended.path`, put with the new rows in
+    /// `room`), or `None` when they may be neither (then the whole file must be measured).
+    pub fn follow<'a>(&self, appended: &'a SessionFile, room: &'a std::cell::OnceCell<SessionFile>) -> Option<Followed<'a>> {
         match self {
-            Tail::Claude(tail) => tail.follow(appended),
+            Tail::Claude(tail) => tail.follow(appended, room),
         }
     }
 
@@ -127,13 +128,19 @@ impl Tail {
 
 /// Rows appended after a view's end, read by [`Tail::follow`]: the whole file's context at the
 /// host's leaf is the view's followed by the positions of `session`'s view (at
-/// [`Session::default_leaf`]), provided no id in `fresh` is one of the old file's (those
-/// [`View::tail`] gave).
+/// [`Session::default_leaf`]), or, when `restart`, those positions alone, provided no id in
+/// `fresh` is one of the old file's (those [`View::tail`] gave).
 pub struct Followed<'a> {
-    /// The appended rows alone; its view's context is the new positions, in order.
+    /// The appended rows alone, or (`restart`) with the old rows they restart from; its view's
+    /// context is the new positions, in order.
     pub session: Session<'a>,
+    /// The context restarts: `session`'s view is all of it, not what follows the old one (a
+    /// compaction's rows; nothing of the old context's figures carries over).
+    pub restart: bool,
     /// The ids the new rows bring: each must be new to the file.
     pub fresh: Vec<String>,
+    /// Ids the file holds after the new rows, old or new, that a later row must not take.
+    pub known: Vec<String>,
     /// The tail after the new rows.
     pub tail: Tail,
 }
