@@ -65,12 +65,12 @@ pub struct ClaudeTail {
     /// they are few: what a restart reads before the new rows.
     survivors: Option<Vec<Kept>>,
     /// The leaf's uuid (Claude Code's leaf: the last main message).
-    leaf: String,
+    leaf: Option<String>,
     /// The latest timestamp of a row the walk looked for a stand-in parent for: a new row must
     /// be later (or have none), so that it stands in for nothing (`loader::Chain::looked`).
     looked: Option<i64>,
     /// The chain's last row (the tip; new rows hang from it).
-    tip: String,
+    tip: Option<String>,
     /// When rows are hung under the leaf (the tip is not the leaf): the last one's timestamp.
     hung: Option<Option<String>>,
     /// The API message whose rows end the chain, followed only by results under them
@@ -132,6 +132,9 @@ pub(super) struct Whole {
     /// [`ClaudeTail::gated`] and [`ClaudeTail::anchored`] of the whole file.
     gated: bool,
     anchored: bool,
+    /// A compaction dropped rows of the whole file (else its survivors are all of its rows:
+    /// reading them again would be measuring it whole).
+    compacted: bool,
     /// The old rows, first in the file read (by row index).
     old: Vec<Kept>,
     /// Where the new rows start in the file read, and the whole file's byte there.
@@ -193,6 +196,7 @@ impl ClaudeTail {
             no_size_gate: host.options.no_size_gate,
             gated: size_gate(t) != 0,
             anchored: v.chain.anchored,
+            compacted: v.chain.relinked || v.chain.gate_start > 0,
             old: Vec::new(),
             start: 0,
             base: 0,
@@ -205,11 +209,12 @@ impl ClaudeTail {
     /// read); `None` when its end is not open and it cannot restart either.
     fn made(v: &ClaudeView<'_, '_>, view: &View<'_, '_>, whole: &Whole) -> Option<ClaudeTail> {
         let (t, chain) = (&v.host.t, &v.chain);
-        let (leaf, tip) = (&t.rows[chain.leaf?], &t.rows[*chain.rows.last()?]);
+        let (leaf, tip) = (chain.leaf.map(|r| &t.rows[r]), chain.rows.last().map(|&r| &t.rows[r]));
         let place = |rows: &[usize]| rows.iter().map(|&r| whole.place(t, r)).collect::<Option<Vec<_>>>();
         // Fold records of the store apply to the whole file's rows: not read again.
         let restartable = view.session.stored.is_empty();
-        let survivors = chain.survivors.as_deref().filter(|_| restartable).and_then(|rows| survive(place(rows), &[]));
+        let survivors = chain.survivors.as_deref().filter(|_| restartable && whole.compacted);
+        let survivors = survivors.and_then(|rows| survive(place(rows), &[]));
         if !chain.open && survivors.is_none() {
             return None;
         }
@@ -232,9 +237,9 @@ impl ClaudeTail {
             recent: restartable.then_some(recent),
             survivors,
             looked: chain.looked,
-            leaf: leaf.uuid()?.to_string(),
-            tip: tip.uuid()?.to_string(),
-            hung: (tip.uuid() != leaf.uuid()).then(|| tip.timestamp().map(str::to_string)),
+            leaf: leaf.and_then(Row::uuid).map(str::to_string),
+            tip: tip.and_then(Row::uuid).map(str::to_string),
+            hung: tip.filter(|tip| tip.uuid() != leaf.and_then(Row::uuid)).map(|tip| tip.timestamp().map(str::to_string)),
             open: chain.answerable.clone().and_then(|range| {
                 let rows = &chain.rows;
                 let id = t.rows[rows[range.end - 1]].message_id()?;
@@ -247,8 +252,8 @@ impl ClaudeTail {
     }
 
     /// The leaf's uuid.
-    pub(crate) fn leaf_id(&self) -> &str {
-        &self.leaf
+    pub(crate) fn leaf_id(&self) -> Option<&str> {
+        self.leaf.as_deref()
     }
 
     /// Reads `appended` as rows continuing the chain's open end: every conversation row hangs
@@ -285,7 +290,7 @@ impl ClaudeTail {
         let mut fresh = Vec::new();
         let mut uuids = HashSet::new();
         let mut messages = HashSet::new();
-        let mut parent = self.tip.as_str();
+        let mut parent = self.tip.as_deref()?;
         let mut hung = self.hung.as_ref().map(Option::as_deref);
         let mut open = self.open.clone();
         // A result answered a row before the tip: the rows after it are read as continuing the
@@ -332,9 +337,9 @@ impl ClaudeTail {
             };
             parent = uuid;
         }
-        let (tip, hung) = (parent.to_string(), hung.map(|t| t.map(str::to_string)));
+        let (tip, hung) = (Some(parent.to_string()), hung.map(|t| t.map(str::to_string)));
         let leaf = match data.last_main() {
-            Some(n) => data.row(n).uuid()?.to_string(),
+            Some(n) => Some(data.row(n).uuid()?.to_string()),
             None => self.leaf.clone(),
         };
         let calls: Vec<_> = (0..data.nodes.len()).flat_map(|n| data.calls_of(n)).collect();
@@ -445,7 +450,7 @@ impl ClaudeTail {
             return None;
         }
         let chain = load_at(&data.t, data.options, None);
-        if chain.leaf.is_none() || matches!(boundaries[..], [b] if is_anchored(b)) && !chain.relinked {
+        if matches!(boundaries[..], [b] if is_anchored(b)) && !chain.relinked {
             return None;
         }
         let mut fresh = Vec::new();
@@ -462,7 +467,8 @@ impl ClaudeTail {
         }
         fresh.extend(chain.loose.iter().filter(|p| !uuids.contains(p.as_str())).cloned());
         let no_size_gate = self.no_size_gate;
-        let whole = Whole { len, no_size_gate, gated, anchored, old, start, base: self.len + skip as u64 };
+        let (compacted, base) = (true, self.len + skip as u64);
+        let whole = Whole { len, no_size_gate, gated, anchored, compacted, old, start, base };
         data.part_of = Some(Part { session_id: self.session_id.clone(), whole: Some(whole) });
         let (header, nodes) = (data.header(file), data.nodes(file));
         let session = host::Session::new(&Claude, file, header, nodes, HostData::Claude(data));

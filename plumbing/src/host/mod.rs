@@ -118,8 +118,9 @@ impl Tail {
         }
     }
 
-    /// The id of the leaf the view ends at (the leaf a whole measure of the file finds).
-    pub fn leaf_id(&self) -> &str {
+    /// The id of the leaf the view ends at (the leaf a whole measure of the file finds; none
+    /// when the file has no message to end at, as right after a compaction's boundary).
+    pub fn leaf_id(&self) -> Option<&str> {
         match self {
             Tail::Claude(tail) => tail.leaf_id(),
         }
