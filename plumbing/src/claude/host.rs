@@ -298,7 +298,7 @@ pub struct ClaudeSession<'a> {
     /// end lends them. Its view is then every row, in file order (the new context positions).
     pub(super) follows: Option<Follows>,
     /// When the rows are part of a longer file ([`super::tail`]).
-    pub(super) part_of: Option<Part>,
+    pub(super) part_of: Option<Box<Part>>,
 }
 
 /// What rows that are part of a longer file know of it ([`ClaudeSession::part_of`]).
@@ -518,6 +518,7 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
                 answerable: None,
                 anchored: false,
                 anchor: None,
+                reused: false,
                 survivors: None,
                 loose: Vec::new(),
             };

@@ -64,6 +64,9 @@ pub struct Chain {
     pub anchored: bool,
     /// The anchor the preserved rows were hung from, when they were.
     pub anchor: Option<String>,
+    /// A uuid was written twice (the map keeps the later row at the first one's place, so the
+    /// rows' order in the file is not the map's).
+    pub reused: bool,
     /// Every row of the uuid map after the size gate and the relink, in file order, when there
     /// are at most [`MAX_SURVIVORS`] and the relink hung no row whose parent it dropped from the
     /// preserved rows: the rows a file made of them followed by rows appended (no boundary
@@ -111,12 +114,15 @@ pub fn load(t: &Transcript, options: LoadOptions) -> Chain {
 pub fn load_at(t: &Transcript, options: LoadOptions, leaf: Option<usize>) -> Chain {
     let gate_start = if options.no_size_gate || t.file.raw().len() <= SIZE_GATE { 0 } else { size_gate(t) };
     let mut map = UuidMap { order: Vec::new(), rows: HashMap::new(), parent: HashMap::new(), position: HashMap::new() };
+    let mut reused = false;
     for (i, row) in t.rows.iter().enumerate().skip(gate_start) {
         if !row.is_conversation() {
             continue;
         }
         let uuid = row.uuid().expect("conversation rows have a uuid");
-        if !map.rows.contains_key(uuid) {
+        if map.rows.contains_key(uuid) {
+            reused = true;
+        } else {
             map.position.insert(uuid, map.order.len());
             map.order.push(uuid);
         }
@@ -142,6 +148,7 @@ pub fn load_at(t: &Transcript, options: LoadOptions, leaf: Option<usize>) -> Cha
             answerable: None,
             anchored,
             anchor,
+            reused,
             survivors,
             loose: loose.unwrap_or_default(),
         };
@@ -162,6 +169,7 @@ pub fn load_at(t: &Transcript, options: LoadOptions, leaf: Option<usize>) -> Cha
         answerable,
         anchored,
         anchor,
+        reused,
         survivors,
         loose: loose.unwrap_or_default(),
     }

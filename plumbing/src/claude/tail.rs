@@ -234,12 +234,15 @@ impl ClaudeTail {
             anchored: whole.anchored,
             ends_open: chain.open,
             anchor: chain.anchor.clone().filter(|a| chain.loose.contains(a)),
-            recent: restartable.then_some(recent),
+            // In file order, a reused uuid's row would not be at its place in the map.
+            recent: (restartable && !chain.reused).then_some(recent),
             survivors,
             looked: chain.looked,
             leaf: leaf.and_then(Row::uuid).map(str::to_string),
             tip: tip.and_then(Row::uuid).map(str::to_string),
-            hung: tip.filter(|tip| tip.uuid() != leaf.and_then(Row::uuid)).map(|tip| tip.timestamp().map(str::to_string)),
+            hung: tip
+                .filter(|tip| tip.uuid() != leaf.and_then(Row::uuid))
+                .map(|tip| tip.timestamp().map(str::to_string)),
             open: chain.answerable.clone().and_then(|range| {
                 let rows = &chain.rows;
                 let id = t.rows[rows[range.end - 1]].message_id()?;
@@ -268,7 +271,11 @@ impl ClaudeTail {
     /// message id is new (in `fresh`), and once a result has answered a row before the tip, new
     /// to the rows before it too. Else, the rows may restart the chain ([`ClaudeTail::restart`]).
     /// `None` when they do neither.
-    pub(crate) fn follow<'a>(&self, appended: &'a SessionFile, room: &'a OnceCell<SessionFile>) -> Option<Followed<'a>> {
+    pub(crate) fn follow<'a>(
+        &self,
+        appended: &'a SessionFile,
+        room: &'a OnceCell<SessionFile>,
+    ) -> Option<Followed<'a>> {
         self.append(appended).or_else(|| self.restart(appended, room))
     }
 
@@ -381,7 +388,7 @@ impl ClaudeTail {
             (id.clone(), name.clone(), arguments)
         });
         data.follows = Some(Follows { pending: lent.collect() });
-        data.part_of = Some(Part { session_id: self.session_id.clone(), whole: None });
+        data.part_of = Some(Box::new(Part { session_id: self.session_id.clone(), whole: None }));
         let (header, nodes) = (data.header(appended), data.nodes(appended));
         let session = host::Session::new(&Claude, appended, header, nodes, HostData::Claude(data));
         Some(Followed { session, restart: false, fresh, known: Vec::new(), tail: host::Tail::Claude(tail) })
@@ -415,7 +422,8 @@ impl ClaudeTail {
         if new.torn.is_some() {
             return None;
         }
-        let boundaries: Vec<&Row> = new.rows.iter().filter(|r| r.is_conversation() && r.is_compact_boundary()).collect();
+        let boundaries: Vec<&Row> =
+            new.rows.iter().filter(|r| r.is_conversation() && r.is_compact_boundary()).collect();
         let (old, skip, gated, anchored) = match boundaries[..] {
             [] => (self.survivors.clone()?, 0, self.gated, self.anchored),
             [b] if is_anchored(b) => {
@@ -466,10 +474,9 @@ impl ClaudeTail {
             }
         }
         fresh.extend(chain.loose.iter().filter(|p| !uuids.contains(p.as_str())).cloned());
-        let no_size_gate = self.no_size_gate;
-        let (compacted, base) = (true, self.len + skip as u64);
-        let whole = Whole { len, no_size_gate, gated, anchored, compacted, old, start, base };
-        data.part_of = Some(Part { session_id: self.session_id.clone(), whole: Some(whole) });
+        let (no_size_gate, base) = (self.no_size_gate, self.len + skip as u64);
+        let whole = Whole { len, no_size_gate, gated, anchored, compacted: true, old, start, base };
+        data.part_of = Some(Box::new(Part { session_id: self.session_id.clone(), whole: Some(whole) }));
         let (header, nodes) = (data.header(file), data.nodes(file));
         let session = host::Session::new(&Claude, file, header, nodes, HostData::Claude(data));
         let mut known = Vec::new();

@@ -112,7 +112,11 @@ impl Tail {
     /// rows continuing the view's context without changing it, or as rows that restart it from
     /// a few old rows the tail names (read again from `appended.path`, put with the new rows in
     /// `room`), or `None` when they may be neither (then the whole file must be measured).
-    pub fn follow<'a>(&self, appended: &'a SessionFile, room: &'a std::cell::OnceCell<SessionFile>) -> Option<Followed<'a>> {
+    pub fn follow<'a>(
+        &self,
+        appended: &'a SessionFile,
+        room: &'a std::cell::OnceCell<SessionFile>,
+    ) -> Option<Followed<'a>> {
         match self {
             Tail::Claude(tail) => tail.follow(appended, room),
         }

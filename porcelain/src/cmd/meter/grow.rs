@@ -76,7 +76,9 @@ impl MemoEntry {
                 let last = followed.tail.leaf_id().map(str::to_string);
                 // A filter's "maybe" is not looked for: the host's ids need not be written as
                 // they read, and one turn's few ids seldom meet one.
-                if leaf.is_some_and(|id| Some(id) != last.as_deref()) || followed.fresh.iter().any(|id| ids.may_contain(id)) {
+                if leaf.is_some_and(|id| Some(id) != last.as_deref())
+                    || followed.fresh.iter().any(|id| ids.may_contain(id))
+                {
                     return None;
                 }
                 followed.fresh.iter().chain(&followed.known).for_each(|id| ids.insert(id));
@@ -759,6 +761,72 @@ mod tests {
         let old = lines[..=at].concat();
         assert!(grown_by(&path, &old, &user(&rows[at]["timestamp"]), &fold).is_some(), "a later row");
         assert!(grown_by(&path, &old, &user(&rows[orphan]["timestamp"]), &fold).is_none(), "as old as the orphan");
+    }
+
+    /// `compact` grown across its compaction: the boundary, the summary (the relink's anchor)
+    /// and the row under it restart the chain from the rows that survive (the preserved row, and
+    /// those from the boundary on), with the whole measure's reading; appends whose restart the
+    /// rows read again could not prove are measured whole.
+    #[test]
+    fn claude_compactions_restart_unless_other_rows_would_survive() {
+        use serde_json::{json, Value};
+        let dir = tempfile::tempdir().unwrap();
+        let (lines, rows) = fixture_rows("compact");
+        let boundary = rows.iter().position(|r| r["subtype"] == "compact_boundary").unwrap();
+        let summary = boundary + 1;
+        assert_eq!(rows[summary]["isCompactSummary"], true);
+        assert_eq!(rows[boundary]["compactMetadata"]["preservedSegment"]["anchorUuid"], rows[summary]["uuid"]);
+        let fold = pi_fold();
+        let path = dir.path().join("t.jsonl");
+        let cut = |at: usize| lines[..at].concat();
+        let grow = |at: usize, append: &[u8]| grown_by(&path, &cut(at), append, &fold);
+        // Cut before the boundary, after it, after the summary: grown by each next row, or all
+        // of them up to the next assistant row.
+        let next = (summary + 1..rows.len()).find(|&i| rows[i]["type"] == "assistant").unwrap();
+        for at in [boundary, summary, summary + 1] {
+            assert!(grow(at, &lines[at]).is_some(), "cut before line {}: the next row", at + 1);
+            assert!(grow(at, &lines[at..=next].concat()).is_some(), "cut before line {}: a turn", at + 1);
+        }
+        let line = |r: &Value| format!("{r}\n").into_bytes();
+        let edited = |i: usize, edit: &dyn Fn(&mut Value)| {
+            let mut r = rows[i].clone();
+            edit(&mut r);
+            line(&r)
+        };
+        let first = rows.iter().find(|r| r["type"] == "user").unwrap()["uuid"].clone();
+        let dropped = rows[..boundary].iter().rev().find(|r| r["type"] == "user").unwrap()["uuid"].clone();
+        let unlisted = |r: &mut Value| {
+            r["compactMetadata"]["preservedMessages"]["uuids"] = json!(["0000aaaa-0000-4000-8000-000000000009"]);
+            r["compactMetadata"]["preservedSegment"]["tailUuid"] = json!("0000aaaa-0000-4000-8000-000000000009");
+        };
+        let unanchored = |r: &mut Value| {
+            let meta = r["compactMetadata"].as_object_mut().unwrap();
+            meta.remove("preservedSegment");
+            meta.remove("preservedMessages");
+        };
+        let fresh = |r: &mut Value| r["uuid"] = json!("0000aaaa-0000-4000-8000-000000000001");
+        let cases: [(&str, usize, Vec<u8>); 4] = [
+            ("a boundary preserving a row no file has (no relink)", boundary, edited(boundary, &unlisted)),
+            (
+                "a boundary without anchors under 5 MiB, no boundary with them before",
+                boundary,
+                edited(boundary, &unanchored),
+            ),
+            (
+                "a row after the boundary taking an old uuid",
+                boundary,
+                [lines[boundary].clone(), lines[summary].clone(), edited(summary + 1, &|r| r["uuid"] = first.clone())]
+                    .concat(),
+            ),
+            (
+                "a row hanging from a dropped row (the relink moves it under the preserved rows)",
+                summary + 1,
+                edited(summary + 1, &|r| (fresh(r), r["parentUuid"] = dropped.clone()).1),
+            ),
+        ];
+        for (what, at, append) in cases {
+            assert!(grow(at, &append).is_none(), "{what}: grown");
+        }
     }
 
     /// `parallel` cut inside its second message (local_41: a text row, then two tool calls, then
