@@ -716,3 +716,36 @@ fn hang_under_leaf<'t>(
     found.sort_by(|a, b| t.rows[map.rows[a]].timestamp().cmp(&t.rows[map.rows[b]].timestamp()));
     chain.extend(found);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::SessionFile;
+
+    /// `compact` cut after its boundary, after its summary (the relink's anchor), and whole: the
+    /// rows left in the uuid map are the preserved row and the rows from the boundary on; while
+    /// no row has the anchor, it is the one missing parent of a user or assistant row among them.
+    #[test]
+    fn a_compaction_leaves_the_preserved_rows_and_those_from_its_boundary() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/claude/compact/transcript.jsonl");
+        let bytes = std::fs::read(path).unwrap();
+        let lines: Vec<&[u8]> = bytes.split_inclusive(|&b| b == b'\n').collect();
+        let boundary = lines.iter().position(|l| memchr::memmem::find(l, b"\"compact_boundary\"").is_some()).unwrap();
+        for cut in [boundary + 1, boundary + 2, lines.len()] {
+            let t = Transcript::parse(SessionFile::from_bytes("t.jsonl".into(), lines[..cut].concat()));
+            let chain = load(&t, LoadOptions::default());
+            let b = t.rows.iter().position(Row::is_compact_boundary).unwrap();
+            let meta = t.rows[b].compact_metadata().unwrap();
+            let field = |k: &str| meta["preservedSegment"][k].as_str().unwrap();
+            let preserved = t.rows.iter().position(|r| r.uuid() == Some(field("headUuid"))).unwrap();
+            let after = (b..t.rows.len()).filter(|&i| t.rows[i].is_conversation());
+            let expected: Vec<usize> = std::iter::once(preserved).chain(after).collect();
+            assert_eq!(chain.survivors.as_deref(), Some(&expected[..]), "cut after line {cut}");
+            let anchor = field("anchorUuid");
+            let loose: &[&str] = if cut == boundary + 1 { &[anchor] } else { &[] };
+            assert_eq!(chain.loose, loose, "cut after line {cut}");
+            assert_eq!(chain.anchor.as_deref(), Some(anchor));
+            assert!(chain.relinked && chain.anchored && !chain.reused);
+        }
+    }
+}

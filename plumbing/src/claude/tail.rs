@@ -108,10 +108,12 @@ impl Open {
 /// A call waiting for a result: id, tool name, arguments (raw JSON).
 type Pending = (String, String, Option<String>);
 
-/// Where a row of the file is: its uuid and its line's bytes (no newline).
+/// Where a row of the file is.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 struct Kept {
+    /// Its uuid (the row read again must have it).
     uuid: String,
+    /// Its line's first byte in the file, and length (no newline).
     at: u64,
     len: u64,
 }
@@ -178,8 +180,8 @@ fn wait(pending: &mut Vec<Pending>, call: &Call<'_>) {
 }
 
 impl ClaudeTail {
-    /// The tail of a whole file's view at Claude Code's own leaf, when its chain's end is open;
-    /// `ids` is given every uuid and parent uuid of the file, every uuid a boundary's anchors
+    /// The tail of a whole file's view at Claude Code's own leaf (or of the file a restart read,
+    /// [`ClaudeTail::restart`]), when its chain's end is open or it may restart; `ids` is given every uuid and parent uuid of the file, every uuid a boundary's anchors
     /// name, every message id, and the context's call and result ids.
     pub(super) fn of(v: &ClaudeView<'_, '_>, view: &View<'_, '_>, ids: &mut dyn FnMut(&str)) -> Option<ClaudeTail> {
         let host = v.host;
@@ -530,6 +532,18 @@ mod tests {
         assert_eq!(kept.last().unwrap().0, "c99");
         let big = vec![call(0, 10), call(1, MAX_PENDING_BYTES), call(2, 10)];
         assert_eq!(bounded(big).iter().map(|c| c.0.as_str()).collect::<Vec<_>>(), ["c2"]);
+    }
+
+    #[test]
+    fn places_are_bounded() {
+        let kept = |i: usize, len: u64| Kept { uuid: format!("u{i}"), at: i as u64, len };
+        let many: Vec<Kept> = (0..100).map(|i| kept(i, 10)).collect();
+        let last = recent(Some(many[..10].to_vec()), &many[10..]).unwrap();
+        assert_eq!((last.len(), last[0].uuid.as_str()), (MAX_RECENT, "u36"));
+        assert_eq!(recent(None, &many), None, "no places where rows may not be read again");
+        assert_eq!(survive(Some(many[..50].to_vec()), &many[50..]).map(|s| s.len()), Some(100));
+        assert_eq!(survive(Some(many.clone()), &many[..MAX_SURVIVORS - 99]), None, "too many rows");
+        assert_eq!(survive(Some(vec![kept(0, MAX_SURVIVOR_BYTES)]), &[kept(1, 1)]), None, "too many bytes");
     }
 
     #[test]
