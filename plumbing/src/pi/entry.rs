@@ -23,8 +23,8 @@ macro_rules! pi_fields {
 
         /// How many keys there are.
         const SLOTS: usize = [$($key),*].len();
-        // One bit a key past the hot ones in [`Fields::present`].
-        const _: () = assert!(SLOTS - HOT <= 32);
+        // One bit a key in [`Fields::present`].
+        const _: () = assert!(SLOTS <= 32);
 
         /// Every slot, in order.
         #[cfg(test)]
@@ -81,24 +81,29 @@ pi_fields! {
 /// How many slots (the first ones) [`Fields`] keeps a place for, present or not.
 const HOT: usize = 7;
 
+/// The longest line whose hot spans [`Fields`] keeps in 16 bits.
+const SHORT: usize = u16::MAX as usize;
+
 /// The fields of an entry line that pi's session code reads, borrowed from the line.
 ///
 /// Each is the raw JSON of the key when present (so `null` and "absent" stay distinct, as they are
 /// for pi). A key given twice takes its last value, as `JSON.parse` does. Kept as spans of the
-/// line: a place for each of the [`HOT`] keys of a message or an edit line, and on the heap the
-/// others, only those the line has. A session keeps one of these per entry; a span for each of
-/// the 25 keys was 200 of the 344 bytes an entry held.
+/// line: in a line shorter than 64 KiB (nearly all) a 16-bit place for each of the [`HOT`] keys
+/// of a message or an edit line, and on the heap the others, only those the line has. A session
+/// keeps one of these per entry: a 32-bit span for each of the 25 keys was 200 of the 344 bytes
+/// an entry held, for the hot keys 56 of 104.
 #[derive(Clone, Debug)]
 pub struct Fields<'a> {
     /// The line the spans are in.
     text: &'a str,
-    /// The hot keys' values as (start, length) in `text`; length 0 when absent (no JSON value
-    /// is empty).
-    hot: [(u32, u32); HOT],
-    /// Bit `slot - HOT` is set when the line has that other key.
+    /// Bit `slot` is set when the line has that key.
     present: u32,
-    /// The other present keys' values, in slot order (`None`: the line has none).
-    cold: Option<Box<[(u32, u32)]>>,
+    /// The hot keys' values as (start, length) in `text`, when `text` is [`SHORT`] at most.
+    hot: [(u16, u16); HOT],
+    /// The other present keys' values, in slot order: the cold keys', and in a longer line every
+    /// key's (`None`: there are none). Boxed twice, so the rare line with one costs a thin
+    /// pointer in each entry and not a slice's two words.
+    rest: Option<Box<Box<[(u32, u32)]>>>,
 }
 
 impl<'a> Fields<'a> {
@@ -127,14 +132,22 @@ impl<'a> Fields<'a> {
 
     /// The fields of `text` from a span for every slot (length 0: absent).
     fn of(text: &'a str, all: &[(u32, u32); SLOTS]) -> Fields<'a> {
-        let mut hot = [(0, 0); HOT];
-        hot.copy_from_slice(&all[..HOT]);
         let mut present = 0u32;
-        for (i, span) in all[HOT..].iter().enumerate() {
+        for (i, span) in all.iter().enumerate() {
             present |= u32::from(span.1 > 0) << i;
         }
-        let cold = (present != 0).then(|| all[HOT..].iter().copied().filter(|s| s.1 > 0).collect());
-        Fields { text, hot, present, cold }
+        let short = text.len() <= SHORT;
+        let mut hot = [(0, 0); HOT];
+        if short {
+            // Within a line of `SHORT` bytes every start and length fits 16 bits.
+            for (h, &(start, len)) in hot.iter_mut().zip(all) {
+                *h = (start as u16, len as u16);
+            }
+        }
+        let kept = &all[if short { HOT } else { 0 }..];
+        let rest: Box<[(u32, u32)]> = kept.iter().copied().filter(|s| s.1 > 0).collect();
+        let rest = (!rest.is_empty()).then(|| Box::new(rest));
+        Fields { text, present, hot, rest }
     }
 
     /// Reads a line in one pass that checks every byte as serde_json would ([`json::check_value`])
@@ -184,18 +197,20 @@ impl<'a> Fields<'a> {
     #[inline]
     fn get(&self, slot: Slot) -> Option<&'a RawValue> {
         let slot = slot as usize;
-        let (start, len) = match self.hot.get(slot) {
-            Some(&span) => span,
+        let bit = 1u32 << slot;
+        if self.present & bit == 0 {
+            return None;
+        }
+        let short = self.text.len() <= SHORT;
+        let (start, len) = match self.hot.get(slot).filter(|_| short) {
+            Some(&(start, len)) => (start.into(), len.into()),
             None => {
-                let bit = 1u32 << (slot - HOT);
-                if self.present & bit == 0 {
-                    return None;
-                }
-                // The present keys before this one give its place among the spans.
-                self.cold.as_ref()?[(self.present & (bit - 1)).count_ones() as usize]
+                // The present keys kept in `rest` before this one give its place there.
+                let kept = if short { self.present & !((1 << HOT) - 1) } else { self.present };
+                self.rest.as_ref()?[(kept & (bit - 1)).count_ones() as usize]
             }
         };
-        (len > 0).then(|| crate::json::raw_within(self.text, start as usize..(start + len) as usize))
+        Some(crate::json::raw_within(self.text, start as usize..(start + len) as usize))
     }
 }
 
@@ -308,9 +323,10 @@ pub struct Entry<'a> {
     pub fields: Fields<'a>,
 }
 
-// A session holds one per entry beside its `Node` (100,000 tiny entries: 10 MB at 104 bytes;
-// they were 224 with the node's fields repeated). Not to grow unnoticed.
-const _: () = assert!(std::mem::size_of::<Entry>() <= 104);
+// A session holds one per entry beside its `Node` (100,000 tiny entries: 6.4 MB at 64 bytes;
+// they were 224 with the node's fields repeated, 104 with 32-bit hot spans). Not to grow
+// unnoticed.
+const _: () = assert!(std::mem::size_of::<Entry>() <= 64);
 
 impl<'a> Entry<'a> {
     /// An entry of a parsed line whose `type` reads `kind` (no migration applied yet).
@@ -430,6 +446,24 @@ mod tests {
         }
         assert!(Fields::scan(r#"{"\u0069d":"a"}"#).is_none(), "an escaped key is serde's");
         assert!(Fields::scan(lines[0]).is_some() && Fields::scan(lines[1]).is_some());
+    }
+
+    /// A line past 64 KiB keeps every span in 32 bits, a short one with a cold key its hot
+    /// spans in 16: each key reads back as serde_json reads it, absent keys as absent.
+    #[test]
+    fn long_and_short_lines_keep_every_span() {
+        let long = format!(r#"{{"type":"x","label":"l","message":"{}","id":"a","cwd":"/"}}"#, "m".repeat(70_000));
+        let short = r#"{"type":"x","label":"l","message":"m","id":"a","cwd":"/"}"#;
+        for (line, n) in [(long.as_str(), 70_000), (short, 1)] {
+            let f = Fields::parse(line).unwrap();
+            let all = serde_json::from_str::<Values>(line).unwrap().0.map(|r| r.map(RawValue::get));
+            let got: Vec<_> = ALL.iter().map(|&slot| f.get(slot).map(RawValue::get)).collect();
+            assert_eq!(got, all.to_vec());
+            assert_eq!(f.message().unwrap().get(), format!("\"{}\"", "m".repeat(n)));
+            assert_eq!(as_str(f.label()).as_deref(), Some("l"));
+            assert!(f.parent_id().is_none() && f.rest.is_some());
+        }
+        assert!(Fields::parse(r#"{"type":"x","id":"a"}"#).unwrap().rest.is_none(), "no cold key, no box");
     }
 
     #[test]
