@@ -84,6 +84,9 @@ const HOT: usize = 7;
 /// The longest line whose hot spans [`Fields`] keeps in 16 bits.
 const SHORT: usize = u16::MAX as usize;
 
+/// Spans of a line as (start, length), 32 bits each.
+type Spans = Box<[(u32, u32)]>;
+
 /// The fields of an entry line that pi's session code reads, borrowed from the line.
 ///
 /// Each is the raw JSON of the key when present (so `null` and "absent" stay distinct, as they are
@@ -103,7 +106,7 @@ pub struct Fields<'a> {
     /// The other present keys' values, in slot order: the cold keys', and in a longer line every
     /// key's (`None`: there are none). Boxed twice, so the rare line with one costs a thin
     /// pointer in each entry and not a slice's two words.
-    rest: Option<Box<Box<[(u32, u32)]>>>,
+    rest: Option<Box<Spans>>,
 }
 
 impl<'a> Fields<'a> {
@@ -145,7 +148,7 @@ impl<'a> Fields<'a> {
             }
         }
         let kept = &all[if short { HOT } else { 0 }..];
-        let rest: Box<[(u32, u32)]> = kept.iter().copied().filter(|s| s.1 > 0).collect();
+        let rest: Spans = kept.iter().copied().filter(|s| s.1 > 0).collect();
         let rest = (!rest.is_empty()).then(|| Box::new(rest));
         Fields { text, present, hot, rest }
     }
