@@ -100,7 +100,7 @@ impl Host for Claude {
         crate::pi::session::check_lines(|| file.display().into_owned(), file.lines.len())?;
         let data = ClaudeSession::read(file);
         let header = data.header(file);
-        let nodes = data.nodes(file);
+        let nodes = data.nodes(file)?;
         let mut warnings: Vec<Warning> = data
             .t
             .bad_lines
@@ -359,7 +359,8 @@ impl<'a> ClaudeSession<'a> {
         })
     }
 
-    pub(super) fn nodes(&self, file: &'a SessionFile) -> Vec<Node<'a>> {
+    /// The tree's nodes, one a conversation row; refused by line when a row is past 4 GiB.
+    pub(super) fn nodes(&self, file: &'a SessionFile) -> Result<Vec<Node<'a>>> {
         self.rows
             .iter()
             .map(|&i| {
@@ -372,6 +373,7 @@ impl<'a> ClaudeSession<'a> {
                     row.uuid().unwrap_or_default(),
                     row.parent_uuid(),
                 )
+                .ok_or_else(|| Error::user(format!("{}:{}: a row longer than 4 GiB", file.display(), row.line)))
             })
             .collect()
     }

@@ -250,7 +250,8 @@ impl ClaudeTail {
             (id.clone(), name.clone(), arguments)
         });
         data.follows = Some(Follows { session_id: self.session_id.clone(), pending: lent.collect() });
-        let (header, nodes) = (data.header(appended), data.nodes(appended));
+        // A row past 4 GiB: the whole load refuses it by line.
+        let (header, nodes) = (data.header(appended), data.nodes(appended).ok()?);
         let session = host::Session::new(&Claude, appended, header, nodes, HostData::Claude(data));
         Some(Followed { session, fresh, tail: host::Tail::Claude(tail) })
     }

@@ -37,36 +37,49 @@ pub struct Header<'a> {
 
 /// One entry of the tree, in file order: its line, its bytes, and the host's type name, id and
 /// parent id for it. The three names are kept as spans of the line's bytes where the line holds
-/// them as they read (nearly always: no JSON escape), else owned beside ([`Node::new`]): 56 bytes
-/// a node, where a `usize` line and three `Cow`s of their own made 96 (9.6 MB on 100,000 tiny
-/// entries).
+/// them as they read (nearly always: no JSON escape), else owned beside ([`Node::new`]), and the
+/// bytes as a pointer and a 32-bit length: 48 bytes a node, where a `usize` line, a slice and
+/// three `Cow`s of their own made 96 (9.6 MB on 100,000 tiny entries).
 pub struct Node<'a> {
-    /// The line's exact bytes (what the store hashes).
-    raw: &'a [u8],
+    /// The line's first byte (with `len`, its exact bytes: what the store hashes).
+    raw: std::ptr::NonNull<u8>,
     /// The names the line does not hold as they read (`None`: it holds them all).
     owned: Option<Box<Owned>>,
+    /// The line's length in bytes.
+    len: u32,
     /// 1-based physical line in the file (a host refuses a file of more than `u32::MAX` lines:
     /// [`crate::pi::ParseError::TooManyLines`]).
     line: u32,
     kind: Span,
     id: Span,
-    parent_id: Option<Span>,
+    /// [`Span::NONE`] at a root.
+    parent_id: Span,
+    _line: std::marker::PhantomData<&'a [u8]>,
 }
 
-// One per entry of every load (100,000 tiny entries: 5.6 MB); not to grow unnoticed.
-const _: () = assert!(std::mem::size_of::<Node>() <= 56);
+// One per entry of every load (100,000 tiny entries: 4.8 MB); not to grow unnoticed.
+const _: () = assert!(std::mem::size_of::<Node>() <= 48);
 
-/// Where one of a node's names is: a range of its line's bytes, or [`Span::OWNED`].
-#[derive(Clone, Copy, Debug)]
+// SAFETY: a node is a shared borrow of its line's bytes (and owns its `Owned`), as a `&[u8]`
+// beside them would be: nothing is written through the pointer.
+unsafe impl Send for Node<'_> {}
+// SAFETY: as above.
+unsafe impl Sync for Node<'_> {}
+
+/// Where one of a node's names is: a range of its line's bytes, or [`Span::OWNED`], or
+/// [`Span::NONE`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Span {
     start: u32,
     len: u32,
 }
 
 impl Span {
-    /// The name is in the node's [`Owned`] (no span of a name starts there: an empty name is
-    /// at 0, any other ends at `start + len`, which fits 32 bits).
+    /// The name is in the node's [`Owned`]. No span of a line starts at `u32::MAX`: an empty
+    /// name is at 0, any other ends at `start + len`, which fits 32 bits.
     const OWNED: Span = Span { start: u32::MAX, len: 1 };
+    /// There is no name (a root's parent).
+    const NONE: Span = Span { start: u32::MAX, len: 0 };
 }
 
 /// A node's names that its line does not hold as they read: decoded from JSON escapes, made up
@@ -80,20 +93,31 @@ struct Owned {
 }
 
 impl<'a> Node<'a> {
-    /// A node of line `line` (1-based) whose bytes are `raw`. A name borrowed from `raw`, or one
-    /// whose exact bytes `raw` holds somewhere (the same text wherever it is), is kept as a span
-    /// of `raw`; any other is copied beside.
-    pub fn new(line: u32, raw: &'a [u8], kind: &str, id: &str, parent_id: Option<&str>) -> Node<'a> {
-        let mut node = Node { raw, owned: None, line, kind: Span::OWNED, id: Span::OWNED, parent_id: None };
+    /// A node of line `line` (1-based) whose bytes are `raw`; `None` when `raw` is longer than
+    /// `u32::MAX` bytes (no JavaScript string holds such a line: no host reads it). A name borrowed from
+    /// `raw`, or one whose exact bytes `raw` holds somewhere (the same text wherever it is), is
+    /// kept as a span of `raw`; any other is copied beside.
+    pub fn new(line: u32, raw: &'a [u8], kind: &str, id: &str, parent_id: Option<&str>) -> Option<Node<'a>> {
+        let len = u32::try_from(raw.len()).ok()?;
+        let mut node = Node {
+            raw: std::ptr::NonNull::from(raw).cast(),
+            owned: None,
+            len,
+            line,
+            kind: Span::NONE,
+            id: Span::NONE,
+            parent_id: Span::NONE,
+            _line: std::marker::PhantomData,
+        };
         node.kind = node.place(kind, |o| &mut o.kind);
         node.set_ids(id, parent_id);
-        node
+        Some(node)
     }
 
     /// Gives the node another id and parent (a v1 file's synthetic ones).
     pub(crate) fn set_ids(&mut self, id: &str, parent_id: Option<&str>) {
         self.id = self.place(id, |o| &mut o.id);
-        self.parent_id = parent_id.map(|p| self.place(p, |o| &mut o.parent_id));
+        self.parent_id = parent_id.map_or(Span::NONE, |p| self.place(p, |o| &mut o.parent_id));
     }
 
     /// Where `name` is kept: its span in the line when the line holds its bytes, else copied
@@ -102,10 +126,11 @@ impl<'a> Node<'a> {
         if name.is_empty() {
             return Span { start: 0, len: 0 };
         }
-        let (base, at) = (self.raw.as_ptr() as usize, name.as_ptr() as usize);
-        let start = match at.checked_sub(base).filter(|&s| s + name.len() <= self.raw.len()) {
+        let raw = self.raw();
+        let (base, at) = (raw.as_ptr() as usize, name.as_ptr() as usize);
+        let start = match at.checked_sub(base).filter(|&s| s + name.len() <= raw.len()) {
             Some(start) => Some(start),
-            None => memchr::memmem::find(self.raw, name.as_bytes()),
+            None => memchr::memmem::find(raw, name.as_bytes()),
         };
         let fits = start.and_then(|s| u32::try_from(s + name.len()).ok().map(|_| s));
         match fits {
@@ -119,13 +144,13 @@ impl<'a> Node<'a> {
 
     /// The text of a name kept at `span`, or in the [`Owned`] slot `slot` picks.
     fn name(&self, span: Span, slot: impl FnOnce(&Owned) -> &str) -> &str {
-        if span.start == Span::OWNED.start {
+        if span == Span::OWNED {
             return self.owned.as_deref().map_or("", slot);
         }
-        let bytes = &self.raw[span.start as usize..(span.start + span.len) as usize];
+        let bytes = &self.raw()[span.start as usize..(span.start + span.len) as usize];
         // SAFETY: a span is only made (`place`) where these bytes are those of a `str`: the name
-        // borrowed from them, or bytes found equal to the name's. `raw` is a shared borrow and
-        // the span private, so neither changes after.
+        // borrowed from them, or bytes found equal to the name's. The bytes are a shared borrow
+        // and the span private, so neither changes after.
         unsafe { std::str::from_utf8_unchecked(bytes) }
     }
 
@@ -136,7 +161,8 @@ impl<'a> Node<'a> {
 
     /// The line's exact bytes (what the store hashes).
     pub fn raw(&self) -> &'a [u8] {
-        self.raw
+        // SAFETY: `raw` and `len` are those of a `&'a [u8]` (`new`), never changed after.
+        unsafe { std::slice::from_raw_parts(self.raw.as_ptr(), self.len as usize) }
     }
 
     /// The host's type name for the entry (as listed by `ls-entries`); empty when it has none.
@@ -151,7 +177,7 @@ impl<'a> Node<'a> {
 
     /// The parent's id; `None` at a root.
     pub fn parent_id(&self) -> Option<&str> {
-        self.parent_id.map(|p| self.name(p, |o| &o.parent_id))
+        (self.parent_id != Span::NONE).then(|| self.name(self.parent_id, |o| &o.parent_id))
     }
 }
 
@@ -419,7 +445,7 @@ mod tests {
     use super::*;
 
     fn node(id: &str) -> Node<'_> {
-        Node::new(1, b"", "x", id, None)
+        Node::new(1, b"", "x", id, None).unwrap()
     }
 
     /// A name borrowed from the line, or found in it as is, is a span of the line (nothing
@@ -430,13 +456,13 @@ mod tests {
         let raw: &[u8] = br#"{"type":"message","id":"a\u0062","parentId":"p","x":"ab"}"#;
         let line = std::str::from_utf8(raw).unwrap();
         let borrowed = |s: &str| &line[line.find(s).unwrap()..][..s.len()];
-        let n = Node::new(7, raw, borrowed("message"), "ab", Some(borrowed("p")));
+        let n = Node::new(7, raw, borrowed("message"), "ab", Some(borrowed("p"))).unwrap();
         assert_eq!((n.line(), n.kind(), n.id(), n.parent_id(), n.raw()), (7, "message", "ab", Some("p"), raw));
         assert!(n.owned.is_none(), "\"ab\" is in the line as is: a span");
-        let n = Node::new(7, raw, "message", "a\"b", None);
+        let n = Node::new(7, raw, "message", "a\"b", None).unwrap();
         assert_eq!((n.kind(), n.id(), n.parent_id()), ("message", "a\"b", None));
         assert_eq!(n.owned.as_ref().map(|o| (&*o.kind, &*o.id, &*o.parent_id)), Some(("", "a\"b", "")));
-        let mut n = Node::new(1, b"", "", "", Some(""));
+        let mut n = Node::new(1, b"", "", "", Some("")).unwrap();
         assert_eq!((n.kind(), n.id(), n.parent_id()), ("", "", Some("")));
         n.set_ids("00000002", Some("00000001"));
         assert_eq!((n.id(), n.parent_id()), ("00000002", Some("00000001")));

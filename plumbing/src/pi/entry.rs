@@ -114,6 +114,10 @@ impl<'a> Fields<'a> {
     /// too: no JavaScript string holds one, so pi cannot read it either).
     pub fn parse(text: &'a str) -> Result<Fields<'a>, serde_json::Error> {
         use serde::de::Error;
+        // Every span then fits 32 bits, and so does the line's node (`host::Node::new`).
+        if u32::try_from(text.len()).is_err() {
+            return Err(serde_json::Error::custom("a line longer than 4 GiB"));
+        }
         if let Some(spans) = Self::scan(text) {
             return Ok(Fields::of(text, &spans));
         }
@@ -123,11 +127,7 @@ impl<'a> Fields<'a> {
         let mut spans = [(0u32, 0u32); SLOTS];
         for (span, value) in spans.iter_mut().zip(values.0) {
             if let Some(v) = value {
-                let start = v.get().as_ptr() as usize - base;
-                let (Ok(start), Ok(len)) = (u32::try_from(start), u32::try_from(v.get().len())) else {
-                    return Err(serde_json::Error::custom("a line longer than 4 GiB"));
-                };
-                *span = (start, len);
+                *span = ((v.get().as_ptr() as usize - base) as u32, v.get().len() as u32);
             }
         }
         Ok(Fields::of(text, &spans))
@@ -155,12 +155,11 @@ impl<'a> Fields<'a> {
 
     /// Reads a line in one pass that checks every byte as serde_json would ([`json::check_value`])
     /// and notes the spans of the keys pi reads; `None` for a line it leaves to serde_json: not
-    /// valid JSON, not an object, a key with an escape, nested past the check's depth, or past
-    /// 4 GiB. (Going through serde_json's visitor, with a key decoded and a raw value made for
+    /// valid JSON, not an object, a key with an escape, or nested past the check's depth (`parse`
+    /// refused a line past 4 GiB). (Going through serde_json's visitor, with a key decoded and a raw value made for
     /// each member, was most of a load's time on many small entries.)
     fn scan(text: &str) -> Option<[(u32, u32); SLOTS]> {
         let b = text.as_bytes();
-        u32::try_from(b.len()).ok()?;
         let mut spans = [(0u32, 0u32); SLOTS];
         let mut i = json::skip_ws(b, 0);
         (b.get(i) == Some(&b'{')).then_some(())?;

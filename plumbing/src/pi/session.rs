@@ -204,9 +204,17 @@ impl<'a> Session<'a> {
             }
             odd_json_warnings(text, &fields, line.number, &mut warnings);
             let parent_id = as_str(fields.parent_id()).filter(|p| !p.is_empty());
+            // At most `MAX_LINES` lines (`check_lines`): the number fits 32 bits. `Fields` read
+            // the line, so it is under 4 GiB, and its bytes no longer than its text: a node
+            // holds it.
+            let node = host::Node::new(line.number as u32, raw, &kind, &id.unwrap_or_default(), parent_id.as_deref());
+            let Some(node) = node else {
+                warnings
+                    .push(Warning { line: line.number, message: "a line longer than 4 GiB; shake skips it".into() });
+                continue;
+            };
             entries.push(Entry::new(&kind, fields));
-            // At most `MAX_LINES` lines (`check_lines`): the number fits 32 bits.
-            nodes.push(host::Node::new(line.number as u32, raw, &kind, &id.unwrap_or_default(), parent_id.as_deref()));
+            nodes.push(node);
         }
         let header = match header {
             Some(h) => Some(h),
