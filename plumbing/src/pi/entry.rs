@@ -78,8 +78,15 @@ pi_fields! {
     parent_session "parentSession",
 }
 
-/// How many slots (the first ones) [`Fields`] keeps a place for, present or not.
+/// The hot keys: the first slots, those of a message or an edit line, which most lines are.
 const HOT: usize = 7;
+
+/// How many of the hot keys a line has [`Fields`] keeps a place for: a message line has five,
+/// an edit line six.
+const PLACES: usize = 6;
+
+/// The bits of the hot keys in [`Fields::present`].
+const HOT_BITS: u32 = (1 << HOT) - 1;
 
 /// The longest line whose hot spans [`Fields`] keeps in 16 bits.
 const SHORT: usize = u16::MAX as usize;
@@ -91,22 +98,48 @@ type Spans = Box<[(u32, u32)]>;
 ///
 /// Each is the raw JSON of the key when present (so `null` and "absent" stay distinct, as they are
 /// for pi). A key given twice takes its last value, as `JSON.parse` does. Kept as spans of the
-/// line: in a line shorter than 64 KiB (nearly all) a 16-bit place for each of the [`HOT`] keys
-/// of a message or an edit line, and on the heap the others, only those the line has. A session
-/// keeps one of these per entry: a 32-bit span for each of the 25 keys was 200 of the 344 bytes
-/// an entry held, for the hot keys 56 of 104.
-#[derive(Clone, Debug)]
+/// line: in a line shorter than 64 KiB (nearly all) a 16-bit place for each of the first
+/// [`PLACES`] [`HOT`] keys it has, and on the heap the others, only those the line has; the
+/// line as a pointer and a 32-bit length. A session keeps one of these per entry: a 32-bit span
+/// for each of the 25 keys was 200 of the 344 bytes an entry held, for the 7 hot keys 56 of 104.
+#[derive(Clone)]
 pub struct Fields<'a> {
-    /// The line the spans are in.
-    text: &'a str,
+    /// The line the spans are in: its first byte (with `len`, a `&'a str`).
+    text: std::ptr::NonNull<u8>,
+    /// The line's length in bytes (`parse` refuses a line past 4 GiB).
+    len: u32,
     /// Bit `slot` is set when the line has that key.
     present: u32,
-    /// The hot keys' values as (start, length) in `text`, when `text` is [`SHORT`] at most.
-    hot: [(u16, u16); HOT],
-    /// The other present keys' values, in slot order: the cold keys', and in a longer line every
-    /// key's (`None`: there are none). Boxed twice, so the rare line with one costs a thin
-    /// pointer in each entry and not a slice's two words.
+    /// The values of the first [`PLACES`] hot keys the line has, in slot order, as (start,
+    /// length) in the line, when it is [`SHORT`] at most.
+    hot: [(u16, u16); PLACES],
+    /// The other present keys' values, in slot order: the cold keys' (and a seventh hot one's),
+    /// and in a longer line every key's (`None`: there are none). Boxed twice, so the rare line
+    /// with one costs a thin pointer in each entry and not a slice's two words.
     rest: Option<Box<Spans>>,
+    _line: std::marker::PhantomData<&'a str>,
+}
+
+// SAFETY: `Fields` is a shared borrow of its line (`text` and `len` are a `&'a str`'s, never
+// written through) and owns its `rest`, as a `&str` beside them would be.
+unsafe impl Send for Fields<'_> {}
+// SAFETY: as above.
+unsafe impl Sync for Fields<'_> {}
+
+impl std::fmt::Debug for Fields<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fields").field("text", &self.text()).field("present", &self.present).finish()
+    }
+}
+
+/// Of the hot keys in `present`, those with a place in [`Fields::hot`]: the first [`PLACES`].
+fn placed(present: u32) -> u32 {
+    let hot = present & HOT_BITS;
+    let mut past = hot;
+    for _ in 0..PLACES {
+        past &= past.wrapping_sub(1);
+    }
+    hot & !past
 }
 
 impl<'a> Fields<'a> {
@@ -133,24 +166,31 @@ impl<'a> Fields<'a> {
         Ok(Fields::of(text, &spans))
     }
 
-    /// The fields of `text` from a span for every slot (length 0: absent).
+    /// The fields of `text` (at most 4 GiB) from a span for every slot (length 0: absent).
     fn of(text: &'a str, all: &[(u32, u32); SLOTS]) -> Fields<'a> {
         let mut present = 0u32;
         for (i, span) in all.iter().enumerate() {
             present |= u32::from(span.1 > 0) << i;
         }
         let short = text.len() <= SHORT;
-        let mut hot = [(0, 0); HOT];
-        if short {
-            // Within a line of `SHORT` bytes every start and length fits 16 bits.
-            for (h, &(start, len)) in hot.iter_mut().zip(all) {
-                *h = (start as u16, len as u16);
-            }
+        let in_hot = if short { placed(present) } else { 0 };
+        let mut hot = [(0, 0); PLACES];
+        // Within a line of `SHORT` bytes every start and length fits 16 bits.
+        let places = all.iter().enumerate().filter(|&(i, _)| in_hot & (1 << i) != 0);
+        for (h, (_, &(start, len))) in hot.iter_mut().zip(places) {
+            *h = (start as u16, len as u16);
         }
-        let kept = &all[if short { HOT } else { 0 }..];
-        let rest: Spans = kept.iter().copied().filter(|s| s.1 > 0).collect();
+        let kept = all.iter().enumerate().filter(|&(i, s)| s.1 > 0 && in_hot & (1 << i) == 0);
+        let rest: Spans = kept.map(|(_, &s)| s).collect();
         let rest = (!rest.is_empty()).then(|| Box::new(rest));
-        Fields { text, present, hot, rest }
+        let len = text.len() as u32;
+        Fields { text: std::ptr::NonNull::from(text).cast(), len, present, hot, rest, _line: std::marker::PhantomData }
+    }
+
+    /// The line the fields are in.
+    fn text(&self) -> &'a str {
+        // SAFETY: `text` and `len` are those of a `&'a str` (`of`), never changed after.
+        unsafe { std::str::from_utf8_unchecked(std::slice::from_raw_parts(self.text.as_ptr(), self.len as usize)) }
     }
 
     /// Reads a line in one pass that checks every byte as serde_json would ([`json::check_value`])
@@ -198,21 +238,22 @@ impl<'a> Fields<'a> {
 
     #[inline]
     fn get(&self, slot: Slot) -> Option<&'a RawValue> {
-        let slot = slot as usize;
-        let bit = 1u32 << slot;
+        let bit = 1u32 << slot as usize;
         if self.present & bit == 0 {
             return None;
         }
-        let short = self.text.len() <= SHORT;
-        let (start, len) = match self.hot.get(slot).filter(|_| short) {
+        let short = self.len as usize <= SHORT;
+        let below = bit - 1;
+        let rank = (self.present & HOT_BITS & below).count_ones() as usize;
+        let (start, len) = match self.hot.get(rank).filter(|_| short && bit & HOT_BITS != 0) {
             Some(&(start, len)) => (start.into(), len.into()),
             None => {
                 // The present keys kept in `rest` before this one give its place there.
-                let kept = if short { self.present & !((1 << HOT) - 1) } else { self.present };
-                self.rest.as_ref()?[(kept & (bit - 1)).count_ones() as usize]
+                let kept = if short { self.present & !placed(self.present) } else { self.present };
+                self.rest.as_ref()?[(kept & below).count_ones() as usize]
             }
         };
-        Some(crate::json::raw_within(self.text, start as usize..(start + len) as usize))
+        Some(crate::json::raw_within(self.text(), start as usize..(start + len) as usize))
     }
 }
 
@@ -325,10 +366,10 @@ pub struct Entry<'a> {
     pub fields: Fields<'a>,
 }
 
-// A session holds one per entry beside its `Node` (100,000 tiny entries: 6.4 MB at 64 bytes;
+// A session holds one per entry beside its `Node` (100,000 tiny entries: 5.6 MB at 56 bytes;
 // they were 224 with the node's fields repeated, 104 with 32-bit hot spans). Not to grow
 // unnoticed.
-const _: () = assert!(std::mem::size_of::<Entry>() <= 64);
+const _: () = assert!(std::mem::size_of::<Entry>() <= 56);
 
 impl<'a> Entry<'a> {
     /// An entry of a parsed line whose `type` reads `kind` (no migration applied yet).
@@ -450,21 +491,25 @@ mod tests {
         assert!(Fields::scan(lines[0]).is_some() && Fields::scan(lines[1]).is_some());
     }
 
-    /// A line past 64 KiB keeps every span in 32 bits, a short one with a cold key its hot
-    /// spans in 16: each key reads back as serde_json reads it, absent keys as absent.
+    /// A line past 64 KiB keeps every span in 32 bits; a short one its first six hot spans in
+    /// 16, a seventh hot one and the cold ones beside: each key reads back as serde_json reads
+    /// it, absent keys as absent.
     #[test]
     fn long_and_short_lines_keep_every_span() {
         let long = format!(r#"{{"type":"x","label":"l","message":"{}","id":"a","cwd":"/"}}"#, "m".repeat(70_000));
         let short = r#"{"type":"x","label":"l","message":"m","id":"a","cwd":"/"}"#;
-        for (line, n) in [(long.as_str(), 70_000), (short, 1)] {
+        let all_hot = r#"{"replacement":"r","type":"x","id":"a","parentId":"p","timestamp":"t","message":"m","targetId":"g","label":"l"}"#;
+        for (line, n) in [(long.as_str(), 70_000), (short, 1), (all_hot, 1)] {
             let f = Fields::parse(line).unwrap();
             let all = serde_json::from_str::<Values>(line).unwrap().0.map(|r| r.map(RawValue::get));
             let got: Vec<_> = ALL.iter().map(|&slot| f.get(slot).map(RawValue::get)).collect();
             assert_eq!(got, all.to_vec());
             assert_eq!(f.message().unwrap().get(), format!("\"{}\"", "m".repeat(n)));
             assert_eq!(as_str(f.label()).as_deref(), Some("l"));
-            assert!(f.parent_id().is_none() && f.rest.is_some());
+            assert!(f.rest.is_some());
         }
+        let f = Fields::parse(all_hot).unwrap();
+        assert_eq!((f.rest.as_ref().unwrap().len(), as_str(f.replacement()).as_deref()), (2, Some("r")));
         assert!(Fields::parse(r#"{"type":"x","id":"a"}"#).unwrap().rest.is_none(), "no cold key, no box");
     }
 
