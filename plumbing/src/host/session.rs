@@ -143,6 +143,7 @@ impl<'a> Node<'a> {
     }
 
     /// The text of a name kept at `span`, or in the [`Owned`] slot `slot` picks.
+    #[inline]
     fn name(&self, span: Span, slot: impl FnOnce(&Owned) -> &str) -> &str {
         if span == Span::OWNED {
             return self.owned.as_deref().map_or("", slot);
@@ -155,27 +156,32 @@ impl<'a> Node<'a> {
     }
 
     /// 1-based physical line in the file.
+    #[inline]
     pub fn line(&self) -> usize {
         self.line as usize
     }
 
     /// The line's exact bytes (what the store hashes).
+    #[inline]
     pub fn raw(&self) -> &'a [u8] {
         // SAFETY: `raw` and `len` are those of a `&'a [u8]` (`new`), never changed after.
         unsafe { std::slice::from_raw_parts(self.raw.as_ptr(), self.len as usize) }
     }
 
     /// The host's type name for the entry (as listed by `ls-entries`); empty when it has none.
+    #[inline]
     pub fn kind(&self) -> &str {
         self.name(self.kind, |o| &o.kind)
     }
 
     /// The host's id for the entry.
+    #[inline]
     pub fn id(&self) -> &str {
         self.name(self.id, |o| &o.id)
     }
 
     /// The parent's id; `None` at a root.
+    #[inline]
     pub fn parent_id(&self) -> Option<&str> {
         (self.parent_id != Span::NONE).then(|| self.name(self.parent_id, |o| &o.parent_id))
     }

@@ -132,6 +132,15 @@ impl std::fmt::Debug for Fields<'_> {
     }
 }
 
+/// The set bits of `mask`, lowest first.
+fn bits(mut mask: u32) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        let bit = (mask != 0).then(|| mask.trailing_zeros() as usize)?;
+        mask &= mask - 1;
+        Some(bit)
+    })
+}
+
 /// Of the hot keys in `present`, those with a place in [`Fields::hot`]: the first [`PLACES`].
 fn placed(present: u32) -> u32 {
     let hot = present & HOT_BITS;
@@ -151,56 +160,54 @@ impl<'a> Fields<'a> {
         if u32::try_from(text.len()).is_err() {
             return Err(serde_json::Error::custom("a line longer than 4 GiB"));
         }
-        if let Some(spans) = Self::scan(text) {
-            return Ok(Fields::of(text, &spans));
+        if let Some((spans, present)) = Self::scan(text) {
+            return Ok(Fields::of(text, &spans, present));
         }
         // serde_json decides what the scan does not take (and names the fault).
         let values: Values<'a> = serde_json::from_str(text)?;
         let base = text.as_ptr() as usize;
-        let mut spans = [(0u32, 0u32); SLOTS];
-        for (span, value) in spans.iter_mut().zip(values.0) {
+        let (mut spans, mut present) = ([(0u32, 0u32); SLOTS], 0u32);
+        for (slot, (span, value)) in spans.iter_mut().zip(values.0).enumerate() {
             if let Some(v) = value {
                 *span = ((v.get().as_ptr() as usize - base) as u32, v.get().len() as u32);
+                present |= 1 << slot;
             }
         }
-        Ok(Fields::of(text, &spans))
+        Ok(Fields::of(text, &spans, present))
     }
 
-    /// The fields of `text` (at most 4 GiB) from a span for every slot (length 0: absent).
-    fn of(text: &'a str, all: &[(u32, u32); SLOTS]) -> Fields<'a> {
-        let mut present = 0u32;
-        for (i, span) in all.iter().enumerate() {
-            present |= u32::from(span.1 > 0) << i;
-        }
+    /// The fields of `text` (at most 4 GiB) from a span for every slot, those `present` has a
+    /// bit for set.
+    fn of(text: &'a str, all: &[(u32, u32); SLOTS], present: u32) -> Fields<'a> {
         let short = text.len() <= SHORT;
         let in_hot = if short { placed(present) } else { 0 };
         let mut hot = [(0, 0); PLACES];
         // Within a line of `SHORT` bytes every start and length fits 16 bits.
-        let places = all.iter().enumerate().filter(|&(i, _)| in_hot & (1 << i) != 0);
-        for (h, (_, &(start, len))) in hot.iter_mut().zip(places) {
-            *h = (start as u16, len as u16);
+        for (h, slot) in hot.iter_mut().zip(bits(in_hot)) {
+            *h = (all[slot].0 as u16, all[slot].1 as u16);
         }
-        let kept = all.iter().enumerate().filter(|&(i, s)| s.1 > 0 && in_hot & (1 << i) == 0);
-        let rest: Spans = kept.map(|(_, &s)| s).collect();
-        let rest = (!rest.is_empty()).then(|| Box::new(rest));
+        let kept = present & !in_hot;
+        let rest = (kept != 0).then(|| Box::new(bits(kept).map(|slot| all[slot]).collect()));
         let len = text.len() as u32;
         Fields { text: std::ptr::NonNull::from(text).cast(), len, present, hot, rest, _line: std::marker::PhantomData }
     }
 
     /// The line the fields are in.
+    #[inline]
     fn text(&self) -> &'a str {
         // SAFETY: `text` and `len` are those of a `&'a str` (`of`), never changed after.
         unsafe { std::str::from_utf8_unchecked(std::slice::from_raw_parts(self.text.as_ptr(), self.len as usize)) }
     }
 
     /// Reads a line in one pass that checks every byte as serde_json would ([`json::check_value`])
-    /// and notes the spans of the keys pi reads; `None` for a line it leaves to serde_json: not
-    /// valid JSON, not an object, a key with an escape, or nested past the check's depth (`parse`
-    /// refused a line past 4 GiB). (Going through serde_json's visitor, with a key decoded and a raw value made for
-    /// each member, was most of a load's time on many small entries.)
-    fn scan(text: &str) -> Option<[(u32, u32); SLOTS]> {
+    /// and notes the spans of the keys pi reads, and a bit for each key there; `None` for a line
+    /// it leaves to serde_json: not valid JSON, not an object, a key with an escape, or nested
+    /// past the check's depth (`parse` refused a line past 4 GiB). (Going through serde_json's
+    /// visitor, with a key decoded and a raw value made for each member, was most of a load's
+    /// time on many small entries.)
+    fn scan(text: &str) -> Option<([(u32, u32); SLOTS], u32)> {
         let b = text.as_bytes();
-        let mut spans = [(0u32, 0u32); SLOTS];
+        let (mut spans, mut present) = ([(0u32, 0u32); SLOTS], 0u32);
         let mut i = json::skip_ws(b, 0);
         (b.get(i) == Some(&b'{')).then_some(())?;
         i = json::skip_ws(b, i + 1);
@@ -221,6 +228,7 @@ impl<'a> Fields<'a> {
                 }
                 if let Some(slot) = slot(key) {
                     spans[slot as usize] = (start as u32, (end - start) as u32);
+                    present |= 1 << slot as usize;
                 }
                 i = json::skip_ws(b, end);
                 match *b.get(i)? {
@@ -233,7 +241,7 @@ impl<'a> Fields<'a> {
                 }
             }
         }
-        (json::skip_ws(b, i) == b.len()).then_some(spans)
+        (json::skip_ws(b, i) == b.len()).then_some((spans, present))
     }
 
     #[inline]
@@ -456,6 +464,11 @@ mod tests {
         assert!(Fields::parse("[1]").is_err());
     }
 
+    /// A bit for each span that is there (no JSON value is empty).
+    fn bits_of(spans: &[(u32, u32); SLOTS]) -> u32 {
+        (0..SLOTS).filter(|&i| spans[i].1 > 0).map(|i| 1 << i).sum()
+    }
+
     /// The one-pass scan reads a line as serde_json does, or leaves it to serde_json.
     #[test]
     fn the_scan_finds_what_serde_finds() {
@@ -475,7 +488,8 @@ mod tests {
         ];
         for line in lines {
             let serde = serde_json::from_str::<Values>(line).ok().map(|v| v.0.map(|r| r.map(RawValue::get)));
-            if let Some(spans) = Fields::scan(line) {
+            if let Some((spans, present)) = Fields::scan(line) {
+                assert_eq!(present, bits_of(&spans), "{line}");
                 let got: Vec<_> =
                     spans.iter().map(|&(s, n)| (n > 0).then(|| &line[s as usize..(s + n) as usize])).collect();
                 assert_eq!(Some(got), serde.map(|v| v.to_vec()), "{line}");
