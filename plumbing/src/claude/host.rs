@@ -97,7 +97,8 @@ impl Host for Claude {
             };
             return Err(Error::user(format!("{at}: {}", r.reason)));
         }
-        crate::pi::session::check_lines(|| file.display().into_owned(), file.lines.len())?;
+        host::file::check_lines(|| file.display().into_owned(), file.lines.len())
+            .map_err(|e| Error::user(e.to_string()))?;
         let data = ClaudeSession::read(file);
         let header = data.header(file);
         let nodes = data.nodes(file)?;

@@ -47,8 +47,8 @@ pub struct Node<'a> {
     owned: Option<Box<Owned>>,
     /// The line's length in bytes.
     len: u32,
-    /// 1-based physical line in the file (a host refuses a file of more than `u32::MAX` lines:
-    /// [`crate::pi::ParseError::TooManyLines`]).
+    /// 1-based physical line in the file (a host refuses a file of more than
+    /// [`super::file::MAX_LINES`] lines).
     line: u32,
     kind: Span,
     id: Span,
@@ -94,9 +94,9 @@ struct Owned {
 
 impl<'a> Node<'a> {
     /// A node of line `line` (1-based) whose bytes are `raw`; `None` when `raw` is longer than
-    /// `u32::MAX` bytes (no JavaScript string holds such a line: no host reads it). A name borrowed from
-    /// `raw`, or one whose exact bytes `raw` holds somewhere (the same text wherever it is), is
-    /// kept as a span of `raw`; any other is copied beside.
+    /// `u32::MAX` bytes (no JavaScript string holds such a line: no host reads it). A name
+    /// borrowed from `raw`, or one whose exact bytes `raw` holds somewhere (the same text
+    /// wherever it is), is kept as a span of `raw`; any other is copied beside.
     pub fn new(line: u32, raw: &'a [u8], kind: &str, id: &str, parent_id: Option<&str>) -> Option<Node<'a>> {
         let len = u32::try_from(raw.len()).ok()?;
         let mut node = Node {
@@ -120,20 +120,15 @@ impl<'a> Node<'a> {
         self.parent_id = parent_id.map_or(Span::NONE, |p| self.place(p, |o| &mut o.parent_id));
     }
 
-    /// Where `name` is kept: its span in the line when the line holds its bytes, else copied
-    /// into the slot of [`Owned`] that `slot` picks.
+    /// Where `name` is kept: its span in the line when the line holds its bytes (any span fits
+    /// 32 bits, as the line does), else copied into the slot of [`Owned`] that `slot` picks.
     fn place(&mut self, name: &str, slot: impl FnOnce(&mut Owned) -> &mut Box<str>) -> Span {
         if name.is_empty() {
             return Span { start: 0, len: 0 };
         }
         let raw = self.raw();
-        let (base, at) = (raw.as_ptr() as usize, name.as_ptr() as usize);
-        let start = match at.checked_sub(base).filter(|&s| s + name.len() <= raw.len()) {
-            Some(start) => Some(start),
-            None => memchr::memmem::find(raw, name.as_bytes()),
-        };
-        let fits = start.and_then(|s| u32::try_from(s + name.len()).ok().map(|_| s));
-        match fits {
+        let at = (name.as_ptr() as usize).checked_sub(raw.as_ptr() as usize);
+        match at.filter(|&s| s + name.len() <= raw.len()).or_else(|| memchr::memmem::find(raw, name.as_bytes())) {
             Some(start) => Span { start: start as u32, len: name.len() as u32 },
             None => {
                 *slot(self.owned.get_or_insert_with(Box::default)) = name.into();

@@ -24,22 +24,11 @@ pub enum ParseError {
     #[error("{path}: {NO_JSON}")]
     NoHeader { path: String },
     /// The file has more lines than an entry index holds ([`MAX_LINES`]).
-    #[error("{path}: {lines} lines; shake reads a session of at most {MAX_LINES} lines")]
-    TooManyLines { path: String, lines: usize },
+    #[error(transparent)]
+    TooManyLines(#[from] host::file::TooManyLines),
 }
 
-/// The most lines a session may have: its entries are numbered in 32 bits where a view keeps
-/// one record per entry (`project::Parsed`, the positions table). No JavaScript string holds
-/// the file such a count takes (at least 8 GiB), so pi cannot read it either.
-pub const MAX_LINES: usize = u32::MAX as usize;
-
-/// Refuses a file of more than [`MAX_LINES`] lines, by name.
-pub(crate) fn check_lines(path: impl FnOnce() -> String, lines: usize) -> Result<(), ParseError> {
-    match lines > MAX_LINES {
-        true => Err(ParseError::TooManyLines { path: path(), lines }),
-        false => Ok(()),
-    }
-}
+pub use host::file::MAX_LINES;
 
 /// The header line.
 #[derive(Debug)]
@@ -145,7 +134,7 @@ impl<'a> Session<'a> {
 
     /// [`Session::parse`] leaving out the first `skip` physical lines.
     pub fn parse_skipping(file: &'a SessionFile, skip: usize) -> Result<Parsed<'a>, ParseError> {
-        check_lines(|| file.display().into_owned(), file.lines.len())?;
+        host::file::check_lines(|| file.display().into_owned(), file.lines.len())?;
         let mut warnings = Vec::new();
         let mut header: Option<Header<'a>> = None;
         // One entry a line at most: reserved once, not doubled as it fills (on a 1,000,000-entry
@@ -204,7 +193,7 @@ impl<'a> Session<'a> {
             }
             odd_json_warnings(text, &fields, line.number, &mut warnings);
             let parent_id = as_str(fields.parent_id()).filter(|p| !p.is_empty());
-            // At most `MAX_LINES` lines (`check_lines`): the number fits 32 bits. `Fields` read
+            // At most `MAX_LINES` lines (`host::file::check_lines`): the number fits 32 bits. `Fields` read
             // the line, so it is under 4 GiB, and its bytes no longer than its text: a node
             // holds it.
             let node = host::Node::new(line.number as u32, raw, &kind, &id.unwrap_or_default(), parent_id.as_deref());
@@ -447,15 +436,6 @@ mod tests {
         assert_eq!(lines, [1, 5, 7]);
         assert!(s.warnings[2].message.contains("partial last line"));
         assert_eq!(s.path(1).unwrap(), [0, 1]);
-    }
-
-    /// A file past [`MAX_LINES`] is refused by name (its entry indexes would not fit a view's
-    /// 32-bit records); one at the limit is read.
-    #[test]
-    fn too_many_lines_are_refused_by_name() {
-        assert!(check_lines(|| "t.jsonl".into(), MAX_LINES).is_ok());
-        let err = check_lines(|| "t.jsonl".into(), MAX_LINES + 1).unwrap_err();
-        assert_eq!(err.to_string(), "t.jsonl: 4294967296 lines; shake reads a session of at most 4294967295 lines");
     }
 
     #[test]
