@@ -193,9 +193,9 @@ impl<'a> Session<'a> {
             }
             odd_json_warnings(text, &fields, line.number, &mut warnings);
             let parent_id = as_str(fields.parent_id()).filter(|p| !p.is_empty());
-            // At most `MAX_LINES` lines (`host::file::check_lines`): the number fits 32 bits. `Fields` read
-            // the line, so it is under 4 GiB, and its bytes no longer than its text: a node
-            // holds it.
+            // At most `MAX_LINES` lines (`host::file::check_lines`): the number fits 32 bits.
+            // `Fields` read the line, so it is under 4 GiB, and its bytes no longer than its
+            // text: a node holds it.
             let node = host::Node::new(line.number as u32, raw, &kind, &id.unwrap_or_default(), parent_id.as_deref());
             let Some(node) = node else {
                 warnings
