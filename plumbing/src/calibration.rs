@@ -96,7 +96,7 @@ pub fn measure(session: &Session<'_>, leaf: Option<usize>, toks: &[Tokenizer]) -
             }
         }
         turns.push(Turn {
-            id: session.entries[index].id.to_string(),
+            id: session.entries[index].id().to_string(),
             provider: reply.provider.map(|p| p.into_owned()),
             model: reply.model.map(|p| p.into_owned()),
             provider_tokens,

@@ -8,9 +8,9 @@ use crate::id::{Kind, ObjectId};
 /// when `rows` names the file's session id and the line carries it, of the row with that id
 /// taken out (`store::row`, as the import stores it).
 pub fn entry_object(entry: &Node<'_>, rows: Option<&str>) -> ObjectId {
-    match rows.and_then(|id| crate::store::row::take_out(entry.raw, id)) {
+    match rows.and_then(|id| crate::store::row::take_out(entry.raw(), id)) {
         Some(row) => ObjectId::hash(Kind::Row, &row),
-        None => ObjectId::hash(Kind::Entry, entry.raw),
+        None => ObjectId::hash(Kind::Entry, entry.raw()),
     }
 }
 

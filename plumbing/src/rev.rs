@@ -136,13 +136,13 @@ pub fn resolve_entry(session: &Session<'_>, prefix: &str) -> Result<usize> {
     if let Some(i) = session.index_of(prefix) {
         return Ok(i);
     }
-    let mut hits = session.entries.iter().enumerate().filter(|(_, e)| e.id.starts_with(prefix));
+    let mut hits = session.entries.iter().enumerate().filter(|(_, e)| e.id().starts_with(prefix));
     match (hits.next(), hits.next()) {
         (Some((i, _)), None) => Ok(i),
         (None, _) => Err(Error::user(format!("{}: no entry {prefix:?}", session.file.display()))),
         (Some(first), Some(second)) => {
-            let rest: Vec<String> = hits.map(|(_, e)| e.id.to_string()).collect();
-            let ids = [first.1.id.to_string(), second.1.id.to_string()].into_iter().chain(rest).collect::<Vec<_>>();
+            let rest: Vec<String> = hits.map(|(_, e)| e.id().to_string()).collect();
+            let ids = [first.1.id().to_string(), second.1.id().to_string()].into_iter().chain(rest).collect::<Vec<_>>();
             Err(Error::user(format!(
                 "{}: entry prefix {prefix:?} is ambiguous: {}",
                 session.file.display(),
@@ -168,9 +168,9 @@ fn candidates(all: &[String]) -> String {
 fn no_session(ctx: &Context, id: &str) -> Error {
     let err = Error::user(format!("no session file or session id {id:?}"));
     let default = default_session(ctx).ok();
-    let is_entry = default
-        .and_then(|path| SessionFile::read(&path).ok())
-        .is_some_and(|file| host::load(&file, ctx.host).is_ok_and(|s| s.entries.iter().any(|e| e.id.starts_with(id))));
+    let is_entry = default.and_then(|path| SessionFile::read(&path).ok()).is_some_and(|file| {
+        host::load(&file, ctx.host).is_ok_and(|s| s.entries.iter().any(|e| e.id().starts_with(id)))
+    });
     match is_entry {
         true => err.hint(format!("{id} is an entry of the current session here: name it `:{id}`")),
         false => err.hint("name a session file, or a session id (`shake sessions` lists them)"),

@@ -77,8 +77,7 @@ pub fn after_batches(session: &Session<'_>, mut leaf: usize) -> usize {
     {
         let edits = data.edit_ids();
         leaf = log;
-        while let Some(&next) = children[leaf].iter().rev().find(|&&c| edits.contains(&session.entries[c].id.as_ref()))
-        {
+        while let Some(&next) = children[leaf].iter().rev().find(|&&c| edits.contains(&session.entries[c].id())) {
             leaf = next;
         }
     }
@@ -240,7 +239,7 @@ fn append_batch(
             age.as_secs()
         ));
     }
-    let leaf_id = session.entries[leaf].id.to_string();
+    let leaf_id = session.entries[leaf].id().to_string();
     let (bytes, ids, logged) = lines(session, &leaf_id, data, edits)?;
     let mut landed = append::append(path, &Snapshot::of(session.file.raw()), &bytes)?;
     if landed.foreign.is_none() && ending(session.file.raw()) == Ending::Clean {
@@ -255,12 +254,12 @@ fn append_batch(
         let Some(foreign) = landed.foreign.clone() else { return written(ids) };
         let file = SessionFile::read(path).map_err(FileError::at(path, "re-read"))?;
         let now = session.host().load(&file)?;
-        let starts = |e: &shake_plumbing::host::Node<'_>| file.lines[e.line - 1].raw.start as u64;
+        let starts = |e: &shake_plumbing::host::Node<'_>| file.lines[e.line() - 1].raw.start as u64;
         let Some(last) = now.entries.iter().rposition(|e| foreign.contains(&starts(e))) else {
             // Only blank or unreadable lines came in between: the branch is what was planned.
             return written(ids);
         };
-        let on_branch = now.path(last).is_ok_and(|p| p.iter().any(|&i| now.entries[i].id == leaf_id));
+        let on_branch = now.path(last).is_ok_and(|p| p.iter().any(|&i| now.entries[i].id() == leaf_id));
         if !on_branch {
             ctx.warn(format_args!(
                 "{}: another program appended entries on another branch while shake was writing; pi now resumes shake's branch",
@@ -268,7 +267,7 @@ fn append_batch(
             ));
             return written(ids);
         }
-        let pi_leaf = now.entries[last].id.to_string();
+        let pi_leaf = now.entries[last].id().to_string();
         ctx.warn(format_args!(
             "{}: pi appended entries while shake was writing; the batch is written again after {pi_leaf} so they stay on the branch",
             shake_plumbing::output::path(path)

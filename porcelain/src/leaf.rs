@@ -219,7 +219,7 @@ fn item_json(it: &Item) -> Value {
 
 /// The entry id of entry `index`.
 pub fn id_of<'s>(session: &'s Session<'_>, index: usize) -> &'s str {
-    &session.entries[index].id
+    session.entries[index].id()
 }
 
 /// The prefix two leaves share: equal node ids, so byte-identical paths (`docs/revisions.md`);
@@ -241,14 +241,14 @@ impl Shared {
         let forks = [a, b].iter().all(|s| s.session().host().write_back() == WriteBack::Fork);
         let same = |p: usize| {
             a.nodes[p] == b.nodes[p]
-                || (forks && a.session().entries[a.path()[p]].id == b.session().entries[b.path()[p]].id)
+                || (forks && a.session().entries[a.path()[p]].id() == b.session().entries[b.path()[p]].id())
         };
         let length = (0..a.nodes.len().min(b.nodes.len())).take_while(|&p| same(p)).count();
         let last = length.checked_sub(1);
         Shared {
             length,
             node: last.map(|p| a.nodes[p]),
-            id: last.map(|p| a.session().entries[a.path()[p]].id.to_string()),
+            id: last.map(|p| a.session().entries[a.path()[p]].id().to_string()),
         }
     }
 

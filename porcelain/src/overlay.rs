@@ -23,7 +23,7 @@ pub const VERSION: u64 = 1;
 
 /// The overlay object's canonical bytes for the wall at `leaf`: `{"v","session","leaf","wall"}`.
 pub fn bytes(session: &Session<'_>, leaf: usize, wall: &Wall) -> Vec<u8> {
-    bytes_at(session, &session.entries[leaf].id, &wall.overlay())
+    bytes_at(session, session.entries[leaf].id(), &wall.overlay())
 }
 
 /// [`bytes`] of the overlay `wall` for the entry `leaf_id` (one the session may not hold yet:
@@ -52,7 +52,7 @@ fn leaf_node(session: &Session<'_>, leaf: usize) -> Result<ObjectId> {
 /// session was read from (the command imported them as it started): a lookup, not the hash of
 /// every line on the path. Only for the latest entry of its id, the one the state names.
 fn known_leaf_node(ctx: &Context, session: &Session<'_>, leaf: usize) -> Result<ObjectId> {
-    let id = &session.entries[leaf].id;
+    let id = session.entries[leaf].id();
     let latest = session.index_of(id) == Some(leaf);
     let known = Store::open(ctx).ok().filter(|_| latest).and_then(|store| store.imported_node(session.file, id));
     known.map_or_else(|| leaf_node(session, leaf), Ok)

@@ -30,7 +30,7 @@ pub fn stranded(session: &Session<'_>, current: &View<'_, '_>) -> Vec<Stranded> 
             let unit = view.units.iter().find(|u| u.target.as_deref() == Some(t.id.as_str()));
             if let Some(u) = unit.filter(|u| u.tombstone && current.position(u.index).is_none()) {
                 if !off.iter().any(|(row, _)| *row == u.index) {
-                    off.push((u.index, session.entries[*at].id.to_string()));
+                    off.push((u.index, session.entries[*at].id().to_string()));
                 }
             }
         }
@@ -49,7 +49,7 @@ pub fn stranded(session: &Session<'_>, current: &View<'_, '_>) -> Vec<Stranded> 
         }
         let Some(view) = holds.then(|| View::at(session, Some(leaf)).ok()).flatten() else { continue };
         let wall = Wall::at(&view);
-        let leaf_id = session.entries[leaf].id.to_string();
+        let leaf_id = session.entries[leaf].id().to_string();
         for (row, log) in &off {
             if !wall.items.iter().any(|it| it.index == *row) {
                 continue;

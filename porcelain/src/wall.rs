@@ -233,7 +233,7 @@ impl Wall {
             return Wall::of_forks(projection);
         }
         let mut on_path: HashSet<&str, Fast> =
-            projection.path.iter().filter(|&&i| session.is_edit(i)).map(|&i| session.entries[i].id.as_ref()).collect();
+            projection.path.iter().filter(|&&i| session.is_edit(i)).map(|&i| session.entries[i].id()).collect();
         let mut logs: Vec<(usize, LogData)> =
             projection.path.iter().filter_map(|&i| log_entry::parse(session, i).map(|d| (i, d))).collect();
         let appended = session.entries.len();
@@ -244,7 +244,7 @@ impl Wall {
         // The log entry's id and line; the batch's log is not in the session.
         let entry = |i: usize| match batch.filter(|_| i == appended) {
             Some(b) => (b.log.as_str(), b.line),
-            None => (session.entries[i].id.as_ref(), session.entries[i].line),
+            None => (session.entries[i].id(), session.entries[i].line()),
         };
         let mut wall = Wall::default();
         // Folded items in the order folded; a slot is emptied when an undo or a refold replaces
@@ -302,9 +302,9 @@ impl Wall {
         }
         for &i in &projection.context {
             let e = &session.entries[i];
-            if let Some(target) = projection.edit_target(i).filter(|_| !wall.shake_edits.contains(e.id.as_ref())) {
+            if let Some(target) = projection.edit_target(i).filter(|_| !wall.shake_edits.contains(e.id())) {
                 wall.foreign_edits.insert(target.into_owned(), i);
-                wall.ids.insert(i, e.id.to_string());
+                wall.ids.insert(i, e.id().to_string());
             }
         }
         let batch_edits: HashMap<&str, &str, Fast> = batch
@@ -313,9 +313,9 @@ impl Wall {
                 b.data.targets.iter().filter(|t| !t.edit.is_empty()).map(|t| (t.id.as_str(), t.edit.as_str()))
             })
             .collect();
-        let winner = |index: usize| match batch_edits.get(session.entries[index].id.as_ref()) {
+        let winner = |index: usize| match batch_edits.get(session.entries[index].id()) {
             Some(&edit) => Some(edit),
-            None => projection.edit_of(index).map(|e| session.entries[e].id.as_ref()),
+            None => projection.edit_of(index).map(|e| session.entries[e].id()),
         };
         for item in folded.into_iter().flatten() {
             if projection.position(item.index).is_none() {
@@ -343,7 +343,7 @@ impl Wall {
             for t in data.targets.iter().filter(|_| data.op() == Some(Op::Fold)) {
                 let unit = projection.units.iter().find(|u| u.target.as_deref() == Some(t.id.as_str()));
                 let Some(item) =
-                    unit.filter(|u| u.tombstone).and_then(|u| Item::logged(t, u.index, &session.entries[*i].id))
+                    unit.filter(|u| u.tombstone).and_then(|u| Item::logged(t, u.index, session.entries[*i].id()))
                 else {
                     continue;
                 };
@@ -351,7 +351,7 @@ impl Wall {
                 wall.items.push(item);
             }
         }
-        wall.finish(projection, logs, |i| &session.entries[i].id)
+        wall.finish(projection, logs, |i| session.entries[i].id())
     }
 
     /// Orders the items as the context, indexes them, and keeps the logs they came from.
@@ -401,7 +401,7 @@ impl Wall {
     /// tool's edit, else the entry's own content. `None` when that edit omits the target or has
     /// no content.
     pub fn base_content<'s>(&self, projection: &View<'s, '_>, index: usize) -> Option<&'s RawValue> {
-        match self.foreign_edits.get(projection.session.entries[index].id.as_ref()) {
+        match self.foreign_edits.get(projection.session.entries[index].id()) {
             None => projection.own_content(index),
             Some(&e) => projection.replacement(e),
         }

@@ -148,7 +148,7 @@ fn check_generated(path: &Path, pi: &Value) {
     let file = SessionFile::read(path).unwrap();
     let session = host::load(&file, None).unwrap();
     assert!(session.warnings.is_empty(), "{name}: {:?}", session.warnings);
-    let tips: Vec<&str> = session.leaves().iter().map(|&i| session.entries[i].id.as_ref()).collect();
+    let tips: Vec<&str> = session.leaves().iter().map(|&i| session.entries[i].id()).collect();
     assert_eq!(tips, ids(&pi["tips"]), "{name}: tips");
 }
 
@@ -162,9 +162,9 @@ fn check_leaves(path: &Path, pi: &Value) {
         let id = leaf["leafId"].as_str().unwrap();
         let projection = View::at(&session, session.index_of(id)).unwrap();
         assert_same(&leaf_entries(&projection.to_json()), &leaf_entries(leaf), &format!("{name} leaf {id}"));
-        let context: Vec<&str> = projection.context.iter().map(|&i| session.entries[i].id.as_ref()).collect();
+        let context: Vec<&str> = projection.context.iter().map(|&i| session.entries[i].id()).collect();
         assert_eq!(context, ids(&leaf["contextEntryIds"]), "{name} leaf {id}: context");
-        let path: Vec<&str> = projection.path.iter().map(|&i| session.entries[i].id.as_ref()).collect();
+        let path: Vec<&str> = projection.path.iter().map(|&i| session.entries[i].id()).collect();
         assert_eq!(path, ids(&leaf["pathIds"]), "{name} leaf {id}: path");
     }
 }

@@ -97,9 +97,11 @@ impl Host for Claude {
             };
             return Err(Error::user(format!("{at}: {}", r.reason)));
         }
+        host::file::check_lines(|| file.display().into_owned(), file.lines.len())
+            .map_err(|e| Error::user(e.to_string()))?;
         let data = ClaudeSession::read(file);
         let header = data.header(file);
-        let nodes = data.nodes(file);
+        let nodes = data.nodes(file)?;
         let mut warnings: Vec<Warning> = data
             .t
             .bad_lines
@@ -368,18 +370,21 @@ impl<'a> ClaudeSession<'a> {
         })
     }
 
-    pub(super) fn nodes(&self, file: &'a SessionFile) -> Vec<Node<'a>> {
+    /// The tree's nodes, one a conversation row; refused by line when a row is past 4 GiB.
+    pub(super) fn nodes(&self, file: &'a SessionFile) -> Result<Vec<Node<'a>>> {
         self.rows
             .iter()
             .map(|&i| {
                 let row = &self.t.rows[i];
-                Node {
-                    line: row.line,
-                    raw: file.line_raw(&file.lines[row.line - 1]),
-                    kind: Cow::Owned(row.kind().to_string()),
-                    id: Cow::Owned(row.uuid().unwrap_or_default().to_string()),
-                    parent_id: row.parent_uuid().map(|p| Cow::Owned(p.to_string())),
-                }
+                // Loading refused a file of more than `MAX_LINES` lines: the number fits 32 bits.
+                Node::new(
+                    row.line as u32,
+                    file.line_raw(&file.lines[row.line - 1]),
+                    row.kind(),
+                    row.uuid().unwrap_or_default(),
+                    row.parent_uuid(),
+                )
+                .ok_or_else(|| Error::user(format!("{}:{}: a row longer than 4 GiB", file.display(), row.line)))
             })
             .collect()
     }
@@ -535,8 +540,8 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
             return Err(Error::user(format!(
                 "{}:{}: row {} is not part of what Claude Code loads (it is before the last compaction of a file over 5 MiB, or dropped by a compaction's relink)",
                 session.file.display(),
-                session.entries[n].line,
-                session.entries[n].id
+                session.entries[n].line(),
+                session.entries[n].id()
             )));
         }
         let context = self.chain_nodes(&chain);
@@ -982,7 +987,7 @@ mod tests {
     fn loads_rows_as_nodes_with_a_tool_result_unit() {
         let f = file(ROWS);
         let s = Claude.load(&f).unwrap();
-        let ids: Vec<&str> = s.entries.iter().map(|e| e.id.as_ref()).collect();
+        let ids: Vec<&str> = s.entries.iter().map(|e| e.id()).collect();
         assert_eq!(ids, ["u1", "a1", "u2"]);
         assert_eq!(s.header.as_ref().map(|h| h.id.as_ref()), Some("s1"));
         assert_eq!(s.warnings.len(), 1, "the torn last line");

@@ -391,7 +391,8 @@ impl ClaudeTail {
         });
         data.follows = Some(Follows { pending: lent.collect() });
         data.part_of = Some(Box::new(Part { session_id: self.session_id.clone(), whole: None }));
-        let (header, nodes) = (data.header(appended), data.nodes(appended));
+        // A row past 4 GiB: the whole load refuses it by line.
+        let (header, nodes) = (data.header(appended), data.nodes(appended).ok()?);
         let session = host::Session::new(&Claude, appended, header, nodes, HostData::Claude(data));
         Some(Followed { session, restart: false, fresh, known: Vec::new(), tail: host::Tail::Claude(tail) })
     }
@@ -479,7 +480,7 @@ impl ClaudeTail {
         let (no_size_gate, base) = (self.no_size_gate, self.len + skip as u64);
         let whole = Whole { len, no_size_gate, gated, anchored, compacted: true, old, start, base };
         data.part_of = Some(Box::new(Part { session_id: self.session_id.clone(), whole: Some(whole) }));
-        let (header, nodes) = (data.header(file), data.nodes(file));
+        let (header, nodes) = (data.header(file), data.nodes(file).ok()?);
         let session = host::Session::new(&Claude, file, header, nodes, HostData::Claude(data));
         let mut known = Vec::new();
         let tail = View::at(&session, session.default_leaf()).ok()?.tail(&mut |id| known.push(id.to_string()))?;

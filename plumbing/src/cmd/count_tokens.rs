@@ -30,7 +30,7 @@ pub fn run(ctx: &Context, args: &CountTokensArgs, out: &mut dyn Write) -> Result
     let tok = crate::token_cache::open_tokenizer(ctx, args.tokenizer, &session)?;
     let counts = context_tokens(&projection, &tok);
     let total: u64 = counts.iter().sum();
-    let ids = projection.context.iter().map(|&i| session.entries[i].id.as_ref());
+    let ids = projection.context.iter().map(|&i| session.entries[i].id());
     if args.json {
         let per_entry: Vec<_> = ids.zip(&counts).map(|(id, n)| json!({"id": id, "tokens": n})).collect();
         let report = json!({"tokenizer": tok.name.as_str(), "total": total, "perEntry": per_entry});

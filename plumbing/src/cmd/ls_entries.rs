@@ -49,12 +49,12 @@ pub fn run(ctx: &Context, args: &LsEntriesArgs, out: &mut dyn Write) -> Result {
     if args.json {
         let entries: Vec<_> = entries
             .map(|(e, node)| {
-                json!({"id": e.id, "type": e.kind, "line": e.line, "object": entry_object(e, rows.as_deref()).to_hex(), "node": node.to_hex()})
+                json!({"id": e.id(), "type": e.kind(), "line": e.line(), "object": entry_object(e, rows.as_deref()).to_hex(), "node": node.to_hex()})
             })
             .collect();
         let value = json!({
             "file": file.path.to_string_lossy(),
-            "leafId": session.entries[leaf].id,
+            "leafId": session.entries[leaf].id(),
             "context": args.context,
             "entries": entries,
         });
@@ -62,7 +62,7 @@ pub fn run(ctx: &Context, args: &LsEntriesArgs, out: &mut dyn Write) -> Result {
         return Ok(0);
     }
     for (e, _) in entries {
-        write_record(out, &[&e.id, &e.kind, &entry_object(e, rows.as_deref()).to_hex()], args.nul)?;
+        write_record(out, &[e.id(), e.kind(), &entry_object(e, rows.as_deref()).to_hex()], args.nul)?;
     }
     Ok(0)
 }

@@ -55,19 +55,19 @@ pub fn run(ctx: &Context, args: &LsLeavesArgs, out: &mut dyn Write) -> Result {
             .iter()
             .map(|t| {
                 let e = &session.entries[t.index];
-                json!({"id": e.id, "type": e.kind, "line": e.line, "pathLength": t.path_len, "node": t.node, "default": t.default})
+                json!({"id": e.id(), "type": e.kind(), "line": e.line(), "pathLength": t.path_len, "node": t.node, "default": t.default})
             })
             .collect();
-        let default_id = default.map(|d| session.entries[d].id.as_ref());
+        let default_id = default.map(|d| session.entries[d].id());
         let value = json!({"file": file.path.to_string_lossy(), "defaultLeaf": default_id, "leaves": leaves});
         crate::output::write_json(out, &value)?;
         return Ok(0);
     }
     for t in &tips {
         let e = &session.entries[t.index];
-        let (line, len) = (e.line.to_string(), t.path_len.to_string());
+        let (line, len) = (e.line().to_string(), t.path_len.to_string());
         let mark = if t.default { "*" } else { "-" };
-        write_record(out, &[mark, &e.id, &e.kind, &line, &len, &t.node], args.nul)?;
+        write_record(out, &[mark, e.id(), e.kind(), &line, &len, &t.node], args.nul)?;
     }
     Ok(0)
 }

@@ -31,14 +31,14 @@ pub fn run(ctx: &Context, args: &RevParseArgs, out: &mut dyn Write) -> Result {
     if args.json {
         let value = json!({
             "file": file.path.to_string_lossy(),
-            "leafId": entry.id,
-            "line": entry.line,
+            "leafId": entry.id(),
+            "line": entry.line(),
             "node": node.to_hex(),
             "object": entry_object(entry, row_session(&session).as_deref()).to_hex(),
         });
         crate::output::write_json(out, &value)?;
     } else {
-        writeln!(out, "{node} {}", crate::output::quote(&entry.id))?;
+        writeln!(out, "{node} {}", crate::output::quote(entry.id()))?;
     }
     Ok(0)
 }

@@ -40,7 +40,7 @@ pub fn run(ctx: &Context, args: &TokensArgs, out: &mut dyn Write) -> Result {
     let summary: Vec<ErrorSummary> = (0..MEASURED.len()).map(|c| summarize(&turns, c)).collect();
     let base_col = MEASURED.iter().position(|&n| n == CALIBRATION_BASE).unwrap_or(0);
     let calibration = calibration_from(ctx, &session, &turns, base_col).ok();
-    let leaf_id = leaf.map(|l| session.entries[l].id.as_ref());
+    let leaf_id = leaf.map(|l| session.entries[l].id());
     if args.json {
         let turns_json: Vec<_> = turns
             .iter()

@@ -88,6 +88,29 @@ impl From<Vec<u8>> for Bytes {
     }
 }
 
+/// The most lines a session may have: its entries are numbered in 32 bits (a node's line, the id
+/// index, a view's records). No JavaScript string holds the file such a count takes (at least
+/// 8 GiB), so no host can read it either.
+pub const MAX_LINES: usize = u32::MAX as usize;
+
+/// A file of more than [`MAX_LINES`] lines, which every host refuses.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("{path}: {lines} lines; shake reads a session of at most {MAX_LINES} lines")]
+pub struct TooManyLines {
+    /// The file, as messages name it.
+    pub path: String,
+    /// How many lines it has.
+    pub lines: usize,
+}
+
+/// Refuses a file of more than [`MAX_LINES`] lines, by name (`path` is asked only then).
+pub fn check_lines(path: impl FnOnce() -> String, lines: usize) -> Result<(), TooManyLines> {
+    match lines > MAX_LINES {
+        true => Err(TooManyLines { path: path(), lines }),
+        false => Ok(()),
+    }
+}
+
 /// A session file's bytes and line table. Parse it with the host that reads it (`crate::host`).
 pub struct SessionFile {
     /// Where the bytes came from (used in every message that names a line).
@@ -356,6 +379,15 @@ impl Lossy {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A file past [`MAX_LINES`] is refused by name (its entries would not fit 32-bit indexes);
+    /// one at the limit is read.
+    #[test]
+    fn too_many_lines_are_refused_by_name() {
+        assert!(check_lines(|| "t.jsonl".into(), MAX_LINES).is_ok());
+        let err = check_lines(|| "t.jsonl".into(), MAX_LINES + 1).unwrap_err();
+        assert_eq!(err.to_string(), "t.jsonl: 4294967296 lines; shake reads a session of at most 4294967295 lines");
+    }
 
     #[test]
     fn a_write_in_place_during_a_read_is_read_again() {

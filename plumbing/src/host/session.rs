@@ -35,19 +35,162 @@ pub struct Header<'a> {
     pub parent_session: Option<Cow<'a, str>>,
 }
 
-/// One entry of the tree, in file order.
-#[derive(Debug)]
+/// One entry of the tree, in file order: its line, its bytes, and the host's type name, id and
+/// parent id for it. The three names are kept as spans of the line's bytes where the line holds
+/// them as they read (nearly always: no JSON escape), else owned beside ([`Node::new`]), and the
+/// bytes as a pointer and a 32-bit length: 48 bytes a node, where a `usize` line, a slice and
+/// three `Cow`s of their own made 96 (9.6 MB on 100,000 tiny entries).
 pub struct Node<'a> {
+    /// The line's first byte (with `len`, its exact bytes: what the store hashes).
+    raw: std::ptr::NonNull<u8>,
+    /// The names the line does not hold as they read (`None`: it holds them all).
+    owned: Option<Box<Owned>>,
+    /// The line's length in bytes.
+    len: u32,
+    /// 1-based physical line in the file (a host refuses a file of more than
+    /// [`super::file::MAX_LINES`] lines).
+    line: u32,
+    kind: Span,
+    id: Span,
+    /// [`Span::NONE`] at a root.
+    parent_id: Span,
+    _line: std::marker::PhantomData<&'a [u8]>,
+}
+
+// One per entry of every load (100,000 tiny entries: 4.8 MB); not to grow unnoticed.
+const _: () = assert!(std::mem::size_of::<Node>() <= 48);
+
+// SAFETY: a node is a shared borrow of its line's bytes (and owns its `Owned`), as a `&[u8]`
+// beside them would be: nothing is written through the pointer.
+unsafe impl Send for Node<'_> {}
+// SAFETY: as above.
+unsafe impl Sync for Node<'_> {}
+
+/// Where one of a node's names is: a range of its line's bytes, or [`Span::OWNED`], or
+/// [`Span::NONE`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Span {
+    start: u32,
+    len: u32,
+}
+
+impl Span {
+    /// The name is in the node's [`Owned`]. No span of a line starts at `u32::MAX`: an empty
+    /// name is at 0, any other ends at `start + len`, which fits 32 bits.
+    const OWNED: Span = Span { start: u32::MAX, len: 1 };
+    /// There is no name (a root's parent).
+    const NONE: Span = Span { start: u32::MAX, len: 0 };
+}
+
+/// A node's names that its line does not hold as they read: decoded from JSON escapes, made up
+/// (a v1 file's synthetic ids), or told by a host that keeps its own copy. Only the names whose
+/// span is [`Span::OWNED`] are set; the others are empty.
+#[derive(Default)]
+struct Owned {
+    kind: Box<str>,
+    id: Box<str>,
+    parent_id: Box<str>,
+}
+
+impl<'a> Node<'a> {
+    /// A node of line `line` (1-based) whose bytes are `raw`; `None` when `raw` is longer than
+    /// `u32::MAX` bytes (no JavaScript string holds such a line: no host reads it). A name
+    /// borrowed from `raw`, or one whose exact bytes `raw` holds somewhere (the same text
+    /// wherever it is), is kept as a span of `raw`; any other is copied beside.
+    pub fn new(line: u32, raw: &'a [u8], kind: &str, id: &str, parent_id: Option<&str>) -> Option<Node<'a>> {
+        let len = u32::try_from(raw.len()).ok()?;
+        let mut node = Node {
+            raw: std::ptr::NonNull::from(raw).cast(),
+            owned: None,
+            len,
+            line,
+            kind: Span::NONE,
+            id: Span::NONE,
+            parent_id: Span::NONE,
+            _line: std::marker::PhantomData,
+        };
+        node.kind = node.place(kind, |o| &mut o.kind);
+        node.set_ids(id, parent_id);
+        Some(node)
+    }
+
+    /// Gives the node another id and parent (a v1 file's synthetic ones).
+    pub(crate) fn set_ids(&mut self, id: &str, parent_id: Option<&str>) {
+        self.id = self.place(id, |o| &mut o.id);
+        self.parent_id = parent_id.map_or(Span::NONE, |p| self.place(p, |o| &mut o.parent_id));
+    }
+
+    /// Where `name` is kept: its span in the line when the line holds its bytes (any span fits
+    /// 32 bits, as the line does), else copied into the slot of [`Owned`] that `slot` picks.
+    fn place(&mut self, name: &str, slot: impl FnOnce(&mut Owned) -> &mut Box<str>) -> Span {
+        if name.is_empty() {
+            return Span { start: 0, len: 0 };
+        }
+        let raw = self.raw();
+        let at = (name.as_ptr() as usize).checked_sub(raw.as_ptr() as usize);
+        match at.filter(|&s| s + name.len() <= raw.len()).or_else(|| memchr::memmem::find(raw, name.as_bytes())) {
+            Some(start) => Span { start: start as u32, len: name.len() as u32 },
+            None => {
+                *slot(self.owned.get_or_insert_with(Box::default)) = name.into();
+                Span::OWNED
+            }
+        }
+    }
+
+    /// The text of a name kept at `span`, or in the [`Owned`] slot `slot` picks.
+    #[inline]
+    fn name(&self, span: Span, slot: impl FnOnce(&Owned) -> &str) -> &str {
+        if span == Span::OWNED {
+            return self.owned.as_deref().map_or("", slot);
+        }
+        let bytes = &self.raw()[span.start as usize..(span.start + span.len) as usize];
+        // SAFETY: a span is only made (`place`) where these bytes are those of a `str`: the name
+        // borrowed from them, or bytes found equal to the name's. The bytes are a shared borrow
+        // and the span private, so neither changes after.
+        unsafe { std::str::from_utf8_unchecked(bytes) }
+    }
+
     /// 1-based physical line in the file.
-    pub line: usize,
+    #[inline]
+    pub fn line(&self) -> usize {
+        self.line as usize
+    }
+
     /// The line's exact bytes (what the store hashes).
-    pub raw: &'a [u8],
+    #[inline]
+    pub fn raw(&self) -> &'a [u8] {
+        // SAFETY: `raw` and `len` are those of a `&'a [u8]` (`new`), never changed after.
+        unsafe { std::slice::from_raw_parts(self.raw.as_ptr(), self.len as usize) }
+    }
+
     /// The host's type name for the entry (as listed by `ls-entries`); empty when it has none.
-    pub kind: Cow<'a, str>,
+    #[inline]
+    pub fn kind(&self) -> &str {
+        self.name(self.kind, |o| &o.kind)
+    }
+
     /// The host's id for the entry.
-    pub id: Cow<'a, str>,
+    #[inline]
+    pub fn id(&self) -> &str {
+        self.name(self.id, |o| &o.id)
+    }
+
     /// The parent's id; `None` at a root.
-    pub parent_id: Option<Cow<'a, str>>,
+    #[inline]
+    pub fn parent_id(&self) -> Option<&str> {
+        (self.parent_id != Span::NONE).then(|| self.name(self.parent_id, |o| &o.parent_id))
+    }
+}
+
+impl fmt::Debug for Node<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Node")
+            .field("line", &self.line)
+            .field("kind", &self.kind())
+            .field("id", &self.id())
+            .field("parent_id", &self.parent_id())
+            .finish()
+    }
 }
 
 /// A parent chain that loops (the host would hang on it).
@@ -60,11 +203,11 @@ pub struct Cycle {
     pub line: usize,
 }
 
-/// The entries' indexes by id: a table of indexes alone, each entry's id read from its node
-/// (a map keyed by the ids held a 24-byte key beside each index: 3 of its 4 MB on 100,000
-/// entries).
+/// The entries' indexes by id: a table of 32-bit indexes alone (a file has at most `u32::MAX`
+/// lines), each entry's id read from its node (a map keyed by the ids held a 24-byte key beside
+/// each index: 3 of its 4 MB on 100,000 entries; `usize` indexes were half of the 1.2 MB left).
 struct IdIndex {
-    table: hashbrown::HashTable<usize>,
+    table: hashbrown::HashTable<u32>,
     hasher: foldhash::fast::RandomState,
 }
 
@@ -73,10 +216,10 @@ impl IdIndex {
     fn new(entries: &[Node<'_>]) -> IdIndex {
         let hasher = foldhash::fast::RandomState::default();
         let mut table = hashbrown::HashTable::with_capacity(entries.len());
-        let hash = |i: &usize| hasher.hash_one(entries[*i].id.as_ref());
-        for (i, e) in entries.iter().enumerate() {
-            let id = e.id.as_ref();
-            match table.entry(hasher.hash_one(id), |&j| entries[j].id == id, hash) {
+        let hash = |i: &u32| hasher.hash_one(entries[*i as usize].id());
+        for (i, e) in (0u32..).zip(entries) {
+            let id = e.id();
+            match table.entry(hasher.hash_one(id), |&j| entries[j as usize].id() == id, hash) {
                 hashbrown::hash_table::Entry::Occupied(mut o) => *o.get_mut() = i,
                 hashbrown::hash_table::Entry::Vacant(v) => {
                     v.insert(i);
@@ -88,7 +231,7 @@ impl IdIndex {
 
     /// The index of the entry of `entries` (those indexed) with this id.
     fn get(&self, entries: &[Node<'_>], id: &str) -> Option<usize> {
-        self.table.find(self.hasher.hash_one(id), |&i| entries[i].id == id).copied()
+        self.table.find(self.hasher.hash_one(id), |&i| entries[i as usize].id() == id).map(|&i| i as usize)
     }
 }
 
@@ -256,7 +399,7 @@ impl<'a> Session<'a> {
     /// Returns the parent's index, or `None` at a root or when the parent is unknown (the path
     /// then ends there).
     pub fn parent_of(&self, index: usize) -> Option<usize> {
-        self.entries[index].parent_id.as_deref().and_then(|p| self.index_of(p))
+        self.entries[index].parent_id().and_then(|p| self.index_of(p))
     }
 
     /// Returns the root→leaf path as entry indexes, or the cycle that makes it endless.
@@ -265,7 +408,7 @@ impl<'a> Session<'a> {
         let mut current = leaf;
         while let Some(parent) = self.parent_of(current) {
             if path.len() > self.entries.len() {
-                return Err(Cycle { id: self.entries[parent].id.to_string(), line: self.entries[parent].line });
+                return Err(Cycle { id: self.entries[parent].id().to_string(), line: self.entries[parent].line() });
             }
             path.push(parent);
             current = parent;
@@ -303,7 +446,28 @@ mod tests {
     use super::*;
 
     fn node(id: &str) -> Node<'_> {
-        Node { line: 1, raw: b"", kind: Cow::Borrowed("x"), id: Cow::Borrowed(id), parent_id: None }
+        Node::new(1, b"", "x", id, None).unwrap()
+    }
+
+    /// A name borrowed from the line, or found in it as is, is a span of the line (nothing
+    /// owned); a name the line does not hold as is (decoded from an escape) is owned; each reads
+    /// back as given, an empty one and an absent parent too.
+    #[test]
+    fn names_are_spans_of_the_line_or_owned() {
+        let raw: &[u8] = br#"{"type":"message","id":"a\u0062","parentId":"p","x":"ab"}"#;
+        let line = std::str::from_utf8(raw).unwrap();
+        let borrowed = |s: &str| &line[line.find(s).unwrap()..][..s.len()];
+        let n = Node::new(7, raw, borrowed("message"), "ab", Some(borrowed("p"))).unwrap();
+        assert_eq!((n.line(), n.kind(), n.id(), n.parent_id(), n.raw()), (7, "message", "ab", Some("p"), raw));
+        assert!(n.owned.is_none(), "\"ab\" is in the line as is: a span");
+        let n = Node::new(7, raw, "message", "a\"b", None).unwrap();
+        assert_eq!((n.kind(), n.id(), n.parent_id()), ("message", "a\"b", None));
+        assert_eq!(n.owned.as_ref().map(|o| (&*o.kind, &*o.id, &*o.parent_id)), Some(("", "a\"b", "")));
+        let mut n = Node::new(1, b"", "", "", Some("")).unwrap();
+        assert_eq!((n.kind(), n.id(), n.parent_id()), ("", "", Some("")));
+        n.set_ids("00000002", Some("00000001"));
+        assert_eq!((n.id(), n.parent_id()), ("00000002", Some("00000001")));
+        assert!(n.owned.is_some());
     }
 
     /// The table finds each id by the node's own bytes, the later entry when ids repeat, and

@@ -23,8 +23,8 @@ macro_rules! pi_fields {
 
         /// How many keys there are.
         const SLOTS: usize = [$($key),*].len();
-        // One bit a key past the hot ones in [`Fields::present`].
-        const _: () = assert!(SLOTS - HOT <= 32);
+        // One bit a key in [`Fields::present`].
+        const _: () = assert!(SLOTS <= 32);
 
         /// Every slot, in order.
         #[cfg(test)]
@@ -78,27 +78,77 @@ pi_fields! {
     parent_session "parentSession",
 }
 
-/// How many slots (the first ones) [`Fields`] keeps a place for, present or not.
+/// The hot keys: the first slots, those of a message or an edit line, which most lines are.
 const HOT: usize = 7;
+
+/// How many of the hot keys a line has [`Fields`] keeps a place for: a message line has five,
+/// an edit line six.
+const PLACES: usize = 6;
+
+/// The bits of the hot keys in [`Fields::present`].
+const HOT_BITS: u32 = (1 << HOT) - 1;
+
+/// The longest line whose hot spans [`Fields`] keeps in 16 bits.
+const SHORT: usize = u16::MAX as usize;
+
+/// Spans of a line as (start, length), 32 bits each.
+type Spans = Box<[(u32, u32)]>;
 
 /// The fields of an entry line that pi's session code reads, borrowed from the line.
 ///
 /// Each is the raw JSON of the key when present (so `null` and "absent" stay distinct, as they are
 /// for pi). A key given twice takes its last value, as `JSON.parse` does. Kept as spans of the
-/// line: a place for each of the [`HOT`] keys of a message or an edit line, and on the heap the
-/// others, only those the line has. A session keeps one of these per entry; a span for each of
-/// the 25 keys was 200 of the 344 bytes an entry held.
-#[derive(Clone, Debug)]
+/// line: in a line shorter than 64 KiB (nearly all) a 16-bit place for each of the first
+/// [`PLACES`] [`HOT`] keys it has, and on the heap the others, only those the line has; the
+/// line as a pointer and a 32-bit length. A session keeps one of these per entry: a 32-bit span
+/// for each of the 25 keys was 200 of the 344 bytes an entry held, for the 7 hot keys 56 of 104.
+#[derive(Clone)]
 pub struct Fields<'a> {
-    /// The line the spans are in.
-    text: &'a str,
-    /// The hot keys' values as (start, length) in `text`; length 0 when absent (no JSON value
-    /// is empty).
-    hot: [(u32, u32); HOT],
-    /// Bit `slot - HOT` is set when the line has that other key.
+    /// The line the spans are in: its first byte (with `len`, a `&'a str`).
+    text: std::ptr::NonNull<u8>,
+    /// The line's length in bytes (`parse` refuses a line past 4 GiB).
+    len: u32,
+    /// Bit `slot` is set when the line has that key.
     present: u32,
-    /// The other present keys' values, in slot order (`None`: the line has none).
-    cold: Option<Box<[(u32, u32)]>>,
+    /// The values of the first [`PLACES`] hot keys the line has, in slot order, as (start,
+    /// length) in the line, when it is [`SHORT`] at most.
+    hot: [(u16, u16); PLACES],
+    /// The other present keys' values, in slot order: the cold keys' (and a seventh hot one's),
+    /// and in a longer line every key's (`None`: there are none). Boxed twice, so the rare line
+    /// with one costs a thin pointer in each entry and not a slice's two words.
+    rest: Option<Box<Spans>>,
+    _line: std::marker::PhantomData<&'a str>,
+}
+
+// SAFETY: `Fields` is a shared borrow of its line (`text` and `len` are a `&'a str`'s, never
+// written through) and owns its `rest`, as a `&str` beside them would be.
+unsafe impl Send for Fields<'_> {}
+// SAFETY: as above.
+unsafe impl Sync for Fields<'_> {}
+
+impl std::fmt::Debug for Fields<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fields").field("text", &self.text()).field("present", &self.present).finish()
+    }
+}
+
+/// The set bits of `mask`, lowest first.
+fn bits(mut mask: u32) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        let bit = (mask != 0).then(|| mask.trailing_zeros() as usize)?;
+        mask &= mask - 1;
+        Some(bit)
+    })
+}
+
+/// Of the hot keys in `present`, those with a place in [`Fields::hot`]: the first [`PLACES`].
+fn placed(present: u32) -> u32 {
+    let hot = present & HOT_BITS;
+    let mut past = hot;
+    for _ in 0..PLACES {
+        past &= past.wrapping_sub(1);
+    }
+    hot & !past
 }
 
 impl<'a> Fields<'a> {
@@ -106,46 +156,58 @@ impl<'a> Fields<'a> {
     /// too: no JavaScript string holds one, so pi cannot read it either).
     pub fn parse(text: &'a str) -> Result<Fields<'a>, serde_json::Error> {
         use serde::de::Error;
-        if let Some(spans) = Self::scan(text) {
-            return Ok(Fields::of(text, &spans));
+        // Every span then fits 32 bits, and so does the line's node (`host::Node::new`).
+        if u32::try_from(text.len()).is_err() {
+            return Err(serde_json::Error::custom("a line longer than 4 GiB"));
+        }
+        if let Some((spans, present)) = Self::scan(text) {
+            return Ok(Fields::of(text, &spans, present));
         }
         // serde_json decides what the scan does not take (and names the fault).
         let values: Values<'a> = serde_json::from_str(text)?;
         let base = text.as_ptr() as usize;
-        let mut spans = [(0u32, 0u32); SLOTS];
-        for (span, value) in spans.iter_mut().zip(values.0) {
+        let (mut spans, mut present) = ([(0u32, 0u32); SLOTS], 0u32);
+        for (slot, (span, value)) in spans.iter_mut().zip(values.0).enumerate() {
             if let Some(v) = value {
-                let start = v.get().as_ptr() as usize - base;
-                let (Ok(start), Ok(len)) = (u32::try_from(start), u32::try_from(v.get().len())) else {
-                    return Err(serde_json::Error::custom("a line longer than 4 GiB"));
-                };
-                *span = (start, len);
+                *span = ((v.get().as_ptr() as usize - base) as u32, v.get().len() as u32);
+                present |= 1 << slot;
             }
         }
-        Ok(Fields::of(text, &spans))
+        Ok(Fields::of(text, &spans, present))
     }
 
-    /// The fields of `text` from a span for every slot (length 0: absent).
-    fn of(text: &'a str, all: &[(u32, u32); SLOTS]) -> Fields<'a> {
-        let mut hot = [(0, 0); HOT];
-        hot.copy_from_slice(&all[..HOT]);
-        let mut present = 0u32;
-        for (i, span) in all[HOT..].iter().enumerate() {
-            present |= u32::from(span.1 > 0) << i;
+    /// The fields of `text` (at most 4 GiB) from a span for every slot, those `present` has a
+    /// bit for set.
+    fn of(text: &'a str, all: &[(u32, u32); SLOTS], present: u32) -> Fields<'a> {
+        let short = text.len() <= SHORT;
+        let in_hot = if short { placed(present) } else { 0 };
+        let mut hot = [(0, 0); PLACES];
+        // Within a line of `SHORT` bytes every start and length fits 16 bits.
+        for (h, slot) in hot.iter_mut().zip(bits(in_hot)) {
+            *h = (all[slot].0 as u16, all[slot].1 as u16);
         }
-        let cold = (present != 0).then(|| all[HOT..].iter().copied().filter(|s| s.1 > 0).collect());
-        Fields { text, hot, present, cold }
+        let kept = present & !in_hot;
+        let rest = (kept != 0).then(|| Box::new(bits(kept).map(|slot| all[slot]).collect()));
+        let len = text.len() as u32;
+        Fields { text: std::ptr::NonNull::from(text).cast(), len, present, hot, rest, _line: std::marker::PhantomData }
+    }
+
+    /// The line the fields are in.
+    #[inline]
+    fn text(&self) -> &'a str {
+        // SAFETY: `text` and `len` are those of a `&'a str` (`of`), never changed after.
+        unsafe { std::str::from_utf8_unchecked(std::slice::from_raw_parts(self.text.as_ptr(), self.len as usize)) }
     }
 
     /// Reads a line in one pass that checks every byte as serde_json would ([`json::check_value`])
-    /// and notes the spans of the keys pi reads; `None` for a line it leaves to serde_json: not
-    /// valid JSON, not an object, a key with an escape, nested past the check's depth, or past
-    /// 4 GiB. (Going through serde_json's visitor, with a key decoded and a raw value made for
-    /// each member, was most of a load's time on many small entries.)
-    fn scan(text: &str) -> Option<[(u32, u32); SLOTS]> {
+    /// and notes the spans of the keys pi reads, and a bit for each key there; `None` for a line
+    /// it leaves to serde_json: not valid JSON, not an object, a key with an escape, or nested
+    /// past the check's depth (`parse` refused a line past 4 GiB). (Going through serde_json's
+    /// visitor, with a key decoded and a raw value made for each member, was most of a load's
+    /// time on many small entries.)
+    fn scan(text: &str) -> Option<([(u32, u32); SLOTS], u32)> {
         let b = text.as_bytes();
-        u32::try_from(b.len()).ok()?;
-        let mut spans = [(0u32, 0u32); SLOTS];
+        let (mut spans, mut present) = ([(0u32, 0u32); SLOTS], 0u32);
         let mut i = json::skip_ws(b, 0);
         (b.get(i) == Some(&b'{')).then_some(())?;
         i = json::skip_ws(b, i + 1);
@@ -166,6 +228,7 @@ impl<'a> Fields<'a> {
                 }
                 if let Some(slot) = slot(key) {
                     spans[slot as usize] = (start as u32, (end - start) as u32);
+                    present |= 1 << slot as usize;
                 }
                 i = json::skip_ws(b, end);
                 match *b.get(i)? {
@@ -178,24 +241,27 @@ impl<'a> Fields<'a> {
                 }
             }
         }
-        (json::skip_ws(b, i) == b.len()).then_some(spans)
+        (json::skip_ws(b, i) == b.len()).then_some((spans, present))
     }
 
     #[inline]
     fn get(&self, slot: Slot) -> Option<&'a RawValue> {
-        let slot = slot as usize;
-        let (start, len) = match self.hot.get(slot) {
-            Some(&span) => span,
+        let bit = 1u32 << slot as usize;
+        if self.present & bit == 0 {
+            return None;
+        }
+        let short = self.len as usize <= SHORT;
+        let below = bit - 1;
+        let rank = (self.present & HOT_BITS & below).count_ones() as usize;
+        let (start, len) = match self.hot.get(rank).filter(|_| short && bit & HOT_BITS != 0) {
+            Some(&(start, len)) => (start.into(), len.into()),
             None => {
-                let bit = 1u32 << (slot - HOT);
-                if self.present & bit == 0 {
-                    return None;
-                }
-                // The present keys before this one give its place among the spans.
-                self.cold.as_ref()?[(self.present & (bit - 1)).count_ones() as usize]
+                // The present keys kept in `rest` before this one give its place there.
+                let kept = if short { self.present & !placed(self.present) } else { self.present };
+                self.rest.as_ref()?[(kept & below).count_ones() as usize]
             }
         };
-        (len > 0).then(|| crate::json::raw_within(self.text, start as usize..(start + len) as usize))
+        Some(crate::json::raw_within(self.text(), start as usize..(start + len) as usize))
     }
 }
 
@@ -308,9 +374,10 @@ pub struct Entry<'a> {
     pub fields: Fields<'a>,
 }
 
-// A session holds one per entry beside its `Node` (100,000 tiny entries: 10 MB at 104 bytes;
-// they were 224 with the node's fields repeated). Not to grow unnoticed.
-const _: () = assert!(std::mem::size_of::<Entry>() <= 104);
+// A session holds one per entry beside its `Node` (100,000 tiny entries: 5.6 MB at 56 bytes;
+// they were 224 with the node's fields repeated, 104 with 32-bit hot spans). Not to grow
+// unnoticed.
+const _: () = assert!(std::mem::size_of::<Entry>() <= 56);
 
 impl<'a> Entry<'a> {
     /// An entry of a parsed line whose `type` reads `kind` (no migration applied yet).
@@ -397,6 +464,11 @@ mod tests {
         assert!(Fields::parse("[1]").is_err());
     }
 
+    /// A bit for each span that is there (no JSON value is empty).
+    fn bits_of(spans: &[(u32, u32); SLOTS]) -> u32 {
+        (0..SLOTS).filter(|&i| spans[i].1 > 0).map(|i| 1 << i).sum()
+    }
+
     /// The one-pass scan reads a line as serde_json does, or leaves it to serde_json.
     #[test]
     fn the_scan_finds_what_serde_finds() {
@@ -416,7 +488,8 @@ mod tests {
         ];
         for line in lines {
             let serde = serde_json::from_str::<Values>(line).ok().map(|v| v.0.map(|r| r.map(RawValue::get)));
-            if let Some(spans) = Fields::scan(line) {
+            if let Some((spans, present)) = Fields::scan(line) {
+                assert_eq!(present, bits_of(&spans), "{line}");
                 let got: Vec<_> =
                     spans.iter().map(|&(s, n)| (n > 0).then(|| &line[s as usize..(s + n) as usize])).collect();
                 assert_eq!(Some(got), serde.map(|v| v.to_vec()), "{line}");
@@ -430,6 +503,28 @@ mod tests {
         }
         assert!(Fields::scan(r#"{"\u0069d":"a"}"#).is_none(), "an escaped key is serde's");
         assert!(Fields::scan(lines[0]).is_some() && Fields::scan(lines[1]).is_some());
+    }
+
+    /// A line past 64 KiB keeps every span in 32 bits; a short one its first six hot spans in
+    /// 16, a seventh hot one and the cold ones beside: each key reads back as serde_json reads
+    /// it, absent keys as absent.
+    #[test]
+    fn long_and_short_lines_keep_every_span() {
+        let long = format!(r#"{{"type":"x","label":"l","message":"{}","id":"a","cwd":"/"}}"#, "m".repeat(70_000));
+        let short = r#"{"type":"x","label":"l","message":"m","id":"a","cwd":"/"}"#;
+        let all_hot = r#"{"replacement":"r","type":"x","id":"a","parentId":"p","timestamp":"t","message":"m","targetId":"g","label":"l"}"#;
+        for (line, n) in [(long.as_str(), 70_000), (short, 1), (all_hot, 1)] {
+            let f = Fields::parse(line).unwrap();
+            let all = serde_json::from_str::<Values>(line).unwrap().0.map(|r| r.map(RawValue::get));
+            let got: Vec<_> = ALL.iter().map(|&slot| f.get(slot).map(RawValue::get)).collect();
+            assert_eq!(got, all.to_vec());
+            assert_eq!(f.message().unwrap().get(), format!("\"{}\"", "m".repeat(n)));
+            assert_eq!(as_str(f.label()).as_deref(), Some("l"));
+            assert!(f.rest.is_some());
+        }
+        let f = Fields::parse(all_hot).unwrap();
+        assert_eq!((f.rest.as_ref().unwrap().len(), as_str(f.replacement()).as_deref()), (2, Some("r")));
+        assert!(Fields::parse(r#"{"type":"x","id":"a"}"#).unwrap().rest.is_none(), "no cold key, no box");
     }
 
     #[test]

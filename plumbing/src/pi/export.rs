@@ -59,18 +59,18 @@ fn branch_lines<'a>(session: &host::Session<'a>, pi: &Session<'a>, path: &[usize
     for &i in path {
         let (e, node) = (&pi.entries[i], &session.entries[i]);
         if e.kind == EntryType::Label {
-            pending_labels.push(&node.id);
+            pending_labels.push(node.id());
             continue;
         }
-        label_to_next.extend(pending_labels.drain(..).map(|l| (l, node.id.as_ref())));
+        label_to_next.extend(pending_labels.drain(..).map(|l| (l, node.id())));
         let first_kept = (e.kind == EntryType::Compaction)
             .then(|| pi.first_kept_entry_id(i))
             .flatten()
-            .filter(|k| k != &node.id)
+            .filter(|k| k != node.id())
             .and_then(|k| label_to_next.iter().find(|(l, _)| *l == k).map(|(_, n)| n.to_string()));
         lines.push(rechained(node, parent.as_deref(), first_kept.as_deref()));
-        kept_ids.push(&node.id);
-        parent = Some(node.id.to_string());
+        kept_ids.push(node.id());
+        parent = Some(node.id().to_string());
     }
     let mut writer = EntryWriter::new(session);
     for (target, label, timestamp) in resolved_labels(pi) {
@@ -93,12 +93,12 @@ fn branch_lines<'a>(session: &host::Session<'a>, pi: &Session<'a>, path: &[usize
 /// The entry's line with a new parent (and compaction boundary): its own bytes when unchanged
 /// (borrowed; a line that is not UTF-8 is written with its lossy text, as ever).
 fn rechained<'a>(e: &host::Node<'a>, parent: Option<&str>, first_kept: Option<&str>) -> Cow<'a, [u8]> {
-    let text = String::from_utf8_lossy(e.raw);
+    let text = String::from_utf8_lossy(e.raw());
     let kept = |text: Cow<'a, str>| match text {
         Cow::Borrowed(s) => Cow::Borrowed(s.as_bytes()),
         Cow::Owned(s) => Cow::Owned(s.into_bytes()),
     };
-    if e.parent_id.as_deref() == parent && first_kept.is_none() {
+    if e.parent_id() == parent && first_kept.is_none() {
         return kept(text);
     }
     let Some(mut object) = RawObject::parse(&text) else { return kept(text) };

@@ -216,7 +216,7 @@ impl<'s, 'a> Projection<'s, 'a> {
     /// and its content are taken out of `facts` when `take` (facts read for this view alone),
     /// copied otherwise (facts kept for the next view).
     fn parse(&self, index: usize, facts: &mut Cow<'_, Facts<'a>>) -> Parsed<'s, 'a> {
-        let edit = self.edits.get(self.session.entries[index].id.as_ref()).copied();
+        let edit = self.edits.get(self.session.entries[index].id()).copied();
         let projected = self.projected_with(index, edit);
         let (said, own) = (Said::of(&facts.role_said), facts.own);
         let content = match projected {
@@ -259,8 +259,8 @@ impl<'s, 'a> Projection<'s, 'a> {
                     let node = &self.session.entries[edit];
                     return Err(ProjectError::EditWithoutReplacement {
                         path: self.session.file.display().into_owned(),
-                        line: node.line,
-                        id: node.id.to_string(),
+                        line: node.line(),
+                        id: node.id().to_string(),
                     });
                 }
             }
@@ -289,7 +289,7 @@ impl<'s, 'a> Projection<'s, 'a> {
     pub fn edit_index(&self, index: usize) -> Option<usize> {
         match self.parsed(index) {
             Some(p) => p.edit(),
-            None => self.edits.get(self.session.entries[index].id.as_ref()).copied(),
+            None => self.edits.get(self.session.entries[index].id()).copied(),
         }
     }
 
@@ -344,10 +344,10 @@ impl<'s, 'a> Projection<'s, 'a> {
                 let node = &self.session.entries[i];
                 let messages = self.entry_js(pos, i);
                 all.extend(messages.iter().cloned());
-                object([("id", js_str(&node.id)), ("type", js_str(&node.kind)), ("messages", Js::Array(messages))])
+                object([("id", js_str(node.id())), ("type", js_str(node.kind())), ("messages", Js::Array(messages))])
             })
             .collect();
-        let leaf = self.leaf.map_or(Js::Null, |l| js_str(&self.session.entries[l].id));
+        let leaf = self.leaf.map_or(Js::Null, |l| js_str(self.session.entries[l].id()));
         object([("leafId", leaf), ("entries", Js::Array(entries)), ("messages", Js::Array(all))])
     }
 
@@ -362,7 +362,7 @@ impl<'s, 'a> Projection<'s, 'a> {
         let mut head = Vec::with_capacity(CHUNK + 1024);
         head.extend_from_slice(b"{\"leafId\":");
         match self.leaf {
-            Some(l) => js::write_string(&mut head, self.session.entries[l].id.as_bytes()),
+            Some(l) => js::write_string(&mut head, self.session.entries[l].id().as_bytes()),
             None => head.extend_from_slice(b"null"),
         }
         head.extend_from_slice(b",\"entries\":[");
@@ -375,9 +375,9 @@ impl<'s, 'a> Projection<'s, 'a> {
                 head.push(b',');
             }
             head.extend_from_slice(b"{\"id\":");
-            js::write_string(&mut head, node.id.as_bytes());
+            js::write_string(&mut head, node.id().as_bytes());
             head.extend_from_slice(b",\"type\":");
-            js::write_string(&mut head, node.kind.as_bytes());
+            js::write_string(&mut head, node.kind().as_bytes());
             head.extend_from_slice(b",\"messages\":[");
             let first = parts.len();
             match self.written_as_is(i) {
@@ -496,7 +496,7 @@ impl<'s, 'a> Projection<'s, 'a> {
         Unit {
             index,
             role,
-            target: editable.then(|| self.session.entries[index].id.clone()),
+            target: editable.then(|| Cow::Borrowed(self.session.entries[index].id())),
             tool: tool.map(|(name, call_id)| Box::new(Tool { name, call_id, arguments: None })),
             tombstone: false,
             omitted: matches!(p.seen, Seen::Omitted),

@@ -24,22 +24,11 @@ pub enum ParseError {
     #[error("{path}: {NO_JSON}")]
     NoHeader { path: String },
     /// The file has more lines than an entry index holds ([`MAX_LINES`]).
-    #[error("{path}: {lines} lines; shake reads a session of at most {MAX_LINES} lines")]
-    TooManyLines { path: String, lines: usize },
+    #[error(transparent)]
+    TooManyLines(#[from] host::file::TooManyLines),
 }
 
-/// The most lines a session may have: its entries are numbered in 32 bits where a view keeps
-/// one record per entry (`project::Parsed`, the positions table). No JavaScript string holds
-/// the file such a count takes (at least 8 GiB), so pi cannot read it either.
-pub const MAX_LINES: usize = u32::MAX as usize;
-
-/// Refuses a file of more than [`MAX_LINES`] lines, by name.
-fn check_lines(path: impl FnOnce() -> String, lines: usize) -> Result<(), ParseError> {
-    match lines > MAX_LINES {
-        true => Err(ParseError::TooManyLines { path: path(), lines }),
-        false => Ok(()),
-    }
-}
+pub use host::file::MAX_LINES;
 
 /// The header line.
 #[derive(Debug)]
@@ -104,7 +93,7 @@ pub(crate) fn load_as<'a>(
         parent_session: h.parent_session.clone(),
     });
     let kinds: Vec<bool> = (pi.entries.iter().zip(&nodes))
-        .map(|(e, n)| e.kind != EntryType::Other || extra_types.contains(&n.kind.as_ref()))
+        .map(|(e, n)| e.kind != EntryType::Other || extra_types.contains(&n.kind()))
         .collect();
     let mut session = host::Session::new(host, file, header, nodes, wrap(pi));
     check_tree(&session, &kinds, &mut warnings);
@@ -117,19 +106,20 @@ fn check_tree(session: &host::Session<'_>, known: &[bool], warnings: &mut Vec<Wa
     for (e, &known) in session.entries.iter().zip(known) {
         if !known {
             warnings.push(Warning {
-                line: e.line,
+                line: e.line(),
                 message: format!(
                     "entry {}: unknown type {:?}; pi loads it but it adds nothing to the context",
-                    e.id, e.kind
+                    e.id(),
+                    e.kind()
                 ),
             });
         }
-        if let Some(parent) = e.parent_id.as_deref().filter(|p| session.index_of(p).is_none()) {
+        if let Some(parent) = e.parent_id().filter(|p| session.index_of(p).is_none()) {
             warnings.push(Warning {
-                line: e.line,
+                line: e.line(),
                 message: format!(
                     "entry {}: parent {parent:?} not found; pi starts the branch at this entry (an orphan root)",
-                    e.id
+                    e.id()
                 ),
             });
         }
@@ -144,7 +134,7 @@ impl<'a> Session<'a> {
 
     /// [`Session::parse`] leaving out the first `skip` physical lines.
     pub fn parse_skipping(file: &'a SessionFile, skip: usize) -> Result<Parsed<'a>, ParseError> {
-        check_lines(|| file.display().into_owned(), file.lines.len())?;
+        host::file::check_lines(|| file.display().into_owned(), file.lines.len())?;
         let mut warnings = Vec::new();
         let mut header: Option<Header<'a>> = None;
         // One entry a line at most: reserved once, not doubled as it fills (on a 1,000,000-entry
@@ -203,8 +193,17 @@ impl<'a> Session<'a> {
             }
             odd_json_warnings(text, &fields, line.number, &mut warnings);
             let parent_id = as_str(fields.parent_id()).filter(|p| !p.is_empty());
+            // At most `MAX_LINES` lines (`host::file::check_lines`): the number fits 32 bits.
+            // `Fields` read the line, so it is under 4 GiB, and its bytes no longer than its
+            // text: a node holds it.
+            let node = host::Node::new(line.number as u32, raw, &kind, &id.unwrap_or_default(), parent_id.as_deref());
+            let Some(node) = node else {
+                warnings
+                    .push(Warning { line: line.number, message: "a line longer than 4 GiB; shake skips it".into() });
+                continue;
+            };
             entries.push(Entry::new(&kind, fields));
-            nodes.push(host::Node { line: line.number, raw, kind, id: id.unwrap_or_default(), parent_id });
+            nodes.push(node);
         }
         let header = match header {
             Some(h) => Some(h),
@@ -262,10 +261,9 @@ impl<'a> Session<'a> {
     fn migrate(&mut self, nodes: &mut [host::Node<'a>], warnings: &mut Vec<Warning>) {
         let version = self.version();
         if version < 2 {
-            self.synthetic = nodes.iter().map(|n| synthetic_id(n.line)).collect();
+            self.synthetic = nodes.iter().map(|n| synthetic_id(n.line())).collect();
             for (i, node) in nodes.iter_mut().enumerate() {
-                node.id = Cow::Owned(self.synthetic[i].clone());
-                node.parent_id = i.checked_sub(1).map(|p| Cow::Owned(self.synthetic[p].clone()));
+                node.set_ids(&self.synthetic[i], i.checked_sub(1).map(|p| self.synthetic[p].as_str()));
             }
             warnings.push(Warning {
                 line: 0,
@@ -440,15 +438,6 @@ mod tests {
         assert_eq!(s.path(1).unwrap(), [0, 1]);
     }
 
-    /// A file past [`MAX_LINES`] is refused by name (its entry indexes would not fit a view's
-    /// 32-bit records); one at the limit is read.
-    #[test]
-    fn too_many_lines_are_refused_by_name() {
-        assert!(check_lines(|| "t.jsonl".into(), MAX_LINES).is_ok());
-        let err = check_lines(|| "t.jsonl".into(), MAX_LINES + 1).unwrap_err();
-        assert_eq!(err.to_string(), "t.jsonl: 4294967296 lines; shake reads a session of at most 4294967295 lines");
-    }
-
     #[test]
     fn first_json_line_must_be_a_header() {
         let f = file("{\"type\":\"message\",\"id\":\"a\"}\n");
@@ -487,6 +476,27 @@ mod tests {
         assert_eq!(s.leaves(), [0]);
     }
 
+    /// Ids written with escapes are found by their decoded text: a unicode escape is the letter
+    /// it names, a repeated id gives the later entry, and a parent written escaped otherwise
+    /// finds its entry (the path goes through both).
+    #[test]
+    fn escaped_ids_are_found_decoded() {
+        let f = file(&format!(
+            "{HEAD}\n{}\n{}\n{}\n{}\n",
+            r#"{"type":"message","id":"a\"b","parentId":null}"#,
+            r#"{"type":"message","id":"\u0063d","parentId":"a\u0022b"}"#,
+            r#"{"type":"label","id":"e","parentId":"cd"}"#,
+            r#"{"type":"label","id":"c\u0064","parentId":"\u0061\"b"}"#,
+        ));
+        let s = load(&f).unwrap();
+        assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+        let ids: Vec<_> = s.entries.iter().map(|e| (e.id(), e.parent_id())).collect();
+        assert_eq!(ids, [("a\"b", None), ("cd", Some("a\"b")), ("e", Some("cd")), ("cd", Some("a\"b"))]);
+        assert_eq!((s.index_of("a\"b"), s.index_of("cd"), s.index_of("c\\u0064")), (Some(0), Some(3), None));
+        assert_eq!(s.path(2).unwrap(), [0, 3, 2], "\"cd\" is the later entry");
+        assert_eq!(s.entries[0].kind(), "message");
+    }
+
     #[test]
     fn v1_is_migrated_in_memory() {
         let f = file(concat!(
@@ -499,8 +509,8 @@ mod tests {
         assert!(s.needs_migration());
         assert_eq!(s.path(2).unwrap(), [0, 1, 2]);
         let pi = Session::parse(&f).unwrap().session;
-        assert_eq!(pi.first_kept_entry_id(2).as_deref(), Some(s.entries[1].id.as_ref()));
+        assert_eq!(pi.first_kept_entry_id(2).as_deref(), Some(s.entries[1].id()));
         assert_eq!(pi.entries[1].role().as_deref(), Some("custom"));
-        assert_eq!(pi.id(2), s.entries[2].id);
+        assert_eq!(pi.id(2), s.entries[2].id());
     }
 }

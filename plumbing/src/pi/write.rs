@@ -39,7 +39,7 @@ impl EntryWriter {
         seed.update(timestamp.as_bytes());
         let hasher = RandomState::default();
         EntryWriter {
-            taken: session.entries.iter().map(|e| hasher.hash_one(e.id.as_ref())).collect(),
+            taken: session.entries.iter().map(|e| hasher.hash_one(e.id())).collect(),
             hasher,
             seed: seed.finalize(),
             counter: 0,

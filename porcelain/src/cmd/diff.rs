@@ -87,7 +87,7 @@ fn report(ctx: &Context, a: &LeafView<'_, '_>, b: &LeafView<'_, '_>, args: &Diff
             for (mark, side, only) in [("<", a, only_a), (">", b, only_b)] {
                 for &i in only {
                     let e = &side.session().entries[i];
-                    write_record(out, &[mark, &e.id, &e.kind, &e.line.to_string()], args.output.nul)?;
+                    write_record(out, &[mark, e.id(), e.kind(), &e.line().to_string()], args.output.nul)?;
                 }
             }
             for c in &changed {
@@ -139,10 +139,10 @@ fn human(
                 out,
                 "Only at {name}: {}, {} (line {}) to {} (line {}).",
                 plural(only.len(), "entry"),
-                first.id,
-                first.line,
-                last.id,
-                last.line
+                first.id(),
+                first.line(),
+                last.id(),
+                last.line()
             )?;
         }
     }
@@ -192,8 +192,8 @@ fn changed(a: &LeafView<'_, '_>, b: &LeafView<'_, '_>) -> Vec<Changed> {
             continue;
         }
         let kind = match (ia, ib) {
-            (Some(i), _) => a.session().entries[i].kind.to_string(),
-            (None, Some(j)) => b.session().entries[j].kind.to_string(),
+            (Some(i), _) => a.session().entries[i].kind().to_string(),
+            (None, Some(j)) => b.session().entries[j].kind().to_string(),
             (None, None) => String::new(),
         };
         out.push(Changed { id: id.to_string(), kind, a: ia, b: ib });
@@ -217,7 +217,7 @@ fn entries_json(side: &LeafView<'_, '_>, only: &[usize], offset: usize) -> Vec<V
         .enumerate()
         .map(|(k, &i)| {
             let e = &side.session().entries[i];
-            json!({"id": e.id, "type": e.kind, "line": e.line, "node": side.nodes[offset + k].to_hex()})
+            json!({"id": e.id(), "type": e.kind(), "line": e.line(), "node": side.nodes[offset + k].to_hex()})
         })
         .collect()
 }

@@ -128,7 +128,7 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
         let mut outcome =
             batch::commit(ctx, &projection, &args.write, &wall, &plan.edits, |repairs| log_data(&plan, repairs))?;
         let after = outcome.after.take();
-        let leaf_id = session.entries[leaf].id.to_string();
+        let leaf_id = session.entries[leaf].id().to_string();
         let report = Report {
             paint: Paint::new(ctx),
             plan: &plan,
@@ -171,7 +171,7 @@ fn fork(
         ))
         .hint("name no leaf (`shake fold <session>`)"));
     }
-    let leaf_id = session.entries[leaf].id.to_string();
+    let leaf_id = session.entries[leaf].id().to_string();
     let written = match args.write.dry_run || plan.is_empty() {
         true => None,
         false => {

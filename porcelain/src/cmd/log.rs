@@ -55,7 +55,7 @@ pub fn run(ctx: &Context, args: &LogArgs, out: &mut dyn Write) -> Result {
         let e = &session.entries[*i];
         let time = session.timestamp(*i).unwrap_or_default();
         let off = if on_path.contains(i) { "" } else { "  (other branch)" };
-        writeln!(out, "{} {}  {}{off}", paint.dim(&time), e.id, describe(d))?;
+        writeln!(out, "{} {}  {}{off}", paint.dim(&time), e.id(), describe(d))?;
     }
     Ok(0)
 }
@@ -92,8 +92,8 @@ pub fn describe(d: &LogData) -> String {
 fn to_json(session: &Session<'_>, index: usize, d: &LogData, on_path: bool) -> Value {
     let e = &session.entries[index];
     json!({
-        "id": e.id,
-        "line": e.line,
+        "id": e.id(),
+        "line": e.line(),
         "timestamp": session.timestamp(index),
         "op": d.op,
         "scope": d.scope,

@@ -58,7 +58,7 @@ pub fn run(ctx: &Context, args: &RegionsArgs, out: &mut dyn Write) -> Result {
                     "block": r.block, "at": r.at.map(|(a, b)| [a, b]), "placeholder": r.placeholder()})
             })
             .collect();
-        json!({"leafId": projection.leaf.map(|l| session.entries[l].id.to_string()), "scope": args.scope.as_str(),
+        json!({"leafId": projection.leaf.map(|l| session.entries[l].id().to_string()), "scope": args.scope.as_str(),
             "profile": args.profile.as_str(), "tokenizer": tokenizer.name.as_str(), "tailStart": plan.tail_start,
             "regions": regions})
     };

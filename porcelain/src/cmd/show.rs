@@ -59,10 +59,10 @@ fn show_log(session: &Session<'_>, i: usize, d: &LogData, json: bool, out: &mut 
                 "written": written(&t.edit), "placeholder": t.placeholder()})
             })
             .collect();
-        return Ok(Some(json!({"id": e.id, "line": e.line, "op": d.op, "scope": d.scope, "profile": d.profile,
+        return Ok(Some(json!({"id": e.id(), "line": e.line(), "op": d.op, "scope": d.scope, "profile": d.profile,
             "tokenizer": d.tokenizer, "tokens": d.tokens, "targets": targets, "repairs": d.repairs})));
     }
-    writeln!(out, "shake log entry {} (line {}): {}", e.id, e.line, describe(d))?;
+    writeln!(out, "shake log entry {} (line {}): {}", e.id(), e.line(), describe(d))?;
     for t in &d.targets {
         let shown = t.placeholder().unwrap_or_else(|| format!("{} ~{} tokens", t.label, thousands(t.tokens)));
         let missing = if written(&t.edit) { "" } else { "  (edit not written)" };
@@ -76,15 +76,15 @@ fn show_entry(session: &Session<'_>, i: usize, json: bool, out: &mut dyn Write) 
     let projection = View::at(session, session.default_leaf())?;
     let pos = projection.context.iter().position(|&c| c == i);
     let projected: Option<Vec<Value>> = pos.map(|p| projection.messages_json(p));
-    let raw = String::from_utf8_lossy(e.raw);
+    let raw = String::from_utf8_lossy(e.raw());
     if json {
-        let raw_value: Value = serde_json::from_slice(e.raw).unwrap_or(Value::Null);
-        return Ok(Some(json!({"id": e.id, "line": e.line, "type": e.kind, "raw": raw_value,
-            "leafId": projection.leaf.map(|l| session.entries[l].id.to_string()), "projected": projected})));
+        let raw_value: Value = serde_json::from_slice(e.raw()).unwrap_or(Value::Null);
+        return Ok(Some(json!({"id": e.id(), "line": e.line(), "type": e.kind(), "raw": raw_value,
+            "leafId": projection.leaf.map(|l| session.entries[l].id().to_string()), "projected": projected})));
     }
-    writeln!(out, "entry {} (line {}, {})", e.id, e.line, e.kind)?;
+    writeln!(out, "entry {} (line {}, {})", e.id(), e.line(), e.kind())?;
     writeln!(out, "raw:\n{raw}")?;
-    let leaf = projection.leaf.map_or("-".to_string(), |l| session.entries[l].id.to_string());
+    let leaf = projection.leaf.map_or("-".to_string(), |l| session.entries[l].id().to_string());
     match projected {
         None => writeln!(
             out,
@@ -112,7 +112,7 @@ fn show_leaf(
     let mut rows = Vec::new();
     for (pos, &i) in projection.context.iter().enumerate() {
         let e = &session.entries[i];
-        let items = wall.items_of(&e.id);
+        let items = wall.items_of(e.id());
         let count = |k| items.iter().filter(|it| it.kind == k).count();
         let folded = counts(&[
             (count(RegionKind::ToolResult), "tool result"),
@@ -127,14 +127,14 @@ fn show_leaf(
             Projected::Raw => String::new(),
         };
         rows.push((
-            e.id.to_string(),
-            e.kind.to_string(),
+            e.id().to_string(),
+            e.kind().to_string(),
             session.role_label(i),
             entry_tokens(projection, pos, tok),
             state,
         ));
     }
-    let leaf = projection.leaf.map(|l| session.entries[l].id.to_string());
+    let leaf = projection.leaf.map(|l| session.entries[l].id().to_string());
     if json {
         let entries: Vec<Value> = rows
             .iter()

@@ -60,7 +60,7 @@ pub fn stranded<'a>(session: &Session<'a>, current: &View<'_, 'a>, memo: &ViewMe
             continue;
         }
         let Ok(projection) = View::shared(session, Some(leaf), memo) else { continue };
-        let leaf_id = session.entries[leaf].id.to_string();
+        let leaf_id = session.entries[leaf].id().to_string();
         for item in &Wall::at(&projection).items {
             let Some(log) = session.index_of(&item.log).filter(|i| !on_path.contains(i)) else { continue };
             let s = by_log.entry(log).or_insert_with(|| Stranded {
@@ -114,7 +114,7 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result {
     let count = |k| wall.items.iter().filter(|it| it.kind == k).count();
     let by_kind: serde_json::Map<String, serde_json::Value> =
         RegionKind::ALL.iter().map(|&k| (k.as_str().to_string(), count(k).into())).collect();
-    let leaf = projection.leaf.map(|l| session.entries[l].id.to_string());
+    let leaf = projection.leaf.map(|l| session.entries[l].id().to_string());
     if args.read.json {
         let targets: Vec<_> = wall
             .items

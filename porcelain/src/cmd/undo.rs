@@ -60,7 +60,7 @@ pub fn undo_last_plan(projection: &View<'_, '_>, wall: &Wall, tok: &Tokenizer) -
         .logs
         .iter()
         .rev()
-        .map(|(i, _)| session.entries[*i].id.to_string())
+        .map(|(i, _)| session.entries[*i].id().to_string())
         .find(|id| wall.items.iter().any(|it| it.log == *id));
     match last {
         Some(log) => plan_undo(projection, wall, tok, Some(log)),
@@ -76,7 +76,7 @@ fn plan_undo(projection: &View<'_, '_>, wall: &Wall, tok: &Tokenizer, undoes: Op
     for index in wall.targets() {
         // The fold's name for the entry (pi: its id; Claude Code: the tool_use_id).
         let unit_target = projection.unit(index).and_then(|u| u.target.as_deref());
-        let target = unit_target.unwrap_or(&projection.session.entries[index].id).to_string();
+        let target = unit_target.unwrap_or(projection.session.entries[index].id()).to_string();
         let items = wall.items_of(&target);
         let (undone, kept): (Vec<&Item>, Vec<&Item>) =
             items.iter().partition(|it| undoes.as_ref().is_none_or(|log| it.log == *log));
@@ -158,7 +158,7 @@ pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
         }
         let mut outcome = batch::commit(ctx, &projection, &args.write, &wall, &plan.edits, data)?;
         let after = outcome.after.take();
-        let leaf_id = session.entries[leaf].id.to_string();
+        let leaf_id = session.entries[leaf].id().to_string();
         let printed = report(ctx, args, (file, &rev), (&plan, &tok), &outcome, &leaf_id, out);
         Ok((printed.map(|()| 0), Leftover::Appended(after.map(Box::new))))
     })
@@ -232,7 +232,7 @@ fn undo_fork(
                 false => ForkWrite::Restore,
             };
             let restored = session.write_fork(&edits, how)?;
-            let leaf = session.default_leaf().map(|l| session.entries[l].id.to_string()).unwrap_or_default();
+            let leaf = session.default_leaf().map(|l| session.entries[l].id().to_string()).unwrap_or_default();
             let value = serde_json::to_value(&data).map_err(|e| Error::user(format!("cannot encode the undo: {e}")))?;
             let record = record::Record {
                 leaf: &leaf,

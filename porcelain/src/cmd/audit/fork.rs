@@ -155,14 +155,14 @@ fn verdicts(source: &LeafView<'_, '_>, fork: &LeafView<'_, '_>, fork_point: Opti
             None => Status::Later,
         };
         let targets = if status == Status::Later { Vec::new() } else { originals(&data, ss, fs) };
-        let (source_line, fork_line) = (Some(ss.entries[i].line), forked.map(|j| fs.entries[j].line));
+        let (source_line, fork_line) = (Some(ss.entries[i].line()), forked.map(|j| fs.entries[j].line()));
         out.push(Verdict { log: id.to_string(), status, source_line, fork_line, targets });
     }
     for &j in fork.path() {
         let id = id_of(fs, j);
         let Some(data) = fold_of(fs, j).filter(|_| !in_source.contains(id)) else { continue };
         let targets = originals(&data, ss, fs);
-        let fork_line = Some(fs.entries[j].line);
+        let fork_line = Some(fs.entries[j].line());
         out.push(Verdict { log: id.to_string(), status: Status::New, source_line: None, fork_line, targets });
     }
     out
@@ -185,12 +185,12 @@ fn forked_verdicts(source: &LeafView<'_, '_>, fork: &LeafView<'_, '_>) -> Vec<Ve
             Some(_) => Status::Changed,
             None => Status::Dropped,
         };
-        let (source_line, fork_line) = (Some(ss.entries[*i].line), mine.map(|(j, _)| fs.entries[*j].line));
+        let (source_line, fork_line) = (Some(ss.entries[*i].line()), mine.map(|(j, _)| fs.entries[*j].line()));
         let targets = saved_originals(data, fork);
         out.push(Verdict { log: id_of(ss, *i).to_string(), status, source_line, fork_line, targets });
     }
     for (j, data) in ours.iter().skip(theirs.len()) {
-        let (log, fork_line) = (id_of(fs, *j).to_string(), Some(fs.entries[*j].line));
+        let (log, fork_line) = (id_of(fs, *j).to_string(), Some(fs.entries[*j].line()));
         let targets = saved_originals(data, fork);
         out.push(Verdict { log, status: Status::New, source_line: None, fork_line, targets });
     }
@@ -250,7 +250,7 @@ fn originals(data: &LogData, source: &Session<'_>, fork: &Session<'_>) -> Vec<Or
                 placeholders.iter().any(|p| text.contains(p.as_str())).then_some("folded in place")
             }
         };
-        let same_line = matches!((se, fe), (Some(se), Some(fe)) if source.entries[se].raw == fork.entries[fe].raw);
+        let same_line = matches!((se, fe), (Some(se), Some(fe)) if source.entries[se].raw() == fork.entries[fe].raw());
         out.push(Original { id: t.id.clone(), problem, same_line });
     }
     out

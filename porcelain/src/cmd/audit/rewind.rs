@@ -94,7 +94,7 @@ pub fn run(ctx: &Context, args: &RewindArgs, out: &mut dyn Write) -> Result {
             .iter()
             .map(|t| {
                 let e = &session.entries[t.leaf];
-                json!({"id": e.id, "line": e.line, "default": Some(t.leaf) == default, "node": t.node, "wall": t.wall})
+                json!({"id": e.id(), "line": e.line(), "default": Some(t.leaf) == default, "node": t.node, "wall": t.wall})
             })
             .collect();
         json!({
@@ -155,8 +155,8 @@ fn check(views: &mut Leaves<'_, '_>, log: usize, data: &LogData) -> Result<FoldC
         };
         targets.push(TargetCheck { id: t.id.clone(), seen, problem });
     }
-    let before = before.map(|b| session.entries[b].id.to_string());
-    Ok(FoldCheck { log: session.entries[log].id.to_string(), line: session.entries[log].line, before, targets })
+    let before = before.map(|b| session.entries[b].id().to_string());
+    Ok(FoldCheck { log: session.entries[log].id().to_string(), line: session.entries[log].line(), before, targets })
 }
 
 /// The check of a fold record ([`crate::rewind_forks::checks`]): `log` and `before` both name
@@ -164,7 +164,7 @@ fn check(views: &mut Leaves<'_, '_>, log: usize, data: &LogData) -> Result<FoldC
 fn of_record(session: &Session<'_>, c: crate::rewind_forks::RecordCheck) -> FoldCheck {
     let e = &session.entries[c.at];
     let targets = c.targets.into_iter().map(|(id, seen, problem)| TargetCheck { id, seen, problem }).collect();
-    FoldCheck { log: e.id.to_string(), line: e.line, before: Some(e.id.to_string()), targets }
+    FoldCheck { log: e.id().to_string(), line: e.line(), before: Some(e.id().to_string()), targets }
 }
 
 /// Tells whether the text the model sees of entry `index` holds a placeholder of this fold that

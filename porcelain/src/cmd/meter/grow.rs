@@ -53,7 +53,7 @@ impl MemoEntry {
                 mini.extend_from_slice(new);
                 let mini = SessionFile::from_bytes(state.path.clone(), mini);
                 let session = host::load(&mini, None).ok()?;
-                let last = session.entries.last().map(|e| e.id.to_string());
+                let last = session.entries.last().map(|e| e.id().to_string());
                 if leaf.is_some_and(|id| last.as_deref() != Some(id)) {
                     return None;
                 }
@@ -283,8 +283,8 @@ impl Entries {
             self.exact &= verbatim(&call.id, raw);
         }
         for i in session.path(projection.leaf?).ok()? {
-            self.path_ids.insert(&session.entries[i].id);
-            self.exact &= verbatim(&session.entries[i].id, raw);
+            self.path_ids.insert(session.entries[i].id());
+            self.exact &= verbatim(session.entries[i].id(), raw);
         }
         Some(())
     }
@@ -303,17 +303,17 @@ impl Entries {
         let mut maybe = Vec::new();
         let mut parent = leaf;
         for (i, e) in session.entries.iter().enumerate() {
-            if e.parent_id.as_deref() != Some(parent) || !ids.insert(&e.id) || !session.is_plain(i) {
+            if e.parent_id() != Some(parent) || !ids.insert(e.id()) || !session.is_plain(i) {
                 return None;
             }
             let result = new.unit(i).filter(|u| u.role == Role::ToolResult).and_then(|u| u.tool.as_ref());
             if result.and_then(|t| t.call_id.as_deref()).is_some_and(|c| self.skill_calls.may_contain(c)) {
                 return None;
             }
-            if self.path_ids.may_contain(&e.id) {
-                maybe.push(format!("\"{}\"", e.id));
+            if self.path_ids.may_contain(e.id()) {
+                maybe.push(format!("\"{}\"", e.id()));
             }
-            parent = &e.id;
+            parent = e.id();
         }
         let calls = new.calls.iter().filter(|call| self.calls.may_contain(&call.id));
         maybe.extend(calls.map(|call| format!("\"{}\"", call.id)));
@@ -362,7 +362,7 @@ mod tests {
         let whole = SessionFile::from_bytes(state.path.clone(), bytes.to_vec());
         let session = host::load(&whole, None).ok()?;
         let projection = View::at(&session, session.default_leaf()).unwrap();
-        let leaf = session.default_leaf().map(|l| session.entries[l].id.to_string());
+        let leaf = session.default_leaf().map(|l| session.entries[l].id().to_string());
         Some(Measured {
             reading: reading_of(state, fold.tokenizer.name, fold.profile, plan_of(&projection, fold), leaf),
             at_last: true,

@@ -212,7 +212,7 @@ pub fn measure(
         tokenizer: tok.name,
         profile,
         session: session.file.path.clone(),
-        leaf_id: leaf.map(|l| session.entries[l].id.to_string()),
+        leaf_id: leaf.map(|l| session.entries[l].id().to_string()),
     };
     Ok((reading, growth))
 }
