@@ -38,15 +38,13 @@ pub struct Header<'a> {
 /// One entry of the tree, in file order: its line, its bytes, and the host's type name, id and
 /// parent id for it. The three names are kept as spans of the line's bytes where the line holds
 /// them as they read (nearly always: no JSON escape), else owned beside ([`Node::new`]), and the
-/// bytes as a pointer and a 32-bit length: 48 bytes a node, where a `usize` line, a slice and
-/// three `Cow`s of their own made 96 (9.6 MB on 100,000 tiny entries).
+/// bytes as a slice: 56 bytes a node, where a `usize` line, a slice and three `Cow`s of their
+/// own made 96 (9.6 MB on 100,000 tiny entries).
 pub struct Node<'a> {
-    /// The line's first byte (with `len`, its exact bytes: what the store hashes).
-    raw: std::ptr::NonNull<u8>,
+    /// The line's exact bytes (what the store hashes).
+    raw: &'a [u8],
     /// The names the line does not hold as they read (`None`: it holds them all).
     owned: Option<Box<Owned>>,
-    /// The line's length in bytes.
-    len: u32,
     /// 1-based physical line in the file (a host refuses a file of more than
     /// [`super::file::MAX_LINES`] lines).
     line: u32,
@@ -54,17 +52,10 @@ pub struct Node<'a> {
     id: Span,
     /// [`Span::NONE`] at a root.
     parent_id: Span,
-    _line: std::marker::PhantomData<&'a [u8]>,
 }
 
-// One per entry of every load (100,000 tiny entries: 4.8 MB); not to grow unnoticed.
-const _: () = assert!(std::mem::size_of::<Node>() <= 48);
-
-// SAFETY: a node is a shared borrow of its line's bytes (and owns its `Owned`), as a `&[u8]`
-// beside them would be: nothing is written through the pointer.
-unsafe impl Send for Node<'_> {}
-// SAFETY: as above.
-unsafe impl Sync for Node<'_> {}
+// One per entry of every load (100,000 tiny entries: 5.6 MB); not to grow unnoticed.
+const _: () = assert!(std::mem::size_of::<Node>() <= 56);
 
 /// Where one of a node's names is: a range of its line's bytes, or [`Span::OWNED`], or
 /// [`Span::NONE`].
@@ -98,17 +89,8 @@ impl<'a> Node<'a> {
     /// borrowed from `raw`, or one whose exact bytes `raw` holds somewhere (the same text
     /// wherever it is), is kept as a span of `raw`; any other is copied beside.
     pub fn new(line: u32, raw: &'a [u8], kind: &str, id: &str, parent_id: Option<&str>) -> Option<Node<'a>> {
-        let len = u32::try_from(raw.len()).ok()?;
-        let mut node = Node {
-            raw: std::ptr::NonNull::from(raw).cast(),
-            owned: None,
-            len,
-            line,
-            kind: Span::NONE,
-            id: Span::NONE,
-            parent_id: Span::NONE,
-            _line: std::marker::PhantomData,
-        };
+        u32::try_from(raw.len()).ok()?;
+        let mut node = Node { raw, owned: None, line, kind: Span::NONE, id: Span::NONE, parent_id: Span::NONE };
         node.kind = node.place(kind, |o| &mut o.kind);
         node.set_ids(id, parent_id);
         Some(node)
@@ -159,8 +141,7 @@ impl<'a> Node<'a> {
     /// The line's exact bytes (what the store hashes).
     #[inline]
     pub fn raw(&self) -> &'a [u8] {
-        // SAFETY: `raw` and `len` are those of a `&'a [u8]` (`new`), never changed after.
-        unsafe { std::slice::from_raw_parts(self.raw.as_ptr(), self.len as usize) }
+        self.raw
     }
 
     /// The host's type name for the entry (as listed by `ls-entries`); empty when it has none.

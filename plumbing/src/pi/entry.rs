@@ -100,14 +100,12 @@ type Spans = Box<[(u32, u32)]>;
 /// for pi). A key given twice takes its last value, as `JSON.parse` does. Kept as spans of the
 /// line: in a line shorter than 64 KiB (nearly all) a 16-bit place for each of the first
 /// [`PLACES`] [`HOT`] keys it has, and on the heap the others, only those the line has; the
-/// line as a pointer and a 32-bit length. A session keeps one of these per entry: a 32-bit span
+/// line as a slice. A session keeps one of these per entry: a 32-bit span
 /// for each of the 25 keys was 200 of the 344 bytes an entry held, for the 7 hot keys 56 of 104.
 #[derive(Clone)]
 pub struct Fields<'a> {
-    /// The line the spans are in: its first byte (with `len`, a `&'a str`).
-    text: std::ptr::NonNull<u8>,
-    /// The line's length in bytes (`parse` refuses a line past 4 GiB).
-    len: u32,
+    /// The line the spans are in (`parse` refuses a line past 4 GiB).
+    text: &'a str,
     /// Bit `slot` is set when the line has that key.
     present: u32,
     /// The values of the first [`PLACES`] hot keys the line has, in slot order, as (start,
@@ -117,14 +115,7 @@ pub struct Fields<'a> {
     /// and in a longer line every key's (`None`: there are none). Boxed twice, so the rare line
     /// with one costs a thin pointer in each entry and not a slice's two words.
     rest: Option<Box<Spans>>,
-    _line: std::marker::PhantomData<&'a str>,
 }
-
-// SAFETY: `Fields` is a shared borrow of its line (`text` and `len` are a `&'a str`'s, never
-// written through) and owns its `rest`, as a `&str` beside them would be.
-unsafe impl Send for Fields<'_> {}
-// SAFETY: as above.
-unsafe impl Sync for Fields<'_> {}
 
 impl std::fmt::Debug for Fields<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -188,15 +179,13 @@ impl<'a> Fields<'a> {
         }
         let kept = present & !in_hot;
         let rest = (kept != 0).then(|| Box::new(bits(kept).map(|slot| all[slot]).collect()));
-        let len = text.len() as u32;
-        Fields { text: std::ptr::NonNull::from(text).cast(), len, present, hot, rest, _line: std::marker::PhantomData }
+        Fields { text, present, hot, rest }
     }
 
     /// The line the fields are in.
     #[inline]
     fn text(&self) -> &'a str {
-        // SAFETY: `text` and `len` are those of a `&'a str` (`of`), never changed after.
-        unsafe { std::str::from_utf8_unchecked(std::slice::from_raw_parts(self.text.as_ptr(), self.len as usize)) }
+        self.text
     }
 
     /// Reads a line in one pass that checks every byte as serde_json would ([`json::check_value`])
@@ -250,7 +239,7 @@ impl<'a> Fields<'a> {
         if self.present & bit == 0 {
             return None;
         }
-        let short = self.len as usize <= SHORT;
+        let short = self.text.len() <= SHORT;
         let below = bit - 1;
         let rank = (self.present & HOT_BITS & below).count_ones() as usize;
         let (start, len) = match self.hot.get(rank).filter(|_| short && bit & HOT_BITS != 0) {
@@ -374,10 +363,10 @@ pub struct Entry<'a> {
     pub fields: Fields<'a>,
 }
 
-// A session holds one per entry beside its `Node` (100,000 tiny entries: 5.6 MB at 56 bytes;
+// A session holds one per entry beside its `Node` (100,000 tiny entries: 6.4 MB at 64 bytes;
 // they were 224 with the node's fields repeated, 104 with 32-bit hot spans). Not to grow
 // unnoticed.
-const _: () = assert!(std::mem::size_of::<Entry>() <= 56);
+const _: () = assert!(std::mem::size_of::<Entry>() <= 64);
 
 impl<'a> Entry<'a> {
     /// An entry of a parsed line whose `type` reads `kind` (no migration applied yet).
