@@ -166,7 +166,7 @@ fn plan_before(view: &View<'_, '_>, wall: &Wall, options: &FoldOptions, tail_sta
     for (pos, unit) in view.units.iter().enumerate().take(tail_start) {
         let index = unit.index;
         let Some(base_raw) = wall.base_content(view, index) else { continue };
-        let base = view.parse_content_of(index, base_raw);
+        let base = view.parse_content(Some(base_raw));
         if skip(view, unit, Some(&base)).is_some() {
             continue;
         }

@@ -147,13 +147,6 @@ impl<'s, 'a> View<'s, 'a> {
         self.data.get().own_content(index).unwrap_or_else(|| self.session.own_content(index))
     }
 
-    /// [`View::parse_content`] of a value of entry `index` (its own content, or an edit's),
-    /// taken from the view when it parsed that very value already (its text borrowed, not
-    /// copied: a 100 MB result's text was held twice).
-    pub fn parse_content_of(&self, index: usize, raw: &'s RawValue) -> Content<'_> {
-        self.data.get().parsed_content(index, raw).unwrap_or_else(|| self.parse_content(Some(raw)))
-    }
-
     /// The target of entry `index` when it is an edit.
     pub fn edit_target(&self, index: usize) -> Option<Cow<'s, str>> {
         self.data.get().edit_target(index)

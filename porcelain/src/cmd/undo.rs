@@ -74,8 +74,8 @@ pub fn undo_last_plan<'s>(projection: &View<'s, '_>, wall: &Wall, tok: &Tokenize
 /// lacks is tokenized on every core: [`Tokenizer::count_each`]), not the whole context's.
 ///
 /// A target restored to content the session holds (its own, or another tool's edit: an undo
-/// of every fold) borrows it, and each restored content is parsed as it is counted (the
-/// view's own reading when it has one of those bytes), not all held at once: on 100,000 tiny
+/// of every fold) borrows it, and each restored content is parsed as it is counted, not all
+/// held at once: on 100,000 tiny
 /// entries a copy of every restored content and a list of them all parsed were 9 MB.
 fn plan_undo<'s>(projection: &View<'s, '_>, wall: &Wall, tok: &Tokenizer, undoes: Option<String>) -> UndoPlan<'s> {
     let mut planned: Vec<(String, usize, usize, Cow<'s, RawValue>)> = Vec::new();
@@ -108,10 +108,9 @@ fn plan_undo<'s>(projection: &View<'s, '_>, wall: &Wall, tok: &Tokenizer, undoes
     // Thing 2k is target k as the model sees it now, 2k + 1 with its content restored.
     let counts = tok.count_each(2 * planned.len(), |i, sink| {
         let (_, index, pos, content) = &planned[i / 2];
-        match (i % 2, content) {
-            (0, _) => projection.pieces(*pos, sink),
-            (_, Cow::Borrowed(raw)) => projection.pieces_with(*index, &projection.parse_content_of(*index, raw), sink),
-            (_, Cow::Owned(raw)) => projection.pieces_with(*index, &projection.parse_content(Some(raw)), sink),
+        match i % 2 {
+            0 => projection.pieces(*pos, sink),
+            _ => projection.pieces_with(*index, &projection.parse_content(Some(content)), sink),
         }
     });
     let mut restored = 0;
