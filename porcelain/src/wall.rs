@@ -159,18 +159,19 @@ impl Wall {
         let op = data.op();
         // An undo of every fold of its targets keeps none of their items: none is held.
         let clears = op == Some(Op::Undo) && data.undoes.is_none();
+        // Each batch target's target as a number, in the order first touched (`ks`), and room
+        // for the touched targets' items after the batch: those kept (at most all they have)
+        // and those the batch folds.
         let mut touched: HashMap<&str, usize, Fast> = HashMap::default();
-        // Per target, room for its items after the batch: those kept (at most all it has) and
-        // those the batch folds. Each target's list is made at that size: a first push would
-        // make room for four, and a batch has tens of thousands of targets.
-        let mut room: Vec<usize> = Vec::new();
+        let (mut ks, mut room) = (Vec::with_capacity(data.targets.len()), 0);
         for t in &data.targets {
             let next = touched.len();
             let k = *touched.entry(t.id.as_str()).or_insert(next);
-            if k == room.len() {
-                room.push(if clears { 0 } else { self.items_of(&t.id).len() });
+            if k == next && !clears {
+                room += self.items_of(&t.id).len();
             }
-            room[k] += usize::from(op == Some(Op::Fold));
+            room += usize::from(op == Some(Op::Fold));
+            ks.push(k);
         }
         let foreign = self.foreign_edits.values().filter_map(|i| self.ids.get(i));
         let exact = session.host().write_back() == WriteBack::Append
@@ -181,54 +182,62 @@ impl Wall {
         if !exact {
             return write(&Wall::derive(projection, Some(batch)).overlay());
         }
-        /// An item as the walk holds it: its overlay spelling, entry and identity.
-        type Held<'w> = (OverlayItem<'w>, usize, ItemKey);
+        /// An item as the walk holds it: its overlay spelling and its entry.
+        type Held<'w> = (OverlayItem<'w>, usize);
+        /// A held item's identity inside its target ([`Item::key`], its kind spelt).
+        fn key<'w>((it, _): &Held<'w>) -> (&'w str, Option<usize>, Option<[usize; 2]>) {
+            (it.kind, it.block, it.at)
+        }
         fn held(it: &Item) -> Held<'_> {
-            (OverlayItem::of(it), it.index, it.key())
+            (OverlayItem::of(it), it.index)
         }
         let untouched = self.items.len() - touched.keys().map(|t| self.items_of(t).len()).sum::<usize>();
-        let mut items: Vec<Held<'_>> = Vec::with_capacity(untouched + room.iter().sum::<usize>());
-        let mut of_target: Vec<Vec<Held<'_>>> = room.into_iter().map(Vec::with_capacity).collect();
-        for it in &self.items {
-            match touched.get(it.target.as_str()) {
-                Some(_) if clears => {}
-                Some(&k) => of_target[k].push(held(it)),
-                None => items.push(held(it)),
+        // One list: the untouched items, then each touched target's in turn, updated at the
+        // list's end as the walk updates them (a list per target held each item twice over).
+        let mut items: Vec<Held<'_>> = Vec::with_capacity(untouched + room);
+        items.extend(self.items.iter().filter(|it| !touched.contains_key(it.target.as_str())).map(held));
+        // The batch's targets grouped by target, each group in the batch's order (a stable sort).
+        let mut order: Vec<usize> = (0..data.targets.len()).collect();
+        order.sort_by_key(|&j| ks[j]);
+        for group in order.chunk_by(|&a, &b| ks[a] == ks[b]) {
+            let start = items.len();
+            if !clears {
+                let target = data.targets[group[0]].id.as_str();
+                items.extend(self.items_of(target).iter().filter(|it| it.target == target).map(held));
             }
-        }
-        for t in &data.targets {
-            let same = &mut of_target[touched[t.id.as_str()]];
-            match op {
-                Some(Op::Undo) => match &data.undoes {
-                    Some(log) => same.retain(|(it, _, _)| it.log != log.as_str()),
-                    None => same.clear(),
-                },
-                Some(Op::Fold) => {
-                    let (Some(index), Some(kind)) = (session.index_of(&t.id), RegionKind::parse(&t.kind)) else {
-                        continue;
-                    };
-                    let key = (kind, t.block, t.at.map(|[a, b]| (a, b)));
-                    same.retain(|(_, _, k)| *k != key);
-                    let item = OverlayItem {
-                        target: &t.id,
-                        kind: kind.as_str(),
-                        label: &t.label,
-                        tokens: t.tokens,
-                        block: t.block,
-                        at: t.at,
-                        log: &batch.log,
-                    };
-                    same.push((item, index, key));
+            for t in group.iter().map(|&j| &data.targets[j]) {
+                match op {
+                    Some(Op::Undo) => match &data.undoes {
+                        Some(log) => retain_from(&mut items, start, |(it, _)| it.log != log.as_str()),
+                        None => items.truncate(start),
+                    },
+                    Some(Op::Fold) => {
+                        let (Some(index), Some(kind)) = (session.index_of(&t.id), RegionKind::parse(&t.kind)) else {
+                            continue;
+                        };
+                        let item = OverlayItem {
+                            target: &t.id,
+                            kind: kind.as_str(),
+                            label: &t.label,
+                            tokens: t.tokens,
+                            block: t.block,
+                            at: t.at,
+                            log: &batch.log,
+                        };
+                        let new = (item, index);
+                        retain_from(&mut items, start, |h| key(h) != key(&new));
+                        items.push(new);
+                    }
+                    None => {}
                 }
-                None => {}
             }
+            // An item whose entry a compaction summarised away is inert (as in the walk).
+            retain_from(&mut items, start, |(_, index)| projection.position(*index).is_some());
         }
-        // An item whose entry a compaction summarised away is inert (as in the walk).
-        items.extend(of_target.into_iter().flatten().filter(|(_, index, _)| projection.position(*index).is_some()));
         // Each position is looked up once (kept items are sorted already, the batch's in its
         // order: runs the sort merges).
-        items.sort_by_cached_key(|(it, index, _)| (projection.position(*index), it.block, it.at));
-        let mut overlay = self.overlay_of(items.into_iter().map(|(it, _, _)| it).collect());
+        items.sort_by_cached_key(|(it, index)| (projection.position(*index), it.block, it.at));
+        let mut overlay = self.overlay_of(items.into_iter().map(|(it, _)| it).collect());
         overlay.torn.retain(|t| !data.repairs.iter().any(|r| r == t.log));
         overlay.logs.push(&batch.log);
         write(&overlay)
@@ -446,6 +455,19 @@ impl Wall {
             foreign,
         }
     }
+}
+
+/// Keeps the elements of `v` from `start` on that `keep` keeps, in order (`Vec::retain` on a
+/// tail of the list).
+fn retain_from<T>(v: &mut Vec<T>, start: usize, mut keep: impl FnMut(&T) -> bool) {
+    let mut kept = start;
+    for i in start..v.len() {
+        if keep(&v[i]) {
+            v.swap(kept, i);
+            kept += 1;
+        }
+    }
+    v.truncate(kept);
 }
 
 /// A wall as its stored overlay spells it ([`Wall::overlay`]); the fields in this order.
