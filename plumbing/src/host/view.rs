@@ -43,13 +43,14 @@ pub struct Unit<'a> {
     pub tombstone: bool,
     /// The host leaves it out of what the model sees.
     pub omitted: bool,
-    /// The edit that wins for it, as an entry index.
-    pub edit: Option<usize>,
+    /// The edit that wins for it, as an entry index (32 bits: a session has at most
+    /// `u32::MAX` lines; [`View::edit_of`] gives it as a `usize`).
+    pub edit: Option<u32>,
 }
 
-// A view holds one per context position (it was 120 bytes with the tool inline); not to grow
-// unnoticed.
-const _: () = assert!(std::mem::size_of::<Unit>() <= 64);
+// A view holds one per context position (it was 120 bytes with the tool inline, 64 with a
+// `usize` edit); not to grow unnoticed.
+const _: () = assert!(std::mem::size_of::<Unit>() <= 56);
 
 /// A tool call in the context: its id, the tool's name and its raw arguments.
 #[derive(Clone, Debug)]
@@ -129,7 +130,7 @@ impl<'s, 'a> View<'s, 'a> {
 
     /// Returns the edit that wins for entry `index`, as an entry index.
     pub fn edit_of(&self, index: usize) -> Option<usize> {
-        self.unit(index).and_then(|u| u.edit)
+        self.unit(index).and_then(|u| u.edit).map(|e| e as usize)
     }
 
     /// What the model sees of entry `index` (which must be in the context).

@@ -74,7 +74,7 @@ pub struct Projection<'s, 'a> {
     pub pi: &'s Session<'a>,
     /// The leaf (index into entries); `None` for an empty session.
     pub leaf: Option<usize>,
-    /// The root→leaf path.
+    /// The root→leaf path (moved into the view by [`Projection::into_view`]).
     pub path: Vec<usize>,
     /// The compaction-aware context list (`buildContextEntries`).
     pub context: Vec<usize>,
@@ -490,7 +490,7 @@ impl<'s, 'a> Projection<'s, 'a> {
             tool: tool.map(|(name, call_id)| Box::new(Tool { name, call_id, arguments: None })),
             tombstone: false,
             omitted: matches!(p.seen, Seen::Omitted),
-            edit: p.edit(),
+            edit: (p.edit != NO_EDIT).then_some(p.edit),
         }
     }
 }
