@@ -237,4 +237,50 @@ mod tests {
             assert!(calls > 0, "{name}: no tool call seen");
         }
     }
+
+    /// The calls a view reads with each message (no block list made, no text decoded) are the
+    /// tool calls of the content it gives the model, parsed whole, in context order: at every
+    /// leaf of files with edits, a compaction and tool calls (pi, migrated v1, oh-my-pi).
+    #[test]
+    fn the_calls_are_those_of_the_content_seen() {
+        use crate::host::BlockKind;
+        let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/");
+        for name in
+            ["pi-v3-branch-compaction-edit.jsonl", "pi-mono-large-session.v1.jsonl", "omp/omp-large-session.jsonl"]
+        {
+            let file = SessionFile::read(std::path::Path::new(&format!("{fixtures}{name}"))).unwrap();
+            let session = crate::host::load(&file, None).unwrap();
+            let n = session.entries.len();
+            let mut seen = 0;
+            for leaf in (0..n).step_by(37).chain([n - 1]) {
+                let Ok(view) = View::at(&session, Some(leaf)) else { continue };
+                let of_content: Vec<String> = view
+                    .context
+                    .iter()
+                    .filter_map(|&i| view.content(i))
+                    .flat_map(|c| {
+                        let calls: Vec<String> = c
+                            .blocks()
+                            .iter()
+                            .filter_map(|b| match &b.kind {
+                                BlockKind::ToolCall { id: Some(id), name, arguments } => {
+                                    Some(format!("{id} {name} {:?}", arguments.map(RawValue::get)))
+                                }
+                                _ => None,
+                            })
+                            .collect();
+                        calls
+                    })
+                    .collect();
+                let read: Vec<String> = view
+                    .calls
+                    .iter()
+                    .map(|c| format!("{} {} {:?}", c.id, c.name, c.arguments.map(RawValue::get)))
+                    .collect();
+                assert_eq!(read, of_content, "{name}: calls at {leaf}");
+                seen += read.len();
+            }
+            assert!(seen > 0, "{name}: no tool call seen");
+        }
+    }
 }
