@@ -93,7 +93,7 @@ pub struct Projection<'s, 'a> {
 }
 
 /// One context position, parsed: a view keeps one for each, so what is small is kept small
-/// (112 bytes with the role, the edit and what is seen as they are handed out). Not the
+/// (40 bytes: the role, the edit and what is seen in a few bytes, not as handed out). Not the
 /// content parsed: its blocks and decoded strings were a third of a status's view and a fifth
 /// of a dry run's memory on 100,000 tiny entries, where a status reads a tenth of them and a
 /// dry run each once; [`Projection::content`] parses the raw content each time.
