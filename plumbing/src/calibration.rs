@@ -56,7 +56,7 @@ pub struct ErrorSummary {
 
 /// What an entry's count depends on besides the entry: the edit that wins for it, and whether it
 /// is first in the context list (only the first compaction contributes).
-type CountKey = (Option<usize>, bool);
+type CountKey = (Option<u32>, bool);
 
 /// Finds the turns on the branch at `projection`'s leaf and counts each request's context with
 /// every tokenizer in `toks`.

@@ -2,6 +2,7 @@
 //! figures). `fold --dry-run`, the real fold and the meter all print from the same plan, so the
 //! number they show is one number.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use crate::profile::Profile;
@@ -31,13 +32,15 @@ pub struct FoldOptions {
 
 /// One target's new content.
 #[derive(Debug)]
-pub struct TargetEdit {
+pub struct TargetEdit<'s> {
     /// The target entry's id.
     pub target: String,
     /// Its index in the session's entries.
     pub index: usize,
-    /// The replacement `content`, as the JSON written into the edit.
-    pub content: Box<RawValue>,
+    /// The replacement `content`, as the JSON written into the edit: borrowed from the session
+    /// when it is content the session holds already (an undo's restored content, most often),
+    /// built otherwise (a fold's).
+    pub content: Cow<'s, RawValue>,
     /// Tokens the model sees of this entry now.
     pub before: u64,
     /// Tokens it sees after the edit.
@@ -51,8 +54,8 @@ pub struct Plan {
     pub options: FoldOptions,
     /// The regions newly folded, in context order (`log` is empty: not written yet).
     pub regions: Vec<Item>,
-    /// One edit per target, in context order.
-    pub edits: Vec<TargetEdit>,
+    /// One edit per target, in context order (a fold's content is always built).
+    pub edits: Vec<TargetEdit<'static>>,
     /// Tokens the model would no longer see: Σ (before − after) over the edits.
     pub tokens_freed: u64,
     /// First protected context position (`elide`), or the context length.
@@ -163,7 +166,7 @@ fn plan_before(view: &View<'_, '_>, wall: &Wall, options: &FoldOptions, tail_sta
     for (pos, unit) in view.units.iter().enumerate().take(tail_start) {
         let index = unit.index;
         let Some(base_raw) = wall.base_content(view, index) else { continue };
-        let base = view.parse_content_of(index, base_raw);
+        let base = view.parse_content(Some(base_raw));
         if skip(view, unit, Some(&base)).is_some() {
             continue;
         }
@@ -193,7 +196,7 @@ fn plan_before(view: &View<'_, '_>, wall: &Wall, options: &FoldOptions, tail_sta
             continue;
         }
         plan.tokens_freed += before.saturating_sub(after);
-        plan.edits.push(TargetEdit { target, index, content, before, after });
+        plan.edits.push(TargetEdit { target, index, content: Cow::Owned(content), before, after });
         plan.regions.extend(new);
     }
     plan
@@ -250,7 +253,7 @@ pub fn compose(base: &Content<'_>, base_raw: &RawValue, items: &[&Item]) -> Box<
 }
 
 /// A raw JSON string's exact characters (WTF-8: a lone surrogate stays one, [`shake_plumbing::js`]).
-fn exact_text(raw: Option<&RawValue>) -> Option<std::borrow::Cow<'_, [u8]>> {
+fn exact_text(raw: Option<&RawValue>) -> Option<Cow<'_, [u8]>> {
     shake_plumbing::js::string_wtf8(raw?.get())
 }
 

@@ -5,6 +5,9 @@
 //! per-leaf overlay ([`Wall::overlay`]) and recompute it to check.
 
 use std::collections::{HashMap, HashSet};
+use std::hash::BuildHasher;
+
+use hashbrown::hash_table::{Entry, HashTable};
 
 /// The hasher of the wall's maps and sets (ids, not keys an attacker picks to collide).
 type Fast = foldhash::fast::RandomState;
@@ -110,8 +113,12 @@ pub struct Wall {
     pub logs: Vec<(usize, LogData)>,
     /// Every edit id a shake log on the path announced.
     shake_edits: HashSet<String, Fast>,
-    /// Target id → its items (contiguous, as items are in context order).
-    by_target: HashMap<String, std::ops::Range<usize>, Fast>,
+    /// Target id → its items (contiguous, as items are in context order): the ranges, hashed
+    /// by their target id and found by their first item's (the ids are not copied: on 100,000
+    /// folded entries a map keyed by a copy of each was 1.5 MB).
+    by_target: HashTable<std::ops::Range<usize>>,
+    /// The hasher of `by_target`.
+    hasher: Fast,
     /// Target id → index of the latest non-shake edit for it in the context.
     foreign_edits: HashMap<String, usize, Fast>,
     /// Entry ids of `logs` and of the `foreign_edits` values (the overlay names entries by id:
@@ -152,18 +159,19 @@ impl Wall {
         let op = data.op();
         // An undo of every fold of its targets keeps none of their items: none is held.
         let clears = op == Some(Op::Undo) && data.undoes.is_none();
+        // Each batch target's target as a number, in the order first touched (`ks`), and room
+        // for the touched targets' items after the batch: those kept (at most all they have)
+        // and those the batch folds.
         let mut touched: HashMap<&str, usize, Fast> = HashMap::default();
-        // Per target, room for its items after the batch: those kept (at most all it has) and
-        // those the batch folds. Each target's list is made at that size: a first push would
-        // make room for four, and a batch has tens of thousands of targets.
-        let mut room: Vec<usize> = Vec::new();
+        let (mut ks, mut room) = (Vec::with_capacity(data.targets.len()), 0);
         for t in &data.targets {
             let next = touched.len();
             let k = *touched.entry(t.id.as_str()).or_insert(next);
-            if k == room.len() {
-                room.push(if clears { 0 } else { self.items_of(&t.id).len() });
+            if k == next && !clears {
+                room += self.items_of(&t.id).len();
             }
-            room[k] += usize::from(op == Some(Op::Fold));
+            room += usize::from(op == Some(Op::Fold));
+            ks.push(k);
         }
         let foreign = self.foreign_edits.values().filter_map(|i| self.ids.get(i));
         let exact = session.host().write_back() == WriteBack::Append
@@ -174,54 +182,62 @@ impl Wall {
         if !exact {
             return write(&Wall::derive(projection, Some(batch)).overlay());
         }
-        /// An item as the walk holds it: its overlay spelling, entry and identity.
-        type Held<'w> = (OverlayItem<'w>, usize, ItemKey);
+        /// An item as the walk holds it: its overlay spelling and its entry.
+        type Held<'w> = (OverlayItem<'w>, usize);
+        /// A held item's identity inside its target ([`Item::key`], its kind spelt).
+        fn key<'w>((it, _): &Held<'w>) -> (&'w str, Option<usize>, Option<[usize; 2]>) {
+            (it.kind, it.block, it.at)
+        }
         fn held(it: &Item) -> Held<'_> {
-            (OverlayItem::of(it), it.index, it.key())
+            (OverlayItem::of(it), it.index)
         }
         let untouched = self.items.len() - touched.keys().map(|t| self.items_of(t).len()).sum::<usize>();
-        let mut items: Vec<Held<'_>> = Vec::with_capacity(untouched + room.iter().sum::<usize>());
-        let mut of_target: Vec<Vec<Held<'_>>> = room.into_iter().map(Vec::with_capacity).collect();
-        for it in &self.items {
-            match touched.get(it.target.as_str()) {
-                Some(_) if clears => {}
-                Some(&k) => of_target[k].push(held(it)),
-                None => items.push(held(it)),
+        // One list: the untouched items, then each touched target's in turn, updated at the
+        // list's end as the walk updates them (a list per target held each item twice over).
+        let mut items: Vec<Held<'_>> = Vec::with_capacity(untouched + room);
+        items.extend(self.items.iter().filter(|it| !touched.contains_key(it.target.as_str())).map(held));
+        // The batch's targets grouped by target, each group in the batch's order (a stable sort).
+        let mut order: Vec<usize> = (0..data.targets.len()).collect();
+        order.sort_by_key(|&j| ks[j]);
+        for group in order.chunk_by(|&a, &b| ks[a] == ks[b]) {
+            let start = items.len();
+            if !clears {
+                let target = data.targets[group[0]].id.as_str();
+                items.extend(self.items_of(target).iter().filter(|it| it.target == target).map(held));
             }
-        }
-        for t in &data.targets {
-            let same = &mut of_target[touched[t.id.as_str()]];
-            match op {
-                Some(Op::Undo) => match &data.undoes {
-                    Some(log) => same.retain(|(it, _, _)| it.log != log.as_str()),
-                    None => same.clear(),
-                },
-                Some(Op::Fold) => {
-                    let (Some(index), Some(kind)) = (session.index_of(&t.id), RegionKind::parse(&t.kind)) else {
-                        continue;
-                    };
-                    let key = (kind, t.block, t.at.map(|[a, b]| (a, b)));
-                    same.retain(|(_, _, k)| *k != key);
-                    let item = OverlayItem {
-                        target: &t.id,
-                        kind: kind.as_str(),
-                        label: &t.label,
-                        tokens: t.tokens,
-                        block: t.block,
-                        at: t.at,
-                        log: &batch.log,
-                    };
-                    same.push((item, index, key));
+            for t in group.iter().map(|&j| &data.targets[j]) {
+                match op {
+                    Some(Op::Undo) => match &data.undoes {
+                        Some(log) => retain_from(&mut items, start, |(it, _)| it.log != log.as_str()),
+                        None => items.truncate(start),
+                    },
+                    Some(Op::Fold) => {
+                        let (Some(index), Some(kind)) = (session.index_of(&t.id), RegionKind::parse(&t.kind)) else {
+                            continue;
+                        };
+                        let item = OverlayItem {
+                            target: &t.id,
+                            kind: kind.as_str(),
+                            label: &t.label,
+                            tokens: t.tokens,
+                            block: t.block,
+                            at: t.at,
+                            log: &batch.log,
+                        };
+                        let new = (item, index);
+                        retain_from(&mut items, start, |h| key(h) != key(&new));
+                        items.push(new);
+                    }
+                    None => {}
                 }
-                None => {}
             }
+            // An item whose entry a compaction summarised away is inert (as in the walk).
+            retain_from(&mut items, start, |(_, index)| projection.position(*index).is_some());
         }
-        // An item whose entry a compaction summarised away is inert (as in the walk).
-        items.extend(of_target.into_iter().flatten().filter(|(_, index, _)| projection.position(*index).is_some()));
         // Each position is looked up once (kept items are sorted already, the batch's in its
         // order: runs the sort merges).
-        items.sort_by_cached_key(|(it, index, _)| (projection.position(*index), it.block, it.at));
-        let mut overlay = self.overlay_of(items.into_iter().map(|(it, _, _)| it).collect());
+        items.sort_by_cached_key(|(it, index)| (projection.position(*index), it.block, it.at));
+        let mut overlay = self.overlay_of(items.into_iter().map(|(it, _)| it).collect());
         overlay.torn.retain(|t| !data.repairs.iter().any(|r| r == t.log));
         overlay.logs.push(&batch.log);
         write(&overlay)
@@ -247,9 +263,11 @@ impl Wall {
             None => (session.entries[i].id(), session.entries[i].line()),
         };
         let mut wall = Wall::default();
-        // Folded items in the order folded; a slot is emptied when an undo or a refold replaces
-        // it, found through `slots` (per target), so each log costs its own targets only.
-        let mut folded: Vec<Option<Item>> = Vec::new();
+        // Folded items in the order folded; an item is marked gone when an undo or a refold
+        // replaces it, found through `slots` (per target), so each log costs its own targets
+        // only. The wall keeps what is left of this very list (a second list of the items kept
+        // was a fifth of a status's wall on 100,000 folded entries).
+        let (mut folded, mut gone): (Vec<Item>, Vec<bool>) = (Vec::new(), Vec::new());
         let mut slots: HashMap<&str, Vec<usize>, Fast> = HashMap::default();
         let mut last_edit: HashMap<&str, &str, Fast> = HashMap::default();
         let repaired: HashSet<&str, Fast> =
@@ -270,31 +288,28 @@ impl Wall {
                         // `undo --last`: only the regions that one fold folded.
                         Some(log) => {
                             if let Some(same) = slots.get_mut(t.id.as_str()) {
-                                same.retain(|&at| match &folded[at] {
-                                    Some(f) if f.log == *log => {
-                                        folded[at] = None;
-                                        false
-                                    }
-                                    _ => true,
+                                same.retain(|&at| {
+                                    let undone = folded[at].log == *log;
+                                    gone[at] |= undone;
+                                    !undone
                                 });
                             }
                         }
-                        None => slots.remove(t.id.as_str()).into_iter().flatten().for_each(|at| folded[at] = None),
+                        None => slots.remove(t.id.as_str()).into_iter().flatten().for_each(|at| gone[at] = true),
                     },
                     Some(Op::Fold) => {
                         let Some(item) = session.index_of(&t.id).and_then(|i| Item::logged(t, i, log_id)) else {
                             continue;
                         };
                         let same = slots.entry(&t.id).or_default();
-                        same.retain(|&at| match &folded[at] {
-                            Some(f) if f.key() == item.key() => {
-                                folded[at] = None;
-                                false
-                            }
-                            _ => true,
+                        same.retain(|&at| {
+                            let refolded = folded[at].key() == item.key();
+                            gone[at] |= refolded;
+                            !refolded
                         });
                         same.push(folded.len());
-                        folded.push(Some(item));
+                        folded.push(item);
+                        gone.push(false);
                     }
                     None => {}
                 }
@@ -317,18 +332,22 @@ impl Wall {
             Some(&edit) => Some(edit),
             None => projection.edit_of(index).map(|e| session.entries[e].id()),
         };
-        for item in folded.into_iter().flatten() {
-            if projection.position(item.index).is_none() {
-                continue; // summarised away by a later compaction: inert
+        drop(slots);
+        let (mut at, superseded) = (0, &mut wall.superseded);
+        folded.retain(|item| {
+            at += 1;
+            if gone[at - 1] || projection.position(item.index).is_none() {
+                return false; // undone, refolded, or summarised away by a later compaction: inert
             }
             if winner(item.index) != last_edit.get(item.target.as_str()).copied() {
-                if !wall.superseded.contains(&item.target) {
-                    wall.superseded.push(item.target.clone());
+                if !superseded.contains(&item.target) {
+                    superseded.push(item.target.clone());
                 }
-                continue;
+                return false;
             }
-            wall.items.push(item);
-        }
+            true
+        });
+        wall.items = folded;
         wall.finish(projection, logs, |i| entry(i).0)
     }
 
@@ -370,8 +389,16 @@ impl Wall {
     }
 
     fn index_targets(&mut self) {
-        for (n, it) in self.items.iter().enumerate() {
-            self.by_target.entry(it.target.clone()).or_insert(n..n).end = n + 1;
+        let Wall { items, by_target, hasher, .. } = self;
+        let first = |r: &std::ops::Range<usize>| items[r.start].target.as_str();
+        for (n, it) in items.iter().enumerate() {
+            let hash = hasher.hash_one(it.target.as_str());
+            match by_target.entry(hash, |r| first(r) == it.target, |r| hasher.hash_one(first(r))) {
+                Entry::Occupied(mut range) => range.get_mut().end = n + 1,
+                Entry::Vacant(slot) => {
+                    slot.insert(n..n + 1);
+                }
+            }
         }
     }
 
@@ -382,7 +409,8 @@ impl Wall {
 
     /// Returns the folded regions of one target.
     pub fn items_of(&self, target: &str) -> &[Item] {
-        self.by_target.get(target).map_or(&[], |r| &self.items[r.clone()])
+        let hash = self.hasher.hash_one(target);
+        self.by_target.find(hash, |r| self.items[r.start].target == target).map_or(&[], |r| &self.items[r.clone()])
     }
 
     /// Returns the folded targets as entry indexes, in context order, each once.
@@ -427,6 +455,19 @@ impl Wall {
             foreign,
         }
     }
+}
+
+/// Keeps the elements of `v` from `start` on that `keep` keeps, in order (`Vec::retain` on a
+/// tail of the list).
+fn retain_from<T>(v: &mut Vec<T>, start: usize, mut keep: impl FnMut(&T) -> bool) {
+    let mut kept = start;
+    for i in start..v.len() {
+        if keep(&v[i]) {
+            v.swap(kept, i);
+            kept += 1;
+        }
+    }
+    v.truncate(kept);
 }
 
 /// A wall as its stored overlay spells it ([`Wall::overlay`]); the fields in this order.

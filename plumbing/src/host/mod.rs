@@ -530,12 +530,6 @@ pub trait HostView<'s> {
         None
     }
 
-    /// `raw` parsed, when it is the very value (the same bytes in memory) the view parsed for
-    /// entry `index` already, borrowing the view's text; `None`: parse it.
-    fn parsed_content(&self, _index: usize, _raw: &RawValue) -> Option<Content<'_>> {
-        None
-    }
-
     /// The original content (raw JSON) of foldable entry `index` when it is a placeholder the
     /// host's fork wrote and the original is still where the placeholder says, byte for byte.
     fn original(&self, _index: usize) -> Option<Box<RawValue>> {

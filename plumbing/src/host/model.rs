@@ -65,17 +65,6 @@ pub enum BlockKind<'a> {
 }
 
 impl Content<'_> {
-    /// The same content borrowing this one's text (a clone would copy every decoded string).
-    pub fn reborrow(&self) -> Content<'_> {
-        match self {
-            Content::Text(t) => Content::Text(Cow::Borrowed(t)),
-            Content::Blocks(blocks) => {
-                Content::Blocks(blocks.iter().map(|b| Block { raw: b.raw, kind: b.kind.reborrow() }).collect())
-            }
-            Content::Other => Content::Other,
-        }
-    }
-
     /// Returns the text blocks (or the string) joined with newlines.
     pub fn joined_text(&self) -> String {
         match self {
@@ -102,25 +91,6 @@ impl Content<'_> {
         match self {
             Content::Blocks(b) => b,
             _ => &[],
-        }
-    }
-}
-
-impl BlockKind<'_> {
-    /// The same block kind borrowing this one's strings.
-    fn reborrow(&self) -> BlockKind<'_> {
-        fn b<'r>(s: &'r Option<Cow<'_, str>>) -> Option<Cow<'r, str>> {
-            s.as_deref().map(Cow::Borrowed)
-        }
-        match self {
-            BlockKind::Text(t) => BlockKind::Text(Cow::Borrowed(t)),
-            BlockKind::Thinking(t) => BlockKind::Thinking(Cow::Borrowed(t)),
-            BlockKind::Image { mime } => BlockKind::Image { mime: b(mime) },
-            BlockKind::ToolCall { id, name, arguments } => {
-                BlockKind::ToolCall { id: b(id), name: Cow::Borrowed(name), arguments: *arguments }
-            }
-            BlockKind::ToolResult { call_id } => BlockKind::ToolResult { call_id: b(call_id) },
-            BlockKind::Other => BlockKind::Other,
         }
     }
 }

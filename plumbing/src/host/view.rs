@@ -43,13 +43,14 @@ pub struct Unit<'a> {
     pub tombstone: bool,
     /// The host leaves it out of what the model sees.
     pub omitted: bool,
-    /// The edit that wins for it, as an entry index.
-    pub edit: Option<usize>,
+    /// The edit that wins for it, as an entry index (32 bits: a session has at most
+    /// `u32::MAX` lines; [`View::edit_of`] gives it as a `usize`).
+    pub edit: Option<u32>,
 }
 
-// A view holds one per context position (it was 120 bytes with the tool inline); not to grow
-// unnoticed.
-const _: () = assert!(std::mem::size_of::<Unit>() <= 64);
+// A view holds one per context position (it was 120 bytes with the tool inline, 64 with a
+// `usize` edit); not to grow unnoticed.
+const _: () = assert!(std::mem::size_of::<Unit>() <= 56);
 
 /// A tool call in the context: its id, the tool's name and its raw arguments.
 #[derive(Clone, Debug)]
@@ -129,7 +130,7 @@ impl<'s, 'a> View<'s, 'a> {
 
     /// Returns the edit that wins for entry `index`, as an entry index.
     pub fn edit_of(&self, index: usize) -> Option<usize> {
-        self.unit(index).and_then(|u| u.edit)
+        self.unit(index).and_then(|u| u.edit).map(|e| e as usize)
     }
 
     /// What the model sees of entry `index` (which must be in the context).
@@ -145,13 +146,6 @@ impl<'s, 'a> View<'s, 'a> {
     /// A foldable entry's own content, as written.
     pub fn own_content(&self, index: usize) -> Option<&'s RawValue> {
         self.data.get().own_content(index).unwrap_or_else(|| self.session.own_content(index))
-    }
-
-    /// [`View::parse_content`] of a value of entry `index` (its own content, or an edit's),
-    /// taken from the view when it parsed that very value already (its text borrowed, not
-    /// copied: a 100 MB result's text was held twice).
-    pub fn parse_content_of(&self, index: usize, raw: &'s RawValue) -> Content<'_> {
-        self.data.get().parsed_content(index, raw).unwrap_or_else(|| self.parse_content(Some(raw)))
     }
 
     /// The target of entry `index` when it is an edit.
@@ -241,6 +235,52 @@ mod tests {
                 calls += shared.calls.len();
             }
             assert!(calls > 0, "{name}: no tool call seen");
+        }
+    }
+
+    /// The calls a view reads with each message (no block list made, no text decoded) are the
+    /// tool calls of the content it gives the model, parsed whole, in context order: at every
+    /// leaf of files with edits, a compaction and tool calls (pi, migrated v1, oh-my-pi).
+    #[test]
+    fn the_calls_are_those_of_the_content_seen() {
+        use crate::host::BlockKind;
+        let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/");
+        for name in
+            ["pi-v3-branch-compaction-edit.jsonl", "pi-mono-large-session.v1.jsonl", "omp/omp-large-session.jsonl"]
+        {
+            let file = SessionFile::read(std::path::Path::new(&format!("{fixtures}{name}"))).unwrap();
+            let session = crate::host::load(&file, None).unwrap();
+            let n = session.entries.len();
+            let mut seen = 0;
+            for leaf in (0..n).step_by(37).chain([n - 1]) {
+                let Ok(view) = View::at(&session, Some(leaf)) else { continue };
+                let of_content: Vec<String> = view
+                    .context
+                    .iter()
+                    .filter_map(|&i| view.content(i))
+                    .flat_map(|c| {
+                        let calls: Vec<String> = c
+                            .blocks()
+                            .iter()
+                            .filter_map(|b| match &b.kind {
+                                BlockKind::ToolCall { id: Some(id), name, arguments } => {
+                                    Some(format!("{id} {name} {:?}", arguments.map(RawValue::get)))
+                                }
+                                _ => None,
+                            })
+                            .collect();
+                        calls
+                    })
+                    .collect();
+                let read: Vec<String> = view
+                    .calls
+                    .iter()
+                    .map(|c| format!("{} {} {:?}", c.id, c.name, c.arguments.map(RawValue::get)))
+                    .collect();
+                assert_eq!(read, of_content, "{name}: calls at {leaf}");
+                seen += read.len();
+            }
+            assert!(seen > 0, "{name}: no tool call seen");
         }
     }
 }

@@ -49,7 +49,7 @@ pub fn visit_entry(projection: &Projection<'_, '_>, pos: usize, sink: &mut dyn P
             let Some(said) = projection.role_said(index) else { return };
             let role = if e.hook_message_role { "custom" } else { said.as_deref().unwrap_or_default() };
             match is_content_role(role) {
-                true => visit_said(role, projection.content_ref(index).unwrap_or(&Content::Other), sink),
+                true => visit_said(role, &projection.content(index).unwrap_or(Content::Other), sink),
                 // The rare roles that read more of the message than the context keeps.
                 false => {
                     if let Some(m) = e.message() {
@@ -59,8 +59,8 @@ pub fn visit_entry(projection: &Projection<'_, '_>, pos: usize, sink: &mut dyn P
             }
         }
         EntryType::CustomMessage => {
-            if let Some(content) = projection.content_ref(index) {
-                visit_content(content, sink);
+            if let Some(content) = projection.content(index) {
+                visit_content(&content, sink);
                 sink.end_message();
             }
         }

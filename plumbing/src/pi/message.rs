@@ -7,7 +7,7 @@ use serde_json::value::RawValue;
 
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
 
-use crate::host::{Block, BlockKind, Content};
+use crate::host::{Block, BlockKind, Call, Content};
 use crate::json::{trusted, WrongType, WtfKey};
 
 /// Parses a raw pi `content` value; anything unexpected becomes [`Content::Other`] or
@@ -27,23 +27,60 @@ pub fn parse_content(raw: Option<&RawValue>) -> Content<'_> {
 /// The blocks of the array whose `[` is at `open` in `text` (trusted JSON), and the index past
 /// it: each block read as its end is found, in one walk.
 fn blocks_at(text: &str, open: usize) -> (Vec<Block<'_>>, usize) {
-    let b = text.as_bytes();
     // Most content is one block: room for one, not the four a collect starts with.
     let mut blocks = Vec::with_capacity(1);
+    let end = each_block(text, open, |raw, o| {
+        blocks.push(Block { raw, kind: o.and_then(block_kind).unwrap_or(BlockKind::Other) });
+    });
+    (blocks, end)
+}
+
+/// The tool calls (with an id) of the array whose `[` is at `open` in `text` (trusted JSON),
+/// and the index past it: the calls [`blocks_at`] gives, no other block's strings decoded and
+/// no list of blocks made (a view reads every entry's calls, its text only as it is used).
+fn calls_at(text: &str, open: usize) -> (Vec<Call<'_>>, usize) {
+    let mut calls = Vec::new();
+    let end = each_block(text, open, |_, o| calls.extend(o.and_then(tool_call)));
+    (calls, end)
+}
+
+/// The tool calls (with an id) of a raw pi `content` value: those of [`parse_content`]'s blocks.
+pub fn calls_of(raw: Option<&RawValue>) -> Vec<Call<'_>> {
+    match raw.map(RawValue::get) {
+        Some(text) if text.starts_with('[') => calls_at(text, 0).0,
+        _ => Vec::new(),
+    }
+}
+
+/// Walks the array whose `[` is at `open` in `text` (trusted JSON), giving `each` every
+/// element's raw bytes and, for an object that decodes, its [`BLOCK_KEYS`] slots; returns the
+/// index past the array.
+fn each_block<'a>(text: &'a str, open: usize, mut each: impl FnMut(&'a RawValue, Option<&Slots<'a, '_>>)) -> usize {
+    let b = text.as_bytes();
     let mut i = crate::json::skip_ws(b, open + 1);
     while !matches!(b.get(i), None | Some(b']')) {
         let read = (b[i] == b'{').then(|| Slots::read_at(text, i, &BLOCK_KEYS, |_, _| None)).flatten();
-        let (kind, end) = match read {
-            Some((o, end)) => (block_kind(&o).unwrap_or(BlockKind::Other), end),
-            None => (BlockKind::Other, trusted::value_end(b, i)),
+        let end = match &read {
+            Some((_, end)) => *end,
+            None => trusted::value_end(b, i),
         };
-        blocks.push(Block { raw: crate::json::raw_within(text, i..end), kind });
+        each(crate::json::raw_within(text, i..end), read.as_ref().map(|(o, _)| o));
         i = trusted::after(b, end);
     }
-    (blocks, (i + 1).min(b.len()))
+    (i + 1).min(b.len())
 }
 
 const BLOCK_KEYS: [&str; 7] = ["type", "text", "thinking", "mimeType", "id", "name", "arguments"];
+
+/// The tool call a block is, when [`block_kind`] reads it as one with an id: only its type, id
+/// and name are decoded; the other strings [`block_kind`] reads are checked for their type.
+fn tool_call<'a>(o: &Slots<'a, '_>) -> Option<Call<'a>> {
+    (o.opt_str(0).ok()?.as_deref() == Some("toolCall")).then_some(())?;
+    // text, thinking, mimeType: in the order of BLOCK_KEYS.
+    (1..=3).all(|i| o.is_str_or_null(i)).then_some(())?;
+    let (id, name) = (o.opt_str(4).ok()??, o.opt_str(5).ok()?);
+    Some(Call { id, name: name.unwrap_or_default(), arguments: o.raw(6).filter(|a| a.get() != "null") })
+}
 
 /// A block's kind from its [`BLOCK_KEYS`]; `None` when a field pi reads has the wrong type.
 fn block_kind<'a>(o: &Slots<'a, '_>) -> Option<BlockKind<'a>> {
@@ -167,39 +204,35 @@ impl<'a> Head<'a> {
         Head::checked(&Slots::parse(raw, &MESSAGE_KEYS)?)
     }
 
-    /// [`Head::parse`] with its content parsed ([`parse_content`]) on the way: the blocks are
-    /// read as the walk over the message finds the content's end (reading the message, then
-    /// its content, walked the content twice).
-    pub fn parse_with_content(raw: &'a RawValue) -> Option<(Head<'a>, Content<'a>)> {
+    /// [`Head::parse`] with the tool calls of its content ([`calls_of`]) read on the way, as
+    /// the walk over the message finds the content's end (reading the message, then its
+    /// content, walked the content twice).
+    pub fn parse_with_calls(raw: &'a RawValue) -> Option<(Head<'a>, Vec<Call<'a>>)> {
         let text = raw.get();
         let open = crate::json::skip_ws(text.as_bytes(), 0);
         (text.as_bytes().get(open) == Some(&b'{')).then_some(())?;
-        let mut read: Option<(usize, Vec<Block<'a>>)> = None;
+        let mut read: Option<(usize, Vec<Call<'a>>)> = None;
         let (o, _) = Slots::read_at(text, open, &MESSAGE_KEYS, |slot, start| {
             (slot == m::CONTENT && text.as_bytes()[start] == b'[').then(|| {
-                let (blocks, end) = blocks_at(text, start);
-                read = Some((start, blocks));
+                let (calls, end) = calls_at(text, start);
+                read = Some((start, calls));
                 end
             })
         })?;
         let head = Head::checked(&o)?;
-        let content = match (head.content, read) {
-            // The blocks read on the way, when they are those of the `content` kept (the last).
-            (Some(c), Some((start, blocks))) if std::ptr::eq(c.get().as_ptr(), text[start..].as_ptr()) => {
-                Content::Blocks(blocks)
-            }
-            (c, _) => parse_content(c),
+        let calls = match (head.content, read) {
+            // The calls read on the way, when they are those of the `content` kept (the last).
+            (Some(c), Some((start, calls))) if std::ptr::eq(c.get().as_ptr(), text[start..].as_ptr()) => calls,
+            (c, _) => calls_of(c),
         };
-        Some((head, content))
+        Some((head, calls))
     }
 
     /// The head of a message's slots, when the members it does not decode have their types.
     fn checked(o: &Slots<'a, '_>) -> Option<Head<'a>> {
         o.checked()?;
-        // A string member of a valid JSON value always decodes: its first byte tells its type.
-        let text_or_null = |i| o.raw(i).is_none_or(|v| v.get() == "null" || v.get().starts_with('"'));
         // customType to stopReason: the string members Head does not decode.
-        (m::CUSTOM_TYPE..=m::STOP_REASON).all(text_or_null).then_some(())?;
+        (m::CUSTOM_TYPE..=m::STOP_REASON).all(|i| o.is_str_or_null(i)).then_some(())?;
         Head::of(o)
     }
 
@@ -327,6 +360,13 @@ impl<'a, 'k> Slots<'a, 'k> {
     /// The raw value of the member named by `keys[i]`.
     fn raw(&self, i: usize) -> Option<&'a RawValue> {
         self.values[i]
+    }
+
+    /// Tells whether the member named by `keys[i]` is absent, `null` or a string: what
+    /// [`Slots::opt_str`] reads without an error, told without decoding it (a string member of
+    /// a valid JSON value always decodes: its first byte tells its type).
+    fn is_str_or_null(&self, i: usize) -> bool {
+        self.raw(i).is_none_or(|v| v.get() == "null" || v.get().starts_with('"'))
     }
 
     /// A member as serde reads an `Option<Cow<str>>` field ([`crate::json::RawObject::opt_str`]).
@@ -473,25 +513,49 @@ mod tests {
         }
     }
 
-    /// A message read with its content gives what reading it, then its content, gives.
+    /// The tool calls read with a message are those of its content read apart ([`calls_of`]),
+    /// which are those of its blocks parsed ([`parse_content`]): a call whose other strings
+    /// have the wrong type is no call, an escaped id is decoded, a call without an id is left.
     #[test]
-    fn the_content_read_on_the_way_is_the_content() {
+    fn the_calls_read_on_the_way_are_the_contents_calls() {
         let texts = [
             r#"{"role":"assistant","content":[{"type":"text","text":"a\"b"},{"type":"toolCall","id":"c","name":"x","arguments":{"p":1}}]}"#,
             r#"{"role":"user","content":"hi"}"#,
-            r#"{"role":"user","content":[{"type":"text","text":"old"}],"content":[{"type":"image","mimeType":"p"}]}"#,
-            r#"{"content":[{"type":"text","text":"kept?"}],"r\u006fle":"user"}"#,
-            r#"{"content":[{"t\u0079pe":"text","text":"x"}],"role":"user"}"#,
+            r#"{"role":"user","content":[{"type":"toolCall","id":"old"}],"content":[{"type":"toolCall","id":"new","name":"n"}]}"#,
+            r#"{"content":[{"type":"toolCall","id":"e"}],"r\u006fle":"assistant"}"#,
+            r#"{"content":[{"t\u0079pe":"toolCall","id":"k"}],"role":"assistant"}"#,
+            r#"{"role":"assistant","content":[{"type":"toolCall","id":"c\u0031","name":"x","arguments":null}]}"#,
+            r#"{"role":"assistant","content":[{"type":"toolCall","id":"t","text":5},{"type":"toolCall","id":"m","mimeType":[]}]}"#,
+            r#"{"role":"assistant","content":[{"type":"toolCall","name":"no id"},{"type":"toolCall","id":7}]}"#,
             r#"{"role":"toolResult","content":null}"#,
             r#"{"role":"user","content":[1,"x",[{}]],"isError":1}"#,
-            r#"{ "role" : "user" , "content" : [ { "type" : "text" , "text" : "s" } ] }"#,
+            r#"{ "role" : "assistant" , "content" : [ { "type" : "toolCall" , "id" : "s" } ] }"#,
         ];
+        let calls = |c: &Content<'_>| -> Vec<String> {
+            c.blocks()
+                .iter()
+                .filter_map(|b| match &b.kind {
+                    BlockKind::ToolCall { id: Some(id), name, arguments } => {
+                        Some(format!("{id}/{name}/{:?}", arguments.map(RawValue::get)))
+                    }
+                    _ => None,
+                })
+                .collect()
+        };
+        let listed = |c: Vec<Call<'_>>| -> Vec<String> {
+            c.iter().map(|c| format!("{}/{}/{:?}", c.id, c.name, c.arguments.map(RawValue::get))).collect()
+        };
+        let mut seen = 0;
         for text in texts {
             let raw: &RawValue = serde_json::from_str(text).unwrap();
-            let fused = Head::parse_with_content(raw).map(|(h, c)| (format!("{h:?}"), format!("{c:?}")));
-            let apart = Head::parse(raw).map(|h| (format!("{h:?}"), format!("{:?}", parse_content(h.content))));
+            let fused = Head::parse_with_calls(raw).map(|(h, c)| (format!("{h:?}"), listed(c)));
+            let apart = Head::parse(raw).map(|h| (format!("{h:?}"), calls(&parse_content(h.content))));
             assert_eq!(fused, apart, "{text}");
+            let content = Head::parse(raw).and_then(|h| h.content);
+            assert_eq!(listed(calls_of(content)), calls(&parse_content(content)), "{text}");
+            seen += fused.map_or(0, |(_, c)| c.len());
         }
+        assert_eq!(seen, 6, "the calls c, new, e, k, c1 and s");
     }
 
     #[test]

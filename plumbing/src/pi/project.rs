@@ -13,9 +13,9 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::entry::{as_str, is_null, is_truthy, Entry, EntryType};
-use super::message::{parse_content, Head};
+use super::message::{calls_of, parse_content, Head};
 use super::session::Session;
-use crate::host::{self, BlockKind, Call, Content, Cycle, Projected, Role, Tool, Unit, View};
+use crate::host::{self, Call, Content, Cycle, Projected, Role, Tool, Unit, View};
 use crate::js::{self, Js};
 use crate::time::parse_iso_millis;
 
@@ -74,7 +74,7 @@ pub struct Projection<'s, 'a> {
     pub pi: &'s Session<'a>,
     /// The leaf (index into entries); `None` for an empty session.
     pub leaf: Option<usize>,
-    /// The root→leaf path.
+    /// The root→leaf path (moved into the view by [`Projection::into_view`]).
     pub path: Vec<usize>,
     /// The compaction-aware context list (`buildContextEntries`).
     pub context: Vec<usize>,
@@ -83,23 +83,25 @@ pub struct Projection<'s, 'a> {
     /// Content a host built on pi's format sends in place of an entry's own (entry index → the
     /// content JSON; OMP: a pruned tool result's text joined). An edit still wins over it.
     pub rewrites: Option<&'s HashMap<usize, Box<RawValue>>>,
-    /// What each context position gives, parsed once when the projection becomes a view (the
-    /// units, the estimate, the plan and the JSON each read it; parsing again at every use was
-    /// most of a command's time on many small entries). Empty before: read at each use.
+    /// What each context position gives, read once when the projection becomes a view (the
+    /// units, the estimate, the plan and the JSON each read it; reading the message again at
+    /// every use was most of a command's time on many small entries). Empty before: read at
+    /// each use.
     parsed: Vec<Parsed<'s, 'a>>,
     /// Entry index → its position in `context` ([`NOT_IN_CONTEXT`] for the others).
     positions: Vec<u32>,
 }
 
 /// One context position, parsed: a view keeps one for each, so what is small is kept small
-/// (112 bytes with the role, the edit and what is seen as they are handed out).
+/// (40 bytes: the role, the edit and what is seen in a few bytes, not as handed out). Not the
+/// content parsed: its blocks and decoded strings were a third of a status's view and a fifth
+/// of a dry run's memory on 100,000 tiny entries, where a status reads a tenth of them and a
+/// dry run each once; [`Projection::content`] parses the raw content each time.
 struct Parsed<'s, 'a> {
     /// Its own content ([`own_content`]).
     own: Option<&'a RawValue>,
     /// The content an edit or a rewrite gives in its place ([`Projected::Replaced`]).
     replaced: Option<&'s RawValue>,
-    /// The content the model sees ([`Projection::content`]).
-    content: Option<Content<'s>>,
     /// The edit that wins for it (an entry index; [`NO_EDIT`]: none).
     edit: u32,
     /// Its message's role ([`Facts::role_said`]).
@@ -108,7 +110,7 @@ struct Parsed<'s, 'a> {
     seen: Seen,
 }
 
-const _: () = assert!(std::mem::size_of::<Parsed>() <= 72);
+const _: () = assert!(std::mem::size_of::<Parsed>() <= 40);
 
 /// [`Parsed::edit`] of a position no edit wins for. Entry indexes are below it: a session has
 /// at most `u32::MAX` lines ([`super::session::MAX_LINES`]).
@@ -212,21 +214,11 @@ impl<'s, 'a> Projection<'s, 'a> {
         Ok(projection)
     }
 
-    /// Context position `index` from what is read of its entry alone (`facts`): what it says
-    /// and its content are taken out of `facts` when `take` (facts read for this view alone),
-    /// copied otherwise (facts kept for the next view).
-    fn parse(&self, index: usize, facts: &mut Cow<'_, Facts<'a>>) -> Parsed<'s, 'a> {
+    /// Context position `index` from what is read of its entry alone (`facts`).
+    fn parse(&self, index: usize, facts: &Facts<'a>) -> Parsed<'s, 'a> {
         let edit = self.edits.get(self.session.entries[index].id()).copied();
         let projected = self.projected_with(index, edit);
         let (said, own) = (Said::of(&facts.role_said), facts.own);
-        let content = match projected {
-            Projected::Omitted => None,
-            Projected::Replaced(raw) => Some(parse_content(raw)),
-            Projected::Raw => Some(match facts {
-                Cow::Owned(f) => std::mem::replace(&mut f.content, Content::Other),
-                Cow::Borrowed(f) => f.content.clone(),
-            }),
-        };
         let (seen, replaced) = match projected {
             Projected::Raw => (Seen::Raw, None),
             Projected::Omitted => (Seen::Omitted, None),
@@ -234,7 +226,7 @@ impl<'s, 'a> Projection<'s, 'a> {
         };
         // Below NO_EDIT: an entry index (MAX_LINES).
         let edit = edit.map_or(NO_EDIT, |e| e as u32);
-        Parsed { own, replaced, content, edit, said, seen }
+        Parsed { own, replaced, edit, said, seen }
     }
 
     fn parsed(&self, index: usize) -> Option<&Parsed<'s, 'a>> {
@@ -316,21 +308,16 @@ impl<'s, 'a> Projection<'s, 'a> {
     }
 
     /// Returns the content the model sees for an editable entry: the replacement's when an edit
-    /// wins, else the entry's own.
+    /// wins, else the entry's own (parsed at each call: [`Parsed`]).
     pub fn content(&self, index: usize) -> Option<Content<'s>> {
-        if let Some(p) = self.parsed(index) {
-            return p.content.clone();
-        }
         match self.projected(index) {
             Projected::Omitted => None,
             Projected::Replaced(raw) => Some(parse_content(raw)),
-            Projected::Raw => Some(parse_content(own_content(&self.pi.entries[index]))),
+            Projected::Raw => Some(parse_content(match self.parsed(index) {
+                Some(p) => p.own,
+                None => own_content(&self.pi.entries[index]),
+            })),
         }
-    }
-
-    /// [`Projection::content`] borrowed, for an entry of the context.
-    pub fn content_ref(&self, index: usize) -> Option<&Content<'s>> {
-        self.parsed(index)?.content.as_ref()
     }
 
     /// Returns `{"leafId","entries":[{"id","type","messages"}],"messages"}` as pi's code does.
@@ -470,18 +457,21 @@ impl<'s, 'a> Projection<'s, 'a> {
                 Some(memo) => Cow::Borrowed(memo.cells[i].get_or_init(|| Facts::of(&self.pi.entries[i]))),
                 None => Cow::Owned(Facts::of(&self.pi.entries[i])),
             };
-            let p = self.parse(i, &mut f);
+            let p = self.parse(i, &f);
             match (p.projected(), &mut f) {
                 (Projected::Raw, Cow::Owned(f)) => calls.extend(std::mem::take(&mut f.calls)),
                 (Projected::Raw, Cow::Borrowed(f)) => calls.extend(f.calls.iter().cloned()),
-                _ => calls.extend(tool_calls(p.content.as_ref())),
+                (Projected::Replaced(raw), _) => calls.extend(calls_of(raw)),
+                (Projected::Omitted, _) => {}
             }
             units.push(self.unit(i, &mut f, &p));
             parsed.push(p);
         }
         self.parsed = parsed;
         answer(&mut units, &calls);
-        let (session, leaf, path, context) = (self.session, self.leaf, self.path.clone(), self.context.clone());
+        // The path is the view's alone (the projection reads it no more); the context both read.
+        let (session, leaf, path, context) =
+            (self.session, self.leaf, std::mem::take(&mut self.path), self.context.clone());
         View::new(session, leaf, path, context, units, calls, host::ViewData::Pi(self))
     }
 
@@ -500,7 +490,7 @@ impl<'s, 'a> Projection<'s, 'a> {
             tool: tool.map(|(name, call_id)| Box::new(Tool { name, call_id, arguments: None })),
             tombstone: false,
             omitted: matches!(p.seen, Seen::Omitted),
-            edit: p.edit(),
+            edit: (p.edit != NO_EDIT).then_some(p.edit),
         }
     }
 }
@@ -532,31 +522,29 @@ struct Facts<'a> {
     calls: Vec<Call<'a>>,
     /// What its message says of its role.
     role_said: RoleSaid<'a>,
-    /// Its own content ([`own_content`]), and parsed.
+    /// Its own content ([`own_content`]).
     own: Option<&'a RawValue>,
-    content: Content<'a>,
 }
 
 impl<'a> Facts<'a> {
     fn of(e: &Entry<'a>) -> Facts<'a> {
-        // A message's content is read with it, in one walk.
-        let (message, content) = match e.kind == EntryType::Message {
-            true => match e.fields.message().and_then(Head::parse_with_content) {
-                Some((head, content)) => (Some(head), Some(content)),
+        // A message's calls are read with it, in one walk.
+        let (message, calls) = match e.kind == EntryType::Message {
+            true => match e.fields.message().and_then(Head::parse_with_calls) {
+                Some((head, calls)) => (Some(head), Some(calls)),
                 None => (None, None),
             },
             false => (e.message_head(), None),
         };
         let own = own_of(e, message.as_ref());
-        let content = content.unwrap_or_else(|| parse_content(own));
-        let calls = tool_calls(Some(&content)).collect();
+        let calls = calls.unwrap_or_else(|| calls_of(own));
         let m = message.as_ref().filter(|_| e.kind == EntryType::Message);
         let role = role_of(e, m);
         let tool = m
             .filter(|_| role == Role::ToolResult)
             .map(|m| (m.tool_name.clone().unwrap_or_default(), m.tool_call_id.clone()));
         let editable = editable(e, m);
-        Facts { role, editable, tool, calls, role_said: message.map(|m| m.role), own, content }
+        Facts { role, editable, tool, calls, role_said: message.map(|m| m.role), own }
     }
 }
 
@@ -572,20 +560,6 @@ impl FactsMemo<'_> {
     pub fn new(entries: usize) -> Self {
         FactsMemo { cells: (0..entries).map(|_| std::cell::OnceCell::new()).collect() }
     }
-}
-
-/// The tool calls in some content.
-fn tool_calls<'r, 'c>(content: Option<&'r Content<'c>>) -> impl Iterator<Item = Call<'c>> + 'r {
-    let blocks = match content {
-        Some(Content::Blocks(blocks)) => blocks.as_slice(),
-        _ => &[],
-    };
-    blocks.iter().filter_map(|block| match &block.kind {
-        BlockKind::ToolCall { id: Some(id), name, arguments } => {
-            Some(Call { id: id.clone(), name: name.clone(), arguments: *arguments })
-        }
-        _ => None,
-    })
 }
 
 /// The neutral role of what an entry gives the model.
@@ -618,17 +592,6 @@ impl<'s> host::HostView<'s> for Projection<'s, '_> {
 
     fn own_content(&self, index: usize) -> Option<Option<&'s RawValue>> {
         self.parsed(index).map(|p| p.own)
-    }
-
-    fn parsed_content(&self, index: usize, raw: &RawValue) -> Option<Content<'_>> {
-        let p = self.parsed(index)?;
-        let seen = match p.seen {
-            Seen::Raw => p.own,
-            Seen::Replaced => p.replaced,
-            Seen::Omitted => None,
-        };
-        // The same bytes in memory, not merely equal ones: the content parsed from them.
-        seen.filter(|seen| std::ptr::eq(*seen, raw)).and(p.content.as_ref()).map(Content::reborrow)
     }
 
     fn edit_target(&self, index: usize) -> Option<Cow<'s, str>> {

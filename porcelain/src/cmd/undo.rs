@@ -2,6 +2,7 @@
 //! All-or-nothing and idempotent: a repeat undo appends nothing. `--last` restores only what the
 //! most recent fold still in force folded; earlier folds stay.
 
+use std::borrow::Cow;
 use std::io::Write;
 
 use serde_json::json;
@@ -38,9 +39,9 @@ pub struct UndoArgs {
 
 /// What an undo would write: one edit per folded target, restoring its pre-fold content.
 #[derive(Debug)]
-pub struct UndoPlan {
+pub struct UndoPlan<'s> {
     /// One edit per folded target, in context order (`after` − `before` is what it restores).
-    pub edits: Vec<TargetEdit>,
+    pub edits: Vec<TargetEdit<'s>>,
     /// Tokens the model sees again: Σ (after − before).
     pub tokens_restored: u64,
     /// The fold log entry undone, for `--last`; `None` when every fold is undone.
@@ -48,13 +49,13 @@ pub struct UndoPlan {
 }
 
 /// Plans the undo of every fold in `wall` (derived from `projection`).
-pub fn undo_plan(projection: &View<'_, '_>, wall: &Wall, tok: &Tokenizer) -> UndoPlan {
+pub fn undo_plan<'s>(projection: &View<'s, '_>, wall: &Wall, tok: &Tokenizer) -> UndoPlan<'s> {
     plan_undo(projection, wall, tok, None)
 }
 
 /// Plans the undo of the most recent fold with regions still on `wall` (`undo --last`): its
 /// targets get their pre-shake content with only the other folds' regions applied.
-pub fn undo_last_plan(projection: &View<'_, '_>, wall: &Wall, tok: &Tokenizer) -> UndoPlan {
+pub fn undo_last_plan<'s>(projection: &View<'s, '_>, wall: &Wall, tok: &Tokenizer) -> UndoPlan<'s> {
     let session = projection.session;
     let last = wall
         .logs
@@ -71,8 +72,13 @@ pub fn undo_last_plan(projection: &View<'_, '_>, wall: &Wall, tok: &Tokenizer) -
 /// Plans an undo of every fold, or of fold log entry `undoes` only. Only the targets are
 /// counted, before and after, in one pass over their pieces when the cache holds them (what it
 /// lacks is tokenized on every core: [`Tokenizer::count_each`]), not the whole context's.
-fn plan_undo(projection: &View<'_, '_>, wall: &Wall, tok: &Tokenizer, undoes: Option<String>) -> UndoPlan {
-    let (mut planned, mut contents) = (Vec::new(), Vec::new());
+///
+/// A target restored to content the session holds (its own, or another tool's edit: an undo
+/// of every fold) borrows it, and each restored content is parsed as it is counted, not all
+/// held at once: on 100,000 tiny
+/// entries a copy of every restored content and a list of them all parsed were 9 MB.
+fn plan_undo<'s>(projection: &View<'s, '_>, wall: &Wall, tok: &Tokenizer, undoes: Option<String>) -> UndoPlan<'s> {
+    let mut planned: Vec<(String, usize, usize, Cow<'s, RawValue>)> = Vec::new();
     for index in wall.targets() {
         // The fold's name for the entry (pi: its id; Claude Code: the tool_use_id).
         let unit_target = projection.unit(index).and_then(|u| u.target.as_deref());
@@ -86,36 +92,32 @@ fn plan_undo(projection: &View<'_, '_>, wall: &Wall, tok: &Tokenizer, undoes: Op
         // A host whose fold replaced the content itself keeps the original beside it (Claude
         // Code's saved file); else the content before shake's edits.
         let base = match projection.original(index) {
-            Some(original) => original,
+            Some(original) => Cow::Owned(original),
             None => match wall.base_content(projection, index) {
-                Some(base) => base.to_owned(),
+                Some(base) => Cow::Borrowed(base),
                 None => continue,
             },
         };
         let Some(pos) = projection.position(index) else { continue };
         let content = match kept.is_empty() {
             true => base,
-            false => compose(&projection.parse_content(Some(&base)), &base, &kept),
+            false => Cow::Owned(compose(&projection.parse_content(Some(&base)), &base, &kept)),
         };
-        planned.push((target, index, pos));
-        contents.push(content);
+        planned.push((target, index, pos, content));
     }
-    let parsed: Vec<_> = contents.iter().map(|c| projection.parse_content(Some(c))).collect();
     // Thing 2k is target k as the model sees it now, 2k + 1 with its content restored.
     let counts = tok.count_each(2 * planned.len(), |i, sink| {
-        let ((_, index, pos), content) = (&planned[i / 2], &parsed[i / 2]);
+        let (_, index, pos, content) = &planned[i / 2];
         match i % 2 {
             0 => projection.pieces(*pos, sink),
-            _ => projection.pieces_with(*index, content, sink),
+            _ => projection.pieces_with(*index, &projection.parse_content(Some(content)), sink),
         }
     });
-    drop(parsed);
     let mut restored = 0;
     let edits = planned
         .into_iter()
-        .zip(contents)
         .zip(counts.chunks_exact(2))
-        .map(|(((target, index, _), content), counts)| {
+        .map(|((target, index, _, content), counts)| {
             let (before, after) = (counts[0], counts[1]);
             restored += after.saturating_sub(before);
             TargetEdit { target, index, content, before, after }
