@@ -504,11 +504,11 @@ pub fn tokens_with(view: &View<'_, '_>, index: usize, content: &crate::host::Con
     t.total()
 }
 
-/// Counts every entry of the context, in context order (tokenizing in parallel first when the
-/// tokenizer has a cache).
+/// Counts every entry of the context, in context order, in one pass over its pieces when the
+/// cache holds them all (what it lacks tokenized on every core: [`Tokenizer::count_each`]). A
+/// plan is given these counts rather than counting its positions again.
 pub fn context_tokens(view: &View<'_, '_>, tok: &Tokenizer) -> Vec<u64> {
-    tok.prefetch(view);
-    (0..view.context.len()).map(|pos| entry_tokens(view, pos, tok)).collect()
+    tok.count_each(view.context.len(), |pos, sink| view.pieces(pos, sink))
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use shake_plumbing::host::{BlockKind, Content, Role, Unit, View};
 use shake_plumbing::js::string_json;
 use shake_plumbing::json::{js_string, raw, trusted, RawObject};
 use shake_plumbing::regions::{skip, tail_start, RegionKind};
-use shake_plumbing::tokens::{entry_tokens, tokens_with, Tokenizer};
+use shake_plumbing::tokens::{tokens_with, Tokenizer};
 
 use crate::wall::{Item, Wall};
 
@@ -77,17 +77,19 @@ impl Plan {
     }
 }
 
-/// Plans a fold given the wall already derived for this projection.
-pub fn plan_with_wall(projection: &View<'_, '_>, wall: &Wall, options: &FoldOptions) -> Plan {
+/// Plans a fold given the wall already derived for this projection and the context's counts by
+/// `options`' tokenizer (`tokens`, [`context_tokens`]: counted once, not again by the plan).
+///
+/// [`context_tokens`]: shake_plumbing::tokens::context_tokens
+pub fn plan_with_wall(projection: &View<'_, '_>, wall: &Wall, options: &FoldOptions, tokens: &[u64]) -> Plan {
     let tail_start = match (options.scope, options.profile) {
         (Scope::Elide, Profile::ClaudeShake) => claude_shake_tail(projection, wall),
-        (Scope::Elide, profile) => tail_start(projection, profile.tail(), &options.tokenizer),
+        (Scope::Elide, profile) => tail_start(tokens, profile.tail()),
         (Scope::Thinking | Scope::Images, _) => projection.context.len(),
     };
-    let mut plan = plan_before(projection, wall, options, tail_start);
+    let mut plan = plan_before(projection, wall, options, tokens, tail_start);
     if options.scope == Scope::Elide && options.profile == Profile::ClaudeShake && !plan.is_empty() {
-        let used: u64 =
-            (0..projection.context.len()).map(|pos| entry_tokens(projection, pos, &options.tokenizer)).sum();
+        let used: u64 = tokens.iter().sum();
         if !ClaudeShake::default().passes_floor(plan.tokens_freed as f64, used as f64) {
             plan.below_floor = Some(plan.tokens_freed);
             (plan.regions, plan.edits, plan.tokens_freed) = (Vec::new(), Vec::new(), 0);
@@ -131,9 +133,10 @@ pub struct Gain {
     pub blocks: usize,
 }
 
-/// The gain of every context position, as if no tail protected any.
-pub fn gains(projection: &View<'_, '_>, wall: &Wall, options: &FoldOptions) -> Vec<Gain> {
-    let plan = plan_before(projection, wall, options, projection.context.len());
+/// The gain of every context position, as if no tail protected any (`tokens` as for
+/// [`plan_with_wall`]).
+pub fn gains(projection: &View<'_, '_>, wall: &Wall, options: &FoldOptions, tokens: &[u64]) -> Vec<Gain> {
+    let plan = plan_before(projection, wall, options, tokens, projection.context.len());
     let pos_of: HashMap<usize, usize> =
         projection.context.iter().enumerate().map(|(pos, &index)| (index, pos)).collect();
     let mut gains = vec![Gain::default(); projection.context.len()];
@@ -152,7 +155,7 @@ pub fn gains(projection: &View<'_, '_>, wall: &Wall, options: &FoldOptions) -> V
 }
 
 /// Plans the positions before `tail_start` (the later ones are protected).
-fn plan_before(view: &View<'_, '_>, wall: &Wall, options: &FoldOptions, tail_start: usize) -> Plan {
+fn plan_before(view: &View<'_, '_>, wall: &Wall, options: &FoldOptions, tokens: &[u64], tail_start: usize) -> Plan {
     let tok = &options.tokenizer;
     let mut plan = Plan {
         options: *options,
@@ -190,7 +193,7 @@ fn plan_before(view: &View<'_, '_>, wall: &Wall, options: &FoldOptions, tail_sta
         let shrinks_only = own.is_some();
         let content = own.unwrap_or_else(|| compose(&base, base_raw, &all));
         let target = target.to_string();
-        let before = entry_tokens(view, pos, tok);
+        let before = tokens[pos];
         let after = tokens_with(view, index, &view.parse_content(Some(&content)), tok);
         if shrinks_only && after >= before {
             continue;

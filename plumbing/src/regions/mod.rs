@@ -9,7 +9,6 @@ pub mod spans;
 pub use spans::{find_spans, Span};
 
 use crate::host::{Content, Role, Tool, Unit, View};
-use crate::tokens::{entry_tokens, Tokenizer};
 
 /// What one region is. Its name, as logged and printed, is the variant in camelCase, as serde
 /// writes it (`toolResult`, `block`, `thinking`, `image`).
@@ -133,21 +132,16 @@ pub fn is_skill_path(path: Option<&str>) -> bool {
 
 /// Returns the first context position inside the tail: positions from it on are protected.
 /// An entry is protected while the tokens of the entries strictly newer than it are below `tail`.
-pub fn tail_start(view: &View<'_, '_>, tail: u64, tok: &Tokenizer) -> usize {
-    tail_start_by(view.context.len(), tail, |pos| entry_tokens(view, pos, tok))
-}
-
-/// [`tail_start`] over `len` positions whose tokens `tokens_at` gives (asked newest first, and
-/// only as far back as the tail reaches).
-pub fn tail_start_by(len: usize, tail: u64, tokens_at: impl Fn(usize) -> u64) -> usize {
+/// `tokens` are the context's counts, in context order ([`crate::tokens::context_tokens`]).
+pub fn tail_start(tokens: &[u64], tail: u64) -> usize {
     let mut newer = 0;
-    let mut start = len;
-    for pos in (0..len).rev() {
+    let mut start = tokens.len();
+    for (pos, &n) in tokens.iter().enumerate().rev() {
         if newer >= tail {
             break;
         }
         start = pos;
-        newer += tokens_at(pos);
+        newer += n;
     }
     start
 }
@@ -181,7 +175,7 @@ mod tests {
 mod tail_tests {
     use super::*;
     use crate::host::{self, SessionFile};
-    use crate::tokens::TokenizerName;
+    use crate::tokens::{Tokenizer, TokenizerName};
 
     /// A linear session of user messages with these sizes in characters (pi: 4 chars a token).
     fn session(sizes: &[usize]) -> SessionFile {
@@ -202,12 +196,12 @@ mod tail_tests {
         let file = session(&[400, 400, 400, 400]); // 100 tokens each
         let s = host::load(&file, None).unwrap();
         let p = View::at(&s, s.default_leaf()).unwrap();
-        let tok = Tokenizer::new(TokenizerName::Pi);
+        let tokens = crate::tokens::context_tokens(&p, &Tokenizer::new(TokenizerName::Pi));
         // Newer than e3: 0; e2: 100; e1: 200; e0: 300.
-        assert_eq!(tail_start(&p, 150, &tok), 2); // e3 and e2 (100 < 150) protected, e1 (200) not
-        assert_eq!(tail_start(&p, 200, &tok), 2);
-        assert_eq!(tail_start(&p, 201, &tok), 1);
-        assert_eq!(tail_start(&p, 0, &tok), 4);
-        assert_eq!(tail_start(&p, 10_000, &tok), 0);
+        assert_eq!(tail_start(&tokens, 150), 2); // e3 and e2 (100 < 150) protected, e1 (200) not
+        assert_eq!(tail_start(&tokens, 200), 2);
+        assert_eq!(tail_start(&tokens, 201), 1);
+        assert_eq!(tail_start(&tokens, 0), 4);
+        assert_eq!(tail_start(&tokens, 10_000), 0);
     }
 }

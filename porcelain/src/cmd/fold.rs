@@ -12,7 +12,7 @@ use shake_plumbing::host::{ForkWrite, Forked, Session, SessionFile, View, WriteB
 use shake_plumbing::regions::RegionKind;
 use shake_plumbing::rev::Rev;
 use shake_plumbing::token_cache::open_tokenizer;
-use shake_plumbing::tokens::{TokenizerName, DEFAULT_TOKENIZER};
+use shake_plumbing::tokens::{context_tokens, TokenizerName, DEFAULT_TOKENIZER};
 use shake_plumbing::{Context, Error, Result};
 
 use crate::batch::{self, Leftover, WriteArgs};
@@ -104,11 +104,10 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
         let (profile, source) = profile::resolve(ctx, args.profile)?;
         let projection = View::at(&session, Some(leaf))?;
         let tokenizer = open_tokenizer(ctx, args.tokenizer, &session)?;
-        // Tokenize what the cache lacks on every core first; the plan's counts are then lookups.
-        tokenizer.prefetch(&projection);
+        let tokens = context_tokens(&projection, &tokenizer);
         let options = FoldOptions { scope: args.scope, profile, tokenizer: *tokenizer };
         let wall = Wall::at(&projection);
-        let plan = plan_with_wall(&projection, &wall, &options);
+        let plan = plan_with_wall(&projection, &wall, &options, &tokens);
         if args.write.plan {
             let message = summary(&plan, &source);
             let printed = host_plan::print(

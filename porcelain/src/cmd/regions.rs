@@ -11,7 +11,7 @@ use shake_plumbing::host::View;
 use shake_plumbing::output::{json_or, write_record};
 use shake_plumbing::rev::RevArgs;
 use shake_plumbing::token_cache::open_tokenizer;
-use shake_plumbing::tokens::{TokenizerName, DEFAULT_TOKENIZER};
+use shake_plumbing::tokens::{context_tokens, TokenizerName, DEFAULT_TOKENIZER};
 use shake_plumbing::{Context, Result};
 
 use crate::plan::{plan_with_wall, FoldOptions};
@@ -42,13 +42,10 @@ pub fn run(ctx: &Context, args: &RegionsArgs, out: &mut dyn Write) -> Result {
     let (session, leaf) = rev.open(ctx, &file)?;
     let projection = View::at(&session, leaf)?;
     let tokenizer = open_tokenizer(ctx, args.tokenizer, &session)?;
-    tokenizer.prefetch(&projection);
+    let tokens = context_tokens(&projection, &tokenizer);
     let wall = Wall::at(&projection);
-    let plan = plan_with_wall(
-        &projection,
-        &wall,
-        &FoldOptions { scope: args.scope, profile: args.profile, tokenizer: *tokenizer },
-    );
+    let options = FoldOptions { scope: args.scope, profile: args.profile, tokenizer: *tokenizer };
+    let plan = plan_with_wall(&projection, &wall, &options, &tokens);
     let json = || {
         let regions: Vec<_> = plan
             .regions

@@ -8,7 +8,7 @@ use std::path::Path;
 use crate::profile::Profile;
 use crate::scope::Scope;
 use shake_plumbing::host::{self, Role, SessionFile, Tail, View};
-use shake_plumbing::regions::{is_skill_path, tail_start_by};
+use shake_plumbing::regions::{is_skill_path, tail_start};
 use shake_plumbing::tokens::{context_tokens, Tokenizer};
 
 use super::memo::{reading_of, MemoEntry};
@@ -230,20 +230,20 @@ impl Tally {
     /// Appends a projection's positions (all of them: the whole context, or the new ones alone),
     /// with the wall of the new positions alone (they hold no fold of their own).
     fn extend(&mut self, projection: &View<'_, '_>, options: &FoldOptions) {
-        options.tokenizer.prefetch(projection);
         self.extend_with(projection, &Wall::at(projection), options);
     }
 
     /// Appends a projection's positions, planned with `wall`.
     fn extend_with(&mut self, projection: &View<'_, '_>, wall: &Wall, options: &FoldOptions) {
-        self.tokens.extend(context_tokens(projection, &options.tokenizer));
-        self.gains.extend(gains(projection, wall, options));
+        let tokens = context_tokens(projection, &options.tokenizer);
+        self.gains.extend(gains(projection, wall, options, &tokens));
+        self.tokens.extend(tokens);
     }
 
     /// Moves the positions now before the tail into `before` and returns the plan's figures:
     /// tokens freed, tool results and blocks folded.
     fn settle(&mut self, profile: Profile) -> (u64, usize, usize) {
-        let start = tail_start_by(self.tokens.len(), profile.tail(), |pos| self.tokens[pos]);
+        let start = tail_start(&self.tokens, profile.tail());
         for g in self.gains.drain(..start) {
             self.before.tokens += g.tokens;
             self.before.tool_results += g.tool_results;
@@ -340,7 +340,8 @@ mod tests {
     }
 
     fn plan_of(projection: &View<'_, '_>, fold: &FoldOptions) -> (u64, usize, usize) {
-        let plan = plan_with_wall(projection, &Wall::at(projection), fold);
+        let tokens = shake_plumbing::tokens::context_tokens(projection, &fold.tokenizer);
+        let plan = plan_with_wall(projection, &Wall::at(projection), fold, &tokens);
         (plan.tokens_freed, plan.count(RegionKind::ToolResult), plan.count(RegionKind::Block))
     }
 

@@ -28,7 +28,7 @@ use shake_plumbing::host::{Session, View};
 use shake_plumbing::regions::RegionKind;
 use shake_plumbing::rev::RevArgs;
 use shake_plumbing::token_cache::open_cached;
-use shake_plumbing::tokens::{Tokenizer, TokenizerName, DEFAULT_TOKENIZER};
+use shake_plumbing::tokens::{context_tokens, Tokenizer, TokenizerName, DEFAULT_TOKENIZER};
 use shake_plumbing::{Context, Result};
 
 use crate::fingerprint::Proof;
@@ -192,8 +192,6 @@ pub fn measure(
     tok: Tokenizer,
 ) -> Result<(Reading, Option<Growth>)> {
     let projection = View::at(session, leaf)?;
-    // Tokenize what the cache lacks on every core first; the plan's counts are then lookups.
-    tok.prefetch(&projection);
     let wall = crate::overlay::wall_at(ctx, session, &projection);
     let options = FoldOptions { scope: Scope::Elide, profile, tokenizer: tok };
     // A growth plans every position once (its figures are the plan's: the gains before the
@@ -201,7 +199,7 @@ pub fn measure(
     let (figures, growth) = match Growth::of(&projection, &wall, &options, at_last) {
         Some((growth, figures)) => (figures, Some(growth)),
         None => {
-            let plan = plan_with_wall(&projection, &wall, &options);
+            let plan = plan_with_wall(&projection, &wall, &options, &context_tokens(&projection, &tok));
             ((plan.tokens_freed, plan.count(RegionKind::ToolResult), plan.count(RegionKind::Block)), None)
         }
     };
