@@ -213,29 +213,36 @@ mod tests {
     use super::*;
     use crate::host::SessionFile;
 
-    /// A view made through a shared memo is the view made alone, at every entry of files with
-    /// branches, edits, a compaction and tool calls (pi, migrated v1, oh-my-pi), whatever the
-    /// order the leaves are visited in.
-    #[test]
-    fn shared_views_are_the_views_made_alone() {
+    /// Runs `check` on each fixture with branches, edits, a compaction and tool calls (pi,
+    /// migrated v1, oh-my-pi), loaded, with its name.
+    fn each_fixture(check: impl Fn(&str, &Session<'_>)) {
         let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/");
         for name in
             ["pi-v3-branch-compaction-edit.jsonl", "pi-mono-large-session.v1.jsonl", "omp/omp-large-session.jsonl"]
         {
             let file = SessionFile::read(std::path::Path::new(&format!("{fixtures}{name}"))).unwrap();
-            let session = crate::host::load(&file, None).unwrap();
-            let memo = ViewMemo::new(&session);
+            check(name, &crate::host::load(&file, None).unwrap());
+        }
+    }
+
+    /// A view made through a shared memo is the view made alone, at every entry of files with
+    /// branches, edits, a compaction and tool calls (pi, migrated v1, oh-my-pi), whatever the
+    /// order the leaves are visited in.
+    #[test]
+    fn shared_views_are_the_views_made_alone() {
+        each_fixture(|name, session| {
+            let memo = ViewMemo::new(session);
             let n = session.entries.len();
             let mut calls = 0;
             for leaf in (0..n).rev().step_by(61).chain((0..n).step_by(53)).chain([0, n / 2]) {
-                let (alone, shared) = (View::at(&session, Some(leaf)), View::shared(&session, Some(leaf), &memo));
+                let (alone, shared) = (View::at(session, Some(leaf)), View::shared(session, Some(leaf), &memo));
                 let (Ok(alone), Ok(shared)) = (alone, shared) else { continue };
                 assert_eq!(format!("{:?}", alone.units), format!("{:?}", shared.units), "{name}: units at {leaf}");
                 assert_eq!(format!("{:?}", alone.calls), format!("{:?}", shared.calls), "{name}: calls at {leaf}");
                 calls += shared.calls.len();
             }
             assert!(calls > 0, "{name}: no tool call seen");
-        }
+        });
     }
 
     /// The calls a view reads with each message (no block list made, no text decoded) are the
@@ -244,16 +251,11 @@ mod tests {
     #[test]
     fn the_calls_are_those_of_the_content_seen() {
         use crate::host::BlockKind;
-        let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/");
-        for name in
-            ["pi-v3-branch-compaction-edit.jsonl", "pi-mono-large-session.v1.jsonl", "omp/omp-large-session.jsonl"]
-        {
-            let file = SessionFile::read(std::path::Path::new(&format!("{fixtures}{name}"))).unwrap();
-            let session = crate::host::load(&file, None).unwrap();
+        each_fixture(|name, session| {
             let n = session.entries.len();
             let mut seen = 0;
             for leaf in (0..n).step_by(37).chain([n - 1]) {
-                let Ok(view) = View::at(&session, Some(leaf)) else { continue };
+                let Ok(view) = View::at(session, Some(leaf)) else { continue };
                 let of_content: Vec<String> = view
                     .context
                     .iter()
@@ -281,6 +283,6 @@ mod tests {
                 seen += read.len();
             }
             assert!(seen > 0, "{name}: no tool call seen");
-        }
+        });
     }
 }
