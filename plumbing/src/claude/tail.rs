@@ -281,17 +281,25 @@ impl ClaudeTail {
         self.append(appended).or_else(|| self.restart(appended, room))
     }
 
-    /// [`ClaudeTail::follow`]'s rows continuing the chain's open end.
-    fn append<'a>(&self, appended: &'a SessionFile) -> Option<Followed<'a>> {
-        if !self.ends_open {
-            return None;
-        }
+    /// The longer file's length and whether the size gate applies to it, when the load's
+    /// options are those the tail was made with and, in a file the gate cuts, the file stays on
+    /// its side of 5 MiB (else the chain may change in ways neither growth follows).
+    fn grown(&self, appended: &SessionFile) -> Option<(u64, bool)> {
         let options = LoadOptions::from_env();
         let len = self.len.checked_add(appended.raw().len() as u64)?;
         let gate = |len: u64| !options.no_size_gate && len > SIZE_GATE as u64;
         if options.no_size_gate != self.no_size_gate || self.gated && gate(self.len) != gate(len) {
             return None;
         }
+        Some((len, gate(len)))
+    }
+
+    /// [`ClaudeTail::follow`]'s rows continuing the chain's open end.
+    fn append<'a>(&self, appended: &'a SessionFile) -> Option<Followed<'a>> {
+        if !self.ends_open {
+            return None;
+        }
+        let (len, _) = self.grown(appended)?;
         let mut data = ClaudeSession::read(appended);
         if data.t.torn.is_some() {
             return None;
@@ -415,12 +423,7 @@ impl ClaudeTail {
     ///
     /// [`Chain::survivors`]: super::loader::Chain::survivors
     pub(crate) fn restart<'a>(&self, appended: &SessionFile, room: &'a OnceCell<SessionFile>) -> Option<Followed<'a>> {
-        let options = LoadOptions::from_env();
-        let len = self.len.checked_add(appended.raw().len() as u64)?;
-        let gate = |len: u64| !options.no_size_gate && len > SIZE_GATE as u64;
-        if options.no_size_gate != self.no_size_gate || self.gated && gate(self.len) != gate(len) {
-            return None;
-        }
+        let (len, gated_now) = self.grown(appended)?;
         let new = Transcript::parse(appended.share());
         if new.torn.is_some() {
             return None;
@@ -435,7 +438,7 @@ impl ClaudeTail {
                 (self.recent.as_ref()?.iter().filter(named).cloned().collect(), 0, self.gated, true)
             }
             [b] => {
-                let cut = gate(len) && cuts(&new, b);
+                let cut = gated_now && cuts(&new, b);
                 if !cut && !self.anchored {
                     return None;
                 }
