@@ -8,7 +8,7 @@ use shake_plumbing::host::{Projected, Session, View};
 use shake_plumbing::regions::RegionKind;
 use shake_plumbing::rev::resolve_entry;
 use shake_plumbing::token_cache::open_tokenizer;
-use shake_plumbing::tokens::{entry_tokens, Tokenizer};
+use shake_plumbing::tokens::{context_tokens, Tokenizer};
 use shake_plumbing::{Context, Result};
 
 use crate::log::describe;
@@ -109,6 +109,7 @@ fn show_leaf(
 ) -> Result<Option<Value>> {
     let session = projection.session;
     let wall = Wall::at(projection);
+    let tokens = context_tokens(projection, tok);
     let mut rows = Vec::new();
     for (pos, &i) in projection.context.iter().enumerate() {
         let e = &session.entries[i];
@@ -126,13 +127,7 @@ fn show_leaf(
             Projected::Replaced(_) => "edited by another tool".to_string(),
             Projected::Raw => String::new(),
         };
-        rows.push((
-            e.id().to_string(),
-            e.kind().to_string(),
-            session.role_label(i),
-            entry_tokens(projection, pos, tok),
-            state,
-        ));
+        rows.push((e.id().to_string(), e.kind().to_string(), session.role_label(i), tokens[pos], state));
     }
     let leaf = projection.leaf.map(|l| session.entries[l].id().to_string());
     if json {
