@@ -2,10 +2,11 @@
 # Checks that two builds print and write the same bytes: every read command's output, then on a
 # copy fold, status, log, show and undo with the bytes each write leaves in the file (and, for a
 # Claude Code transcript, in its folder), with $SHAKE_TIMESTAMP fixed so new ids repeat. Prints one
-# line per difference and exits 1 if there is any (docs/benchmarks.md: every change to the engine's
-# speed is checked with it before it lands).
+# line per difference and exits 1 if there is any (docs/benchmarks.md, "Where the dry run's
+# instructions go": run it before a change to the engine's speed lands).
 #
 #   docs/bench/same.sh OLD NEW [SESSION.jsonl ...]   # default: every fixture in tests/fixtures
+#   KEEP=1 docs/bench/same.sh ...                    # keeps the work folder, to diff by hand
 set -uo pipefail
 old=$1 new=$2
 shift 2
@@ -45,13 +46,15 @@ run() {
   step show "$f"
   step undo --json "$f"
   step status --json "$f"
-  # A Claude Code fork's session id is random: name it FORK in every output and file.
+  # What differs between two runs of one build is named once, here: the run's folder (W) and a
+  # Claude Code fork's random session id (FORK), in every output and every file.
   local fork
-  fork=$(grep -o '"fork":{"sessionId":"[0-9a-f-]*"' "$out/8.out" | cut -d'"' -f6)
-  (cd "$out/home" && find . -type f | sort | while read -r p; do
-    echo "$p $(sed "s#${fork:-^\$}#FORK#g; s#$out#W#g" "$p" | sha256sum)"
-  done) | sed "s#${fork:-^\$}#FORK#g; s#$out#W#g" >"$out/files"
-  [ -z "$fork" ] || sed -i "s#$fork#FORK#g" "$out"/*.out "$out"/*.err
+  fork=$(cat "$out"/*.out | grep -o '"fork":{"sessionId":"[0-9a-f-]*"' | head -1 | cut -d'"' -f6)
+  same() { sed -e "s#$out#W#g" ${fork:+-e "s#$fork#FORK#g"} "$@"; }
+  for o in "$out"/*.out "$out"/*.err; do same -i "$o"; done
+  # Sorted after the naming: a fork's file sorts by its random name before it.
+  (cd "$out/home" && find . -type f | while read -r p; do echo "$p $(same "$p" | sha256sum)"; done) |
+    same | sort >"$out/files"
 }
 
 status=0
@@ -63,9 +66,8 @@ for session in "$@"; do
   for what in "$work"/a/*.what; do
     n=$(basename "$what" .what)
     for kind in out err; do
-      # A path in a message names the run's folder, which differs between the two runs.
-      if ! cmp -s <(sed "s#$work/a#W#g" "$work/a/$n.$kind") <(sed "s#$work/b#W#g" "$work/b/$n.$kind"); then
-        echo "differs: $name: $(cat "$what") ($kind)"
+      if ! cmp -s "$work/a/$n.$kind" "$work/b/$n.$kind"; then
+        echo "differs: $name: step $n, $(cat "$what") ($kind)"
         status=1
       fi
     done
