@@ -137,7 +137,7 @@ pub struct Gain {
 /// [`plan_with_wall`]).
 pub fn gains(projection: &View<'_, '_>, wall: &Wall, options: &FoldOptions, tokens: &[u64]) -> Vec<Gain> {
     let plan = plan_before(projection, wall, options, tokens, projection.context.len());
-    let pos_of: HashMap<usize, usize> =
+    let pos_of: HashMap<usize, usize, foldhash::fast::RandomState> =
         projection.context.iter().enumerate().map(|(pos, &index)| (index, pos)).collect();
     let mut gains = vec![Gain::default(); projection.context.len()];
     for edit in &plan.edits {
@@ -339,7 +339,7 @@ fn with_text_plain(raw_block: &RawValue, text: &[u8]) -> Option<String> {
 /// Groups regions by target, keeping first-seen order.
 pub fn by_target(items: &[Item]) -> Vec<(&str, Vec<&Item>)> {
     let mut order: Vec<&str> = Vec::new();
-    let mut map: HashMap<&str, Vec<&Item>> = HashMap::new();
+    let mut map: HashMap<&str, Vec<&Item>, foldhash::fast::RandomState> = HashMap::default();
     for it in items {
         if !map.contains_key(it.target.as_str()) {
             order.push(&it.target);

@@ -79,7 +79,7 @@ pub struct Projection<'s, 'a> {
     /// The compaction-aware context list (`buildContextEntries`).
     pub context: Vec<usize>,
     /// For each edited target id, the index of the edit that wins (the latest in `context`).
-    pub edits: HashMap<Cow<'a, str>, usize>,
+    pub edits: HashMap<Cow<'a, str>, usize, foldhash::fast::RandomState>,
     /// Content a host built on pi's format sends in place of an entry's own (entry index → the
     /// content JSON; OMP: a pruned tool result's text joined). An edit still wins over it.
     pub rewrites: Option<&'s HashMap<usize, Box<RawValue>>>,
@@ -195,7 +195,7 @@ impl<'s, 'a> Projection<'s, 'a> {
             None => Vec::new(),
         };
         let context = context_entries(pi, &path);
-        let mut edits = HashMap::new();
+        let mut edits = HashMap::default();
         for &i in &context {
             let e = &pi.entries[i];
             if e.kind == EntryType::ContextEdit {
@@ -499,7 +499,7 @@ impl<'s, 'a> Projection<'s, 'a> {
 /// `calls`: the last with its id, preferring one with a `path` (whose arguments are read only
 /// when the id came before: most ids come once).
 fn answer<'s>(units: &mut [Unit<'s>], calls: &[Call<'s>]) {
-    let mut by_id: HashMap<&str, &Call<'s>> = HashMap::new();
+    let mut by_id: HashMap<&str, &Call<'s>, foldhash::fast::RandomState> = HashMap::default();
     for call in calls {
         if !by_id.contains_key(call.id.as_ref()) || host::model::call_path(call.arguments).is_some() {
             by_id.insert(call.id.as_ref(), call);
