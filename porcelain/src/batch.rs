@@ -10,12 +10,12 @@ use std::path::PathBuf;
 use serde_json::value::RawValue;
 use shake_plumbing::append::{self, ending, recently_written, Ending, Snapshot};
 use shake_plumbing::durable::FileError;
-use shake_plumbing::host::{Session, SessionFile, View};
+use shake_plumbing::host::{Appender, Session, SessionFile, View, WriteBack};
 use shake_plumbing::rev::{Rev, RevArgs};
 use shake_plumbing::{Context, Error, Result};
 
 use crate::log_entry::{self, LogData, CUSTOM_TYPE};
-use crate::overlay::{AfterWrite, Landed};
+use crate::overlay::{self, AfterWrite, Landed};
 use crate::plan::TargetEdit;
 use crate::render::Paint;
 use crate::wall::{Appended, Wall};
@@ -46,6 +46,62 @@ impl WriteArgs {
         let leaf = self.branch.as_deref().map(|b| b.rsplit(':').next().unwrap_or(b).to_string());
         RevArgs { rev: self.rev.clone(), leaf }.load(ctx)
     }
+}
+
+/// `--in-place --force`: write a fold or undo of a Claude Code transcript into the transcript
+/// itself rather than into a new session.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct InPlaceArgs {
+    /// Claude Code: rewrite the transcript itself (temporary file, rename) instead of writing a new session; needs --force
+    #[arg(long)]
+    pub in_place: bool,
+    /// With --in-place: rewrite the transcript although a running Claude Code may have it open (nobody can tell from outside)
+    #[arg(long, requires = "in_place")]
+    pub force: bool,
+}
+
+impl InPlaceArgs {
+    /// Whether to write into `session`'s file itself; refuses `--in-place` on a host that
+    /// appends, and without `--force` unless nothing is written (`dry_run`).
+    pub fn check(&self, session: &Session<'_>, dry_run: bool) -> Result<bool> {
+        if !self.in_place {
+            return Ok(false);
+        }
+        let (file, title) = (session.file.display(), session.kind.title());
+        if session.host().write_back() != WriteBack::Fork {
+            return Err(Error::user(format!(
+                "{file}: --in-place is for Claude Code transcripts; a {title} session is always written in place, by appending"
+            ))
+            .hint("leave out --in-place"));
+        }
+        if !self.force && !dry_run {
+            return Err(Error::user(format!(
+                "{file}: --in-place rewrites the transcript itself, and nobody can tell from outside whether a running {title} has it open: one that has keeps sending the originals it holds in memory, and may write the file again over the fold"
+            ))
+            .hint(format!(
+                "quit every {title} running this session, then add --force; or leave out --in-place to write a new session (the transcript is never written)"
+            )));
+        }
+        Ok(true)
+    }
+}
+
+/// Loads the session a fold or undo writes, with the store's records attached: the session, the
+/// leaf it writes after ([`write_leaf`]) and whether it writes into the file itself
+/// ([`InPlaceArgs::check`]).
+pub fn open<'a>(
+    ctx: &Context,
+    file: &'a SessionFile,
+    rev: &Rev,
+    write: &WriteArgs,
+    in_place: &InPlaceArgs,
+) -> Result<(Session<'a>, usize, bool)> {
+    let mut session = shake_plumbing::host::load(file, ctx.host)?;
+    shake_plumbing::claude::record::attach(ctx, &mut session);
+    let no_write = write.dry_run || write.plan;
+    let leaf = write_leaf(ctx, &session, rev, no_write)?;
+    let in_place = in_place.check(&session, no_write)?;
+    Ok((session, leaf, in_place))
 }
 
 /// Returns the leaf a write acts on, after telling the session's warnings and refusing files
@@ -100,17 +156,19 @@ pub struct Outcome {
 }
 
 /// Writes a fold or undo batch unless it is a dry run: `edits`, and the log entry `data`
-/// builds from the ids of the half-written batches it repairs. With no edits it writes only
-/// when there is something to repair. `projection` is the command's view at the leaf written
-/// after, `wall` its wall; the overlay at the batch's end is derived from them, not projected
-/// again, and left with the import in [`Outcome::after`] for the caller to store.
+/// builds (from the view, and the ids of the half-written batches it repairs). With no edits it
+/// writes only when there is something to repair. `projection` is the command's view at the
+/// leaf written after, `wall` its wall; the overlay at the batch's end is derived from them, not
+/// projected again, and left with the import in [`Outcome::after`] for the caller to store.
+/// Both are let go before the batch's bytes are made: an undo's batch carries every restored
+/// content, as large again as the view and the wall.
 pub fn commit(
     ctx: &Context,
-    projection: &View<'_, '_>,
+    projection: View<'_, '_>,
     args: &WriteArgs,
-    wall: &Wall,
+    wall: Wall,
     edits: &[TargetEdit],
-    data: impl FnOnce(Vec<String>) -> LogData,
+    data: impl FnOnce(&View<'_, '_>, Vec<String>) -> LogData,
 ) -> Result<Outcome> {
     let session = projection.session;
     let leaf =
@@ -123,9 +181,18 @@ pub fn commit(
     let mut outcome = Outcome { after: None, appended: Vec::new(), repaired, moved };
     if !args.dry_run && writes {
         let contents: Vec<(&str, &RawValue)> = edits.iter().map(|e| (e.target.as_str(), &*e.content)).collect();
-        let written = write(ctx, session, leaf, data(repairs), &contents)?;
+        let batch = Prepared::new(session, data(&projection, repairs), &contents)?;
+        // The overlay at the batch's end, for a batch that lands right after the last line read,
+        // as it does unless another writer comes in between (then it is not used).
+        let overlay = (ending(session.file.raw()) == Ending::Clean).then(|| {
+            let log = Appended { log: &batch.ids[0], line: session.file.lines.len() + 1, data: &batch.data };
+            overlay::after_batch(&projection, &wall, &log, &batch.ids)
+        });
+        drop((projection, wall));
+        let written = write(ctx, session, leaf, batch, &contents)?;
         outcome.appended = written.ids.clone();
-        outcome.after = Some(AfterWrite::new(projection, wall, written.batch, written.ids));
+        let landed = written.batch.zip(overlay.flatten());
+        outcome.after = Some(AfterWrite::new(session.file.path.clone(), landed, written.ids));
     }
     Ok(outcome)
 }
@@ -215,10 +282,10 @@ fn write(
     ctx: &Context,
     session: &Session<'_>,
     leaf: usize,
-    data: LogData,
+    batch: Prepared,
     edits: &[(&str, &RawValue)],
 ) -> Result<Written> {
-    let written = append_batch(ctx, session, leaf, data, edits)?;
+    let written = append_batch(ctx, session, leaf, batch, edits)?;
     crate::own_write::record(ctx, &session.file.path);
     Ok(written)
 }
@@ -228,7 +295,7 @@ fn append_batch(
     ctx: &Context,
     session: &Session<'_>,
     leaf: usize,
-    data: LogData,
+    batch: Prepared,
     edits: &[(&str, &RawValue)],
 ) -> Result<Written> {
     let path = &session.file.path;
@@ -240,13 +307,12 @@ fn append_batch(
         ));
     }
     let leaf_id = session.entries[leaf].id().to_string();
-    let (bytes, ids, logged) = lines(session, &leaf_id, data, edits)?;
+    let bytes = batch.bytes(&leaf_id, edits)?;
     let mut landed = append::append(path, &Snapshot::of(session.file.raw()), &bytes)?;
+    let Prepared { ids, data: logged, .. } = batch;
     if landed.foreign.is_none() && ending(session.file.raw()) == Ending::Clean {
-        // The log entry's line: the file ended with a newline, so it is the line after its last.
-        let log = Appended { log: ids[0].clone(), line: session.file.lines.len() + 1, data: logged };
         let lines = bytes.into();
-        return Ok(Written { ids, batch: Some(Landed { log, lines, parent: leaf_id, append: landed }) });
+        return Ok(Written { ids, batch: Some(Landed { lines, parent: leaf_id, append: landed }) });
     }
     let written = |ids| Ok(Written { ids, batch: None });
     let (mut ids, mut logged) = (ids, logged);
@@ -272,8 +338,9 @@ fn append_batch(
             "{}: pi appended entries while shake was writing; the batch is written again after {pi_leaf} so they stay on the branch",
             shake_plumbing::output::path(path)
         ));
-        let again;
-        (again, ids, logged) = lines(&now, &pi_leaf, logged, edits)?;
+        let batch = Prepared::new(&now, logged, edits)?;
+        let again = batch.bytes(&pi_leaf, edits)?;
+        (ids, logged) = (batch.ids, batch.data);
         landed = match append::append(path, &Snapshot::of(file.raw()), &again) {
             Ok(landed) => landed,
             // pi wrote again after the re-read: its newest entries are the file's last, so they
@@ -298,36 +365,46 @@ fn append_batch(
     }
 }
 
-/// Builds the batch's bytes chained from `parent`, with ids fresh in `session`: the log entry,
-/// then the edits. Returns the bytes, the ids (log entry first) and what the log entry says.
-fn lines(
-    session: &Session<'_>,
-    parent: &str,
-    mut data: LogData,
-    edits: &[(&str, &RawValue)],
-) -> Result<(Vec<u8>, Vec<String>, LogData)> {
-    let mut writer = session.appender()?;
-    let mut ids = Vec::with_capacity(edits.len() + 1);
-    ids.push(writer.fresh_id());
-    ids.extend(edits.iter().map(|_| writer.fresh_id()));
-    let edit_ids: HashMap<&str, &str, foldhash::fast::RandomState> =
-        edits.iter().zip(&ids[1..]).map(|((t, _), id)| (*t, id.as_str())).collect();
-    for t in &mut data.targets {
-        t.edit = edit_ids.get(t.id.as_str()).map_or_else(String::new, |id| id.to_string());
+/// A batch before its bytes are made: its ids, fresh in the session it is appended to (the log
+/// entry's first), and the log entry's data with each target's `edit` filled in.
+struct Prepared {
+    writer: Box<dyn Appender>,
+    ids: Vec<String>,
+    data: LogData,
+}
+
+impl Prepared {
+    /// The ids and log data of a batch of `edits` (`(target id, content)`) for `session`.
+    fn new(session: &Session<'_>, mut data: LogData, edits: &[(&str, &RawValue)]) -> Result<Prepared> {
+        let mut writer = session.appender()?;
+        let mut ids = Vec::with_capacity(edits.len() + 1);
+        ids.push(writer.fresh_id());
+        ids.extend(edits.iter().map(|_| writer.fresh_id()));
+        let edit_ids: HashMap<&str, &str, foldhash::fast::RandomState> =
+            edits.iter().zip(&ids[1..]).map(|((t, _), id)| (*t, id.as_str())).collect();
+        for t in &mut data.targets {
+            t.edit = edit_ids.get(t.id.as_str()).map_or_else(String::new, |id| id.to_string());
+        }
+        Ok(Prepared { writer, ids, data })
     }
-    // Serialised straight from the data (no `Value` tree of every target).
-    let json =
-        serde_json::value::to_raw_value(&data).map_err(|e| Error::user(format!("cannot encode the log entry: {e}")))?;
-    // One buffer for the batch, each line written into it as it is made.
-    let contents: usize = edits.iter().map(|(_, c)| c.get().len() + 160).sum();
-    let mut bytes = Vec::with_capacity(json.get().len() + 160 + contents);
-    writer.log_line(&mut bytes, &ids[0], Some(parent), CUSTOM_TYPE, &json);
-    bytes.push(b'\n');
-    for (k, (target, content)) in edits.iter().enumerate() {
-        writer.edit_line(&mut bytes, &ids[k + 1], Some(&ids[k]), target, content);
+
+    /// The batch's bytes chained from `parent`: the log entry, then the edits, a line each.
+    fn bytes(&self, parent: &str, edits: &[(&str, &RawValue)]) -> Result<Vec<u8>> {
+        // Serialised straight from the data (no `Value` tree of every target).
+        let json = serde_json::value::to_raw_value(&self.data)
+            .map_err(|e| Error::user(format!("cannot encode the log entry: {e}")))?;
+        // One buffer for the batch, each line written into it as it is made.
+        let contents: usize = edits.iter().map(|(_, c)| c.get().len() + 160).sum();
+        let mut bytes = Vec::with_capacity(json.get().len() + 160 + contents);
+        let ids = &self.ids;
+        self.writer.log_line(&mut bytes, &ids[0], Some(parent), CUSTOM_TYPE, &json);
         bytes.push(b'\n');
+        for (k, (target, content)) in edits.iter().enumerate() {
+            self.writer.edit_line(&mut bytes, &ids[k + 1], Some(&ids[k]), target, content);
+            bytes.push(b'\n');
+        }
+        Ok(bytes)
     }
-    Ok((bytes, ids, data))
 }
 
 /// Prints the lines that follow a fold's or undo's sentence: a repair, a moved resume point.

@@ -94,8 +94,6 @@ pub fn wall_at(ctx: &Context, session: &Session<'_>, projection: &View<'_, '_>) 
 /// A batch that landed right after the bytes the command read (no other writer in between).
 #[derive(Debug)]
 pub struct Landed {
-    /// Its log entry, as [`Wall::after_batch`] takes it.
-    pub log: Appended,
     /// The bytes appended (shared with the import, which reads them as the file's new lines
     /// instead of a copy of its own).
     pub lines: Bytes,
@@ -122,21 +120,24 @@ pub struct AfterWrite {
     landed: Option<(Landed, Vec<u8>)>,
 }
 
+/// The bytes of the overlay at the last entry of a batch (`ids`, its log entry `log` first)
+/// about to be appended after the leaf of `projection`, whose wall is `wall`: derived from the
+/// wall and the batch ([`Wall::after_batch`]), so the file is neither parsed nor projected again.
+/// `None` for a host that does not take a fold as appended lines.
+pub fn after_batch(projection: &View<'_, '_>, wall: &Wall, log: &Appended<'_>, ids: &[String]) -> Option<Vec<u8>> {
+    let session = projection.session;
+    let leaf_id = ids.last()?;
+    (session.host().write_back() == WriteBack::Append)
+        .then(|| wall.after_batch(projection, log, |overlay| bytes_at(session, leaf_id, overlay)))
+}
+
 impl AfterWrite {
-    /// What is left to store after an append of a batch after the leaf of `projection` (the
-    /// command's view of the file as read before it, whose wall is `wall`; `ids`: the batch's
-    /// entry ids, in order). When the batch landed right after the bytes read (`batch`), the
-    /// overlay at its end is derived now from the wall already made plus the batch, so the
-    /// file is neither parsed nor projected again; otherwise (another writer came in between)
+    /// What is left to store after an append of a batch (`ids`: its entry ids, in order) to the
+    /// file at `path`: with `landed`, the batch when it landed right after the bytes read and the
+    /// overlay at its end ([`after_batch`]); without it (another writer came in between)
     /// [`AfterWrite::store`] reads and parses the file again.
-    pub fn new(projection: &View<'_, '_>, wall: &Wall, batch: Option<Landed>, ids: Vec<String>) -> AfterWrite {
-        let session = projection.session;
-        let landed = batch.filter(|_| session.host().write_back() == WriteBack::Append).and_then(|landed| {
-            let leaf_id = ids.last()?;
-            let overlay = wall.after_batch(projection, &landed.log, |overlay| bytes_at(session, leaf_id, overlay));
-            Some((landed, overlay))
-        });
-        AfterWrite { path: session.file.path.clone(), ids, landed }
+    pub fn new(path: PathBuf, landed: Option<(Landed, Vec<u8>)>, ids: Vec<String>) -> AfterWrite {
+        AfterWrite { path, ids, landed }
     }
 
     /// Imports the appended bytes and stores the overlay at the batch's last entry, in one

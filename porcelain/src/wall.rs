@@ -91,13 +91,13 @@ pub struct Torn {
 
 /// A shake batch just appended after a leaf, as [`Wall::after_batch`] reads it.
 #[derive(Debug)]
-pub struct Appended {
+pub struct Appended<'d> {
     /// The log entry's id.
-    pub log: String,
+    pub log: &'d str,
     /// Its 1-based line in the file.
     pub line: usize,
     /// What it logs, each target's `edit` filled in with the id of the edit that follows it.
-    pub data: LogData,
+    pub data: &'d LogData,
 }
 
 /// The folds in force at one leaf.
@@ -152,7 +152,7 @@ impl Wall {
         write: impl FnOnce(&Overlay<'_>) -> T,
     ) -> T {
         let session = projection.session;
-        let data = &batch.data;
+        let data = batch.data;
         let edits: HashSet<&str, Fast> = data.targets.iter().map(|t| t.edit.as_str()).collect();
         // The batch's targets, each with its items in the order folded (the wall's order is a
         // stable sort of that order, and ties are within one target), in the batch's order.
@@ -222,7 +222,7 @@ impl Wall {
                             tokens: t.tokens,
                             block: t.block,
                             at: t.at,
-                            log: &batch.log,
+                            log: batch.log,
                         };
                         let new = (item, index);
                         retain_from(&mut items, start, |h| key(h) != key(&new));
@@ -239,7 +239,7 @@ impl Wall {
         items.sort_by_cached_key(|(it, index)| (projection.position(*index), it.block, it.at));
         let mut overlay = self.overlay_of(items.into_iter().map(|(it, _)| it).collect());
         overlay.torn.retain(|t| !data.repairs.iter().any(|r| r == t.log));
-        overlay.logs.push(&batch.log);
+        overlay.logs.push(batch.log);
         write(&overlay)
     }
 
@@ -259,7 +259,7 @@ impl Wall {
         }
         // The log entry's id and line; the batch's log is not in the session.
         let entry = |i: usize| match batch.filter(|_| i == appended) {
-            Some(b) => (b.log.as_str(), b.line),
+            Some(b) => (b.log, b.line),
             None => (session.entries[i].id(), session.entries[i].line()),
         };
         let mut wall = Wall::default();
@@ -669,11 +669,8 @@ mod tests {
         let session = host::load(&old, None).unwrap();
         let view = View::at(&session, session.default_leaf()).unwrap();
         let log: serde_json::Value = serde_json::from_str(&batch[0]).unwrap();
-        let appended = Appended {
-            log: log["id"].as_str().unwrap().to_string(),
-            line: old.lines.len() + 1,
-            data: serde_json::from_value(log["data"].clone()).unwrap(),
-        };
+        let data = serde_json::from_value(log["data"].clone()).unwrap();
+        let appended = Appended { log: log["id"].as_str().unwrap(), line: old.lines.len() + 1, data: &data };
         let after = Wall::at(&view).after_batch(&view, &appended, |o| {
             // Written by hand as serde_json writes it.
             let mut bytes = Vec::new();

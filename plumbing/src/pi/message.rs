@@ -78,26 +78,32 @@ fn tool_call<'a>(o: &Slots<'a, '_>) -> Option<Call<'a>> {
     (o.opt_str(0).ok()?.as_deref() == Some("toolCall")).then_some(())?;
     // text, thinking, mimeType: in the order of BLOCK_KEYS.
     (1..=3).all(|i| o.is_str_or_null(i)).then_some(())?;
-    let (id, name) = (o.opt_str(4).ok()??, o.opt_str(5).ok()?);
-    Some(Call { id, name: name.unwrap_or_default(), arguments: o.raw(6).filter(|a| a.get() != "null") })
+    match call_kind(o)? {
+        BlockKind::ToolCall { id: Some(id), name, arguments } => Some(Call { id, name, arguments }),
+        _ => None,
+    }
 }
 
 /// A block's kind from its [`BLOCK_KEYS`]; `None` when a field pi reads has the wrong type.
 fn block_kind<'a>(o: &Slots<'a, '_>) -> Option<BlockKind<'a>> {
     let s = |i| o.opt_str(i).ok();
     // In the order of BLOCK_KEYS.
-    let (kind, text, thinking, mime, id, name) = (s(0)?, s(1)?, s(2)?, s(3)?, s(4)?, s(5)?);
+    let (kind, text, thinking, mime) = (s(0)?, s(1)?, s(2)?, s(3)?);
+    let call = call_kind(o)?;
     Some(match kind.as_deref() {
         Some("text") => BlockKind::Text(text.unwrap_or_default()),
         Some("thinking") => BlockKind::Thinking(thinking.unwrap_or_default()),
         Some("image") => BlockKind::Image { mime },
-        Some("toolCall") => BlockKind::ToolCall {
-            id,
-            name: name.unwrap_or_default(),
-            arguments: o.raw(6).filter(|a| a.get() != "null"),
-        },
+        Some("toolCall") => call,
         _ => BlockKind::Other,
     })
+}
+
+/// The tool call a block of type `toolCall` is: its id, its name (empty when absent) and its
+/// arguments (`null` as none); `None` when the id or name is not a string.
+fn call_kind<'a>(o: &Slots<'a, '_>) -> Option<BlockKind<'a>> {
+    let (id, name) = (o.opt_str(4).ok()?, o.opt_str(5).ok()?);
+    Some(BlockKind::ToolCall { id, name: name.unwrap_or_default(), arguments: o.raw(6).filter(|a| a.get() != "null") })
 }
 
 /// The parts of a message the engine reads, borrowed from the entry's `message` value.

@@ -41,45 +41,7 @@ pub struct FoldArgs {
     #[arg(long, conflicts_with_all = ["rev", "branch", "plan"])]
     pub example: bool,
     #[command(flatten)]
-    pub in_place: InPlaceArgs,
-}
-
-/// `--in-place --force`: write a fold or undo of a Claude Code transcript into the transcript
-/// itself rather than into a new session.
-#[derive(clap::Args, Debug, Clone, Default)]
-pub struct InPlaceArgs {
-    /// Claude Code: rewrite the transcript itself (temporary file, rename) instead of writing a new session; needs --force
-    #[arg(long)]
-    pub in_place: bool,
-    /// With --in-place: rewrite the transcript although a running Claude Code may have it open (nobody can tell from outside)
-    #[arg(long, requires = "in_place")]
-    pub force: bool,
-}
-
-impl InPlaceArgs {
-    /// Whether to write into `session`'s file itself; refuses `--in-place` on a host that
-    /// appends, and without `--force` unless nothing is written (`dry_run`).
-    pub fn check(&self, session: &Session<'_>, dry_run: bool) -> Result<bool> {
-        if !self.in_place {
-            return Ok(false);
-        }
-        let (file, title) = (session.file.display(), session.kind.title());
-        if session.host().write_back() != WriteBack::Fork {
-            return Err(Error::user(format!(
-                "{file}: --in-place is for Claude Code transcripts; a {title} session is always written in place, by appending"
-            ))
-            .hint("leave out --in-place"));
-        }
-        if !self.force && !dry_run {
-            return Err(Error::user(format!(
-                "{file}: --in-place rewrites the transcript itself, and nobody can tell from outside whether a running {title} has it open: one that has keeps sending the originals it holds in memory, and may write the file again over the fold"
-            ))
-            .hint(format!(
-                "quit every {title} running this session, then add --force; or leave out --in-place to write a new session (the transcript is never written)"
-            )));
-        }
-        Ok(true)
-    }
+    pub in_place: batch::InPlaceArgs,
 }
 
 /// Runs `shake fold`.
@@ -97,10 +59,7 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
     let args = &FoldArgs { write, ..args.clone() };
     let (file, rev) = args.write.load(ctx)?;
     batch::write_then_store(ctx, file, |file| {
-        let mut session = shake_plumbing::host::load(file, ctx.host)?;
-        record::attach(ctx, &mut session);
-        let leaf = batch::write_leaf(ctx, &session, &rev, args.write.dry_run || args.write.plan)?;
-        let in_place = args.in_place.check(&session, args.write.dry_run || args.write.plan)?;
+        let (session, leaf, in_place) = batch::open(ctx, file, &rev, &args.write, &args.in_place)?;
         let (profile, source) = profile::resolve(ctx, args.profile)?;
         let projection = View::at(&session, Some(leaf))?;
         let tokenizer = open_tokenizer(ctx, args.tokenizer, &session)?;
@@ -125,7 +84,7 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
             return Ok((Ok(0), Leftover::Written(written)));
         }
         let mut outcome =
-            batch::commit(ctx, &projection, &args.write, &wall, &plan.edits, |repairs| log_data(&plan, repairs))?;
+            batch::commit(ctx, projection, &args.write, wall, &plan.edits, |_, repairs| log_data(&plan, repairs))?;
         let after = outcome.after.take();
         let leaf_id = session.entries[leaf].id().to_string();
         let report = Report {

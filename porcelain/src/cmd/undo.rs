@@ -34,7 +34,7 @@ pub struct UndoArgs {
     #[arg(long)]
     pub last: bool,
     #[command(flatten)]
-    pub in_place: crate::cmd::fold::InPlaceArgs,
+    pub in_place: batch::InPlaceArgs,
 }
 
 /// What an undo would write: one edit per folded target, restoring its pre-fold content.
@@ -130,10 +130,7 @@ fn plan_undo<'s>(projection: &View<'s, '_>, wall: &Wall, tok: &Tokenizer, undoes
 pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.write.load(ctx)?;
     batch::write_then_store(ctx, file, |file| {
-        let mut session = shake_plumbing::host::load(file, ctx.host)?;
-        record::attach(ctx, &mut session);
-        let leaf = batch::write_leaf(ctx, &session, &rev, args.write.dry_run || args.write.plan)?;
-        let in_place = args.in_place.check(&session, args.write.dry_run || args.write.plan)?;
+        let (session, leaf, in_place) = batch::open(ctx, file, &rev, &args.write, &args.in_place)?;
         let projection = View::at(&session, Some(leaf))?;
         let tok = open_tokenizer(ctx, args.tokenizer, &session)?;
         let wall = Wall::at(&projection);
@@ -158,7 +155,8 @@ pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
                 undo_fork(ctx, args, (file, &rev), (&session, in_place), (&plan, &tok), data(Vec::new()), out)?;
             return Ok((Ok(0), Leftover::Written(written)));
         }
-        let mut outcome = batch::commit(ctx, &projection, &args.write, &wall, &plan.edits, data)?;
+        let data = |view: &View<'_, '_>, repairs| log_data(view, &plan, &tok, repairs);
+        let mut outcome = batch::commit(ctx, projection, &args.write, wall, &plan.edits, data)?;
         let after = outcome.after.take();
         let leaf_id = session.entries[leaf].id().to_string();
         let printed = report(ctx, args, (file, &rev), (&plan, &tok), &outcome, &leaf_id, out);
