@@ -109,8 +109,9 @@ pub struct Wall {
     pub superseded: Vec<String>,
     /// Half-written batches on the path that no later log entry repaired.
     pub torn: Vec<Torn>,
-    /// The shake log entries on the path, oldest first: (entry index, data).
-    pub logs: Vec<(usize, LogData)>,
+    /// The shake log entries on the path, oldest first, as entry indexes (their data is read to
+    /// derive the items, and let go: on 100,000 folded entries it was 4.5 MiB of a status).
+    pub logs: Vec<usize>,
     /// Every edit id a shake log on the path announced.
     shake_edits: HashSet<String, Fast>,
     /// Target id → its items (contiguous, as items are in context order): the ranges, hashed
@@ -348,7 +349,7 @@ impl Wall {
             true
         });
         wall.items = folded;
-        wall.finish(projection, logs, |i| entry(i).0)
+        wall.finish(projection, &logs, |i| entry(i).0)
     }
 
     /// The wall of a file a fork wrote (Claude Code): the regions its stored fold records name
@@ -370,7 +371,7 @@ impl Wall {
                 wall.items.push(item);
             }
         }
-        wall.finish(projection, logs, |i| session.entries[i].id())
+        wall.finish(projection, &logs, |i| session.entries[i].id())
     }
 
     /// Orders the items as the context, indexes them, and keeps the logs they came from.
@@ -378,13 +379,13 @@ impl Wall {
     fn finish<'i>(
         mut self,
         projection: &View<'_, '_>,
-        logs: Vec<(usize, LogData)>,
+        logs: &[(usize, LogData)],
         log_id: impl Fn(usize) -> &'i str,
     ) -> Wall {
         self.items.sort_by_key(|it| (projection.position(it.index), it.block, it.at));
         self.index_targets();
-        self.ids.extend(logs.iter().map(|(i, _)| (*i, log_id(*i).to_string())));
-        self.logs = logs;
+        self.logs = logs.iter().map(|(i, _)| *i).collect();
+        self.ids.extend(self.logs.iter().map(|&i| (i, log_id(i).to_string())));
         self
     }
 
@@ -451,7 +452,7 @@ impl Wall {
             items,
             superseded: &self.superseded,
             torn: self.torn.iter().map(OverlayTorn::of).collect(),
-            logs: self.logs.iter().map(|(i, _)| id(i)).collect(),
+            logs: self.logs.iter().map(id).collect(),
             foreign,
         }
     }

@@ -61,7 +61,7 @@ pub fn undo_last_plan<'s>(projection: &View<'s, '_>, wall: &Wall, tok: &Tokenize
         .logs
         .iter()
         .rev()
-        .map(|(i, _)| session.entries[*i].id().to_string())
+        .map(|&i| session.entries[i].id().to_string())
         .find(|id| wall.items.iter().any(|it| it.log == *id));
     match last {
         Some(log) => plan_undo(projection, wall, tok, Some(log)),
