@@ -162,13 +162,13 @@ pub struct Outcome {
 /// projected again, and left with the import in [`Outcome::after`] for the caller to store.
 /// Both are let go before the batch's bytes are made: an undo's batch carries every restored
 /// content, as large again as the view and the wall.
-pub fn commit(
+pub fn commit<'d>(
     ctx: &Context,
     projection: View<'_, '_>,
     args: &WriteArgs,
     wall: Wall,
     edits: &[TargetEdit],
-    data: impl FnOnce(&View<'_, '_>, Vec<String>) -> LogData,
+    data: impl FnOnce(&View<'_, '_>, Vec<String>) -> LogData<'d>,
 ) -> Result<Outcome> {
     let session = projection.session;
     let leaf =
@@ -367,15 +367,15 @@ fn append_batch(
 
 /// A batch before its bytes are made: its ids, fresh in the session it is appended to (the log
 /// entry's first), and the log entry's data with each target's `edit` filled in.
-struct Prepared {
+struct Prepared<'d> {
     writer: Box<dyn Appender>,
     ids: Vec<String>,
-    data: LogData,
+    data: LogData<'d>,
 }
 
-impl Prepared {
+impl<'d> Prepared<'d> {
     /// The ids and log data of a batch of `edits` (`(target id, content)`) for `session`.
-    fn new(session: &Session<'_>, mut data: LogData, edits: &[(&str, &RawValue)]) -> Result<Prepared> {
+    fn new(session: &Session<'_>, mut data: LogData<'d>, edits: &[(&str, &RawValue)]) -> Result<Prepared<'d>> {
         let mut writer = session.appender()?;
         let mut ids = Vec::with_capacity(edits.len() + 1);
         ids.push(writer.fresh_id());
@@ -383,7 +383,7 @@ impl Prepared {
         let edit_ids: HashMap<&str, &str, foldhash::fast::RandomState> =
             edits.iter().zip(&ids[1..]).map(|((t, _), id)| (*t, id.as_str())).collect();
         for t in &mut data.targets {
-            t.edit = edit_ids.get(t.id.as_str()).map_or_else(String::new, |id| id.to_string());
+            t.edit = edit_ids.get(&*t.id).map_or_else(String::new, |id| id.to_string()).into();
         }
         Ok(Prepared { writer, ids, data })
     }

@@ -33,7 +33,7 @@ struct Replacement<'a> {
 struct HostPlan<'a> {
     edits: Vec<HostEdit<'a>>,
     /// The log entry's data, `edit` ids empty; `None` when a real run would write nothing.
-    log: Option<LogData>,
+    log: Option<LogData<'a>>,
     #[serde(rename = "tokensFreed", skip_serializing_if = "Option::is_none")]
     tokens_freed: Option<u64>,
     #[serde(rename = "tokensRestored", skip_serializing_if = "Option::is_none")]
@@ -53,11 +53,11 @@ pub enum Tokens {
 /// Prints the plan as one JSON line: `edits`, and the log entry `data` builds from the ids of the
 /// half-written batches in `wall` it would repair (`null` when a real run would append nothing);
 /// `message` is the line the real run prints.
-pub fn print(
+pub fn print<'a>(
     out: &mut dyn Write,
     wall: &Wall,
     edits: &[TargetEdit],
-    data: impl FnOnce(Vec<String>) -> LogData,
+    data: impl FnOnce(Vec<String>) -> LogData<'a>,
     tokens: Tokens,
     message: &str,
 ) -> Result {

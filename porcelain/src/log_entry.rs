@@ -1,6 +1,8 @@
 //! The shake log entry: one `custom` entry with `customType: "shake"` per fold or undo, the single
 //! source of truth for the wall (`docs/log-entry.md`).
 
+use std::borrow::Cow;
+
 use crate::scope::placeholder;
 use serde::{Deserialize, Serialize};
 use shake_plumbing::host::Session;
@@ -11,10 +13,12 @@ pub const CUSTOM_TYPE: &str = "shake";
 /// The version of the `data` layout.
 pub const VERSION: u32 = 1;
 
-/// The `data` of a shake log entry, in the key order written.
+/// The `data` of a shake log entry, in the key order written. Its targets' strings are borrowed
+/// from the line read (or from the plan a batch is written from) where they can be: a fold log
+/// has a target per folded region.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct LogData {
+pub struct LogData<'a> {
     /// Layout version (1).
     pub v: u32,
     /// `fold` or `undo`.
@@ -30,7 +34,8 @@ pub struct LogData {
     /// Tokens the model no longer sees after this fold (for undo: tokens it sees again).
     pub tokens: u64,
     /// One item per folded region (fold) or restored entry (undo), in context order.
-    pub targets: Vec<LogTarget>,
+    #[serde(borrow)]
+    pub targets: Vec<LogTarget<'a>>,
     /// Ids of earlier half-written log entries this entry completes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub repairs: Vec<String>,
@@ -43,17 +48,21 @@ pub struct LogData {
 /// One folded region or restored entry.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct LogTarget {
+pub struct LogTarget<'a> {
     /// The target entry's id.
-    pub id: String,
+    #[serde(borrow)]
+    pub id: Cow<'a, str>,
     /// `toolResult`, `block`, `thinking`, `image`, or `restore` (undo).
-    pub kind: String,
+    #[serde(borrow)]
+    pub kind: Cow<'a, str>,
     /// Tool name, fence info string, XML tag, image type, or the entry's role.
-    pub label: String,
+    #[serde(borrow)]
+    pub label: Cow<'a, str>,
     /// The region's own size (fold) or the tokens restored (undo).
     pub tokens: u64,
     /// The id of the `context_edit` this batch writes for the target.
-    pub edit: String,
+    #[serde(borrow)]
+    pub edit: Cow<'a, str>,
     /// Index of the content block holding the region; absent when the content is a string or
     /// the region is a whole tool result.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -72,7 +81,7 @@ pub enum Op {
     Undo,
 }
 
-impl LogTarget {
+impl LogTarget<'_> {
     /// The text this fold put in place of the region; `None` for a dropped thinking block, an
     /// undo's `restore` item, or a kind this shake does not know.
     pub fn placeholder(&self) -> Option<String> {
@@ -81,7 +90,7 @@ impl LogTarget {
     }
 }
 
-impl LogData {
+impl LogData<'_> {
     /// Returns the operation, `None` for an unknown one (a newer shake wrote it).
     pub fn op(&self) -> Option<Op> {
         match self.op.as_str() {
@@ -94,7 +103,7 @@ impl LogData {
     /// Returns the distinct edit ids the entry announces, in order.
     pub fn edit_ids(&self) -> Vec<&str> {
         let mut seen = std::collections::HashSet::new();
-        self.targets.iter().map(|t| t.edit.as_str()).filter(|id| seen.insert(*id)).collect()
+        self.targets.iter().map(|t| &*t.edit).filter(|id| seen.insert(*id)).collect()
     }
 
     /// Counts the targets of one kind.
@@ -104,13 +113,13 @@ impl LogData {
 }
 
 /// Reads an entry as a shake log entry; `None` for any other entry or unreadable data.
-pub fn parse(session: &Session<'_>, index: usize) -> Option<LogData> {
+pub fn parse<'a>(session: &Session<'a>, index: usize) -> Option<LogData<'a>> {
     serde_json::from_str(session.record(index, CUSTOM_TYPE)?.get()).ok()
 }
 
 /// The log data a host keeps outside the file (Claude Code's fork records, attached from the
 /// store), oldest first, with the entry each was written at.
-pub fn stored(session: &Session<'_>) -> Vec<(usize, LogData)> {
+pub fn stored<'s>(session: &'s Session<'_>) -> Vec<(usize, LogData<'s>)> {
     session.stored.iter().filter_map(|(i, data)| Some((*i, LogData::deserialize(data).ok()?))).collect()
 }
 

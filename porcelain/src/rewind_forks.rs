@@ -27,7 +27,7 @@ pub fn stranded(session: &Session<'_>, current: &View<'_, '_>) -> Vec<Stranded> 
     for (at, data) in records.iter().filter(|(_, d)| d.op() == Some(Op::Fold)) {
         let Ok(view) = View::at(session, Some(*at)) else { continue };
         for t in &data.targets {
-            let unit = view.units.iter().find(|u| u.target.as_deref() == Some(t.id.as_str()));
+            let unit = view.units.iter().find(|u| u.target.as_deref() == Some(&*t.id));
             if let Some(u) = unit.filter(|u| u.tombstone && current.position(u.index).is_none()) {
                 if !off.iter().any(|(row, _)| *row == u.index) {
                     off.push((u.index, session.entries[*at].id().to_string()));
@@ -98,7 +98,7 @@ pub fn checks(session: &Session<'_>) -> Result<Vec<RecordCheck>> {
             if targets.iter().any(|(id, ..)| *id == t.id) {
                 continue;
             }
-            let unit = view.projection.units.iter().find(|u| u.target.as_deref() == Some(t.id.as_str()));
+            let unit = view.projection.units.iter().find(|u| u.target.as_deref() == Some(&*t.id));
             let (seen, problem) = match unit {
                 None => (Seen::Absent, Some("absent")),
                 Some(u) => match (view.seen(u.index), undone(&t.id)) {
@@ -108,7 +108,7 @@ pub fn checks(session: &Session<'_>) -> Result<Vec<RecordCheck>> {
                     (_, true) => (Seen::Restored, None),
                 },
             };
-            targets.push((t.id.clone(), seen, problem));
+            targets.push((t.id.to_string(), seen, problem));
         }
         out.push(RecordCheck { at: *at, targets });
     }

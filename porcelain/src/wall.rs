@@ -54,12 +54,12 @@ impl Item {
     fn logged(t: &LogTarget, index: usize, log: &str) -> Option<Item> {
         let region = Region {
             kind: RegionKind::parse(&t.kind)?,
-            label: t.label.clone(),
+            label: t.label.to_string(),
             tokens: t.tokens,
             block: t.block,
             at: t.at.map(|[a, b]| (a, b)),
         };
-        Some(Item::new(t.id.clone(), index, region, log.to_string()))
+        Some(Item::new(t.id.to_string(), index, region, log.to_string()))
     }
 
     /// The identity of a region inside its target: a region is folded at most once.
@@ -97,7 +97,7 @@ pub struct Appended<'d> {
     /// Its 1-based line in the file.
     pub line: usize,
     /// What it logs, each target's `edit` filled in with the id of the edit that follows it.
-    pub data: &'d LogData,
+    pub data: &'d LogData<'d>,
 }
 
 /// The folds in force at one leaf.
@@ -154,7 +154,7 @@ impl Wall {
     ) -> T {
         let session = projection.session;
         let data = batch.data;
-        let edits: HashSet<&str, Fast> = data.targets.iter().map(|t| t.edit.as_str()).collect();
+        let edits: HashSet<&str, Fast> = data.targets.iter().map(|t| &*t.edit).collect();
         // The batch's targets, each with its items in the order folded (the wall's order is a
         // stable sort of that order, and ties are within one target), in the batch's order.
         let op = data.op();
@@ -167,7 +167,7 @@ impl Wall {
         let (mut ks, mut room) = (Vec::with_capacity(data.targets.len()), 0);
         for t in &data.targets {
             let next = touched.len();
-            let k = *touched.entry(t.id.as_str()).or_insert(next);
+            let k = *touched.entry(&*t.id).or_insert(next);
             if k == next && !clears {
                 room += self.items_of(&t.id).len();
             }
@@ -203,7 +203,7 @@ impl Wall {
         for group in order.chunk_by(|&a, &b| ks[a] == ks[b]) {
             let start = items.len();
             if !clears {
-                let target = data.targets[group[0]].id.as_str();
+                let target = &*data.targets[group[0]].id;
                 items.extend(self.items_of(target).iter().filter(|it| it.target == target).map(held));
             }
             for t in group.iter().map(|&j| &data.targets[j]) {
@@ -255,7 +255,7 @@ impl Wall {
             projection.path.iter().filter_map(|&i| log_entry::parse(session, i).map(|d| (i, d))).collect();
         let appended = session.entries.len();
         if let Some(b) = batch {
-            on_path.extend(b.data.targets.iter().map(|t| t.edit.as_str()).filter(|e| !e.is_empty()));
+            on_path.extend(b.data.targets.iter().map(|t| &*t.edit).filter(|e| !e.is_empty()));
             logs.push((appended, b.data.clone()));
         }
         // The log entry's id and line; the batch's log is not in the session.
@@ -282,13 +282,13 @@ impl Wall {
             }
             wall.shake_edits.extend(listed.iter().map(|s| s.to_string()));
             let op = data.op();
-            for t in data.targets.iter().filter(|t| on_path.contains(t.edit.as_str())) {
+            for t in data.targets.iter().filter(|t| on_path.contains(&*t.edit)) {
                 last_edit.insert(&t.id, &t.edit);
                 match op {
                     Some(Op::Undo) => match &data.undoes {
                         // `undo --last`: only the regions that one fold folded.
                         Some(log) => {
-                            if let Some(same) = slots.get_mut(t.id.as_str()) {
+                            if let Some(same) = slots.get_mut(&*t.id) {
                                 same.retain(|&at| {
                                     let undone = folded[at].log == *log;
                                     gone[at] |= undone;
@@ -296,7 +296,7 @@ impl Wall {
                                 });
                             }
                         }
-                        None => slots.remove(t.id.as_str()).into_iter().flatten().for_each(|at| gone[at] = true),
+                        None => slots.remove(&*t.id).into_iter().flatten().for_each(|at| gone[at] = true),
                     },
                     Some(Op::Fold) => {
                         let Some(item) = session.index_of(&t.id).and_then(|i| Item::logged(t, i, log_id)) else {
@@ -325,9 +325,7 @@ impl Wall {
         }
         let batch_edits: HashMap<&str, &str, Fast> = batch
             .iter()
-            .flat_map(|b| {
-                b.data.targets.iter().filter(|t| !t.edit.is_empty()).map(|t| (t.id.as_str(), t.edit.as_str()))
-            })
+            .flat_map(|b| b.data.targets.iter().filter(|t| !t.edit.is_empty()).map(|t| (&*t.id, &*t.edit)))
             .collect();
         let winner = |index: usize| match batch_edits.get(session.entries[index].id()) {
             Some(&edit) => Some(edit),
@@ -361,7 +359,7 @@ impl Wall {
         let mut wall = Wall::default();
         for (i, data) in &logs {
             for t in data.targets.iter().filter(|_| data.op() == Some(Op::Fold)) {
-                let unit = projection.units.iter().find(|u| u.target.as_deref() == Some(t.id.as_str()));
+                let unit = projection.units.iter().find(|u| u.target.as_deref() == Some(&*t.id));
                 let Some(item) =
                     unit.filter(|u| u.tombstone).and_then(|u| Item::logged(t, u.index, session.entries[*i].id()))
                 else {
@@ -670,7 +668,7 @@ mod tests {
         let session = host::load(&old, None).unwrap();
         let view = View::at(&session, session.default_leaf()).unwrap();
         let log: serde_json::Value = serde_json::from_str(&batch[0]).unwrap();
-        let data = serde_json::from_value(log["data"].clone()).unwrap();
+        let data = <LogData as serde::Deserialize>::deserialize(&log["data"]).unwrap();
         let appended = Appended { log: log["id"].as_str().unwrap(), line: old.lines.len() + 1, data: &data };
         let after = Wall::at(&view).after_batch(&view, &appended, |o| {
             // Written by hand as serde_json writes it.

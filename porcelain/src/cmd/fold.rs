@@ -1,6 +1,7 @@
 //! `shake fold`: fold stale heavy content of a branch by appending pi `context_edit` entries and
 //! one shake log entry.
 
+use std::borrow::Cow;
 use std::io::Write;
 
 use crate::profile::Profile;
@@ -228,7 +229,7 @@ pub fn resume_command(f: &Forked) -> String {
 }
 
 /// The log entry's data for a plan (edit ids are filled in when the batch is written).
-pub fn log_data(plan: &Plan, repairs: Vec<String>) -> LogData {
+pub fn log_data(plan: &Plan, repairs: Vec<String>) -> LogData<'_> {
     let o = &plan.options;
     LogData {
         v: VERSION,
@@ -241,11 +242,11 @@ pub fn log_data(plan: &Plan, repairs: Vec<String>) -> LogData {
             .regions
             .iter()
             .map(|r| LogTarget {
-                id: r.target.clone(),
-                kind: r.kind.as_str().into(),
-                label: r.label.clone(),
+                id: Cow::Borrowed(&r.target),
+                kind: Cow::Borrowed(r.kind.as_str()),
+                label: Cow::Borrowed(&r.label),
                 tokens: r.tokens,
-                edit: String::new(),
+                edit: Cow::Borrowed(""),
                 block: r.block,
                 at: r.at.map(|(a, b)| [a, b]),
             })

@@ -298,16 +298,16 @@ fn undo_fork(
 }
 
 /// The log entry's data for an undo plan (edit ids are filled in when the batch is written).
-pub fn log_data(view: &View<'_, '_>, plan: &UndoPlan, tok: &Tokenizer, repairs: Vec<String>) -> LogData {
+pub fn log_data<'p>(view: &View<'_, '_>, plan: &'p UndoPlan, tok: &Tokenizer, repairs: Vec<String>) -> LogData<'p> {
     let targets = plan
         .edits
         .iter()
         .map(|e| LogTarget {
-            id: e.target.clone(),
-            kind: "restore".into(),
-            label: label(view, e.index),
+            id: Cow::Borrowed(&e.target),
+            kind: Cow::Borrowed("restore"),
+            label: Cow::Owned(label(view, e.index)),
             tokens: e.after.saturating_sub(e.before),
-            edit: String::new(),
+            edit: Cow::Borrowed(""),
             block: None,
             at: None,
         })

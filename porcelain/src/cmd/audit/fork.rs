@@ -174,9 +174,10 @@ fn verdicts(source: &LeafView<'_, '_>, fork: &LeafView<'_, '_>, fork_point: Opti
 /// fewer; the fork's further records are new. A fold's log id is the row it was planned at.
 fn forked_verdicts(source: &LeafView<'_, '_>, fork: &LeafView<'_, '_>) -> Vec<Verdict> {
     let (ss, fs) = (source.session(), fork.session());
-    let (theirs, ours) = (log_entry::stored(ss), log_entry::stored(fs));
-    let folds = |logs: Vec<(usize, LogData)>| logs.into_iter().filter(|(_, d)| d.op() == Some(Op::Fold)).collect();
-    let (theirs, ours): (Vec<_>, Vec<_>) = (folds(theirs), folds(ours));
+    let (mut theirs, mut ours) = (log_entry::stored(ss), log_entry::stored(fs));
+    let fold = |(_, d): &(usize, LogData<'_>)| d.op() == Some(Op::Fold);
+    theirs.retain(fold);
+    ours.retain(fold);
     let mut out = Vec::new();
     for (k, (i, data)) in theirs.iter().enumerate() {
         let mine = ours.get(k);
@@ -207,13 +208,13 @@ fn saved_originals(data: &LogData, fork: &LeafView<'_, '_>) -> Vec<Original> {
         if out.iter().any(|o| o.id == t.id) {
             continue;
         }
-        let unit = fork.projection.units.iter().find(|u| u.target.as_deref() == Some(t.id.as_str()));
+        let unit = fork.projection.units.iter().find(|u| u.target.as_deref() == Some(&*t.id));
         let problem = match unit {
             None => Some("missing"),
             Some(u) if u.tombstone && fork.projection.original(u.index).is_none() => Some("original not saved"),
             Some(_) => None,
         };
-        out.push(Original { id: t.id.clone(), problem, same_line: false });
+        out.push(Original { id: t.id.to_string(), problem, same_line: false });
     }
     out
 }
@@ -251,7 +252,7 @@ fn originals(data: &LogData, source: &Session<'_>, fork: &Session<'_>) -> Vec<Or
             }
         };
         let same_line = matches!((se, fe), (Some(se), Some(fe)) if source.entries[se].raw() == fork.entries[fe].raw());
-        out.push(Original { id: t.id.clone(), problem, same_line });
+        out.push(Original { id: t.id.to_string(), problem, same_line });
     }
     out
 }

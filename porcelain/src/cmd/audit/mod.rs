@@ -36,6 +36,6 @@ pub fn run(ctx: &Context, args: &AuditArgs, out: &mut dyn Write) -> Result {
 }
 
 /// The fold log entry an entry is, if it is one (undo entries and other entries are not).
-fn fold_of(session: &Session<'_>, index: usize) -> Option<LogData> {
+fn fold_of<'a>(session: &Session<'a>, index: usize) -> Option<LogData<'a>> {
     log_entry::parse(session, index).filter(|d| d.op() == Some(Op::Fold))
 }

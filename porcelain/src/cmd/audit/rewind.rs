@@ -153,7 +153,7 @@ fn check(views: &mut Leaves<'_, '_>, log: usize, data: &LogData) -> Result<FoldC
             }
             Some(i) => shows_fold(&view, i, data).then_some("shows the fold"),
         };
-        targets.push(TargetCheck { id: t.id.clone(), seen, problem });
+        targets.push(TargetCheck { id: t.id.to_string(), seen, problem });
     }
     let before = before.map(|b| session.entries[b].id().to_string());
     Ok(FoldCheck { log: session.entries[log].id().to_string(), line: session.entries[log].line(), before, targets })
