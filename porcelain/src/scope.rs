@@ -47,13 +47,19 @@ impl fmt::Display for Scope {
 
 /// The text that replaces a folded region: `[bash output omitted (~9,045 tokens)]`.
 pub fn placeholder(kind: RegionKind, label: &str, tokens: u64) -> String {
-    let what = match kind {
-        RegionKind::ToolResult => format!("{label} output"),
-        RegionKind::Block => format!("{label} block"),
-        RegionKind::Thinking => "thinking".to_string(),
-        RegionKind::Image => label.to_string(),
+    // Pushed piece by piece, not formatted: a fold makes two per region (to count it, then to
+    // write it), and `format!` was half of their cost on many small tool results.
+    let (what, suffix) = match kind {
+        RegionKind::ToolResult => (label, " output"),
+        RegionKind::Block => (label, " block"),
+        RegionKind::Thinking => ("thinking", ""),
+        RegionKind::Image => (label, ""),
     };
-    format!("[{what} omitted (~{} tokens)]", thousands(tokens))
+    let mut out = String::with_capacity(what.len() + suffix.len() + 32);
+    for part in ["[", what, suffix, " omitted (~", &thousands(tokens), " tokens)]"] {
+        out.push_str(part);
+    }
+    out
 }
 
 /// Finds the regions of one foldable entry with content `content` that `scope` would fold:
