@@ -77,7 +77,7 @@ pub fn write_cache(path: &Path, bytes: &[u8]) -> Result<(), FileError> {
     write_with(path, |out| out.write_all(bytes), Mode::Cache, || Ok(()))
 }
 
-/// [`write`], asking `still` just before the rename whether `path` may still be replaced (the
+/// [`write()`], asking `still` just before the rename whether `path` may still be replaced (the
 /// temp file is removed when it says no): the window in which another writer's change can be
 /// lost shrinks to the rename itself.
 pub fn replace_if<E: From<FileError>>(

@@ -36,7 +36,7 @@ impl<'s, 'a> NodeIds<'s, 'a> {
         NodeIds { session, rows: row_session(session), memo: vec![None; session.entries.len()] }
     }
 
-    /// Returns the node id of every entry of `path` (a root→leaf path from [`path_of`]).
+    /// Returns the node id of every entry of `path` (a root→leaf path from [`path_of`](crate::rev::path_of)).
     pub fn path(&mut self, path: &[usize]) -> Vec<ObjectId> {
         let mut parent: Option<ObjectId> = None;
         path.iter()

@@ -257,7 +257,7 @@ pub fn torn_last_line(file: &SessionFile) -> bool {
     ending(file.raw()) == Ending::TornShakeLine
 }
 
-/// What [`write`] appended.
+/// What [`write()`] appended.
 struct Written {
     /// Ids appended, log entry first.
     ids: Vec<String>,
@@ -290,7 +290,7 @@ fn write(
     Ok(written)
 }
 
-/// [`write`]'s append, re-chained after a concurrent writer's entries.
+/// [`write()`]'s append, re-chained after a concurrent writer's entries.
 fn append_batch(
     ctx: &Context,
     session: &Session<'_>,

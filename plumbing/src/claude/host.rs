@@ -4,7 +4,7 @@
 //! (`user`, `assistant`, `attachment`, `system` rows with a `uuid`), keyed by `uuid` and chained
 //! by `parentUuid`; every other row (`queue-operation`, `api-request`, unknown types) stays in the
 //! file's lines, byte-exact, and outside the tree. The view at a leaf is Claude Code's own: the
-//! loader's chain ([`super::loader`]) and the messages it sends ([`super::project`]). Each row
+//! loader's chain ([`super::loader`]) and the messages it sends ([`super::project`](mod@super::project)). Each row
 //! holding one `tool_result` is a foldable unit whose target is the `tool_use_id` (what
 //! [`super::fork::fork`] takes); its content, as the regions see it, is the result's text. A
 //! result that is already a placeholder (`[shaken:`, `<persisted-output>`, `<truncated-output>`)

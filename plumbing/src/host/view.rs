@@ -1,6 +1,6 @@
 //! The context the model sees at one leaf, format-neutral: the path, the context list (what the
 //! host sends, compaction-aware), one [`Unit`] per context entry (role, fold target, tool,
-//! tombstone, omitted), the tool calls in it, and the host's own reading behind [`HostView`].
+//! tombstone, omitted), the tool calls in it, and the host's own reading behind [`HostView`](super::HostView).
 
 use std::borrow::Cow;
 

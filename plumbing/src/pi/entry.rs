@@ -384,11 +384,8 @@ impl<'a> Entry<'a> {
     }
 
     /// Parses the line's `message` as the engine reads it ([`Message::parse`]); `None` when
-    /// absent, not an object, or a field it reads has the wrong type. A [`Projection`] parses
-    /// each of its entries' once ([`Projection::message`]); prefer that where there is one.
-    ///
-    /// [`Projection`]: super::project::Projection
-    /// [`Projection::message`]: super::project::Projection::message
+    /// absent, not an object, or a field it reads has the wrong type. Where the role, content
+    /// and tool are enough, [`Entry::message_head`] reads them at a fraction of the cost.
     pub fn message(&self) -> Option<Message<'a>> {
         self.fields.message().and_then(Message::parse)
     }

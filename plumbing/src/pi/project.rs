@@ -656,7 +656,7 @@ fn own_of<'a>(e: &Entry<'a>, message: Option<&Head<'a>>) -> Option<&'a RawValue>
 }
 
 /// [`Entry::is_editable`] with the entry's message already parsed (the role as
-/// [`Entry::role`] reads it: a message whose other fields [`Message::parse`] refuses is read
+/// [`Entry::role`] reads it: a message whose other fields [`Message::parse`](super::message::Message::parse) refuses is read
 /// again for its role alone).
 fn editable(e: &Entry<'_>, message: Option<&Head<'_>>) -> bool {
     match (e.kind, message) {

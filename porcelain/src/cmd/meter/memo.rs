@@ -47,7 +47,7 @@ pub(super) fn reading(
 
 /// The reading remembered per (session file, tokenizer, profile), so a meter with nothing new to
 /// measure reads one small file instead of the session: `<store>/cache/meter/<hash of the key>`,
-/// bincode. Its size does not grow with the session (ids are kept in [`Bloom`] filters, the
+/// bincode. Its size does not grow with the session (ids are kept in [`Bloom`](crate::fingerprint::Bloom) filters, the
 /// per-position figures only for the tail, the bytes as a [`Proof`]). Only an optimisation:
 /// unreadable means absent.
 #[derive(Clone, serde::Serialize, serde::Deserialize)]

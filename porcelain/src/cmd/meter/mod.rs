@@ -5,7 +5,7 @@
 //! fold resolves, so meter, `fold --dry-run` and the fold's report are one number.
 //!
 //! The rooms: this file (the command, a reading and its label, a measurement), [`watch`] (one
-//! reading, or with `--watch` one per change of the file), [`serve`] (`--serve`'s loop), [`memo`]
+//! reading, or with `--watch` one per change of the file), [`serve`](mod@serve) (`--serve`'s loop), [`memo`]
 //! (the reading remembered per session file), [`grow`] (the append shortcut: measuring the new
 //! bytes alone), [`log`] (`--log`) and [`statusline`] (`--statusline`, Claude Code's status line).
 
