@@ -138,24 +138,30 @@ pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
             true => undo_last_plan(&projection, &wall, &tok),
             false => plan_undo(&projection, &wall, &tok, None),
         };
-        let data = |repairs| log_data(&projection, &plan, &tok, repairs);
+        let data = |view: &View<'_, '_>, repairs| log_data(view, &plan, &tok, repairs);
         if args.write.plan {
             let printed = host_plan::print(
                 out,
                 &wall,
                 &plan.edits,
-                data,
+                |repairs| data(&projection, repairs),
                 Tokens::Restored(plan.tokens_restored),
                 &summary(&plan, &tok),
             );
             return Ok((printed, Leftover::Nothing));
         }
         if session.host().write_back() == WriteBack::Fork {
-            let written =
-                undo_fork(ctx, args, (file, &rev), (&session, in_place), (&plan, &tok), data(Vec::new()), out)?;
+            let written = undo_fork(
+                ctx,
+                args,
+                (file, &rev),
+                (&session, in_place),
+                (&plan, &tok),
+                data(&projection, Vec::new()),
+                out,
+            )?;
             return Ok((Ok(0), Leftover::Written(written)));
         }
-        let data = |view: &View<'_, '_>, repairs| log_data(view, &plan, &tok, repairs);
         let mut outcome = batch::commit(ctx, projection, &args.write, wall, &plan.edits, data)?;
         let after = outcome.after.take();
         let leaf_id = session.entries[leaf].id().to_string();
