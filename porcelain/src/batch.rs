@@ -183,15 +183,18 @@ pub fn commit<'d>(
         let contents: Vec<(&str, &RawValue)> = edits.iter().map(|e| (e.target.as_str(), &*e.content)).collect();
         let batch = Prepared::new(session, data(&projection, repairs), &contents)?;
         // The overlay at the batch's end, for a batch that lands right after the last line read,
-        // as it does unless another writer comes in between (then it is not used).
-        let overlay = (ending(session.file.raw()) == Ending::Clean).then(|| {
-            let log = Appended { log: &batch.ids[0], line: session.file.lines.len() + 1, data: &batch.data };
-            overlay::after_batch(&projection, &wall, &log, &batch.ids)
-        });
+        // as it does unless another writer comes in between (then it is not used). The file ends
+        // with a newline, so the log entry's line is the one after its last.
+        let overlay = (ending(session.file.raw()) == Ending::Clean)
+            .then(|| {
+                let log = Appended { log: &batch.ids[0], line: session.file.lines.len() + 1, data: &batch.data };
+                overlay::after_batch(&projection, &wall, &log, &batch.ids)
+            })
+            .flatten();
         drop((projection, wall));
         let written = write(ctx, session, leaf, batch, &contents)?;
         outcome.appended = written.ids.clone();
-        let landed = written.batch.zip(overlay.flatten());
+        let landed = written.batch.zip(overlay);
         outcome.after = Some(AfterWrite::new(session.file.path.clone(), landed, written.ids));
     }
     Ok(outcome)
