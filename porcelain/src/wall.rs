@@ -251,13 +251,10 @@ impl Wall {
         }
         let mut on_path: HashSet<&str, Fast> =
             projection.path.iter().filter(|&&i| session.is_edit(i)).map(|&i| session.entries[i].id()).collect();
-        let mut logs: Vec<(usize, LogData)> =
-            projection.path.iter().filter_map(|&i| log_entry::parse(session, i).map(|d| (i, d))).collect();
-        let appended = session.entries.len();
         if let Some(b) = batch {
             on_path.extend(b.data.targets.iter().map(|t| &*t.edit).filter(|e| !e.is_empty()));
-            logs.push((appended, b.data.clone()));
         }
+        let appended = session.entries.len();
         // The log entry's id and line; the batch's log is not in the session.
         let entry = |i: usize| match batch.filter(|_| i == appended) {
             Some(b) => (b.log, b.line),
@@ -265,30 +262,39 @@ impl Wall {
         };
         let mut wall = Wall::default();
         // Folded items in the order folded; an item is marked gone when an undo or a refold
-        // replaces it, found through `slots` (per target), so each log costs its own targets
-        // only. The wall keeps what is left of this very list (a second list of the items kept
-        // was a fifth of a status's wall on 100,000 folded entries).
+        // replaces it, found through `slots` (per target entry), so each log costs its own
+        // targets only. The wall keeps what is left of this very list (a second list of the
+        // items kept was a fifth of a status's wall on 100,000 folded entries).
         let (mut folded, mut gone): (Vec<Item>, Vec<bool>) = (Vec::new(), Vec::new());
-        let mut slots: HashMap<&str, Vec<usize>, Fast> = HashMap::default();
-        let mut last_edit: HashMap<&str, &str, Fast> = HashMap::default();
-        let repaired: HashSet<&str, Fast> =
-            logs.iter().flat_map(|(_, d)| d.repairs.iter().map(String::as_str)).collect();
-        for (i, data) in &logs {
-            let (log_id, line) = entry(*i);
+        let mut slots: HashMap<usize, Vec<usize>, Fast> = HashMap::default();
+        // Target entry → the edit id of its newest target in a log (an id `on_path` holds).
+        let mut last_edit: HashMap<usize, &str, Fast> = HashMap::default();
+        // Logs a later log repairs are not torn; known only once every log is read.
+        let mut repaired: HashSet<String, Fast> = HashSet::default();
+        let mut logs = Vec::new();
+        // Each log is parsed, applied and let go in turn: the wall holds one log's targets at a
+        // time, not every fold's of a long session (two logs of 25,000 targets were the peak of
+        // a status on 100,000 tiny entries).
+        let mut apply = |i: usize, data: &LogData| {
+            let (log_id, line) = entry(i);
+            logs.push(i);
+            repaired.extend(data.repairs.iter().cloned());
             let listed = data.edit_ids();
             let written = listed.iter().filter(|id| on_path.contains(**id)).count();
-            if written < listed.len() && !repaired.contains(log_id) {
+            if written < listed.len() {
                 wall.torn.push(Torn { log: log_id.to_string(), line, listed: listed.len(), written });
             }
             wall.shake_edits.extend(listed.iter().map(|s| s.to_string()));
             let op = data.op();
-            for t in data.targets.iter().filter(|t| on_path.contains(&*t.edit)) {
-                last_edit.insert(&t.id, &t.edit);
+            for t in &data.targets {
+                let Some(&edit) = on_path.get(&*t.edit) else { continue };
+                let Some(index) = session.index_of(&t.id) else { continue };
+                last_edit.insert(index, edit);
                 match op {
                     Some(Op::Undo) => match &data.undoes {
                         // `undo --last`: only the regions that one fold folded.
                         Some(log) => {
-                            if let Some(same) = slots.get_mut(&*t.id) {
+                            if let Some(same) = slots.get_mut(&index) {
                                 same.retain(|&at| {
                                     let undone = folded[at].log == *log;
                                     gone[at] |= undone;
@@ -296,13 +302,13 @@ impl Wall {
                                 });
                             }
                         }
-                        None => slots.remove(&*t.id).into_iter().flatten().for_each(|at| gone[at] = true),
+                        None => slots.remove(&index).into_iter().flatten().for_each(|at| gone[at] = true),
                     },
                     Some(Op::Fold) => {
-                        let Some(item) = session.index_of(&t.id).and_then(|i| Item::logged(t, i, log_id)) else {
+                        let Some(item) = Item::logged(t, index, log_id) else {
                             continue;
                         };
-                        let same = slots.entry(&t.id).or_default();
+                        let same = slots.entry(index).or_default();
                         same.retain(|&at| {
                             let refolded = folded[at].key() == item.key();
                             gone[at] |= refolded;
@@ -315,7 +321,16 @@ impl Wall {
                     None => {}
                 }
             }
+        };
+        for &i in &projection.path {
+            if let Some(data) = log_entry::parse(session, i) {
+                apply(i, &data);
+            }
         }
+        if let Some(b) = batch {
+            apply(appended, b.data);
+        }
+        wall.torn.retain(|t| !repaired.contains(&t.log));
         for &i in &projection.context {
             let e = &session.entries[i];
             if let Some(target) = projection.edit_target(i).filter(|_| !wall.shake_edits.contains(e.id())) {
@@ -338,7 +353,7 @@ impl Wall {
             if gone[at - 1] || projection.position(item.index).is_none() {
                 return false; // undone, refolded, or summarised away by a later compaction: inert
             }
-            if winner(item.index) != last_edit.get(item.target.as_str()).copied() {
+            if winner(item.index) != last_edit.get(&item.index).copied() {
                 if !superseded.contains(&item.target) {
                     superseded.push(item.target.clone());
                 }
@@ -347,7 +362,7 @@ impl Wall {
             true
         });
         wall.items = folded;
-        wall.finish(projection, &logs, |i| entry(i).0)
+        wall.finish(projection, logs, |i| entry(i).0)
     }
 
     /// The wall of a file a fork wrote (Claude Code): the regions its stored fold records name
@@ -369,20 +384,15 @@ impl Wall {
                 wall.items.push(item);
             }
         }
-        wall.finish(projection, &logs, |i| session.entries[i].id())
+        wall.finish(projection, logs.iter().map(|(i, _)| *i).collect(), |i| session.entries[i].id())
     }
 
-    /// Orders the items as the context, indexes them, and keeps the logs they came from.
-    /// `log_id` names the log entry at an index of `logs`.
-    fn finish<'i>(
-        mut self,
-        projection: &View<'_, '_>,
-        logs: &[(usize, LogData)],
-        log_id: impl Fn(usize) -> &'i str,
-    ) -> Wall {
+    /// Orders the items as the context, indexes them, and keeps the logs they came from (the
+    /// entry indexes `logs`). `log_id` names the log entry at an index of `logs`.
+    fn finish<'i>(mut self, projection: &View<'_, '_>, logs: Vec<usize>, log_id: impl Fn(usize) -> &'i str) -> Wall {
         self.items.sort_by_key(|it| (projection.position(it.index), it.block, it.at));
         self.index_targets();
-        self.logs = logs.iter().map(|(i, _)| *i).collect();
+        self.logs = logs;
         self.ids.extend(self.logs.iter().map(|&i| (i, log_id(i).to_string())));
         self
     }

@@ -37,25 +37,31 @@ pub fn run(ctx: &Context, args: &LogArgs, out: &mut dyn Write) -> Result {
     let projection = View::at(&session, leaf)?;
     let on_path: HashSet<usize> = projection.path.iter().copied().collect();
     let scan: Vec<usize> = if args.all { (0..session.entries.len()).collect() } else { projection.path.clone() };
-    let mut logs: Vec<(usize, LogData)> =
-        scan.into_iter().rev().filter_map(|i| log_entry::parse(&session, i).map(|d| (i, d))).collect();
-    // A host that keeps the records in the store (Claude Code's forks): newest first, as above.
-    logs.extend(log_entry::stored(&session).into_iter().rev());
+    // Newest first, then those of a host that keeps the records in the store (Claude Code's
+    // forks), newest first as well. Each log is read, told and let go in turn: a long session's
+    // folds are not all held at once.
+    let stored = log_entry::stored(&session);
+    let mut logs = scan
+        .into_iter()
+        .rev()
+        .filter_map(|i| log_entry::parse(&session, i).map(|d| (i, d)))
+        .chain(stored.into_iter().rev())
+        .peekable();
     if args.json {
-        let items: Vec<Value> = logs.iter().map(|(i, d)| to_json(&session, *i, d, on_path.contains(i))).collect();
+        let items: Vec<Value> = logs.map(|(i, d)| to_json(&session, i, &d, on_path.contains(&i))).collect();
         shake_plumbing::output::write_json(out, &items)?;
         return Ok(0);
     }
     let paint = Paint::new(ctx);
     crate::render::write_session_line(out, ctx, &rev, &file.path)?;
-    if logs.is_empty() {
+    if logs.peek().is_none() {
         writeln!(out, "No folds or undos {}.", if args.all { "in this session" } else { "on this branch" })?;
     }
-    for (i, d) in &logs {
-        let e = &session.entries[*i];
-        let time = session.timestamp(*i).unwrap_or_default();
-        let off = if on_path.contains(i) { "" } else { "  (other branch)" };
-        writeln!(out, "{} {}  {}{off}", paint.dim(&time), e.id(), describe(d))?;
+    for (i, d) in logs {
+        let e = &session.entries[i];
+        let time = session.timestamp(i).unwrap_or_default();
+        let off = if on_path.contains(&i) { "" } else { "  (other branch)" };
+        writeln!(out, "{} {}  {}{off}", paint.dim(&time), e.id(), describe(&d))?;
     }
     Ok(0)
 }
