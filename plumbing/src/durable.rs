@@ -74,7 +74,15 @@ pub fn write_new_with(path: &Path, write: impl FnOnce(&mut dyn Write) -> std::io
 /// Replaces the cache file `path` with `bytes` atomically but without the fsyncs (see the
 /// module doc): only for a file whose reader treats an empty or unreadable one as absent.
 pub fn write_cache(path: &Path, bytes: &[u8]) -> Result<(), FileError> {
-    write_with(path, |out| out.write_all(bytes), Mode::Cache, || Ok(()))
+    write_cache_with(path, |out| out.write_all(bytes))
+}
+
+/// [`write_cache`] of the bytes `write` streams (through a buffer, never held whole).
+pub fn write_cache_with(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), FileError> {
+    write_with(path, write, Mode::Cache, || Ok(()))
 }
 
 /// [`write()`], asking `still` just before the rename whether `path` may still be replaced (the

@@ -1,9 +1,13 @@
 //! The token cache: BPE counts per (content hash, tokenizer), kept in the store folder so a second
 //! count tokenizes only what is new.
 //!
-//! One file per tokenizer, `<store>/cache/tokens-<name>.bin`: a bincode 2 record (magic, version,
-//! tokenizer, entries), written whole to a temporary file and renamed over the old one. A cache is
-//! only ever an optimisation: a file that does not decode is ignored with a warning and rebuilt,
+//! One file per tokenizer, `<store>/cache/tokens-<name>.bin`: a header, then one fixed-size
+//! record per count, sorted by key ([`Saved`]), mapped and looked up in place, so opening the
+//! cache costs nothing however many counts it holds (decoding 2²⁰ of them into a map was most
+//! of a status-line turn's floor, and 3 MiB of every command's heap on 100,000 entries). The
+//! counts a run learns are kept beside it in memory and merged in on save: the whole file is
+//! streamed to a temporary file and renamed over the old one, never written in place. A cache is
+//! only ever an optimisation: a file that does not read is ignored with a warning and rebuilt,
 //! and two processes racing to save simply lose one run's additions.
 //!
 //! A command counts through a [`CachedTokenizer`]: the tokenizer with its cache opened, which
@@ -12,6 +16,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use crate::host::Session;
@@ -31,43 +36,113 @@ pub fn key(text: &str) -> Key {
 }
 
 const MAGIC: [u8; 8] = *b"shaketok";
-/// Bumped whenever what a count means changes (tokenizer version, what is counted).
-const VERSION: u32 = 1;
+/// Bumped whenever what a count means (tokenizer version, what is counted) or the layout changes.
+/// Version 1 was a bincode record decoded whole into a map.
+const VERSION: u32 = 2;
+/// Magic, version (u32 LE), the tokenizer's name (16 bytes, zero-padded), the run (u32 LE).
+const HEADER: usize = 32;
+/// A record: the key, its count (u32 LE), the last run that used it (u32 LE).
+const RECORD: usize = 24;
 /// The most counts kept; past it, the least recently used are dropped on save.
 const MAX_ENTRIES: usize = 1 << 20;
-/// Decoding never allocates more than this, whatever the file says.
-const MAX_FILE_BYTES: usize = 64 << 20;
+/// A file longer than the most counts a save writes is not a cache.
+const MAX_FILE_BYTES: usize = HEADER + RECORD * MAX_ENTRIES;
 
-#[derive(bincode::Encode, bincode::Decode)]
-struct CacheFile {
-    magic: [u8; 8],
-    version: u32,
-    tokenizer: String,
-    /// How many times the file was saved; an entry's `run` is the last save that used it.
+/// The counts of earlier runs: the cache file as saved, mapped (or, for a cache in memory, none).
+struct Saved {
+    bytes: Option<memmap2::Mmap>,
+    /// The run that saved it.
     run: u32,
-    entries: Vec<(Key, u32, u32)>,
 }
 
-/// Token counts for one tokenizer, shared by every count a command makes.
-#[derive(Debug)]
+impl Saved {
+    const NONE: Saved = Saved { bytes: None, run: 0 };
+
+    /// Maps the cache file at `path`: `Ok(NONE)` when there is none or it is of another version
+    /// or tokenizer, `Err` when it is damaged. Only the layout is checked, not the records'
+    /// order: a damaged order can only make a lookup miss (a record found has the key looked
+    /// for), and a save drops the records out of order.
+    fn map(path: &Path, tokenizer: TokenizerName) -> Result<Saved, String> {
+        let file = match std::fs::File::open(path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Saved::NONE),
+            Err(e) => return Err(format!("cannot read it: {e}")),
+        };
+        // SAFETY: the cache is only ever replaced by a rename (`durable::write_cache_with`),
+        // never written in place, so the mapping does not change under us.
+        let bytes = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| format!("cannot map it: {e}"))?;
+        let saved = Saved::read(bytes, tokenizer)?;
+        #[cfg(unix)]
+        if let Some(bytes) = &saved.bytes {
+            // Lookups land anywhere in the file: no read-ahead around each.
+            let _ = bytes.advise(memmap2::Advice::Random);
+        }
+        Ok(saved)
+    }
+
+    /// Checks a cache file's header and size ([`Saved::map`]).
+    fn read(bytes: memmap2::Mmap, tokenizer: TokenizerName) -> Result<Saved, String> {
+        let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
+        if bytes.len() < HEADER || bytes[..8] != MAGIC {
+            return Err("not a token cache".into());
+        }
+        let name = bytes[12..28].split(|&b| b == 0).next();
+        if word(8) != VERSION || name != Some(tokenizer.as_str().as_bytes()) {
+            return Ok(Saved::NONE); // another layout or tokenizer: rebuilt, it is not damage
+        }
+        if bytes.len() > MAX_FILE_BYTES {
+            return Err(format!("{} bytes, more than a cache may hold", bytes.len()));
+        }
+        if !(bytes.len() - HEADER).is_multiple_of(RECORD) {
+            return Err(format!("{} bytes of records, not a whole number of {RECORD}", bytes.len() - HEADER));
+        }
+        Ok(Saved { run: word(28), bytes: Some(bytes) })
+    }
+
+    /// The records, in the file's (key) order.
+    fn records(&self) -> &[[u8; RECORD]] {
+        self.bytes.as_deref().map_or(&[], |b| b[HEADER..].as_chunks::<RECORD>().0)
+    }
+
+    /// The position of the record of `key`, if any (a binary search: 17 probes among 100,000
+    /// records, 1% of a dry run of as many small entries, where the map it replaced cost as
+    /// much to build on every open).
+    fn find(&self, key: &Key) -> Option<usize> {
+        self.records().binary_search_by(|r| r[..16].cmp(key)).ok()
+    }
+}
+
+/// A record's count and run.
+fn count_and_run(r: &[u8; RECORD]) -> (u32, u32) {
+    let word = |at: usize| u32::from_le_bytes(r[at..at + 4].try_into().expect("4 bytes"));
+    (word(16), word(20))
+}
+
+/// Token counts for one tokenizer, shared by every count a command makes (on every core).
 pub struct TokenCache {
     tokenizer: TokenizerName,
     path: Option<PathBuf>,
-    inner: Mutex<Inner>,
+    saved: Saved,
+    /// One bit per saved record: used in this run (saved again with this run, as recent).
+    used: Box<[AtomicU64]>,
+    /// This run: the saved one's successor.
+    run: u32,
+    /// Counts learnt in this run (none of them saved ones). Hashed by foldhash: std's SipHash of
+    /// the 16-byte keys was 3% of a dry run of many small entries (one lookup per text).
+    fresh: Mutex<HashMap<Key, u32, foldhash::fast::RandomState>>,
+    /// Counts learnt since the last save.
+    unsaved: AtomicUsize,
+    hits: AtomicUsize,
     /// Where the store keeps the tokenizer's BPE table (none for a cache in memory).
     table: Option<PathBuf>,
     /// What was wrong with the table, told when the cache is saved (which has the context).
     bpe_problem: Mutex<Option<String>>,
 }
 
-#[derive(Debug, Default)]
-struct Inner {
-    /// key → (tokens, last run that used it). Hashed by foldhash: std's SipHash of the 16-byte
-    /// keys was 3% of a dry run of many small entries (one lookup per text).
-    counts: HashMap<Key, (u32, u32), foldhash::fast::RandomState>,
-    run: u32,
-    added: usize,
-    hits: usize,
+impl std::fmt::Debug for TokenCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TokenCache").field("tokenizer", &self.tokenizer).field("path", &self.path).finish()
+    }
 }
 
 /// What a cache did in this process: how many counts it answered and how many it learned.
@@ -84,39 +159,37 @@ pub struct CacheStats {
 impl TokenCache {
     /// Returns an empty cache that is never saved (tests, `--no-cache`).
     pub fn in_memory(tokenizer: TokenizerName) -> TokenCache {
-        TokenCache::blank(tokenizer)
+        TokenCache::of(tokenizer, Saved::NONE)
     }
 
-    /// Loads the cache for `tokenizer` from the store; a missing file gives an empty cache, a
+    /// Opens the cache for `tokenizer` in the store; a missing file gives an empty cache, a
     /// corrupt one a warning and an empty cache.
     pub fn open(ctx: &Context, tokenizer: TokenizerName) -> TokenCache {
         let path = cache_path(&ctx.store_dir, tokenizer);
-        let mut inner = Inner::default();
-        match std::fs::read(&path) {
-            Ok(bytes) => match decode(&bytes, tokenizer) {
-                Ok(Some(file)) => {
-                    inner.run = file.run.wrapping_add(1);
-                    inner.counts = file.entries.into_iter().map(|(k, n, run)| (k, (n, run))).collect();
-                }
-                // An older or newer layout: rebuilt silently, it is not damage.
-                Ok(None) => {}
-                Err(why) => {
-                    ctx.warn(format_args!("{}: ignoring the token cache ({why}); rebuilding it", path.display()))
-                }
-            },
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => ctx.warn(format_args!("{}: cannot read the token cache ({e}); rebuilding it", path.display())),
-        }
+        let saved = Saved::map(&path, tokenizer).unwrap_or_else(|why| {
+            ctx.warn(format_args!("{}: ignoring the token cache ({why}); rebuilding it", path.display()));
+            Saved::NONE
+        });
         TokenCache {
             path: Some(path),
-            inner: Mutex::new(inner),
             table: Some(bpe::table_path(&ctx.store_dir, tokenizer)),
-            ..TokenCache::blank(tokenizer)
+            ..TokenCache::of(tokenizer, saved)
         }
     }
 
-    fn blank(tokenizer: TokenizerName) -> TokenCache {
-        TokenCache { tokenizer, path: None, inner: Mutex::default(), table: None, bpe_problem: Mutex::default() }
+    fn of(tokenizer: TokenizerName, saved: Saved) -> TokenCache {
+        TokenCache {
+            tokenizer,
+            path: None,
+            used: (0..saved.records().len().div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
+            run: saved.run.wrapping_add(1),
+            saved,
+            fresh: Mutex::default(),
+            unsaved: AtomicUsize::new(0),
+            hits: AtomicUsize::new(0),
+            table: None,
+            bpe_problem: Mutex::default(),
+        }
     }
 
     /// Returns what counts the texts this cache lacks: the table the store keeps next to the
@@ -137,37 +210,42 @@ impl TokenCache {
 
     /// Returns the cached count of the text with this key.
     pub fn get(&self, key: &Key) -> Option<u64> {
-        let mut inner = self.lock();
-        let run = inner.run;
-        let hit = inner.counts.get_mut(key).map(|(n, last)| {
-            *last = run;
-            u64::from(*n)
-        });
+        let hit = match self.saved.find(key) {
+            Some(at) => {
+                self.used[at / 64].fetch_or(1 << (at % 64), Ordering::Relaxed);
+                Some(count_and_run(&self.saved.records()[at]).0)
+            }
+            None => self.fresh().get(key).copied(),
+        };
         if hit.is_some() {
-            inner.hits += 1;
+            self.hits.fetch_add(1, Ordering::Relaxed);
         }
-        hit
+        hit.map(u64::from)
     }
 
     /// Records a count.
     pub fn insert(&self, key: Key, tokens: u64) {
-        let mut inner = self.lock();
-        let run = inner.run;
+        if self.saved.find(&key).is_some() {
+            return; // a count is a function of the text: the saved one is this one
+        }
         let n = u32::try_from(tokens).unwrap_or(u32::MAX);
-        if inner.counts.insert(key, (n, run)).is_none() {
-            inner.added += 1;
+        if self.fresh().insert(key, n).is_none() {
+            self.unsaved.fetch_add(1, Ordering::Relaxed);
         }
     }
 
     /// Tells whether the text with this key is cached, without marking it used.
     pub fn contains(&self, key: &Key) -> bool {
-        self.lock().counts.contains_key(key)
+        self.saved.find(key).is_some() || self.fresh().contains_key(key)
     }
 
     /// Returns what the cache did so far.
     pub fn stats(&self) -> CacheStats {
-        let inner = self.lock();
-        CacheStats { hits: inner.hits, added: inner.added, len: inner.counts.len() }
+        CacheStats {
+            hits: self.hits.load(Ordering::Relaxed),
+            added: self.unsaved.load(Ordering::Relaxed),
+            len: self.saved.records().len() + self.fresh().len(),
+        }
     }
 
     /// Writes the cache back if it learned anything (temporary file, then rename). Failing to
@@ -183,33 +261,114 @@ impl TokenCache {
     }
 
     fn write(&self, path: &Path) -> std::io::Result<()> {
-        let inner = self.lock();
-        if inner.added == 0 {
+        let fresh = self.fresh();
+        if self.unsaved.load(Ordering::Relaxed) == 0 {
             return Ok(());
         }
-        let mut entries: Vec<(Key, u32, u32)> = inner.counts.iter().map(|(k, &(n, run))| (*k, n, run)).collect();
-        if entries.len() > MAX_ENTRIES {
-            // Keep the most recently used.
-            entries.sort_unstable_by_key(|&(_, _, run)| std::cmp::Reverse(run));
-            entries.truncate(MAX_ENTRIES);
-        }
-        let file = CacheFile {
-            magic: MAGIC,
-            version: VERSION,
-            tokenizer: self.tokenizer.to_string(),
-            run: inner.run,
-            entries,
+        let mut learnt: Vec<(Key, u32)> = fresh.iter().map(|(k, &n)| (*k, n)).collect();
+        learnt.sort_unstable_by_key(|&(k, _)| k);
+        let used = |at: usize| self.used[at / 64].load(Ordering::Relaxed) & (1 << (at % 64)) != 0;
+        let all = || merged(self.saved.records(), &used, &learnt, self.run);
+        let mut keep = match self.saved.records().len() + learnt.len() {
+            n if n <= MAX_ENTRIES => Keep::ALL,
+            _ => Keep::of(all().map(|(_, _, run)| run), MAX_ENTRIES),
         };
-        drop(inner);
-        let bytes = bincode::encode_to_vec(&file, bincode::config::standard()).map_err(std::io::Error::other)?;
-        crate::durable::write_cache(path, &bytes)?;
-        self.lock().added = 0;
+        crate::durable::write_cache_with(path, |out| {
+            out.write_all(&MAGIC)?;
+            out.write_all(&VERSION.to_le_bytes())?;
+            let mut label = [0u8; 16];
+            label[..self.tokenizer.as_str().len()].copy_from_slice(self.tokenizer.as_str().as_bytes());
+            out.write_all(&label)?;
+            out.write_all(&self.run.to_le_bytes())?;
+            all().filter(|&(_, _, run)| keep.keeps(run)).try_for_each(|(key, n, run)| {
+                out.write_all(&key)?;
+                out.write_all(&n.to_le_bytes())?;
+                out.write_all(&run.to_le_bytes())
+            })
+        })?;
+        self.unsaved.store(0, Ordering::Relaxed);
         Ok(())
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+    fn fresh(&self) -> std::sync::MutexGuard<'_, HashMap<Key, u32, foldhash::fast::RandomState>> {
         // A panic while holding the lock cannot leave the map inconsistent (single inserts).
-        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.fresh.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// A record as a save writes it: key, count, last run that used it.
+type Record = (Key, u32, u32);
+
+/// The records a save writes, in key order, before the cap ([`Keep`]): the saved ones (those
+/// `used` in this run renewed to `run`) and those `learnt` (sorted by key, with `run`). A saved
+/// record out of order, or a learnt one beside a saved one of the same key, is left out: only
+/// damage makes either, and the file written is sorted and each key in it once.
+fn merged<'m>(
+    saved: &'m [[u8; RECORD]],
+    used: &'m dyn Fn(usize) -> bool,
+    learnt: &'m [(Key, u32)],
+    run: u32,
+) -> impl Iterator<Item = Record> + 'm {
+    let mut last: Option<Key> = None;
+    let mut saved = saved
+        .iter()
+        .enumerate()
+        .filter_map(move |(at, r)| {
+            let key: Key = r[..16].try_into().expect("16 bytes");
+            if last.is_some_and(|l| key <= l) {
+                return None;
+            }
+            last = Some(key);
+            let (n, old) = count_and_run(r);
+            Some((key, n, if used(at) { run } else { old }))
+        })
+        .peekable();
+    let mut learnt = learnt.iter().map(move |&(key, n)| (key, n, run)).peekable();
+    std::iter::from_fn(move || match (saved.peek(), learnt.peek()) {
+        (Some(a), Some(b)) if a.0 == b.0 => {
+            learnt.next();
+            saved.next()
+        }
+        (Some(a), Some(b)) if a.0 > b.0 => learnt.next(),
+        (Some(_), _) => saved.next(),
+        (None, _) => learnt.next(),
+    })
+}
+
+/// Which records a save keeps: all up to the cap, past it the most recently used (of those last
+/// used in the oldest run kept, the first in key order).
+struct Keep {
+    /// The oldest run kept.
+    oldest: u32,
+    /// How many more records of run `oldest` fit.
+    room: usize,
+}
+
+impl Keep {
+    /// Every record.
+    const ALL: Keep = Keep { oldest: 0, room: usize::MAX };
+
+    /// The rule for records of these runs under `cap`.
+    fn of(runs: impl Iterator<Item = u32>, cap: usize) -> Keep {
+        let mut runs: Vec<u32> = runs.collect();
+        if runs.len() <= cap {
+            return Keep::ALL;
+        }
+        let (_, &mut oldest, _) = runs.select_nth_unstable_by(cap - 1, |a, b| b.cmp(a));
+        let newer = runs.iter().filter(|&&r| r > oldest).count();
+        Keep { oldest, room: cap - newer }
+    }
+
+    /// Tells whether the next record, last used in `run`, is kept.
+    fn keeps(&mut self, run: u32) -> bool {
+        match run.cmp(&self.oldest) {
+            std::cmp::Ordering::Greater => true,
+            std::cmp::Ordering::Equal if self.room > 0 => {
+                self.room -= 1;
+                true
+            }
+            _ => false,
+        }
     }
 }
 
@@ -260,22 +419,6 @@ impl Drop for CachedTokenizer<'_> {
 /// Where the cache for `tokenizer` lives in a store.
 pub fn cache_path(store_dir: &Path, tokenizer: TokenizerName) -> PathBuf {
     store_dir.join("cache").join(format!("tokens-{tokenizer}.bin"))
-}
-
-/// Decodes a cache file: `Ok(None)` for another version or tokenizer, `Err` for damage.
-fn decode(bytes: &[u8], tokenizer: TokenizerName) -> Result<Option<CacheFile>, String> {
-    if bytes.len() > MAX_FILE_BYTES {
-        return Err(format!("{} bytes, more than a cache may hold", bytes.len()));
-    }
-    let config = bincode::config::standard().with_limit::<MAX_FILE_BYTES>();
-    let (file, read): (CacheFile, usize) = bincode::decode_from_slice(bytes, config).map_err(|e| e.to_string())?;
-    if file.magic != MAGIC {
-        return Err("not a token cache".into());
-    }
-    if read != bytes.len() {
-        return Err("trailing bytes".into());
-    }
-    Ok((file.version == VERSION && file.tokenizer == tokenizer.as_str()).then_some(file))
 }
 
 /// Returns the tokenizer a command counts with: BPE ones through the store's token cache,
@@ -366,13 +509,108 @@ mod tests {
         }
     }
 
+    /// The bytes of a cache file for o200k saved by `run` with these records.
+    fn file(version: u32, run: u32, records: &[(Key, u32, u32)]) -> Vec<u8> {
+        let mut bytes = MAGIC.to_vec();
+        bytes.extend_from_slice(&version.to_le_bytes());
+        bytes.extend_from_slice(b"o200k\0\0\0\0\0\0\0\0\0\0\0");
+        bytes.extend_from_slice(&run.to_le_bytes());
+        for (k, n, r) in records {
+            bytes.extend_from_slice(k);
+            bytes.extend_from_slice(&n.to_le_bytes());
+            bytes.extend_from_slice(&r.to_le_bytes());
+        }
+        bytes
+    }
+
     #[test]
-    fn a_huge_length_prefix_does_not_allocate() {
-        let file = CacheFile { magic: MAGIC, version: VERSION, tokenizer: "o200k".into(), run: 0, entries: vec![] };
-        let mut bytes = bincode::encode_to_vec(&file, bincode::config::standard()).unwrap();
-        // Claim 2^60 entries in the last varint (the empty vector's length).
-        bytes.pop();
-        bytes.extend_from_slice(&[253, 0, 0, 0, 0, 0, 0, 0, 16]);
-        assert!(decode(&bytes, TokenizerName::O200k).is_err());
+    fn the_file_is_sorted_records_and_a_used_count_is_renewed() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ctx(dir.path());
+        let path = cache_path(&ctx.store_dir, TokenizerName::O200k);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let (a, b, c) = ([1; 16], [5; 16], [9; 16]);
+        std::fs::write(&path, file(VERSION, 7, &[(a, 10, 3), (c, 30, 7)])).unwrap();
+        let cache = TokenCache::open(&ctx, TokenizerName::O200k);
+        assert_eq!((cache.get(&a), cache.get(&b), cache.contains(&c)), (Some(10), None, true));
+        cache.insert(b, 20);
+        cache.insert(c, 99); // saved already: a count is a function of its text
+        assert_eq!(cache.stats(), CacheStats { hits: 1, added: 1, len: 3 });
+        cache.save(&ctx);
+        // `a` was used by run 8, `c` only looked at; `b` is new: in key order.
+        assert_eq!(std::fs::read(&path).unwrap(), file(VERSION, 8, &[(a, 10, 8), (b, 20, 8), (c, 30, 7)]));
+        // Nothing learnt: nothing written.
+        let again = TokenCache::open(&ctx, TokenizerName::O200k);
+        assert_eq!(again.get(&b), Some(20));
+        std::fs::remove_file(&path).unwrap();
+        again.save(&ctx);
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn every_saved_key_is_found_and_no_other() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tokens-o200k.bin");
+        for n in [0, 1, 2, 9, 10, 1000, 20_000] {
+            let mut keys: Vec<Key> = (0..n).map(|i: u32| key(&i.to_string())).collect();
+            keys.sort_unstable();
+            let records: Vec<_> = keys.iter().enumerate().map(|(i, k)| (*k, i as u32, 1)).collect();
+            std::fs::write(&path, file(VERSION, 1, &records)).unwrap();
+            let saved = Saved::map(&path, TokenizerName::O200k).unwrap();
+            for (i, k) in keys.iter().enumerate() {
+                assert_eq!(saved.find(k), Some(i), "{n} keys");
+            }
+            for i in n..n + 1000 {
+                assert_eq!(saved.find(&key(&i.to_string())), None);
+            }
+            assert_eq!(saved.find(&[0; 16]), None);
+            assert_eq!(saved.find(&[0xff; 16]), None);
+        }
+    }
+
+    #[test]
+    fn damage_is_refused_and_another_version_is_rebuilt_silently() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tokens-o200k.bin");
+        let one = file(VERSION, 1, &[([1; 16], 1, 1)]);
+        let read = |bytes: &[u8]| {
+            std::fs::write(&path, bytes).unwrap();
+            Saved::map(&path, TokenizerName::O200k).map(|s| s.records().len())
+        };
+        assert_eq!(read(&one), Ok(1));
+        assert!(read(&one[..one.len() - 1]).is_err(), "a torn record");
+        assert!(read(&[one.as_slice(), b"x"].concat()).is_err(), "trailing bytes");
+        assert!(read(&one[..HEADER - 1]).is_err(), "a torn header");
+        assert!(read(b"shaketop").is_err(), "another magic");
+        assert_eq!(read(&file(1, 1, &[])), Ok(0), "version 1 (bincode)");
+        assert_eq!(Saved::map(&path, TokenizerName::Cl100k).map(|s| s.records().len()), Ok(0), "another tokenizer");
+    }
+
+    #[test]
+    fn records_out_of_order_are_dropped_on_save() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ctx(dir.path());
+        let path = cache_path(&ctx.store_dir, TokenizerName::O200k);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let (a, b, c) = ([1; 16], [5; 16], [9; 16]);
+        std::fs::write(&path, file(VERSION, 2, &[(c, 30, 2), (a, 10, 2), (c, 31, 2)])).unwrap();
+        let cache = TokenCache::open(&ctx, TokenizerName::O200k);
+        cache.insert(b, 20);
+        cache.save(&ctx);
+        assert_eq!(std::fs::read(&path).unwrap(), file(VERSION, 3, &[(b, 20, 3), (c, 30, 2)]));
+    }
+
+    #[test]
+    fn past_the_cap_the_least_recently_used_go() {
+        let runs = [4, 2, 9, 2, 2, 7];
+        let kept = |cap| {
+            let mut keep = Keep::of(runs.into_iter(), cap);
+            runs.iter().map(|&r| keep.keeps(r)).collect::<Vec<_>>()
+        };
+        assert_eq!(kept(6), [true; 6]);
+        assert_eq!(kept(3), [true, false, true, false, false, true]);
+        // Of run 2, the first in key order fit.
+        assert_eq!(kept(4), [true, true, true, false, false, true]);
+        assert_eq!(kept(1), [false, false, true, false, false, false]);
     }
 }
