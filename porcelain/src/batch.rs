@@ -381,8 +381,8 @@ impl<'d> Prepared<'d> {
     fn new(session: &Session<'_>, mut data: LogData<'d>, edits: &[(&str, &RawValue)]) -> Result<Prepared<'d>> {
         let mut writer = session.appender()?;
         let mut ids = Vec::with_capacity(edits.len() + 1);
-        ids.push(writer.fresh_id());
-        ids.extend(edits.iter().map(|_| writer.fresh_id()));
+        ids.push(writer.fresh_id(session));
+        ids.extend(edits.iter().map(|_| writer.fresh_id(session)));
         let edit_ids: HashMap<&str, &str, foldhash::fast::RandomState> =
             edits.iter().zip(&ids[1..]).map(|((t, _), id)| (*t, id.as_str())).collect();
         for t in &mut data.targets {

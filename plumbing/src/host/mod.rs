@@ -326,8 +326,9 @@ pub struct Exact {
 
 /// Makes the lines of one appended batch ([`WriteBack::Append`]).
 pub trait Appender {
-    /// Returns a fresh entry id, unique in the file and in this batch.
-    fn fresh_id(&mut self) -> String;
+    /// Returns a fresh entry id, unique in `session` (the one the appender was made for) and in
+    /// this batch.
+    fn fresh_id(&mut self, session: &Session<'_>) -> String;
     /// Adds a log record line (shake's own, never sent to the model) carrying `data` (JSON of
     /// integers and strings, as serde_json writes it) to `out`, without the trailing newline.
     fn log_line(&self, out: &mut Vec<u8>, id: &str, parent: Option<&str>, record_type: &str, data: &RawValue);

@@ -77,7 +77,7 @@ fn branch_lines<'a>(session: &host::Session<'a>, pi: &Session<'a>, path: &[usize
         if !kept_ids.contains(&target.as_str()) {
             continue;
         }
-        let id = writer.fresh_id();
+        let id = writer.fresh_id(session);
         let parent_json = parent.as_deref().map_or("null".to_string(), string);
         let mut line = format!("{{\"type\":\"label\",\"id\":{},\"parentId\":{parent_json}", string(&id));
         if let Some(ts) = timestamp {

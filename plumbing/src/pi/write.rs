@@ -2,7 +2,6 @@
 //! `JSON.stringify`-identical bytes (`spec/pi-session-format.md` §1.5).
 
 use std::collections::HashSet;
-use std::hash::BuildHasher;
 
 use foldhash::fast::RandomState;
 use serde_json::value::RawValue;
@@ -14,19 +13,20 @@ use crate::js::write_string;
 const SEED_BYTES: usize = 64 << 10;
 
 /// Makes entry lines for one batch appended to a session.
+#[cfg_attr(test, derive(Clone))]
 pub struct EntryWriter {
-    /// Hashes of the ids in the file and in this batch: an id whose hash is here is not taken
-    /// (a collision only skips a fresh id), so the file's ids are not copied.
-    taken: HashSet<u64, RandomState>,
-    hasher: RandomState,
+    /// The ids handed out, as the 4 bytes their hex spells (the file's are looked up in the
+    /// session's own id table: a set of them all was 2.3 MiB of an undo on 100,000 entries).
+    handed: HashSet<[u8; 4], RandomState>,
     seed: blake3::Hash,
     counter: u64,
     timestamp: String,
 }
 
 impl EntryWriter {
-    /// Prepares to write into `session`: ids are fresh against every id in the file, the
-    /// timestamp is now (or `$SHAKE_TIMESTAMP`, for reproducible runs).
+    /// Prepares to write into `session`: ids are seeded by the file (and made fresh against it
+    /// by [`EntryWriter::fresh_id`]), the timestamp is now (or `$SHAKE_TIMESTAMP`, for
+    /// reproducible runs).
     pub fn new(session: &Session<'_>) -> EntryWriter {
         let timestamp = super::ids::iso(super::ids::now_millis());
         let raw = session.file.raw();
@@ -37,14 +37,7 @@ impl EntryWriter {
         seed.update(&raw[..raw.len().min(SEED_BYTES)]);
         seed.update(&raw[raw.len().saturating_sub(SEED_BYTES)..]);
         seed.update(timestamp.as_bytes());
-        let hasher = RandomState::default();
-        EntryWriter {
-            taken: session.entries.iter().map(|e| hasher.hash_one(e.id())).collect(),
-            hasher,
-            seed: seed.finalize(),
-            counter: 0,
-            timestamp,
-        }
+        EntryWriter { handed: HashSet::default(), seed: seed.finalize(), counter: 0, timestamp }
     }
 
     /// The timestamp every entry of this batch carries.
@@ -52,10 +45,10 @@ impl EntryWriter {
         &self.timestamp
     }
 
-    /// Returns a fresh 8-hex id, unique in the file and in this batch. Ids derive from the
-    /// file's bytes and the timestamp, so a run with `$SHAKE_TIMESTAMP` set is reproducible
-    /// (the same ids, unless a hash collision skips one: then still fresh ones).
-    pub fn fresh_id(&mut self) -> String {
+    /// Returns a fresh 8-hex id, unique in `session` (the one this writer was made for) and in
+    /// this batch. Ids derive from the file's bytes and the timestamp, so a run with
+    /// `$SHAKE_TIMESTAMP` set is reproducible.
+    pub fn fresh_id(&mut self, session: &Session<'_>) -> String {
         loop {
             // blake3 of the seed and the counter, hashed in one call (a hasher's set-up costs
             // more than the 40 bytes, once per entry of a batch).
@@ -65,12 +58,13 @@ impl EntryWriter {
             self.counter += 1;
             // The first 8 hex digits of the hash: its first 4 bytes.
             const HEX: &[u8; 16] = b"0123456789abcdef";
+            let bytes: [u8; 4] = blake3::hash(&input).as_bytes()[..4].try_into().expect("4 bytes");
             let mut id = String::with_capacity(8);
-            for b in &blake3::hash(&input).as_bytes()[..4] {
+            for b in bytes {
                 id.push(char::from(HEX[usize::from(b >> 4)]));
                 id.push(char::from(HEX[usize::from(b & 15)]));
             }
-            if self.taken.insert(self.hasher.hash_one(id.as_str())) {
+            if session.index_of(&id).is_none() && self.handed.insert(bytes) {
                 return id;
             }
         }
@@ -117,8 +111,8 @@ impl EntryWriter {
 }
 
 impl Appender for EntryWriter {
-    fn fresh_id(&mut self) -> String {
-        EntryWriter::fresh_id(self)
+    fn fresh_id(&mut self, session: &Session<'_>) -> String {
+        EntryWriter::fresh_id(self, session)
     }
 
     fn log_line(&self, out: &mut Vec<u8>, id: &str, parent: Option<&str>, record_type: &str, data: &RawValue) {
@@ -127,5 +121,44 @@ impl Appender for EntryWriter {
 
     fn edit_line(&self, out: &mut Vec<u8>, id: &str, parent: Option<&str>, target: &str, content: &RawValue) {
         self.context_edit(out, id, parent, target, content)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::SessionFile;
+
+    fn session_file(ids: &[&str]) -> SessionFile {
+        let mut text = String::from(
+            r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#,
+        );
+        let mut parent = "null".to_string();
+        for id in ids {
+            text.push_str(&format!("\n{{\"type\":\"label\",\"id\":\"{id}\",\"parentId\":{parent}}}"));
+            parent = format!("\"{id}\"");
+        }
+        SessionFile::from_bytes("t.jsonl".into(), format!("{text}\n").into_bytes())
+    }
+
+    #[test]
+    fn fresh_ids_skip_the_sessions_ids_and_their_own() {
+        let file = session_file(&["a1"]);
+        let session = crate::host::load(&file, None).unwrap();
+        let mut writer = EntryWriter::new(&session);
+        let next: Vec<String> = {
+            let mut peek = writer.clone();
+            (0..3).map(|_| peek.fresh_id(&session)).collect()
+        };
+        assert_eq!(next.iter().collect::<HashSet<_>>().len(), 3);
+        // A session holding the first two ids this writer would hand out: it hands out the third.
+        let holding = session_file(&[&next[0], &next[1]]);
+        let holding = crate::host::load(&holding, None).unwrap();
+        assert_eq!(writer.fresh_id(&holding), next[2]);
+        // Never the same id twice in a batch: from the start again, the ids handed out are skipped.
+        writer.counter = 0;
+        assert_eq!(writer.fresh_id(&session), next[0]);
+        writer.counter = 0;
+        assert_eq!(writer.fresh_id(&session), next[1]);
     }
 }
