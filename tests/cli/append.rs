@@ -43,15 +43,31 @@ enum InProcess {
 }
 
 /// Runs `shake ARGS…` through the library with `ctx`; asserts success and returns stdout.
+///
+/// A write that finds the session's lock taken is tried again: the tests beside this one start
+/// processes, and a child holds a copy of every descriptor of this process, the locked session
+/// file's among them, from its fork to its exec. That child is, for that moment, another process
+/// holding the lock, and shake rightly refuses (as it tells a user to, the test waits and runs
+/// the command again).
 fn run_in_process(ctx: &Context, args: &[&str]) -> String {
-    let mut out = Vec::new();
-    let code = match <InProcess as clap::Parser>::try_parse_from(args).unwrap_or_else(|e| panic!("{args:?}: {e}")) {
-        InProcess::Fold(a) => shake_porcelain::fold::run(ctx, &a, &mut out),
-        InProcess::Undo(a) => shake_porcelain::undo::run(ctx, &a, &mut out),
-        InProcess::Status(a) => shake_porcelain::status::run(ctx, &a, &mut out),
-    };
-    assert_eq!(code.unwrap_or_else(|e| panic!("shake {args:?}: {}", e.message)), 0, "{args:?}");
-    String::from_utf8(out).unwrap()
+    for _ in 0..100 {
+        let mut out = Vec::new();
+        let code = match <InProcess as clap::Parser>::try_parse_from(args).unwrap_or_else(|e| panic!("{args:?}: {e}")) {
+            InProcess::Fold(a) => shake_porcelain::fold::run(ctx, &a, &mut out),
+            InProcess::Undo(a) => shake_porcelain::undo::run(ctx, &a, &mut out),
+            InProcess::Status(a) => shake_porcelain::status::run(ctx, &a, &mut out),
+        };
+        match code {
+            Err(e) if e.message.ends_with("another shake process is writing this session") => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            code => {
+                assert_eq!(code.unwrap_or_else(|e| panic!("shake {args:?}: {}", e.message)), 0, "{args:?}");
+                return String::from_utf8(out).unwrap();
+            }
+        }
+    }
+    panic!("shake {args:?}: the session stayed locked for a second")
 }
 
 /// Where a cut's commands run: through the binary, or in-process.
