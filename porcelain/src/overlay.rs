@@ -77,7 +77,7 @@ fn save_at(ctx: &Context, session: &Session<'_>, leaf: usize, node: &ObjectId, w
 /// measured, rebuilding a wall from it (then also parsing every shake log on the path, for data
 /// the wall no longer keeps) with a JSON tree of every folded item took 576 M instructions on
 /// 100,000 tiny entries, where deriving and checking the ref took 290 M.
-pub fn wall_at(ctx: &Context, session: &Session<'_>, projection: &View<'_, '_>) -> Wall {
+pub fn wall_at<'s>(ctx: &Context, session: &Session<'_>, projection: &View<'s, '_>) -> Wall<'s> {
     let wall = Wall::at(projection);
     // A fork host's wall comes from the store's fold records, not the file: nothing to cache.
     if session.host().write_back() == WriteBack::Fork {

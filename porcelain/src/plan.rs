@@ -47,13 +47,13 @@ pub struct TargetEdit<'s> {
     pub after: u64,
 }
 
-/// What a fold would do at a leaf.
+/// What a fold would do at a leaf, borrowing the session planned.
 #[derive(Debug)]
-pub struct Plan {
+pub struct Plan<'s> {
     /// The options planned with.
     pub options: FoldOptions,
     /// The regions newly folded, in context order (`log` is empty: not written yet).
-    pub regions: Vec<Item>,
+    pub regions: Vec<Item<'s>>,
     /// One edit per target, in context order (a fold's content is always built).
     pub edits: Vec<TargetEdit<'static>>,
     /// Tokens the model would no longer see: Σ (before − after) over the edits.
@@ -65,7 +65,7 @@ pub struct Plan {
     pub below_floor: Option<u64>,
 }
 
-impl Plan {
+impl Plan<'_> {
     /// Counts the new regions of one kind.
     pub fn count(&self, kind: RegionKind) -> usize {
         self.regions.iter().filter(|r| r.kind == kind).count()
@@ -81,7 +81,7 @@ impl Plan {
 /// `options`' tokenizer (`tokens`, [`context_tokens`]: counted once, not again by the plan).
 ///
 /// [`context_tokens`]: shake_plumbing::tokens::context_tokens
-pub fn plan_with_wall(projection: &View<'_, '_>, wall: &Wall, options: &FoldOptions, tokens: &[u64]) -> Plan {
+pub fn plan_with_wall<'s>(projection: &View<'s, '_>, wall: &Wall, options: &FoldOptions, tokens: &[u64]) -> Plan<'s> {
     let tail_start = match (options.scope, options.profile) {
         (Scope::Elide, Profile::ClaudeShake) => claude_shake_tail(projection, wall),
         (Scope::Elide, profile) => tail_start(tokens, profile.tail()),
@@ -155,7 +155,13 @@ pub fn gains(projection: &View<'_, '_>, wall: &Wall, options: &FoldOptions, toke
 }
 
 /// Plans the positions before `tail_start` (the later ones are protected).
-fn plan_before(view: &View<'_, '_>, wall: &Wall, options: &FoldOptions, tokens: &[u64], tail_start: usize) -> Plan {
+fn plan_before<'s>(
+    view: &View<'s, '_>,
+    wall: &Wall,
+    options: &FoldOptions,
+    tokens: &[u64],
+    tail_start: usize,
+) -> Plan<'s> {
     let tok = &options.tokenizer;
     let mut plan = Plan {
         options: *options,
@@ -178,7 +184,7 @@ fn plan_before(view: &View<'_, '_>, wall: &Wall, options: &FoldOptions, tokens: 
         if claude_shake && (unit.role != Role::ToolResult || small()) {
             continue;
         }
-        let Some(target) = unit.target.as_deref() else { continue };
+        let Some(target) = &unit.target else { continue };
         let new = regions_in(unit, target, &base, wall, options);
         if new.is_empty() {
             continue;
@@ -206,12 +212,18 @@ fn plan_before(view: &View<'_, '_>, wall: &Wall, options: &FoldOptions, tokens: 
 }
 
 /// The regions of one target that the scope would fold and the wall has not folded yet.
-fn regions_in(unit: &Unit<'_>, target: &str, base: &Content<'_>, wall: &Wall, o: &FoldOptions) -> Vec<Item> {
+fn regions_in<'s>(
+    unit: &Unit<'s>,
+    target: &Cow<'s, str>,
+    base: &Content<'_>,
+    wall: &Wall,
+    o: &FoldOptions,
+) -> Vec<Item<'s>> {
     let folded: Vec<_> = wall.items_of(target).iter().map(Item::key).collect();
     regions(unit, base, o.scope, o.profile, &o.tokenizer)
         .into_iter()
         .filter(|r| !folded.contains(&r.key()))
-        .map(|r| Item::new(target.to_string(), unit.index, r, String::new()))
+        .map(|r| Item::new(target.clone(), unit.index, r, ""))
         .collect()
 }
 
@@ -337,11 +349,11 @@ fn with_text_plain(raw_block: &RawValue, text: &[u8]) -> Option<String> {
 }
 
 /// Groups regions by target, keeping first-seen order.
-pub fn by_target(items: &[Item]) -> Vec<(&str, Vec<&Item>)> {
+pub fn by_target<'i>(items: &'i [Item]) -> Vec<(&'i str, Vec<&'i Item<'i>>)> {
     let mut order: Vec<&str> = Vec::new();
     let mut map: HashMap<&str, Vec<&Item>, foldhash::fast::RandomState> = HashMap::default();
     for it in items {
-        if !map.contains_key(it.target.as_str()) {
+        if !map.contains_key(&*it.target) {
             order.push(&it.target);
         }
         map.entry(&it.target).or_default().push(it);
@@ -353,8 +365,8 @@ pub fn by_target(items: &[Item]) -> Vec<(&str, Vec<&Item>)> {
 mod tests {
     use super::*;
 
-    fn item(kind: RegionKind, block: Option<usize>, at: Option<(usize, usize)>) -> Item {
-        Item { target: "t".into(), index: 0, kind, label: "x".into(), tokens: 5, block, at, log: String::new() }
+    fn item(kind: RegionKind, block: Option<usize>, at: Option<(usize, usize)>) -> Item<'static> {
+        Item { target: "t".into(), index: 0, kind, label: "x".into(), tokens: 5, block, at, log: "" }
     }
 
     fn parse(r: &RawValue) -> Content<'_> {

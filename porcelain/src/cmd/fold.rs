@@ -229,7 +229,7 @@ pub fn resume_command(f: &Forked) -> String {
 }
 
 /// The log entry's data for a plan (edit ids are filled in when the batch is written).
-pub fn log_data(plan: &Plan, repairs: Vec<String>) -> LogData<'_> {
+pub fn log_data<'p>(plan: &'p Plan, repairs: Vec<String>) -> LogData<'p> {
     let o = &plan.options;
     LogData {
         v: VERSION,
@@ -293,7 +293,7 @@ pub fn summary(plan: &Plan, source: &ProfileSource) -> String {
 
 struct Report<'r> {
     paint: Paint,
-    plan: &'r Plan,
+    plan: &'r Plan<'r>,
     source: &'r ProfileSource,
     dry_run: bool,
     leaf: &'r str,
