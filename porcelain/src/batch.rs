@@ -180,7 +180,7 @@ pub fn commit<'d>(
     let moved = writes && session.default_leaf() != Some(leaf);
     let mut outcome = Outcome { after: None, appended: Vec::new(), repaired, moved };
     if !args.dry_run && writes {
-        let contents: Vec<(&str, &RawValue)> = edits.iter().map(|e| (e.target.as_str(), &*e.content)).collect();
+        let contents: Vec<(&str, &RawValue)> = edits.iter().map(|e| (&*e.target, &*e.content)).collect();
         let batch = Prepared::new(session, data(&projection, repairs), &contents)?;
         // The overlay at the batch's end, for a batch that lands right after the last line read,
         // as it does unless another writer comes in between (then it is not used). The file ends

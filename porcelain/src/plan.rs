@@ -33,8 +33,9 @@ pub struct FoldOptions {
 /// One target's new content.
 #[derive(Debug)]
 pub struct TargetEdit<'s> {
-    /// The target entry's id.
-    pub target: String,
+    /// The target entry's id (Claude Code: the tool_use_id), borrowed from the session where it
+    /// can be (an edit per folded target).
+    pub target: Cow<'s, str>,
     /// Its index in the session's entries.
     pub index: usize,
     /// The replacement `content`, as the JSON written into the edit: borrowed from the session
@@ -55,7 +56,7 @@ pub struct Plan<'s> {
     /// The regions newly folded, in context order (`log` is empty: not written yet).
     pub regions: Vec<Item<'s>>,
     /// One edit per target, in context order (a fold's content is always built).
-    pub edits: Vec<TargetEdit<'static>>,
+    pub edits: Vec<TargetEdit<'s>>,
     /// Tokens the model would no longer see: Σ (before − after) over the edits.
     pub tokens_freed: u64,
     /// First protected context position (`elide`), or the context length.
@@ -198,7 +199,7 @@ fn plan_before<'s>(
         let own = whole.then(|| view.own_placeholder(index)).flatten();
         let shrinks_only = own.is_some();
         let content = own.unwrap_or_else(|| compose(&base, base_raw, &all));
-        let target = target.to_string();
+        let target = target.clone();
         let before = tokens[pos];
         let after = tokens_with(view, index, &view.parse_content(Some(&content)), tok);
         if shrinks_only && after >= before {
