@@ -209,6 +209,10 @@ fn plan_before<'s>(
         plan.edits.push(TargetEdit { target, index, content: Cow::Owned(content), before, after });
         plan.regions.extend(new);
     }
+    // Grown by doubling: up to half of each was room for what the plan does not hold, and a
+    // fold holds its plan until the batch is written (1.3 MiB on 25,000 targets).
+    plan.regions.shrink_to_fit();
+    plan.edits.shrink_to_fit();
     plan
 }
 

@@ -107,6 +107,9 @@ fn plan_undo<'s>(projection: &View<'s, '_>, wall: &Wall, tok: &Tokenizer, undoes
         };
         edits.push(TargetEdit { target, index, content, before: 0, after: 0 });
     }
+    // Grown by doubling: up to half of it was room for edits the plan does not have, and an
+    // undo holds its plan until the batch is written.
+    edits.shrink_to_fit();
     // Thing 2k is target k as the model sees it now, 2k + 1 with its content restored; the
     // counts are filled into the edits (a list of what to count beside them was 2 MiB of a
     // status on 100,000 tiny entries).
