@@ -134,7 +134,8 @@ fn fork(
     let written = match args.write.dry_run || plan.is_empty() {
         true => None,
         false => {
-            let edits: Vec<(String, &RawValue)> = plan.edits.iter().map(|e| (e.target.to_string(), &*e.content)).collect();
+            let edits: Vec<(String, &RawValue)> =
+                plan.edits.iter().map(|e| (e.target.to_string(), &*e.content)).collect();
             let how = if in_place { ForkWrite::FoldInPlace } else { ForkWrite::Fold };
             let forked = session.write_fork(&edits, how)?;
             let data = serde_json::to_value(log_data(plan, Vec::new()))

@@ -231,7 +231,8 @@ fn undo_fork(
     let written = match args.write.dry_run || plan.edits.is_empty() {
         true => None,
         false => {
-            let edits: Vec<(String, &RawValue)> = plan.edits.iter().map(|e| (e.target.to_string(), &*e.content)).collect();
+            let edits: Vec<(String, &RawValue)> =
+                plan.edits.iter().map(|e| (e.target.to_string(), &*e.content)).collect();
             let how = match in_place {
                 // The bytes an in-place fold read come back exactly (rows appended since kept).
                 true => {
