@@ -72,7 +72,7 @@ impl<'d: 'a, 'a> Targets<'a> for Vec<LogTarget<'d>> {
 /// Read as they are given; [`read`] checked that every one reads, so none fails here.
 impl<'r: 'a, 'a> Targets<'a> for &'r RawValue {
     fn each(&self, f: &mut dyn FnMut(&LogTarget<'a>)) {
-        let _ = each_target(*self, |t| f(&t));
+        let _ = each_target(self, |t| f(&t));
     }
 }
 
