@@ -172,12 +172,13 @@ pub fn parse<'a>(session: &Session<'a>, index: usize) -> Option<LogData<'a>> {
 }
 
 /// [`parse`] with the targets left unread ([`LogHead`]), for a reader that uses each once in
-/// turn; `None` exactly where [`parse`] gives `None` (every target is read once here to check it,
-/// so a log is applied whole or not at all).
-pub fn read<'a>(session: &Session<'a>, index: usize) -> Option<LogHead<'a>> {
+/// turn, and their number; `None` exactly where [`parse`] gives `None` (every target is read once
+/// here to check it, so a log is applied whole or not at all).
+pub fn read<'a>(session: &Session<'a>, index: usize) -> Option<(LogHead<'a>, usize)> {
     let head: LogHead<'a> = serde_json::from_str(session.record(index, CUSTOM_TYPE)?.get()).ok()?;
-    each_target(head.targets, drop).ok()?;
-    Some(head)
+    let mut targets = 0;
+    each_target(head.targets, |_| targets += 1).ok()?;
+    Some((head, targets))
 }
 
 /// The log data a host keeps outside the file (Claude Code's fork records, attached from the

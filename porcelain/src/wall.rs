@@ -21,7 +21,7 @@ use shake_plumbing::host::{View, WriteBack};
 use shake_plumbing::js::write_string;
 use shake_plumbing::regions::{Region, RegionKind};
 
-use crate::log_entry::{self, LogData, LogTarget, Op, Targets};
+use crate::log_entry::{self, LogData, LogHead, LogTarget, Op, Targets};
 
 /// One folded region at a leaf. Its strings are borrowed from the session (its log entry's
 /// line) where they can be: a wall holds an item per folded region, and their own copies were
@@ -264,14 +264,23 @@ impl<'w> Wall<'w> {
             None => (session.entries[i].id(), session.entries[i].line()),
         };
         let mut wall = Wall::default();
+        // The path's logs, each read whole once (to check every target, and count them) before
+        // any is applied, so that `folded` is made once with room for every fold's targets:
+        // grown by doubling, its room to spare was 1 MiB at a status's peak on 25,000 items.
+        let read: Vec<(usize, LogHead, usize)> = (projection.path.iter())
+            .filter_map(|&i| log_entry::read(session, i).map(|(data, targets)| (i, data, targets)))
+            .collect();
+        let folds = |op: Option<Op>, targets: usize| if op == Some(Op::Fold) { targets } else { 0 };
+        let room = read.iter().map(|(_, data, targets)| folds(data.op(), *targets)).sum::<usize>()
+            + batch.map_or(0, |b| folds(b.data.op(), b.data.targets.len()));
         // Folded items in the order folded; an item is marked gone when an undo or a refold
-        // replaces it, found through `slots` (per target entry), so each log costs its own
-        // targets only. The wall keeps what is left of this very list (a second list of the
-        // items kept was a fifth of a status's wall on 100,000 folded entries).
-        let (mut folded, mut gone): (Vec<Item>, Vec<bool>) = (Vec::new(), Vec::new());
-        let mut slots: HashMap<usize, Vec<usize>, Fast> = HashMap::default();
-        // Target entry → the edit id of its newest target in a log (an id `on_path` holds).
-        let mut last_edit: HashMap<usize, &str, Fast> = HashMap::default();
+        // replaces it, found through its target's chain (`Slot::last`, then each item's `prev`),
+        // so each log costs its own targets only. The wall keeps what is left of this very list
+        // (a second list of the items kept was a fifth of a status's wall on 100,000 folded
+        // entries).
+        let mut folded: Vec<Item> = Vec::with_capacity(room);
+        let (mut gone, mut prev): (Vec<bool>, Vec<usize>) = (Vec::with_capacity(room), Vec::with_capacity(room));
+        let mut slots: HashMap<usize, Slot, Fast> = HashMap::default();
         // Logs a later log repairs are not torn; known only once every log is read.
         let mut repaired: HashSet<String, Fast> = HashSet::default();
         let mut logs = Vec::new();
@@ -298,30 +307,22 @@ impl<'w> Wall<'w> {
                     }
                     let Some(&edit) = on_path.get(edit) else { return };
                     let Some(index) = session.index_of(&t.id) else { return };
-                    last_edit.insert(index, edit);
+                    let slot = slots.entry(index).or_insert(Slot { last: NONE, edit });
+                    slot.edit = edit;
                     match op {
                         Some(Op::Undo) => match undoes {
                             // `undo --last`: only the regions that one fold folded.
-                            Some(log) => {
-                                if let Some(same) = slots.get_mut(&index) {
-                                    same.retain(|&at| {
-                                        let undone = folded[at].log == log;
-                                        gone[at] |= undone;
-                                        !undone
-                                    });
-                                }
+                            Some(log) => unfold(slot.last, &prev, &mut gone, |at| folded[at].log == log),
+                            None => {
+                                unfold(slot.last, &prev, &mut gone, |_| true);
+                                slot.last = NONE;
                             }
-                            None => slots.remove(&index).into_iter().flatten().for_each(|at| gone[at] = true),
                         },
                         Some(Op::Fold) => {
                             let Some(item) = Item::logged(t, index, log_id) else { return };
-                            let same = slots.entry(index).or_default();
-                            same.retain(|&at| {
-                                let refolded = folded[at].key() == item.key();
-                                gone[at] |= refolded;
-                                !refolded
-                            });
-                            same.push(folded.len());
+                            unfold(slot.last, &prev, &mut gone, |at| folded[at].key() == item.key());
+                            prev.push(slot.last);
+                            slot.last = folded.len();
                             folded.push(item);
                             gone.push(false);
                         }
@@ -332,10 +333,8 @@ impl<'w> Wall<'w> {
                     wall.torn.push(Torn { log: log_id.to_string(), line, listed, written });
                 }
             };
-        for &i in &projection.path {
-            if let Some(data) = log_entry::read(session, i) {
-                apply(i, (data.op(), data.undoes.as_deref(), &data.repairs), &data.targets);
-            }
+        for (i, data, _) in &read {
+            apply(*i, (data.op(), data.undoes.as_deref(), &data.repairs), &data.targets);
         }
         if let Some(b) = batch {
             let data = b.data;
@@ -357,14 +356,14 @@ impl<'w> Wall<'w> {
             Some(&edit) => Some(edit),
             None => projection.edit_of(index).map(|e| session.entries[e].id()),
         };
-        drop(slots);
+        drop(prev);
         let (mut at, superseded) = (0, &mut wall.superseded);
         folded.retain(|item| {
             at += 1;
             if gone[at - 1] || projection.position(item.index).is_none() {
                 return false; // undone, refolded, or summarised away by a later compaction: inert
             }
-            if winner(item.index) != last_edit.get(&item.index).copied() {
+            if winner(item.index) != slots.get(&item.index).map(|s| s.edit) {
                 if !superseded.iter().any(|t| *t == item.target) {
                     superseded.push(item.target.to_string());
                 }
@@ -372,8 +371,8 @@ impl<'w> Wall<'w> {
             }
             true
         });
-        // Grown by doubling: up to half of it was room for items the wall does not have (1 MiB on
-        // 25,000 folded regions), and the wall is held until the command is done.
+        // Made with room for every item folded on the path, some gone now; the wall is held until
+        // the command is done.
         folded.shrink_to_fit();
         wall.items = folded;
         wall.finish(projection, logs, |i| entry(i).0)
@@ -478,6 +477,29 @@ impl<'w> Wall<'w> {
             logs: self.logs.iter().map(id).collect(),
             foreign,
         }
+    }
+}
+
+/// A target entry as the path's walk ([`Wall::derive`]) knows it: its newest folded item in the
+/// walk's list (or [`NONE`]), and the edit id of its newest target in a log (an id on the path).
+/// One map of these, and a `prev` link per item to the target's item folded before it, hold
+/// what a map of each target's items and one of its edits held (2 MiB on 25,000 targets).
+struct Slot<'e> {
+    last: usize,
+    edit: &'e str,
+}
+
+/// No item: the end of a target's chain.
+const NONE: usize = usize::MAX;
+
+/// Marks gone the items of a target's chain (newest first from `at`, then each one's `prev`)
+/// that are not gone yet and that `undone` picks.
+fn unfold(mut at: usize, prev: &[usize], gone: &mut [bool], mut undone: impl FnMut(usize) -> bool) {
+    while at != NONE {
+        if !gone[at] && undone(at) {
+            gone[at] = true;
+        }
+        at = prev[at];
     }
 }
 
