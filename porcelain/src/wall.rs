@@ -237,8 +237,8 @@ impl<'w> Wall<'w> {
             // An item whose entry a compaction summarised away is inert (as in the walk).
             retain_from(&mut items, start, |it| projection.position(it.index()).is_some());
         }
-        // Kept items are sorted already, the batch's in its order (in order too when the batch
-        // folds what follows them, as a first fold does).
+        // Kept items are sorted already, the batch's by entry (in order too when the batch folds
+        // what follows them, as a first fold does).
         sort_in_context(&mut items, |it| {
             let (_, block, at) = it.key();
             (projection.position(it.index()), block, at)
