@@ -7,7 +7,6 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use serde_json::value::RawValue;
 use shake_plumbing::append::{self, ending, recently_written, Ending, Snapshot};
 use shake_plumbing::durable::FileError;
 use shake_plumbing::host::{Appender, Session, SessionFile, View, WriteBack};
@@ -180,8 +179,7 @@ pub fn commit<'d>(
     let moved = writes && session.default_leaf() != Some(leaf);
     let mut outcome = Outcome { after: None, appended: Vec::new(), repaired, moved };
     if !args.dry_run && writes {
-        let contents: Vec<(&str, &RawValue)> = edits.iter().map(|e| (e.target.as_str(), &*e.content)).collect();
-        let batch = Prepared::new(session, data(&projection, repairs), &contents)?;
+        let batch = Prepared::new(session, data(&projection, repairs), edits)?;
         // The overlay at the batch's end, for a batch that lands right after the last line read,
         // as it does unless another writer comes in between (then it is not used). The file ends
         // with a newline, so the log entry's line is the one after its last.
@@ -192,7 +190,7 @@ pub fn commit<'d>(
             })
             .flatten();
         drop((projection, wall));
-        let written = write(ctx, session, leaf, batch, &contents)?;
+        let written = write(ctx, session, leaf, batch, edits)?;
         outcome.appended = written.ids.clone();
         let landed = written.batch.zip(overlay);
         outcome.after = Some(AfterWrite::new(session.file.path.clone(), landed, written.ids));
@@ -281,13 +279,7 @@ const RECHAIN_ATTEMPTS: usize = 5;
 /// without its own new messages. Then the batch is written again, chained from pi's last
 /// entry, so pi's entries stay on the branch; the first copy stays behind on a side branch.
 /// The store remembers the write as shake's own (no "pi may have it open" warning next time).
-fn write(
-    ctx: &Context,
-    session: &Session<'_>,
-    leaf: usize,
-    batch: Prepared,
-    edits: &[(&str, &RawValue)],
-) -> Result<Written> {
+fn write(ctx: &Context, session: &Session<'_>, leaf: usize, batch: Prepared, edits: &[TargetEdit]) -> Result<Written> {
     let written = append_batch(ctx, session, leaf, batch, edits)?;
     crate::own_write::record(ctx, &session.file.path);
     Ok(written)
@@ -299,7 +291,7 @@ fn append_batch(
     session: &Session<'_>,
     leaf: usize,
     batch: Prepared,
-    edits: &[(&str, &RawValue)],
+    edits: &[TargetEdit],
 ) -> Result<Written> {
     let path = &session.file.path;
     if let Some(age) = recently_written(path).filter(|_| !crate::own_write::is_last(ctx, path)) {
@@ -377,14 +369,14 @@ struct Prepared<'d> {
 }
 
 impl<'d> Prepared<'d> {
-    /// The ids and log data of a batch of `edits` (`(target id, content)`) for `session`.
-    fn new(session: &Session<'_>, mut data: LogData<'d>, edits: &[(&str, &RawValue)]) -> Result<Prepared<'d>> {
+    /// The ids and log data of a batch of `edits` for `session`.
+    fn new(session: &Session<'_>, mut data: LogData<'d>, edits: &[TargetEdit]) -> Result<Prepared<'d>> {
         let mut writer = session.appender()?;
         let mut ids = Vec::with_capacity(edits.len() + 1);
         ids.push(writer.fresh_id(session));
         ids.extend(edits.iter().map(|_| writer.fresh_id(session)));
         let edit_ids: HashMap<&str, &str, foldhash::fast::RandomState> =
-            edits.iter().zip(&ids[1..]).map(|((t, _), id)| (*t, id.as_str())).collect();
+            edits.iter().zip(&ids[1..]).map(|(e, id)| (&*e.target, id.as_str())).collect();
         for t in &mut data.targets {
             t.edit = edit_ids.get(&*t.id).map_or_else(String::new, |id| id.to_string()).into();
         }
@@ -392,18 +384,18 @@ impl<'d> Prepared<'d> {
     }
 
     /// The batch's bytes chained from `parent`: the log entry, then the edits, a line each.
-    fn bytes(&self, parent: &str, edits: &[(&str, &RawValue)]) -> Result<Vec<u8>> {
+    fn bytes(&self, parent: &str, edits: &[TargetEdit]) -> Result<Vec<u8>> {
         // Serialised straight from the data (no `Value` tree of every target).
         let json = serde_json::value::to_raw_value(&self.data)
             .map_err(|e| Error::user(format!("cannot encode the log entry: {e}")))?;
         // One buffer for the batch, each line written into it as it is made.
-        let contents: usize = edits.iter().map(|(_, c)| c.get().len() + 160).sum();
+        let contents: usize = edits.iter().map(|e| e.content.get().len() + 160).sum();
         let mut bytes = Vec::with_capacity(json.get().len() + 160 + contents);
         let ids = &self.ids;
         self.writer.log_line(&mut bytes, &ids[0], Some(parent), CUSTOM_TYPE, &json);
         bytes.push(b'\n');
-        for (k, (target, content)) in edits.iter().enumerate() {
-            self.writer.edit_line(&mut bytes, &ids[k + 1], Some(&ids[k]), target, content);
+        for (k, e) in edits.iter().enumerate() {
+            self.writer.edit_line(&mut bytes, &ids[k + 1], Some(&ids[k]), &e.target, &e.content);
             bytes.push(b'\n');
         }
         Ok(bytes)

@@ -52,7 +52,7 @@ pub struct LeafView<'s, 'a> {
     /// The projection at the leaf.
     pub projection: View<'s, 'a>,
     /// The folds in force at the leaf.
-    pub wall: Wall,
+    pub wall: Wall<'s>,
     /// The node id of each entry of `projection.path`.
     pub nodes: Vec<ObjectId>,
 }
@@ -191,7 +191,7 @@ impl<'s, 'a> LeafView<'s, 'a> {
         self.items_at(index).map(item_json).collect()
     }
 
-    fn items_at(&self, index: usize) -> impl Iterator<Item = &Item> {
+    fn items_at(&self, index: usize) -> impl Iterator<Item = &Item<'_>> {
         self.wall.items.iter().filter(move |it| it.index == index)
     }
 

@@ -4,6 +4,7 @@
 //! Everything here is a pure function of the projection, so the store can keep the result as a
 //! per-leaf overlay ([`Wall::overlay`]) and recompute it to check.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasher;
 
@@ -20,46 +21,51 @@ use shake_plumbing::host::{View, WriteBack};
 use shake_plumbing::js::write_string;
 use shake_plumbing::regions::{Region, RegionKind};
 
-use crate::log_entry::{self, LogData, LogTarget, Op};
+use crate::log_entry::{self, LogData, LogHead, LogTarget, Op, Targets};
 
-/// One folded region at a leaf.
+/// One folded region at a leaf. Its strings are borrowed from the session (its log entry's
+/// line) where they can be: a wall holds an item per folded region, and their own copies were
+/// 2.6 MiB of a `status` on 100,000 tiny entries.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Item {
-    /// The target entry's id.
-    pub target: String,
+pub struct Item<'w> {
+    /// The target entry's id (Claude Code: the tool_use_id).
+    pub target: Cow<'w, str>,
     /// The target's index in the session's entries.
     pub index: usize,
     /// What was folded.
     pub kind: RegionKind,
     /// Tool name, fence info string, XML tag or image type.
-    pub label: String,
+    pub label: Cow<'w, str>,
     /// The region's size as logged, in the log entry's tokenizer.
     pub tokens: u64,
     /// The content block holding the region (`None` for string content or a whole tool result).
     pub block: Option<usize>,
     /// A block region's byte range in that text.
     pub at: Option<(usize, usize)>,
-    /// The log entry that folded it.
-    pub log: String,
+    /// The log entry that folded it (empty for a region a plan is about to fold).
+    pub log: &'w str,
 }
 
-impl Item {
+impl<'w> Item<'w> {
     /// Places a region of entry `index` (id `target`) folded by log entry `log`.
-    pub fn new(target: String, index: usize, r: Region, log: String) -> Item {
-        Item { target, index, kind: r.kind, label: r.label, tokens: r.tokens, block: r.block, at: r.at, log }
+    pub fn new(target: Cow<'w, str>, index: usize, r: Region, log: &'w str) -> Item<'w> {
+        let label = Cow::Owned(r.label);
+        Item { target, index, kind: r.kind, label, tokens: r.tokens, block: r.block, at: r.at, log }
     }
 
     /// The item a fold log's target names, at entry `index`, folded by log entry `log` (`None`
     /// for a kind this shake does not know).
-    fn logged(t: &LogTarget, index: usize, log: &str) -> Option<Item> {
-        let region = Region {
+    fn logged(t: &LogTarget<'w>, index: usize, log: &'w str) -> Option<Item<'w>> {
+        Some(Item {
+            target: t.id.clone(),
+            index,
             kind: RegionKind::parse(&t.kind)?,
-            label: t.label.to_string(),
+            label: t.label.clone(),
             tokens: t.tokens,
             block: t.block,
             at: t.at.map(|[a, b]| (a, b)),
-        };
-        Some(Item::new(t.id.to_string(), index, region, log.to_string()))
+            log,
+        })
     }
 
     /// The identity of a region inside its target: a region is folded at most once.
@@ -100,11 +106,11 @@ pub struct Appended<'d> {
     pub data: &'d LogData<'d>,
 }
 
-/// The folds in force at one leaf.
+/// The folds in force at one leaf, borrowing the session it was derived from.
 #[derive(Clone, Debug, Default)]
-pub struct Wall {
+pub struct Wall<'w> {
     /// Folded regions, in context order.
-    pub items: Vec<Item>,
+    pub items: Vec<Item<'w>>,
     /// Targets shake folded whose winning edit is now another tool's (so they are not folded).
     pub superseded: Vec<String>,
     /// Half-written batches on the path that no later log entry repaired.
@@ -112,8 +118,9 @@ pub struct Wall {
     /// The shake log entries on the path, oldest first, as entry indexes (their data is read to
     /// derive the items, and let go: on 100,000 folded entries it was 4.5 MiB of a status).
     pub logs: Vec<usize>,
-    /// Every edit id a shake log on the path announced.
-    shake_edits: HashSet<String, Fast>,
+    /// Every edit id a shake log on the path announced, with the number (in `logs`) of the last
+    /// log that announced it (so a log's distinct ids are counted as its targets are read).
+    shake_edits: HashMap<Cow<'w, str>, usize, Fast>,
     /// Target id → its items (contiguous, as items are in context order): the ranges, hashed
     /// by their target id and found by their first item's (the ids are not copied: on 100,000
     /// folded entries a map keyed by a copy of each was 1.5 MB).
@@ -124,12 +131,12 @@ pub struct Wall {
     foreign_edits: HashMap<String, usize, Fast>,
     /// Entry ids of `logs` and of the `foreign_edits` values (the overlay names entries by id:
     /// indexes differ between a session and its forks).
-    ids: HashMap<usize, String, Fast>,
+    ids: HashMap<usize, &'w str, Fast>,
 }
 
-impl Wall {
+impl<'w> Wall<'w> {
     /// Derives the wall at a projection's leaf.
-    pub fn at(projection: &View<'_, '_>) -> Wall {
+    pub fn at(projection: &View<'w, '_>) -> Wall<'w> {
         Wall::derive(projection, None)
     }
 
@@ -139,112 +146,107 @@ impl Wall {
     /// the session's entries (index `entries.len()`) and its edits win for their targets, as
     /// they do in pi's projection (the newest edit of a target in the context wins).
     ///
-    /// Only the batch's targets change: their items are updated as the path's walk would
-    /// update them ([`Wall::derive`]), the others are kept as they are, so the cost is the
-    /// batch's and the wall's, not the path's (the path's logs are not parsed again, no item
-    /// is copied). Where that shortcut could differ from the walk (a target of the batch
-    /// superseded on this wall, so its folded items are not all on it; an edit id of the batch
-    /// announced on the path already, or a foreign edit's; a target without an edit), the wall
-    /// is derived again.
+    /// Only the batch's targets change ([`Wall::items_after`]), so the cost is the batch's and
+    /// the wall's, not the path's; where that shortcut could differ from the walk, the wall is
+    /// derived again.
     pub fn after_batch<T>(
         &self,
         projection: &View<'_, '_>,
         batch: &Appended,
         write: impl FnOnce(&Overlay<'_>) -> T,
     ) -> T {
+        let Some(items) = self.items_after(projection, batch) else {
+            return write(&Wall::derive(projection, Some(batch)).overlay());
+        };
+        let mut overlay = self.overlay_of(items);
+        overlay.torn.retain(|t| !batch.data.repairs.iter().any(|r| r == t.log));
+        overlay.logs.push(batch.log);
+        write(&overlay)
+    }
+
+    /// The items of [`Wall::after_batch`]'s overlay, in context order: the batch's targets'
+    /// items updated as the path's walk would update them ([`Wall::derive`]), the others kept as
+    /// they are (the path's logs are not parsed again, no item is copied). `None` where that
+    /// shortcut could differ from the walk: a target of the batch superseded on this wall, so its
+    /// folded items are not all on it; an edit id of the batch announced on the path already, or
+    /// a foreign edit's; a target without an edit. What it uses to update them is let go before
+    /// the overlay is written (1.7 MiB of a fold's peak on 25,000 targets).
+    fn items_after<'o>(&'o self, projection: &View<'_, '_>, batch: &Appended<'o>) -> Option<Vec<Folded<'o>>> {
         let session = projection.session;
         let data = batch.data;
-        let edits: HashSet<&str, Fast> = data.targets.iter().map(|t| &*t.edit).collect();
-        // The batch's targets, each with its items in the order folded (the wall's order is a
-        // stable sort of that order, and ties are within one target), in the batch's order.
         let op = data.op();
+        // Few ids, against which each of the batch's targets is checked (sets of the batch's
+        // targets and edit ids were 1.3 MiB of an undo's peak on 25,000 targets).
+        let foreign: HashSet<&str, Fast> =
+            self.foreign_edits.values().filter_map(|i| self.ids.get(i).copied()).collect();
+        let superseded: HashSet<&str, Fast> = self.superseded.iter().map(String::as_str).collect();
+        let shortcut = |t: &LogTarget| {
+            let edit = &*t.edit;
+            !edit.is_empty()
+                && !self.shake_edits.contains_key(edit)
+                && !foreign.contains(edit)
+                && !superseded.contains(&*t.id)
+        };
+        if session.host().write_back() != WriteBack::Append || !data.targets.iter().all(shortcut) {
+            return None;
+        }
+        // The wall's items of the batch's targets (each target's are contiguous: same entry).
+        let mut touched = vec![false; self.items.len()];
+        for t in &data.targets {
+            touched[self.range_of(&t.id)].fill(true);
+        }
         // An undo of every fold of its targets keeps none of their items: none is held.
         let clears = op == Some(Op::Undo) && data.undoes.is_none();
-        // Each batch target's target as a number, in the order first touched (`ks`), and room
-        // for the touched targets' items after the batch: those kept (at most all they have)
-        // and those the batch folds.
-        let mut touched: HashMap<&str, usize, Fast> = HashMap::default();
-        let (mut ks, mut room) = (Vec::with_capacity(data.targets.len()), 0);
-        for t in &data.targets {
-            let next = touched.len();
-            let k = *touched.entry(&*t.id).or_insert(next);
-            if k == next && !clears {
-                room += self.items_of(&t.id).len();
-            }
-            room += usize::from(op == Some(Op::Fold));
-            ks.push(k);
-        }
-        let foreign = self.foreign_edits.values().filter_map(|i| self.ids.get(i));
-        let exact = session.host().write_back() == WriteBack::Append
-            && !edits.contains("")
-            && !edits.iter().any(|e| self.shake_edits.contains(*e))
-            && !self.superseded.iter().any(|t| touched.contains_key(t.as_str()))
-            && !foreign.into_iter().any(|id| edits.contains(id.as_str()));
-        if !exact {
-            return write(&Wall::derive(projection, Some(batch)).overlay());
-        }
-        /// An item as the walk holds it: its overlay spelling and its entry.
-        type Held<'w> = (OverlayItem<'w>, usize);
-        /// A held item's identity inside its target ([`Item::key`], its kind spelt).
-        fn key<'w>((it, _): &Held<'w>) -> (&'w str, Option<usize>, Option<[usize; 2]>) {
-            (it.kind, it.block, it.at)
-        }
-        fn held(it: &Item) -> Held<'_> {
-            (OverlayItem::of(it), it.index)
-        }
-        let untouched = self.items.len() - touched.keys().map(|t| self.items_of(t).len()).sum::<usize>();
+        // Room for the items kept (at most all the wall has) and those the batch folds.
+        let kept = if clears { touched.iter().filter(|&&t| !t).count() } else { self.items.len() };
+        let folds = if op == Some(Op::Fold) { data.targets.len() } else { 0 };
         // One list: the untouched items, then each touched target's in turn, updated at the
         // list's end as the walk updates them (a list per target held each item twice over).
-        let mut items: Vec<Held<'_>> = Vec::with_capacity(untouched + room);
-        items.extend(self.items.iter().filter(|it| !touched.contains_key(it.target.as_str())).map(held));
-        // The batch's targets grouped by target, each group in the batch's order (a stable sort).
-        let mut order: Vec<usize> = (0..data.targets.len()).collect();
-        order.sort_by_key(|&j| ks[j]);
-        for group in order.chunk_by(|&a, &b| ks[a] == ks[b]) {
-            let start = items.len();
+        let mut items: Vec<Folded<'_>> = Vec::with_capacity(kept + folds);
+        let untouched = self.items.iter().zip(&touched).filter(|(_, &t)| !t);
+        items.extend(untouched.map(|(it, _)| Folded::Held(it)));
+        // The batch's targets by entry, each entry's in the batch's order (the wall's items of
+        // one target are a stable sort of their order folded, and ties are within one target).
+        // A target that is no entry of the session has no items, and folds none.
+        let mut order: Vec<(usize, usize)> =
+            (data.targets.iter().enumerate()).filter_map(|(j, t)| Some((session.index_of(&t.id)?, j))).collect();
+        order.sort_unstable();
+        for group in order.chunk_by(|a, b| a.0 == b.0) {
+            let (index, start) = (group[0].0, items.len());
             if !clears {
-                let target = &*data.targets[group[0]].id;
-                items.extend(self.items_of(target).iter().filter(|it| it.target == target).map(held));
+                let target = &*data.targets[group[0].1].id;
+                items.extend(self.items_of(target).iter().filter(|it| it.target == target).map(Folded::Held));
             }
-            for t in group.iter().map(|&j| &data.targets[j]) {
+            for t in group.iter().map(|&(_, j)| &data.targets[j]) {
                 match op {
                     Some(Op::Undo) => match &data.undoes {
-                        Some(log) => retain_from(&mut items, start, |(it, _)| it.log != log.as_str()),
+                        Some(log) => retain_from(&mut items, start, |it| it.log() != log),
                         None => items.truncate(start),
                     },
                     Some(Op::Fold) => {
-                        let (Some(index), Some(kind)) = (session.index_of(&t.id), RegionKind::parse(&t.kind)) else {
+                        if RegionKind::parse(&t.kind).is_none() {
                             continue;
-                        };
-                        let item = OverlayItem {
-                            target: &t.id,
-                            kind: kind.as_str(),
-                            label: &t.label,
-                            tokens: t.tokens,
-                            block: t.block,
-                            at: t.at,
-                            log: batch.log,
-                        };
-                        let new = (item, index);
-                        retain_from(&mut items, start, |h| key(h) != key(&new));
+                        }
+                        let new = Folded::Logged { target: t, index, log: batch.log };
+                        retain_from(&mut items, start, |it| it.key() != new.key());
                         items.push(new);
                     }
                     None => {}
                 }
             }
             // An item whose entry a compaction summarised away is inert (as in the walk).
-            retain_from(&mut items, start, |(_, index)| projection.position(*index).is_some());
+            retain_from(&mut items, start, |it| projection.position(it.index()).is_some());
         }
-        // Each position is looked up once (kept items are sorted already, the batch's in its
-        // order: runs the sort merges).
-        items.sort_by_cached_key(|(it, index)| (projection.position(*index), it.block, it.at));
-        let mut overlay = self.overlay_of(items.into_iter().map(|(it, _)| it).collect());
-        overlay.torn.retain(|t| !data.repairs.iter().any(|r| r == t.log));
-        overlay.logs.push(batch.log);
-        write(&overlay)
+        // Kept items are sorted already, the batch's by entry (in order too when the batch folds
+        // what follows them, as a first fold does).
+        sort_in_context(&mut items, |it| {
+            let (_, block, at) = it.key();
+            (projection.position(it.index()), block, at)
+        });
+        Some(items)
     }
 
-    fn derive(projection: &View<'_, '_>, batch: Option<&Appended>) -> Wall {
+    fn derive(projection: &View<'w, '_>, batch: Option<&Appended<'w>>) -> Wall<'w> {
         let session = projection.session;
         if session.host().write_back() == WriteBack::Fork {
             return Wall::of_forks(projection);
@@ -261,81 +263,88 @@ impl Wall {
             None => (session.entries[i].id(), session.entries[i].line()),
         };
         let mut wall = Wall::default();
+        // The path's logs, each read whole once (to check every target, and count them) before
+        // any is applied, so that `folded` is made once with room for every fold's targets:
+        // grown by doubling, its room to spare was 1 MiB at a status's peak on 25,000 items.
+        let read: Vec<(usize, LogHead, usize)> = (projection.path.iter())
+            .filter_map(|&i| log_entry::read(session, i).map(|(data, targets)| (i, data, targets)))
+            .collect();
+        let folds = |op: Option<Op>, targets: usize| if op == Some(Op::Fold) { targets } else { 0 };
+        let room = read.iter().map(|(_, data, targets)| folds(data.op(), *targets)).sum::<usize>()
+            + batch.map_or(0, |b| folds(b.data.op(), b.data.targets.len()));
         // Folded items in the order folded; an item is marked gone when an undo or a refold
-        // replaces it, found through `slots` (per target entry), so each log costs its own
-        // targets only. The wall keeps what is left of this very list (a second list of the
-        // items kept was a fifth of a status's wall on 100,000 folded entries).
-        let (mut folded, mut gone): (Vec<Item>, Vec<bool>) = (Vec::new(), Vec::new());
-        let mut slots: HashMap<usize, Vec<usize>, Fast> = HashMap::default();
-        // Target entry → the edit id of its newest target in a log (an id `on_path` holds).
-        let mut last_edit: HashMap<usize, &str, Fast> = HashMap::default();
+        // replaces it, found through its target's chain (`Slot::last`, then each item's `prev`),
+        // so each log costs its own targets only. The wall keeps what is left of this very list
+        // (a second list of the items kept was a fifth of a status's wall on 100,000 folded
+        // entries).
+        let mut folded: Vec<Item> = Vec::with_capacity(room);
+        let (mut gone, mut prev): (Vec<bool>, Vec<usize>) = (Vec::with_capacity(room), Vec::with_capacity(room));
+        let mut slots: HashMap<usize, Slot, Fast> = HashMap::default();
         // Logs a later log repairs are not torn; known only once every log is read.
         let mut repaired: HashSet<String, Fast> = HashSet::default();
         let mut logs = Vec::new();
-        // Each log is parsed, applied and let go in turn: the wall holds one log's targets at a
-        // time, not every fold's of a long session (two logs of 25,000 targets were the peak of
-        // a status on 100,000 tiny entries).
-        let mut apply = |i: usize, data: &LogData| {
-            let (log_id, line) = entry(i);
-            logs.push(i);
-            repaired.extend(data.repairs.iter().cloned());
-            let listed = data.edit_ids();
-            let written = listed.iter().filter(|id| on_path.contains(**id)).count();
-            if written < listed.len() {
-                wall.torn.push(Torn { log: log_id.to_string(), line, listed: listed.len(), written });
-            }
-            wall.shake_edits.extend(listed.iter().map(|s| s.to_string()));
-            let op = data.op();
-            for t in &data.targets {
-                let Some(&edit) = on_path.get(&*t.edit) else { continue };
-                let Some(index) = session.index_of(&t.id) else { continue };
-                last_edit.insert(index, edit);
-                match op {
-                    Some(Op::Undo) => match &data.undoes {
-                        // `undo --last`: only the regions that one fold folded.
-                        Some(log) => {
-                            if let Some(same) = slots.get_mut(&index) {
-                                same.retain(|&at| {
-                                    let undone = folded[at].log == *log;
-                                    gone[at] |= undone;
-                                    !undone
-                                });
-                            }
-                        }
-                        None => slots.remove(&index).into_iter().flatten().for_each(|at| gone[at] = true),
-                    },
-                    Some(Op::Fold) => {
-                        let Some(item) = Item::logged(t, index, log_id) else {
-                            continue;
-                        };
-                        let same = slots.entry(index).or_default();
-                        same.retain(|&at| {
-                            let refolded = folded[at].key() == item.key();
-                            gone[at] |= refolded;
-                            !refolded
-                        });
-                        same.push(folded.len());
-                        folded.push(item);
-                        gone.push(false);
+        // Each log is applied as its targets are read, one at a time, and let go: the wall holds
+        // no list of a log's targets (one of 25,000 was the peak of a status on 100,000 tiny
+        // entries), let alone every fold's of a long session.
+        let mut apply =
+            |i: usize, (op, undoes, repairs): (Option<Op>, Option<&str>, &[String]), targets: &dyn Targets<'w>| {
+                let (log_id, line) = entry(i);
+                let number = logs.len();
+                logs.push(i);
+                repaired.extend(repairs.iter().cloned());
+                // The distinct edit ids the log announces, and of those the ones on the path.
+                let (mut listed, mut written) = (0, 0);
+                targets.each(&mut |t| {
+                    let edit = &*t.edit;
+                    let first = match wall.shake_edits.get_mut(edit) {
+                        Some(last) => std::mem::replace(last, number) != number,
+                        None => wall.shake_edits.insert(t.edit.clone(), number).is_none(),
+                    };
+                    if first {
+                        listed += 1;
+                        written += usize::from(on_path.contains(edit));
                     }
-                    None => {}
+                    let Some(&edit) = on_path.get(edit) else { return };
+                    let Some(index) = session.index_of(&t.id) else { return };
+                    let slot = slots.entry(index).or_insert(Slot { last: NONE, edit });
+                    slot.edit = edit;
+                    match op {
+                        Some(Op::Undo) => match undoes {
+                            // `undo --last`: only the regions that one fold folded.
+                            Some(log) => unfold(slot.last, &prev, &mut gone, |at| folded[at].log == log),
+                            None => {
+                                unfold(slot.last, &prev, &mut gone, |_| true);
+                                slot.last = NONE;
+                            }
+                        },
+                        Some(Op::Fold) => {
+                            let Some(item) = Item::logged(t, index, log_id) else { return };
+                            unfold(slot.last, &prev, &mut gone, |at| folded[at].key() == item.key());
+                            prev.push(slot.last);
+                            slot.last = folded.len();
+                            folded.push(item);
+                            gone.push(false);
+                        }
+                        None => {}
+                    }
+                });
+                if written < listed {
+                    wall.torn.push(Torn { log: log_id.to_string(), line, listed, written });
                 }
-            }
-        };
-        for &i in &projection.path {
-            if let Some(data) = log_entry::parse(session, i) {
-                apply(i, &data);
-            }
+            };
+        for (i, data, _) in &read {
+            apply(*i, (data.op(), data.undoes.as_deref(), &data.repairs), &data.targets);
         }
         if let Some(b) = batch {
-            apply(appended, b.data);
+            let data = b.data;
+            apply(appended, (data.op(), data.undoes.as_deref(), &data.repairs), &data.targets);
         }
         wall.torn.retain(|t| !repaired.contains(&t.log));
         for &i in &projection.context {
             let e = &session.entries[i];
-            if let Some(target) = projection.edit_target(i).filter(|_| !wall.shake_edits.contains(e.id())) {
+            if let Some(target) = projection.edit_target(i).filter(|_| !wall.shake_edits.contains_key(e.id())) {
                 wall.foreign_edits.insert(target.into_owned(), i);
-                wall.ids.insert(i, e.id().to_string());
+                wall.ids.insert(i, e.id());
             }
         }
         let batch_edits: HashMap<&str, &str, Fast> = batch
@@ -346,29 +355,33 @@ impl Wall {
             Some(&edit) => Some(edit),
             None => projection.edit_of(index).map(|e| session.entries[e].id()),
         };
-        drop(slots);
+        drop(prev);
         let (mut at, superseded) = (0, &mut wall.superseded);
         folded.retain(|item| {
             at += 1;
             if gone[at - 1] || projection.position(item.index).is_none() {
                 return false; // undone, refolded, or summarised away by a later compaction: inert
             }
-            if winner(item.index) != last_edit.get(&item.index).copied() {
-                if !superseded.contains(&item.target) {
-                    superseded.push(item.target.clone());
+            if winner(item.index) != slots.get(&item.index).map(|s| s.edit) {
+                if !superseded.iter().any(|t| *t == item.target) {
+                    superseded.push(item.target.to_string());
                 }
                 return false;
             }
             true
         });
+        // Made with room for every item folded on the path, some gone now; the wall is held until
+        // the command is done.
+        folded.shrink_to_fit();
         wall.items = folded;
         wall.finish(projection, logs, |i| entry(i).0)
     }
 
     /// The wall of a file a fork wrote (Claude Code): the regions its stored fold records name
+    /// The wall of a file a fork wrote (Claude Code): the regions its stored fold records name
     /// whose result in the context is still a placeholder (a turn that rewrote one, or a row the
     /// loader no longer reaches, leaves it out).
-    fn of_forks(projection: &View<'_, '_>) -> Wall {
+    fn of_forks(projection: &View<'w, '_>) -> Wall<'w> {
         let session = projection.session;
         let logs = log_entry::stored(session);
         let mut wall = Wall::default();
@@ -389,19 +402,19 @@ impl Wall {
 
     /// Orders the items as the context, indexes them, and keeps the logs they came from (the
     /// entry indexes `logs`). `log_id` names the log entry at an index of `logs`.
-    fn finish<'i>(mut self, projection: &View<'_, '_>, logs: Vec<usize>, log_id: impl Fn(usize) -> &'i str) -> Wall {
-        self.items.sort_by_key(|it| (projection.position(it.index), it.block, it.at));
+    fn finish(mut self, projection: &View<'_, '_>, logs: Vec<usize>, log_id: impl Fn(usize) -> &'w str) -> Wall<'w> {
+        sort_in_context(&mut self.items, |it| (projection.position(it.index), it.block, it.at));
         self.index_targets();
         self.logs = logs;
-        self.ids.extend(self.logs.iter().map(|&i| (i, log_id(i).to_string())));
+        self.ids.extend(self.logs.iter().map(|&i| (i, log_id(i))));
         self
     }
 
     fn index_targets(&mut self) {
         let Wall { items, by_target, hasher, .. } = self;
-        let first = |r: &std::ops::Range<usize>| items[r.start].target.as_str();
+        let first = |r: &std::ops::Range<usize>| &*items[r.start].target;
         for (n, it) in items.iter().enumerate() {
-            let hash = hasher.hash_one(it.target.as_str());
+            let hash = hasher.hash_one(&*it.target);
             match by_target.entry(hash, |r| first(r) == it.target, |r| hasher.hash_one(first(r))) {
                 Entry::Occupied(mut range) => range.get_mut().end = n + 1,
                 Entry::Vacant(slot) => {
@@ -417,9 +430,14 @@ impl Wall {
     }
 
     /// Returns the folded regions of one target.
-    pub fn items_of(&self, target: &str) -> &[Item] {
+    pub fn items_of(&self, target: &str) -> &[Item<'w>] {
+        &self.items[self.range_of(target)]
+    }
+
+    /// Where the folded regions of one target are in `items` (an empty range for none).
+    fn range_of(&self, target: &str) -> std::ops::Range<usize> {
         let hash = self.hasher.hash_one(target);
-        self.by_target.find(hash, |r| self.items[r.start].target == target).map_or(&[], |r| &self.items[r.clone()])
+        self.by_target.find(hash, |r| self.items[r.start].target == target).map_or(0..0, |r| r.clone())
     }
 
     /// Returns the folded targets as entry indexes, in context order, each once.
@@ -431,7 +449,7 @@ impl Wall {
 
     /// Tells whether an edit id was written by shake (fold or undo).
     pub fn is_shake_edit(&self, id: &str) -> bool {
-        self.shake_edits.contains(id)
+        self.shake_edits.contains_key(id)
     }
 
     /// Returns a target's content as projected before any shake edit: the latest other
@@ -448,12 +466,12 @@ impl Wall {
     /// `{"items":[…],"superseded":[…],"torn":[…],"logs":[…],"foreign":[[target,edit]…]}`,
     /// borrowing the wall (serialised straight to bytes, no `Value` tree of every item).
     pub fn overlay(&self) -> Overlay<'_> {
-        self.overlay_of(self.items.iter().map(OverlayItem::of).collect())
+        self.overlay_of(self.items.iter().map(Folded::Held).collect())
     }
 
     /// [`Wall::overlay`] with these items.
-    fn overlay_of<'w>(&'w self, items: Vec<OverlayItem<'w>>) -> Overlay<'w> {
-        let id = |i: &usize| self.ids.get(i).map_or("", String::as_str);
+    fn overlay_of<'o>(&'o self, items: Vec<Folded<'o>>) -> Overlay<'o> {
+        let id = |i: &usize| self.ids.get(i).copied().unwrap_or("");
         let mut foreign: Vec<[&str; 2]> = self.foreign_edits.iter().map(|(t, i)| [t.as_str(), id(i)]).collect();
         foreign.sort_unstable();
         Overlay {
@@ -463,6 +481,39 @@ impl Wall {
             logs: self.logs.iter().map(id).collect(),
             foreign,
         }
+    }
+}
+
+/// A target entry as the path's walk ([`Wall::derive`]) knows it: its newest folded item in the
+/// walk's list (or [`NONE`]), and the edit id of its newest target in a log (an id on the path).
+/// One map of these, and a `prev` link per item to the target's item folded before it, hold
+/// what a map of each target's items and one of its edits held (2 MiB on 25,000 targets).
+struct Slot<'e> {
+    last: usize,
+    edit: &'e str,
+}
+
+/// No item: the end of a target's chain.
+const NONE: usize = usize::MAX;
+
+/// Marks gone the items of a target's chain (newest first from `at`, then each one's `prev`)
+/// that are not gone yet and that `undone` picks.
+fn unfold(mut at: usize, prev: &[usize], gone: &mut [bool], mut undone: impl FnMut(usize) -> bool) {
+    while at != NONE {
+        if !gone[at] && undone(at) {
+            gone[at] = true;
+        }
+        at = prev[at];
+    }
+}
+
+/// Sorts `v` stably by `key` (an item's place in the context) unless it is in order already, as
+/// the items of folds that each fold what follows the last are. A stable sort's scratch is a
+/// copy of the list (3 MiB of a status on 25,000 folded regions); a sort by cached keys holds a
+/// key and an index an item instead, and looks each key up once.
+fn sort_in_context<T, K: Ord>(v: &mut [T], key: impl Fn(&T) -> K) {
+    if !v.is_sorted_by_key(&key) {
+        v.sort_by_cached_key(key);
     }
 }
 
@@ -484,19 +535,85 @@ fn retain_from<T>(v: &mut Vec<T>, start: usize, mut keep: impl FnMut(&T) -> bool
 #[derive(Debug, PartialEq)]
 #[cfg_attr(test, derive(Serialize))]
 pub struct Overlay<'w> {
-    items: Vec<OverlayItem<'w>>,
+    items: Vec<Folded<'w>>,
     superseded: &'w [String],
     torn: Vec<OverlayTorn<'w>>,
     logs: Vec<&'w str>,
     foreign: Vec<[&'w str; 2]>,
 }
 
-/// One folded item of an [`Overlay`].
+/// An item of an [`Overlay`]: one the wall holds, or a target of the batch just appended
+/// ([`Wall::after_batch`]) at its entry `index`, logged by `log`; spelt ([`OverlayItem`]) only as
+/// the overlay is written (a list of every item spelt was 2.9 MiB of a fold's peak on 100,000
+/// tiny entries).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Folded<'o> {
+    Held(&'o Item<'o>),
+    Logged { target: &'o LogTarget<'o>, index: usize, log: &'o str },
+}
+
+impl<'o> Folded<'o> {
+    /// The target's entry.
+    fn index(self) -> usize {
+        match self {
+            Folded::Held(it) => it.index,
+            Folded::Logged { index, .. } => index,
+        }
+    }
+
+    /// The log entry that folded it.
+    fn log(self) -> &'o str {
+        match self {
+            Folded::Held(it) => it.log,
+            Folded::Logged { log, .. } => log,
+        }
+    }
+
+    /// Its identity inside its target ([`Item::key`], the kind spelt).
+    fn key(self) -> (&'o str, Option<usize>, Option<(usize, usize)>) {
+        let it = self.spelt();
+        (it.kind, it.block, it.at.map(|[a, b]| (a, b)))
+    }
+
+    /// Its spelling in the overlay.
+    fn spelt(self) -> OverlayItem<'o> {
+        match self {
+            Folded::Held(it) => OverlayItem {
+                target: &it.target,
+                kind: it.kind.as_str(),
+                label: &it.label,
+                tokens: it.tokens,
+                block: it.block,
+                at: it.at.map(|(a, b)| [a, b]),
+                log: it.log,
+            },
+            // The kind was checked when the item was made: a known one, spelt as its own.
+            Folded::Logged { target: t, log, .. } => OverlayItem {
+                target: &t.id,
+                kind: &t.kind,
+                label: &t.label,
+                tokens: t.tokens,
+                block: t.block,
+                at: t.at,
+                log,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+impl Serialize for Folded<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.spelt().serialize(s)
+    }
+}
+
+/// One folded item of an [`Overlay`], as it is spelt.
 #[derive(Clone, Debug, PartialEq)]
 #[cfg_attr(test, derive(Serialize))]
 struct OverlayItem<'w> {
     target: &'w str,
-    kind: &'static str,
+    kind: &'w str,
     label: &'w str,
     tokens: u64,
     block: Option<usize>,
@@ -541,10 +658,26 @@ impl Overlay<'_> {
                 None => out.extend_from_slice(b"null"),
             }
         }
-        out.reserve(self.items.len() * 160);
+        // Room for the whole overlay at once (it has an item per folded region: grown by doubling,
+        // its bytes would be copied as they grow, and could take twice their size). Its strings
+        // and what is around them: an item's keys and figures take 93 bytes, 106 with a block and
+        // range (figures of up to 6 digits); escapes and longer figures grow the bytes further.
+        let items: usize = (self.items.iter())
+            .map(|it| {
+                let it = it.spelt();
+                let around = if it.block.is_some() || it.at.is_some() { 106 } else { 93 };
+                around + it.target.len() + it.label.len() + it.log.len()
+            })
+            .sum();
+        let superseded: usize = self.superseded.iter().map(|t| t.len() + 3).sum();
+        let torn: usize = self.torn.iter().map(|t| t.log.len() + 58).sum();
+        let logs: usize = self.logs.iter().map(|l| l.len() + 3).sum();
+        let foreign: usize = self.foreign.iter().map(|[t, e]| t.len() + e.len() + 8).sum();
+        out.reserve(61 + items + superseded + torn + logs + foreign);
         out.push(b'{');
         key(out, "items");
         list(out, &self.items, |out, it| {
+            let it = it.spelt();
             out.push(b'{');
             for (k, v) in [("target", it.target), ("kind", it.kind), ("label", it.label)] {
                 key(out, k);
@@ -581,20 +714,6 @@ impl Overlay<'_> {
         key(out, "foreign");
         list(out, &self.foreign, |out, pair| list(out, pair, |out, s| string(out, s)));
         out.push(b'}');
-    }
-}
-
-impl<'w> OverlayItem<'w> {
-    fn of(it: &'w Item) -> OverlayItem<'w> {
-        OverlayItem {
-            target: &it.target,
-            kind: it.kind.as_str(),
-            label: &it.label,
-            tokens: it.tokens,
-            block: it.block,
-            at: it.at.map(|(a, b)| [a, b]),
-            log: &it.log,
-        }
     }
 }
 
@@ -635,14 +754,17 @@ mod tests {
         )
     }
 
-    fn wall_of(lines: &[String]) -> (Wall, String) {
+    /// The wall at the leaf of the test session followed by `lines` (the wall borrows the session
+    /// made here: what the tests read of it): its item count, torn batches, superseded targets,
+    /// and the base content of `m1`.
+    fn wall_of(lines: &[String]) -> (usize, Vec<Torn>, Vec<String>, String) {
         let text = format!("{SESSION}{}\n", lines.join("\n"));
         let file = SessionFile::from_bytes("t.jsonl".into(), text.into_bytes());
         let session = host::load(&file, None).unwrap();
         let p = View::at(&session, session.default_leaf()).unwrap();
         let wall = Wall::at(&p);
         let base = wall.base_content(&p, 0).map(|c| c.get().to_string()).unwrap_or_default();
-        (wall, base)
+        (wall.items.len(), wall.torn, wall.superseded, base)
     }
 
     /// A tool result `m2` after `m1`, with its line feed (a pi line: kept out of the source by the seam).
@@ -733,23 +855,23 @@ mod tests {
     #[test]
     fn fold_then_undo_then_torn() {
         let folded = [log("l1", "m1", "fold", "e1"), edit("e1", "l1", "[ph]")];
-        let (wall, base) = wall_of(&folded);
-        assert_eq!(wall.items.len(), 1);
+        let (items, _, _, base) = wall_of(&folded);
+        assert_eq!(items, 1);
         assert_eq!(base, r#"[{"type":"text","text":"long"}]"#);
         let undone = [folded[0].clone(), folded[1].clone(), log("l2", "e1", "undo", "e2"), edit("e2", "l2", "long")];
-        assert!(wall_of(&undone).0.is_empty());
+        assert_eq!(wall_of(&undone).0, 0);
         // A fold whose edit was never written: nothing folded, a torn batch.
-        let (wall, _) = wall_of(&[log("l1", "m1", "fold", "e1")]);
-        assert!(wall.is_empty());
-        assert_eq!(wall.torn, [Torn { log: "l1".into(), line: 3, listed: 1, written: 0 }]);
+        let (items, torn, _, _) = wall_of(&[log("l1", "m1", "fold", "e1")]);
+        assert_eq!(items, 0);
+        assert_eq!(torn, [Torn { log: "l1".into(), line: 3, listed: 1, written: 0 }]);
     }
 
     #[test]
     fn another_tools_later_edit_supersedes_and_becomes_the_base() {
         let lines = [log("l1", "m1", "fold", "e1"), edit("e1", "l1", "[ph]"), edit("x1", "e1", "theirs")];
-        let (wall, base) = wall_of(&lines);
-        assert!(wall.is_empty());
-        assert_eq!(wall.superseded, ["m1"]);
+        let (items, _, superseded, base) = wall_of(&lines);
+        assert_eq!(items, 0);
+        assert_eq!(superseded, ["m1"]);
         assert_eq!(base, r#"[{"type":"text","text":"theirs"}]"#);
     }
 }

@@ -134,7 +134,8 @@ fn fork(
     let written = match args.write.dry_run || plan.is_empty() {
         true => None,
         false => {
-            let edits: Vec<(String, &RawValue)> = plan.edits.iter().map(|e| (e.target.clone(), &*e.content)).collect();
+            let edits: Vec<(String, &RawValue)> =
+                plan.edits.iter().map(|e| (e.target.to_string(), &*e.content)).collect();
             let how = if in_place { ForkWrite::FoldInPlace } else { ForkWrite::Fold };
             let forked = session.write_fork(&edits, how)?;
             let data = serde_json::to_value(log_data(plan, Vec::new()))
@@ -229,7 +230,7 @@ pub fn resume_command(f: &Forked) -> String {
 }
 
 /// The log entry's data for a plan (edit ids are filled in when the batch is written).
-pub fn log_data(plan: &Plan, repairs: Vec<String>) -> LogData<'_> {
+pub fn log_data<'p>(plan: &'p Plan, repairs: Vec<String>) -> LogData<'p> {
     let o = &plan.options;
     LogData {
         v: VERSION,
@@ -293,7 +294,7 @@ pub fn summary(plan: &Plan, source: &ProfileSource) -> String {
 
 struct Report<'r> {
     paint: Paint,
-    plan: &'r Plan,
+    plan: &'r Plan<'r>,
     source: &'r ProfileSource,
     dry_run: bool,
     leaf: &'r str,

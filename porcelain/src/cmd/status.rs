@@ -62,9 +62,9 @@ pub fn stranded<'a>(session: &Session<'a>, current: &View<'_, 'a>, memo: &ViewMe
         let Ok(projection) = View::shared(session, Some(leaf), memo) else { continue };
         let leaf_id = session.entries[leaf].id().to_string();
         for item in &Wall::at(&projection).items {
-            let Some(log) = session.index_of(&item.log).filter(|i| !on_path.contains(i)) else { continue };
+            let Some(log) = session.index_of(item.log).filter(|i| !on_path.contains(i)) else { continue };
             let s = by_log.entry(log).or_insert_with(|| Stranded {
-                log: item.log.clone(),
+                log: item.log.to_string(),
                 regions: 0,
                 leaves: Vec::new(),
                 by_shake: left_by_shake(session, current, log),

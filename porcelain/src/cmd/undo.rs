@@ -78,11 +78,11 @@ pub fn undo_last_plan<'s>(projection: &View<'s, '_>, wall: &Wall, tok: &Tokenize
 /// held at once: on 100,000 tiny
 /// entries a copy of every restored content and a list of them all parsed were 9 MB.
 fn plan_undo<'s>(projection: &View<'s, '_>, wall: &Wall, tok: &Tokenizer, undoes: Option<String>) -> UndoPlan<'s> {
-    let mut planned: Vec<(String, usize, usize, Cow<'s, RawValue>)> = Vec::new();
+    let mut edits: Vec<TargetEdit<'s>> = Vec::new();
     for index in wall.targets() {
         // The fold's name for the entry (pi: its id; Claude Code: the tool_use_id).
-        let unit_target = projection.unit(index).and_then(|u| u.target.as_deref());
-        let target = unit_target.unwrap_or(projection.session.entries[index].id()).to_string();
+        let unit_target = projection.unit(index).and_then(|u| u.target.clone());
+        let target = unit_target.unwrap_or(Cow::Borrowed(projection.session.entries[index].id()));
         let items = wall.items_of(&target);
         let (undone, kept): (Vec<&Item>, Vec<&Item>) =
             items.iter().partition(|it| undoes.as_ref().is_none_or(|log| it.log == *log));
@@ -98,31 +98,34 @@ fn plan_undo<'s>(projection: &View<'s, '_>, wall: &Wall, tok: &Tokenizer, undoes
                 None => continue,
             },
         };
-        let Some(pos) = projection.position(index) else { continue };
+        if projection.position(index).is_none() {
+            continue;
+        }
         let content = match kept.is_empty() {
             true => base,
             false => Cow::Owned(compose(&projection.parse_content(Some(&base)), &base, &kept)),
         };
-        planned.push((target, index, pos, content));
+        edits.push(TargetEdit { target, index, content, before: 0, after: 0 });
     }
-    // Thing 2k is target k as the model sees it now, 2k + 1 with its content restored.
-    let counts = tok.count_each(2 * planned.len(), |i, sink| {
-        let (_, index, pos, content) = &planned[i / 2];
-        match i % 2 {
-            0 => projection.pieces(*pos, sink),
-            _ => projection.pieces_with(*index, &projection.parse_content(Some(content)), sink),
+    // Grown by doubling: up to half of it was room for edits the plan does not have, and an
+    // undo holds its plan until the batch is written.
+    edits.shrink_to_fit();
+    // Thing 2k is target k as the model sees it now, 2k + 1 with its content restored; the
+    // counts are filled into the edits (a list of what to count beside them was 2 MiB of a
+    // status on 100,000 tiny entries).
+    let counts = tok.count_each(2 * edits.len(), |i, sink| {
+        let e = &edits[i / 2];
+        match (i % 2, projection.position(e.index)) {
+            (0, Some(pos)) => projection.pieces(pos, sink),
+            (0, None) => {} // not planned: every edit's entry is in the context
+            _ => projection.pieces_with(e.index, &projection.parse_content(Some(&e.content)), sink),
         }
     });
     let mut restored = 0;
-    let edits = planned
-        .into_iter()
-        .zip(counts.chunks_exact(2))
-        .map(|((target, index, _, content), counts)| {
-            let (before, after) = (counts[0], counts[1]);
-            restored += after.saturating_sub(before);
-            TargetEdit { target, index, content, before, after }
-        })
-        .collect();
+    for (e, counts) in edits.iter_mut().zip(counts.chunks_exact(2)) {
+        (e.before, e.after) = (counts[0], counts[1]);
+        restored += e.after.saturating_sub(e.before);
+    }
     UndoPlan { edits, tokens_restored: restored, undoes }
 }
 
@@ -228,11 +231,12 @@ fn undo_fork(
     let written = match args.write.dry_run || plan.edits.is_empty() {
         true => None,
         false => {
-            let edits: Vec<(String, &RawValue)> = plan.edits.iter().map(|e| (e.target.clone(), &*e.content)).collect();
+            let edits: Vec<(String, &RawValue)> =
+                plan.edits.iter().map(|e| (e.target.to_string(), &*e.content)).collect();
             let how = match in_place {
                 // The bytes an in-place fold read come back exactly (rows appended since kept).
                 true => {
-                    let targets: Vec<&str> = plan.edits.iter().map(|e| e.target.as_str()).collect();
+                    let targets: Vec<&str> = plan.edits.iter().map(|e| &*e.target).collect();
                     ForkWrite::RestoreInPlace(record::exact_before(&record::read(ctx, &sid)?, &sid, &targets))
                 }
                 false => ForkWrite::Restore,
