@@ -34,8 +34,9 @@ pub struct Unit<'a> {
     /// Who speaks (for entries that give no message, [`Role::Other`]).
     pub role: Role,
     /// The stable id a fold names this entry by, when the host lets a fold replace its content
-    /// (pi: the entry id of a user, assistant or tool-result message or a custom message).
-    pub target: Option<Cow<'a, str>>,
+    /// (pi: the entry id of a user, assistant or tool-result message or a custom message; Claude
+    /// Code: the tool call's id). Borrowed from the session, which holds it already.
+    pub target: Option<&'a str>,
     /// For a tool result: the tool, the call's id and the call's arguments (boxed: most units
     /// are not tool results, and a unit is held per context position).
     pub tool: Option<Box<Tool<'a>>>,
@@ -43,14 +44,25 @@ pub struct Unit<'a> {
     pub tombstone: bool,
     /// The host leaves it out of what the model sees.
     pub omitted: bool,
-    /// The edit that wins for it, as an entry index (32 bits: a session has at most
-    /// `u32::MAX` lines; [`View::edit_of`] gives it as a `usize`).
-    pub edit: Option<u32>,
+    /// The edit that wins for it, as an entry index, [`NO_EDIT`] for none ([`Unit::edit`]): 32
+    /// bits without an `Option`'s tag, as a session has fewer than `u32::MAX` lines.
+    pub(crate) edit: u32,
 }
 
 // A view holds one per context position (it was 120 bytes with the tool inline, 64 with a
-// `usize` edit); not to grow unnoticed.
-const _: () = assert!(std::mem::size_of::<Unit>() <= 56);
+// `usize` edit, 56 with an owned target and an `Option` edit); not to grow unnoticed.
+const _: () = assert!(std::mem::size_of::<Unit>() <= 40);
+
+/// [`Unit::edit`] when no edit wins. Entry indexes are below it: a session has at most
+/// `u32::MAX` lines ([`super::file::MAX_LINES`]).
+pub(crate) const NO_EDIT: u32 = u32::MAX;
+
+impl Unit<'_> {
+    /// The edit that wins for this entry, as an entry index.
+    pub fn edit(&self) -> Option<usize> {
+        (self.edit != NO_EDIT).then_some(self.edit as usize)
+    }
+}
 
 /// A tool call in the context: its id, the tool's name and its raw arguments.
 #[derive(Clone, Debug)]
@@ -130,7 +142,7 @@ impl<'s, 'a> View<'s, 'a> {
 
     /// Returns the edit that wins for entry `index`, as an entry index.
     pub fn edit_of(&self, index: usize) -> Option<usize> {
-        self.unit(index).and_then(|u| u.edit).map(|e| e as usize)
+        self.unit(index).and_then(Unit::edit)
     }
 
     /// What the model sees of entry `index` (which must be in the context).

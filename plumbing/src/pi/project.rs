@@ -15,6 +15,7 @@ use serde_json::Value;
 use super::entry::{as_str, is_null, is_truthy, Entry, EntryType};
 use super::message::{calls_of, parse_content, Head};
 use super::session::Session;
+use crate::host::view::NO_EDIT;
 use crate::host::{self, Call, Content, Cycle, Projected, Role, Tool, Unit, View};
 use crate::js::{self, Js};
 use crate::time::parse_iso_millis;
@@ -87,34 +88,31 @@ pub struct Projection<'s, 'a> {
     /// units, the estimate, the plan and the JSON each read it; reading the message again at
     /// every use was most of a command's time on many small entries). Empty before: read at
     /// each use.
-    parsed: Vec<Parsed<'s, 'a>>,
+    parsed: Vec<Parsed<'s>>,
     /// Entry index → its position in `context` ([`NOT_IN_CONTEXT`] for the others).
     positions: Vec<u32>,
 }
 
 /// One context position, parsed: a view keeps one for each, so what is small is kept small
-/// (40 bytes: the role, the edit and what is seen in a few bytes, not as handed out). Not the
-/// content parsed: its blocks and decoded strings were a third of a status's view and a fifth
-/// of a dry run's memory on 100,000 tiny entries, where a status reads a tenth of them and a
-/// dry run each once; [`Projection::content`] parses the raw content each time.
-struct Parsed<'s, 'a> {
-    /// Its own content ([`own_content`]).
-    own: Option<&'a RawValue>,
-    /// The content an edit or a rewrite gives in its place ([`Projected::Replaced`]).
-    replaced: Option<&'s RawValue>,
+/// (24 bytes: the role, the edit and what is seen in a few bytes, not as handed out, and one
+/// content). Not the content parsed: its blocks and decoded strings were a third of a status's
+/// view and a fifth of a dry run's memory on 100,000 tiny entries, where a status reads a tenth
+/// of them and a dry run each once; [`Projection::content`] parses the raw content each time.
+struct Parsed<'s> {
+    /// The content the model is given: for [`Seen::Replaced`] the edit's or the rewrite's in
+    /// its place, else its own ([`own_content`]). A replaced entry's own content, which only a
+    /// fold of an already folded entry asks for, is read again from its entry: keeping both was
+    /// 16 bytes a position.
+    content: Option<&'s RawValue>,
     /// The edit that wins for it (an entry index; [`NO_EDIT`]: none).
     edit: u32,
     /// Its message's role ([`Facts::role_said`]).
     said: Said,
-    /// What the model sees of it: [`Projected`]'s variant (`replaced` holds its content).
+    /// What the model sees of it: [`Projected`]'s variant (`content` holds a replacement's).
     seen: Seen,
 }
 
-const _: () = assert!(std::mem::size_of::<Parsed>() <= 40);
-
-/// [`Parsed::edit`] of a position no edit wins for. Entry indexes are below it: a session has
-/// at most `u32::MAX` lines ([`super::session::MAX_LINES`]).
-const NO_EDIT: u32 = u32::MAX;
+const _: () = assert!(std::mem::size_of::<Parsed>() <= 24);
 
 /// [`Projected`]'s variant.
 #[derive(Clone, Copy)]
@@ -124,13 +122,18 @@ enum Seen {
     Replaced,
 }
 
-impl<'s> Parsed<'s, '_> {
+impl<'s> Parsed<'s> {
     fn projected(&self) -> Projected<'s> {
         match self.seen {
             Seen::Raw => Projected::Raw,
             Seen::Omitted => Projected::Omitted,
-            Seen::Replaced => Projected::Replaced(self.replaced),
+            Seen::Replaced => Projected::Replaced(self.content),
         }
+    }
+
+    /// Its own content, when it is the one kept ([`Parsed::content`]).
+    fn own(&self) -> Option<Option<&'s RawValue>> {
+        (!matches!(self.seen, Seen::Replaced)).then_some(self.content)
     }
 
     fn edit(&self) -> Option<usize> {
@@ -215,21 +218,20 @@ impl<'s, 'a> Projection<'s, 'a> {
     }
 
     /// Context position `index` from what is read of its entry alone (`facts`).
-    fn parse(&self, index: usize, facts: &Facts<'a>) -> Parsed<'s, 'a> {
+    fn parse(&self, index: usize, facts: &Facts<'a>) -> Parsed<'s> {
         let edit = self.edits.get(self.session.entries[index].id()).copied();
         let projected = self.projected_with(index, edit);
-        let (said, own) = (Said::of(&facts.role_said), facts.own);
-        let (seen, replaced) = match projected {
-            Projected::Raw => (Seen::Raw, None),
-            Projected::Omitted => (Seen::Omitted, None),
+        let (seen, content) = match projected {
+            Projected::Raw => (Seen::Raw, facts.own),
+            Projected::Omitted => (Seen::Omitted, facts.own),
             Projected::Replaced(raw) => (Seen::Replaced, raw),
         };
         // Below NO_EDIT: an entry index (MAX_LINES).
         let edit = edit.map_or(NO_EDIT, |e| e as u32);
-        Parsed { own, replaced, edit, said, seen }
+        Parsed { content, edit, said: Said::of(&facts.role_said), seen }
     }
 
-    fn parsed(&self, index: usize) -> Option<&Parsed<'s, 'a>> {
+    fn parsed(&self, index: usize) -> Option<&Parsed<'s>> {
         self.parsed.get(*self.positions.get(index)? as usize)
     }
 
@@ -314,7 +316,7 @@ impl<'s, 'a> Projection<'s, 'a> {
             Projected::Omitted => None,
             Projected::Replaced(raw) => Some(parse_content(raw)),
             Projected::Raw => Some(parse_content(match self.parsed(index) {
-                Some(p) => p.own,
+                Some(p) => p.content,
                 None => own_content(&self.pi.entries[index]),
             })),
         }
@@ -412,7 +414,8 @@ impl<'s, 'a> Projection<'s, 'a> {
         }
         match self.parsed(index) {
             Some(p) => {
-                p.own.filter(|c| !is_null(c))?;
+                // Seen as is: the content kept is its own.
+                p.content.filter(|c| !is_null(c))?;
                 js::is_stringified(raw).then_some(raw)
             }
             // Without a view the content is found by the walk that checks the text (a message
@@ -477,7 +480,7 @@ impl<'s, 'a> Projection<'s, 'a> {
 
     /// The unit of entry `index` (the arguments of the call it answers are found later, in
     /// [`answer`]). Its tool moves out of `facts` read for this view alone.
-    fn unit(&self, index: usize, facts: &mut Cow<'_, Facts<'a>>, p: &Parsed<'s, 'a>) -> Unit<'s> {
+    fn unit(&self, index: usize, facts: &mut Cow<'_, Facts<'a>>, p: &Parsed<'s>) -> Unit<'s> {
         let (role, editable) = (facts.role, facts.editable);
         let tool = match facts {
             Cow::Owned(f) => f.tool.take(),
@@ -486,11 +489,11 @@ impl<'s, 'a> Projection<'s, 'a> {
         Unit {
             index,
             role,
-            target: editable.then(|| Cow::Borrowed(self.session.entries[index].id())),
+            target: editable.then(|| self.session.entries[index].id()),
             tool: tool.map(|(name, call_id)| Box::new(Tool { name, call_id, arguments: None })),
             tombstone: false,
             omitted: matches!(p.seen, Seen::Omitted),
-            edit: (p.edit != NO_EDIT).then_some(p.edit),
+            edit: p.edit,
         }
     }
 }
@@ -591,7 +594,7 @@ impl<'s> host::HostView<'s> for Projection<'s, '_> {
     }
 
     fn own_content(&self, index: usize) -> Option<Option<&'s RawValue>> {
-        self.parsed(index).map(|p| p.own)
+        self.parsed(index).and_then(Parsed::own)
     }
 
     fn edit_target(&self, index: usize) -> Option<Cow<'s, str>> {
