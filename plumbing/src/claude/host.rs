@@ -22,7 +22,7 @@ use serde_json::{json, Value};
 use super::loader::{load_at, Chain, LoadOptions};
 use super::transcript::{as_str, Row, Transcript};
 use super::{paths, project, write};
-use crate::host::view::NO_EDIT;
+use crate::host::view::{Positions, NO_EDIT};
 use crate::host::{
     self, Appender, Block, BlockKind, Call, Content, ForkWrite, Header, Host, HostData, HostKind, HostSession,
     HostView, Node, Projected, Refusal, Reply, Role, SessionFile, Tool, TreeLine, Unit, View, ViewData, Warning,
@@ -446,7 +446,7 @@ impl<'a> ClaudeSession<'a> {
             .collect();
         let path = context.clone();
         let leaf = chain.leaf.and_then(|r| self.node_of_row[r]);
-        let view = ClaudeView { host: self, chain, context: context.clone() };
+        let view = ClaudeView { host: self, chain, positions: Positions::new(&context, session.entries.len()) };
         View::new(session, leaf, path, context, units, calls, ViewData::Claude(view))
     }
 
@@ -788,8 +788,8 @@ impl std::io::Write for PrefixHash<'_> {
 pub struct ClaudeView<'s, 'a> {
     pub(super) host: &'s ClaudeSession<'a>,
     pub(super) chain: Chain,
-    /// The chain as nodes (context positions).
-    context: Vec<usize>,
+    /// Each node's position in the chain (the context list, which the view holds).
+    positions: Positions,
 }
 
 impl<'s> ClaudeView<'s, '_> {
@@ -880,16 +880,20 @@ impl<'s> HostView<'s> for ClaudeView<'s, '_> {
         None
     }
 
-    fn pieces(&self, pos: usize, sink: &mut dyn Pieces) {
-        self.row_pieces(self.context[pos], None, sink)
+    fn positions(&self) -> &Positions {
+        &self.positions
+    }
+
+    fn pieces(&self, _pos: usize, index: usize, sink: &mut dyn Pieces) {
+        self.row_pieces(index, None, sink)
     }
 
     fn pieces_with(&self, index: usize, content: &Content<'_>, sink: &mut dyn Pieces) {
         self.row_pieces(index, Some(content), sink)
     }
 
-    fn messages_json(&self, pos: usize) -> Vec<Value> {
-        let row = self.host.row(self.context[pos]);
+    fn messages_json(&self, _pos: usize, index: usize) -> Vec<Value> {
+        let row = self.host.row(index);
         match row.kind() {
             kind @ ("user" | "assistant") => {
                 self.host.t.content(row).map(|c| json!({"role": kind, "content": c})).into_iter().collect()
@@ -931,13 +935,13 @@ impl<'s> HostView<'s> for ClaudeView<'s, '_> {
         super::tail::ClaudeTail::of(self, view, ids).map(host::Tail::Claude)
     }
 
-    fn to_json(&self) -> Value {
+    fn to_json(&self, _context: &[usize]) -> Value {
         json!({"leafId": self.leaf_id(), "messages": project::project(&self.host.t, &self.chain)})
     }
 
     /// [`HostView::to_json`]'s bytes, one message at a time (the messages as one `Value` were
     /// ~2.5x their JSON, 1.8x the file).
-    fn write_json_text(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    fn write_json_text(&self, _context: &[usize], out: &mut dyn std::io::Write) -> std::io::Result<()> {
         use std::io::Write;
         let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
         out.write_all(b"{\"leafId\":")?;

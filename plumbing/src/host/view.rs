@@ -12,7 +12,31 @@ use super::session::Session;
 use super::{Host, ViewData, ViewMemo};
 use crate::tokens::Pieces;
 
-const NOT_IN_CONTEXT: u32 = u32::MAX;
+/// Entry index → its position in a context list, for every entry of the session (a table, not
+/// a hash map: every unit, fold and estimate looks positions up). The host's side of a view
+/// keeps it ([`HostView::positions`](super::HostView::positions)), reading its own per-position
+/// data by it, and the view reads it there: not a second table.
+pub struct Positions(Vec<u32>);
+
+impl Positions {
+    /// [`Positions::get`]'s mark for an entry not in the context.
+    const NOT_IN_CONTEXT: u32 = u32::MAX;
+
+    /// The positions of `context`'s entries in a session of `entries` entries (positions fit 32
+    /// bits: a session has at most `u32::MAX` lines).
+    pub(crate) fn new(context: &[usize], entries: usize) -> Positions {
+        let mut position = vec![Positions::NOT_IN_CONTEXT; entries];
+        for (p, &i) in context.iter().enumerate() {
+            position[i] = p as u32;
+        }
+        Positions(position)
+    }
+
+    /// Entry `index`'s position in the context list, if it is there.
+    pub fn get(&self, index: usize) -> Option<usize> {
+        self.0.get(index).filter(|&&p| p != Positions::NOT_IN_CONTEXT).map(|&p| p as usize)
+    }
+}
 
 /// The model-visible content of one context entry after edits.
 #[derive(Clone, Copy, Debug)]
@@ -89,9 +113,6 @@ pub struct View<'s, 'a> {
     pub units: Vec<Unit<'s>>,
     /// Every tool call in the context, in order.
     pub calls: Vec<Call<'s>>,
-    /// Entry index → its context position, [`NOT_IN_CONTEXT`] for the others (a table, not a
-    /// hash map: every unit, fold and estimate looks positions up).
-    position: Vec<u32>,
     data: ViewData<'s, 'a>,
 }
 
@@ -118,11 +139,7 @@ impl<'s, 'a> View<'s, 'a> {
         calls: Vec<Call<'s>>,
         data: ViewData<'s, 'a>,
     ) -> View<'s, 'a> {
-        let mut position = vec![NOT_IN_CONTEXT; session.entries.len()];
-        for (p, &i) in context.iter().enumerate() {
-            position[i] = p as u32;
-        }
-        View { session, leaf, path, context, units, calls, position, data }
+        View { session, leaf, path, context, units, calls, data }
     }
 
     /// The host of the session.
@@ -132,7 +149,7 @@ impl<'s, 'a> View<'s, 'a> {
 
     /// Returns entry `index`'s position in the context list, if it is there.
     pub fn position(&self, index: usize) -> Option<usize> {
-        self.position.get(index).filter(|&&p| p != NOT_IN_CONTEXT).map(|&p| p as usize)
+        self.data.get().positions().get(index)
     }
 
     /// Returns the unit of entry `index`, if it is in the context.
@@ -177,7 +194,7 @@ impl<'s, 'a> View<'s, 'a> {
 
     /// Feeds the pieces the model sees of context position `pos`.
     pub fn pieces(&self, pos: usize, sink: &mut dyn Pieces) {
-        self.data.get().pieces(pos, sink)
+        self.data.get().pieces(pos, self.context[pos], sink)
     }
 
     /// Feeds the pieces foldable entry `index` would give with `content` in place of its own.
@@ -187,7 +204,7 @@ impl<'s, 'a> View<'s, 'a> {
 
     /// The messages context position `pos` gives the model, as the host's own JSON.
     pub fn messages_json(&self, pos: usize) -> Vec<Value> {
-        self.data.get().messages_json(pos)
+        self.data.get().messages_json(pos, self.context[pos])
     }
 
     /// The original content of entry `index` when it is a placeholder the host's fork wrote
@@ -210,13 +227,13 @@ impl<'s, 'a> View<'s, 'a> {
 
     /// The whole context as the host's own JSON.
     pub fn to_json(&self) -> Value {
-        self.data.get().to_json()
+        self.data.get().to_json(&self.context)
     }
 
     /// Writes the whole context as the host itself would write it, byte for byte (`shake
     /// project`).
     pub fn write_json_text(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-        self.data.get().write_json_text(out)
+        self.data.get().write_json_text(&self.context, out)
     }
 }
 

@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::entry::{as_str, is_null, is_truthy, Entry, EntryType};
 use super::message::{calls_of, parse_content, Head};
 use super::session::Session;
-use crate::host::view::NO_EDIT;
+use crate::host::view::{Positions, NO_EDIT};
 use crate::host::{self, Call, Content, Cycle, Projected, Role, Tool, Unit, View};
 use crate::js::{self, Js};
 use crate::time::parse_iso_millis;
@@ -77,7 +77,10 @@ pub struct Projection<'s, 'a> {
     pub leaf: Option<usize>,
     /// The root→leaf path (moved into the view by [`Projection::into_view`]).
     pub path: Vec<usize>,
-    /// The compaction-aware context list (`buildContextEntries`).
+    /// The compaction-aware context list (`buildContextEntries`). Moved into the view by
+    /// [`Projection::into_view`] too: the view hands it to what reads it ([`HostView`]).
+    ///
+    /// [`HostView`]: host::HostView
     pub context: Vec<usize>,
     /// For each edited target id, the index of the edit that wins (the latest in `context`).
     pub edits: HashMap<Cow<'a, str>, usize, foldhash::fast::RandomState>,
@@ -89,8 +92,8 @@ pub struct Projection<'s, 'a> {
     /// every use was most of a command's time on many small entries). Empty before: read at
     /// each use.
     parsed: Vec<Parsed<'s>>,
-    /// Entry index → its position in `context` ([`NOT_IN_CONTEXT`] for the others).
-    positions: Vec<u32>,
+    /// Entry index → its position in `context`, made with `parsed` (the view reads it here).
+    positions: Positions,
 }
 
 /// One context position, parsed: a view keeps one for each, so what is small is kept small
@@ -164,8 +167,6 @@ impl Said {
     }
 }
 
-const NOT_IN_CONTEXT: u32 = u32::MAX;
-
 /// The role an entry's `message` says: `None` when the message does not parse
 /// ([`Head::parse`]), `Some(None)` when it has no role. (All a context position keeps of what its
 /// message says: a whole [`Message`] would hold ~350 bytes for each entry, its [`Head`] 72; the
@@ -207,12 +208,8 @@ impl<'s, 'a> Projection<'s, 'a> {
                 }
             }
         }
-        let mut positions = vec![NOT_IN_CONTEXT; pi.entries.len()];
-        for (pos, &i) in context.iter().enumerate() {
-            positions[i] = pos as u32;
-        }
-        let projection =
-            Projection { session, pi, leaf, path, context, edits, rewrites, parsed: Vec::new(), positions };
+        let (parsed, positions) = (Vec::new(), Positions::new(&[], 0));
+        let projection = Projection { session, pi, leaf, path, context, edits, rewrites, parsed, positions };
         projection.check_edits()?;
         Ok(projection)
     }
@@ -232,7 +229,7 @@ impl<'s, 'a> Projection<'s, 'a> {
     }
 
     fn parsed(&self, index: usize) -> Option<&Parsed<'s>> {
-        self.parsed.get(*self.positions.get(index)? as usize)
+        self.parsed.get(self.positions.get(index)?)
     }
 
     /// Returns the role the `message` of entry `index` says ([`RoleSaid`]), parsed once for an
@@ -322,11 +319,11 @@ impl<'s, 'a> Projection<'s, 'a> {
         }
     }
 
-    /// Returns `{"leafId","entries":[{"id","type","messages"}],"messages"}` as pi's code does.
-    pub fn to_js(&self) -> Js {
+    /// Returns `{"leafId","entries":[{"id","type","messages"}],"messages"}` as pi's code does,
+    /// for `context` (the projection's, or its view's once moved there).
+    pub fn to_js(&self, context: &[usize]) -> Js {
         let mut all = Vec::new();
-        let entries: Vec<Js> = self
-            .context
+        let entries: Vec<Js> = context
             .iter()
             .enumerate()
             .map(|(pos, &i)| {
@@ -347,7 +344,7 @@ impl<'s, 'a> Projection<'s, 'a> {
     /// is written once into `built` and kept until the end. Each message's bytes are streamed
     /// into `entries` as they come (building each message again instead would cost a third more
     /// CPU), then every message again, in order, into `messages`.
-    pub fn write_json(&self, out: &mut dyn Write) -> io::Result<()> {
+    pub fn write_json(&self, context: &[usize], out: &mut dyn Write) -> io::Result<()> {
         let mut head = Vec::with_capacity(CHUNK + 1024);
         head.extend_from_slice(b"{\"leafId\":");
         match self.leaf {
@@ -357,8 +354,8 @@ impl<'s, 'a> Projection<'s, 'a> {
         head.extend_from_slice(b",\"entries\":[");
         let mut built = Vec::new();
         // Most entries give one message: room for one each, not doubled as it fills.
-        let mut parts: Vec<Part<'a>> = Vec::with_capacity(self.context.len());
-        for (pos, &i) in self.context.iter().enumerate() {
+        let mut parts: Vec<Part<'a>> = Vec::with_capacity(context.len());
+        for (pos, &i) in context.iter().enumerate() {
             let node = &self.session.entries[i];
             if pos > 0 {
                 head.push(b',');
@@ -426,8 +423,8 @@ impl<'s, 'a> Projection<'s, 'a> {
     }
 
     /// [`Projection::to_js`] as serde_json holds it (lone surrogates as U+FFFD).
-    pub fn to_json(&self) -> Value {
-        self.to_js().to_value()
+    pub fn to_json(&self, context: &[usize]) -> Value {
+        self.to_js(context).to_value()
     }
 
     /// The messages one context entry contributes, as serde_json holds them.
@@ -471,10 +468,13 @@ impl<'s, 'a> Projection<'s, 'a> {
             parsed.push(p);
         }
         self.parsed = parsed;
+        self.positions = Positions::new(&self.context, self.pi.entries.len());
         answer(&mut units, &calls);
-        // The path is the view's alone (the projection reads it no more); the context both read.
+        // Grown by doubling: up to half of it was room for calls the context does not have.
+        calls.shrink_to_fit();
+        // The path and the context are the view's: the projection reads them there.
         let (session, leaf, path, context) =
-            (self.session, self.leaf, std::mem::take(&mut self.path), self.context.clone());
+            (self.session, self.leaf, std::mem::take(&mut self.path), std::mem::take(&mut self.context));
         View::new(session, leaf, path, context, units, calls, host::ViewData::Pi(self))
     }
 
@@ -607,24 +607,28 @@ impl<'s> host::HostView<'s> for Projection<'s, '_> {
         replacement_content(r).filter(|c| c.get() != "null")
     }
 
-    fn pieces(&self, pos: usize, sink: &mut dyn crate::tokens::Pieces) {
-        super::estimate::visit_entry(self, pos, sink)
+    fn positions(&self) -> &Positions {
+        &self.positions
+    }
+
+    fn pieces(&self, pos: usize, index: usize, sink: &mut dyn crate::tokens::Pieces) {
+        super::estimate::visit_entry(self, pos, index, sink)
     }
 
     fn pieces_with(&self, index: usize, content: &Content<'_>, sink: &mut dyn crate::tokens::Pieces) {
         super::estimate::visit_with(self, index, content, sink)
     }
 
-    fn messages_json(&self, pos: usize) -> Vec<Value> {
-        self.entry_json(pos, self.context[pos])
+    fn messages_json(&self, pos: usize, index: usize) -> Vec<Value> {
+        self.entry_json(pos, index)
     }
 
-    fn to_json(&self) -> Value {
-        Projection::to_json(self)
+    fn to_json(&self, context: &[usize]) -> Value {
+        Projection::to_json(self, context)
     }
 
-    fn write_json_text(&self, out: &mut dyn Write) -> io::Result<()> {
-        self.write_json(out)
+    fn write_json_text(&self, context: &[usize], out: &mut dyn Write) -> io::Result<()> {
+        self.write_json(context, out)
     }
 }
 
