@@ -82,8 +82,11 @@ pub struct Projection<'s, 'a> {
     ///
     /// [`HostView`]: host::HostView
     pub context: Vec<usize>,
-    /// For each edited target id, the index of the edit that wins (the latest in `context`).
-    pub edits: HashMap<Cow<'a, str>, usize, foldhash::fast::RandomState>,
+    /// For each edited target, the edit that wins (the latest in `context`), both as entry
+    /// indexes: the target as the session's id table finds its id ([`Projection::edit_by_id`];
+    /// an id no entry has is no target). Keyed by the id, each key was 24 bytes of 32: a
+    /// megabyte on a session of 25,000 edits.
+    edits: HashMap<u32, u32, foldhash::fast::RandomState>,
     /// Content a host built on pi's format sends in place of an entry's own (entry index → the
     /// content JSON; OMP: a pruned tool result's text joined). An edit still wins over it.
     pub rewrites: Option<&'s HashMap<usize, Box<RawValue>>>,
@@ -203,8 +206,9 @@ impl<'s, 'a> Projection<'s, 'a> {
         for &i in &context {
             let e = &pi.entries[i];
             if e.kind == EntryType::ContextEdit {
-                if let Some(target) = e.target_id() {
-                    edits.insert(target, i);
+                // Entry indexes fit 32 bits (MAX_LINES).
+                if let Some(target) = e.target_id().and_then(|t| session.index_of(&t)) {
+                    edits.insert(target as u32, i as u32);
                 }
             }
         }
@@ -216,7 +220,7 @@ impl<'s, 'a> Projection<'s, 'a> {
 
     /// Context position `index` from what is read of its entry alone (`facts`).
     fn parse(&self, index: usize, facts: &Facts<'a>) -> Parsed<'s> {
-        let edit = self.edits.get(self.session.entries[index].id()).copied();
+        let edit = self.edit_by_id(index);
         let projected = self.projected_with(index, edit);
         let (seen, content) = match projected {
             Projected::Raw => (Seen::Raw, facts.own),
@@ -280,8 +284,18 @@ impl<'s, 'a> Projection<'s, 'a> {
     pub fn edit_index(&self, index: usize) -> Option<usize> {
         match self.parsed(index) {
             Some(p) => p.edit(),
-            None => self.edits.get(self.session.entries[index].id()).copied(),
+            None => self.edit_by_id(index),
         }
+    }
+
+    /// The edit that wins for entry `index`'s id: the one whose target the id table finds for
+    /// it (the later entry when ids repeat, as for an edit's target).
+    fn edit_by_id(&self, index: usize) -> Option<usize> {
+        if self.edits.is_empty() {
+            return None;
+        }
+        let target = self.session.index_of(self.session.entries[index].id())?;
+        self.edits.get(&(target as u32)).map(|&e| e as usize)
     }
 
     /// Returns what the model sees of entry `index` (which must be in the context list).
@@ -791,4 +805,32 @@ pub fn js_time(raw: Option<&RawValue>) -> Js {
         return if n.is_finite() { Js::Number(n.trunc()) } else { Js::Null };
     }
     as_str(Some(raw)).and_then(|s| parse_iso_millis(&s)).map_or(Js::Null, |ms| Js::Number(ms as f64))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::host::{Projected, SessionFile, View};
+
+    /// An edit wins for every entry with its target's id, found through the id table: here the
+    /// leaf is the earlier of two entries with one id (the table finds the later, off the path).
+    #[test]
+    fn an_edit_wins_for_an_entry_whose_id_repeats() {
+        let text = [
+            r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#,
+            r#"{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"one"}}"#,
+            r#"{"type":"context_edit","id":"b","parentId":"a","timestamp":"2026-01-01T00:00:00.000Z","targetId":"x","replacement":{"content":"gone"}}"#,
+            r#"{"type":"message","id":"x","parentId":"b","timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"two"}}"#,
+            r#"{"type":"message","id":"x","parentId":"a","timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"three"}}"#,
+        ];
+        let file = SessionFile::from_bytes("t.jsonl".into(), format!("{}\n", text.join("\n")).into_bytes());
+        let session = crate::host::load(&file, None).unwrap();
+        assert_eq!(session.index_of("x"), Some(3));
+        let view = View::at(&session, Some(2)).unwrap();
+        assert_eq!(view.context, [0, 1, 2]);
+        assert!(matches!(view.projected(2), Projected::Replaced(Some(c)) if c.get() == r#""gone""#));
+        assert_eq!(view.edit_of(2), Some(1));
+        // The later one's branch has no edit.
+        let view = View::at(&session, Some(3)).unwrap();
+        assert!(matches!(view.projected(3), Projected::Raw));
+    }
 }
