@@ -22,7 +22,7 @@ use serde_json::{json, Value};
 use super::loader::{load_at, Chain, LoadOptions};
 use super::transcript::{as_str, Row, Transcript};
 use super::{paths, project, write};
-use crate::host::view::{Positions, NO_EDIT};
+use crate::host::view::{Positions, Target, NO_EDIT};
 use crate::host::{
     self, Appender, Block, BlockKind, Call, Content, ForkWrite, Header, Host, HostData, HostKind, HostSession,
     HostView, Node, Projected, Refusal, Reply, Role, SessionFile, Tool, TreeLine, Unit, View, ViewData, Warning,
@@ -436,7 +436,7 @@ impl<'a> ClaudeSession<'a> {
                 Unit {
                     index: n,
                     role,
-                    target: result.map(|r| r.call_id.as_ref()),
+                    target: result.map(|r| Target(&r.call_id)),
                     tool: tool.map(Box::new),
                     tombstone,
                     omitted: false,

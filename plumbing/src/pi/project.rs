@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::entry::{as_str, is_null, is_truthy, Entry, EntryType};
 use super::message::{calls_of, parse_content, Head};
 use super::session::Session;
-use crate::host::view::{Positions, NO_EDIT};
+use crate::host::view::{Positions, Target, NO_EDIT};
 use crate::host::{self, Call, Content, Cycle, Projected, Role, Tool, Unit, View};
 use crate::js::{self, Js};
 use crate::time::parse_iso_millis;
@@ -503,7 +503,7 @@ impl<'s, 'a> Projection<'s, 'a> {
         Unit {
             index,
             role,
-            target: editable.then(|| self.session.entries[index].id()),
+            target: editable.then(|| Target(self.session.entries[index].id())),
             tool: tool.map(|(name, call_id)| Box::new(Tool { name, call_id, arguments: None })),
             tombstone: false,
             omitted: matches!(p.seen, Seen::Omitted),
