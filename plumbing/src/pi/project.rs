@@ -289,13 +289,15 @@ impl<'s, 'a> Projection<'s, 'a> {
     }
 
     /// The edit that wins for entry `index`'s id: the one whose target the id table finds for
-    /// it (the later entry when ids repeat, as for an edit's target).
+    /// it (the later entry when ids repeat, as for an edit's target). That is `index` itself
+    /// unless its id repeats: only then is the id looked up (per context position, that was a
+    /// percent of a status after a fold).
     fn edit_by_id(&self, index: usize) -> Option<usize> {
-        if self.edits.is_empty() {
-            return None;
+        let found = |target: usize| self.edits.get(&(target as u32)).map(|&e| e as usize);
+        match found(index) {
+            None if self.session.ids_repeat() => found(self.session.index_of(self.session.entries[index].id())?),
+            edit => edit,
         }
-        let target = self.session.index_of(self.session.entries[index].id())?;
-        self.edits.get(&(target as u32)).map(|&e| e as usize)
     }
 
     /// Returns what the model sees of entry `index` (which must be in the context list).
