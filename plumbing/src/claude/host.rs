@@ -66,7 +66,7 @@ impl Host for Claude {
         let refuse =
             |line, reason: &str| Err(Refusal { line, reason: format!("not a Claude Code transcript: {reason}") });
         let mut first_json = true;
-        for line in &file.lines {
+        for (number, line) in (1..).zip(&file.lines) {
             let text = file.line_text(line);
             if text.trim().is_empty() {
                 continue;
@@ -79,7 +79,7 @@ impl Host for Claude {
             }
             let Ok(head) = serde_json::from_str::<RowHead<'_>>(text) else { continue };
             if first_json && head.kind.as_deref() == Some("session") {
-                return refuse(line.number, "its first row is a pi session header");
+                return refuse(number, "its first row is a pi session header");
             }
             first_json = false;
             if names_parent && head.is_conversation() && head.session_id.is_some() {
