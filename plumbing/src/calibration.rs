@@ -56,7 +56,7 @@ pub struct ErrorSummary {
 
 /// What an entry's count depends on besides the entry: the edit that wins for it, and whether it
 /// is first in the context list (only the first compaction contributes).
-type CountKey = (Option<u32>, bool);
+type CountKey = (Option<usize>, bool);
 
 /// Finds the turns on the branch at `projection`'s leaf and counts each request's context with
 /// every tokenizer in `toks`.
@@ -84,7 +84,7 @@ pub fn measure(session: &Session<'_>, leaf: Option<usize>, toks: &[Tokenizer]) -
         let mut counts = vec![0; toks.len()];
         for (pos, unit) in projection.units.iter().enumerate() {
             let i = unit.index;
-            let key = (unit.edit, pos == 0);
+            let key = (unit.edit(), pos == 0);
             let fresh = memo[i].as_ref().is_some_and(|(k, _)| *k == key);
             if !fresh {
                 let c = toks.iter().map(|t| entry_tokens(&projection, pos, t)).collect();

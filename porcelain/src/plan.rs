@@ -185,12 +185,12 @@ fn plan_before<'s>(
         if claude_shake && (unit.role != Role::ToolResult || small()) {
             continue;
         }
-        let Some(target) = &unit.target else { continue };
-        let new = regions_in(unit, target, &base, wall, options);
+        let Some(target) = unit.target.map(|t| Cow::Borrowed(t.0)) else { continue };
+        let new = regions_in(unit, &target, &base, wall, options);
         if new.is_empty() {
             continue;
         }
-        let mut all: Vec<&Item> = wall.items_of(target).iter().collect();
+        let mut all: Vec<&Item> = wall.items_of(&target).iter().collect();
         all.extend(&new);
         // A host with a placeholder of its own writes it for a whole tool result (Claude Code's
         // `<persisted-output>`): the plan counts what is written, and skips a result it would not
@@ -199,7 +199,6 @@ fn plan_before<'s>(
         let own = whole.then(|| view.own_placeholder(index)).flatten();
         let shrinks_only = own.is_some();
         let content = own.unwrap_or_else(|| compose(&base, base_raw, &all));
-        let target = target.clone();
         let before = tokens[pos];
         let after = tokens_with(view, index, &view.parse_content(Some(&content)), tok);
         if shrinks_only && after >= before {

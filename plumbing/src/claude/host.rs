@@ -22,6 +22,7 @@ use serde_json::{json, Value};
 use super::loader::{load_at, Chain, LoadOptions};
 use super::transcript::{as_str, Row, Transcript};
 use super::{paths, project, write};
+use crate::host::view::{Positions, Target, NO_EDIT};
 use crate::host::{
     self, Appender, Block, BlockKind, Call, Content, ForkWrite, Header, Host, HostData, HostKind, HostSession,
     HostView, Node, Projected, Refusal, Reply, Role, SessionFile, Tool, TreeLine, Unit, View, ViewData, Warning,
@@ -65,7 +66,7 @@ impl Host for Claude {
         let refuse =
             |line, reason: &str| Err(Refusal { line, reason: format!("not a Claude Code transcript: {reason}") });
         let mut first_json = true;
-        for line in &file.lines {
+        for (number, line) in (1..).zip(&file.lines) {
             let text = file.line_text(line);
             if text.trim().is_empty() {
                 continue;
@@ -78,7 +79,7 @@ impl Host for Claude {
             }
             let Ok(head) = serde_json::from_str::<RowHead<'_>>(text) else { continue };
             if first_json && head.kind.as_deref() == Some("session") {
-                return refuse(line.number, "its first row is a pi session header");
+                return refuse(number, "its first row is a pi session header");
             }
             first_json = false;
             if names_parent && head.is_conversation() && head.session_id.is_some() {
@@ -435,17 +436,17 @@ impl<'a> ClaudeSession<'a> {
                 Unit {
                     index: n,
                     role,
-                    target: result.map(|r| r.call_id.clone()),
+                    target: result.map(|r| Target(&r.call_id)),
                     tool: tool.map(Box::new),
                     tombstone,
                     omitted: false,
-                    edit: None,
+                    edit: NO_EDIT,
                 }
             })
             .collect();
         let path = context.clone();
         let leaf = chain.leaf.and_then(|r| self.node_of_row[r]);
-        let view = ClaudeView { host: self, chain, context: context.clone() };
+        let view = ClaudeView { host: self, chain, positions: Positions::new(&context, session.entries.len()) };
         View::new(session, leaf, path, context, units, calls, ViewData::Claude(view))
     }
 
@@ -787,8 +788,8 @@ impl std::io::Write for PrefixHash<'_> {
 pub struct ClaudeView<'s, 'a> {
     pub(super) host: &'s ClaudeSession<'a>,
     pub(super) chain: Chain,
-    /// The chain as nodes (context positions).
-    context: Vec<usize>,
+    /// Each node's position in the chain (the context list, which the view holds).
+    positions: Positions,
 }
 
 impl<'s> ClaudeView<'s, '_> {
@@ -879,16 +880,20 @@ impl<'s> HostView<'s> for ClaudeView<'s, '_> {
         None
     }
 
-    fn pieces(&self, pos: usize, sink: &mut dyn Pieces) {
-        self.row_pieces(self.context[pos], None, sink)
+    fn positions(&self) -> &Positions {
+        &self.positions
+    }
+
+    fn pieces(&self, _pos: usize, index: usize, sink: &mut dyn Pieces) {
+        self.row_pieces(index, None, sink)
     }
 
     fn pieces_with(&self, index: usize, content: &Content<'_>, sink: &mut dyn Pieces) {
         self.row_pieces(index, Some(content), sink)
     }
 
-    fn messages_json(&self, pos: usize) -> Vec<Value> {
-        let row = self.host.row(self.context[pos]);
+    fn messages_json(&self, _pos: usize, index: usize) -> Vec<Value> {
+        let row = self.host.row(index);
         match row.kind() {
             kind @ ("user" | "assistant") => {
                 self.host.t.content(row).map(|c| json!({"role": kind, "content": c})).into_iter().collect()
@@ -930,13 +935,13 @@ impl<'s> HostView<'s> for ClaudeView<'s, '_> {
         super::tail::ClaudeTail::of(self, view, ids).map(host::Tail::Claude)
     }
 
-    fn to_json(&self) -> Value {
+    fn to_json(&self, _context: &[usize]) -> Value {
         json!({"leafId": self.leaf_id(), "messages": project::project(&self.host.t, &self.chain)})
     }
 
     /// [`HostView::to_json`]'s bytes, one message at a time (the messages as one `Value` were
     /// ~2.5x their JSON, 1.8x the file).
-    fn write_json_text(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    fn write_json_text(&self, _context: &[usize], out: &mut dyn std::io::Write) -> std::io::Result<()> {
         use std::io::Write;
         let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
         out.write_all(b"{\"leafId\":")?;

@@ -186,12 +186,12 @@ impl Transcript {
         let mut cwd = None;
         let mut session: Option<Arc<str>> = None;
         let last = file.lines.len();
-        for line in &file.lines {
-            match parse_line(&file, line, &mut session, &mut cwd) {
+        for (number, line) in (1..).zip(&file.lines) {
+            match parse_line(&file, number, line, &mut session, &mut cwd) {
                 Some(row) => rows.push(row),
-                None if line.number == last && !file.ends_with_newline() => torn = Some(line.number),
+                None if number == last && !file.ends_with_newline() => torn = Some(number),
                 None if file.line_text(line).trim().is_empty() => {}
-                None => bad_lines.push(line.number),
+                None => bad_lines.push(number),
             }
         }
         Transcript { file, rows, bad_lines, torn, cwd }
@@ -257,6 +257,7 @@ const ROW_KEYS: [&str; 11] = [
 
 fn parse_line(
     file: &SessionFile,
+    number: usize,
     line: &Line,
     session: &mut Option<Arc<str>>,
     cwd: &mut Option<Box<str>>,
@@ -301,7 +302,7 @@ fn parse_line(
     };
     let offset = |raw: &RawValue| raw.get().as_ptr() as usize - text.as_ptr() as usize;
     Some(Row {
-        line: line.number,
+        line: number,
         raw: line.raw.clone(),
         kind,
         uuid: owned(uuid),

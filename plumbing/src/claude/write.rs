@@ -65,11 +65,11 @@ pub fn write_fork_bytes(
     let mut replaced = Vec::new();
     let mut rows = t.rows.iter().peekable();
     let mut cursor = 0;
-    for line in &t.file.lines {
+    for (number, line) in (1..).zip(&t.file.lines) {
         out.write_all(&raw[cursor..line.raw.start])?;
         cursor = line.raw.end;
         let bytes = &raw[line.raw.clone()];
-        let row = rows.next_if(|r| r.line == line.number);
+        let row = rows.next_if(|r| r.line == number);
         let Some(row) = row.filter(|r| r.session_id() == Some(old_id)) else {
             out.write_all(bytes)?;
             continue;

@@ -516,14 +516,19 @@ pub trait HostView<'s> {
     /// has no content.
     fn replacement(&self, edit: usize) -> Option<&'s RawValue>;
 
-    /// Feeds the pieces the model sees of context position `pos`, message by message.
-    fn pieces(&self, pos: usize, sink: &mut dyn Pieces);
+    /// Each context entry's position ([`View::position`]).
+    fn positions(&self) -> &view::Positions;
+
+    /// Feeds the pieces the model sees of context position `pos` (entry `index`), message by
+    /// message. (The view holds the context list and tells the entry: the host keeps no copy.)
+    fn pieces(&self, pos: usize, index: usize, sink: &mut dyn Pieces);
 
     /// Feeds the pieces foldable entry `index` would give with `content` in place of its own.
     fn pieces_with(&self, index: usize, content: &Content<'_>, sink: &mut dyn Pieces);
 
-    /// The messages context position `pos` gives the model, as the host's own JSON.
-    fn messages_json(&self, pos: usize) -> Vec<Value>;
+    /// The messages context position `pos` (entry `index`) gives the model, as the host's own
+    /// JSON.
+    fn messages_json(&self, pos: usize, index: usize) -> Vec<Value>;
 
     /// The entry's own content ([`HostSession::own_content`]) when the view keeps it parsed
     /// already; `None`: ask the session.
@@ -551,13 +556,13 @@ pub trait HostView<'s> {
         None
     }
 
-    /// The whole context as the host's own JSON (`shake project`).
-    fn to_json(&self) -> Value;
+    /// The whole context (the view's `context` list) as the host's own JSON (`shake project`).
+    fn to_json(&self, context: &[usize]) -> Value;
 
     /// Writes [`HostView::to_json`] as the host itself would write it, byte for byte (pi:
     /// strings with lone surrogates, which a [`Value`] cannot hold; streamed, not held).
-    fn write_json_text(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-        serde_json::to_writer(out, &self.to_json()).map_err(std::io::Error::from)
+    fn write_json_text(&self, context: &[usize], out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        serde_json::to_writer(out, &self.to_json(context)).map_err(std::io::Error::from)
     }
 }
 

@@ -190,6 +190,8 @@ pub struct Cycle {
 struct IdIndex {
     table: hashbrown::HashTable<u32>,
     hasher: foldhash::fast::RandomState,
+    /// Some id is on more than one entry.
+    repeats: bool,
 }
 
 impl IdIndex {
@@ -198,16 +200,20 @@ impl IdIndex {
         let hasher = foldhash::fast::RandomState::default();
         let mut table = hashbrown::HashTable::with_capacity(entries.len());
         let hash = |i: &u32| hasher.hash_one(entries[*i as usize].id());
+        let mut repeats = false;
         for (i, e) in (0u32..).zip(entries) {
             let id = e.id();
             match table.entry(hasher.hash_one(id), |&j| entries[j as usize].id() == id, hash) {
-                hashbrown::hash_table::Entry::Occupied(mut o) => *o.get_mut() = i,
+                hashbrown::hash_table::Entry::Occupied(mut o) => {
+                    *o.get_mut() = i;
+                    repeats = true;
+                }
                 hashbrown::hash_table::Entry::Vacant(v) => {
                     v.insert(i);
                 }
             }
         }
-        IdIndex { table, hasher }
+        IdIndex { table, hasher, repeats }
     }
 
     /// The index of the entry of `entries` (those indexed) with this id.
@@ -365,6 +371,12 @@ impl<'a> Session<'a> {
     /// Returns the index of the entry with this id (the later one when ids repeat).
     pub fn index_of(&self, id: &str) -> Option<usize> {
         self.by_id.get(&self.entries, id)
+    }
+
+    /// Tells whether some id is on more than one entry (then [`Session::index_of`] finds the
+    /// later for it, and an earlier one is not found by its id).
+    pub fn ids_repeat(&self) -> bool {
+        self.by_id.repeats
     }
 
     /// Returns the entry with this id.

@@ -12,7 +12,31 @@ use super::session::Session;
 use super::{Host, ViewData, ViewMemo};
 use crate::tokens::Pieces;
 
-const NOT_IN_CONTEXT: u32 = u32::MAX;
+/// Entry index → its position in a context list, for every entry of the session (a table, not
+/// a hash map: every unit, fold and estimate looks positions up). The host's side of a view
+/// keeps it ([`HostView::positions`](super::HostView::positions)), reading its own per-position
+/// data by it, and the view reads it there: not a second table.
+pub struct Positions(Vec<u32>);
+
+impl Positions {
+    /// [`Positions::get`]'s mark for an entry not in the context.
+    const NOT_IN_CONTEXT: u32 = u32::MAX;
+
+    /// The positions of `context`'s entries in a session of `entries` entries (positions fit 32
+    /// bits: a session has at most `u32::MAX` lines).
+    pub(crate) fn new(context: &[usize], entries: usize) -> Positions {
+        let mut position = vec![Positions::NOT_IN_CONTEXT; entries];
+        for (p, &i) in context.iter().enumerate() {
+            position[i] = p as u32;
+        }
+        Positions(position)
+    }
+
+    /// Entry `index`'s position in the context list, if it is there.
+    pub fn get(&self, index: usize) -> Option<usize> {
+        self.0.get(index).filter(|&&p| p != Positions::NOT_IN_CONTEXT).map(|&p| p as usize)
+    }
+}
 
 /// The model-visible content of one context entry after edits.
 #[derive(Clone, Copy, Debug)]
@@ -34,8 +58,9 @@ pub struct Unit<'a> {
     /// Who speaks (for entries that give no message, [`Role::Other`]).
     pub role: Role,
     /// The stable id a fold names this entry by, when the host lets a fold replace its content
-    /// (pi: the entry id of a user, assistant or tool-result message or a custom message).
-    pub target: Option<Cow<'a, str>>,
+    /// (pi: the entry id of a user, assistant or tool-result message or a custom message; Claude
+    /// Code: the tool call's id).
+    pub target: Option<Target<'a>>,
     /// For a tool result: the tool, the call's id and the call's arguments (boxed: most units
     /// are not tool results, and a unit is held per context position).
     pub tool: Option<Box<Tool<'a>>>,
@@ -43,14 +68,39 @@ pub struct Unit<'a> {
     pub tombstone: bool,
     /// The host leaves it out of what the model sees.
     pub omitted: bool,
-    /// The edit that wins for it, as an entry index (32 bits: a session has at most
-    /// `u32::MAX` lines; [`View::edit_of`] gives it as a `usize`).
-    pub edit: Option<u32>,
+    /// The edit that wins for it, as an entry index, [`NO_EDIT`] for none ([`Unit::edit`]): 32
+    /// bits without an `Option`'s tag, as a session has fewer than `u32::MAX` lines.
+    pub(crate) edit: u32,
 }
 
 // A view holds one per context position (it was 120 bytes with the tool inline, 64 with a
-// `usize` edit); not to grow unnoticed.
-const _: () = assert!(std::mem::size_of::<Unit>() <= 56);
+// `usize` edit, 56 with an owned target and an `Option` edit); not to grow unnoticed.
+const _: () = assert!(std::mem::size_of::<Unit>() <= 40);
+
+/// [`Unit::edit`] when no edit wins. Entry indexes are below it: a session has at most
+/// `u32::MAX` lines ([`super::file::MAX_LINES`]).
+pub(crate) const NO_EDIT: u32 = u32::MAX;
+
+impl Unit<'_> {
+    /// The edit that wins for this entry, as an entry index.
+    pub fn edit(&self) -> Option<usize> {
+        (self.edit != NO_EDIT).then_some(self.edit as usize)
+    }
+}
+
+/// The id a fold names an entry by ([`Unit::target`]): borrowed from the session, which holds it
+/// already (an owned copy per unit was 24 bytes of a unit's 56). Read as a `&str` through
+/// `Deref` (`unit.target.as_deref()`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Target<'a>(pub &'a str);
+
+impl std::ops::Deref for Target<'_> {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        self.0
+    }
+}
 
 /// A tool call in the context: its id, the tool's name and its raw arguments.
 #[derive(Clone, Debug)]
@@ -77,9 +127,6 @@ pub struct View<'s, 'a> {
     pub units: Vec<Unit<'s>>,
     /// Every tool call in the context, in order.
     pub calls: Vec<Call<'s>>,
-    /// Entry index → its context position, [`NOT_IN_CONTEXT`] for the others (a table, not a
-    /// hash map: every unit, fold and estimate looks positions up).
-    position: Vec<u32>,
     data: ViewData<'s, 'a>,
 }
 
@@ -106,11 +153,7 @@ impl<'s, 'a> View<'s, 'a> {
         calls: Vec<Call<'s>>,
         data: ViewData<'s, 'a>,
     ) -> View<'s, 'a> {
-        let mut position = vec![NOT_IN_CONTEXT; session.entries.len()];
-        for (p, &i) in context.iter().enumerate() {
-            position[i] = p as u32;
-        }
-        View { session, leaf, path, context, units, calls, position, data }
+        View { session, leaf, path, context, units, calls, data }
     }
 
     /// The host of the session.
@@ -120,7 +163,7 @@ impl<'s, 'a> View<'s, 'a> {
 
     /// Returns entry `index`'s position in the context list, if it is there.
     pub fn position(&self, index: usize) -> Option<usize> {
-        self.position.get(index).filter(|&&p| p != NOT_IN_CONTEXT).map(|&p| p as usize)
+        self.data.get().positions().get(index)
     }
 
     /// Returns the unit of entry `index`, if it is in the context.
@@ -130,7 +173,7 @@ impl<'s, 'a> View<'s, 'a> {
 
     /// Returns the edit that wins for entry `index`, as an entry index.
     pub fn edit_of(&self, index: usize) -> Option<usize> {
-        self.unit(index).and_then(|u| u.edit).map(|e| e as usize)
+        self.unit(index).and_then(Unit::edit)
     }
 
     /// What the model sees of entry `index` (which must be in the context).
@@ -165,7 +208,7 @@ impl<'s, 'a> View<'s, 'a> {
 
     /// Feeds the pieces the model sees of context position `pos`.
     pub fn pieces(&self, pos: usize, sink: &mut dyn Pieces) {
-        self.data.get().pieces(pos, sink)
+        self.data.get().pieces(pos, self.context[pos], sink)
     }
 
     /// Feeds the pieces foldable entry `index` would give with `content` in place of its own.
@@ -175,7 +218,7 @@ impl<'s, 'a> View<'s, 'a> {
 
     /// The messages context position `pos` gives the model, as the host's own JSON.
     pub fn messages_json(&self, pos: usize) -> Vec<Value> {
-        self.data.get().messages_json(pos)
+        self.data.get().messages_json(pos, self.context[pos])
     }
 
     /// The original content of entry `index` when it is a placeholder the host's fork wrote
@@ -198,13 +241,13 @@ impl<'s, 'a> View<'s, 'a> {
 
     /// The whole context as the host's own JSON.
     pub fn to_json(&self) -> Value {
-        self.data.get().to_json()
+        self.data.get().to_json(&self.context)
     }
 
     /// Writes the whole context as the host itself would write it, byte for byte (`shake
     /// project`).
     pub fn write_json_text(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-        self.data.get().write_json_text(out)
+        self.data.get().write_json_text(&self.context, out)
     }
 }
 

@@ -36,10 +36,9 @@ pub fn request_tokens(m: &Message<'_>) -> Option<u64> {
     (n.is_finite() && n > 0.0).then_some(n as u64)
 }
 
-/// Feeds the pieces of every message context entry `pos` projects to, one message at a time
-/// (`projectContextEntry` then `estimateTokens`).
-pub fn visit_entry(projection: &Projection<'_, '_>, pos: usize, sink: &mut dyn Pieces) {
-    let index = projection.context[pos];
+/// Feeds the pieces of every message context entry `pos` (entry `index`) projects to, one
+/// message at a time (`projectContextEntry` then `estimateTokens`).
+pub fn visit_entry(projection: &Projection<'_, '_>, pos: usize, index: usize, sink: &mut dyn Pieces) {
     let e = &projection.pi.entries[index];
     if matches!(projection.projected(index), Projected::Omitted) {
         return;

@@ -135,7 +135,8 @@ impl<'a> HostSession<'a> for Session<'a> {
         leaf: Option<usize>,
         out: &mut dyn std::io::Write,
     ) -> Result<()> {
-        Ok(Projection::at(session, self, leaf)?.write_json(out)?)
+        let projection = Projection::at(session, self, leaf)?;
+        Ok(projection.write_json(&projection.context, out)?)
     }
 
     fn context(&self, path: &[usize]) -> Vec<usize> {

@@ -15,6 +15,7 @@ use serde_json::Value;
 use super::entry::{as_str, is_null, is_truthy, Entry, EntryType};
 use super::message::{calls_of, parse_content, Head};
 use super::session::Session;
+use crate::host::view::{Positions, Target, NO_EDIT};
 use crate::host::{self, Call, Content, Cycle, Projected, Role, Tool, Unit, View};
 use crate::js::{self, Js};
 use crate::time::parse_iso_millis;
@@ -76,10 +77,16 @@ pub struct Projection<'s, 'a> {
     pub leaf: Option<usize>,
     /// The root→leaf path (moved into the view by [`Projection::into_view`]).
     pub path: Vec<usize>,
-    /// The compaction-aware context list (`buildContextEntries`).
+    /// The compaction-aware context list (`buildContextEntries`). Moved into the view by
+    /// [`Projection::into_view`] too: the view hands it to what reads it ([`HostView`]).
+    ///
+    /// [`HostView`]: host::HostView
     pub context: Vec<usize>,
-    /// For each edited target id, the index of the edit that wins (the latest in `context`).
-    pub edits: HashMap<Cow<'a, str>, usize, foldhash::fast::RandomState>,
+    /// For each edited target, the edit that wins (the latest in `context`), both as entry
+    /// indexes: the target as the session's id table finds its id ([`Projection::edit_by_id`];
+    /// an id no entry has is no target). Keyed by the id, each key was 24 bytes of 32: a
+    /// megabyte on a session of 25,000 edits.
+    edits: HashMap<u32, u32, foldhash::fast::RandomState>,
     /// Content a host built on pi's format sends in place of an entry's own (entry index → the
     /// content JSON; OMP: a pruned tool result's text joined). An edit still wins over it.
     pub rewrites: Option<&'s HashMap<usize, Box<RawValue>>>,
@@ -87,34 +94,31 @@ pub struct Projection<'s, 'a> {
     /// units, the estimate, the plan and the JSON each read it; reading the message again at
     /// every use was most of a command's time on many small entries). Empty before: read at
     /// each use.
-    parsed: Vec<Parsed<'s, 'a>>,
-    /// Entry index → its position in `context` ([`NOT_IN_CONTEXT`] for the others).
-    positions: Vec<u32>,
+    parsed: Vec<Parsed<'s>>,
+    /// Entry index → its position in `context`, made with `parsed` (the view reads it here).
+    positions: Positions,
 }
 
 /// One context position, parsed: a view keeps one for each, so what is small is kept small
-/// (40 bytes: the role, the edit and what is seen in a few bytes, not as handed out). Not the
-/// content parsed: its blocks and decoded strings were a third of a status's view and a fifth
-/// of a dry run's memory on 100,000 tiny entries, where a status reads a tenth of them and a
-/// dry run each once; [`Projection::content`] parses the raw content each time.
-struct Parsed<'s, 'a> {
-    /// Its own content ([`own_content`]).
-    own: Option<&'a RawValue>,
-    /// The content an edit or a rewrite gives in its place ([`Projected::Replaced`]).
-    replaced: Option<&'s RawValue>,
+/// (24 bytes: the role, the edit and what is seen in a few bytes, not as handed out, and one
+/// content). Not the content parsed: its blocks and decoded strings were a third of a status's
+/// view and a fifth of a dry run's memory on 100,000 tiny entries, where a status reads a tenth
+/// of them and a dry run each once; [`Projection::content`] parses the raw content each time.
+struct Parsed<'s> {
+    /// The content the model is given: for [`Seen::Replaced`] the edit's or the rewrite's in
+    /// its place, else its own ([`own_content`]). A replaced entry's own content, which only a
+    /// fold of an already folded entry asks for, is read again from its entry: keeping both was
+    /// 16 bytes a position.
+    content: Option<&'s RawValue>,
     /// The edit that wins for it (an entry index; [`NO_EDIT`]: none).
     edit: u32,
     /// Its message's role ([`Facts::role_said`]).
     said: Said,
-    /// What the model sees of it: [`Projected`]'s variant (`replaced` holds its content).
+    /// What the model sees of it: [`Projected`]'s variant (`content` holds a replacement's).
     seen: Seen,
 }
 
-const _: () = assert!(std::mem::size_of::<Parsed>() <= 40);
-
-/// [`Parsed::edit`] of a position no edit wins for. Entry indexes are below it: a session has
-/// at most `u32::MAX` lines ([`super::session::MAX_LINES`]).
-const NO_EDIT: u32 = u32::MAX;
+const _: () = assert!(std::mem::size_of::<Parsed>() <= 24);
 
 /// [`Projected`]'s variant.
 #[derive(Clone, Copy)]
@@ -124,13 +128,18 @@ enum Seen {
     Replaced,
 }
 
-impl<'s> Parsed<'s, '_> {
+impl<'s> Parsed<'s> {
     fn projected(&self) -> Projected<'s> {
         match self.seen {
             Seen::Raw => Projected::Raw,
             Seen::Omitted => Projected::Omitted,
-            Seen::Replaced => Projected::Replaced(self.replaced),
+            Seen::Replaced => Projected::Replaced(self.content),
         }
+    }
+
+    /// Its own content, when it is the one kept ([`Parsed::content`]).
+    fn own(&self) -> Option<Option<&'s RawValue>> {
+        (!matches!(self.seen, Seen::Replaced)).then_some(self.content)
     }
 
     fn edit(&self) -> Option<usize> {
@@ -160,8 +169,6 @@ impl Said {
         }
     }
 }
-
-const NOT_IN_CONTEXT: u32 = u32::MAX;
 
 /// The role an entry's `message` says: `None` when the message does not parse
 /// ([`Head::parse`]), `Some(None)` when it has no role. (All a context position keeps of what its
@@ -199,38 +206,34 @@ impl<'s, 'a> Projection<'s, 'a> {
         for &i in &context {
             let e = &pi.entries[i];
             if e.kind == EntryType::ContextEdit {
-                if let Some(target) = e.target_id() {
-                    edits.insert(target, i);
+                // Entry indexes fit 32 bits (MAX_LINES).
+                if let Some(target) = e.target_id().and_then(|t| session.index_of(&t)) {
+                    edits.insert(target as u32, i as u32);
                 }
             }
         }
-        let mut positions = vec![NOT_IN_CONTEXT; pi.entries.len()];
-        for (pos, &i) in context.iter().enumerate() {
-            positions[i] = pos as u32;
-        }
-        let projection =
-            Projection { session, pi, leaf, path, context, edits, rewrites, parsed: Vec::new(), positions };
+        let (parsed, positions) = (Vec::new(), Positions::new(&[], 0));
+        let projection = Projection { session, pi, leaf, path, context, edits, rewrites, parsed, positions };
         projection.check_edits()?;
         Ok(projection)
     }
 
     /// Context position `index` from what is read of its entry alone (`facts`).
-    fn parse(&self, index: usize, facts: &Facts<'a>) -> Parsed<'s, 'a> {
-        let edit = self.edits.get(self.session.entries[index].id()).copied();
+    fn parse(&self, index: usize, facts: &Facts<'a>) -> Parsed<'s> {
+        let edit = self.edit_by_id(index);
         let projected = self.projected_with(index, edit);
-        let (said, own) = (Said::of(&facts.role_said), facts.own);
-        let (seen, replaced) = match projected {
-            Projected::Raw => (Seen::Raw, None),
-            Projected::Omitted => (Seen::Omitted, None),
+        let (seen, content) = match projected {
+            Projected::Raw => (Seen::Raw, facts.own),
+            Projected::Omitted => (Seen::Omitted, facts.own),
             Projected::Replaced(raw) => (Seen::Replaced, raw),
         };
         // Below NO_EDIT: an entry index (MAX_LINES).
         let edit = edit.map_or(NO_EDIT, |e| e as u32);
-        Parsed { own, replaced, edit, said, seen }
+        Parsed { content, edit, said: Said::of(&facts.role_said), seen }
     }
 
-    fn parsed(&self, index: usize) -> Option<&Parsed<'s, 'a>> {
-        self.parsed.get(*self.positions.get(index)? as usize)
+    fn parsed(&self, index: usize) -> Option<&Parsed<'s>> {
+        self.parsed.get(self.positions.get(index)?)
     }
 
     /// Returns the role the `message` of entry `index` says ([`RoleSaid`]), parsed once for an
@@ -281,7 +284,19 @@ impl<'s, 'a> Projection<'s, 'a> {
     pub fn edit_index(&self, index: usize) -> Option<usize> {
         match self.parsed(index) {
             Some(p) => p.edit(),
-            None => self.edits.get(self.session.entries[index].id()).copied(),
+            None => self.edit_by_id(index),
+        }
+    }
+
+    /// The edit that wins for entry `index`'s id: the one whose target the id table finds for
+    /// it (the later entry when ids repeat, as for an edit's target). That is `index` itself
+    /// unless its id repeats: only then is the id looked up (per context position, that was a
+    /// percent of a status after a fold).
+    fn edit_by_id(&self, index: usize) -> Option<usize> {
+        let found = |target: usize| self.edits.get(&(target as u32)).map(|&e| e as usize);
+        match found(index) {
+            None if self.session.ids_repeat() => found(self.session.index_of(self.session.entries[index].id())?),
+            edit => edit,
         }
     }
 
@@ -314,17 +329,17 @@ impl<'s, 'a> Projection<'s, 'a> {
             Projected::Omitted => None,
             Projected::Replaced(raw) => Some(parse_content(raw)),
             Projected::Raw => Some(parse_content(match self.parsed(index) {
-                Some(p) => p.own,
+                Some(p) => p.content,
                 None => own_content(&self.pi.entries[index]),
             })),
         }
     }
 
-    /// Returns `{"leafId","entries":[{"id","type","messages"}],"messages"}` as pi's code does.
-    pub fn to_js(&self) -> Js {
+    /// Returns `{"leafId","entries":[{"id","type","messages"}],"messages"}` as pi's code does,
+    /// for `context` (the projection's, or its view's once moved there).
+    pub fn to_js(&self, context: &[usize]) -> Js {
         let mut all = Vec::new();
-        let entries: Vec<Js> = self
-            .context
+        let entries: Vec<Js> = context
             .iter()
             .enumerate()
             .map(|(pos, &i)| {
@@ -345,7 +360,7 @@ impl<'s, 'a> Projection<'s, 'a> {
     /// is written once into `built` and kept until the end. Each message's bytes are streamed
     /// into `entries` as they come (building each message again instead would cost a third more
     /// CPU), then every message again, in order, into `messages`.
-    pub fn write_json(&self, out: &mut dyn Write) -> io::Result<()> {
+    pub fn write_json(&self, context: &[usize], out: &mut dyn Write) -> io::Result<()> {
         let mut head = Vec::with_capacity(CHUNK + 1024);
         head.extend_from_slice(b"{\"leafId\":");
         match self.leaf {
@@ -355,8 +370,8 @@ impl<'s, 'a> Projection<'s, 'a> {
         head.extend_from_slice(b",\"entries\":[");
         let mut built = Vec::new();
         // Most entries give one message: room for one each, not doubled as it fills.
-        let mut parts: Vec<Part<'a>> = Vec::with_capacity(self.context.len());
-        for (pos, &i) in self.context.iter().enumerate() {
+        let mut parts: Vec<Part<'a>> = Vec::with_capacity(context.len());
+        for (pos, &i) in context.iter().enumerate() {
             let node = &self.session.entries[i];
             if pos > 0 {
                 head.push(b',');
@@ -412,7 +427,8 @@ impl<'s, 'a> Projection<'s, 'a> {
         }
         match self.parsed(index) {
             Some(p) => {
-                p.own.filter(|c| !is_null(c))?;
+                // Seen as is: the content kept is its own.
+                p.content.filter(|c| !is_null(c))?;
                 js::is_stringified(raw).then_some(raw)
             }
             // Without a view the content is found by the walk that checks the text (a message
@@ -423,8 +439,8 @@ impl<'s, 'a> Projection<'s, 'a> {
     }
 
     /// [`Projection::to_js`] as serde_json holds it (lone surrogates as U+FFFD).
-    pub fn to_json(&self) -> Value {
-        self.to_js().to_value()
+    pub fn to_json(&self, context: &[usize]) -> Value {
+        self.to_js(context).to_value()
     }
 
     /// The messages one context entry contributes, as serde_json holds them.
@@ -468,16 +484,19 @@ impl<'s, 'a> Projection<'s, 'a> {
             parsed.push(p);
         }
         self.parsed = parsed;
+        self.positions = Positions::new(&self.context, self.pi.entries.len());
         answer(&mut units, &calls);
-        // The path is the view's alone (the projection reads it no more); the context both read.
+        // Grown by doubling: up to half of it was room for calls the context does not have.
+        calls.shrink_to_fit();
+        // The path and the context are the view's: the projection reads them there.
         let (session, leaf, path, context) =
-            (self.session, self.leaf, std::mem::take(&mut self.path), self.context.clone());
+            (self.session, self.leaf, std::mem::take(&mut self.path), std::mem::take(&mut self.context));
         View::new(session, leaf, path, context, units, calls, host::ViewData::Pi(self))
     }
 
     /// The unit of entry `index` (the arguments of the call it answers are found later, in
     /// [`answer`]). Its tool moves out of `facts` read for this view alone.
-    fn unit(&self, index: usize, facts: &mut Cow<'_, Facts<'a>>, p: &Parsed<'s, 'a>) -> Unit<'s> {
+    fn unit(&self, index: usize, facts: &mut Cow<'_, Facts<'a>>, p: &Parsed<'s>) -> Unit<'s> {
         let (role, editable) = (facts.role, facts.editable);
         let tool = match facts {
             Cow::Owned(f) => f.tool.take(),
@@ -486,11 +505,11 @@ impl<'s, 'a> Projection<'s, 'a> {
         Unit {
             index,
             role,
-            target: editable.then(|| Cow::Borrowed(self.session.entries[index].id())),
+            target: editable.then(|| Target(self.session.entries[index].id())),
             tool: tool.map(|(name, call_id)| Box::new(Tool { name, call_id, arguments: None })),
             tombstone: false,
             omitted: matches!(p.seen, Seen::Omitted),
-            edit: (p.edit != NO_EDIT).then_some(p.edit),
+            edit: p.edit,
         }
     }
 }
@@ -591,7 +610,7 @@ impl<'s> host::HostView<'s> for Projection<'s, '_> {
     }
 
     fn own_content(&self, index: usize) -> Option<Option<&'s RawValue>> {
-        self.parsed(index).map(|p| p.own)
+        self.parsed(index).and_then(Parsed::own)
     }
 
     fn edit_target(&self, index: usize) -> Option<Cow<'s, str>> {
@@ -604,24 +623,28 @@ impl<'s> host::HostView<'s> for Projection<'s, '_> {
         replacement_content(r).filter(|c| c.get() != "null")
     }
 
-    fn pieces(&self, pos: usize, sink: &mut dyn crate::tokens::Pieces) {
-        super::estimate::visit_entry(self, pos, sink)
+    fn positions(&self) -> &Positions {
+        &self.positions
+    }
+
+    fn pieces(&self, pos: usize, index: usize, sink: &mut dyn crate::tokens::Pieces) {
+        super::estimate::visit_entry(self, pos, index, sink)
     }
 
     fn pieces_with(&self, index: usize, content: &Content<'_>, sink: &mut dyn crate::tokens::Pieces) {
         super::estimate::visit_with(self, index, content, sink)
     }
 
-    fn messages_json(&self, pos: usize) -> Vec<Value> {
-        self.entry_json(pos, self.context[pos])
+    fn messages_json(&self, pos: usize, index: usize) -> Vec<Value> {
+        self.entry_json(pos, index)
     }
 
-    fn to_json(&self) -> Value {
-        Projection::to_json(self)
+    fn to_json(&self, context: &[usize]) -> Value {
+        Projection::to_json(self, context)
     }
 
-    fn write_json_text(&self, out: &mut dyn Write) -> io::Result<()> {
-        self.write_json(out)
+    fn write_json_text(&self, context: &[usize], out: &mut dyn Write) -> io::Result<()> {
+        self.write_json(context, out)
     }
 }
 
@@ -784,4 +807,32 @@ pub fn js_time(raw: Option<&RawValue>) -> Js {
         return if n.is_finite() { Js::Number(n.trunc()) } else { Js::Null };
     }
     as_str(Some(raw)).and_then(|s| parse_iso_millis(&s)).map_or(Js::Null, |ms| Js::Number(ms as f64))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::host::{Projected, SessionFile, View};
+
+    /// An edit wins for every entry with its target's id, found through the id table: here the
+    /// leaf is the earlier of two entries with one id (the table finds the later, off the path).
+    #[test]
+    fn an_edit_wins_for_an_entry_whose_id_repeats() {
+        let text = [
+            r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#,
+            r#"{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"one"}}"#,
+            r#"{"type":"context_edit","id":"b","parentId":"a","timestamp":"2026-01-01T00:00:00.000Z","targetId":"x","replacement":{"content":"gone"}}"#,
+            r#"{"type":"message","id":"x","parentId":"b","timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"two"}}"#,
+            r#"{"type":"message","id":"x","parentId":"a","timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"three"}}"#,
+        ];
+        let file = SessionFile::from_bytes("t.jsonl".into(), format!("{}\n", text.join("\n")).into_bytes());
+        let session = crate::host::load(&file, None).unwrap();
+        assert_eq!(session.index_of("x"), Some(3));
+        let view = View::at(&session, Some(2)).unwrap();
+        assert_eq!(view.context, [0, 1, 2]);
+        assert!(matches!(view.projected(2), Projected::Replaced(Some(c)) if c.get() == r#""gone""#));
+        assert_eq!(view.edit_of(2), Some(1));
+        // The later one's branch has no edit.
+        let view = View::at(&session, Some(3)).unwrap();
+        assert!(matches!(view.projected(3), Projected::Raw));
+    }
 }

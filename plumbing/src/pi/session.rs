@@ -142,14 +142,14 @@ impl<'a> Session<'a> {
         let mut entries = Vec::with_capacity(file.lines.len().saturating_sub(skip));
         let mut nodes = Vec::with_capacity(entries.capacity());
         let last = file.lines.len();
-        for line in file.lines.iter().skip(skip) {
+        for (number, line) in (1..).zip(&file.lines).skip(skip) {
             let text = file.line_text(line);
             if text.trim().is_empty() {
                 continue;
             }
             if !file.line_is_utf8(line) {
                 warnings.push(Warning {
-                    line: line.number,
+                    line: number,
                     message: "invalid UTF-8; read with U+FFFD replacements, as pi reads it".into(),
                 });
             }
@@ -158,10 +158,10 @@ impl<'a> Session<'a> {
                 Err(e) => {
                     // pi takes the first line JSON.parse accepts as the header, whatever it is.
                     if header.is_none() && serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok() {
-                        return Err(ParseError::NotASession { path: file.display().into_owned(), line: line.number });
+                        return Err(ParseError::NotASession { path: file.display().into_owned(), line: number });
                     }
-                    let partial = line.number == last && !file.ends_with_newline();
-                    warnings.push(Warning { line: line.number, message: malformed_message(text, &e, partial) });
+                    let partial = number == last && !file.ends_with_newline();
+                    warnings.push(Warning { line: number, message: malformed_message(text, &e, partial) });
                     continue;
                 }
             };
@@ -169,10 +169,10 @@ impl<'a> Session<'a> {
             let kind = as_str(fields.kind()).unwrap_or_default();
             if header.is_none() {
                 if kind != "session" || as_str(fields.id()).is_none() {
-                    return Err(ParseError::NotASession { path: file.display().into_owned(), line: line.number });
+                    return Err(ParseError::NotASession { path: file.display().into_owned(), line: number });
                 }
                 header = Some(Header {
-                    line: line.number,
+                    line: number,
                     raw,
                     id: as_str(fields.id()).unwrap_or_default(),
                     version: fields.version().and_then(|v| v.get().parse::<u64>().ok()).unwrap_or(1),
@@ -182,24 +182,22 @@ impl<'a> Session<'a> {
                 continue;
             }
             if kind == "session" {
-                warnings.push(Warning { line: line.number, message: "a second session header; pi ignores it".into() });
+                warnings.push(Warning { line: number, message: "a second session header; pi ignores it".into() });
                 continue;
             }
             let id = as_str(fields.id());
             if id.is_none() && header.as_ref().is_some_and(|h| h.version >= 2) {
-                warnings
-                    .push(Warning { line: line.number, message: "entry has no string \"id\"; shake skips it".into() });
+                warnings.push(Warning { line: number, message: "entry has no string \"id\"; shake skips it".into() });
                 continue;
             }
-            odd_json_warnings(text, &fields, line.number, &mut warnings);
+            odd_json_warnings(text, &fields, number, &mut warnings);
             let parent_id = as_str(fields.parent_id()).filter(|p| !p.is_empty());
             // At most `MAX_LINES` lines (`host::file::check_lines`): the number fits 32 bits.
             // `Fields` read the line, so it is under 4 GiB, and its bytes no longer than its
             // text: a node holds it.
-            let node = host::Node::new(line.number as u32, raw, &kind, &id.unwrap_or_default(), parent_id.as_deref());
+            let node = host::Node::new(number as u32, raw, &kind, &id.unwrap_or_default(), parent_id.as_deref());
             let Some(node) = node else {
-                warnings
-                    .push(Warning { line: line.number, message: "a line longer than 4 GiB; shake skips it".into() });
+                warnings.push(Warning { line: number, message: "a line longer than 4 GiB; shake skips it".into() });
                 continue;
             };
             entries.push(Entry::new(&kind, fields));
@@ -284,7 +282,7 @@ impl<'a> Session<'a> {
 /// at all but blank ones: pi starts a new session in it). Reads only up to that line.
 pub fn sniff(file: &SessionFile) -> Result<(), host::Refusal> {
     let mut any = false;
-    for line in &file.lines {
+    for (number, line) in (1..).zip(&file.lines) {
         let text = file.line_text(line);
         if text.trim().is_empty() {
             continue;
@@ -297,7 +295,7 @@ pub fn sniff(file: &SessionFile) -> Result<(), host::Refusal> {
         };
         return match header {
             true => Ok(()),
-            false => Err(host::Refusal { line: line.number, reason: NOT_A_HEADER.into() }),
+            false => Err(host::Refusal { line: number, reason: NOT_A_HEADER.into() }),
         };
     }
     match any {

@@ -81,8 +81,8 @@ fn plan_undo<'s>(projection: &View<'s, '_>, wall: &Wall, tok: &Tokenizer, undoes
     let mut edits: Vec<TargetEdit<'s>> = Vec::new();
     for index in wall.targets() {
         // The fold's name for the entry (pi: its id; Claude Code: the tool_use_id).
-        let unit_target = projection.unit(index).and_then(|u| u.target.clone());
-        let target = unit_target.unwrap_or(Cow::Borrowed(projection.session.entries[index].id()));
+        let unit_target = projection.unit(index).and_then(|u| u.target);
+        let target = Cow::Borrowed(unit_target.map_or_else(|| projection.session.entries[index].id(), |t| t.0));
         let items = wall.items_of(&target);
         let (undone, kept): (Vec<&Item>, Vec<&Item>) =
             items.iter().partition(|it| undoes.as_ref().is_none_or(|log| it.log == *log));
