@@ -523,14 +523,25 @@ mod tests {
         bytes
     }
 
-    #[test]
-    fn the_file_is_sorted_records_and_a_used_count_is_renewed() {
+    /// A store whose o200k cache file holds `bytes`: its folder, context and the file's path.
+    fn store_with(bytes: &[u8]) -> (tempfile::TempDir, Context, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
         let ctx = ctx(dir.path());
         let path = cache_path(&ctx.store_dir, TokenizerName::O200k);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        let (a, b, c) = ([1; 16], [5; 16], [9; 16]);
-        std::fs::write(&path, file(VERSION, 7, &[(a, 10, 3), (c, 30, 7)])).unwrap();
+        std::fs::write(&path, bytes).unwrap();
+        (dir, ctx, path)
+    }
+
+    /// Three keys in order.
+    const A: Key = [1; 16];
+    const B: Key = [5; 16];
+    const C: Key = [9; 16];
+
+    #[test]
+    fn the_file_is_sorted_records_and_a_used_count_is_renewed() {
+        let (a, b, c) = (A, B, C);
+        let (_dir, ctx, path) = store_with(&file(VERSION, 7, &[(a, 10, 3), (c, 30, 7)]));
         let cache = TokenCache::open(&ctx, TokenizerName::O200k);
         assert_eq!((cache.get(&a), cache.get(&b), cache.contains(&c)), (Some(10), None, true));
         cache.insert(b, 20);
@@ -588,12 +599,8 @@ mod tests {
 
     #[test]
     fn records_out_of_order_are_dropped_on_save() {
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = ctx(dir.path());
-        let path = cache_path(&ctx.store_dir, TokenizerName::O200k);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        let (a, b, c) = ([1; 16], [5; 16], [9; 16]);
-        std::fs::write(&path, file(VERSION, 2, &[(c, 30, 2), (a, 10, 2), (c, 31, 2)])).unwrap();
+        let (a, b, c) = (A, B, C);
+        let (_dir, ctx, path) = store_with(&file(VERSION, 2, &[(c, 30, 2), (a, 10, 2), (c, 31, 2)]));
         let cache = TokenCache::open(&ctx, TokenizerName::O200k);
         cache.insert(b, 20);
         cache.save(&ctx);
