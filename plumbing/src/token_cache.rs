@@ -1,9 +1,9 @@
 //! The token cache: BPE counts per (content hash, tokenizer), kept in the store folder so a second
 //! count tokenizes only what is new.
 //!
-//! One file per tokenizer, `<store>/cache/tokens-<name>.bin`: a header, then one fixed-size
-//! record per count, sorted by key ([`Saved`]), mapped and looked up in place, so opening the
-//! cache costs nothing however many counts it holds (decoding 2²⁰ of them into a map was most
+//! One file per tokenizer, `<store>/cache/tokens-<name>.bin`: a header, one fixed-size record per
+//! count, sorted by key, then a table of buckets ([`Saved`]), mapped and looked up in place, so
+//! opening the cache costs nothing however many counts it holds (decoding 2²⁰ of them into a map was most
 //! of a status-line turn's floor, and 3 MiB of every command's heap on 100,000 entries). The
 //! counts a run learns are kept beside it in memory and merged in on save: the whole file is
 //! streamed to a temporary file and renamed over the old one, never written in place. A cache is
@@ -37,26 +37,38 @@ pub fn key(text: &str) -> Key {
 
 const MAGIC: [u8; 8] = *b"shaketok";
 /// Bumped whenever what a count means (tokenizer version, what is counted) or the layout changes.
-/// Version 1 was a bincode record decoded whole into a map.
-const VERSION: u32 = 2;
-/// Magic, version (u32 LE), the tokenizer's name (16 bytes, zero-padded), the run (u32 LE).
+/// Version 1 was a bincode record decoded whole into a map; version 2 had no bucket table.
+const VERSION: u32 = 3;
+/// Magic, version, the tokenizer's name (16 bytes, zero-padded), the run (integers u32 LE).
 const HEADER: usize = 32;
+/// After the table: the record count and the bucket bits (u32 LE), known once the records are
+/// written (a save streams them, dropping any a cap or damage leaves out).
+const TRAILER: usize = 8;
 /// A record: the key, its count (u32 LE), the last run that used it (u32 LE).
 const RECORD: usize = 24;
 /// The most counts kept; past it, the least recently used are dropped on save.
 const MAX_ENTRIES: usize = 1 << 20;
-/// A file longer than the most counts a save writes is not a cache.
-const MAX_FILE_BYTES: usize = HEADER + RECORD * MAX_ENTRIES;
+/// The most bucket bits a save writes (a bucket per one or two records at most).
+const MAX_BITS: u32 = MAX_ENTRIES.trailing_zeros();
 
 /// The counts of earlier runs: the cache file as saved, mapped (or, for a cache in memory, none).
+///
+/// The records are sorted by key, and the keys (blake3 hashes) are spread evenly, so the table
+/// after them splits them by their first `bits` bits: `table[b]` is the first record of bucket
+/// `b`, `table[2^bits]` the record count. A lookup reads its bucket's bounds and searches the one
+/// or two records between (a binary search of them all took 17 probes, most of them cache
+/// misses: a tenth of a warm dry run's CPU on 100,000 small entries).
 struct Saved {
     bytes: Option<memmap2::Mmap>,
     /// The run that saved it.
     run: u32,
+    bits: u32,
+    /// Where the records end and the table starts.
+    table_at: usize,
 }
 
 impl Saved {
-    const NONE: Saved = Saved { bytes: None, run: 0 };
+    const NONE: Saved = Saved { bytes: None, run: 0, bits: 0, table_at: HEADER };
 
     /// Maps the cache file at `path`: `Ok(NONE)` when there is none or it is of another version
     /// or tokenizer, `Err` when it is damaged. Only the layout is checked, not the records'
@@ -90,26 +102,79 @@ impl Saved {
         if word(8) != VERSION || name != Some(tokenizer.as_str().as_bytes()) {
             return Ok(Saved::NONE); // another layout or tokenizer: rebuilt, it is not damage
         }
-        if bytes.len() > MAX_FILE_BYTES {
-            return Err(format!("{} bytes, more than a cache may hold", bytes.len()));
+        if bytes.len() < HEADER + TRAILER {
+            return Err("torn".into());
         }
-        if !(bytes.len() - HEADER).is_multiple_of(RECORD) {
-            return Err(format!("{} bytes of records, not a whole number of {RECORD}", bytes.len() - HEADER));
+        let (records, bits) = (word(bytes.len() - 8) as usize, word(bytes.len() - 4));
+        if records > MAX_ENTRIES || bits > MAX_BITS {
+            return Err(format!("{records} records in {bits} bits of buckets, more than a cache holds"));
         }
-        Ok(Saved { run: word(28), bytes: Some(bytes) })
+        let table_at = HEADER + RECORD * records;
+        let size = table_at + 4 * ((1 << bits) + 1) + TRAILER;
+        if bytes.len() != size {
+            return Err(format!("{} bytes where its trailer says {size}", bytes.len()));
+        }
+        Ok(Saved { run: word(28), bits, table_at, bytes: Some(bytes) })
     }
 
     /// The records, in the file's (key) order.
     fn records(&self) -> &[[u8; RECORD]] {
-        self.bytes.as_deref().map_or(&[], |b| b[HEADER..].as_chunks::<RECORD>().0)
+        self.bytes.as_deref().map_or(&[], |b| b[HEADER..self.table_at].as_chunks::<RECORD>().0)
     }
 
-    /// The position of the record of `key`, if any (a binary search: 17 probes among 100,000
-    /// records, 1% of a dry run of as many small entries, where the map it replaced cost as
-    /// much to build on every open).
+    /// The position of the record of `key`, if any. Whatever the table says, the search stays
+    /// among the records; only a sorted file with a true table finds every key.
     fn find(&self, key: &Key) -> Option<usize> {
-        self.records().binary_search_by(|r| r[..16].cmp(key)).ok()
+        let (records, bucket) = (self.records(), bucket(key, self.bits));
+        let table = self.bytes.as_deref().map_or(&[][..], |b| b[self.table_at..b.len() - TRAILER].as_chunks::<4>().0);
+        let first = |b: usize| table.get(b).map_or(0, |w| u32::from_le_bytes(*w) as usize).min(records.len());
+        let (start, end) = (first(bucket), first(bucket + 1));
+        records.get(start..end)?.binary_search_by(|r| r[..16].cmp(key)).ok().map(|at| start + at)
     }
+}
+
+/// The bucket of `key` among `2^bits`: its first `bits` bits.
+fn bucket(key: &Key, bits: u32) -> usize {
+    let head = u64::from_be_bytes(key[..8].try_into().expect("8 bytes"));
+    head.checked_shr(64 - bits).unwrap_or(0) as usize
+}
+
+/// Writes a cache file for `tokenizer` saved by `run` to `out`: `records` in key order, at most
+/// [`MAX_ENTRIES`], split into `2^bits` buckets; the table is made as they go by.
+fn write_file(
+    out: &mut dyn std::io::Write,
+    tokenizer: TokenizerName,
+    run: u32,
+    bits: u32,
+    records: impl Iterator<Item = Record>,
+) -> std::io::Result<()> {
+    out.write_all(&MAGIC)?;
+    out.write_all(&VERSION.to_le_bytes())?;
+    let mut label = [0u8; 16];
+    label[..tokenizer.as_str().len()].copy_from_slice(tokenizer.as_str().as_bytes());
+    out.write_all(&label)?;
+    out.write_all(&run.to_le_bytes())?;
+    let mut table: Vec<u32> = Vec::with_capacity((1 << bits) + 1);
+    let mut written = 0u32;
+    for (key, n, run) in records {
+        table.resize(table.len().max(bucket(&key, bits) + 1), written);
+        let mut record = [0u8; RECORD];
+        record[..16].copy_from_slice(&key);
+        record[16..20].copy_from_slice(&n.to_le_bytes());
+        record[20..].copy_from_slice(&run.to_le_bytes());
+        out.write_all(&record)?;
+        written += 1;
+    }
+    table.resize((1 << bits) + 1, written);
+    for word in table.into_iter().chain([written, bits]) {
+        out.write_all(&word.to_le_bytes())?;
+    }
+    Ok(())
+}
+
+/// The bucket bits for about `records` records: a bucket per one or two.
+fn bits_for(records: usize) -> u32 {
+    records.min(MAX_ENTRIES).next_power_of_two().trailing_zeros().saturating_sub(1)
 }
 
 /// A record's count and run.
@@ -269,23 +334,13 @@ impl TokenCache {
         learnt.sort_unstable_by_key(|&(k, _)| k);
         let used = |at: usize| self.used[at / 64].load(Ordering::Relaxed) & (1 << (at % 64)) != 0;
         let all = || merged(self.saved.records(), &used, &learnt, self.run);
-        let mut keep = match self.saved.records().len() + learnt.len() {
+        let bound = self.saved.records().len() + learnt.len();
+        let mut keep = match bound {
             n if n <= MAX_ENTRIES => Keep::ALL,
             _ => Keep::of(all().map(|(_, _, run)| run), MAX_ENTRIES),
         };
-        crate::durable::write_cache_with(path, |out| {
-            out.write_all(&MAGIC)?;
-            out.write_all(&VERSION.to_le_bytes())?;
-            let mut label = [0u8; 16];
-            label[..self.tokenizer.as_str().len()].copy_from_slice(self.tokenizer.as_str().as_bytes());
-            out.write_all(&label)?;
-            out.write_all(&self.run.to_le_bytes())?;
-            all().filter(|&(_, _, run)| keep.keeps(run)).try_for_each(|(key, n, run)| {
-                out.write_all(&key)?;
-                out.write_all(&n.to_le_bytes())?;
-                out.write_all(&run.to_le_bytes())
-            })
-        })?;
+        let kept = all().filter(|&(_, _, run)| keep.keeps(run));
+        crate::durable::write_cache_with(path, |out| write_file(out, self.tokenizer, self.run, bits_for(bound), kept))?;
         self.unsaved.store(0, Ordering::Relaxed);
         Ok(())
     }
@@ -509,18 +564,18 @@ mod tests {
         }
     }
 
-    /// The bytes of a cache file for o200k saved by `run` with these records.
+    /// The bytes of a cache file for o200k of layout `version` saved by `run` with these records.
     fn file(version: u32, run: u32, records: &[(Key, u32, u32)]) -> Vec<u8> {
-        let mut bytes = MAGIC.to_vec();
-        bytes.extend_from_slice(&version.to_le_bytes());
-        bytes.extend_from_slice(b"o200k\0\0\0\0\0\0\0\0\0\0\0");
-        bytes.extend_from_slice(&run.to_le_bytes());
-        for (k, n, r) in records {
-            bytes.extend_from_slice(k);
-            bytes.extend_from_slice(&n.to_le_bytes());
-            bytes.extend_from_slice(&r.to_le_bytes());
-        }
+        let mut bytes = Vec::new();
+        write_file(&mut bytes, TokenizerName::O200k, run, bits_for(records.len()), records.iter().copied()).unwrap();
+        bytes[8..12].copy_from_slice(&version.to_le_bytes());
         bytes
+    }
+
+    /// Records as a file holds them.
+    fn file_records(records: &[(Key, u32, u32)]) -> Vec<[u8; RECORD]> {
+        let bytes = file(VERSION, 0, records);
+        bytes[HEADER..HEADER + RECORD * records.len()].as_chunks::<RECORD>().0.to_vec()
     }
 
     /// A store whose o200k cache file holds `bytes`: its folder, context and the file's path.
@@ -598,13 +653,42 @@ mod tests {
     }
 
     #[test]
+    fn a_table_that_lies_only_misses() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tokens-o200k.bin");
+        let keys: Vec<Key> = (0..40u32).map(|i| key(&i.to_string())).collect();
+        let mut sorted = keys.clone();
+        sorted.sort_unstable();
+        let records: Vec<_> = sorted.iter().map(|k| (*k, 1, 1)).collect();
+        let good = file(VERSION, 1, &records);
+        let table = HEADER + RECORD * 40..HEADER + RECORD * 40 + 4 * 33; // 40 records: 2^5 buckets
+        for lie in [[0xff; 4], [0; 4], 7u32.to_le_bytes()] {
+            for at in table.clone().step_by(4) {
+                let mut bytes = good.clone();
+                bytes[at..at + 4].copy_from_slice(&lie);
+                std::fs::write(&path, &bytes).unwrap();
+                let saved = Saved::map(&path, TokenizerName::O200k).unwrap();
+                for k in &keys {
+                    assert!(saved.find(k).is_none_or(|i| sorted[i] == *k));
+                }
+            }
+        }
+        let mut bytes = good.clone();
+        let at = bytes.len() - 4;
+        bytes[at..].copy_from_slice(&40u32.to_le_bytes());
+        std::fs::write(&path, &bytes).unwrap();
+        assert!(Saved::map(&path, TokenizerName::O200k).is_err(), "2^40 buckets");
+    }
+
+    #[test]
     fn records_out_of_order_are_dropped_on_save() {
         let (a, b, c) = (A, B, C);
         let (_dir, ctx, path) = store_with(&file(VERSION, 2, &[(c, 30, 2), (a, 10, 2), (c, 31, 2)]));
         let cache = TokenCache::open(&ctx, TokenizerName::O200k);
         cache.insert(b, 20);
         cache.save(&ctx);
-        assert_eq!(std::fs::read(&path).unwrap(), file(VERSION, 3, &[(b, 20, 3), (c, 30, 2)]));
+        let saved = Saved::map(&path, TokenizerName::O200k).unwrap();
+        assert_eq!(saved.records(), file_records(&[(b, 20, 3), (c, 30, 2)]));
     }
 
     #[test]
