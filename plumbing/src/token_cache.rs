@@ -3,12 +3,12 @@
 //!
 //! One file per tokenizer, `<store>/cache/tokens-<name>.bin`: a header, one fixed-size record per
 //! count, sorted by key, then a table of buckets ([`Saved`]), mapped and looked up in place, so
-//! opening the cache costs nothing however many counts it holds (decoding 2²⁰ of them into a map was most
-//! of a status-line turn's floor, and 3 MiB of every command's heap on 100,000 entries). The
-//! counts a run learns are kept beside it in memory and merged in on save: the whole file is
-//! streamed to a temporary file and renamed over the old one, never written in place. A cache is
-//! only ever an optimisation: a file that does not read is ignored with a warning and rebuilt,
-//! and two processes racing to save simply lose one run's additions.
+//! opening the cache costs nothing however many counts it holds (decoding 2²⁰ of them into a
+//! map was most of a status-line turn's floor, and 3 MiB of every command's heap on 100,000
+//! entries). The counts a run learns are kept beside it in memory and merged in on save: the
+//! whole file is streamed to a temporary file and renamed over the old one, never written in
+//! place. A cache is only ever an optimisation: a file that does not read is ignored with a
+//! warning and rebuilt, and two processes racing to save simply lose one run's additions.
 //!
 //! A command counts through a [`CachedTokenizer`]: the tokenizer with its cache opened, which
 //! saves the cache when it goes out of scope (on every return path, errors included), so no
