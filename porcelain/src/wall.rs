@@ -378,7 +378,6 @@ impl<'w> Wall<'w> {
     }
 
     /// The wall of a file a fork wrote (Claude Code): the regions its stored fold records name
-    /// The wall of a file a fork wrote (Claude Code): the regions its stored fold records name
     /// whose result in the context is still a placeholder (a turn that rewrote one, or a row the
     /// loader no longer reaches, leaves it out).
     fn of_forks(projection: &View<'w, '_>) -> Wall<'w> {
