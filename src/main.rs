@@ -20,8 +20,8 @@ fn main() -> ExitCode {
         Err(e) => return fail(&shake_plumbing::Error::io("cannot read the working directory", e)),
     };
     let terminal = std::io::stdout().is_terminal();
-    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-    ctx.color = cli.color.decide(terminal || cli.command.drawn_by_terminal(), no_color);
+    let env = shake_porcelain::render::ColorEnv::from_env();
+    ctx.color = cli.color.decide(terminal || cli.command.drawn_by_terminal(), env);
     let pager = (terminal && !cli.no_pager && cli.command.pages()).then(pager::Pager::start).flatten();
     let (pager, sink): (Option<pager::Pager>, Box<dyn Write>) = match pager {
         Some((pager, stdin)) => (Some(pager), Box::new(stdin)),
