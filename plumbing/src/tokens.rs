@@ -13,6 +13,7 @@
 //! through [`Tokenizer`], so they all share one cache and one definition of a token.
 
 pub mod bpe;
+pub mod claude;
 pub mod js_json;
 mod o200k_ascii;
 
@@ -37,12 +38,38 @@ pub enum TokenizerName {
     Cl100k,
     /// o200k scaled by the ratio measured against the provider's usage (docs/tokens.md)
     Calibrated,
+    /// Claude 3 … Opus 4.6: ctok's v3 reconstruction of Claude's count (content, no frame)
+    ClaudeV3,
+    /// Claude Opus 4.7 … 4.9: ctok's v4.7
+    ClaudeV47,
+    /// Claude Opus 5+: ctok's v4.8, trailing ASCII whitespace free (as oh-my-pi counts it)
+    ClaudeV5,
+    /// Claude Sonnet/Fable 5+: ctok's v4.8
+    ClaudeV5Sonnet,
+    /// The four above with the vocabulary oh-my-pi 18.2.11 counts with (ctok 1.0.0's): an OMP
+    /// session's own figures. Not offered on the command line.
+    #[value(skip)]
+    OmpV3,
+    #[value(skip)]
+    OmpV47,
+    #[value(skip)]
+    OmpV5,
+    #[value(skip)]
+    OmpV5Sonnet,
 }
 
 impl TokenizerName {
     /// Every name, in the order reports list them.
-    pub const ALL: [TokenizerName; 4] =
-        [TokenizerName::Pi, TokenizerName::O200k, TokenizerName::Cl100k, TokenizerName::Calibrated];
+    pub const ALL: [TokenizerName; 8] = [
+        TokenizerName::Pi,
+        TokenizerName::O200k,
+        TokenizerName::Cl100k,
+        TokenizerName::Calibrated,
+        TokenizerName::ClaudeV3,
+        TokenizerName::ClaudeV47,
+        TokenizerName::ClaudeV5,
+        TokenizerName::ClaudeV5Sonnet,
+    ];
 
     /// Returns the name as printed and accepted on the command line.
     pub fn as_str(self) -> &'static str {
@@ -51,12 +78,36 @@ impl TokenizerName {
             TokenizerName::O200k => "o200k",
             TokenizerName::Cl100k => "cl100k",
             TokenizerName::Calibrated => "calibrated",
+            TokenizerName::ClaudeV3 => "claude-v3",
+            TokenizerName::ClaudeV47 => "claude-v47",
+            TokenizerName::ClaudeV5 => "claude-v5",
+            TokenizerName::ClaudeV5Sonnet => "claude-v5-sonnet",
+            TokenizerName::OmpV3 => "omp-v3",
+            TokenizerName::OmpV47 => "omp-v47",
+            TokenizerName::OmpV5 => "omp-v5",
+            TokenizerName::OmpV5Sonnet => "omp-v5-sonnet",
         }
     }
 
     /// Tells whether counting with it needs BPE tables (and so benefits from the cache).
     pub fn is_bpe(self) -> bool {
         matches!(self, TokenizerName::O200k | TokenizerName::Cl100k)
+    }
+
+    /// Tells whether it is one of Claude's encodings ([`claude`]).
+    pub fn is_claude(self) -> bool {
+        matches!(
+            self,
+            TokenizerName::ClaudeV3
+                | TokenizerName::ClaudeV47
+                | TokenizerName::ClaudeV5
+                | TokenizerName::ClaudeV5Sonnet
+        )
+    }
+
+    /// Tells whether its counts are worth keeping in the token cache (a real tokenizer's).
+    pub fn is_cached(self) -> bool {
+        self.is_bpe() || self.is_claude()
     }
 }
 
@@ -73,7 +124,7 @@ impl FromStr for TokenizerName {
         TokenizerName::ALL
             .into_iter()
             .find(|n| n.as_str() == s)
-            .ok_or_else(|| format!("unknown tokenizer {s:?} (pi, o200k, cl100k, calibrated)"))
+            .ok_or_else(|| format!("unknown tokenizer {s:?} (pi, o200k, cl100k, calibrated, claude-v3, claude-v47, claude-v5, claude-v5-sonnet)"))
     }
 }
 
@@ -107,7 +158,7 @@ impl Tokenizer {
 
     /// Returns this tokenizer counting through `cache` (which must be for its base tokenizer).
     pub fn with_cache(mut self, cache: &'static TokenCache) -> Tokenizer {
-        if cache.tokenizer() == self.base && self.base.is_bpe() {
+        if cache.tokenizer() == self.base && self.base.is_cached() {
             self.cache = Some(cache);
         }
         self
@@ -157,13 +208,16 @@ impl Tokenizer {
         }
     }
 
-    /// Returns what counts this tokenizer's BPE tokens: the cache's table, mapped from the store,
-    /// or one built for this process when there is no cache.
-    fn counter(&self) -> &'static Bpe {
-        match self.cache {
+    /// Returns what counts this tokenizer's tokens: Claude's encoding, or the BPE table (the
+    /// cache's, mapped from the store, or one built for this process when there is no cache).
+    fn counter(&self) -> Counter {
+        if let Some(claude) = claude::shared(self.base) {
+            return Counter::Claude(claude);
+        }
+        Counter::Bpe(match self.cache {
             Some(cache) => cache.bpe(),
             None => bpe::shared(self.base, None).0,
-        }
+        })
     }
 
     fn scaled(&self, tokens: u64) -> u64 {
@@ -228,7 +282,7 @@ impl Tokenizer {
             let text = text.as_ref();
             let mut start = 0;
             if text.len() >= SPLIT_BYTES && threads > 1 {
-                for cut in cuts(text, threads) {
+                for cut in self.counter().cuts(text, threads) {
                     parts.push((t, start..cut));
                     start = cut;
                 }
@@ -250,9 +304,13 @@ impl Tokenizer {
             for chunk in chunks {
                 let (texts, counts) = (&texts, &counts);
                 s.spawn(move || {
-                    let counter = counter.for_thread();
+                    let bpe = match counter {
+                        Counter::Bpe(bpe) => Some(bpe.for_thread()),
+                        Counter::Claude(_) => None,
+                    };
                     for (t, range) in chunk {
-                        let n = counter.count(&texts[*t].1.as_ref()[range.clone()]);
+                        let text = &texts[*t].1.as_ref()[range.clone()];
+                        let n = bpe.as_ref().map_or_else(|| counter.count(text), |bpe| bpe.count(text));
                         counts.lock().unwrap_or_else(|e| e.into_inner())[*t] += n;
                     }
                 });
@@ -261,6 +319,33 @@ impl Tokenizer {
         let counts = counts.into_inner().unwrap_or_else(|e| e.into_inner());
         for ((key, _), n) in texts.iter().zip(counts) {
             cache.insert(*key, n);
+        }
+    }
+}
+
+/// What counts a real tokenizer's tokens.
+#[derive(Clone, Copy)]
+enum Counter {
+    Bpe(&'static Bpe),
+    Claude(&'static claude::Claude),
+}
+
+impl Counter {
+    fn count(&self, text: &str) -> u64 {
+        match self {
+            Counter::Bpe(bpe) => bpe.count(text),
+            Counter::Claude(claude) => claude.count(text),
+        }
+    }
+
+    /// Where a huge text may be cut into parts counted apart ([`cuts`] for BPE). Nowhere for
+    /// Claude's: its count of a part is not its share of the whole (the frame prices the line
+    /// feeds ending a text, and a boundary marker looks at both neighbours), so a huge text is
+    /// counted whole, on one core, while the other texts share the rest.
+    fn cuts(&self, text: &str, parts: usize) -> Vec<usize> {
+        match self {
+            Counter::Bpe(_) => cuts(text, parts),
+            Counter::Claude(_) => Vec::new(),
         }
     }
 }

@@ -12,6 +12,7 @@ mod claude_in_place;
 mod claude_live;
 mod claude_project;
 mod claude_statusline;
+mod claude_tokenizer;
 mod claude_tokens;
 mod conformance;
 mod diff;

@@ -1,0 +1,302 @@
+//! Claude's token count, offline: a Rust reading of ctok 1.3.0 (Sander Land, MIT; the notice is
+//! `claude/LICENSE.ctok`), the reconstruction of Anthropic's `count_tokens` that oh-my-pi's
+//! native Claude encodings port.
+//!
+//! A count is: the text normalized and written as a marked stream ([`stream`]); the fewest
+//! tokens that tile the stream, each a piece of the family's measured vocabulary or, where no
+//! piece covers a character, its UTF-8 bytes over the measured byte-prefix tokens; plus what a
+//! run of line feeds ending the text costs against the frame's own closing line feeds. That is
+//! the content of one user message; [`Claude::frame`] is the fixed cost of the message around
+//! it (ctok's `token_count` = content + frame). OMP's `countTokens` counts content only, and so
+//! does every figure shake prints: a session's messages are counted piece by piece, as the
+//! BPE tokenizers count them.
+//!
+//! Two vocabularies per family: ctok 1.3.0's (`claude-v3`, …), and ctok 1.0.0's, which is what
+//! OMP 18.2.11's port carries (`omp-v3`, …: the 1.3.0 rules with the 191 pieces and the one
+//! byte prefix measured since left out), so an OMP session's figures are OMP's own to the token.
+//!
+//! The vocabularies are embedded (`claude/pieces-v3.bin` 0.49 MB, `pieces-v4_7.bin` 0.11 MB,
+//! written from ctok's wheel by `claude/extract.py`): small enough that mapping them from the
+//! store, as o200k's rank table is, would save nothing, and the index over them builds in a few
+//! milliseconds, once per process and family, only when a count misses the token cache.
+
+mod stream;
+
+use std::collections::HashSet;
+use std::sync::OnceLock;
+
+use stream::Rules;
+
+use super::TokenizerName;
+
+const PIECES_V3: &[u8] = include_bytes!("claude/pieces-v3.bin");
+const PIECES_V4_7: &[u8] = include_bytes!("claude/pieces-v4_7.bin");
+
+/// One Claude encoding: a vocabulary and the rules around it.
+pub struct Claude {
+    /// Which vocabulary (v4.7's, OMP's), loaded on the first count that needs it.
+    v47: bool,
+    omp: bool,
+    rules: Rules,
+    frame: u64,
+    /// Trailing ASCII whitespace is free (Opus 5 alone, as OMP measured it).
+    free_trailing_space: bool,
+}
+
+impl std::fmt::Debug for Claude {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Claude").field("rules", &self.rules).field("frame", &self.frame).finish_non_exhaustive()
+    }
+}
+
+/// Returns the encoding `name` counts with (`None` for a tokenizer that is not Claude's), made
+/// on first use and kept for the process.
+pub fn shared(name: TokenizerName) -> Option<&'static Claude> {
+    use TokenizerName::*;
+    static CELLS: [OnceLock<Claude>; 8] = [const { OnceLock::new() }; 8];
+    let (cell, omp) = match name {
+        ClaudeV3 | ClaudeV47 | ClaudeV5 | ClaudeV5Sonnet => (name as usize - ClaudeV3 as usize, false),
+        OmpV3 | OmpV47 | OmpV5 | OmpV5Sonnet => (name as usize - OmpV3 as usize, true),
+        _ => return None,
+    };
+    let v3 = Rules { fold_quotes: true, allcaps_min: Some(4), frame_bow: true };
+    let v47 = Rules { fold_quotes: false, allcaps_min: None, frame_bow: true };
+    let v48 = Rules { frame_bow: false, ..v47 };
+    let (rules, frame, free_trailing_space) = match cell {
+        0 => (v3, 7, false),
+        1 => (v47, 11, false),
+        2 => (v48, 6, true),
+        _ => (v48, 6, false),
+    };
+    Some(CELLS[cell + 4 * omp as usize].get_or_init(|| Claude {
+        v47: cell > 0,
+        omp,
+        rules,
+        frame,
+        free_trailing_space,
+    }))
+}
+
+/// The v3 or v4.7 vocabulary, ctok 1.3.0's or OMP's.
+fn vocab(v47: bool, omp: bool) -> &'static Vocab {
+    static CELLS: [OnceLock<Vocab>; 4] = [const { OnceLock::new() }; 4];
+    let data = if v47 { PIECES_V4_7 } else { PIECES_V3 };
+    CELLS[v47 as usize + 2 * omp as usize].get_or_init(|| Vocab::parse(data, omp))
+}
+
+impl Claude {
+    /// The tokens of `text` as the content of one message (OMP's `countTokens(text)`).
+    pub fn count(&self, text: &str) -> u64 {
+        let head_space = text.starts_with(' ');
+        let norm = match self.free_trailing_space {
+            true => stream::normalize(text.trim_end_matches(|c: char| c.is_ascii_whitespace() || c == '\x0b'), false),
+            false => stream::normalize(text, self.rules.fold_quotes),
+        };
+        // Opus 5's frame takes trailing whitespace free; the others price a final run of line
+        // feeds against the frame's own.
+        let line_feeds = match self.free_trailing_space {
+            true => 0,
+            false => norm.len() - norm.trim_end_matches('\n').len(),
+        };
+        let marked = stream::marked(&norm, self.rules, head_space);
+        self.frame_tail(line_feeds) + self.vocab().tile(&marked)
+    }
+
+    fn vocab(&self) -> &'static Vocab {
+        vocab(self.v47, self.omp)
+    }
+
+    /// The fixed cost of the one-message frame around the content (7, 11 or 6 tokens).
+    pub fn frame(&self) -> u64 {
+        self.frame
+    }
+
+    /// What `n` line feeds ending the content cost: the frame closes with two line feeds, and
+    /// one token may span both, so the run tiled is `n + 2` long and its last token is the
+    /// frame's own.
+    fn frame_tail(&self, n: usize) -> u64 {
+        match n {
+            0 => 0,
+            n => self.vocab().tile(&"\n".repeat(n + 2)) - 1,
+        }
+    }
+}
+
+/// A family's vocabulary: a byte trie of its pieces, and the byte-prefix tokens a character no
+/// piece covers is priced with.
+struct Vocab {
+    trie: Trie,
+    byte_tokens: HashSet<u64>,
+}
+
+impl Vocab {
+    /// Reads `extract.py`'s layout: pieces, byte tokens, the pieces and the byte tokens OMP's
+    /// vocabulary lacks, each ended by 0xFF, the sections by 0xFE; `omp` leaves out what it lacks.
+    fn parse(data: &'static [u8], omp: bool) -> Vocab {
+        let mut sections = data.split(|&b| b == 0xFE);
+        let mut records = || sections.next().unwrap_or_default().split(|&x| x == 0xFF).filter(|p| !p.is_empty());
+        let (pieces, bytes) = (records(), records());
+        let (lacks, lacks_bytes): (HashSet<&[u8]>, HashSet<&[u8]>) = match omp {
+            true => (records().collect(), records().collect()),
+            false => Default::default(),
+        };
+        let pieces: Vec<&[u8]> = pieces.filter(|p| !lacks.contains(p)).collect();
+        let byte_tokens = bytes.filter(|p| !lacks_bytes.contains(p)).map(pack).collect();
+        Vocab { trie: Trie::build(&pieces), byte_tokens }
+    }
+
+    /// The fewest tokens tiling `s` (ctok's `min_vocab_tile`, forward: the best tiling of each
+    /// prefix is final before any edge leaves its end).
+    fn tile(&self, s: &str) -> u64 {
+        let bytes = s.as_bytes();
+        let mut best = vec![u32::MAX; bytes.len() + 1];
+        best[0] = 0;
+        for start in 0..bytes.len() {
+            let base = best[start];
+            if base == u32::MAX {
+                continue; // inside a character
+            }
+            let c = s[start..].chars().next().unwrap_or('\0');
+            let end = start + c.len_utf8();
+            best[end] = best[end].min(base + self.floor(c));
+            let mut node = Trie::ROOT;
+            for (k, &b) in bytes[start..].iter().enumerate() {
+                match self.trie.child(node, b) {
+                    Some(next) => node = next,
+                    None => break,
+                }
+                if self.trie.terminal[node as usize] {
+                    let end = start + k + 1;
+                    best[end] = best[end].min(base + 1);
+                }
+            }
+        }
+        best[bytes.len()] as u64
+    }
+
+    /// A character on its own where no piece of it is in the vocabulary: a marker is a token;
+    /// anything else its UTF-8 bytes tiled over the byte-prefix tokens (each byte alone is one).
+    fn floor(&self, c: char) -> u32 {
+        if matches!(c, stream::BOW | stream::EOW | stream::SHIFT | stream::CAPS) {
+            return 1;
+        }
+        let mut buf = [0u8; 4];
+        let bytes = stream::unescape(c).encode_utf8(&mut buf).as_bytes();
+        if bytes.len() == 1 {
+            return 1;
+        }
+        let mut best = [0u32; 5];
+        for end in 1..=bytes.len() {
+            best[end] = (0..end)
+                .filter(|&j| end - j == 1 || self.byte_tokens.contains(&pack(&bytes[j..end])))
+                .map(|j| best[j] + 1)
+                .min()
+                .unwrap_or(u32::MAX);
+        }
+        best[bytes.len()]
+    }
+}
+
+/// A short byte string as one number (length and bytes) for the byte-token set.
+fn pack(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(bytes.len() as u64, |acc, &b| acc << 8 | b as u64)
+}
+
+/// A byte trie laid out breadth first: node `i`'s children are the nodes `first[i]..first[i] +
+/// count[i]`, sorted by their byte (`label`), so a step is a binary search in a few bytes.
+struct Trie {
+    first: Vec<u32>,
+    count: Vec<u16>,
+    label: Vec<u8>,
+    terminal: Vec<bool>,
+    /// The root's children by byte, for the first step of every walk.
+    root: Box<[u32; 256]>,
+}
+
+impl Trie {
+    const ROOT: u32 = 0;
+
+    /// Builds the trie of `pieces`, which must be sorted (as `extract.py` writes them).
+    fn build(pieces: &[&[u8]]) -> Trie {
+        let mut t = Trie {
+            first: vec![0],
+            count: vec![0],
+            label: vec![0],
+            terminal: vec![false],
+            root: Box::new([u32::MAX; 256]),
+        };
+        // Each queued node: its id, the range of pieces under it, its depth.
+        let mut queue = std::collections::VecDeque::from([(0u32, 0usize, pieces.len(), 0usize)]);
+        while let Some((node, mut lo, hi, depth)) = queue.pop_front() {
+            if lo < hi && pieces[lo].len() == depth {
+                t.terminal[node as usize] = true;
+                lo += 1;
+            }
+            t.first[node as usize] = t.label.len() as u32;
+            while lo < hi {
+                let b = pieces[lo][depth];
+                let mut end = lo + 1;
+                while end < hi && pieces[end][depth] == b {
+                    end += 1;
+                }
+                let id = t.label.len() as u32;
+                t.first.push(0);
+                t.count.push(0);
+                t.label.push(b);
+                t.terminal.push(false);
+                t.count[node as usize] += 1;
+                if node == Self::ROOT {
+                    t.root[b as usize] = id;
+                }
+                queue.push_back((id, lo, end, depth + 1));
+                lo = end;
+            }
+        }
+        t
+    }
+
+    fn child(&self, node: u32, b: u8) -> Option<u32> {
+        if node == Self::ROOT {
+            let id = self.root[b as usize];
+            return (id != u32::MAX).then_some(id);
+        }
+        let first = self.first[node as usize] as usize;
+        let labels = &self.label[first..first + self.count[node as usize] as usize];
+        labels.binary_search(&b).ok().map(|i| (first + i) as u32)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn count(name: TokenizerName, text: &str) -> u64 {
+        shared(name).unwrap().count(text)
+    }
+
+    /// Counts ctok 1.3.0 and OMP 18.2.11 give (ctok's `token_count` less the frame).
+    #[test]
+    fn counts_what_ctok_counts() {
+        use TokenizerName::*;
+        for (text, v3, v47, v5, v5s) in [
+            ("", 1, 1, 0, 0),
+            (" ", 1, 1, 0, 1),
+            ("hello, world", 3, 4, 4, 4),
+            (" hello", 1, 2, 3, 3),
+            ("x\n\n", 1, 1, 1, 1),
+            ("hello   \n", 2, 3, 2, 3),
+            ("Hello World THIS is", 4, 8, 8, 8),
+            ("日本語のテキスト", 9, 9, 8, 8),
+        ] {
+            assert_eq!(
+                [count(ClaudeV3, text), count(ClaudeV47, text), count(ClaudeV5, text), count(ClaudeV5Sonnet, text)],
+                [v3, v47, v5, v5s],
+                "{text:?}"
+            );
+        }
+        assert_eq!(shared(ClaudeV3).unwrap().frame(), 7);
+        // A piece ctok measured after the vocabulary OMP carries.
+        assert_eq!((count(ClaudeV3, "\u{FFFD}"), count(OmpV3, "\u{FFFD}")), (1, 2));
+        assert!(shared(O200k).is_none());
+    }
+}

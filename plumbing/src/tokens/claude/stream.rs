@@ -1,0 +1,538 @@
+//! Text to Claude's marked stream: everything before the tiling ([`super`]).
+//!
+//! Written from ctok 1.3.0's published rules (`normalize.py`, `constants.py`; MIT, Sander Land,
+//! `LICENSE.ctok`): the text is normalized (NFC, control and private-use characters stripped,
+//! odd spaces folded, v3 folds curly quotes), split into runs of one class (letters, digits,
+//! punctuation, spaces, "hard" characters such as ideographs and emoji), and written with the
+//! structural markers the measured vocabulary is spelled in: word boundaries around letter runs,
+//! case markers in place of capitals, boundaries on punctuation and digits beside a space, and
+//! a single space between two words folded into the boundary pair (the seam). Every rule and
+//! table is ctok's, measured by its author against Anthropic's `count_tokens`.
+
+use unicode_general_category::{get_general_category, GeneralCategory as G};
+use unicode_normalization::char::canonical_combining_class;
+use unicode_normalization::UnicodeNormalization;
+
+/// Word start, word end, shift (a title-case word) and caps (an all-caps word): the markers as
+/// the vocabulary spells them, noncharacters no text holds once [`escape_markers`] ran.
+pub const BOW: char = '\u{FDD0}';
+pub const EOW: char = '\u{FDD1}';
+pub const SHIFT: char = '\u{FDD3}';
+pub const CAPS: char = '\u{FDD4}';
+
+/// Text's own noncharacters U+FDD0..=U+FDD4 are moved to U+E000..=U+E004 (private use, which
+/// normalization removed from the text) so they cannot read as markers; they are priced as the
+/// characters they were.
+const ESCAPE_FROM: u32 = 0xFDD0;
+const ESCAPE_TO: u32 = 0xE000;
+
+/// Maps an escaped literal back to the character the text held.
+pub fn unescape(c: char) -> char {
+    match c as u32 {
+        o @ 0xE000..=0xE004 => char::from_u32(o - ESCAPE_TO + ESCAPE_FROM).unwrap_or(c),
+        _ => c,
+    }
+}
+
+/// What differs between the families before the tiling.
+#[derive(Clone, Copy, Debug)]
+pub struct Rules {
+    /// v3 folds the four curly quotes to ASCII.
+    pub fold_quotes: bool,
+    /// An all-caps word at least this long becomes caps + lowercase (v3: 4; v4.7 has no caps).
+    pub allcaps_min: Option<usize>,
+    /// The message frame ends in a word start that stands for one leading space (not v4.8+).
+    pub frame_bow: bool,
+}
+
+/// The measured normalization (ctok's `nfc`).
+pub fn normalize(text: &str, fold_quotes: bool) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut prev_nikhahit = false;
+    for c in text.nfc() {
+        // C0/C1 controls other than TAB, LF and NUL cost nothing; NUL reads as a space.
+        let c = match c {
+            '\u{01}'..='\u{08}' | '\u{0B}'..='\u{1F}' | '\u{7F}'..='\u{9F}' => continue,
+            '\0' => ' ',
+            c => c,
+        };
+        // Claude composes Thai NIKHAHIT + SARA AA into SARA AM (which NFC leaves apart).
+        if c == '\u{0E32}' && prev_nikhahit {
+            out.pop();
+            out.push('\u{0E33}');
+            prev_nikhahit = false;
+            continue;
+        }
+        prev_nikhahit = c == '\u{0E4D}';
+        let c = match c {
+            // BMP private use costs nothing either.
+            '\u{E000}'..='\u{F8FF}' => continue,
+            '\u{2018}' | '\u{2019}' if fold_quotes => '\'',
+            '\u{201C}' | '\u{201D}' if fold_quotes => '"',
+            '\u{A0}' | '\u{1680}' | '\u{2000}'..='\u{200A}' | '\u{2028}' | '\u{2029}' | '\u{202F}' | '\u{205F}' => ' ',
+            c => c,
+        };
+        out.push(c);
+    }
+    out
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Class {
+    Wordy,
+    Hard,
+    Digit,
+    Punct,
+    Space,
+    /// A combining mark with no base before it: it opens a word of its own.
+    StrayMark,
+}
+
+fn category(c: char) -> G {
+    get_general_category(c)
+}
+
+fn is_mark(g: G) -> bool {
+    matches!(g, G::NonspacingMark | G::SpacingMark | G::EnclosingMark)
+}
+
+fn is_letter(g: G) -> bool {
+    matches!(g, G::UppercaseLetter | G::LowercaseLetter | G::TitlecaseLetter | G::ModifierLetter | G::OtherLetter)
+}
+
+fn is_punct_or_symbol(g: G) -> bool {
+    matches!(
+        g,
+        G::ConnectorPunctuation
+            | G::DashPunctuation
+            | G::OpenPunctuation
+            | G::ClosePunctuation
+            | G::InitialPunctuation
+            | G::FinalPunctuation
+            | G::OtherPunctuation
+            | G::MathSymbol
+            | G::CurrencySymbol
+            | G::ModifierSymbol
+            | G::OtherSymbol
+    )
+}
+
+fn is_punctuation(g: G) -> bool {
+    is_punct_or_symbol(g) && !matches!(g, G::MathSymbol | G::CurrencySymbol | G::ModifierSymbol | G::OtherSymbol)
+}
+
+/// Non-ASCII symbols that tile over the punctuation vocabulary (enumerated by measurement).
+const PUNCT_SYMS: &str = "—»«•°„–−£§€…√→（№†└│།·─═█";
+/// The symbols of CJK Symbols and Punctuation that read as ideographic punctuation.
+const IDEOGRAPHIC_SYMBOLS: &str = "〄〒〓〠〶〷〾〿";
+/// Blocks of symbol-letters that take the full word model.
+const SYMBOL_LETTERS: [(u32, u32); 4] = [(0x16EE, 0x16F0), (0x2160, 0x2188), (0x24B6, 0x24E9), (0xA6E6, 0xA6EF)];
+/// Case pairs of Unicode 16 the models know (named so older tables agree).
+const NEW_CASE_PAIRS: [(char, char); 2] = [('\u{1C89}', '\u{1C8A}'), ('\u{A7CB}', '\u{0264}')];
+/// English contraction suffixes an apostrophe binds to the word before it.
+const CONTRACTION_SUFFIXES: [&str; 7] = ["s", "t", "d", "m", "ll", "re", "ve"];
+
+fn is_selector(c: char) -> bool {
+    ('\u{FE00}'..='\u{FE0F}').contains(&c)
+}
+
+fn new_cased(c: char) -> bool {
+    NEW_CASE_PAIRS.iter().any(|&(u, l)| c == u || c == l)
+}
+
+/// Ideographs, Hangul syllables, every astral character and a few iteration marks.
+fn is_hard_cp(o: u32) -> bool {
+    o >= 0x10000
+        || (0x4E00..=0x9FFF).contains(&o)
+        || (0x3400..=0x4DBF).contains(&o)
+        || (0xF900..=0xFAFF).contains(&o)
+        || (0xAC00..=0xD7A3).contains(&o)
+        || matches!(o, 0x3005 | 0x3006 | 0x3031..=0x3035 | 0x303B | 0x303C)
+}
+
+fn classify(c: char) -> Class {
+    if new_cased(c) {
+        return Class::Wordy;
+    }
+    let o = c as u32;
+    let g = category(c);
+    if matches!(g, G::SpaceSeparator | G::LineSeparator | G::ParagraphSeparator) || "\t\n\r\x0c\x0b".contains(c) {
+        return Class::Space;
+    }
+    if SYMBOL_LETTERS.iter().any(|&(lo, hi)| (lo..=hi).contains(&o)) {
+        return Class::Wordy;
+    }
+    if g == G::DecimalNumber && (o < 0x80 || (0x660..=0x669).contains(&o) || (0x6F0..=0x6F9).contains(&o)) {
+        return Class::Digit;
+    }
+    if (o < 0x80 && is_punct_or_symbol(g)) || PUNCT_SYMS.contains(c) {
+        return Class::Punct;
+    }
+    if is_selector(c) {
+        return Class::Hard;
+    }
+    if is_mark(g) {
+        return if o < 0x10000 && c.is_alphabetic() { Class::Wordy } else { Class::Hard };
+    }
+    if is_letter(g) && !is_hard_cp(o) {
+        return Class::Wordy;
+    }
+    Class::Hard
+}
+
+// ---- case ----
+
+fn lower_into(c: char, out: &mut String) {
+    if c == '\u{03F4}' {
+        out.push(c);
+    } else if let Some(&(_, l)) = NEW_CASE_PAIRS.iter().find(|p| p.0 == c) {
+        out.push(l);
+    } else {
+        out.extend(c.to_lowercase());
+    }
+}
+
+fn lower(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    s.chars().for_each(|c| lower_into(c, &mut out));
+    out
+}
+
+fn lowers_to_itself(c: char) -> bool {
+    let mut l = String::new();
+    lower_into(c, &mut l);
+    l.chars().eq(std::iter::once(c))
+}
+
+/// A capital: one that lowers to something else (`ϴ` and caseless Lu letters are not).
+fn is_upper(c: char) -> bool {
+    c != '\u{03F4}' && (NEW_CASE_PAIRS.iter().any(|p| p.0 == c) || (c.is_uppercase() && !lowers_to_itself(c)))
+}
+
+fn is_lower(c: char) -> bool {
+    NEW_CASE_PAIRS.iter().any(|p| p.1 == c) || c.is_lowercase()
+}
+
+/// A letter run in the form the vocabulary spells it: caps or shift + lowercase where the whole
+/// run is all-caps (long enough) or title-case, else as written (ctok's `mark_case`).
+fn mark_case(span: &str, allcaps_min: Option<usize>, head_mark: bool) -> String {
+    if head_mark || span.contains('ẞ') {
+        return span.to_string();
+    }
+    let mut chars = span.chars();
+    let Some(first) = chars.clone().next() else { return String::new() };
+    chars.next();
+    if span.contains('İ') {
+        if is_upper(first) && first != 'İ' && !chars.clone().any(|c| c != 'İ' && is_upper(c)) {
+            let mut out = String::from(SHIFT);
+            lower_into(first, &mut out);
+            chars.for_each(|c| if c == 'İ' { out.push(c) } else { lower_into(c, &mut out) });
+            return out;
+        }
+        return span.to_string();
+    }
+    let unlowerable = span.chars().any(|c| {
+        (new_cased(c) || is_letter(category(c)) || is_mark(category(c)))
+            && !is_lower(c)
+            && (!is_upper(c) || lowers_to_itself(c))
+    });
+    let mut cased = span.chars().filter(|&c| is_upper(c) || is_lower(c)).peekable();
+    let all_upper = cased.peek().is_some() && cased.all(is_upper);
+    if let Some(min) = allcaps_min {
+        if all_upper && span.chars().count() >= min && !unlowerable {
+            // Caps lowers Σ to σ everywhere (no final sigma).
+            let mut out = String::from(CAPS);
+            out.push_str(&lower(span).replace('ς', "σ"));
+            return out;
+        }
+    }
+    if lowers_to_itself(first) {
+        return span.to_string();
+    }
+    if is_upper(first) && !chars.any(is_upper) {
+        let mut out = String::from(SHIFT);
+        out.push_str(&lower(span));
+        return out;
+    }
+    span.to_string()
+}
+
+// ---- runs and their borders ----
+
+fn is_separator(c: char) -> bool {
+    (c as u32) < 0x10000 && is_mark(category(c)) && !is_selector(c) && !c.is_alphabetic()
+}
+
+fn syriac_vowel(c: char) -> bool {
+    c == '\u{0711}' || ('\u{0730}'..='\u{073F}').contains(&c)
+}
+
+fn stray_mark(c: char) -> bool {
+    !syriac_vowel(c) && canonical_combining_class(c) != 0 && !is_separator(c)
+}
+
+fn marks_like_punct(c: char) -> bool {
+    let c = unescape(c);
+    let o = c as u32;
+    if o >= 0x10000 {
+        return false;
+    }
+    if is_separator(c) {
+        return true;
+    }
+    let g = category(c);
+    let ideographic = (0x3001..=0x303F).contains(&o) && (is_punctuation(g) || IDEOGRAPHIC_SYMBOLS.contains(c));
+    (is_punct_or_symbol(g) || matches!(g, G::Format | G::Unassigned)) && !ideographic
+}
+
+fn digit_border(c: char) -> bool {
+    let g = category(c);
+    (g == G::OtherNumber || (g == G::DecimalNumber && !c.is_ascii())) && (c as u32) < 0x10000
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum HardKind {
+    Punct,
+    Number,
+    Letter,
+}
+
+fn hard_kind(c: char) -> HardKind {
+    if marks_like_punct(c) {
+        HardKind::Punct
+    } else if digit_border(c) {
+        HardKind::Number
+    } else {
+        HardKind::Letter
+    }
+}
+
+struct Run<'a> {
+    class: Class,
+    body: &'a str,
+}
+
+impl Run<'_> {
+    fn first(&self) -> char {
+        self.body.chars().next().unwrap_or(' ')
+    }
+    fn last(&self) -> char {
+        self.body.chars().next_back().unwrap_or(' ')
+    }
+    fn hard_bow(&self) -> bool {
+        is_selector(self.first()) || marks_like_punct(self.first())
+    }
+    fn hard_eow(&self) -> bool {
+        is_selector(self.last()) || marks_like_punct(self.last())
+    }
+    /// A run of decimal digits, or of other numbers, alone.
+    fn digit_run(&self) -> bool {
+        let g = category(self.first());
+        matches!(g, G::DecimalNumber | G::OtherNumber) && self.body.chars().all(|c| category(c) == g)
+    }
+    fn digit_bow(&self) -> bool {
+        self.digit_run() && digit_border(self.first())
+    }
+    fn digit_eow(&self) -> bool {
+        self.digit_run() && digit_border(self.last())
+    }
+    fn takes_right_border(&self) -> bool {
+        self.class == Class::Punct
+            || self.hard_eow()
+            || (matches!(self.class, Class::Digit | Class::Hard) && self.digit_run() && self.digit_eow())
+    }
+}
+
+/// Splits text into maximal runs of one class; a hard run is split again where the kind of
+/// character changes (punctuation, number, letter), a variation selector riding its base.
+fn runs(text: &str) -> Vec<Run<'_>> {
+    let mut out = Vec::new();
+    let mut chars = text.char_indices();
+    let Some((_, first)) = chars.next() else { return out };
+    let mut start = 0;
+    let mut class = classify(first);
+    if class == Class::Wordy && stray_mark(first) {
+        class = Class::StrayMark;
+    }
+    for (at, c) in chars {
+        let k = classify(c);
+        let next = if class == Class::StrayMark && k == Class::Wordy && stray_mark(c) {
+            None
+        } else if k == class {
+            None
+        } else if k == Class::Wordy && stray_mark(c) && class != Class::Wordy {
+            Some(Class::StrayMark)
+        } else {
+            Some(k)
+        };
+        if let Some(next) = next {
+            push_run(&mut out, class, &text[start..at]);
+            start = at;
+            class = next;
+        }
+    }
+    push_run(&mut out, class, &text[start..]);
+    out
+}
+
+fn push_run<'a>(out: &mut Vec<Run<'a>>, class: Class, body: &'a str) {
+    if class != Class::Hard {
+        out.push(Run { class, body });
+        return;
+    }
+    let mut start = 0;
+    let mut kind = None;
+    for (at, c) in body.char_indices() {
+        if is_selector(c) && kind.is_some() {
+            continue;
+        }
+        let k = hard_kind(c);
+        if kind.is_some_and(|kind| kind != k) {
+            out.push(Run { class, body: &body[start..at] });
+            start = at;
+        }
+        kind = Some(k);
+    }
+    out.push(Run { class, body: &body[start..] });
+}
+
+/// A lone `'` that opens the word after it (`'First`): the boundary before it is not absorbed.
+fn opens_word(runs: &[Run<'_>], i: usize) -> bool {
+    runs[i].body == "'" && runs.get(i + 1).is_some_and(|r| matches!(r.class, Class::Wordy | Class::StrayMark))
+}
+
+/// A lone apostrophe left of word `i` that is the word's start (`it's`), as measured.
+fn contraction_seam(runs: &[Run<'_>], i: usize) -> bool {
+    if i == 0 || !CONTRACTION_SUFFIXES.contains(&runs[i].body) {
+        return false;
+    }
+    let prev = &runs[i - 1];
+    if prev.class != Class::Punct || prev.body != "'" {
+        return false;
+    }
+    i < 2 || !runs[i - 2].takes_right_border()
+}
+
+/// The marked stream of normalized text (ctok's `stream_norm`), its trailing line feeds left
+/// out (the frame prices them: [`super`]). `head_space` tells whether the raw text began with a
+/// space.
+pub fn marked(norm: &str, rules: Rules, head_space: bool) -> String {
+    let escaped: String;
+    let mut norm = norm;
+    if norm.chars().any(|c| (ESCAPE_FROM..ESCAPE_FROM + 5).contains(&(c as u32))) {
+        escaped = norm
+            .chars()
+            .map(|c| match c as u32 {
+                o @ 0xFDD0..=0xFDD4 => char::from_u32(o - ESCAPE_FROM + ESCAPE_TO).unwrap_or(c),
+                _ => c,
+            })
+            .collect();
+        norm = &escaped;
+    }
+    let mut norm = norm.trim_end_matches('\n');
+    // The frame's word start stands for one leading space (two or more are a token of their own).
+    if rules.frame_bow && head_space && norm.starts_with(' ') && !norm.starts_with("  ") {
+        norm = &norm[1..];
+    }
+    let runs = runs(norm);
+    if runs.is_empty() {
+        return if rules.frame_bow { BOW.to_string() } else { String::new() };
+    }
+    let borders_space = |i: usize, left: bool| -> bool {
+        let j = if left {
+            match i.checked_sub(1) {
+                Some(j) => j,
+                None => return rules.frame_bow,
+            }
+        } else {
+            i + 1
+        };
+        let Some(r) = runs.get(j) else { return false };
+        if r.class != Class::Space {
+            return false;
+        }
+        if left {
+            r.body.ends_with(' ')
+        } else {
+            r.body.starts_with(' ') && !r.body.starts_with("  ")
+        }
+    };
+    let first = &runs[0];
+    let head_quote = opens_word(&runs, 0);
+    let own_bow = !head_quote
+        && (matches!(first.class, Class::Wordy | Class::Punct | Class::StrayMark)
+            || first.hard_bow()
+            || (matches!(first.class, Class::Digit | Class::Hard) && first.digit_bow())
+            || (first.class == Class::Space && first.body.starts_with(' ')));
+    let mut out = String::with_capacity(norm.len() + norm.len() / 2);
+    if !own_bow && rules.frame_bow {
+        out.push(if head_quote { ' ' } else { BOW });
+    }
+    for (i, run) in runs.iter().enumerate() {
+        let body = run.body;
+        match run.class {
+            Class::Wordy => {
+                let fused = i > 0 && runs[i - 1].class == Class::StrayMark;
+                let marked = mark_case(body, rules.allcaps_min, fused);
+                let word = marked.trim_start_matches([SHIFT, CAPS]);
+                out.push_str(&marked[..marked.len() - word.len()]);
+                if !fused && !contraction_seam(&runs, i) {
+                    out.push(BOW);
+                }
+                out.push_str(word);
+                out.push(EOW);
+            }
+            Class::StrayMark => {
+                out.push(BOW);
+                out.push_str(body);
+                if runs.get(i + 1).is_none_or(|r| r.class != Class::Wordy) {
+                    out.push(EOW);
+                }
+            }
+            class if class == Class::Punct || run.hard_bow() || run.hard_eow() => {
+                let punct = class == Class::Punct;
+                if borders_space(i, true) && !opens_word(&runs, i) && (punct || run.hard_bow()) {
+                    out.push(BOW);
+                }
+                out.push_str(body);
+                if borders_space(i, false) && (punct || run.hard_eow()) {
+                    out.push(EOW);
+                }
+            }
+            Class::Digit | Class::Hard if run.digit_run() => {
+                if run.digit_bow() && borders_space(i, true) {
+                    out.push(BOW);
+                }
+                out.push_str(body);
+                if run.digit_eow() && borders_space(i, false) {
+                    out.push(EOW);
+                }
+            }
+            _ => out.push_str(body),
+        }
+    }
+    seam(&out)
+}
+
+/// Folds the seam: word end, one space, case markers, word start loses the space (a single space
+/// between two marked spans is the boundary pair itself).
+fn seam(s: &str) -> String {
+    let chars: Vec<char> = s.chars().collect();
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        out.push(c);
+        i += 1;
+        if c == EOW && i > 1 && chars[i - 2] != '\n' && chars.get(i) == Some(&' ') {
+            let mut j = i + 1;
+            while matches!(chars.get(j), Some(&SHIFT) | Some(&CAPS)) {
+                j += 1;
+            }
+            if chars.get(j) == Some(&BOW) {
+                i += 1; // drop the space
+            }
+        }
+    }
+    out
+}
