@@ -17,7 +17,7 @@ use shake_plumbing::omp::shake::{Config, Kind, AGGRESSIVE, AUTO};
 use shake_plumbing::omp::{looks_like_omp, reading, session_tokenizer, OmpFile};
 use shake_plumbing::rev::RevArgs;
 use shake_plumbing::token_cache::{open_cached, CachedTokenizer};
-use shake_plumbing::tokens::TokenizerName;
+use shake_plumbing::tokens::{Tokenizer, TokenizerName};
 use shake_plumbing::{Context, Error, Result};
 
 use crate::cmd::meter::memo::{self, Seen};
@@ -63,16 +63,15 @@ pub fn run(ctx: &Context, args: &MeterArgs, color: bool, out: &mut dyn Write) ->
         return Err(Error::user("OMP's /shake takes the branch of the last entry; a leaf cannot be chosen"));
     }
     let accurate = accurate();
-    // Opened by the first reading that measures: a recalled one reads no token cache.
-    let o200k = std::cell::OnceCell::new();
+    // Opened by the first reading that measures with it: a recalled one reads no token cache.
+    let mut caches: Vec<CachedTokenizer<'_>> = Vec::new();
     loop {
         let state = FileState::of(ctx, &args.rev)?;
         let key = memo_key(&state, profile, accurate);
         let figures = match recall(ctx, &key, &state) {
             Some(figures) => figures,
             None => {
-                let o200k = o200k.get_or_init(|| open_cached(ctx, TokenizerName::O200k));
-                let (figures, proof) = measure(ctx, &state.path, &config, accurate, o200k)?;
+                let (figures, proof) = measure(ctx, &state.path, &config, accurate, &mut caches)?;
                 let memo = Memo { key: key.clone(), seen: Seen::new(&state, proof), figures };
                 memo::save(ctx, &key, MEMO_MAGIC, &memo);
                 memo.figures
@@ -125,21 +124,36 @@ struct Figures {
 
 /// Reads, imports (the version before OMP may rewrite the file) and measures the session; also
 /// returns the proof of the bytes measured.
-fn measure(
-    ctx: &Context,
+fn measure<'c>(
+    ctx: &'c Context,
     path: &Path,
     config: &Config,
     accurate: bool,
-    o200k: &CachedTokenizer<'_>,
+    caches: &mut Vec<CachedTokenizer<'c>>,
 ) -> Result<(Figures, Proof)> {
     let (file, read) = OmpFile::read_shared(path).map_err(|e| Error::user(e.to_string()))?;
     // A store failure only warns; the import takes the bytes just read.
     shake_plumbing::store::touch::import_read(ctx, &read);
     let proof = Proof::of(read.raw());
     drop(read);
-    let (model, tok) = session_tokenizer(&file, accurate, **o200k);
+    // The session's model decides what counts (o200k, Claude's encoding), so its cache is
+    // opened once the file is read, and kept for later readings under --watch.
+    let (model, tok) = session_tokenizer(&file, accurate, Tokenizer::new(TokenizerName::Pi));
+    let cached = tok.counts_with().map(|name| match caches.iter().position(|c| c.base() == name) {
+        Some(at) => &caches[at],
+        None => {
+            caches.push(open_cached(ctx, name));
+            &caches[caches.len() - 1]
+        }
+    });
+    let tok = match cached {
+        Some(cached) => tok.with_cached(**cached),
+        None => tok,
+    };
     let r = reading(&file, config, model, tok);
-    o200k.save();
+    if let Some(cached) = cached {
+        cached.save();
+    }
     let count = |kind| r.regions.iter().filter(|g| g.kind == kind).count();
     let figures = Figures {
         tokens: r.freed,

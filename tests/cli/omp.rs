@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 use shake_plumbing::hosts::generate::Limit;
 use shake_plumbing::omp::generate::{self, FAMILY_MODELS};
 use shake_plumbing::omp::shake::{self, Config, AGGRESSIVE, AUTO};
+use shake_plumbing::omp::tokenizer::Counting;
 use shake_plumbing::omp::{reading, session_tokenizer, Family, OmpFile, OmpTokenizer, Reading};
 use shake_plumbing::tokens::{Tokenizer, TokenizerName};
 
@@ -153,8 +154,13 @@ fn omp_regions_equal_omps_own_on_every_family_with_bytes4() {
 fn omp_exact_tokenizers_equal_omps_own() {
     let sessions = Sessions::new();
     // Models without a family: bytes/4, and o200k under PI_TOKENIZER_ACCURATE=1.
-    let plain: Vec<&(PathBuf, OmpFile)> =
-        sessions.files.iter().filter(|(_, f)| session_tokenizer(f, false, o200k()).1.exact()).collect();
+    let plain: Vec<&(PathBuf, OmpFile)> = sessions
+        .files
+        .iter()
+        .filter(|(_, f)| {
+            session_tokenizer(f, false, o200k()).1.counts_with() != session_tokenizer(f, true, o200k()).1.counts_with()
+        })
+        .collect();
     assert!(plain.len() >= 4, "sessions of models without a tokenizer family");
     for accurate in [false, true] {
         let models: Vec<Option<String>> = plain.iter().map(|(_, f)| model_of(f)).collect();
@@ -181,6 +187,32 @@ fn omp_session_models_are_read_as_omp_names_them() {
             assert_eq!(model, "anthropic/claude-sonnet-4-5");
         } else {
             assert_eq!(model.replace('/', "_"), name.rsplit_once('-').unwrap().0, "{name}");
+        }
+    }
+}
+
+/// Sessions whose model is Claude's are counted with OMP's own encoding (`omp-v3`, …): every
+/// region and the meter's figure equal OMP's, to the token, for manual and auto `/shake`.
+#[test]
+fn omp_claude_counts_equal_omps_own() {
+    let sessions = Sessions::new();
+    let claude: Vec<(&PathBuf, &OmpFile, String, OmpTokenizer)> = sessions
+        .files
+        .iter()
+        .filter_map(|(p, f)| {
+            let (model, tok) = session_tokenizer(f, false, o200k());
+            matches!(tok.counting, Counting::Claude(_)).then(|| (p, f, model.unwrap(), tok))
+        })
+        .collect();
+    assert!(claude.len() >= 9, "OMP's fixture and two sessions of each Claude family");
+    for auto in [false, true] {
+        let jobs: Vec<_> = claude.iter().map(|(p, _, m, _)| (p.as_path(), Some(m.as_str()), auto)).collect();
+        let want = OmpOracle::regions(&jobs, &[]);
+        for ((path, file, model, tok), want) in claude.iter().zip(&want) {
+            assert_eq!(tok.label(), want["tokenizer"].as_str().unwrap(), "{model}");
+            assert!(tok.exact());
+            let got = reading(file, config(auto), Some(model.clone()), *tok);
+            assert_same(&format!("{} (auto: {auto})", path.display()), &got, want);
         }
     }
 }

@@ -70,6 +70,38 @@ fn omp_meter_prints_omps_own_figure() {
     assert!(err.contains("omit --profile"), "{err}");
 }
 
+/// On OMP's own session (Claude Sonnet 4.5) and on sessions of every Claude family the meter
+/// prints OMP's figure to the token, counted with OMP's own Claude encoding, and names it.
+#[test]
+fn omp_meter_prints_omps_own_figure_for_claude_models() {
+    let env = TestEnv::new();
+    let mut sessions =
+        vec![env.write("omp.jsonl", std::fs::read(crate::env::fixture_path("omp/omp-large-session.jsonl")).unwrap())];
+    let models = [
+        "anthropic/claude-opus-4-7",
+        "amazon-bedrock/anthropic.claude-opus-5",
+        "amazon-bedrock/anthropic.claude-sonnet-5",
+    ];
+    for (seed, model) in models.iter().enumerate() {
+        let opts = generate::Options {
+            seed: seed as u64,
+            limit: Limit::Entries(400),
+            model: model.to_string(),
+            title: "t".into(),
+        };
+        sessions.push(env.write(&format!("claude-{seed}.jsonl"), generate::generate(&opts)));
+    }
+    let named: Vec<&str> = ["anthropic/claude-sonnet-4-5"].into_iter().chain(models).collect();
+    let jobs: Vec<_> = sessions.iter().zip(&named).map(|(p, m)| (p.as_path(), Some(*m), false)).collect();
+    let want = OmpOracle::regions(&jobs, &[]);
+    for (path, want) in sessions.iter().zip(&want) {
+        let got: Value = serde_json::from_str(&env.ok(&["meter", "--json", path.to_str().unwrap()])).unwrap();
+        assert_eq!(got["tokens"], want["freed"], "{}", path.display());
+        assert_eq!(got["tokenizer"], want["tokenizer"], "{}", path.display());
+        assert_eq!(got["exact"], true);
+    }
+}
+
 #[test]
 fn omp_bad_input_names_file_and_line_and_changes_nothing() {
     let env = TestEnv::new();

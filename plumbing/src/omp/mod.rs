@@ -39,15 +39,16 @@ pub struct Reading {
 }
 
 /// The session's model (`provider/id`) and the tokenizer OMP counts it with. `accurate` stands
-/// for OMP's `PI_TOKENIZER_ACCURATE=1`; `o200k` is the tokenizer (with its cache) o200k counts use.
+/// for OMP's `PI_TOKENIZER_ACCURATE=1`; `cached` is the tokenizer (with its cache) counts use when
+/// it is the one they need ([`OmpTokenizer::counts_with`]).
 pub fn session_tokenizer(
     file: &OmpFile,
     accurate: bool,
-    o200k: crate::tokens::Tokenizer,
+    cached: crate::tokens::Tokenizer,
 ) -> (Option<String>, OmpTokenizer) {
     let model = model::session_model(file, &shake::branch(file));
     let family = model.as_ref().and_then(|(p, m)| Family::of(p, m));
-    (model.map(|(p, m)| format!("{p}/{m}")), OmpTokenizer::new(family, accurate).with_o200k(o200k))
+    (model.map(|(p, m)| format!("{p}/{m}")), OmpTokenizer::new(family, accurate).with_cached(cached))
 }
 
 /// Reads what OMP's `/shake` with `config` would free on `file` now, counted with `tokenizer`.

@@ -3,9 +3,11 @@
 //!
 //! OMP counts a list of fragments one fragment at a time and sums. For a model without a
 //! catalog tokenizer family (GPT, Gemini, unknown) that is `(utf8 bytes + 3) >> 2` per fragment,
-//! or o200k with `PI_TOKENIZER_ACCURATE=1`: both exact here. The families (Claude, Qwen 3.5+,
-//! DeepSeek, Kimi, GLM 5) are OMP's native vocabularies, which no crate ships; shake counts them
-//! as o200k times a ratio measured against OMP's own counts and says so (`docs/tokens.md`).
+//! or o200k with `PI_TOKENIZER_ACCURATE=1`: both exact here. Claude's families are OMP's port of
+//! ctok, which shake counts too ([`crate::tokens::claude`], with the vocabulary OMP carries):
+//! exact. The other families (Qwen 3.5+, DeepSeek, Kimi, GLM 5) are OMP's native vocabularies,
+//! which no crate ships; shake counts them as o200k times a ratio measured against OMP's own
+//! counts and says so (`docs/tokens.md`).
 //! Images cost a flat 1,200 in every mode.
 
 use super::model::Family;
@@ -21,6 +23,8 @@ pub enum Counting {
     Bytes4,
     /// o200k per fragment: OMP's count without a family under `PI_TOKENIZER_ACCURATE=1`. Exact.
     O200k,
+    /// Claude's count per fragment, OMP's vocabulary (`omp-v3`, …). Exact.
+    Claude(Family),
     /// o200k times a measured ratio, standing in for a native family count. Approximate.
     Scaled(Family),
 }
@@ -30,7 +34,8 @@ pub enum Counting {
 pub struct OmpTokenizer {
     /// Which count this is.
     pub counting: Counting,
-    o200k: Tokenizer,
+    /// What counts o200k or Claude's encoding (maybe through the token cache).
+    counter: Tokenizer,
 }
 
 impl OmpTokenizer {
@@ -38,17 +43,28 @@ impl OmpTokenizer {
     /// `accurate` standing for `PI_TOKENIZER_ACCURATE=1`.
     pub fn new(family: Option<Family>, accurate: bool) -> OmpTokenizer {
         let counting = match family {
+            Some(f) if encoding(f).is_some() => Counting::Claude(f),
             Some(f) => Counting::Scaled(f),
             None if accurate => Counting::O200k,
             None => Counting::Bytes4,
         };
-        OmpTokenizer { counting, o200k: Tokenizer::new(TokenizerName::O200k) }
+        let counter = match counting {
+            Counting::Claude(f) => encoding(f).unwrap_or(TokenizerName::O200k),
+            _ => TokenizerName::O200k,
+        };
+        OmpTokenizer { counting, counter: Tokenizer::new(counter) }
     }
 
-    /// The same, counting o200k through `tokenizer` (which may carry the token cache).
-    pub fn with_o200k(mut self, tokenizer: Tokenizer) -> OmpTokenizer {
-        if tokenizer.base() == TokenizerName::O200k {
-            self.o200k = tokenizer;
+    /// The tokenizer whose counts (and token cache) these are made of; `None` for bytes/4.
+    pub fn counts_with(&self) -> Option<TokenizerName> {
+        (self.counting != Counting::Bytes4).then(|| self.counter.base())
+    }
+
+    /// The same, counting through `tokenizer` (which may carry the token cache) when it is the
+    /// one [`OmpTokenizer::counts_with`] names.
+    pub fn with_cached(mut self, tokenizer: Tokenizer) -> OmpTokenizer {
+        if tokenizer.base() == self.counter.base() && tokenizer.name == tokenizer.base() {
+            self.counter = tokenizer;
         }
         self
     }
@@ -58,11 +74,13 @@ impl OmpTokenizer {
         !matches!(self.counting, Counting::Scaled(_))
     }
 
-    /// The name printed beside a count: `bytes/4`, `o200k`, or `~claude-v3` (approximate).
+    /// The name printed beside a count: `bytes/4`, `o200k`, `claude-v3`, or `~qwen3`
+    /// (approximate).
     pub fn label(&self) -> String {
         match self.counting {
             Counting::Bytes4 => "bytes/4".into(),
             Counting::O200k => "o200k".into(),
+            Counting::Claude(f) => f.as_str().into(),
             Counting::Scaled(f) => format!("~{}", f.as_str()),
         }
     }
@@ -76,27 +94,35 @@ impl OmpTokenizer {
     pub fn count_all(&self, fragments: &[&str]) -> u64 {
         match self.counting {
             Counting::Bytes4 => fragments.iter().map(|t| (t.len() as u64 + 3) >> 2).sum(),
-            Counting::O200k => fragments.iter().map(|t| self.o200k.count(t)).sum(),
+            Counting::O200k | Counting::Claude(_) => fragments.iter().map(|t| self.counter.count(t)).sum(),
             Counting::Scaled(f) => {
-                let base: u64 = fragments.iter().map(|t| self.o200k.count(t)).sum();
+                let base: u64 = fragments.iter().map(|t| self.counter.count(t)).sum();
                 (base as f64 * ratio(f)).round() as u64
             }
         }
     }
 }
 
-/// OMP's native count per o200k token, for each family, measured with OMP 18.2.11's own
+/// The encoding OMP counts a Claude family with (its port of ctok, ctok 1.0.0's vocabulary).
+pub fn encoding(family: Family) -> Option<TokenizerName> {
+    match family {
+        Family::ClaudeV3 => Some(TokenizerName::OmpV3),
+        Family::ClaudeV47 => Some(TokenizerName::OmpV47),
+        Family::ClaudeV5 => Some(TokenizerName::OmpV5),
+        Family::ClaudeV5Sonnet => Some(TokenizerName::OmpV5Sonnet),
+        _ => None,
+    }
+}
+
+/// OMP's native count per o200k token, for each family without an encoding here, measured with OMP 18.2.11's own
 /// tokenizer on the fragments of the OMP fixture and generated sessions (`docs/tokens.md`).
 pub fn ratio(family: Family) -> f64 {
     match family {
-        Family::ClaudeV3 => 1.22,
-        Family::ClaudeV47 => 1.49,
-        Family::ClaudeV5 => 1.47,
-        Family::ClaudeV5Sonnet => 1.47,
         Family::Qwen3 => 1.11,
         Family::DeepSeekV3 => 1.05,
         Family::KimiK2 => 0.99,
-        Family::Glm5 => 1.0,
+        // GLM 5; Claude's families are counted, not scaled.
+        _ => 1.0,
     }
 }
 
@@ -113,6 +139,10 @@ mod tests {
         assert!(t.exact());
         assert_eq!(t.label(), "bytes/4");
         assert_eq!(OmpTokenizer::new(None, true).count("hello world"), 2);
-        assert!(!OmpTokenizer::new(Some(Family::ClaudeV3), false).exact());
+        assert!(!OmpTokenizer::new(Some(Family::Qwen3), false).exact());
+        let claude = OmpTokenizer::new(Some(Family::ClaudeV3), false);
+        assert!(claude.exact());
+        assert_eq!(claude.label(), "claude-v3");
+        assert_eq!(claude.count_all(&["hello, world", "\u{FFFD}"]), 5); // OMP's 3 + 2
     }
 }
