@@ -634,6 +634,24 @@ mod tests {
         assert_eq!(c.count("hello world"), 2);
     }
 
+    /// Claude's counts go through a cache of their own encoding, keyed by content hash like
+    /// BPE counts; a cache of another encoding (OMP's vocabulary) is not used.
+    #[test]
+    fn claude_counts_are_cached_per_encoding() {
+        let cache: &'static TokenCache = Box::leak(Box::new(TokenCache::in_memory(TokenizerName::ClaudeV3)));
+        let c = Tokenizer::new(TokenizerName::ClaudeV3).with_cache(cache);
+        assert_eq!(c.count("hello, world"), 3);
+        assert_eq!(cache.get(&token_cache::key("hello, world")), Some(3));
+        cache.insert(token_cache::key("cached"), 99);
+        assert_eq!(c.count("cached"), 99);
+        assert!(Tokenizer::new(TokenizerName::OmpV3).with_cache(cache).cache().is_none());
+        // Counted on every core into the cache, as the meter prefetches.
+        let texts = ["un", "deux trois", "\u{FFFD}"].map(|t| (token_cache::key(t), t));
+        c.prefetch_texts(&texts);
+        assert_eq!(cache.get(&texts[2].0), Some(1));
+        assert_eq!(TokenizerName::ClaudeV5Sonnet.as_str().parse(), Ok(TokenizerName::ClaudeV5Sonnet));
+    }
+
     #[test]
     fn calibrated_scales_per_message() {
         let cal = Tokenizer::calibrated(1.5);

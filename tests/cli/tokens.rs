@@ -142,6 +142,14 @@ fn tokens_reports_provider_usage_beside_each_tokenizer() {
         assert!(s["meanError"].as_f64().unwrap() < 0.0, "{name}");
         assert!(s["slope"].as_f64().unwrap() > 1.0, "{name}");
     }
+    // The session's model is Claude Sonnet 4: Claude's own count (claude-v3) is measured too, and
+    // is the nearest to the provider's per content token (slope 1.065 where o200k's is 1.341).
+    let slope = |name: &str| report["summary"][name]["slope"].as_f64().unwrap();
+    assert_eq!(report["summary"]["claude-v3"]["turns"], 431);
+    assert!((slope("claude-v3") - 1.0).abs() < 0.1, "{}", slope("claude-v3"));
+    for name in ["pi", "o200k", "cl100k"] {
+        assert!((slope("claude-v3") - 1.0).abs() < (slope(name) - 1.0).abs(), "{name}");
+    }
     let ratio = report["calibration"]["ratio"].as_f64().unwrap();
     assert_eq!(report["calibration"]["base"], "o200k");
     assert!((report["summary"]["o200k"]["slope"].as_f64().unwrap() - ratio).abs() < 1e-9);

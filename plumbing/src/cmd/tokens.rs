@@ -24,7 +24,8 @@ pub struct TokensArgs {
     pub json: bool,
 }
 
-/// The tokenizers `shake tokens` compares (calibrated is derived from the base's column).
+/// The tokenizers `shake tokens` compares (calibrated is derived from the base's column), and
+/// Claude's own count for the model when the session's last turn is Claude's.
 const MEASURED: [TokenizerName; 3] = [TokenizerName::Pi, TokenizerName::O200k, TokenizerName::Cl100k];
 /// Runs `shake tokens`.
 pub fn run(ctx: &Context, args: &TokensArgs, out: &mut dyn Write) -> Result {
@@ -36,8 +37,24 @@ pub fn run(ctx: &Context, args: &TokensArgs, out: &mut dyn Write) -> Result {
         let projection = View::at(&session, Some(l))?;
         toks.iter().for_each(|t| t.prefetch(&projection));
     }
-    let turns = measure(&session, leaf, &toks.iter().map(|t| **t).collect::<Vec<_>>())?;
-    let summary: Vec<ErrorSummary> = (0..MEASURED.len()).map(|c| summarize(&turns, c)).collect();
+    let mut turns = measure(&session, leaf, &toks.iter().map(|t| **t).collect::<Vec<_>>())?;
+    let mut measured = MEASURED.to_vec();
+    let claude = turns
+        .iter()
+        .rev()
+        .find_map(|t| crate::tokens::claude::for_model(t.provider.as_deref().unwrap_or(""), t.model.as_deref()?));
+    if let Some(name) = claude {
+        let tok = open_tokenizer(ctx, name, &session)?;
+        if let Some(l) = leaf {
+            tok.prefetch(&View::at(&session, Some(l))?);
+        }
+        for (turn, again) in turns.iter_mut().zip(measure(&session, leaf, &[*tok])?) {
+            turn.counts.extend(again.counts);
+        }
+        measured.push(name);
+    }
+    let measured = &measured[..];
+    let summary: Vec<ErrorSummary> = (0..measured.len()).map(|c| summarize(&turns, c)).collect();
     let base_col = MEASURED.iter().position(|&n| n == CALIBRATION_BASE).unwrap_or(0);
     let calibration = calibration_from(ctx, &session, &turns, base_col).ok();
     let leaf_id = leaf.map(|l| session.entries[l].id());
@@ -46,12 +63,12 @@ pub fn run(ctx: &Context, args: &TokensArgs, out: &mut dyn Write) -> Result {
             .iter()
             .map(|t| {
                 let counts: serde_json::Map<_, _> =
-                    MEASURED.iter().zip(&t.counts).map(|(n, c)| (n.to_string(), json!(c))).collect();
+                    measured.iter().zip(&t.counts).map(|(n, c)| (n.to_string(), json!(c))).collect();
                 json!({"id": t.id, "provider": t.provider, "model": t.model, "providerTokens": t.provider_tokens, "counts": counts})
             })
             .collect();
         let summary_json: serde_json::Map<_, _> =
-            MEASURED.iter().zip(&summary).map(|(n, s)| (n.to_string(), json!(s))).collect();
+            measured.iter().zip(&summary).map(|(n, s)| (n.to_string(), json!(s))).collect();
         let report = json!({
             "leafId": leaf_id,
             "turns": turns_json,
@@ -61,13 +78,19 @@ pub fn run(ctx: &Context, args: &TokensArgs, out: &mut dyn Write) -> Result {
         crate::output::write_json(out, &report)?;
         return Ok(0);
     }
-    write_table(out, &turns, &summary, calibration)?;
+    write_table(out, measured, &turns, &summary, calibration)?;
     Ok(0)
 }
 
-fn write_table(out: &mut dyn Write, turns: &[Turn], summary: &[ErrorSummary], calibration: Option<f64>) -> Result<()> {
+fn write_table(
+    out: &mut dyn Write,
+    measured: &[TokenizerName],
+    turns: &[Turn],
+    summary: &[ErrorSummary],
+    calibration: Option<f64>,
+) -> Result<()> {
     write!(out, "{:<10} {:>9}", "turn", "provider")?;
-    for n in MEASURED {
+    for n in measured {
         write!(out, " {:>9}", n.as_str())?;
     }
     writeln!(out)?;
@@ -84,7 +107,7 @@ fn write_table(out: &mut dyn Write, turns: &[Turn], summary: &[ErrorSummary], ca
         "{:<10} {:>6} {:>10} {:>7} {:>10} {:>9}",
         "tokenizer", "turns", "mean error", "slope", "intercept", "fit error"
     )?;
-    for (n, s) in MEASURED.iter().zip(summary) {
+    for (n, s) in measured.iter().zip(summary) {
         writeln!(
             out,
             "{:<10} {:>6} {:>9.1}% {:>7.3} {:>10.0} {:>8.1}%",

@@ -78,6 +78,19 @@ pub fn shared(name: TokenizerName) -> Option<&'static Claude> {
 }
 
 /// The v3 or v4.7 vocabulary, ctok 1.3.0's or OMP's.
+/// Claude's encoding for a model (ctok's vocabulary), as OMP's catalog chooses the family:
+/// `None` when the model is not Claude.
+pub fn for_model(provider: &str, model: &str) -> Option<TokenizerName> {
+    use crate::omp::model::Family;
+    match Family::of(provider, model)? {
+        Family::ClaudeV3 => Some(TokenizerName::ClaudeV3),
+        Family::ClaudeV47 => Some(TokenizerName::ClaudeV47),
+        Family::ClaudeV5 => Some(TokenizerName::ClaudeV5),
+        Family::ClaudeV5Sonnet => Some(TokenizerName::ClaudeV5Sonnet),
+        _ => None,
+    }
+}
+
 fn vocab(v47: bool, omp: bool) -> &'static Vocab {
     static CELLS: [OnceLock<Vocab>; 4] = [const { OnceLock::new() }; 4];
     let data = if v47 { PIECES_V4_7 } else { PIECES_V3 };
