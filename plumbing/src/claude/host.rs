@@ -672,7 +672,6 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
             path: f.path,
             cwd: cwd.clone(),
             saved: f.folded,
-            skipped: f.skipped,
             reused: false,
             in_place,
             carried: f.carried,
@@ -686,7 +685,7 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
             }
             ForkWrite::FoldInPlace => {
                 let f =
-                    super::fork::fold_in_place(&self.t, source, &targets, write::placeholder, || {}).map_err(fail)?;
+                    super::fork::fold_in_place(&self.t, source, &targets, write::placeholder, |_| {}).map_err(fail)?;
                 return Ok(forked(f, true));
             }
             ForkWrite::RestoreInPlace(exact) => {
@@ -705,7 +704,7 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
                     }
                     Ok(())
                 };
-                let carried = super::in_place::rewrite(&self.t, source, write, || {});
+                let carried = super::in_place::rewrite(&self.t, source, write, |_| {});
                 if let (true, Some(exact)) = (mismatch.get(), exact) {
                     return Err(Error::user(format!(
                         "{shown}: putting the saved originals back would not give the bytes the fold read (blake3 {}, {} bytes); nothing was written",
@@ -719,7 +718,6 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
                     session_id: sid.to_string(),
                     path: source.to_path_buf(),
                     folded: Vec::new(),
-                    skipped: Vec::new(),
                     carried,
                 };
                 return Ok(forked(f, true));
@@ -753,7 +751,7 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
             }
             Err(e) => return Err(fail(e)),
         };
-        let f = super::fork::Forked { session_id: id, path, folded: Vec::new(), skipped: Vec::new(), carried: 0 };
+        let f = super::fork::Forked { session_id: id, path, folded: Vec::new(), carried: 0 };
         Ok(host::Forked { reused, ..forked(f, false) })
     }
 
