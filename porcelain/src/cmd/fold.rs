@@ -380,3 +380,26 @@ impl Report<'_> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Finding 28.11: every word of the printed command is one shell word, whatever it holds.
+    #[test]
+    fn the_resume_command_quotes_each_word_for_a_shell() {
+        let forked = |cwd: &str, id: &str| Forked {
+            session_id: id.to_string(),
+            path: "p".into(),
+            cwd: Some(cwd.to_string()),
+            saved: Vec::new(),
+            reused: false,
+            in_place: false,
+            carried: 0,
+        };
+        let plain = forked("/home/u/proj", "2ae52f18-adcf-4b1a-8aef-d430e953f9b2");
+        assert_eq!(resume_command(&plain), "cd /home/u/proj && claude --resume 2ae52f18-adcf-4b1a-8aef-d430e953f9b2");
+        let crafted = forked("/it's here", "x;touch PWNED;#");
+        assert_eq!(resume_command(&crafted), "cd '/it'\\''s here' && claude --resume 'x;touch PWNED;#'");
+    }
+}
