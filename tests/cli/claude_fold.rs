@@ -363,3 +363,29 @@ fn a_fork_or_undo_killed_midway_leaves_no_session_file() {
         renamed(text.as_bytes(), sid, undo["session"]["sessionId"].as_str().unwrap())
     );
 }
+
+/// Finding 28.13: an undone session an older shake left cut (it wrote at the final name and was
+/// killed) no longer blocks every later undo: the undo writes it whole again. A file there with
+/// other bytes is still never overwritten.
+#[test]
+fn an_undone_session_left_cut_is_written_again() {
+    let env = TestEnv::new();
+    let sid = "11111111-2222-4333-8444-123456789ac0";
+    let path = install_bytes(&env, sid, transcript(sid, &[30_000, 30_000, 500], None).as_bytes());
+    let fold = json(&env, &["fold", "--json", path.to_str().unwrap()]);
+    let fork = fold["fork"]["path"].as_str().unwrap().to_string();
+    let undo = json(&env, &["undo", "--json", &fork]);
+    let undone = PathBuf::from(undo["session"]["path"].as_str().unwrap());
+    let whole = std::fs::read(&undone).unwrap();
+    std::fs::write(&undone, &whole[..whole.len() / 2]).unwrap();
+    let again = json(&env, &["undo", "--json", &fork]);
+    assert_eq!(
+        (again["session"]["path"].clone(), again["session"]["reused"].clone()),
+        (undone.to_str().into(), false.into())
+    );
+    assert_eq!(std::fs::read(&undone).unwrap(), whole);
+    std::fs::write(&undone, b"other").unwrap();
+    let err = env.fails(&["undo", &fork], 1);
+    assert!(err.contains("exists already; not overwritten"), "{err}");
+    assert_eq!(std::fs::read(&undone).unwrap(), b"other");
+}

@@ -217,11 +217,57 @@ fn save_originals(
 }
 
 /// Writes a copy of `source` (read as `t`) under session id `new_id` with the content of each
-/// result in `restored` (by `tool_use_id`, JSON strings) in place of its own, saving nothing: how an undo puts
-/// the originals back. Returns the new file.
-pub fn restore(t: &Transcript, source: &Path, restored: &Replace<'_>, new_id: &str) -> Result<PathBuf, ForkError> {
+/// result in `restored` (by `tool_use_id`, JSON strings) in place of its own, saving nothing: how
+/// an undo puts the originals back. The same undo is the same session, written once: a file
+/// there with those very bytes is taken as it is (`true`: reused); one holding only their start
+/// (cut by a kill of a shake that wrote at the final name) is written again; another is never
+/// overwritten. Returns the file.
+pub fn restore(
+    t: &Transcript,
+    source: &Path,
+    restored: &Replace<'_>,
+    new_id: &str,
+) -> Result<(PathBuf, bool), ForkError> {
     let old_id = checked_source(t, source)?;
-    write_fork(t, source, &old_id, new_id, restored)
+    let path = match write_fork(t, source, &old_id, new_id, restored) {
+        Err(ForkError::Exists(path)) => PathBuf::from(path),
+        written => return Ok((written?, false)),
+    };
+    let there = std::fs::metadata(&path).map_err(FileError::at(&path, "read"))?.len();
+    let mut whole = blake3::Hasher::new();
+    let mut start = PrefixHash { out: &mut whole, left: there, hasher: blake3::Hasher::new() };
+    write_fork_bytes(t, &old_id, new_id, restored, &mut start).map_err(FileError::at(source, "read"))?;
+    let (left, start) = (start.left, start.hasher.finalize());
+    let now = hash_file(&path).map_err(FileError::at(&path, "read"))?;
+    if now == whole.finalize() {
+        return Ok((path, true));
+    }
+    if left > 0 || there == whole.count() || now != start {
+        return Err(ForkError::Exists(path.display().to_string()));
+    }
+    std::fs::remove_file(&path).map_err(FileError::at(&path, "remove the cut"))?;
+    Ok((write_fork(t, source, &old_id, new_id, restored)?, false))
+}
+
+/// A writer that hashes the first `left` bytes written through it.
+pub(super) struct PrefixHash<'w> {
+    pub(super) out: &'w mut dyn Write,
+    pub(super) left: u64,
+    pub(super) hasher: blake3::Hasher,
+}
+
+impl Write for PrefixHash<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.out.write(buf)?;
+        let hashed = n.min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        self.hasher.update(&buf[..hashed]);
+        self.left -= hashed as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
 }
 
 /// The source's session id, when the source may be forked (no write in progress) and its id is a
