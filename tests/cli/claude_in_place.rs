@@ -208,31 +208,37 @@ fn a_writer_holding_the_transcript_open_refuses_the_in_place_fold() {
 }
 
 /// Finding 28.4, the window: a flush opens the old file after shake's last look and writes after
-/// the rename. shake waits until no other descriptor holds the old file and carries the row over.
+/// the rename, and the next flush reaches the new file before the first closes. shake waits until
+/// no other descriptor holds the old file and puts the late row before the next one, in the
+/// order Claude Code wrote them (an append would put it last and make it the resumed leaf).
 #[test]
-fn a_row_written_to_the_old_file_after_the_rename_is_carried_over() {
+fn a_row_written_to_the_old_file_after_the_rename_is_carried_over_in_order() {
     let env = TestEnv::new();
     let sid = "11111111-2222-4333-8444-cccccccccccc";
     let path = install_bytes(&env, sid, transcript(sid, &[30_000, 30_000, 500], None).as_bytes());
     let t = Transcript::read(&path).unwrap();
-    let row = turn(sid, "z", "y1");
+    let (first, next) = (turn(sid, "z", "y1"), turn(sid, "y1", "y2"));
     let mut writer = None;
     let hook = |s| {
         on(s, Stage::Renaming, || {
             let mut open = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
-            let row = row.clone();
+            let (path, first, next) = (path.clone(), first.clone(), next.clone());
             // Writes once shake has renamed (it waits for this descriptor to close).
             writer = Some(std::thread::spawn(move || {
                 std::thread::sleep(std::time::Duration::from_millis(50));
-                open.write_all(row.as_bytes()).unwrap();
+                open.write_all(first.as_bytes()).unwrap();
+                append(&path, &next);
             }));
         })
     };
     let forked = fold_in_place(&t, &path, &["toolu_0".to_string()], placeholder, hook).unwrap();
     writer.unwrap().join().unwrap();
-    assert_eq!(forked.carried, row.len() as u64);
+    assert_eq!(forked.carried, first.len() as u64);
     let now = std::fs::read_to_string(&path).unwrap();
-    assert!(now.ends_with(&row) && now.contains("<persisted-output>"), "{:.200}", &now[now.len() - 400..]);
+    assert!(now.ends_with(&format!("{first}{next}")), "{}", &now[now.len() - 500..]);
+    assert!(now.contains("<persisted-output>"));
+    assert_eq!(json(&env, &["project", "--json", path.to_str().unwrap()])["leafId"], "y2");
+    assert!(neighbours(&path).iter().all(|n| !n.starts_with('.')), "{:?}", neighbours(&path));
 }
 
 /// Finding 28.6: a store that cannot be written (a full disk) must not leave a transcript with

@@ -10,7 +10,7 @@
 //! no descriptor and nothing can tell from outside that it runs (why the caller asks for
 //! `--force`). A flush that opened the old file just before the rename writes to it after: the
 //! old inode is watched after the rename until no other process has it open, and what reached
-//! it is copied after the new bytes.
+//! it is put right after shake's bytes, before rows appended to the new file since.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -114,34 +114,74 @@ pub fn rewrite(
     if let Some(who) = openers(source, inode, old.as_raw_fd()).first() {
         return Err(ForkError::Open(shown, who.clone()));
     }
+    let ours = temp.as_file().metadata().map_err(tio)?.len();
     hook(Stage::Renaming);
     temp.persist(source).map_err(|e| io(e.error))?;
     if let Some(ms) = std::env::var(RENAME_DELAY_ENV).ok().and_then(|v| v.parse().ok()) {
         std::thread::sleep(Duration::from_millis(ms));
     }
-    let late = carry_late(source, &mut old, inode, seen)?;
+    let late = carry_late(source, (old, inode), seen, ours, meta.mode() & 0o7777)?;
     crate::durable::sync_dir(dir)?;
     Ok(tail.len() as u64 + late)
 }
 
-/// After the rename: waits (up to [`LATE_WAIT`]) until no other process has the old file
-/// (`old`, inode `inode`) open, as a flush that opened it before the rename still writes there,
-/// and appends what reached it past `seen` to the new file at `source`. Returns the bytes
-/// copied.
-fn carry_late(source: &Path, old: &mut File, inode: (u64, u64), seen: u64) -> Result<u64, FileError> {
+/// After the rename: a flush that opened the old file (`old`, inode `inode`) before the rename
+/// writes there after it. Waits (up to [`LATE_WAIT`] in all) until no other process has the old
+/// file open, and puts what reached it past `seen` into the file now at `source` right after the
+/// `ours` bytes shake wrote there: before any row Claude Code appended to the new file since,
+/// as they came later. That takes a new file renamed over the path (never an append, which
+/// would land after those rows); rows reaching the file it replaces are put in the same way, in
+/// turn. Returns the bytes put.
+fn carry_late(
+    source: &Path,
+    (mut old, mut inode): (File, (u64, u64)),
+    mut seen: u64,
+    mut ours: u64,
+    mode: u32,
+) -> Result<u64, FileError> {
     let io = FileError::at(source, "read");
+    let dir = source.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let deadline = Instant::now() + LATE_WAIT;
-    while !openers(source, inode, old.as_raw_fd()).is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(2));
+    let mut carried = 0;
+    loop {
+        while !openers(source, inode, old.as_raw_fd()).is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let mut late = Vec::new();
+        old.seek(SeekFrom::Start(seen)).map_err(io)?;
+        old.read_to_end(&mut late).map_err(io)?;
+        if late.is_empty() {
+            return Ok(carried);
+        }
+        if Instant::now() >= deadline {
+            // A writer that never stops: its rows go at the end rather than nowhere.
+            let mut new = std::fs::OpenOptions::new().append(true).open(source).map_err(io)?;
+            new.write_all(&late).and_then(|_| new.sync_all()).map_err(FileError::at(source, "append to"))?;
+            return Ok(carried + late.len() as u64);
+        }
+        let mut now = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(source).map_err(io)?;
+        let mut there = Vec::new();
+        now.read_to_end(&mut there).map_err(io)?;
+        if (there.len() as u64) < ours {
+            // Not the file shake wrote (another writer replaced it): what it holds stays; the
+            // late rows go after it rather than nowhere.
+            ours = there.len() as u64;
+        }
+        let at = ours as usize;
+        let mut temp = crate::durable::hidden_temp(dir)?;
+        let tio = FileError::at(source, "write the new version of");
+        temp.as_file().set_permissions(std::fs::Permissions::from_mode(mode)).map_err(tio)?;
+        [&there[..at], &late, &there[at..]].iter().try_for_each(|part| temp.write_all(part)).map_err(tio)?;
+        temp.as_file().sync_all().map_err(tio)?;
+        let meta = now.metadata().map_err(io)?;
+        if meta.len() != there.len() as u64 {
+            continue; // Claude Code appended to it meanwhile: read it again.
+        }
+        temp.persist(source).map_err(|e| io(e.error))?;
+        carried += late.len() as u64;
+        (old, inode, seen, ours) =
+            (now, (meta.dev(), meta.ino()), there.len() as u64, (there.len() + late.len()) as u64);
     }
-    let mut more = Vec::new();
-    old.seek(SeekFrom::Start(seen)).map_err(io)?;
-    old.read_to_end(&mut more).map_err(io)?;
-    if !more.is_empty() {
-        let mut new = std::fs::OpenOptions::new().append(true).open(source).map_err(io)?;
-        new.write_all(&more).and_then(|_| new.sync_all()).map_err(FileError::at(source, "append to"))?;
-    }
-    Ok(more.len() as u64)
 }
 
 /// The processes other than this descriptor (`ours`, of this process) that have the file with
