@@ -296,9 +296,8 @@ fn a_saved_original_left_cut_is_written_again_and_a_wrong_one_refuses_the_fold()
 /// `shake/` (or session) folder refuses the fold, and nothing is written where it points.
 #[test]
 fn a_symlinked_originals_folder_refuses_the_fold() {
-    let env = TestEnv::new();
     let sid = "11111111-2222-4333-8444-123456789abe";
-    let path = install_bytes(&env, sid, transcript(sid, &[30_000, 30_000, 500], None).as_bytes());
+    let (env, path, _) = crate::claude_in_place::sandbox(sid);
     let f = path.to_str().unwrap();
     let outside = env.dir.path().join("outside");
     std::fs::create_dir_all(&outside).unwrap();
@@ -369,9 +368,8 @@ fn a_fork_or_undo_killed_midway_leaves_no_session_file() {
 /// other bytes is still never overwritten.
 #[test]
 fn an_undone_session_left_cut_is_written_again() {
-    let env = TestEnv::new();
     let sid = "11111111-2222-4333-8444-123456789ac0";
-    let path = install_bytes(&env, sid, transcript(sid, &[30_000, 30_000, 500], None).as_bytes());
+    let (env, path, _) = crate::claude_in_place::sandbox(sid);
     let fold = json(&env, &["fold", "--json", path.to_str().unwrap()]);
     let fork = fold["fork"]["path"].as_str().unwrap().to_string();
     let undo = json(&env, &["undo", "--json", &fork]);

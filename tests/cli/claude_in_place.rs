@@ -29,6 +29,15 @@ fn turn(sid: &str, parent: &str, uuid: &str) -> String {
     )
 }
 
+/// A sandbox with a transcript of session `sid` (three results: two big, one small) installed
+/// where Claude Code keeps it: the sandbox, the transcript's path and its text.
+pub fn sandbox(sid: &str) -> (TestEnv, std::path::PathBuf, String) {
+    let env = TestEnv::new();
+    let text = transcript(sid, &[30_000, 30_000, 500], None);
+    let path = install_bytes(&env, sid, text.as_bytes());
+    (env, path, text)
+}
+
 /// Runs `then` when a rewrite reaches stage `at`.
 fn on(stage: Stage, at: Stage, then: impl FnOnce()) {
     if stage == at {
@@ -124,9 +133,8 @@ fn fold_in_place_needs_force_and_undo_in_place_gives_the_bytes_back() {
 
 #[test]
 fn rows_claude_code_appends_while_shake_folds_in_place_survive() {
-    let env = TestEnv::new();
     let sid = "11111111-2222-4333-8444-999999999999";
-    let path = install_bytes(&env, sid, transcript(sid, &[30_000, 30_000, 500], None).as_bytes());
+    let (env, path, _) = sandbox(sid);
     let source = std::fs::read(&path).unwrap();
     let t = Transcript::read(&path).unwrap();
     let texts = result_texts(&t);
@@ -189,9 +197,8 @@ fn undo_in_place_refuses_when_the_originals_would_not_give_the_bytes_back() {
 /// write (naming it), so the row it writes through its descriptor lands in the transcript.
 #[test]
 fn a_writer_holding_the_transcript_open_refuses_the_in_place_fold() {
-    let env = TestEnv::new();
     let sid = "11111111-2222-4333-8444-bbbbbbbbbbbb";
-    let path = install_bytes(&env, sid, transcript(sid, &[30_000, 30_000, 500], None).as_bytes());
+    let (env, path, _) = sandbox(sid);
     let f = path.to_str().unwrap();
     let source = std::fs::read(&path).unwrap();
     // Opened for appending, as Claude Code opens it for a flush.
@@ -213,9 +220,8 @@ fn a_writer_holding_the_transcript_open_refuses_the_in_place_fold() {
 /// order Claude Code wrote them (an append would put it last and make it the resumed leaf).
 #[test]
 fn a_row_written_to_the_old_file_after_the_rename_is_carried_over_in_order() {
-    let env = TestEnv::new();
     let sid = "11111111-2222-4333-8444-cccccccccccc";
-    let path = install_bytes(&env, sid, transcript(sid, &[30_000, 30_000, 500], None).as_bytes());
+    let (env, path, _) = sandbox(sid);
     let t = Transcript::read(&path).unwrap();
     let (first, next) = (turn(sid, "z", "y1"), turn(sid, "y1", "y2"));
     let mut writer = None;
@@ -247,10 +253,7 @@ fn a_row_written_to_the_old_file_after_the_rename_is_carried_over_in_order() {
 #[test]
 fn a_store_that_cannot_be_written_refuses_the_in_place_fold() {
     use std::os::unix::fs::PermissionsExt;
-    let env = TestEnv::new();
-    let sid = "11111111-2222-4333-8444-dddddddddddd";
-    let text = transcript(sid, &[30_000, 30_000, 500], None);
-    let path = install_bytes(&env, sid, text.as_bytes());
+    let (env, path, text) = sandbox("11111111-2222-4333-8444-dddddddddddd");
     let f = path.to_str().unwrap();
     let store = env.store();
     std::fs::create_dir_all(&store).unwrap();
@@ -273,10 +276,7 @@ fn a_store_that_cannot_be_written_refuses_the_in_place_fold() {
 #[test]
 fn a_fold_killed_right_after_the_rename_can_be_undone() {
     use std::os::unix::fs::MetadataExt;
-    let env = TestEnv::new();
-    let sid = "11111111-2222-4333-8444-eeeeeeeeeeee";
-    let text = transcript(sid, &[30_000, 30_000, 500], None);
-    let path = install_bytes(&env, sid, text.as_bytes());
+    let (env, path, text) = sandbox("11111111-2222-4333-8444-eeeeeeeeeeee");
     let f = path.to_str().unwrap();
     let inode = std::fs::metadata(&path).unwrap().ino();
     let mut child = env
