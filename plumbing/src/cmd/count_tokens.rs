@@ -14,7 +14,7 @@ use crate::{Context, Result};
 pub struct CountTokensArgs {
     #[command(flatten)]
     pub rev: RevArgs,
-    /// Tokenizer: pi (pi's own estimate), o200k, cl100k, or calibrated (see `shake tokens`)
+    /// Tokenizer: pi (pi's own estimate), o200k, cl100k, calibrated (see `shake tokens`), or Claude's own (claude-v3, …)
     #[arg(long, value_name = "T", default_value_t = crate::tokens::DEFAULT_TOKENIZER)]
     pub tokenizer: TokenizerName,
     /// Print JSON: {"tokenizer","total","perEntry":[{"id","tokens"}]}
