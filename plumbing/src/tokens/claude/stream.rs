@@ -356,9 +356,8 @@ fn runs(text: &str) -> Vec<Run<'_>> {
     }
     for (at, c) in chars {
         let k = classify(c);
-        let next = if class == Class::StrayMark && k == Class::Wordy && stray_mark(c) {
-            None
-        } else if k == class {
+        // Consecutive unattached marks are one run, as are characters of one class.
+        let next = if (class == Class::StrayMark && k == Class::Wordy && stray_mark(c)) || k == class {
             None
         } else if k == Class::Wordy && stray_mark(c) && class != Class::Wordy {
             Some(Class::StrayMark)
