@@ -96,13 +96,8 @@ impl TokenizerName {
 
     /// Tells whether it is one of Claude's encodings ([`claude`]).
     pub fn is_claude(self) -> bool {
-        matches!(
-            self,
-            TokenizerName::ClaudeV3
-                | TokenizerName::ClaudeV47
-                | TokenizerName::ClaudeV5
-                | TokenizerName::ClaudeV5Sonnet
-        )
+        use TokenizerName::*;
+        matches!(self, ClaudeV3 | ClaudeV47 | ClaudeV5 | ClaudeV5Sonnet | OmpV3 | OmpV47 | OmpV5 | OmpV5Sonnet)
     }
 
     /// Tells whether its counts are worth keeping in the token cache (a real tokenizer's).

@@ -129,6 +129,7 @@ pub fn ratio(family: Family) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::token_cache::TokenCache;
 
     #[test]
     fn bytes4_is_per_fragment() {
@@ -144,5 +145,17 @@ mod tests {
         assert!(claude.exact());
         assert_eq!(claude.label(), "claude-v3");
         assert_eq!(claude.count_all(&["hello, world", "\u{FFFD}"]), 5); // OMP's 3 + 2
+    }
+
+    /// A Claude session's counts go through the token cache of OMP's encoding (the meter's
+    /// second reading of a changed file is then lookups).
+    #[test]
+    fn claude_counts_go_through_the_token_cache() {
+        let cache: &'static TokenCache = Box::leak(Box::new(TokenCache::in_memory(TokenizerName::OmpV3)));
+        let cached = Tokenizer::new(TokenizerName::OmpV3).with_cache(cache);
+        let tok = OmpTokenizer::new(Some(Family::ClaudeV3), false).with_cached(cached);
+        assert_eq!(tok.counts_with(), Some(TokenizerName::OmpV3));
+        assert_eq!(tok.count("hello, world"), 3);
+        assert_eq!(cache.get(&crate::token_cache::key("hello, world")), Some(3));
     }
 }
