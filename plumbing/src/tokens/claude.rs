@@ -169,9 +169,15 @@ impl Vocab {
             if base == u32::MAX {
                 continue; // inside a character
             }
-            let c = s[start..].chars().next().unwrap_or('\0');
-            let end = start + c.len_utf8();
-            best[end] = best[end].min(base + self.floor(c));
+            let (end, floor) = match bytes[start] {
+                // An ASCII character alone is one byte token at worst.
+                b if b.is_ascii() => (start + 1, 1),
+                _ => {
+                    let c = s[start..].chars().next().unwrap_or('\0');
+                    (start + c.len_utf8(), self.floor(c))
+                }
+            };
+            best[end] = best[end].min(base + floor);
             let mut node = Trie::ROOT;
             for (k, &b) in bytes[start..].iter().enumerate() {
                 match self.trie.child(node, b) {

@@ -47,9 +47,17 @@ pub struct Rules {
 
 /// The measured normalization (ctok's `nfc`).
 pub fn normalize(text: &str, fold_quotes: bool) -> String {
-    let mut out = String::with_capacity(text.len());
+    // ASCII text is its own NFC (and the normalizer's lookups were a tenth of a count).
+    if text.is_ascii() {
+        return normalized(text.chars(), fold_quotes, text.len());
+    }
+    normalized(text.nfc(), fold_quotes, text.len())
+}
+
+fn normalized(chars: impl Iterator<Item = char>, fold_quotes: bool, len: usize) -> String {
+    let mut out = String::with_capacity(len);
     let mut prev_nikhahit = false;
-    for c in text.nfc() {
+    for c in chars {
         // C0/C1 controls other than TAB, LF and NUL cost nothing; NUL reads as a space.
         let c = match c {
             '\u{01}'..='\u{08}' | '\u{0B}'..='\u{1F}' | '\u{7F}'..='\u{9F}' => continue,
