@@ -222,7 +222,7 @@ pub fn log(ctx: &Context, rev: &RevArgs, as_json: bool, out: &mut dyn Write) -> 
         let rows: Vec<Vec<String>> = r.changes.iter().map(change_row).collect();
         if !rows.is_empty() {
             let mut text = Vec::new();
-            table(&mut text, &CHANGE_HEADER, &rows)?;
+            table(&mut text, &CHANGE_HEADER, &rows, &[])?;
             for line in String::from_utf8_lossy(&text).lines() {
                 writeln!(out, "    {line}")?;
             }
@@ -265,7 +265,7 @@ pub fn diff(
             format!("Rewritten: {}.", summary(&r, &tok))
         };
         if !r.changes.is_empty() && !r.appended {
-            table(&mut text, &CHANGE_HEADER, &r.changes.iter().map(change_row).collect::<Vec<_>>())?;
+            table(&mut text, &CHANGE_HEADER, &r.changes.iter().map(change_row).collect::<Vec<_>>(), &[])?;
         }
         writeln!(text, "{}", Paint::new(ctx).strong(&line))?;
         return answer(Ok(u8::from(!same)), out.write_all(&text));
