@@ -77,6 +77,10 @@ impl Rev {
             Some(s) if Path::new(s).is_file() => Ok(PathBuf::from(s)),
             Some(s) if Path::new(s).is_dir() => Err(Error::user(format!("{s} is a directory, not a session file"))
                 .hint("name a .jsonl file in it, or a session id (`shake sessions` lists them)")),
+            Some(s) if not_regular(Path::new(s)).is_some() => {
+                let what = not_regular(Path::new(s)).unwrap_or_default();
+                Err(Error::user(format!("{s}: not a regular file ({what}); a session file is one")))
+            }
             Some(s) if s.contains('/') || s.ends_with(".jsonl") => {
                 Err(Error::user(format!("no such session file: {s}")))
             }
@@ -101,6 +105,23 @@ impl Rev {
             Some(prefix) => resolve_entry(session, prefix).map(Some),
         }
     }
+}
+
+/// What the path names when it is there but is neither a regular file nor a folder: a FIFO
+/// (whose open would wait for a writer), a device, a socket, a symlink loop. `None` otherwise.
+fn not_regular(path: &Path) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = match std::fs::metadata(path) {
+        Ok(meta) => meta.file_type(),
+        Err(e) => return (e.raw_os_error() == Some(libc::ELOOP)).then_some("a symlink loop"),
+    };
+    Some(match () {
+        _ if kind.is_fifo() => "a FIFO",
+        _ if kind.is_char_device() => "a character device",
+        _ if kind.is_block_device() => "a block device",
+        _ if kind.is_socket() => "a socket",
+        _ => return None,
+    })
 }
 
 /// Splits `SESSION@N` (version N of a session file, numbered as `shake sessions --versions`
