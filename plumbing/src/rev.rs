@@ -44,11 +44,35 @@ impl RevArgs {
     /// Finds and reads the session file these arguments name and, when a host accepts it,
     /// imports it into the store (incrementally; a store failure only warns). A file no host
     /// accepts is an error, and nothing of it is stored.
+    ///
+    /// A file of a host that appends (pi, oh-my-pi) whose last line is a shake batch cut short
+    /// (a killed fold or undo) has that line ended first, and is read again: pi, still running,
+    /// would otherwise write its next entry onto it (`append::end_torn_line`).
     pub fn load(&self, ctx: &Context) -> Result<(SessionFile, Rev)> {
+        self.load_repairing(ctx, true)
+    }
+
+    /// [`RevArgs::load`] that never writes the file (a dry run's): a torn last line stays.
+    pub fn load_as_is(&self, ctx: &Context) -> Result<(SessionFile, Rev)> {
+        self.load_repairing(ctx, false)
+    }
+
+    fn load_repairing(&self, ctx: &Context, repair: bool) -> Result<(SessionFile, Rev)> {
         let rev = self.rev();
         let path = rev.session_path(ctx)?;
-        let file = SessionFile::read(&path).map_err(FileError::at(&path, "read"))?;
-        host::detect(&file, ctx.host)?;
+        let mut file = SessionFile::read(&path).map_err(FileError::at(&path, "read"))?;
+        let host = host::detect(&file, ctx.host)?;
+        if repair && host.write_back() == host::WriteBack::Append {
+            let snapshot = crate::append::Snapshot::of(file.raw());
+            // Busy: the shake writing it now ends the line itself; Changed: someone wrote after it.
+            if let Ok(true) = crate::append::end_torn_line(&path, &snapshot) {
+                ctx.warn(format_args!(
+                    "{}: the last line was a shake batch cut short (a killed write); shake ended it, so the entry pi appends next starts a line of its own (the next fold or undo completes the batch)",
+                    crate::output::path(&path)
+                ));
+                file = SessionFile::read(&path).map_err(FileError::at(&path, "read"))?;
+            }
+        }
         crate::store::touch::import_read(ctx, &file);
         Ok((file, rev))
     }

@@ -74,9 +74,7 @@ pub fn run(ctx: &Context, args: &RestoreArgs, out: &mut dyn Write) -> Result {
     if replaced && old.is_some() {
         store.import_file(&target, ctx.host)?;
     }
-    if let Some(ms) = std::env::var(crate::append::DELAY_ENV).ok().and_then(|v| v.parse().ok()) {
-        std::thread::sleep(std::time::Duration::from_millis(ms));
-    }
+    crate::append::test_delay();
     match &old {
         Some(seen) => replace(&target, &bytes, seen, || {})?,
         None => crate::durable::replace_if(&target, &bytes, || Ok::<(), Error>(()))?,
