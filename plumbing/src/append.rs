@@ -372,6 +372,22 @@ mod tests {
         assert!(matches!(landed_at(&file, &path, 2, b"gone\n"), Err(AppendError::Vanished { .. })));
     }
 
+    /// A failed write's bytes are taken back while the file ends with them; bytes another writer
+    /// appended after them are never cut (the torn line then stays, for the next command to end).
+    #[test]
+    fn a_failed_writes_bytes_are_taken_back_but_never_anothers() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let open = || OpenOptions::new().read(true).append(true).open(&path).unwrap();
+        std::fs::write(&path, b"a\n{\"type\":\"cus").unwrap();
+        assert!(take_back(&open(), b"{\"type\":\"cus"));
+        assert_eq!(std::fs::read(&path).unwrap(), b"a\n");
+        std::fs::write(&path, b"a\n{\"type\":\"cuspi\n").unwrap();
+        assert!(!take_back(&open(), b"{\"type\":\"cus"));
+        assert_eq!(std::fs::read(&path).unwrap(), b"a\n{\"type\":\"cuspi\n");
+        assert!(take_back(&open(), b""));
+    }
+
     #[test]
     fn io_failures_name_the_file_and_the_step() {
         let err = append(Path::new("/nonexistent/s.jsonl"), &Snapshot::of(b""), b"b\n").unwrap_err();
