@@ -385,3 +385,24 @@ fn a_byte_order_mark_is_named_on_line_1() {
     let err = env.fails(&["status", path], 1);
     assert!(err.contains(&format!("{path}:1: ")) && err.contains("byte order mark"), "{err}");
 }
+
+/// A `message` entry without its `message` (one flipped bit in the key) or with `null` there:
+/// pi throws when it builds the context of a branch holding it (it reads `message.role` of every
+/// message entry on the path), so shake refuses to project that branch, naming the line, as
+/// for an edit without `replacement`; the tree commands still work.
+#[test]
+fn a_message_entry_without_its_message_is_an_error_where_pi_throws() {
+    let env = TestEnv::new();
+    for (name, broken) in [("flipped", r#""Message":{"role":"user","content":"x"}"#), ("null", r#""message":null"#)] {
+        let line = format!(
+            r#"{{"type":"message","id":"b1","parentId":"a1","timestamp":"2026-01-01T00:00:02.000Z",{broken}}}"#
+        );
+        let path = session(&env, &format!("{name}.jsonl"), &[HEAD, USER, &line]);
+        let p = path.to_str().unwrap();
+        let pi = &Oracle::run("load-many.mjs", &[p])[0];
+        assert_eq!(pi["accepted"], false, "{pi}");
+        let err = env.fails(&["project", p], 1);
+        assert!(err.contains(&format!("{p}:3: message entry b1 has no \"message\"")), "{err}");
+        assert_eq!(env.ok(&["ls-entries", p]).lines().count(), 2);
+    }
+}

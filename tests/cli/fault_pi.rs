@@ -1,11 +1,11 @@
 //! The fault study of pi's write path (issue 28; `docs/reliability.md`): batches cut at a random
 //! byte (a failing write, or a kill in the middle of it) with a pi-style writer appending after
-//! them, `restore --force` racing a pi-style writer, and a fold with pi appending before and
-//! right after its first batch. Ignored by default; run it with
-//! `cargo test --test cli fault_pi -- --ignored --nocapture` (trial counts from
-//! `SHAKE_STUDY_PI_CUTS`, `_PI_RESTORES`, `_PI_RACES`, seed from `SHAKE_STUDY_SEED`). Each part
-//! prints its figures (trials, nothing lost, wrong with exit 0, panics, hangs) and the run fails
-//! when a part that must lose nothing lost something.
+//! them, `restore --force` racing a pi-style writer, a fold with pi appending before and right
+//! after its first batch, and one flipped bit in a session, read by shake and by pi. Ignored by
+//! default; run it with `cargo test --test cli fault_pi -- --ignored --nocapture` (trial counts
+//! from `SHAKE_STUDY_PI_CUTS`, `_PI_RESTORES`, `_PI_RACES`, `_PI_FLIPS`, seed from
+//! `SHAKE_STUDY_SEED`). Each part prints its figures (trials, nothing lost, wrong with exit 0,
+//! panics, hangs) and the run fails when a part that must lose nothing lost something.
 
 use std::os::unix::process::ExitStatusExt;
 use std::process::Output;
@@ -14,7 +14,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::append::{append_as_pi, cut_fold, pi_resumes, resumed_branch, small};
-use crate::env::TestEnv;
+use serde_json::Value;
+
+use crate::env::{fixture_path, Oracle, TestEnv};
 use crate::fault_study::{trials, Rng};
 
 /// One part's figures.
@@ -159,6 +161,52 @@ fn races(rng: &mut Rng, n: usize) -> Figures {
     figures
 }
 
+/// Part 4: one flipped bit in a session (the rich synthetic one, and a v3 fixture with branches,
+/// a compaction and edits): shake reads it as pi does. Same as pi: pi accepts the file exactly
+/// when `shake project` succeeds, and then both resume at the same leaf with as many messages.
+fn flips(rng: &mut Rng, n: usize) -> Figures {
+    let env = TestEnv::new();
+    let sources = [
+        crate::synthetic::rich().text.into_bytes(),
+        std::fs::read(fixture_path("pi-v3-branch-compaction-edit.jsonl")).unwrap(),
+    ];
+    let mut flipped = Vec::new();
+    let paths: Vec<String> = (0..n)
+        .map(|t| {
+            let mut bytes = sources[t % 2].clone();
+            let at = rng.below(bytes.len());
+            bytes[at] ^= 1 << rng.below(8);
+            // The line flipped, from its start to 40 bytes past the flip, for the report.
+            let start = bytes[..at].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+            flipped.push(String::from_utf8_lossy(&bytes[start..(at + 40).min(bytes.len())]).into_owned());
+            env.write(&format!("flip-{t}.jsonl"), bytes).to_str().unwrap().to_string()
+        })
+        .collect();
+    let pi = Oracle::run("load-many.mjs", &paths.iter().map(String::as_str).collect::<Vec<_>>());
+    let mut figures = Figures::default();
+    for (t, (path, pi)) in paths.iter().zip(pi.as_array().unwrap()).enumerate() {
+        let out = run(&env, &["project", path, "--json"], "");
+        let ours: Option<Value> = out.status.success().then(|| serde_json::from_slice(&out.stdout).unwrap());
+        let same = match (&ours, pi["accepted"] == true) {
+            (Some(ours), true) => {
+                ours["leafId"] == pi["leafId"]
+                    && ours["messages"].as_array().map(Vec::len) == pi["messages"].as_u64().map(|m| m as usize)
+            }
+            (None, false) => true,
+            _ => false,
+        };
+        if !same {
+            let line = &flipped[t];
+            eprintln!(
+                "flip trial {t}: shake and pi differ on {path}: pi {pi}, shake exit {:?}: {line}",
+                out.status.code()
+            );
+        }
+        figures.count(same, &out);
+    }
+    figures
+}
+
 #[test]
 #[ignore = "the fault study of pi's write path: minutes of work; run with --ignored --nocapture"]
 fn fault_pi() {
@@ -170,6 +218,7 @@ fn fault_pi() {
         ("batch cut (failing write or kill), pi appends at once", cuts(&mut rng, cut, false)),
         ("`restore --force` + pi-style writer", restores(&mut rng, trials("PI_RESTORES", 40))),
         ("fold/undo + pi appending before and right after the batch", races(&mut rng, trials("PI_RACES", 40))),
+        ("one flipped bit in a session, read as pi reads it", flips(&mut rng, trials("PI_FLIPS", 400))),
     ];
     println!("fault study of pi's write path, seed {seed}");
     println!("| part | trials | nothing lost | lost | wrong with exit 0 | panics | hangs |");
