@@ -3,7 +3,7 @@
 //! refused, and bad OMP input gets an error naming the file and line, changing nothing.
 
 use serde_json::Value;
-use shake_plumbing::host::generate::Limit;
+use shake_plumbing::hosts::generate::Limit;
 use shake_plumbing::omp::generate;
 
 use crate::env::TestEnv;
@@ -38,7 +38,7 @@ fn omp_read_commands_work_on_omp_files() {
     // Read-only: a fold is refused and the file is untouched.
     let before = std::fs::read(&fixture).unwrap();
     let err = env.fails(&["fold", f], 1);
-    assert!(err.contains("oh-my-pi sessions are read-only"), "{err}");
+    assert!(err.contains("oh-my-pi sessions are read-only") && err.contains(f), "{err}");
     assert_eq!(std::fs::read(&fixture).unwrap(), before);
 }
 
