@@ -19,6 +19,7 @@ mod env;
 mod export;
 mod family;
 mod fault_claude;
+mod fault_pi;
 mod fault_study;
 mod fold;
 mod generate;
