@@ -5,6 +5,7 @@ mod append;
 mod audit;
 mod bad_input;
 mod claude_audit;
+mod claude_content;
 mod claude_fold;
 mod claude_fork_live;
 mod claude_host;

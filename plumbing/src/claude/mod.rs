@@ -8,6 +8,7 @@ pub mod fork;
 pub mod host;
 pub mod in_place;
 pub mod loader;
+pub mod model;
 pub mod paths;
 pub mod project;
 pub mod record;

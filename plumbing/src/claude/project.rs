@@ -16,6 +16,7 @@
 use serde_json::{json, Map, Value};
 
 use super::loader::Chain;
+use super::model;
 use super::transcript::{has_block, Row, Transcript};
 
 /// One message on its way to the API.
@@ -39,10 +40,15 @@ impl Msg {
 }
 
 /// The messages Claude Code sends for `chain`, in the Messages API shape
-/// (`{"role", "content"}`, content a string or blocks).
+/// (`{"role", "content"}`, content a string or blocks), to the model of [`model::target`].
 pub fn project(t: &Transcript, chain: &Chain) -> Vec<Value> {
+    project_for(t, chain, model::target(t, chain).as_deref())
+}
+
+/// [`project`] for the model `target` (`None`: no model told apart).
+pub fn project_for(t: &Transcript, chain: &Chain, target: Option<&str>) -> Vec<Value> {
     let mut all = Vec::new();
-    each_message(t, chain, |m| all.push(m));
+    each_message_for(t, chain, target, |m| all.push(m));
     all
 }
 
@@ -50,10 +56,15 @@ pub fn project(t: &Transcript, chain: &Chain) -> Vec<Value> {
 /// can change it: a message is held while a later assistant message may still join it, that is
 /// up to the next plain user message (and attachments up to the next assistant or tool-result
 /// message), so what is held is one stretch of tool calls, not the whole conversation.
-pub fn each_message(t: &Transcript, chain: &Chain, mut emit: impl FnMut(Value)) {
+pub fn each_message(t: &Transcript, chain: &Chain, emit: impl FnMut(Value)) {
+    each_message_for(t, chain, model::target(t, chain).as_deref(), emit)
+}
+
+/// [`each_message`] for the model `target`.
+pub fn each_message_for(t: &Transcript, chain: &Chain, target: Option<&str>, mut emit: impl FnMut(Value)) {
     let mut bubble = Bubble::default();
     let mut out: Vec<Msg> = Vec::new();
-    for msg in chain.rows.iter().filter_map(|&i| to_msg(t, &t.rows[i])) {
+    for msg in chain.rows.iter().filter_map(|&i| to_msg(t, &t.rows[i], target)) {
         for m in bubble.add(msg) {
             join(&mut out, m, &mut emit);
         }
@@ -112,14 +123,17 @@ impl Msg {
     }
 }
 
-fn to_msg(t: &Transcript, row: &Row) -> Option<Msg> {
+fn to_msg(t: &Transcript, row: &Row, target: Option<&str>) -> Option<Msg> {
     match row.kind() {
         "user" => Some(Msg::User(t.content(row)?)),
         "assistant" => {
-            let content = match t.content(row)? {
+            let mut content = match t.content(row)? {
                 Value::Array(blocks) => blocks,
                 other => vec![other],
             };
+            if target.is_some_and(|m| model::is_foreign(model::row_model(t, row).as_deref(), m)) {
+                model::drop_signed_thinking(&mut content);
+            }
             Some(Msg::Assistant { id: row.message_id().map(str::to_owned), content })
         }
         "attachment" => rendered_parts(t, row).map(Msg::Attachment),
