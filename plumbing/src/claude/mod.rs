@@ -9,6 +9,7 @@ pub mod host;
 pub mod in_place;
 pub mod loader;
 pub mod model;
+pub mod normalize;
 pub mod paths;
 pub mod project;
 pub mod record;
