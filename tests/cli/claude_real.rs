@@ -261,3 +261,53 @@ fn the_comparison_forgives_only_split_characters() {
     assert!(!same_but_split_characters("ab", "a\u{fffd}\u{fffd}"));
     assert!(!same_but_split_characters("a─", "a─x"));
 }
+
+const SUMMARY_ONLY: &str = "aistrad__work__d6ae3ef5-fae9-4f38-9d8a-5b5249c0cbd6.jsonl";
+const SUB_AGENT: &str = "LAF-US__IDAHO-VAULT__agent-aa5a2fd4876769e2f.jsonl";
+
+/// What Claude Code said when it would not resume fixture `name`.
+fn refused(name: &str) -> &'static str {
+    match oracle().get(name) {
+        Some(Resumed::Refused(said)) => said,
+        other => panic!("{name}: Claude Code resumed it: {other:?}"),
+    }
+}
+
+#[test]
+fn a_summary_only_file_is_said_to_hold_no_conversation() {
+    // Rule 11: 59 `summary` rows. Before: "not a pi session" (no host took it).
+    assert!(refused(SUMMARY_ONLY).contains("No conversation found with session ID"));
+    let env = crate::env::TestEnv::new();
+    let file = env.write(SUMMARY_ONLY, std::fs::read(fixtures().join(SUMMARY_ONLY)).unwrap());
+    for args in [&["project", "--json"][..], &["fold", "--dry-run"], &["status"]] {
+        let said = env.fails(&[args, &[file.to_str().unwrap()]].concat(), 1);
+        assert!(said.contains("a Claude Code file of 59 `summary` rows and no conversation"), "{args:?}: {said}");
+        assert!(said.contains("No conversation found with session ID"), "{args:?}: {said}");
+    }
+}
+
+#[test]
+fn a_sub_agent_transcript_is_said_to_be_one_and_names_its_parent() {
+    // Rule 11: 37 rows, all on the side chain. Before: `fold` said "the session has no
+    // entries", the meter 0 tokens.
+    assert!(refused(SUB_AGENT).contains("is not a UUID and does not match any session title"));
+    let env = crate::env::TestEnv::new();
+    let parent = "cc06da85-8b62-41f5-9393-d8ff1a51b0df";
+    let bytes = std::fs::read(fixtures().join(SUB_AGENT)).unwrap();
+    let alone = env.write("agent-aa5a2fd4876769e2f.jsonl", &bytes);
+    let said = env.fails(&["fold", "--dry-run", alone.to_str().unwrap()], 1);
+    assert!(said.contains("a Claude Code sub-agent transcript (all 37 of its rows are on a side chain)"), "{said}");
+    assert!(said.contains(&format!("only its parent session {parent}")), "{said}");
+    // Where Claude Code keeps it, beside its parent's transcript: that file is named.
+    let project = env.cwd().join("project");
+    let dir = project.join(parent).join("subagents");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("agent-aa5a2fd4876769e2f.jsonl"), &bytes).unwrap();
+    std::fs::write(project.join(format!("{parent}.jsonl")), b"").unwrap();
+    let kept = dir.join("agent-aa5a2fd4876769e2f.jsonl");
+    for args in [&["project", "--json"][..], &["fold", "--dry-run"], &["status"]] {
+        let said = env.fails(&[args, &[kept.to_str().unwrap()]].concat(), 1);
+        let named = project.join(format!("{parent}.jsonl"));
+        assert!(said.contains(&format!("{parent} ({})", named.display())), "{args:?}: {said}");
+    }
+}

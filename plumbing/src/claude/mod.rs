@@ -16,6 +16,7 @@ pub mod record;
 pub mod select;
 pub mod tail;
 pub mod transcript;
+mod unresumable;
 pub mod write;
 
 pub use loader::{load, load_at, Chain, LoadOptions};
