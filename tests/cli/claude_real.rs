@@ -29,22 +29,25 @@ pub enum Resumed {
 /// Claude Code's answer for every fixture, by file name (one oracle run per test run).
 pub fn oracle() -> &'static HashMap<String, Resumed> {
     static ONCE: OnceLock<HashMap<String, Resumed>> = OnceLock::new();
-    ONCE.get_or_init(|| {
-        let dir = claude_oracle();
-        let out = Command::new("node").arg(dir.join("probe-real.mjs")).arg(fixtures()).output().expect("node");
-        assert!(out.status.success(), "probe-real.mjs failed:\n{}", String::from_utf8_lossy(&out.stderr));
-        let mut all = HashMap::new();
-        for line in String::from_utf8(out.stdout).unwrap().lines() {
-            let v: Value = serde_json::from_str(line).unwrap();
-            let name = v["file"].as_str().unwrap().to_string();
-            let resumed = match v["messages"].as_array() {
-                Some(m) => Resumed::Sent(m.clone()),
-                None => Resumed::Refused(v["error"].as_str().unwrap_or_default().to_string()),
-            };
-            all.insert(name, resumed);
-        }
-        all
-    })
+    ONCE.get_or_init(|| resume_all(&fixtures()))
+}
+
+/// Claude Code's answer for every transcript in `dir`, by file name (`probe-real.mjs`).
+fn resume_all(dir: &Path) -> HashMap<String, Resumed> {
+    let script = claude_oracle().join("probe-real.mjs");
+    let out = Command::new("node").arg(script).arg(dir).output().expect("node");
+    assert!(out.status.success(), "probe-real.mjs failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    let mut all = HashMap::new();
+    for line in String::from_utf8(out.stdout).unwrap().lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        let name = v["file"].as_str().unwrap().to_string();
+        let resumed = match v["messages"].as_array() {
+            Some(m) => Resumed::Sent(m.clone()),
+            None => Resumed::Refused(v["error"].as_str().unwrap_or_default().to_string()),
+        };
+        all.insert(name, resumed);
+    }
+    all
 }
 
 /// The request's messages less what the probe added, given shake's `ours`:
@@ -174,9 +177,13 @@ fn shown(v: &Value) -> String {
 /// Asserts shake's projection of fixture `name` is what Claude Code sent when it resumed it;
 /// returns the messages.
 pub fn assert_projects_as_sent(name: &str) -> Vec<Value> {
-    let ours = projected(&fixtures().join(name));
-    let Some(Resumed::Sent(oracle)) = oracle().get(name) else {
-        panic!("{name}: Claude Code did not resume it: {:?}", oracle().get(name));
+    assert_same_as_sent(name, projected(&fixtures().join(name)), oracle().get(name))
+}
+
+/// Asserts `ours` is what Claude Code sent for `name` (`resumed`); returns `ours`.
+fn assert_same_as_sent(name: &str, ours: Vec<Value>, resumed: Option<&Resumed>) -> Vec<Value> {
+    let Some(Resumed::Sent(oracle)) = resumed else {
+        panic!("{name}: Claude Code did not resume it: {resumed:?}");
     };
     let theirs = without_probe(name, &ours, oracle);
     for (i, (a, b)) in ours.iter().zip(&theirs).enumerate() {
@@ -309,5 +316,87 @@ fn a_sub_agent_transcript_is_said_to_be_one_and_names_its_parent() {
         let said = env.fails(&[args, &[kept.to_str().unwrap()]].concat(), 1);
         let named = project.join(format!("{parent}.jsonl"));
         assert!(said.contains(&format!("{parent} ({})", named.display())), "{args:?}: {said}");
+    }
+}
+
+/// The tool_result blocks of messages, by tool_use_id, in order.
+fn results(messages: &[Value]) -> Vec<(String, Value)> {
+    let blocks = messages.iter().filter_map(|m| m["content"].as_array()).flatten();
+    let results = blocks.filter(|b| b["type"] == "tool_result");
+    results.map(|b| (b["tool_use_id"].as_str().unwrap_or_default().to_string(), b["content"].clone())).collect()
+}
+
+#[test]
+fn every_real_transcript_projects_folds_and_undoes_as_claude_code_resumes_it() {
+    let env = crate::env::TestEnv::new();
+    let resumed = tempfile::tempdir().unwrap();
+    let mut names: Vec<&String> = oracle().keys().collect();
+    names.sort();
+    let (mut checks, mut resumable) = (Vec::new(), 0);
+    for name in names {
+        let path = fixtures().join(name);
+        let Resumed::Sent(_) = &oracle()[name] else {
+            // Both refuse it: Claude Code (said above) and shake, with the reason.
+            let said = env.fails(&["project", "--json", path.to_str().unwrap()], 1);
+            assert!(said.contains("Claude Code does not resume it"), "{name}: {said}");
+            continue;
+        };
+        // `shake project --json` is the request, with the transcript's own model.
+        resumable += 1;
+        let printed: Value = serde_json::from_str(&env.ok(&["project", "--json", path.to_str().unwrap()])).unwrap();
+        let source = assert_same_as_sent(name, printed["messages"].as_array().unwrap().clone(), oracle().get(name));
+        let t = shake_plumbing::claude::Transcript::read(&path).unwrap();
+        let id = t.session_id().unwrap().to_string();
+        let installed = crate::claude_host::install_bytes(&env, &id, &std::fs::read(&path).unwrap());
+        let f = installed.to_str().unwrap();
+        let figure = |args: &[&str], key: &str| -> Value {
+            let out: Value =
+                serde_json::from_str(&env.ok(&[args, &["--json", "--profile", "aggressive", f]].concat())).unwrap();
+            out[key].clone()
+        };
+        if figure(&["fold", "--dry-run"], "tokensFreed") == 0 {
+            // Nothing to fold at the leaf (after a compaction, say): nothing is written.
+            assert_eq!(figure(&["meter"], "tokens"), 0, "{name}");
+            assert!(figure(&["fold"], "fork").is_null(), "{name}");
+            continue;
+        }
+        // meter = fold --dry-run = fold = status, the fork's bytes, undo's bytes (claude_fold).
+        let (fork, undone) = crate::claude_fold::fold_and_undo(&env, &installed, "aggressive");
+        for file in [&fork, &undone] {
+            std::fs::copy(file, resumed.path().join(file.file_name().unwrap())).unwrap();
+        }
+        checks.push((name.clone(), source, fork, undone));
+    }
+    assert!(resumable >= 6 && checks.len() >= 4, "{resumable} resumable files, {} folded", checks.len());
+    // Claude Code resumes every fork and undone session (one run for all of them).
+    let again = resume_all(resumed.path());
+    for (name, source, fork, undone) in checks {
+        let file_name = |p: &PathBuf| p.file_name().unwrap().to_string_lossy().into_owned();
+        let forked = assert_same_as_sent(&format!("{name}, fork"), projected(&fork), again.get(&file_name(&fork)));
+        // Placeholders exactly at the folded results, every other message unchanged.
+        let texts =
+            shake_plumbing::claude::fork::result_texts(&shake_plumbing::claude::Transcript::read(&fork).unwrap());
+        assert_eq!(forked.len(), source.len(), "{name}");
+        let mut folded = 0;
+        for (i, (a, b)) in source.iter().zip(&forked).enumerate() {
+            if a == b {
+                continue;
+            }
+            let (was, now) = (results(std::slice::from_ref(a)), results(std::slice::from_ref(b)));
+            assert_eq!(was.len(), now.len(), "{name}: message {i}");
+            for ((id, x), (id2, y)) in was.iter().zip(&now) {
+                assert_eq!(id, id2, "{name}: message {i}");
+                if x != y {
+                    let placeholder = texts[id].as_str();
+                    assert!(shake_plumbing::claude::write::is_tombstone(placeholder), "{name}: {id}");
+                    assert!(y.as_str().is_some_and(|s| s.starts_with(placeholder.trim_end())), "{name}: {id}");
+                    folded += 1;
+                }
+            }
+        }
+        assert!(folded > 0, "{name}: the fork sends no placeholder");
+        // Undo gives the original request back.
+        let back = assert_same_as_sent(&format!("{name}, undone"), projected(&undone), again.get(&file_name(&undone)));
+        assert_eq!(back, source, "{name}: the undone session");
     }
 }
