@@ -41,3 +41,39 @@ fn thinking_is_sent_only_to_the_model_family_that_wrote_it() {
     let other = check("model-dd09f641", "claude-sonnet-4-6");
     assert_eq!((thinking_blocks(&same), thinking_blocks(&other)), (1, 0));
 }
+
+/// The text of every block and string of the messages, tool results' included.
+fn texts(messages: &[Value]) -> String {
+    fn walk(v: &Value, out: &mut String) {
+        match v {
+            Value::String(s) => out.push_str(s),
+            Value::Array(items) => items.iter().for_each(|i| walk(i, out)),
+            Value::Object(o) => ["text", "content"].iter().filter_map(|k| o.get(*k)).for_each(|i| walk(i, out)),
+            _ => {}
+        }
+    }
+    let mut out = String::new();
+    messages.iter().for_each(|m| walk(&m["content"], &mut out));
+    out
+}
+
+#[test]
+fn attachments_without_rendered_are_rendered_from_their_type() {
+    // Claude Code 2.1.229 wrote these rows without `rendered`: the deferred tools, agent types,
+    // MCP instructions and skills listed at the start (bubbled up before the prompt), the
+    // total-tokens reminder after each tool result (appended to its string), a task reminder,
+    // and PreToolUse hook successes with no content (which send nothing).
+    let oracle = check("attach-bdcc4d2c", "claude-sonnet-4-6");
+    let text = texts(&oracle);
+    for sent in [
+        "The following deferred tools are now available via ToolSearch.",
+        "Available agent types for the Agent tool:",
+        "# MCP Server Instructions",
+        "The following skills are available for use with the Skill tool:",
+        "The task tools haven't been used recently.",
+    ] {
+        assert_eq!(text.matches(sent).count(), 1, "{sent}");
+    }
+    assert_eq!(text.matches("<total_tokens>Infinite tokens left</total_tokens>").count(), 10);
+    assert!(!text.contains("PreToolUse:Bash hook success"));
+}
