@@ -77,3 +77,16 @@ fn attachments_without_rendered_are_rendered_from_their_type() {
     assert_eq!(text.matches("<total_tokens>Infinite tokens left</total_tokens>").count(), 10);
     assert!(!text.contains("PreToolUse:Bash hook success"));
 }
+
+#[test]
+fn a_prompt_queued_mid_turn_is_sent_as_claude_code_surfaces_it() {
+    // Claude Code 2.1.224 wrote the prompt the user typed during a tool call as a
+    // `queued_command` attachment without `rendered`; resumed, it is a reminder appended to the
+    // next tool result, before that result's total-tokens reminder.
+    let oracle = check("attach-d3f32579", "claude-sonnet-4-6");
+    let text = texts(&oracle);
+    assert_eq!(text.matches("The user sent a new message while you were working:\n").count(), 1);
+    assert!(text.contains(
+        "Address the message above as you continue this turn.\n</system-reminder>\n\n<system-reminder>\n<total_tokens>"
+    ));
+}
