@@ -90,3 +90,17 @@ fn a_prompt_queued_mid_turn_is_sent_as_claude_code_surfaces_it() {
         "Address the message above as you continue this turn.\n</system-reminder>\n\n<system-reminder>\n<total_tokens>"
     ));
 }
+
+#[test]
+fn toolsearch_references_are_sent_only_for_tools_claude_code_has() {
+    // A real ToolSearch result (Claude Code 2.1.86) loaded TodoWrite, which 2.1.328 no longer
+    // has: the reference is replaced by Claude Code's note.
+    let removed = check("toolsearch-61dcf75d", "claude-sonnet-4-6");
+    assert!(texts(&removed).contains("[Tool references removed - tools no longer available]"));
+    // The same excerpt with the result loading WebFetch too (edited): that reference stays, and
+    // the message says the tool was loaded.
+    let loaded = check("toolsearch-61dcf75d-loaded", "claude-sonnet-4-6");
+    let result = &loaded[2]["content"];
+    assert_eq!(result[0]["content"], serde_json::json!([{"type": "tool_reference", "tool_name": "WebFetch"}]));
+    assert_eq!(result[1], serde_json::json!({"type": "text", "text": "Tool loaded."}));
+}

@@ -16,6 +16,7 @@ pub mod project;
 pub mod record;
 pub mod select;
 pub mod tail;
+mod toolsearch;
 pub mod transcript;
 pub mod write;
 

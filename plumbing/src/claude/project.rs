@@ -19,6 +19,7 @@ use serde_json::{json, Map, Value};
 use super::attachment;
 use super::loader::Chain;
 use super::model;
+use super::toolsearch;
 use super::transcript::{has_block, Row, Transcript};
 
 /// One message on its way to the API.
@@ -127,7 +128,11 @@ impl Msg {
 
 fn to_msg(t: &Transcript, row: &Row, target: Option<&str>) -> Option<Msg> {
     match row.kind() {
-        "user" => Some(Msg::User(t.content(row)?)),
+        "user" => {
+            let mut content = t.content(row)?;
+            toolsearch::resolve(&mut content);
+            Some(Msg::User(content))
+        }
         "assistant" => {
             let mut content = match t.content(row)? {
                 Value::Array(blocks) => blocks,
