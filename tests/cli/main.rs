@@ -12,6 +12,7 @@ mod claude_host;
 mod claude_in_place;
 mod claude_live;
 mod claude_project;
+mod claude_real;
 mod claude_statusline;
 mod claude_tokens;
 mod conformance;

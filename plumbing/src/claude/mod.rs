@@ -11,6 +11,7 @@ pub mod host;
 pub mod in_place;
 pub mod loader;
 pub mod model;
+pub mod normalize;
 pub mod paths;
 pub mod project;
 pub mod record;
@@ -18,6 +19,7 @@ pub mod select;
 pub mod tail;
 mod toolsearch;
 pub mod transcript;
+mod unresumable;
 pub mod write;
 
 pub use loader::{load, load_at, Chain, LoadOptions};

@@ -19,6 +19,7 @@ use serde_json::{json, Map, Value};
 use super::attachment;
 use super::loader::Chain;
 use super::model;
+use super::normalize;
 use super::toolsearch;
 use super::transcript::{has_block, Row, Transcript};
 
@@ -65,9 +66,12 @@ pub fn each_message(t: &Transcript, chain: &Chain, emit: impl FnMut(Value)) {
 
 /// [`each_message`] for the model `target`.
 pub fn each_message_for(t: &Transcript, chain: &Chain, target: Option<&str>, mut emit: impl FnMut(Value)) {
+    let plan = normalize::Plan::of(t, chain);
     let mut bubble = Bubble::default();
     let mut out: Vec<Msg> = Vec::new();
-    for msg in chain.rows.iter().filter_map(|&i| to_msg(t, &t.rows[i], target)) {
+    let rows = chain.rows.iter().map(|&i| &t.rows[i]).filter(|row| !plan.drops(row));
+    let interrupted = plan.interrupted_results().map(Msg::User);
+    for msg in rows.filter_map(|row| to_msg(t, row, target)).chain(interrupted) {
         for m in bubble.add(msg) {
             join(&mut out, m, &mut emit);
         }
@@ -133,6 +137,7 @@ fn to_msg(t: &Transcript, row: &Row, target: Option<&str>) -> Option<Msg> {
             toolsearch::resolve(&mut content);
             Some(Msg::User(content))
         }
+        "assistant" if normalize::is_synthetic_api_error(t, row) => None,
         "assistant" => {
             let mut content = match t.content(row)? {
                 Value::Array(blocks) => blocks,
@@ -141,9 +146,11 @@ fn to_msg(t: &Transcript, row: &Row, target: Option<&str>) -> Option<Msg> {
             if target.is_some_and(|m| model::is_foreign(model::row_model(t, row).as_deref(), m)) {
                 model::drop_signed_thinking(&mut content);
             }
+            let content = normalize::assistant_blocks(content);
             Some(Msg::Assistant { id: row.message_id().map(str::to_owned), content })
         }
         "attachment" => rendered_parts(t, row).map(Msg::Attachment),
+        "system" => normalize::local_command(t, row).map(Msg::User),
         _ => None,
     }
 }

@@ -1,0 +1,199 @@
+//! What Claude Code 2.1.328 changes in the rows of older transcripts before it sends them (the
+//! row-level part of its `normalizeMessagesForAPI`; `project` applies it). Each rule was read from
+//! the binary and is checked against its resume request on real transcripts
+//! (`tests/cli/claude_real.rs`, docs/claude-code.md):
+//!
+//! - a synthetic API-error assistant row (`isApiErrorMessage` with model `<synthetic>`: "Prompt is
+//!   too long", "You've hit your limit", …) is not sent, so the user messages around it join;
+//! - a local command (`system` row, subtype `local_command`, not `isDisplayOnly`) is sent as a
+//!   user message of its `content`;
+//! - assistant text blocks that are blank (whitespace only) are not sent;
+//! - tool calls keep their current names and inputs: the old `Task` tool is sent as `Agent`, and
+//!   `SendMessage` loses its legacy input fields (`type`, `recipient`, `content`);
+//! - an API message with nothing to say (only thinking, or blank text) is not sent ([`Plan`]);
+//! - an API message whose tool call has no result is not sent when the conversation goes on
+//!   after it; when it ends the conversation, each such call gets Claude Code's interrupted-call
+//!   result ([`Plan::interrupted`]).
+
+use std::collections::HashSet;
+
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use super::loader::Chain;
+use super::transcript::{as_str, Row, Transcript};
+use crate::json::members;
+
+/// The result Claude Code sends for a call the transcript ends on without its result.
+pub const INTERRUPTED_CALL: &str = "[Tool call interrupted: the session ended before this call's result was recorded, \
+so its outcome is unknown. Check whether it took effect before relying on it or running it again.]";
+
+/// The model Claude Code gives the assistant rows it writes itself (API errors, interruptions).
+const SYNTHETIC_MODEL: &str = "<synthetic>";
+
+/// Tools renamed since older transcripts were written: the name they are sent under now.
+const RENAMED: [(&str, &str); 1] = [("Task", "Agent")];
+
+/// `SendMessage` input fields of its first form, which Claude Code no longer sends.
+const SEND_MESSAGE_LEGACY: [&str; 3] = ["type", "recipient", "content"];
+
+/// Whether `row` is an assistant row Claude Code made of an API error, which it never sends.
+pub(crate) fn is_synthetic_api_error(t: &Transcript, row: &Row) -> bool {
+    row.kind() == "assistant"
+        && t.member(row, "isApiErrorMessage").is_some_and(|v| v.get() == "true")
+        && t.message(row)
+            .and_then(|m| members(m, &["model"]))
+            .and_then(|[model]| as_str(model))
+            .is_some_and(|model| model == SYNTHETIC_MODEL)
+}
+
+/// A local command's `content` (what Claude Code sends as user text), for a `system` row of
+/// subtype `local_command` that is not display-only.
+pub(crate) fn local_command(t: &Transcript, row: &Row) -> Option<Value> {
+    if row.kind() != "system" || row.subtype() != Some("local_command") {
+        return None;
+    }
+    if t.member(row, "isDisplayOnly").is_some_and(|v| v.get() == "true") {
+        return None;
+    }
+    let content: Value = serde_json::from_str(t.member(row, "content")?.get()).ok()?;
+    content.is_string().then_some(content)
+}
+
+/// What a chain's assistant rows come to as whole API messages (rows sharing a `message.id`):
+/// which are not sent, and which calls the conversation ends on unanswered.
+#[derive(Default)]
+pub(crate) struct Plan {
+    /// The `message.id`s of the API messages not sent.
+    dropped: HashSet<String>,
+    /// The calls of the last API message that have no result, in order.
+    pub(crate) interrupted: Vec<String>,
+}
+
+/// One API message of the chain, as far as [`Plan`] needs it.
+struct Message {
+    id: String,
+    says_something: bool,
+    calls: Vec<String>,
+    /// Whether a user message (a user row or a local command) follows its last row.
+    followed: bool,
+}
+
+impl Plan {
+    pub(crate) fn of(t: &Transcript, chain: &Chain) -> Plan {
+        let mut messages: Vec<Message> = Vec::new();
+        let mut answered: HashSet<String> = HashSet::new();
+        for &i in &chain.rows {
+            let row = &t.rows[i];
+            match row.kind() {
+                "assistant" if !is_synthetic_api_error(t, row) => {
+                    let Some(id) = row.message_id() else { continue };
+                    let at = match messages.iter().position(|m| m.id == id) {
+                        Some(at) => at,
+                        None => {
+                            let new = Message { id: id.into(), says_something: false, calls: vec![], followed: false };
+                            messages.push(new);
+                            messages.len() - 1
+                        }
+                    };
+                    let blocks = t.content_raw(row).map(blocks_of).unwrap_or_default();
+                    let m = &mut messages[at];
+                    m.followed = false;
+                    for b in blocks {
+                        let [kind, text, call] = members(b.get(), &["type", "text", "id"]).unwrap_or_default();
+                        let kind = as_str(kind);
+                        m.says_something |= match kind.as_deref() {
+                            Some("thinking" | "redacted_thinking") => false,
+                            Some("text") => as_str(text).is_some_and(|s| !is_blank(&s)),
+                            _ => true,
+                        };
+                        if kind.as_deref() == Some("tool_use") {
+                            m.calls.extend(as_str(call).map(|c| c.into_owned()));
+                        }
+                    }
+                }
+                "user" => {
+                    if row.has_tool_result() {
+                        for b in t.content_raw(row).map(blocks_of).unwrap_or_default() {
+                            let [kind, call] = members(b.get(), &["type", "tool_use_id"]).unwrap_or_default();
+                            if as_str(kind).as_deref() == Some("tool_result") {
+                                answered.extend(as_str(call).map(|c| c.into_owned()));
+                            }
+                        }
+                    }
+                    messages.iter_mut().for_each(|m| m.followed = true);
+                }
+                "system" if local_command(t, row).is_some() => messages.iter_mut().for_each(|m| m.followed = true),
+                _ => {}
+            }
+        }
+        let mut plan = Plan::default();
+        for m in &messages {
+            let open: Vec<&String> = m.calls.iter().filter(|c| !answered.contains(*c)).collect();
+            if !m.says_something || (!open.is_empty() && m.followed) {
+                plan.dropped.insert(m.id.clone());
+            } else if !open.is_empty() {
+                plan.interrupted = open.into_iter().cloned().collect();
+            }
+        }
+        plan
+    }
+
+    /// Whether an assistant row belongs to an API message that is not sent.
+    pub(crate) fn drops(&self, row: &Row) -> bool {
+        row.message_id().is_some_and(|id| self.dropped.contains(id))
+    }
+
+    /// The user message answering [`Plan::interrupted`], when there are such calls.
+    pub(crate) fn interrupted_results(&self) -> Option<Value> {
+        let results = self.interrupted.iter().map(|id| {
+            let mut block = Map::new();
+            block.insert("type".into(), "tool_result".into());
+            block.insert("content".into(), INTERRUPTED_CALL.into());
+            block.insert("is_error".into(), true.into());
+            block.insert("tool_use_id".into(), id.as_str().into());
+            Value::Object(block)
+        });
+        (!self.interrupted.is_empty()).then(|| Value::Array(results.collect()))
+    }
+}
+
+/// The blocks of a raw `content` (none when it is not an array).
+fn blocks_of(content: &RawValue) -> Vec<&RawValue> {
+    serde_json::from_str(content.get()).unwrap_or_default()
+}
+
+/// An assistant row's blocks as Claude Code sends them (see the module doc).
+pub(crate) fn assistant_blocks(blocks: Vec<Value>) -> Vec<Value> {
+    blocks.into_iter().filter(|b| !is_blank_text(b)).map(tool_use).collect()
+}
+
+/// A text block whose text is empty once trimmed as JavaScript's `trim` does.
+fn is_blank_text(block: &Value) -> bool {
+    block.get("type").and_then(Value::as_str) == Some("text")
+        && block.get("text").and_then(Value::as_str).is_some_and(is_blank)
+}
+
+/// Whether a text is empty once trimmed as JavaScript's `trim` does.
+fn is_blank(text: &str) -> bool {
+    text.chars().all(|c| c.is_whitespace() || c == '\u{feff}')
+}
+
+/// A `tool_use` block under its current name, without legacy input fields.
+fn tool_use(mut block: Value) -> Value {
+    if block.get("type").and_then(Value::as_str) != Some("tool_use") {
+        return block;
+    }
+    let Some(name) = block.get("name").and_then(Value::as_str) else { return block };
+    if let Some((_, now)) = RENAMED.iter().find(|(old, _)| *old == name) {
+        block["name"] = Value::from(*now);
+    }
+    if block["name"] == "SendMessage" {
+        if let Some(input) = block.get_mut("input").and_then(Value::as_object_mut) {
+            SEND_MESSAGE_LEGACY.iter().for_each(|k| {
+                input.remove(*k);
+            });
+        }
+    }
+    block
+}
