@@ -41,3 +41,66 @@ fn thinking_is_sent_only_to_the_model_family_that_wrote_it() {
     let other = check("model-dd09f641", "claude-sonnet-4-6");
     assert_eq!((thinking_blocks(&same), thinking_blocks(&other)), (1, 0));
 }
+
+/// The text of every block and string of the messages, tool results' included.
+fn texts(messages: &[Value]) -> String {
+    fn walk(v: &Value, out: &mut String) {
+        match v {
+            Value::String(s) => out.push_str(s),
+            Value::Array(items) => items.iter().for_each(|i| walk(i, out)),
+            Value::Object(o) => ["text", "content"].iter().filter_map(|k| o.get(*k)).for_each(|i| walk(i, out)),
+            _ => {}
+        }
+    }
+    let mut out = String::new();
+    messages.iter().for_each(|m| walk(&m["content"], &mut out));
+    out
+}
+
+#[test]
+fn attachments_without_rendered_are_rendered_from_their_type() {
+    // Claude Code 2.1.229 wrote these rows without `rendered`: the deferred tools, agent types,
+    // MCP instructions and skills listed at the start (bubbled up before the prompt), the
+    // total-tokens reminder after each tool result (appended to its string), a task reminder,
+    // and PreToolUse hook successes with no content (which send nothing).
+    let oracle = check("attach-bdcc4d2c", "claude-sonnet-4-6");
+    let text = texts(&oracle);
+    for sent in [
+        "The following deferred tools are now available via ToolSearch.",
+        "Available agent types for the Agent tool:",
+        "# MCP Server Instructions",
+        "The following skills are available for use with the Skill tool:",
+        "The task tools haven't been used recently.",
+    ] {
+        assert_eq!(text.matches(sent).count(), 1, "{sent}");
+    }
+    assert_eq!(text.matches("<total_tokens>Infinite tokens left</total_tokens>").count(), 10);
+    assert!(!text.contains("PreToolUse:Bash hook success"));
+}
+
+#[test]
+fn a_prompt_queued_mid_turn_is_sent_as_claude_code_surfaces_it() {
+    // Claude Code 2.1.224 wrote the prompt the user typed during a tool call as a
+    // `queued_command` attachment without `rendered`; resumed, it is a reminder appended to the
+    // next tool result, before that result's total-tokens reminder.
+    let oracle = check("attach-d3f32579", "claude-sonnet-4-6");
+    let text = texts(&oracle);
+    assert_eq!(text.matches("The user sent a new message while you were working:\n").count(), 1);
+    assert!(text.contains(
+        "Address the message above as you continue this turn.\n</system-reminder>\n\n<system-reminder>\n<total_tokens>"
+    ));
+}
+
+#[test]
+fn toolsearch_references_are_sent_only_for_tools_claude_code_has() {
+    // A real ToolSearch result (Claude Code 2.1.86) loaded TodoWrite, which 2.1.328 no longer
+    // has: the reference is replaced by Claude Code's note.
+    let removed = check("toolsearch-61dcf75d", "claude-sonnet-4-6");
+    assert!(texts(&removed).contains("[Tool references removed - tools no longer available]"));
+    // The same excerpt with the result loading WebFetch too (edited): that reference stays, and
+    // the message says the tool was loaded.
+    let loaded = check("toolsearch-61dcf75d-loaded", "claude-sonnet-4-6");
+    let result = &loaded[2]["content"];
+    assert_eq!(result[0]["content"], serde_json::json!([{"type": "tool_reference", "tool_name": "WebFetch"}]));
+    assert_eq!(result[1], serde_json::json!({"type": "text", "text": "Tool loaded."}));
+}

@@ -4,6 +4,8 @@
 //! Nothing outside `claude` parses Claude Code's JSON. The reference for every rule here is
 //! Claude Code 2.1.328 itself, run offline in the tests (`tests/claude-oracle/`).
 
+pub mod attachment;
+mod deferred;
 pub mod fork;
 pub mod host;
 pub mod in_place;
@@ -15,6 +17,7 @@ pub mod project;
 pub mod record;
 pub mod select;
 pub mod tail;
+mod toolsearch;
 pub mod transcript;
 mod unresumable;
 pub mod write;

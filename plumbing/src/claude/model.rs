@@ -58,7 +58,7 @@ pub fn is_foreign(written: Option<&str>, target: &str) -> bool {
 pub fn drop_signed_thinking(blocks: &mut Vec<Value>) {
     blocks.retain(|b| match b.get("type").and_then(Value::as_str) {
         Some("redacted_thinking") => false,
-        Some("thinking") => !b.get("signature").and_then(Value::as_str).is_some_and(|s| !s.is_empty()),
+        Some("thinking") => b.get("signature").and_then(Value::as_str).is_none_or(str::is_empty),
         _ => true,
     });
 }
@@ -101,7 +101,7 @@ pub fn canonical(model: &str) -> String {
     // `claude-opus-4` / `claude-sonnet-4` not followed by a one-digit minor version.
     for (stem, name) in [("claude-opus-4", "claude-opus-4-0"), ("claude-sonnet-4", "claude-sonnet-4-0")] {
         let bare = m.match_indices(stem).any(|(i, _)| {
-            let rest = m[i + stem.len()..].as_bytes();
+            let rest = &m.as_bytes()[i + stem.len()..];
             !(rest.first() == Some(&b'-')
                 && rest.get(1).is_some_and(u8::is_ascii_digit)
                 && !rest.get(2).is_some_and(u8::is_ascii_digit))

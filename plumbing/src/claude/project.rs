@@ -4,8 +4,9 @@
 //!
 //! The steps, as the binary does them:
 //! 1. rows become messages: user rows as they are, assistant rows with their `message.id`,
-//!    attachment rows as the parts Claude Code rendered when it wrote them (`rendered`), system
-//!    rows not at all;
+//!    attachment rows as the parts Claude Code rendered when it wrote them (`rendered`), or, when
+//!    the row has none, as Claude Code renders them afresh (`attachment.rs`); system rows not at
+//!    all;
 //! 2. attachments bubble up past plain user messages until they meet an assistant message or a
 //!    tool-result message;
 //! 3. an assistant message joins an earlier one with the same `message.id` (walking back over
@@ -15,9 +16,11 @@
 
 use serde_json::{json, Map, Value};
 
+use super::attachment;
 use super::loader::Chain;
 use super::model;
 use super::normalize;
+use super::toolsearch;
 use super::transcript::{has_block, Row, Transcript};
 
 /// One message on its way to the API.
@@ -129,7 +132,11 @@ impl Msg {
 
 fn to_msg(t: &Transcript, row: &Row, target: Option<&str>) -> Option<Msg> {
     match row.kind() {
-        "user" => Some(Msg::User(t.content(row)?)),
+        "user" => {
+            let mut content = t.content(row)?;
+            toolsearch::resolve(&mut content);
+            Some(Msg::User(content))
+        }
         "assistant" if normalize::is_synthetic_api_error(t, row) => None,
         "assistant" => {
             let mut content = match t.content(row)? {
@@ -148,10 +155,19 @@ fn to_msg(t: &Transcript, row: &Row, target: Option<&str>) -> Option<Msg> {
     }
 }
 
-/// An attachment's `rendered` parts when they are what Claude Code accepts (each `content` a
-/// non-empty string or a non-empty list of non-empty text blocks); otherwise it renders the
-/// attachment afresh from its type, which shake does not (docs/claude-code.md), so `None`.
+/// The parts Claude Code sends for an attachment row: its `rendered` parts when they are what
+/// Claude Code accepts, else the attachment rendered afresh from its type ([`attachment`]);
+/// `None` when it sends nothing.
 pub(crate) fn rendered_parts(t: &Transcript, row: &Row) -> Option<Vec<Value>> {
+    recorded_parts(t, row).or_else(|| {
+        let value: Value = serde_json::from_str(t.member(row, "attachment")?.get()).ok()?;
+        Some(attachment::render(&value)).filter(|parts| !parts.is_empty())
+    })
+}
+
+/// An attachment's `rendered` parts when they are what Claude Code accepts (each `content` a
+/// non-empty string or a non-empty list of non-empty text blocks).
+fn recorded_parts(t: &Transcript, row: &Row) -> Option<Vec<Value>> {
     let parts: Vec<Value> = serde_json::from_str(t.member(row, "rendered")?.get()).ok()?;
     let valid = |c: &Value| match c {
         Value::String(s) => !s.is_empty(),
