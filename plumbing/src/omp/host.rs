@@ -16,8 +16,7 @@ use serde_json::value::RawValue;
 use super::file::{looks_like_omp, OmpFile};
 use super::paths;
 use crate::host::{
-    self, Appender, Content, Host, HostData, HostKind, HostSession, Refusal, Reply, Role, SessionFile, TreeLine, View,
-    WriteBack,
+    self, Appender, Content, Host, HostKind, HostSession, Refusal, Reply, Role, SessionFile, TreeLine, View, WriteBack,
 };
 use crate::pi::{self, Pi};
 use crate::{Context, Error, Result};
@@ -57,7 +56,7 @@ impl Host for Omp {
         let title = OmpFile::check(&file.path, file.raw()).map_err(|e| Error::user(e.to_string()))?;
         let skip = usize::from(title.is_some());
         Ok(pi::session::load_as(file, &Omp, skip, &OMP_TYPES, |p| {
-            HostData::Omp(OmpSession { pruned: super::prune::rewrites(&p), pi: p })
+            Box::new(OmpSession { pruned: super::prune::rewrites(&p), pi: p })
         })?)
     }
 
@@ -77,19 +76,18 @@ impl Host for Omp {
 
     fn default_session(&self, ctx: &Context) -> Result<PathBuf> {
         let env = |k: &str| std::env::var_os(k);
-        let home = env("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/"));
+        let home = &ctx.home;
         let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-        let name = paths::session_dir_name(&canonical(&ctx.cwd), &canonical(&home), &canonical(&paths::temp_dir(env)));
-        let dir = paths::sessions_root(env, &home).join(name);
+        let name = paths::session_dir_name(&canonical(&ctx.cwd), &canonical(home), &canonical(&paths::temp_dir(env)));
+        let dir = paths::sessions_root(env, home).join(name);
         paths::continue_choice(&dir).ok_or_else(|| {
             Error::user(format!("no oh-my-pi session for {} (looked in {})", ctx.cwd.display(), dir.display()))
                 .hint("name a session file, or run omp here first")
         })
     }
 
-    fn session_roots(&self, _ctx: &Context) -> Vec<PathBuf> {
-        let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/"));
-        vec![paths::sessions_root(|k| std::env::var_os(k), &home)]
+    fn session_roots(&self, ctx: &Context) -> Vec<PathBuf> {
+        vec![paths::sessions_root(|k| std::env::var_os(k), &ctx.home)]
     }
 
     fn session_id_of_file(&self, file_name: &str) -> Option<String> {
@@ -149,14 +147,9 @@ impl<'a> HostSession<'a> for OmpSession<'a> {
         Ok(projection.into_view(None))
     }
 
-    fn view_with<'s>(
-        &'s self,
-        session: &'s host::Session<'a>,
-        leaf: Option<usize>,
-        memo: &host::ViewMemo<'a>,
-    ) -> Result<View<'s, 'a>> {
+    fn view_shared<'s>(&'s self, session: &'s host::Session<'a>, leaf: Option<usize>) -> Result<View<'s, 'a>> {
         let projection = pi::Projection::rewritten(session, &self.pi, leaf, Some(&self.pruned))?;
-        Ok(projection.into_view(Some(memo.pi())))
+        Ok(projection.into_view(Some(self.pi.memo())))
     }
 
     fn context(&self, path: &[usize]) -> Vec<usize> {
