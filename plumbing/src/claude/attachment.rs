@@ -32,9 +32,9 @@ const HOOK_EVENTS_SENT: [&str; 3] = ["SessionStart", "UserPromptSubmit", "UserPr
 /// How many names a delta lists before it counts the rest (`Up`).
 const LISTED: usize = 30;
 
-/// The parts Claude Code sends for an attachment (each a message's content: a string), or none
-/// when it sends nothing for it.
-pub fn render(attachment: &Value) -> Vec<Value> {
+/// The parts Claude Code sends for an attachment (each a message's content: a string) when it
+/// sends to the model `target`, or none when it sends nothing for it.
+pub fn render(attachment: &Value, target: Option<&str>) -> Vec<Value> {
     let a = Att(attachment);
     let texts: Vec<String> = match a.str("type").unwrap_or_default() {
         "total_tokens_reminder" | "silent_turn_reminder" | "elapsed_time_reminder" | "prefix_delta" => {
@@ -148,14 +148,16 @@ pub fn render(attachment: &Value) -> Vec<Value> {
             }
         }
         "deferred_tools_delta" => super::deferred::render(attachment).map(|t| reminder(&t)).into_iter().collect(),
-        "task_reminder" => vec![task_reminder(&a)],
+        "task_reminder" if super::model::has_task_tools(target) => vec![task_reminder(&a)],
         "tool_search_usage_reminder" => tool_search_usage_reminder(&a).into_iter().collect(),
         "plan_mode_reentry" => vec![reminder(&format!(
             "## Re-entering Plan Mode\n\nYou are returning to plan mode after having previously exited it. A plan file exists at {} from your previous planning session.\n\n**Before proceeding with any new planning, you should:**\n1. Read the existing plan file to understand what was previously planned\n2. Evaluate the user's current request against that plan\n3. Decide how to proceed:\n   - **Different task**: If the user's request is for a different task\u{2014}even if it's similar or related\u{2014}start fresh by overwriting the existing plan\n   - **Same task, continuing**: If this is explicitly a continuation or refinement of the exact same task, modify the existing plan while cleaning up outdated or irrelevant sections\n4. Continue on with the plan process and most importantly you should always edit the plan file one way or the other before calling ExitPlanMode\n\nTreat this as a fresh planning session. Do not assume the existing plan is relevant without evaluating it first.",
             a.js("planFilePath")
         ))],
         "queued_command" => queued_command(&a).into_iter().collect(),
-        // With the task tools on (the default), the todo list's reminder sends nothing.
+        // The todo list's reminder is sent only with the task tools off (`CLAUDE_CODE_ENABLE_TASKS`
+        // set to false), which shake does not assume; a task reminder without the task tools
+        // sends nothing.
         _ => Vec::new(),
     };
     texts.into_iter().map(Value::String).collect()
@@ -487,11 +489,11 @@ mod tests {
             ("content", json!("ok")),
         ]);
         assert_eq!(
-            render(&hook),
+            render(&hook, None),
             [json!("<system-reminder>\nSessionStart:startup hook success: ok\n</system-reminder>")]
         );
         let pre =
             object(&[("type", json!("hook_success")), ("hookEvent", json!("PreToolUse")), ("content", json!("x"))]);
-        assert!(render(&pre).is_empty());
+        assert!(render(&pre, None).is_empty());
     }
 }

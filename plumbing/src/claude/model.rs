@@ -35,6 +35,40 @@ pub fn target(t: &Transcript, chain: &Chain) -> Option<String> {
     })
 }
 
+/// [`target`] without a chain: the model chosen, else the `message.model` of the transcript's
+/// last assistant row Claude Code did not make up itself.
+pub fn target_of_file(t: &Transcript) -> Option<String> {
+    if let Some(chosen) = CHOSEN.get() {
+        return Some(chosen.clone());
+    }
+    t.rows.iter().rev().filter(|r| r.kind() == "assistant").find_map(|r| row_model(t, r).filter(|m| m != SYNTHETIC))
+}
+
+/// Whether Claude Code has its task tools (`TaskCreate`, …) when it sends to `target` (`$ne` in
+/// the binary, with `CLAUDE_CODE_ENABLE_TASKS` unset): for the models of before claude-opus-5
+/// (and no model), or when `CLAUDE_CODE_ENABLE_TODO_TOOLS` is on.
+pub fn has_task_tools(target: Option<&str>) -> bool {
+    const OLDER: [&str; 15] = [
+        "claude-3-opus",
+        "claude-3-sonnet",
+        "claude-3-haiku",
+        "claude-3-5-sonnet",
+        "claude-3-5-haiku",
+        "claude-3-7-sonnet",
+        "claude-opus-4-0",
+        "claude-opus-4-1",
+        "claude-opus-4-5",
+        "claude-opus-4-6",
+        "claude-opus-4-7",
+        "claude-sonnet-4-0",
+        "claude-sonnet-4-5",
+        "claude-sonnet-4-6",
+        "claude-haiku-4-5",
+    ];
+    target.is_none_or(|m| OLDER.contains(&canonical(m).as_str()) || m.contains("application-inference-profile"))
+        || std::env::var("CLAUDE_CODE_ENABLE_TODO_TOOLS").is_ok_and(|v| v == "1" || v == "true")
+}
+
 /// An assistant row's `message.model`, when it is a string.
 pub fn row_model(t: &Transcript, row: &Row) -> Option<String> {
     let [model] = members(t.message(row)?, &["model"])?;
@@ -133,5 +167,14 @@ mod tests {
         assert!(is_foreign(Some("claude-opus-5"), "claude-sonnet-4-6"));
         assert!(!is_foreign(Some(SYNTHETIC), "claude-sonnet-4-6"));
         assert!(is_foreign(None, "claude-sonnet-4-6"));
+    }
+
+    #[test]
+    fn the_task_tools_are_there_for_the_models_before_claude_opus_5() {
+        assert!(has_task_tools(Some("claude-sonnet-4-6")) && has_task_tools(Some("claude-opus-4-5-20251101")));
+        assert!(has_task_tools(None));
+        if std::env::var_os("CLAUDE_CODE_ENABLE_TODO_TOOLS").is_none() {
+            assert!(!has_task_tools(Some("claude-opus-5")));
+        }
     }
 }

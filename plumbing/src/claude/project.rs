@@ -149,7 +149,7 @@ fn to_msg(t: &Transcript, row: &Row, target: Option<&str>) -> Option<Msg> {
             let content = normalize::assistant_blocks(content);
             Some(Msg::Assistant { id: row.message_id().map(str::to_owned), content })
         }
-        "attachment" => rendered_parts(t, row).map(Msg::Attachment),
+        "attachment" => rendered_parts_for(t, row, target).map(Msg::Attachment),
         "system" => normalize::local_command(t, row).map(Msg::User),
         _ => None,
     }
@@ -159,9 +159,14 @@ fn to_msg(t: &Transcript, row: &Row, target: Option<&str>) -> Option<Msg> {
 /// Claude Code accepts, else the attachment rendered afresh from its type ([`attachment`]);
 /// `None` when it sends nothing.
 pub(crate) fn rendered_parts(t: &Transcript, row: &Row) -> Option<Vec<Value>> {
+    rendered_parts_for(t, row, model::target_of_file(t).as_deref())
+}
+
+/// [`rendered_parts`] when Claude Code sends to the model `target`.
+fn rendered_parts_for(t: &Transcript, row: &Row, target: Option<&str>) -> Option<Vec<Value>> {
     recorded_parts(t, row).or_else(|| {
         let value: Value = serde_json::from_str(t.member(row, "attachment")?.get()).ok()?;
-        Some(attachment::render(&value)).filter(|parts| !parts.is_empty())
+        Some(attachment::render(&value, target)).filter(|parts| !parts.is_empty())
     })
 }
 
