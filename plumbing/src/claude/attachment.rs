@@ -155,6 +155,9 @@ pub fn render(attachment: &Value, target: Option<&str>) -> Vec<Value> {
             a.js("planFilePath")
         ))],
         "queued_command" => queued_command(&a).into_iter().collect(),
+        "fork_briefing" => a.str("text").filter(|t| !t.is_empty()).map(|t| reminder(&defuse_tags(t, true))).into_iter().collect(),
+        "ultrathink_effort" => vec![reminder("The user included the keyword \"ultrathink\", requesting deeper reasoning on this turn. Reason as thoroughly as the task warrants.")],
+        "workflow_keyword_request" => vec![reminder("The user included the keyword \"ultracode\", opting this turn into multi-agent orchestration \u{2014} use the Workflow tool to fulfill the request.")],
         // The todo list's reminder is sent only with the task tools off (`CLAUDE_CODE_ENABLE_TASKS`
         // set to false), which shake does not assume; a task reminder without the task tools
         // sends nothing.
