@@ -104,3 +104,27 @@ fn toolsearch_references_are_sent_only_for_tools_claude_code_has() {
     assert_eq!(result[0]["content"], serde_json::json!([{"type": "tool_reference", "tool_name": "WebFetch"}]));
     assert_eq!(result[1], serde_json::json!({"type": "text", "text": "Tool loaded."}));
 }
+
+#[test]
+fn reminders_go_to_claude_opus_5_as_system_messages() {
+    // The same two excerpts resumed with their own model, claude-opus-5: every reminder is a
+    // `role: "system"` message (untagged, the reminders between two assistant messages joined by
+    // a blank line) after the user message before the next assistant message, the listings
+    // after the first prompt rather than before it; the task reminder is not sent (no task
+    // tools for claude-opus-5); the thinking stays.
+    let first = check("attach-bdcc4d2c", "claude-opus-5");
+    let system: Vec<&str> =
+        first.iter().filter(|m| m["role"] == "system").filter_map(|m| m["content"].as_str()).collect();
+    assert_eq!(system.len(), 10);
+    assert!(system[0].starts_with("The following deferred tools are now available via ToolSearch."));
+    assert!(system[0].ends_with("\n\n<total_tokens>Infinite tokens left</total_tokens>"));
+    assert_eq!(first[0]["role"], "user");
+    assert!(system.iter().all(|s| !s.contains("<system-reminder>") && !s.contains("The task tools haven't been used")));
+    assert!(thinking_blocks(&first) > 0);
+    let second = check("attach-d3f32579", "claude-opus-5");
+    assert_eq!(second.last().unwrap()["role"], "system");
+    assert!(second.iter().any(|m| m["role"] == "system"
+        && m["content"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("The user sent a new message while you were working:\n"))));
+}

@@ -44,11 +44,11 @@ pub fn target_of_file(t: &Transcript) -> Option<String> {
     t.rows.iter().rev().filter(|r| r.kind() == "assistant").find_map(|r| row_model(t, r).filter(|m| m != SYNTHETIC))
 }
 
-/// Whether Claude Code has its task tools (`TaskCreate`, …) when it sends to `target` (`$ne` in
-/// the binary, with `CLAUDE_CODE_ENABLE_TASKS` unset): for the models of before claude-opus-5
-/// (and no model), or when `CLAUDE_CODE_ENABLE_TODO_TOOLS` is on.
-pub fn has_task_tools(target: Option<&str>) -> bool {
-    const OLDER: [&str; 15] = [
+/// Whether `model` is one of the models Claude Code 2.1.328 keeps its older ways for (`jBs` in
+/// the binary: the claude-3 families to claude-opus-4-7, claude-sonnet-4-6 and claude-haiku-4-5):
+/// it has the task tools for them and sends them no mid-conversation system messages.
+pub fn is_legacy(model: &str) -> bool {
+    const LEGACY: [&str; 15] = [
         "claude-3-opus",
         "claude-3-sonnet",
         "claude-3-haiku",
@@ -65,7 +65,14 @@ pub fn has_task_tools(target: Option<&str>) -> bool {
         "claude-sonnet-4-6",
         "claude-haiku-4-5",
     ];
-    target.is_none_or(|m| OLDER.contains(&canonical(m).as_str()) || m.contains("application-inference-profile"))
+    LEGACY.contains(&canonical(model).as_str())
+}
+
+/// Whether Claude Code has its task tools (`TaskCreate`, …) when it sends to `target` (`$ne` in
+/// the binary, with `CLAUDE_CODE_ENABLE_TASKS` unset): for the legacy models ([`is_legacy`]) and
+/// no model, or when `CLAUDE_CODE_ENABLE_TODO_TOOLS` is on.
+pub fn has_task_tools(target: Option<&str>) -> bool {
+    target.is_none_or(|m| is_legacy(m) || m.contains("application-inference-profile"))
         || std::env::var("CLAUDE_CODE_ENABLE_TODO_TOOLS").is_ok_and(|v| v == "1" || v == "true")
 }
 
