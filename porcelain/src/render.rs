@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::Path;
 
 use anstyle::{AnsiColor, Style};
-use shake_plumbing::output::short_path;
+use shake_plumbing::hosts::short_path;
 use shake_plumbing::rev::Rev;
 use shake_plumbing::Context;
 
