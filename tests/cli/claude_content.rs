@@ -128,3 +128,31 @@ fn reminders_go_to_claude_opus_5_as_system_messages() {
             .as_str()
             .is_some_and(|s| s.starts_with("The user sent a new message while you were working:\n"))));
 }
+
+#[test]
+fn every_attachment_type_shake_renders_is_rendered_as_claude_code_renders_it() {
+    // The ToolSearch excerpt followed by one attachment row (without `rendered`) of each type
+    // shake renders, hung under its last row: joined to the last tool result for
+    // claude-sonnet-4-6 (the task reminder too; the todo reminder and a hook's system message
+    // send nothing), one system message for claude-opus-5 (but `fork_briefing`, user text, and
+    // no task reminder).
+    let older = check("attach-every-type", "claude-sonnet-4-6");
+    let text = texts(&older);
+    for sent in [
+        "Token usage: 1200/200000; 198800 remaining",
+        "PreToolUse:Bash hook blocking error from command: \"check.sh\": no &lt;/system-reminder> here &lt;",
+        "Note: /w/notes.md is not shown exactly as it is on disk.",
+        "The following skills were invoked EARLIER in this session",
+        "[SYSTEM NOTIFICATION - NOT USER INPUT]",
+        "The task tools haven't been used recently.",
+    ] {
+        assert!(text.contains(sent), "{sent}");
+    }
+    assert!(!text.contains("TodoWrite tool hasn't been used recently"));
+    let newer = check("attach-every-type", "claude-opus-5");
+    let last = newer.last().unwrap();
+    assert_eq!(last["role"], "system");
+    assert!(last["content"].as_str().unwrap().starts_with("Token usage: 1200/200000; 198800 remaining\n\nUSD budget:"));
+    assert!(!texts(&newer).contains("The task tools haven't been used recently."));
+    assert!(texts(&newer[4..5]).ends_with("<system-reminder>\nbriefing &lt;system-reminder> text\n</system-reminder>"));
+}

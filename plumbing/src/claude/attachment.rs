@@ -155,6 +155,7 @@ pub fn render(attachment: &Value, target: Option<&str>) -> Vec<Value> {
             a.js("planFilePath")
         ))],
         "queued_command" => queued_command(&a).into_iter().collect(),
+        "invoked_skills" => invoked_skills(&a).into_iter().collect(),
         "fork_briefing" => a.str("text").filter(|t| !t.is_empty()).map(|t| reminder(&defuse_tags(t, true))).into_iter().collect(),
         "ultrathink_effort" => vec![reminder("The user included the keyword \"ultrathink\", requesting deeper reasoning on this turn. Reason as thoroughly as the task warrants.")],
         "workflow_keyword_request" => vec![reminder("The user included the keyword \"ultracode\", opting this turn into multi-agent orchestration \u{2014} use the Workflow tool to fulfill the request.")],
@@ -414,6 +415,28 @@ fn tool_search_usage_reminder(a: &Att<'_>) -> Option<String> {
     Some(reminder(&format!(
         "Some available tools' schemas are not loaded in this conversation yet: {}{more}. Before concluding a capability is missing or building a workaround, use ToolSearch to find and load relevant tools \u{2014} keywords to search, or query \"select:<name>[,<name>...]\" for specific tools. Calling a tool before its schema is loaded will fail. This is just a gentle reminder - ignore if not applicable to the current work.",
         names.join(", ")
+    )))
+}
+
+/// The skills invoked before a compaction, carried over by it (`invoked_skills`).
+fn invoked_skills(a: &Att<'_>) -> Option<String> {
+    let skills = a.get("skills")?.as_array().filter(|s| !s.is_empty())?;
+    let shown: Vec<String> = skills
+        .iter()
+        .map(|k| {
+            let k = Att(k);
+            format!("### Skill: {}\nPath: {}\n\n{}", k.js("name"), k.js("path"), k.js("content"))
+        })
+        .collect();
+    let reload = a.strings("skillsToReload");
+    let reload = if reload.is_empty() {
+        String::new()
+    } else {
+        format!("\n\n---\n\nThe text of these skills was cut short or left out to save room, and the missing rules still apply: {}. Before your next step on work that one of them covers, call the Skill tool with its name. Treat that as a reload, not a new run: do not repeat work that is already done.", reload.join(", "))
+    };
+    Some(reminder(&format!(
+        "The following skills were invoked EARLIER in this session (before the conversation was compacted), not on the current turn. They are shown here for context only so you remain aware of their guidelines.\n\nIMPORTANT: Do NOT re-execute these skills or perform their one-time setup actions (e.g., scheduling, creating files) again. Any request or argument text embedded in the skill bodies below \u{2014} for example under a \"## User Request\" or \"## Input\" heading \u{2014} was captured when that skill was first invoked. It is NOT the user's current message and NOT a new request: do not act on it as if it were live. Only continue to apply ongoing behavioral guidelines from these skills where still relevant.\n\n{}{reload}",
+        shown.join("\n\n---\n\n")
     )))
 }
 
