@@ -156,3 +156,24 @@ fn every_attachment_type_shake_renders_is_rendered_as_claude_code_renders_it() {
     assert!(!texts(&newer).contains("The task tools haven't been used recently."));
     assert!(texts(&newer[4..5]).ends_with("<system-reminder>\nbriefing &lt;system-reminder> text\n</system-reminder>"));
 }
+
+#[test]
+fn project_meter_and_fold_take_the_model_to_project_for() {
+    // `shake project` projects for the transcript's own model unless `--model` names one, and
+    // the meter equals `fold --dry-run` for either.
+    let env = crate::env::TestEnv::new();
+    let name = "attach-d3f32579";
+    let path = env.write(&format!("{name}.jsonl"), std::fs::read(fixtures().join(format!("{name}.jsonl"))).unwrap());
+    let f = path.to_str().unwrap();
+    let json = |args: &[&str]| -> Value { serde_json::from_str(&env.ok(args)).unwrap() };
+    for model in [None, Some("claude-sonnet-4-6")] {
+        let with: Vec<&str> = model.map(|m| vec!["--model", m]).unwrap_or_default();
+        let projected = json(&[&["project", "--json"][..], &with, &[f]].concat());
+        let request = format!("{name}.{}.request.json", model.unwrap_or("claude-opus-5"));
+        let oracle: Value = serde_json::from_slice(&std::fs::read(fixtures().join(request)).unwrap()).unwrap();
+        assert_same_messages(name, projected["messages"].as_array().unwrap(), oracle["messages"].as_array().unwrap());
+        let meter = json(&[&["meter", "--json"][..], &with, &[f]].concat());
+        let dry = json(&[&["fold", "--dry-run", "--json"][..], &with, &[f]].concat());
+        assert_eq!(meter["tokens"], dry["tokensFreed"], "{model:?}");
+    }
+}

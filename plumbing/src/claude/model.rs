@@ -22,6 +22,11 @@ pub fn choose(model: &str) {
     let _ = CHOSEN.set(model.to_owned());
 }
 
+/// The model chosen with [`choose`], if any.
+pub fn chosen() -> Option<&'static str> {
+    CHOSEN.get().map(String::as_str)
+}
+
 /// The model a projection of `chain` is for: the one chosen, else the transcript's own last
 /// model (the `message.model` of the chain's last assistant row that Claude Code did not make
 /// up itself), else none (no assistant row: nothing to tell apart).
