@@ -1,11 +1,12 @@
 // Makes a smaller copy of a real Claude Code transcript that Claude Code resumes the same way:
 //
-//   node excerpt.mjs IN OUT [--lines A-B[,C-D...]] [--cut N] [--lean]
+//   node excerpt.mjs IN OUT [--lines A-B[,C-D...]] [--cut N] [--result-cut M] [--lean]
 //
 // `--lines` keeps only those lines (1-based, inclusive; default all). `--cut N` shortens every
 // string of a row longer than N characters (default 600) to its first N/2 characters and a note
 // of how many were cut: tool outputs, file contents and long texts, which no rule of the loader
-// or of the request looks into. Nothing else changes: every row keeps its keys, uuids, parents,
+// or of the request looks into. `--result-cut M` cuts the strings of a `tool_result`'s content at
+// M instead (past the size shake folds, so that a fold has results to fold). Nothing else changes: every row keeps its keys, uuids, parents,
 // timestamps and blocks, and lines that are not JSON are kept as they are. `--lean` also drops
 // `message.usage` (the API's token counts) and cuts the strings of what is never sent (a tool
 // result's `toolUseResult`, a file-history `snapshot`, a progress row's `data`) to 40 characters. How each fixture of
@@ -26,6 +27,7 @@ const ranges = (opt("lines") ?? "1-").split(",").map((r) => {
 	return [Number(a), b === "" || b === undefined ? Infinity : Number(b)];
 });
 const cut = Number(opt("cut") ?? 600);
+const resultCut = Number(opt("result-cut") ?? cut);
 const lean = rest.includes("--lean");
 const NEVER_SENT = new Set(["toolUseResult", "snapshot", "data"]);
 
@@ -43,7 +45,8 @@ function walk(v, key, max) {
 	if (Array.isArray(v)) return v.map((x) => walk(x, key, max));
 	if (v && typeof v === "object") {
 		const entries = Object.entries(v).filter(([k]) => !(lean && k === "usage" && key === "message"));
-		return Object.fromEntries(entries.map(([k, x]) => [k, walk(x, k, lean && NEVER_SENT.has(k) ? 40 : max)]));
+		const inner = (k) => (lean && NEVER_SENT.has(k) ? 40 : v.type === "tool_result" && k === "content" ? resultCut : max);
+		return Object.fromEntries(entries.map(([k, x]) => [k, walk(x, k, inner(k))]));
 	}
 	return v;
 }

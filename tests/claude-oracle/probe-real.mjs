@@ -7,7 +7,10 @@
 //
 // A file is resumed by the session id its name ends with (`owner__repo__<id>.jsonl`), else by the
 // first `sessionId` of its rows, unless it is a sub-agent's (`agent-<id>.jsonl`), from its own sandbox (one folder per file, so no run sees another's transcript), with the model of the
-// file's last assistant row that names a real one (not `<synthetic>`). Only `cache_control` is
+// file's last assistant row that names a real one (not `<synthetic>`), unless the fixture names
+// another: after `@` in its name (`<name>@<model>.jsonl`, an excerpt for a rule that does not
+// depend on the model), or as the first `<name>.<model>.request.json` beside it (the content
+// excerpts, README-content.md). Each output line says which model it was. Only `cache_control` is
 // taken out (its place depends on the request); what else the probe adds is for the test to
 // tell apart. The transcript is put back byte for byte after the run.
 import { copyFileSync, mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -38,9 +41,19 @@ export function ownModel(text) {
 	return model ?? MODEL;
 }
 
+/** The model the fixture's name, or a request beside it, gives (see the top). */
+function namedModel(name) {
+	const stem = basename(name, ".jsonl");
+	if (stem.includes("@")) return stem.split("@")[1];
+	const request = readdirSync(dir)
+		.filter((f) => f.startsWith(`${stem}.`) && f.endsWith(".request.json"))
+		.sort()[0];
+	return request?.slice(stem.length + 1, -".request.json".length);
+}
+
 /** The id a file is resumed by (see the top). */
 function sessionOf(name, text) {
-	const tail = basename(name, ".jsonl").split("__").at(-1);
+	const tail = basename(name, ".jsonl").split("@")[0].split("__").at(-1);
 	const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 	if (uuid.test(tail) || tail.startsWith("agent-")) return tail;
 	return text.match(/"sessionId":"([0-9a-f-]{36})"/)?.[1] ?? tail;
@@ -53,7 +66,7 @@ try {
 		const file = join(dir, name);
 		const session = sessionOf(name, readFileSync(file, "utf8"));
 		const box = sandbox(join(root, session));
-		box.model = ownModel(readFileSync(file, "utf8"));
+		box.model = namedModel(name) ?? ownModel(readFileSync(file, "utf8"));
 		mkdirSync(box.projectDir, { recursive: true });
 		const copy = join(box.projectDir, `${session}.jsonl`);
 		copyFileSync(file, copy);

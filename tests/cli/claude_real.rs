@@ -18,33 +18,36 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-real")
 }
 
-/// What Claude Code did with one file: the request's messages (probe turn included) or its
-/// error.
+/// What Claude Code did with one file: the request's messages (probe turn included) for the
+/// model it was resumed with, or its error.
 #[derive(Debug)]
 pub enum Resumed {
-    Sent(Vec<Value>),
+    Sent { model: String, messages: Vec<Value> },
     Refused(String),
 }
 
 /// Claude Code's answer for every fixture, by file name (one oracle run per test run).
 pub fn oracle() -> &'static HashMap<String, Resumed> {
     static ONCE: OnceLock<HashMap<String, Resumed>> = OnceLock::new();
-    ONCE.get_or_init(|| {
-        let dir = claude_oracle();
-        let out = Command::new("node").arg(dir.join("probe-real.mjs")).arg(fixtures()).output().expect("node");
-        assert!(out.status.success(), "probe-real.mjs failed:\n{}", String::from_utf8_lossy(&out.stderr));
-        let mut all = HashMap::new();
-        for line in String::from_utf8(out.stdout).unwrap().lines() {
-            let v: Value = serde_json::from_str(line).unwrap();
-            let name = v["file"].as_str().unwrap().to_string();
-            let resumed = match v["messages"].as_array() {
-                Some(m) => Resumed::Sent(m.clone()),
-                None => Resumed::Refused(v["error"].as_str().unwrap_or_default().to_string()),
-            };
-            all.insert(name, resumed);
-        }
-        all
-    })
+    ONCE.get_or_init(|| resume_all(&fixtures()))
+}
+
+/// Claude Code's answer for every transcript in `dir`, by file name (`probe-real.mjs`).
+fn resume_all(dir: &Path) -> HashMap<String, Resumed> {
+    let script = claude_oracle().join("probe-real.mjs");
+    let out = Command::new("node").arg(script).arg(dir).output().expect("node");
+    assert!(out.status.success(), "probe-real.mjs failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    let mut all = HashMap::new();
+    for line in String::from_utf8(out.stdout).unwrap().lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        let name = v["file"].as_str().unwrap().to_string();
+        let resumed = match v["messages"].as_array() {
+            Some(m) => Resumed::Sent { model: v["model"].as_str().unwrap().to_string(), messages: m.clone() },
+            None => Resumed::Refused(v["error"].as_str().unwrap_or_default().to_string()),
+        };
+        all.insert(name, resumed);
+    }
+    all
 }
 
 /// The request's messages less what the probe added, given shake's `ours`:
@@ -171,12 +174,24 @@ fn shown(v: &Value) -> String {
     v.to_string().chars().take(600).collect()
 }
 
+/// shake's messages for the file at `path` for the model Claude Code resumed it with.
+fn project_file(path: &Path, resumed: Option<&Resumed>) -> Vec<Value> {
+    let Some(Resumed::Sent { model, .. }) = resumed else { return projected(path) };
+    let t = shake_plumbing::claude::Transcript::read(path).unwrap();
+    let chain = shake_plumbing::claude::load(&t, Default::default());
+    shake_plumbing::claude::project::project_for(&t, &chain, Some(model))
+}
+
 /// Asserts shake's projection of fixture `name` is what Claude Code sent when it resumed it;
 /// returns the messages.
 pub fn assert_projects_as_sent(name: &str) -> Vec<Value> {
-    let ours = projected(&fixtures().join(name));
-    let Some(Resumed::Sent(oracle)) = oracle().get(name) else {
-        panic!("{name}: Claude Code did not resume it: {:?}", oracle().get(name));
+    assert_same_as_sent(name, project_file(&fixtures().join(name), oracle().get(name)), oracle().get(name))
+}
+
+/// Asserts `ours` is what Claude Code sent for `name` (`resumed`); returns `ours`.
+fn assert_same_as_sent(name: &str, ours: Vec<Value>, resumed: Option<&Resumed>) -> Vec<Value> {
+    let Some(Resumed::Sent { messages: oracle, .. }) = resumed else {
+        panic!("{name}: Claude Code did not resume it: {resumed:?}");
     };
     let theirs = without_probe(name, &ours, oracle);
     for (i, (a, b)) in ours.iter().zip(&theirs).enumerate() {
@@ -309,5 +324,147 @@ fn a_sub_agent_transcript_is_said_to_be_one_and_names_its_parent() {
         let said = env.fails(&[args, &[kept.to_str().unwrap()]].concat(), 1);
         let named = project.join(format!("{parent}.jsonl"));
         assert!(said.contains(&format!("{parent} ({})", named.display())), "{args:?}: {said}");
+    }
+}
+
+/// The tool_result blocks of messages, by tool_use_id, in order.
+fn results(messages: &[Value]) -> Vec<(String, Value)> {
+    let blocks = messages.iter().filter_map(|m| m["content"].as_array()).flatten();
+    let results = blocks.filter(|b| b["type"] == "tool_result");
+    results.map(|b| (b["tool_use_id"].as_str().unwrap_or_default().to_string(), b["content"].clone())).collect()
+}
+
+#[test]
+fn every_real_transcript_projects_folds_and_undoes_as_claude_code_resumes_it() {
+    let resumed = tempfile::tempdir().unwrap();
+    let mut names: Vec<&String> = oracle().keys().collect();
+    names.sort();
+    let (mut checks, mut resumable) = (Vec::new(), 0);
+    for name in names {
+        // A sandbox and store per file: excerpts of one session share its id, so its path.
+        let env = crate::env::TestEnv::new();
+        let path = fixtures().join(name);
+        let Resumed::Sent { model, .. } = &oracle()[name] else {
+            // Both refuse it: Claude Code (said above) and shake, with the reason.
+            let said = env.fails(&["project", "--json", path.to_str().unwrap()], 1);
+            assert!(said.contains("Claude Code does not resume it"), "{name}: {said}");
+            continue;
+        };
+        // `shake project --json` is the request, for the model Claude Code resumed it with (the
+        // transcript's own, but for excerpts whose fixture names one).
+        resumable += 1;
+        let printed = env.ok(&["project", "--json", "--model", model, path.to_str().unwrap()]);
+        let printed: Value = serde_json::from_str(&printed).unwrap();
+        let source = assert_same_as_sent(name, printed["messages"].as_array().unwrap().clone(), oracle().get(name));
+        let t = shake_plumbing::claude::Transcript::read(&path).unwrap();
+        let id = t.session_id().unwrap().to_string();
+        let installed = crate::claude_host::install_bytes(&env, &id, &std::fs::read(&path).unwrap());
+        let f = installed.to_str().unwrap();
+        let figure = |args: &[&str], key: &str| -> Value {
+            let out: Value =
+                serde_json::from_str(&env.ok(&[args, &["--json", "--profile", "aggressive", f]].concat())).unwrap();
+            out[key].clone()
+        };
+        if figure(&["fold", "--dry-run"], "tokensFreed") == 0 {
+            // Nothing to fold at the leaf (after a compaction, say): nothing is written.
+            assert_eq!(figure(&["meter"], "tokens"), 0, "{name}");
+            assert!(figure(&["fold"], "fork").is_null(), "{name}");
+            continue;
+        }
+        // meter = fold --dry-run = fold = status, the fork's bytes, undo's bytes (claude_fold).
+        let (fork, undone) = crate::claude_fold::fold_and_undo(&env, &installed, "aggressive");
+        // Copies named for the model the source was resumed with.
+        let copy = |file: &PathBuf| {
+            let stem = file.file_stem().unwrap().to_string_lossy();
+            let to = resumed.path().join(format!("{stem}@{model}.jsonl"));
+            std::fs::copy(file, &to).unwrap();
+            to
+        };
+        checks.push((name.clone(), source, copy(&fork), copy(&undone)));
+    }
+    assert!(resumable >= 6 && checks.len() >= 4, "{resumable} resumable files, {} folded", checks.len());
+    // Claude Code resumes every fork and undone session (one run for all of them).
+    let again = resume_all(resumed.path());
+    for (name, source, fork, undone) in checks {
+        let file_name = |p: &PathBuf| p.file_name().unwrap().to_string_lossy().into_owned();
+        let forked = assert_same_as_sent(
+            &format!("{name}, fork"),
+            project_file(&fork, again.get(&file_name(&fork))),
+            again.get(&file_name(&fork)),
+        );
+        // Placeholders exactly at the folded results, every other message unchanged.
+        let texts =
+            shake_plumbing::claude::fork::result_texts(&shake_plumbing::claude::Transcript::read(&fork).unwrap());
+        assert_eq!(forked.len(), source.len(), "{name}");
+        let mut folded = 0;
+        for (i, (a, b)) in source.iter().zip(&forked).enumerate() {
+            if a == b {
+                continue;
+            }
+            let (was, now) = (results(std::slice::from_ref(a)), results(std::slice::from_ref(b)));
+            assert_eq!(was.len(), now.len(), "{name}: message {i}");
+            for ((id, x), (id2, y)) in was.iter().zip(&now) {
+                assert_eq!(id, id2, "{name}: message {i}");
+                if x != y {
+                    let placeholder = texts[id].as_str();
+                    assert!(shake_plumbing::claude::write::is_tombstone(placeholder), "{name}: {id}");
+                    assert!(y.as_str().is_some_and(|s| s.starts_with(placeholder.trim_end())), "{name}: {id}");
+                    folded += 1;
+                }
+            }
+        }
+        assert!(folded > 0, "{name}: the fork sends no placeholder");
+        // Undo gives the original request back.
+        let back = assert_same_as_sent(
+            &format!("{name}, undone"),
+            project_file(&undone, again.get(&file_name(&undone))),
+            again.get(&file_name(&undone)),
+        );
+        assert_eq!(back, source, "{name}: the undone session");
+    }
+}
+
+const BLANK_TEXT: &str = "marot__spotter__fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl";
+const THINKING_ONLY: &str = "LAF-US__IDAHO-VAULT__c39af7a9-6188-45a9-a7b0-1e32ecaefd67.jsonl";
+const TASK_NOTIFICATIONS: &str =
+    "hannibal8856__claude_backup__d3f32579-7f66-464a-b856-526a67163a15@claude-sonnet-4-6.jsonl";
+const SEND_MESSAGE: &str = "hannibal8856__claude_backup__bdcc4d2c-9721-438a-afe2-8482c5b0ae9b@claude-sonnet-4-6.jsonl";
+
+fn blocks_of(messages: &[Value]) -> impl Iterator<Item = &Value> {
+    messages.iter().filter_map(|m| m["content"].as_array()).flatten()
+}
+
+#[test]
+fn blank_text_blocks_and_thinking_only_turns_are_not_sent() {
+    // Rule 6: a "\n\n" text block before thinking (Claude Code 2.1.39); an API message of one
+    // thinking block between a ToolSearch result and "[Request interrupted by user]" (2.1.87),
+    // whose user messages then join.
+    let sent = assert_projects_as_sent(BLANK_TEXT);
+    assert!(!blocks_of(&sent).any(|b| b["type"] == "text" && b["text"].as_str().is_some_and(|t| t.trim().is_empty())));
+    let sent = assert_projects_as_sent(THINKING_ONLY);
+    let said = |m: &Value| blocks_of(std::slice::from_ref(m)).any(|b| b["type"] != "thinking");
+    assert!(sent.iter().filter(|m| m["role"] == "assistant").all(said));
+}
+
+#[test]
+fn task_notifications_are_sent_framed_as_no_user_input() {
+    // Rule 8: a background command's <task-notification> (user row, origin.kind
+    // task-notification, Claude Code 2.1.224) goes in a <system-reminder> frame.
+    let sent = texts(&assert_projects_as_sent(TASK_NOTIFICATIONS));
+    let framed = sent.iter().filter(|t| t.contains("<task-notification>")).collect::<Vec<_>>();
+    assert!(!framed.is_empty());
+    assert!(framed.iter().all(|t| t.starts_with("<system-reminder>\n[SYSTEM NOTIFICATION - NOT USER INPUT]\n")));
+}
+
+#[test]
+fn send_message_loses_its_legacy_input_fields() {
+    // Rule 9: SendMessage calls of Claude Code 2.1.229 carry both forms of input; the old
+    // `type`, `recipient` and `content` are not sent.
+    let sent = assert_projects_as_sent(SEND_MESSAGE);
+    let calls: Vec<&Value> = blocks_of(&sent).filter(|b| b["name"] == "SendMessage").collect();
+    assert!(!calls.is_empty());
+    for call in calls {
+        let keys: Vec<&String> = call["input"].as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["to", "summary", "message"]);
     }
 }

@@ -185,7 +185,7 @@ fn to_msg(t: &Transcript, row: &Row, target: Option<&str>) -> Option<Msg> {
         "user" => {
             let mut content = t.content(row)?;
             toolsearch::resolve(&mut content);
-            Some(Msg::User(content))
+            normalize::user_content(t, row, content).map(Msg::User)
         }
         "assistant" if normalize::is_synthetic_api_error(t, row) => None,
         "assistant" => {
@@ -325,7 +325,8 @@ fn join_user(a: Value, b: Value) -> Value {
 }
 
 /// An attachment part joins the user message before it: into its last block when that is a
-/// `tool_result` (a string result gets `\n\n` and the text; a block result gets text blocks),
+/// `tool_result` (a string result is trimmed and gets `\n\n` and the text; a block result gets
+/// text blocks),
 /// else as further blocks.
 fn join_part(a: Value, part: Value) -> Value {
     let mut a = blocks(a);
@@ -345,10 +346,9 @@ fn join_part(a: Value, part: Value) -> Value {
                 inner.push(text_block(text));
             }
             Some(Value::String(s)) => {
-                let kept = s.trim_end().len();
-                s.truncate(kept);
-                s.push_str("\n\n");
-                s.push_str(&text);
+                // Trimmed at both ends, as Claude Code 2.1.328 does (a Read result's first line
+                // number loses its padding: checked on a real transcript, bdcc4d2c).
+                *s = format!("{}\n\n{text}", s.trim());
             }
             _ => {
                 obj.insert("content".into(), Value::String(text));
