@@ -18,7 +18,7 @@ use shake_porcelain as porcelain;
     after_help = people_help()
 )]
 pub struct Cli {
-    /// The store folder (default: $SHAKE_DIR, else <pi agent dir>/shake)
+    /// The store folder (default: $SHAKE_DIR, else <pi agent dir>/shake for a pi user, else the data folder's shake/)
     #[arg(long, global = true, value_name = "DIR")]
     pub store: Option<PathBuf>,
     /// Colour the output for people: auto (on a terminal; NO_COLOR, CLICOLOR=0 and TERM=dumb turn it off, CLICOLOR_FORCE on), always, never

@@ -23,6 +23,7 @@ mod family;
 mod fault_study;
 mod fold;
 mod generate;
+mod home;
 mod host_plan;
 mod inspect;
 mod lifecycle;

@@ -146,8 +146,7 @@ impl Host for Claude {
     }
 
     fn default_session(&self, ctx: &Context) -> Result<PathBuf> {
-        let projects = paths::projects_dir(|k| std::env::var(k).ok())
-            .ok_or_else(|| Error::user("no Claude Code folder: neither CLAUDE_CONFIG_DIR nor HOME is set"))?;
+        let projects = paths::projects_dir(|k| std::env::var(k).ok(), &ctx.home);
         let cwd = ctx.cwd.to_string_lossy();
         let newest =
             paths::project_dir(&projects, &cwd).and_then(|dir| paths::sessions_newest_first(&dir).into_iter().next());
@@ -161,8 +160,8 @@ impl Host for Claude {
         })
     }
 
-    fn session_roots(&self, _ctx: &Context) -> Vec<PathBuf> {
-        paths::projects_dir(|k| std::env::var(k).ok()).into_iter().collect()
+    fn session_roots(&self, ctx: &Context) -> Vec<PathBuf> {
+        vec![paths::projects_dir(|k| std::env::var(k).ok(), &ctx.home)]
     }
 
     fn session_id_of_file(&self, file_name: &str) -> Option<String> {

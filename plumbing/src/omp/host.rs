@@ -76,19 +76,18 @@ impl Host for Omp {
 
     fn default_session(&self, ctx: &Context) -> Result<PathBuf> {
         let env = |k: &str| std::env::var_os(k);
-        let home = env("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/"));
+        let home = &ctx.home;
         let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-        let name = paths::session_dir_name(&canonical(&ctx.cwd), &canonical(&home), &canonical(&paths::temp_dir(env)));
-        let dir = paths::sessions_root(env, &home).join(name);
+        let name = paths::session_dir_name(&canonical(&ctx.cwd), &canonical(home), &canonical(&paths::temp_dir(env)));
+        let dir = paths::sessions_root(env, home).join(name);
         paths::continue_choice(&dir).ok_or_else(|| {
             Error::user(format!("no oh-my-pi session for {} (looked in {})", ctx.cwd.display(), dir.display()))
                 .hint("name a session file, or run omp here first")
         })
     }
 
-    fn session_roots(&self, _ctx: &Context) -> Vec<PathBuf> {
-        let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/"));
-        vec![paths::sessions_root(|k| std::env::var_os(k), &home)]
+    fn session_roots(&self, ctx: &Context) -> Vec<PathBuf> {
+        vec![paths::sessions_root(|k| std::env::var_os(k), &ctx.home)]
     }
 
     fn session_id_of_file(&self, file_name: &str) -> Option<String> {
