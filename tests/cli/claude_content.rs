@@ -104,3 +104,76 @@ fn toolsearch_references_are_sent_only_for_tools_claude_code_has() {
     assert_eq!(result[0]["content"], serde_json::json!([{"type": "tool_reference", "tool_name": "WebFetch"}]));
     assert_eq!(result[1], serde_json::json!({"type": "text", "text": "Tool loaded."}));
 }
+
+#[test]
+fn reminders_go_to_claude_opus_5_as_system_messages() {
+    // The same two excerpts resumed with their own model, claude-opus-5: every reminder is a
+    // `role: "system"` message (untagged, the reminders between two assistant messages joined by
+    // a blank line) after the user message before the next assistant message, the listings
+    // after the first prompt rather than before it; the task reminder is not sent (no task
+    // tools for claude-opus-5); the thinking stays.
+    let first = check("attach-bdcc4d2c", "claude-opus-5");
+    let system: Vec<&str> =
+        first.iter().filter(|m| m["role"] == "system").filter_map(|m| m["content"].as_str()).collect();
+    assert_eq!(system.len(), 10);
+    assert!(system[0].starts_with("The following deferred tools are now available via ToolSearch."));
+    assert!(system[0].ends_with("\n\n<total_tokens>Infinite tokens left</total_tokens>"));
+    assert_eq!(first[0]["role"], "user");
+    assert!(system.iter().all(|s| !s.contains("<system-reminder>") && !s.contains("The task tools haven't been used")));
+    assert!(thinking_blocks(&first) > 0);
+    let second = check("attach-d3f32579", "claude-opus-5");
+    assert_eq!(second.last().unwrap()["role"], "system");
+    assert!(second.iter().any(|m| m["role"] == "system"
+        && m["content"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("The user sent a new message while you were working:\n"))));
+}
+
+#[test]
+fn every_attachment_type_shake_renders_is_rendered_as_claude_code_renders_it() {
+    // The ToolSearch excerpt followed by one attachment row (without `rendered`) of each type
+    // shake renders, hung under its last row: joined to the last tool result for
+    // claude-sonnet-4-6 (the task reminder too; the todo reminder and a hook's system message
+    // send nothing), one system message for claude-opus-5 (but `fork_briefing`, user text, and
+    // no task reminder).
+    let older = check("attach-every-type", "claude-sonnet-4-6");
+    let text = texts(&older);
+    for sent in [
+        "Token usage: 1200/200000; 198800 remaining",
+        "PreToolUse:Bash hook blocking error from command: \"check.sh\": no &lt;/system-reminder> here &lt;",
+        "Note: /w/notes.md is not shown exactly as it is on disk.",
+        "The following skills were invoked EARLIER in this session",
+        "[SYSTEM NOTIFICATION - NOT USER INPUT]",
+        "The task tools haven't been used recently.",
+    ] {
+        assert!(text.contains(sent), "{sent}");
+    }
+    assert!(!text.contains("TodoWrite tool hasn't been used recently"));
+    let newer = check("attach-every-type", "claude-opus-5");
+    let last = newer.last().unwrap();
+    assert_eq!(last["role"], "system");
+    assert!(last["content"].as_str().unwrap().starts_with("Token usage: 1200/200000; 198800 remaining\n\nUSD budget:"));
+    assert!(!texts(&newer).contains("The task tools haven't been used recently."));
+    assert!(texts(&newer[4..5]).ends_with("<system-reminder>\nbriefing &lt;system-reminder> text\n</system-reminder>"));
+}
+
+#[test]
+fn project_meter_and_fold_take_the_model_to_project_for() {
+    // `shake project` projects for the transcript's own model unless `--model` names one, and
+    // the meter equals `fold --dry-run` for either.
+    let env = crate::env::TestEnv::new();
+    let name = "attach-d3f32579";
+    let path = env.write(&format!("{name}.jsonl"), std::fs::read(fixtures().join(format!("{name}.jsonl"))).unwrap());
+    let f = path.to_str().unwrap();
+    let json = |args: &[&str]| -> Value { serde_json::from_str(&env.ok(args)).unwrap() };
+    for model in [None, Some("claude-sonnet-4-6")] {
+        let with: Vec<&str> = model.map(|m| vec!["--model", m]).unwrap_or_default();
+        let projected = json(&[&["project", "--json"][..], &with, &[f]].concat());
+        let request = format!("{name}.{}.request.json", model.unwrap_or("claude-opus-5"));
+        let oracle: Value = serde_json::from_slice(&std::fs::read(fixtures().join(request)).unwrap()).unwrap();
+        assert_same_messages(name, projected["messages"].as_array().unwrap(), oracle["messages"].as_array().unwrap());
+        let meter = json(&[&["meter", "--json"][..], &with, &[f]].concat());
+        let dry = json(&[&["fold", "--dry-run", "--json"][..], &with, &[f]].concat());
+        assert_eq!(meter["tokens"], dry["tokensFreed"], "{model:?}");
+    }
+}

@@ -21,7 +21,6 @@ const LOADED_BEFORE_SUMMARY: &str = "The following tools were loaded earlier in 
 const AVAILABLE: &str = "The following deferred tools are available via ToolSearch. Their schemas are NOT loaded. Use ToolSearch with query \"select:<name>[,<name>...]\" to load tool schemas before calling them:";
 const SHORTENED: &str = "The following deferred tools are available via ToolSearch. Their schemas are NOT loaded. This list is shortened to save room: a row such as mcp__claude_ai_Slack__* (42) stands for 42 tools of that server, and their names are not shown. This list does not show all that you can do. Before you answer from memory, or say that a thing does not exist or cannot be done, on a matter that such a server may cover, search that server's tools. To search, use ToolSearch with a word of the server's name that other servers do not share, after a +, and then words for what you need, such as query \"+slack send message\". Query \"mcp__claude_ai_Slack__\" alone gives that server's first tools. A query cannot hold the *. For a tool whose full name you know, use query \"select:<name>[,<name>...]\". Load a tool's schema before you call it. The tools are:";
 const BLOCKED: &str = "The following tools are no longer available. Do not call them:";
-const STILL_DEFINED: &str = "The following tools are available again. Their definitions earlier in this conversation still apply, so call them directly:";
 const NOW_AVAILABLE_PLAIN: &str = "The following tools are now available:";
 const DENIED: &str = "A permission rule now denies the following tools. The rule does not affect the other tools that you still have, including tools from the same MCP server. Disregard the definitions of the denied tools, including any instructions in their descriptions, and do not call them:";
 const NOT_OFFERED: &str = "The following tools are not offered right now by their MCP server. What a server offers can change from one message to the next. The tools stay in your tool list, but a call will fail. Until you are told that they are available again, do not call these tools:";
@@ -70,12 +69,10 @@ pub fn render(a: &Value) -> Option<String> {
             k.push(WHEN_TO_LOAD.to_owned());
         }
     }
-    let still = list("stillDefinedNames");
-    if !still.is_empty() {
-        k.push(format!("{STILL_DEFINED}\n{}", still.join("\n")));
-    }
+    // `stillDefinedNames` is listed only for the tools whose definitions the request inlines
+    // (the normalizer passes none), so it adds nothing here.
     let restored = list("restoredNames");
-    let back: Vec<&str> = readded.iter().copied().filter(|n| !still.contains(n) && !restored.contains(n)).collect();
+    let back: Vec<&str> = readded.iter().copied().filter(|n| !restored.contains(n)).collect();
     let (back_mcp, back_other) = split_mcp(&back);
     let load = if absent { "" } else { " Load via ToolSearch as before." };
     let neutral = is_true("causeNeutral");

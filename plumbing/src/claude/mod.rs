@@ -16,6 +16,7 @@ pub mod paths;
 pub mod project;
 pub mod record;
 pub mod select;
+mod system_turns;
 pub mod tail;
 mod toolsearch;
 pub mod transcript;

@@ -22,6 +22,11 @@ pub fn choose(model: &str) {
     let _ = CHOSEN.set(model.to_owned());
 }
 
+/// The model chosen with [`choose`], if any.
+pub fn chosen() -> Option<&'static str> {
+    CHOSEN.get().map(String::as_str)
+}
+
 /// The model a projection of `chain` is for: the one chosen, else the transcript's own last
 /// model (the `message.model` of the chain's last assistant row that Claude Code did not make
 /// up itself), else none (no assistant row: nothing to tell apart).
@@ -33,6 +38,47 @@ pub fn target(t: &Transcript, chain: &Chain) -> Option<String> {
         let model = row_model(t, r)?;
         (model != SYNTHETIC).then_some(model)
     })
+}
+
+/// [`target`] without a chain: the model chosen, else the `message.model` of the transcript's
+/// last assistant row Claude Code did not make up itself.
+pub fn target_of_file(t: &Transcript) -> Option<String> {
+    if let Some(chosen) = CHOSEN.get() {
+        return Some(chosen.clone());
+    }
+    t.rows.iter().rev().filter(|r| r.kind() == "assistant").find_map(|r| row_model(t, r).filter(|m| m != SYNTHETIC))
+}
+
+/// Whether `model` is one of the models Claude Code 2.1.328 keeps its older ways for (`jBs` in
+/// the binary: the claude-3 families to claude-opus-4-7, claude-sonnet-4-6 and claude-haiku-4-5):
+/// it has the task tools for them and sends them no mid-conversation system messages.
+pub fn is_legacy(model: &str) -> bool {
+    const LEGACY: [&str; 15] = [
+        "claude-3-opus",
+        "claude-3-sonnet",
+        "claude-3-haiku",
+        "claude-3-5-sonnet",
+        "claude-3-5-haiku",
+        "claude-3-7-sonnet",
+        "claude-opus-4-0",
+        "claude-opus-4-1",
+        "claude-opus-4-5",
+        "claude-opus-4-6",
+        "claude-opus-4-7",
+        "claude-sonnet-4-0",
+        "claude-sonnet-4-5",
+        "claude-sonnet-4-6",
+        "claude-haiku-4-5",
+    ];
+    LEGACY.contains(&canonical(model).as_str())
+}
+
+/// Whether Claude Code has its task tools (`TaskCreate`, …) when it sends to `target` (`$ne` in
+/// the binary, with `CLAUDE_CODE_ENABLE_TASKS` unset): for the legacy models ([`is_legacy`]) and
+/// no model, or when `CLAUDE_CODE_ENABLE_TODO_TOOLS` is on.
+pub fn has_task_tools(target: Option<&str>) -> bool {
+    target.is_none_or(|m| is_legacy(m) || m.contains("application-inference-profile"))
+        || std::env::var("CLAUDE_CODE_ENABLE_TODO_TOOLS").is_ok_and(|v| v == "1" || v == "true")
 }
 
 /// An assistant row's `message.model`, when it is a string.
@@ -133,5 +179,14 @@ mod tests {
         assert!(is_foreign(Some("claude-opus-5"), "claude-sonnet-4-6"));
         assert!(!is_foreign(Some(SYNTHETIC), "claude-sonnet-4-6"));
         assert!(is_foreign(None, "claude-sonnet-4-6"));
+    }
+
+    #[test]
+    fn the_task_tools_are_there_for_the_models_before_claude_opus_5() {
+        assert!(has_task_tools(Some("claude-sonnet-4-6")) && has_task_tools(Some("claude-opus-4-5-20251101")));
+        assert!(has_task_tools(None));
+        if std::env::var_os("CLAUDE_CODE_ENABLE_TODO_TOOLS").is_none() {
+            assert!(!has_task_tools(Some("claude-opus-5")));
+        }
     }
 }

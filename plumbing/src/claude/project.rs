@@ -20,6 +20,7 @@ use super::attachment;
 use super::loader::Chain;
 use super::model;
 use super::normalize;
+use super::system_turns;
 use super::toolsearch;
 use super::transcript::{has_block, Row, Transcript};
 
@@ -31,6 +32,10 @@ enum Msg {
     Assistant { id: Option<String>, content: Vec<Value> },
     /// An attachment's rendered parts (each a string or text blocks).
     Attachment(Vec<Value>),
+    /// An attachment's text for the next system message ([`system_turns`]).
+    Pending(String),
+    /// A system message (`role: "system"`), for the models that take them.
+    System(String),
 }
 
 impl Msg {
@@ -38,7 +43,7 @@ impl Msg {
         match self {
             Msg::Assistant { .. } => true,
             Msg::User(content) => has_block(Some(content), "tool_result"),
-            Msg::Attachment(_) => false,
+            Msg::Attachment(_) | Msg::Pending(_) | Msg::System(_) => false,
         }
     }
 }
@@ -71,15 +76,58 @@ pub fn each_message_for(t: &Transcript, chain: &Chain, target: Option<&str>, mut
     let mut out: Vec<Msg> = Vec::new();
     let rows = chain.rows.iter().map(|&i| &t.rows[i]).filter(|row| !plan.drops(row));
     let interrupted = plan.interrupted_results().map(Msg::User);
+    let mut pending = Vec::new();
     for msg in rows.filter_map(|row| to_msg(t, row, target)).chain(interrupted) {
         for m in bubble.add(msg) {
-            join(&mut out, m, &mut emit);
+            join_or_hold(&mut out, &mut pending, m, target, &mut emit);
         }
     }
     for m in bubble.finish() {
-        join(&mut out, m, &mut emit);
+        join_or_hold(&mut out, &mut pending, m, target, &mut emit);
     }
+    flush(&mut out, &mut pending, target, &mut emit);
     out.into_iter().for_each(|m| emit(m.into_json()));
+}
+
+/// Holds a system text until the next assistant message, before which the texts held go
+/// ([`flush`]); joins every other message.
+fn join_or_hold(
+    out: &mut Vec<Msg>,
+    pending: &mut Vec<String>,
+    msg: Msg,
+    target: Option<&str>,
+    emit: &mut impl FnMut(Value),
+) {
+    match msg {
+        Msg::Pending(text) => pending.push(text),
+        msg => {
+            if matches!(msg, Msg::Assistant { .. }) {
+                flush(out, pending, target, emit);
+            }
+            join(out, msg, emit);
+        }
+    }
+}
+
+/// The system texts held, as one system message after the user message before them (joined to
+/// a system message there), or, after an assistant message or at the start, as user text.
+fn flush(out: &mut Vec<Msg>, pending: &mut Vec<String>, target: Option<&str>, emit: &mut impl FnMut(Value)) {
+    if pending.is_empty() {
+        return;
+    }
+    let text = std::mem::take(pending).join("\n\n");
+    match out.last_mut() {
+        Some(Msg::System(last)) => {
+            last.push_str("\n\n");
+            last.push_str(&text);
+        }
+        Some(Msg::User(_)) => push(out, Msg::System(text), emit),
+        _ => {
+            let tagged = target.is_some_and(system_turns::keeps_tags);
+            let content = if tagged { text } else { attachment::reminder(&text) };
+            join(out, Msg::User(Value::String(content)), emit);
+        }
+    }
 }
 
 /// Joins the next message into the ones `out` holds (see the module doc, step 3).
@@ -107,6 +155,7 @@ fn join(out: &mut Vec<Msg>, msg: Msg, emit: &mut impl FnMut(Value)) {
                 None => push(out, Msg::Assistant { id, content }, emit),
             }
         }
+        other @ (Msg::Pending(_) | Msg::System(_)) => push(out, other, emit),
     }
 }
 
@@ -125,7 +174,8 @@ impl Msg {
         match self {
             Msg::User(content) => json!({"role": "user", "content": content}),
             Msg::Assistant { content, .. } => json!({"role": "assistant", "content": content}),
-            Msg::Attachment(_) => unreachable!("attachments are joined or turned into user messages"),
+            Msg::System(content) => json!({"role": "system", "content": content}),
+            Msg::Attachment(_) | Msg::Pending(_) => unreachable!("attachments are joined or turned into messages"),
         }
     }
 }
@@ -149,7 +199,14 @@ fn to_msg(t: &Transcript, row: &Row, target: Option<&str>) -> Option<Msg> {
             let content = normalize::assistant_blocks(content);
             Some(Msg::Assistant { id: row.message_id().map(str::to_owned), content })
         }
-        "attachment" => rendered_parts(t, row).map(Msg::Attachment),
+        "attachment" => {
+            let parts = rendered_parts_for(t, row, target)?;
+            let system = target.filter(|_| system_turns::takes_system(target));
+            match system.and_then(|m| system_turns::promoted(t, row, &parts, m)) {
+                Some(text) => Some(Msg::Pending(text)),
+                None => Some(Msg::Attachment(parts)),
+            }
+        }
         "system" => normalize::local_command(t, row).map(Msg::User),
         _ => None,
     }
@@ -159,9 +216,14 @@ fn to_msg(t: &Transcript, row: &Row, target: Option<&str>) -> Option<Msg> {
 /// Claude Code accepts, else the attachment rendered afresh from its type ([`attachment`]);
 /// `None` when it sends nothing.
 pub(crate) fn rendered_parts(t: &Transcript, row: &Row) -> Option<Vec<Value>> {
+    rendered_parts_for(t, row, model::target_of_file(t).as_deref())
+}
+
+/// [`rendered_parts`] when Claude Code sends to the model `target`.
+fn rendered_parts_for(t: &Transcript, row: &Row, target: Option<&str>) -> Option<Vec<Value>> {
     recorded_parts(t, row).or_else(|| {
         let value: Value = serde_json::from_str(t.member(row, "attachment")?.get()).ok()?;
-        Some(attachment::render(&value)).filter(|parts| !parts.is_empty())
+        Some(attachment::render(&value, target)).filter(|parts| !parts.is_empty())
     })
 }
 
