@@ -547,3 +547,14 @@ fn a_row_appended_after_a_call_without_result_is_measured_as_the_whole_file() {
         "{grown}\n{fresh}"
     );
 }
+
+const CONTEXT_SEAM: &str = "hannibal8856__claude_backup__lines-1252-1275__bdcc4d2c-9721-438a-afe2-8482c5b0ae9b.jsonl";
+
+#[test]
+fn a_user_text_joined_after_a_text_ending_in_a_newline_still_gets_the_seam() {
+    // Rules 5 and the join: `/context` and its output (local commands, 2.1.229) and then the
+    // user's own copy of it, whose text ends in "\n\n": Claude Code adds the `\n` of the seam
+    // all the same (its PVo). Resumed with the file's own model, claude-opus-5.
+    let sent = assert_projects_as_sent(CONTEXT_SEAM);
+    assert!(texts(&sent).iter().any(|t| t.ends_with("|\n\n\n")));
+}

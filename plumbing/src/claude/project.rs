@@ -307,14 +307,15 @@ fn seam(block: &mut Value) {
     }
 }
 
-/// Two user messages in a row become one: blocks concatenated, a `\n` at a text–text seam,
-/// tool results first.
+/// Two user messages in a row become one: blocks concatenated, a `\n` at a text–text seam
+/// (always, even after a text ending with one: Claude Code's `PVo`; a `/context` output ending
+/// in `\n\n` showed it), tool results first.
 fn join_user(a: Value, b: Value) -> Value {
     let mut a = blocks(a);
     let b = blocks(b);
     if let (Some(last), Some(first)) = (a.last_mut(), b.first()) {
-        if is_text(last) && is_text(first) {
-            seam(last);
+        if let (Some(Value::String(text)), true) = (last.get_mut("text"), is_text(first)) {
+            text.push('\n');
         }
     }
     a.extend(b);
