@@ -548,7 +548,7 @@ fn a_row_appended_after_a_call_without_result_is_measured_as_the_whole_file() {
     );
 }
 
-const CONTEXT_SEAM: &str = "hannibal8856__claude_backup__lines-1252-1275__bdcc4d2c-9721-438a-afe2-8482c5b0ae9b.jsonl";
+const CONTEXT_SEAM: &str = "hannibal8856__claude_backup__lines-1250-1275__bdcc4d2c-9721-438a-afe2-8482c5b0ae9b.jsonl";
 
 #[test]
 fn a_user_text_joined_after_a_text_ending_in_a_newline_still_gets_the_seam() {
@@ -557,4 +557,13 @@ fn a_user_text_joined_after_a_text_ending_in_a_newline_still_gets_the_seam() {
     // all the same (its PVo). Resumed with the file's own model, claude-opus-5.
     let sent = assert_projects_as_sent(CONTEXT_SEAM);
     assert!(texts(&sent).iter().any(|t| t.ends_with("|\n\n\n")));
+}
+
+#[test]
+fn tool_results_the_conversation_starts_with_are_not_sent() {
+    // Claude Code's pairing pass: the excerpt starts with a Bash result whose call is in rows
+    // before it (not in the file), with a reminder joined into it; Claude Code sends the text
+    // it puts for an orphaned result instead.
+    let sent = assert_projects_as_sent(CONTEXT_SEAM);
+    assert_eq!(texts(&sent[..1]), ["[Orphaned tool result removed due to conversation resume]"]);
 }

@@ -16,7 +16,9 @@
 //! - an API message with nothing to say (only thinking, or blank text) is not sent ([`Plan`]);
 //! - an API message whose tool call has no result is not sent when the conversation goes on
 //!   after it; when it ends the conversation, each such call gets Claude Code's interrupted-call
-//!   result ([`Plan::interrupted`]).
+//!   result ([`Plan::interrupted`]);
+//! - tool results with no assistant message before them (the conversation starts with them,
+//!   its first rows' parents being elsewhere) are not sent ([`Orphans`]).
 
 use std::collections::HashSet;
 
@@ -240,6 +242,44 @@ impl Plan {
             Value::Object(block)
         });
         (!self.interrupted.is_empty()).then(|| Value::Array(results.collect()))
+    }
+}
+
+/// The text Claude Code sends for a first message made only of tool results without their calls.
+const ORPHANED: &str = "[Orphaned tool result removed due to conversation resume]";
+
+/// Claude Code's last pass over the messages (its `ensureToolResultPairing`, for what a
+/// transcript holds): a user message right after a message that is not an assistant's (after the
+/// joins: the first message) loses its `tool_result` blocks; left empty, the first message
+/// becomes [`ORPHANED`] and any other is not sent.
+#[derive(Default)]
+pub(crate) struct Orphans {
+    /// The role of the last message passed on.
+    last: Option<String>,
+}
+
+impl Orphans {
+    /// The next message as it is sent, if it is.
+    pub(crate) fn pass(&mut self, mut message: Value) -> Option<Value> {
+        let after_assistant = self.last.as_deref() == Some("assistant");
+        let role = message["role"].as_str().map(str::to_string);
+        if role.as_deref() == Some("user") && !after_assistant {
+            if let Some(blocks) = message["content"].as_array_mut() {
+                let before = blocks.len();
+                blocks.retain(|b| b["type"] != "tool_result");
+                if blocks.is_empty() && before > 0 {
+                    if self.last.is_some() {
+                        return None;
+                    }
+                    let mut text = Map::new();
+                    text.insert("type".into(), "text".into());
+                    text.insert("text".into(), ORPHANED.into());
+                    blocks.push(Value::Object(text));
+                }
+            }
+        }
+        self.last = role;
+        Some(message)
     }
 }
 

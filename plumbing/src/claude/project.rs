@@ -71,6 +71,8 @@ pub fn each_message(t: &Transcript, chain: &Chain, emit: impl FnMut(Value)) {
 
 /// [`each_message`] for the model `target`.
 pub fn each_message_for(t: &Transcript, chain: &Chain, target: Option<&str>, mut emit: impl FnMut(Value)) {
+    let mut orphans = normalize::Orphans::default();
+    let mut emit = |m: Value| orphans.pass(m).into_iter().for_each(&mut emit);
     let plan = normalize::Plan::of(t, chain);
     let mut bubble = Bubble::default();
     let mut out: Vec<Msg> = Vec::new();
