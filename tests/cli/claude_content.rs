@@ -145,6 +145,9 @@ fn every_attachment_type_shake_renders_is_rendered_as_claude_code_renders_it() {
         "The following skills were invoked EARLIER in this session",
         "[SYSTEM NOTIFICATION - NOT USER INPUT]",
         "The task tools haven't been used recently.",
+        "The user opened the file /w/odd&lt;name&gt;&#9;file.rs in the IDE.",
+        "Explan&lt;a&gt;tory &amp; more output style is active.",
+        "## Exited Auto Mode",
     ] {
         assert!(text.contains(sent), "{sent}");
     }

@@ -90,11 +90,11 @@ pub fn render(attachment: &Value, target: Option<&str>) -> Vec<Value> {
         "edited_text_file" => vec![edited_text_file(&a)],
         "opened_file_in_ide" => vec![reminder(&format!(
             "The user opened the file {} in the IDE. This may or may not be related to the current task.",
-            a.js("filename")
+            path_text(&a.js("filename"))
         ))],
         "compact_file_reference" => vec![reminder(&format!(
             "Note: {} was read before the last conversation was summarized, but the contents are too large to include. Use Read tool if you need to access it.",
-            a.js("filename")
+            path_text(&a.js("filename"))
         ))],
         "plan_file_reference" => {
             let head = match a.str("planFilePath").filter(|p| !p.is_empty()) {
@@ -155,6 +155,21 @@ pub fn render(attachment: &Value, target: Option<&str>) -> Vec<Value> {
             a.js("planFilePath")
         ))],
         "queued_command" => queued_command(&a).into_iter().collect(),
+        "output_style" => output_style(&a).into_iter().collect(),
+        "auto_mode_exit" => {
+            let fix = if a.truthy("finishExposedWork") {
+                " The auto-mode guidance to fix what the task exposed and not end the turn on an offer no longer applies."
+            } else {
+                ""
+            };
+            let tools = if a.truthy("bashFirst") { " Resume using the dedicated tools for file reads, searches, and edits." } else { "" };
+            let more = if a.truthy("steerOnly") {
+                ""
+            } else {
+                " The user may now want to interact more directly. You should ask clarifying questions when the approach is ambiguous rather than making assumptions."
+            };
+            vec![reminder(&format!("## Exited Auto Mode\n\nYou have exited auto mode.{more}{fix}{tools}"))]
+        }
         "invoked_skills" => invoked_skills(&a).into_iter().collect(),
         "fork_briefing" => a.str("text").filter(|t| !t.is_empty()).map(|t| reminder(&defuse_tags(t, true))).into_iter().collect(),
         "ultrathink_effort" => vec![reminder("The user included the keyword \"ultrathink\", requesting deeper reasoning on this turn. Reason as thoroughly as the task warrants.")],
@@ -224,6 +239,38 @@ fn js_text(value: Option<&Value>) -> String {
         Some(Value::Object(_)) => "[object Object]".to_owned(),
         Some(other) => other.to_string(),
     }
+}
+
+/// A path or name as Claude Code writes it in a reminder (`fh`): `<` and `>` as entities, and
+/// control characters (C0, DEL, C1, U+2028, U+2029) as numeric character references.
+fn path_text(text: &str) -> String {
+    escape_controls(&text.replace('<', "&lt;").replace('>', "&gt;"))
+}
+
+/// Control characters as numeric character references (`hu`).
+fn escape_controls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}' | '\u{2028}' | '\u{2029}' => {
+                out.push_str(&format!("&#{};", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The active output style's reminder (`output_style`): its name escaped (`dj`), and its own
+/// reminder or the default one; none for a name of over 256 UTF-16 units.
+fn output_style(a: &Att<'_>) -> Option<String> {
+    let style = a.str("style").filter(|s| !s.is_empty() && s.encode_utf16().count() <= 256)?;
+    let name = escape_controls(&style.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;"));
+    let turn = match a.get("turnReminder") {
+        None | Some(Value::Null) => "Remember to follow the specific guidelines for this style.".to_owned(),
+        Some(v) => js_text(Some(v)),
+    };
+    Some(reminder(&format!("{name} output style is active. {turn}")))
 }
 
 /// A reminder as Claude Code wraps one (`ti`).
@@ -298,7 +345,7 @@ fn async_hook_response(a: &Att<'_>) -> Vec<String> {
 }
 
 fn edited_text_file(a: &Att<'_>) -> String {
-    let file = a.js("filename");
+    let file = path_text(&a.js("filename"));
     let note = format!(
         "Note: {file} changed on disk since you last read it. That's usually deliberate, so take it as the current state rather than reverting it; if the change looks wrong, say so rather than undoing it yourself \u{2014} otherwise no need to call it out."
     );
