@@ -156,6 +156,26 @@ pub fn render(attachment: &Value, target: Option<&str>) -> Vec<Value> {
         ))],
         "queued_command" => queued_command(&a).into_iter().collect(),
         "output_style" => output_style(&a).into_iter().collect(),
+        "selected_lines_in_ide" => vec![reminder(&format!(
+            "The user selected the lines {} to {} from {}:\n{}\n\nThis may or may not be related to the current task.",
+            a.js("lineStart"),
+            a.js("lineEnd"),
+            path_text(&a.js("filename")),
+            selection(&a.js("content"))
+        ))],
+        "selected_lines_in_diff" => {
+            let count = a.get("lineCount").and_then(Value::as_f64);
+            let file = match a.str("filePath").filter(|p| !p.is_empty()) {
+                Some(path) => format!(" (in {})", path_text(path)),
+                None => String::new(),
+            };
+            vec![reminder(&format!(
+                "The user selected the following {} {} from the diff view{file}:\n{}\n\nThis may or may not be related to the current task.",
+                a.js("lineCount"),
+                if count == Some(1.0) { "line" } else { "lines" },
+                selection(&a.js("content"))
+            ))]
+        }
         "auto_mode_exit" => {
             let fix = if a.truthy("finishExposedWork") {
                 " The auto-mode guidance to fix what the task exposed and not end the turn on an offer no longer applies."
@@ -259,6 +279,22 @@ fn escape_controls(text: &str) -> String {
         }
     }
     out
+}
+
+/// A selection as Claude Code shows it (`N5o`): past 2,000 UTF-16 units, cut there (not inside a
+/// surrogate pair) and marked.
+fn selection(text: &str) -> String {
+    const SHOWN: usize = 2000;
+    if text.encode_utf16().count() <= SHOWN {
+        return text.to_owned();
+    }
+    let mut units = 0;
+    let cut = text.char_indices().find(|(_, c)| {
+        units += c.len_utf16();
+        units > SHOWN
+    });
+    let end = cut.map_or(text.len(), |(i, _)| i);
+    format!("{}\n... (truncated)", &text[..end])
 }
 
 /// The active output style's reminder (`output_style`): its name escaped (`dj`), and its own
