@@ -36,6 +36,9 @@ const LISTED: usize = 30;
 /// sends to the model `target`, or none when it sends nothing for it.
 pub fn render(attachment: &Value, target: Option<&str>) -> Vec<Value> {
     let a = Att(attachment);
+    if a.str("type") == Some("mcp_resource") {
+        return vec![mcp_resource(&a)];
+    }
     let texts: Vec<String> = match a.str("type").unwrap_or_default() {
         "total_tokens_reminder" | "silent_turn_reminder" | "elapsed_time_reminder" | "prefix_delta" => {
             a.str("text").map(reminder).into_iter().collect()
@@ -295,6 +298,82 @@ fn selection(text: &str) -> String {
     });
     let end = cut.map_or(text.len(), |(i, _)| i);
     format!("{}\n... (truncated)", &text[..end])
+}
+
+/// An MCP resource the user mentioned (`mcp_resource`): its texts between Claude Code's two
+/// sentences and its binaries by MIME type, as text blocks each in its reminder; or a one-line
+/// reminder saying there is no (displayable) content.
+fn mcp_resource(a: &Att<'_>) -> Value {
+    let attr = |key: &str| {
+        let raw = match a.get(key) {
+            None | Some(Value::Null) => String::new(),
+            v => js_text(v),
+        };
+        path_text(&raw).replace('"', "&quot;")
+    };
+    let empty = |why: &str| {
+        Value::String(reminder(&format!(
+            "<mcp-resource server=\"{}\" uri=\"{}\">({why})</mcp-resource>",
+            attr("server"),
+            attr("uri")
+        )))
+    };
+    let contents = match a.get("content").and_then(|c| c.get("contents")).and_then(Value::as_array) {
+        Some(c) if !c.is_empty() => c,
+        _ => return empty("No content"),
+    };
+    let mut blocks = Vec::new();
+    for item in contents.iter().filter(|i| i.is_object()) {
+        if let Some(text) = item.get("text").and_then(Value::as_str) {
+            for t in [
+                "Full contents of resource:".to_owned(),
+                closing_tags_escaped(text),
+                "Do NOT read this resource again unless you think it may have changed, since you already have the full contents.".to_owned(),
+            ] {
+                blocks.push(serde_json::json!({"type": "text", "text": reminder(&t)}));
+            }
+        } else if item.get("blob").is_some() {
+            let mime = match item.get("mimeType") {
+                Some(m) => path_text(&if m.is_null() { String::new() } else { js_text(Some(m)) }),
+                None => "application/octet-stream".to_owned(),
+            };
+            blocks.push(serde_json::json!({"type": "text", "text": reminder(&format!("[Binary content: {mime}]"))}));
+        }
+    }
+    if blocks.is_empty() {
+        return empty("No displayable content");
+    }
+    Value::Array(blocks)
+}
+
+/// Whole closing reminder tags (any case, spaces allowed) written `&lt;/system-reminder&gt;`
+/// (`PYt`).
+fn closing_tags_escaped(text: &str) -> String {
+    let lower = text.to_ascii_lowercase();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while let Some(at) = lower[i..].find('<').map(|k| i + k) {
+        out.push_str(&text[i..at]);
+        let rest = lower[at + 1..].trim_start();
+        let end = rest
+            .strip_prefix('/')
+            .map(str::trim_start)
+            .and_then(|r| r.strip_prefix("system-reminder"))
+            .map(str::trim_start)
+            .and_then(|r| r.strip_prefix('>'));
+        match end {
+            Some(after) => {
+                out.push_str("&lt;/system-reminder&gt;");
+                i = lower.len() - after.len();
+            }
+            None => {
+                out.push('<');
+                i = at + 1;
+            }
+        }
+    }
+    out.push_str(&text[i..]);
+    out
 }
 
 /// The active output style's reminder (`output_style`): its name escaped (`dj`), and its own
