@@ -10,11 +10,11 @@
 //! Claude Code's renderer reads only the row for the types here, with a few exceptions that
 //! depend on the Claude Code doing the resume, not on the row; shake renders those as the
 //! default configuration does (docs/claude-code.md, "Attachments without `rendered`"):
-//! `task_reminder` and `todo_reminder` (whether the task tools are on:
+//! `task_reminder` and `todo_reminder` (whether the task tools are on: the model,
 //! `CLAUDE_CODE_ENABLE_TASKS`), `skill_listing` (REPL mode), the paths of files that may hold a
-//! connector's download. Types whose text depends on the resuming machine alone (`environment`,
-//! `model`, `session_context`, `directory`, `diagnostics`, `dynamic_skill`, …) or that this
-//! renderer does not know send nothing here.
+//! connector's download. Types whose text depends on the resuming process (`task_status`,
+//! `dynamic_skill`, `plan_mode`, agent teams) and the few whose renderers are not reproduced
+//! (the docs list them) send nothing here.
 
 use serde_json::Value;
 
