@@ -14,7 +14,7 @@ use crate::append::{resumed_branch, small};
 use crate::env::{fixture_path, TestEnv};
 
 /// A small deterministic generator (xorshift64*), so a failing trial can be replayed by seed.
-struct Rng(u64);
+pub struct Rng(pub u64);
 
 impl Rng {
     fn next(&mut self) -> u64 {
@@ -24,12 +24,12 @@ impl Rng {
         self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
     }
 
-    fn below(&mut self, n: usize) -> usize {
+    pub fn below(&mut self, n: usize) -> usize {
         (self.next() % n.max(1) as u64) as usize
     }
 }
 
-fn trials(name: &str, default: usize) -> usize {
+pub fn trials(name: &str, default: usize) -> usize {
     std::env::var(format!("SHAKE_STUDY_{name}")).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 

@@ -20,6 +20,7 @@ mod diff;
 mod env;
 mod export;
 mod family;
+mod fault_claude;
 mod fault_study;
 mod fold;
 mod generate;

@@ -134,9 +134,10 @@ pub struct OmpSession<'a> {
     pruned: HashMap<usize, Box<RawValue>>,
 }
 
-/// The error every write through an OMP session gets.
-fn read_only(what: &str) -> Error {
-    Error::user(format!("oh-my-pi sessions are read-only: shake does not {what} them"))
+/// The error every write through an OMP session gets, naming its file.
+fn read_only(session: &host::Session<'_>, what: &str) -> Error {
+    let file = session.file.display();
+    Error::user(format!("{file}: an oh-my-pi session; oh-my-pi sessions are read-only: shake does not {what} them"))
         .hint("`shake meter` shows what OMP's own /shake would free; run /shake in OMP, and `shake restore --version N` undoes it")
 }
 
@@ -205,11 +206,11 @@ impl<'a> HostSession<'a> for OmpSession<'a> {
         None
     }
 
-    fn appender(&self, _session: &host::Session<'a>) -> Result<Box<dyn Appender>> {
-        Err(read_only("append to"))
+    fn appender(&self, session: &host::Session<'a>) -> Result<Box<dyn Appender>> {
+        Err(read_only(session, "append to"))
     }
 
-    fn export(&self, _ctx: &Context, _session: &host::Session<'a>, _leaf: usize) -> Result<host::Export<'a>> {
-        Err(read_only("export"))
+    fn export(&self, _ctx: &Context, session: &host::Session<'a>, _leaf: usize) -> Result<host::Export<'a>> {
+        Err(read_only(session, "export"))
     }
 }
