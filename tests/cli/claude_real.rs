@@ -468,3 +468,82 @@ fn send_message_loses_its_legacy_input_fields() {
         assert_eq!(keys, ["to", "summary", "message"]);
     }
 }
+
+#[test]
+fn a_row_appended_after_a_call_without_result_is_measured_as_the_whole_file() {
+    // Rule 7 and the meter's append shortcut: a call the file ends on is answered by Claude
+    // Code's interrupted-call result, but once a row follows, its message is not sent at all.
+    // The real file ends on such a call; here a big result and a big unanswered call follow,
+    // then a prompt: the meter that measured the shorter file must say what a fresh meter says
+    // (a regression check: the shortcut held here before and after rule 7).
+    let env = crate::env::TestEnv::new();
+    let bytes = std::fs::read(fixtures().join(DANGLING)).unwrap();
+    let t = shake_plumbing::claude::Transcript::read(&fixtures().join(DANGLING)).unwrap();
+    let id = t.session_id().unwrap().to_string();
+    let tip = t.rows.iter().rev().find_map(|r| r.uuid()).unwrap().to_string();
+    let row = |uuid: &str, parent: &str, at: &str, body: Value| {
+        let mut r = serde_json::json!({"parentUuid": parent, "isSidechain": false, "sessionId": id, "version": "2.0.19",
+            "uuid": uuid, "timestamp": format!("2025-10-17T02:{at}.000Z")});
+        r.as_object_mut().unwrap().extend(body.as_object().unwrap().clone());
+        format!("{r}\n")
+    };
+    let call = |uuid: &str, parent: &str, at: &str, msg: &str, tool: &str, input: Value| {
+        let content =
+            serde_json::json!([{"type": "tool_use", "id": format!("toolu_{msg}"), "name": tool, "input": input}]);
+        let message = serde_json::json!({"model": "claude-sonnet-4-5-20250929", "id": format!("msg_{msg}"), "type": "message",
+            "role": "assistant", "content": content, "stop_reason": null});
+        row(uuid, parent, at, serde_json::json!({"type": "assistant", "message": message}))
+    };
+    let big = "a line of output that a fold would shorten\n".repeat(300);
+    let result = serde_json::json!({"type": "user", "message": {"role": "user", "content": [
+        {"tool_use_id": "toolu_read1", "type": "tool_result", "content": big}]}});
+    let mut file = bytes;
+    // The real file's last call has no result: this one answers nothing, so it is the tip's.
+    file.extend(
+        call(
+            "aaaaaaaa-0000-4000-8000-000000000001",
+            &tip,
+            "00:00",
+            "read1",
+            "Read",
+            serde_json::json!({"file_path": "/x"}),
+        )
+        .bytes(),
+    );
+    file.extend(
+        row("aaaaaaaa-0000-4000-8000-000000000002", "aaaaaaaa-0000-4000-8000-000000000001", "00:01", result).bytes(),
+    );
+    let content = "text to write\n".repeat(1000);
+    let write = serde_json::json!({"file_path": "/y", "content": content});
+    file.extend(
+        call(
+            "aaaaaaaa-0000-4000-8000-000000000003",
+            "aaaaaaaa-0000-4000-8000-000000000002",
+            "00:02",
+            "write1",
+            "Write",
+            write,
+        )
+        .bytes(),
+    );
+    let path = crate::claude_host::install_bytes(&env, &id, &file);
+    let p = path.to_str().unwrap();
+    let meter = |store: &str| -> Value {
+        let mut cmd = env.cmd();
+        cmd.env("SHAKE_DIR", env.dir.path().join(store)).args(["meter", "--json", "--profile", "aggressive", p]);
+        serde_json::from_slice(&cmd.output().unwrap().stdout).unwrap()
+    };
+    meter("memo");
+    let prompt = serde_json::json!({"type": "user", "message": {"role": "user", "content": "go on"}});
+    file.extend(
+        row("aaaaaaaa-0000-4000-8000-000000000004", "aaaaaaaa-0000-4000-8000-000000000003", "00:03", prompt).bytes(),
+    );
+    std::fs::write(&path, &file).unwrap();
+    let (grown, fresh) = (meter("memo"), meter("fresh"));
+    assert_eq!(grown["leafId"], "aaaaaaaa-0000-4000-8000-000000000004");
+    assert_eq!(
+        (&grown["tokens"], &grown["toolResults"]),
+        (&fresh["tokens"], &fresh["toolResults"]),
+        "{grown}\n{fresh}"
+    );
+}
