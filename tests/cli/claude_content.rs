@@ -145,6 +145,14 @@ fn every_attachment_type_shake_renders_is_rendered_as_claude_code_renders_it() {
         "The following skills were invoked EARLIER in this session",
         "[SYSTEM NOTIFICATION - NOT USER INPUT]",
         "The task tools haven't been used recently.",
+        "The user opened the file /w/odd&lt;name&gt;&#9;file.rs in the IDE.",
+        "Explan&lt;a&gt;tory &amp; more output style is active.",
+        "## Exited Auto Mode",
+        "The user selected the lines 1 to 100 from /w/long.rs:\n",
+        "\n... (truncated)\n\nThis may or may not be related to the current task.",
+        "The user selected the following 1 line from the diff view (in /w/src/lib.rs):\n+ added",
+        "resource text &lt;/system-reminder&gt; end",
+        "<mcp-resource server=\"s\" uri=\"u\">(No content)</mcp-resource>",
     ] {
         assert!(text.contains(sent), "{sent}");
     }

@@ -10,11 +10,11 @@
 //! Claude Code's renderer reads only the row for the types here, with a few exceptions that
 //! depend on the Claude Code doing the resume, not on the row; shake renders those as the
 //! default configuration does (docs/claude-code.md, "Attachments without `rendered`"):
-//! `task_reminder` and `todo_reminder` (whether the task tools are on:
+//! `task_reminder` and `todo_reminder` (whether the task tools are on: the model,
 //! `CLAUDE_CODE_ENABLE_TASKS`), `skill_listing` (REPL mode), the paths of files that may hold a
-//! connector's download. Types whose text depends on the resuming machine alone (`environment`,
-//! `model`, `session_context`, `directory`, `diagnostics`, `dynamic_skill`, …) or that this
-//! renderer does not know send nothing here.
+//! connector's download. Types whose text depends on the resuming process (`task_status`,
+//! `dynamic_skill`, `plan_mode`, agent teams) and the few whose renderers are not reproduced
+//! (the docs list them) send nothing here.
 
 use serde_json::Value;
 
@@ -36,6 +36,9 @@ const LISTED: usize = 30;
 /// sends to the model `target`, or none when it sends nothing for it.
 pub fn render(attachment: &Value, target: Option<&str>) -> Vec<Value> {
     let a = Att(attachment);
+    if a.str("type") == Some("mcp_resource") {
+        return vec![mcp_resource(&a)];
+    }
     let texts: Vec<String> = match a.str("type").unwrap_or_default() {
         "total_tokens_reminder" | "silent_turn_reminder" | "elapsed_time_reminder" | "prefix_delta" => {
             a.str("text").map(reminder).into_iter().collect()
@@ -90,11 +93,11 @@ pub fn render(attachment: &Value, target: Option<&str>) -> Vec<Value> {
         "edited_text_file" => vec![edited_text_file(&a)],
         "opened_file_in_ide" => vec![reminder(&format!(
             "The user opened the file {} in the IDE. This may or may not be related to the current task.",
-            a.js("filename")
+            path_text(&a.js("filename"))
         ))],
         "compact_file_reference" => vec![reminder(&format!(
             "Note: {} was read before the last conversation was summarized, but the contents are too large to include. Use Read tool if you need to access it.",
-            a.js("filename")
+            path_text(&a.js("filename"))
         ))],
         "plan_file_reference" => {
             let head = match a.str("planFilePath").filter(|p| !p.is_empty()) {
@@ -155,6 +158,41 @@ pub fn render(attachment: &Value, target: Option<&str>) -> Vec<Value> {
             a.js("planFilePath")
         ))],
         "queued_command" => queued_command(&a).into_iter().collect(),
+        "output_style" => output_style(&a).into_iter().collect(),
+        "selected_lines_in_ide" => vec![reminder(&format!(
+            "The user selected the lines {} to {} from {}:\n{}\n\nThis may or may not be related to the current task.",
+            a.js("lineStart"),
+            a.js("lineEnd"),
+            path_text(&a.js("filename")),
+            selection(&a.js("content"))
+        ))],
+        "selected_lines_in_diff" => {
+            let count = a.get("lineCount").and_then(Value::as_f64);
+            let file = match a.str("filePath").filter(|p| !p.is_empty()) {
+                Some(path) => format!(" (in {})", path_text(path)),
+                None => String::new(),
+            };
+            vec![reminder(&format!(
+                "The user selected the following {} {} from the diff view{file}:\n{}\n\nThis may or may not be related to the current task.",
+                a.js("lineCount"),
+                if count == Some(1.0) { "line" } else { "lines" },
+                selection(&a.js("content"))
+            ))]
+        }
+        "auto_mode_exit" => {
+            let fix = if a.truthy("finishExposedWork") {
+                " The auto-mode guidance to fix what the task exposed and not end the turn on an offer no longer applies."
+            } else {
+                ""
+            };
+            let tools = if a.truthy("bashFirst") { " Resume using the dedicated tools for file reads, searches, and edits." } else { "" };
+            let more = if a.truthy("steerOnly") {
+                ""
+            } else {
+                " The user may now want to interact more directly. You should ask clarifying questions when the approach is ambiguous rather than making assumptions."
+            };
+            vec![reminder(&format!("## Exited Auto Mode\n\nYou have exited auto mode.{more}{fix}{tools}"))]
+        }
         "invoked_skills" => invoked_skills(&a).into_iter().collect(),
         "fork_briefing" => a.str("text").filter(|t| !t.is_empty()).map(|t| reminder(&defuse_tags(t, true))).into_iter().collect(),
         "ultrathink_effort" => vec![reminder("The user included the keyword \"ultrathink\", requesting deeper reasoning on this turn. Reason as thoroughly as the task warrants.")],
@@ -224,6 +262,130 @@ fn js_text(value: Option<&Value>) -> String {
         Some(Value::Object(_)) => "[object Object]".to_owned(),
         Some(other) => other.to_string(),
     }
+}
+
+/// A path or name as Claude Code writes it in a reminder (`fh`): `<` and `>` as entities, and
+/// control characters (C0, DEL, C1, U+2028, U+2029) as numeric character references.
+fn path_text(text: &str) -> String {
+    escape_controls(&text.replace('<', "&lt;").replace('>', "&gt;"))
+}
+
+/// Control characters as numeric character references (`hu`).
+fn escape_controls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}' | '\u{2028}' | '\u{2029}' => {
+                out.push_str(&format!("&#{};", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A selection as Claude Code shows it (`N5o`): past 2,000 UTF-16 units, cut there (not inside a
+/// surrogate pair) and marked.
+fn selection(text: &str) -> String {
+    const SHOWN: usize = 2000;
+    if text.encode_utf16().count() <= SHOWN {
+        return text.to_owned();
+    }
+    let mut units = 0;
+    let cut = text.char_indices().find(|(_, c)| {
+        units += c.len_utf16();
+        units > SHOWN
+    });
+    let end = cut.map_or(text.len(), |(i, _)| i);
+    format!("{}\n... (truncated)", &text[..end])
+}
+
+/// An MCP resource the user mentioned (`mcp_resource`): its texts between Claude Code's two
+/// sentences and its binaries by MIME type, as text blocks each in its reminder; or a one-line
+/// reminder saying there is no (displayable) content.
+fn mcp_resource(a: &Att<'_>) -> Value {
+    let attr = |key: &str| {
+        let raw = match a.get(key) {
+            None | Some(Value::Null) => String::new(),
+            v => js_text(v),
+        };
+        path_text(&raw).replace('"', "&quot;")
+    };
+    let empty = |why: &str| {
+        Value::String(reminder(&format!(
+            "<mcp-resource server=\"{}\" uri=\"{}\">({why})</mcp-resource>",
+            attr("server"),
+            attr("uri")
+        )))
+    };
+    let contents = match a.get("content").and_then(|c| c.get("contents")).and_then(Value::as_array) {
+        Some(c) if !c.is_empty() => c,
+        _ => return empty("No content"),
+    };
+    let mut blocks = Vec::new();
+    for item in contents.iter().filter(|i| i.is_object()) {
+        if let Some(text) = item.get("text").and_then(Value::as_str) {
+            for t in [
+                "Full contents of resource:".to_owned(),
+                closing_tags_escaped(text),
+                "Do NOT read this resource again unless you think it may have changed, since you already have the full contents.".to_owned(),
+            ] {
+                blocks.push(serde_json::json!({"type": "text", "text": reminder(&t)}));
+            }
+        } else if item.get("blob").is_some() {
+            let mime = match item.get("mimeType") {
+                Some(m) => path_text(&if m.is_null() { String::new() } else { js_text(Some(m)) }),
+                None => "application/octet-stream".to_owned(),
+            };
+            blocks.push(serde_json::json!({"type": "text", "text": reminder(&format!("[Binary content: {mime}]"))}));
+        }
+    }
+    if blocks.is_empty() {
+        return empty("No displayable content");
+    }
+    Value::Array(blocks)
+}
+
+/// Whole closing reminder tags (any case, spaces allowed) written `&lt;/system-reminder&gt;`
+/// (`PYt`).
+fn closing_tags_escaped(text: &str) -> String {
+    let lower = text.to_ascii_lowercase();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while let Some(at) = lower[i..].find('<').map(|k| i + k) {
+        out.push_str(&text[i..at]);
+        let rest = lower[at + 1..].trim_start();
+        let end = rest
+            .strip_prefix('/')
+            .map(str::trim_start)
+            .and_then(|r| r.strip_prefix("system-reminder"))
+            .map(str::trim_start)
+            .and_then(|r| r.strip_prefix('>'));
+        match end {
+            Some(after) => {
+                out.push_str("&lt;/system-reminder&gt;");
+                i = lower.len() - after.len();
+            }
+            None => {
+                out.push('<');
+                i = at + 1;
+            }
+        }
+    }
+    out.push_str(&text[i..]);
+    out
+}
+
+/// The active output style's reminder (`output_style`): its name escaped (`dj`), and its own
+/// reminder or the default one; none for a name of over 256 UTF-16 units.
+fn output_style(a: &Att<'_>) -> Option<String> {
+    let style = a.str("style").filter(|s| !s.is_empty() && s.encode_utf16().count() <= 256)?;
+    let name = escape_controls(&style.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;"));
+    let turn = match a.get("turnReminder") {
+        None | Some(Value::Null) => "Remember to follow the specific guidelines for this style.".to_owned(),
+        Some(v) => js_text(Some(v)),
+    };
+    Some(reminder(&format!("{name} output style is active. {turn}")))
 }
 
 /// A reminder as Claude Code wraps one (`ti`).
@@ -298,7 +460,7 @@ fn async_hook_response(a: &Att<'_>) -> Vec<String> {
 }
 
 fn edited_text_file(a: &Att<'_>) -> String {
-    let file = a.js("filename");
+    let file = path_text(&a.js("filename"));
     let note = format!(
         "Note: {file} changed on disk since you last read it. That's usually deliberate, so take it as the current state rather than reverting it; if the change looks wrong, say so rather than undoing it yourself \u{2014} otherwise no need to call it out."
     );

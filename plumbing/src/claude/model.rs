@@ -40,15 +40,6 @@ pub fn target(t: &Transcript, chain: &Chain) -> Option<String> {
     })
 }
 
-/// [`target`] without a chain: the model chosen, else the `message.model` of the transcript's
-/// last assistant row Claude Code did not make up itself.
-pub fn target_of_file(t: &Transcript) -> Option<String> {
-    if let Some(chosen) = CHOSEN.get() {
-        return Some(chosen.clone());
-    }
-    t.rows.iter().rev().filter(|r| r.kind() == "assistant").find_map(|r| row_model(t, r).filter(|m| m != SYNTHETIC))
-}
-
 /// Whether `model` is one of the models Claude Code 2.1.328 keeps its older ways for (`jBs` in
 /// the binary: the claude-3 families to claude-opus-4-7, claude-sonnet-4-6 and claude-haiku-4-5):
 /// it has the task tools for them and sends them no mid-conversation system messages.

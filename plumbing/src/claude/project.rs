@@ -217,8 +217,12 @@ fn to_msg(t: &Transcript, row: &Row, target: Option<&str>) -> Option<Msg> {
 /// The parts Claude Code sends for an attachment row: its `rendered` parts when they are what
 /// Claude Code accepts, else the attachment rendered afresh from its type ([`attachment`]);
 /// `None` when it sends nothing.
+///
+/// For the token figures: the model is the one chosen (`--model`) or none, never the
+/// transcript's last one, so that a row's pieces do not change when later rows come from
+/// another model (the meter measures appended rows alone, `tail.rs`).
 pub(crate) fn rendered_parts(t: &Transcript, row: &Row) -> Option<Vec<Value>> {
-    rendered_parts_for(t, row, model::target_of_file(t).as_deref())
+    rendered_parts_for(t, row, model::chosen())
 }
 
 /// [`rendered_parts`] when Claude Code sends to the model `target`.
