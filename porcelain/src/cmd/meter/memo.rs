@@ -66,10 +66,11 @@ pub(super) struct MemoEntry {
 }
 
 /// The memo key of a reading, or `None` when it must always be measured: `calibrated` (its
-/// ratio may come from `calibration.json`). The leaf is not in it: pi's leaf moves every turn,
+/// ratio may come from `calibration.json`), or a model chosen with `--model`. The leaf is not in it: pi's leaf moves every turn,
 /// and the entry says which leaf it measured.
 fn memo_key(state: &FileState, tokenizer: TokenizerName, profile: Profile) -> Option<String> {
-    if tokenizer == TokenizerName::Calibrated {
+    // A model chosen for Claude Code (`--model`) is not in the key: such readings are not kept.
+    if tokenizer == TokenizerName::Calibrated || shake_plumbing::claude::model::chosen().is_some() {
         return None;
     }
     // The version, because what a plan frees is a function of shake's rules too.
