@@ -39,6 +39,7 @@ mod restore;
 mod seam;
 mod sessions;
 mod store;
+mod store_damage;
 mod synthetic;
 mod terminal;
 mod tokens;

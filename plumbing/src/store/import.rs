@@ -190,15 +190,14 @@ impl Store {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(FileError::at(&dir, "list")(e).into()),
         }
-        let damaged = |what: String| Error::corrupt(what).hint("run shake fsck");
-        for name in self.packed.names("import/").map_err(damaged)? {
+        for name in self.packed.names("import/").map_err(super::damaged)? {
             all.insert(name.to_string(), (PathBuf::new(), Vec::new()));
         }
         let mut states = Vec::with_capacity(all.len());
         for (name, loose) in all {
             match self.packed.resolve(&name) {
                 super::packed::Resolved::Found(f, value) => states.push((f.path.join(&name), value.to_vec())),
-                super::packed::Resolved::Damaged(what) => self.packed.refuse(what).map_err(damaged)?,
+                super::packed::Resolved::Damaged(what) => self.packed.refuse(what).map_err(super::damaged)?,
                 super::packed::Resolved::Missing => states.push(loose),
             }
         }

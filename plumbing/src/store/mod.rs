@@ -17,6 +17,7 @@ pub mod pack;
 pub mod packed;
 pub mod refs;
 pub mod row;
+pub mod sealed;
 pub mod state;
 pub mod times;
 pub mod touch;
@@ -379,7 +380,8 @@ impl Store {
 
 /// The corrupt-store error for damage in the packed files (`what` names it).
 fn damaged(what: String) -> Error {
-    Error::corrupt(what).hint("run shake fsck; nothing is merged or collected while the damage is there")
+    Error::corrupt(format!("corrupt store: {what}"))
+        .hint("run shake fsck; nothing is merged or collected while the damage is there")
 }
 
 /// A write in progress: new objects go to one new pack; the refs, import states and import

@@ -663,6 +663,29 @@ mod tests {
         assert_eq!(packed.merged(BTreeMap::new()).unwrap().len(), MAX_FILES + 1);
     }
 
+    /// While a file is damaged the automatic merge waits (it would keep only what reads): the
+    /// write goes to a file of its own and every file stays.
+    #[test]
+    fn the_merge_waits_while_a_file_is_damaged() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut packed = Packed::default();
+        for i in 0..MAX_FILES {
+            packed.write(dir.path(), records(&[(&format!("import/{i:02}"), "value")])).unwrap();
+        }
+        let damaged = packed.files()[MAX_FILES / 2].path.clone();
+        let mut bytes = std::fs::read(&damaged).unwrap();
+        let at = bytes.len() - CHECKSUM - RECORD_SUM - 2;
+        bytes[at] ^= 0x01;
+        std::fs::write(&damaged, bytes).unwrap();
+        let (mut packed, _) = Packed::load(dir.path(), Packed::default()).unwrap();
+        packed.write(dir.path(), records(&[("import/new", "v")])).unwrap();
+        assert_eq!(std::fs::read_dir(dir.path().join(DIR)).unwrap().count(), MAX_FILES + 1);
+        let err = packed.merged(BTreeMap::new()).unwrap_err();
+        assert!(err.message.contains(&damaged.display().to_string()), "{}", err.message);
+        assert!(matches!(packed.resolve("import/07"), Resolved::Damaged(_)));
+        assert_eq!(value(&packed, "import/09"), Some(Ok("value".into())));
+    }
+
     /// Every one-bit flip of the newer of two files (issue 28.2): a reader never gets an old
     /// value back, the damage is said by name (resolving it, listing its names, merging), and
     /// it stays where it is: every other record still reads. Under format 1's rule a damaged
