@@ -61,7 +61,7 @@ fn a_flipped_bit_in_a_packed_record_is_said_by_every_reader_and_stops_gc() {
     assert_corrupt(&env.run(&["gc"]), file, "gc");
     assert_corrupt(&env.run(&["gc", "--dry-run"]), file, "gc --dry-run");
     assert_corrupt(&env.run(&["import", a.to_str().unwrap()]), file, "import");
-    assert_eq!(packed_files(&env), [file.clone()]);
+    assert_eq!(packed_files(&env), std::slice::from_ref(file));
     assert_eq!(std::fs::read(file).unwrap(), before);
     let out = env.run(&["fsck"]);
     assert_eq!(out.status.code(), Some(3));
@@ -119,4 +119,29 @@ fn a_flipped_byte_in_a_meter_memo_is_measured_again_and_named_by_fsck() {
         }
         assert_eq!(env.ok(&["meter", p, "--json"]), before, "flip at {at}");
     }
+}
+
+/// A Claude Code fork's folds are recorded in the store (`refs/forks/<id>`): with that record
+/// damaged, `status` and `log` of the fork exit 3 saying so. Before, they read no record and
+/// said the fork had no fold (`regions` 0, exit 0) while `fsck` exited 3.
+#[test]
+fn a_forks_damaged_records_are_said_by_status_and_log() {
+    let env = TestEnv::new();
+    let path = crate::claude_host::install(&env, &crate::env::fixture_path("claude/bash-read"));
+    let fold: serde_json::Value =
+        serde_json::from_str(&env.ok(&["fold", "--json", "--profile", "default", path.to_str().unwrap()])).unwrap();
+    let fork = PathBuf::from(fold["fork"]["path"].as_str().unwrap());
+    let f = fork.to_str().unwrap();
+    let status: serde_json::Value = serde_json::from_str(&env.ok(&["status", "--json", f])).unwrap();
+    assert!(status["regions"].as_u64().unwrap() > 0, "{status}");
+    let name = format!("refs/forks/{}", fold["fork"]["sessionId"].as_str().unwrap());
+    let holding: Vec<PathBuf> = packed_files(&env)
+        .into_iter()
+        .filter(|p| std::fs::read(p).unwrap().windows(name.len()).any(|w| w == name.as_bytes()))
+        .collect();
+    assert!(!holding.is_empty());
+    holding.iter().for_each(|p| flip_in_record(p, &name));
+    let newest = holding.last().unwrap();
+    assert_corrupt(&env.run(&["status", "--json", f]), newest, "status");
+    assert_corrupt(&env.run(&["log", f]), newest, "log");
 }

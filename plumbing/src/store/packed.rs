@@ -61,9 +61,8 @@ pub struct PackedFile {
     records: Vec<Record>,
     /// The indexes of the records whose checksum fails, found once, when first asked.
     unsound: std::sync::OnceLock<Vec<usize>>,
-    /// Damaged stretches (format 2) where no record head reads, each with the index of the
-    /// record after it and its bytes.
-    gaps: Vec<(usize, (usize, usize))>,
+    /// Damaged stretches (format 2) where no record head reads.
+    gaps: Vec<Gap>,
 }
 
 /// What a packed file says of a name.
@@ -237,8 +236,11 @@ impl PackedFile {
     }
 }
 
-/// The records of a file and its damaged stretches ([`PackedFile`]'s fields).
-type Layout = (u32, Vec<Record>, Vec<(usize, (usize, usize))>);
+/// A damaged stretch of a format 2 file: the index of the record after it, and its bytes.
+type Gap = (usize, (usize, usize));
+
+/// A file's format, records and damaged stretches ([`PackedFile`]'s fields).
+type Layout = (u32, Vec<Record>, Vec<Gap>);
 
 /// Parses the layout: magic, version, then the records ([`layout_v1`], [`layout_v2`]), then
 /// the file's checksum.
@@ -292,7 +294,7 @@ fn layout_v1(body: &[u8], count: usize) -> Result<Vec<Record>, &'static str> {
 /// that reads are a gap: the records there are lost to readers, the others are not. Fewer
 /// records than `count` and no gap is a file cut short at a record's end: an empty gap at the
 /// end (or a damaged count: either way the file is damaged).
-fn layout_v2(body: &[u8], count: usize) -> Result<(Vec<Record>, Vec<(usize, (usize, usize))>), &'static str> {
+fn layout_v2(body: &[u8], count: usize) -> Result<(Vec<Record>, Vec<Gap>), &'static str> {
     let (mut records, mut gaps) = (Vec::<Record>::new(), Vec::new());
     let (mut at, mut gap) = (HEADER, None);
     while at < body.len() {
