@@ -18,6 +18,7 @@ mod diff;
 mod env;
 mod export;
 mod family;
+mod fault_store;
 mod fault_study;
 mod fold;
 mod generate;
