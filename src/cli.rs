@@ -21,7 +21,7 @@ pub struct Cli {
     /// The store folder (default: $SHAKE_DIR, else <pi agent dir>/shake)
     #[arg(long, global = true, value_name = "DIR")]
     pub store: Option<PathBuf>,
-    /// Colour the output for people: auto (on a terminal), always, never; NO_COLOR turns it off
+    /// Colour the output for people: auto (on a terminal; NO_COLOR, CLICOLOR=0 and TERM=dumb turn it off, CLICOLOR_FORCE on), always, never
     #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = porcelain::render::ColorChoice::Auto)]
     pub color: porcelain::render::ColorChoice,
     /// Do not page long output (log, show, diff, sessions) through $SHAKE_PAGER, $PAGER or less

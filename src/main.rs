@@ -20,14 +20,14 @@ fn main() -> ExitCode {
         Err(e) => return fail(&shake_plumbing::Error::io("cannot read the working directory", e)),
     };
     let terminal = std::io::stdout().is_terminal();
-    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-    ctx.color = cli.color.decide(terminal || cli.command.drawn_by_terminal(), no_color);
+    let env = shake_porcelain::render::ColorEnv::from_env();
+    ctx.color = cli.color.decide(terminal || cli.command.drawn_by_terminal(), env);
     let pager = (terminal && !cli.no_pager && cli.command.pages()).then(pager::Pager::start).flatten();
     let (pager, sink): (Option<pager::Pager>, Box<dyn Write>) = match pager {
         Some((pager, stdin)) => (Some(pager), Box::new(stdin)),
         None => (None, stdout()),
     };
-    let mut out = std::io::BufWriter::new(sink);
+    let mut out = std::io::BufWriter::new(Stdout(sink));
     // The answer is decided before the output is flushed: a closed pipe does not change it.
     let result = cli.command.run(&ctx, &mut out).and_then(|code| shake_plumbing::output::answer(Ok(code), out.flush()));
     drop(out);
@@ -50,6 +50,25 @@ fn stdout() -> Box<dyn Write> {
         return Box::new(std::fs::File::from(fd));
     }
     Box::new(std::io::stdout().lock())
+}
+
+/// The command's output, whose write errors say where the write went (`cannot write to standard
+/// output: No space left on device`), keeping the error's kind so a closed pipe is still one.
+struct Stdout(Box<dyn Write>);
+
+impl Stdout {
+    fn named(e: std::io::Error) -> std::io::Error {
+        std::io::Error::new(e.kind(), format!("cannot write to standard output: {e}"))
+    }
+}
+
+impl Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write(buf).map_err(Stdout::named)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush().map_err(Stdout::named)
+    }
 }
 
 fn fail(e: &shake_plumbing::Error) -> ExitCode {

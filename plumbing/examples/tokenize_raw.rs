@@ -5,15 +5,15 @@
 
 use std::time::Instant;
 
-use shake_plumbing::host::{self, SessionFile, View};
+use shake_plumbing::host::View;
 use shake_plumbing::tokens::context_texts;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let path = args.next().ok_or("usage: tokenize_raw SESSION.jsonl [o200k|cl100k]")?;
     let name = args.next().unwrap_or_else(|| "o200k".into());
-    let file = SessionFile::read(path.as_ref())?;
-    let session = host::load(&file, None)?;
+    let file = shake_plumbing::hosts::read(path.as_ref())?;
+    let session = shake_plumbing::hosts::load(&file, None)?;
     let projection = View::at(&session, session.default_leaf())?;
     let texts = context_texts(&projection);
     let bytes: usize = texts.iter().map(String::len).sum();

@@ -9,6 +9,7 @@ pub mod context;
 pub mod durable;
 pub mod error;
 pub mod host;
+pub mod hosts;
 pub mod id;
 pub mod js;
 pub mod json;

@@ -185,24 +185,6 @@ pub fn table(out: &mut dyn Write, header: &[&str], rows: &[Vec<String>]) -> io::
     Ok(())
 }
 
-/// A session file's path for people: relative to its host's sessions folder when inside one,
-/// else with `~` for the home folder, else as given; quoted when odd ([`path`]).
-pub fn short_path(ctx: &crate::Context, file: &Path) -> String {
-    let roots = crate::host::HOSTS.iter().flat_map(|h| h.session_roots(ctx));
-    if let Some(rest) = roots.into_iter().find_map(|root| file.strip_prefix(root).ok().map(|r| r.to_path_buf())) {
-        return path(&rest).into_owned();
-    }
-    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(std::path::PathBuf::from);
-    match home.as_deref().and_then(|h| file.strip_prefix(h).ok()) {
-        Some(rest) => match path(rest) {
-            Cow::Borrowed(plain) => format!("~/{plain}"),
-            // The quotes go around the whole path.
-            Cow::Owned(_) => path(&Path::new("~").join(rest)).into_owned(),
-        },
-        None => path(file).into_owned(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::durable::FileError;
-use crate::host::{self, HostKind, Session, SessionFile};
+use crate::host::{HostKind, Session, SessionFile};
 use crate::{Context, Error, Result};
 
 /// The `[REV]` and `--leaf` arguments every command that reads a leaf takes.
@@ -47,8 +47,8 @@ impl RevArgs {
     pub fn load(&self, ctx: &Context) -> Result<(SessionFile, Rev)> {
         let rev = self.rev();
         let path = rev.session_path(ctx)?;
-        let file = SessionFile::read(&path).map_err(FileError::at(&path, "read"))?;
-        host::detect(&file, ctx.host)?;
+        let file = crate::hosts::read(&path).map_err(FileError::at(&path, "read"))?;
+        crate::hosts::detect(&file, ctx.host)?;
         crate::store::touch::import_read(ctx, &file);
         Ok((file, rev))
     }
@@ -87,7 +87,7 @@ impl Rev {
     /// Opens the revision in `file` (as [`RevArgs::load`] read it): loads it with its host
     /// (`--host`, else detection), prints its warnings, and resolves the leaf.
     pub fn open<'a>(&self, ctx: &Context, file: &'a SessionFile) -> Result<(Session<'a>, Option<usize>)> {
-        let mut session = host::load(file, ctx.host)?;
+        let mut session = crate::hosts::load(file, ctx.host)?;
         crate::claude::record::attach(ctx, &mut session)?;
         ctx.warn_session(&session);
         let leaf = self.leaf(&session)?;
@@ -168,8 +168,8 @@ fn candidates(all: &[String]) -> String {
 fn no_session(ctx: &Context, id: &str) -> Error {
     let err = Error::user(format!("no session file or session id {id:?}"));
     let default = default_session(ctx).ok();
-    let is_entry = default.and_then(|path| SessionFile::read(&path).ok()).is_some_and(|file| {
-        host::load(&file, ctx.host).is_ok_and(|s| s.entries.iter().any(|e| e.id().starts_with(id)))
+    let is_entry = default.and_then(|path| crate::hosts::read(&path).ok()).is_some_and(|file| {
+        crate::hosts::load(&file, ctx.host).is_ok_and(|s| s.entries.iter().any(|e| e.id().starts_with(id)))
     });
     match is_entry {
         true => err.hint(format!("{id} is an entry of the current session here: name it `:{id}`")),
@@ -188,13 +188,13 @@ pub fn default_session(ctx: &Context) -> Result<PathBuf> {
 /// a hint naming the other hosts looked at.
 pub fn default_choice(ctx: &Context) -> Result<(PathBuf, HostKind)> {
     if let Some(kind) = ctx.host {
-        return Ok((kind.host()?.default_session(ctx)?, kind));
+        return Ok((crate::hosts::of(kind)?.default_session(ctx)?, kind));
     }
-    let no_pi = match HostKind::Pi.host()?.default_session(ctx) {
+    let no_pi = match crate::hosts::of(HostKind::Pi)?.default_session(ctx) {
         Ok(path) => return Ok((path, HostKind::Pi)),
         Err(e) => e,
     };
-    let others = host::HOSTS.iter().filter(|h| h.kind() != HostKind::Pi);
+    let others = crate::hosts::HOSTS.iter().filter(|h| h.kind() != HostKind::Pi);
     let newest = others
         .clone()
         .filter_map(|h| h.default_session(ctx).ok().map(|path| (path, h.kind())))
@@ -219,7 +219,7 @@ fn session_by_id(ctx: &Context, id: &str) -> Result<PathBuf> {
         .filter(|s| s.session_id.as_deref().is_some_and(|sid| sid.starts_with(id)) && s.path.is_file())
         .map(|s| s.path)
         .collect();
-    for host in host::HOSTS.iter().filter(|h| ctx.host.is_none_or(|k| k == h.kind())) {
+    for host in crate::hosts::HOSTS.iter().filter(|h| ctx.host.is_none_or(|k| k == h.kind())) {
         for root in host.session_roots(ctx) {
             for entry in walkdir::WalkDir::new(&root).max_depth(2).into_iter().filter_map(|e| e.ok()) {
                 let name = entry.file_name().to_string_lossy();

@@ -317,7 +317,7 @@ pub trait Pieces {
 /// The host whose own estimate a tokenizer is (`pi`: the pi host's).
 fn estimator(name: TokenizerName) -> Option<&'static dyn Host> {
     match name {
-        TokenizerName::Pi => HostKind::Pi.host().ok(),
+        TokenizerName::Pi => crate::hosts::of(HostKind::Pi).ok(),
         _ => None,
     }
 }

@@ -95,7 +95,7 @@ pub fn open<'a>(
     write: &WriteArgs,
     in_place: &InPlaceArgs,
 ) -> Result<(Session<'a>, usize, bool)> {
-    let mut session = shake_plumbing::host::load(file, ctx.host)?;
+    let mut session = shake_plumbing::hosts::load(file, ctx.host)?;
     shake_plumbing::claude::record::attach(ctx, &mut session)?;
     let no_write = write.dry_run || write.plan;
     let leaf = write_leaf(ctx, &session, rev, no_write)?;
@@ -313,7 +313,7 @@ fn append_batch(
     let (mut ids, mut logged) = (ids, logged);
     for _ in 0..RECHAIN_ATTEMPTS {
         let Some(foreign) = landed.foreign.clone() else { return written(ids) };
-        let file = SessionFile::read(path).map_err(FileError::at(path, "re-read"))?;
+        let file = shake_plumbing::hosts::read(path).map_err(FileError::at(path, "re-read"))?;
         let now = session.host().load(&file)?;
         let starts = |e: &shake_plumbing::host::Node<'_>| file.lines[e.line() - 1].raw.start as u64;
         let Some(last) = now.entries.iter().rposition(|e| foreign.contains(&starts(e))) else {

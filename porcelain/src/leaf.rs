@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::io::Write;
 
 use serde_json::{json, Value};
-use shake_plumbing::host::{Projected, Session, View, ViewMemo, WriteBack};
+use shake_plumbing::host::{Projected, Session, View, WriteBack};
 use shake_plumbing::id::ObjectId;
 use shake_plumbing::nodes::NodeIds;
 use shake_plumbing::output::write_record;
@@ -61,29 +61,23 @@ pub struct LeafView<'s, 'a> {
 /// id, so loading every leaf reads and hashes each entry once, not once per leaf.
 pub struct Leaves<'s, 'a> {
     session: &'s Session<'a>,
-    memo: ViewMemo<'a>,
     nodes: NodeIds<'s, 'a>,
 }
 
 impl<'s, 'a> Leaves<'s, 'a> {
     /// Starts with nothing read.
     pub fn new(session: &'s Session<'a>) -> Leaves<'s, 'a> {
-        Leaves { session, memo: ViewMemo::new(session), nodes: NodeIds::new(session) }
+        Leaves { session, nodes: NodeIds::new(session) }
     }
 
     /// Loads leaf `leaf`, as [`LeafView::at`] does.
     pub fn at(&mut self, leaf: Option<usize>) -> Result<LeafView<'s, 'a>> {
-        Ok(LeafView::of_view(View::shared(self.session, leaf, &self.memo)?, &mut self.nodes))
+        Ok(LeafView::of_view(View::shared(self.session, leaf)?, &mut self.nodes))
     }
 
     /// The session the leaves are in.
     pub fn session(&self) -> &'s Session<'a> {
         self.session
-    }
-
-    /// The memo the views share, for others that project leaves of the session.
-    pub fn memo(&self) -> &ViewMemo<'a> {
-        &self.memo
     }
 }
 
@@ -93,20 +87,23 @@ pub fn with_two_leaves<T>(
     ctx: &Context,
     a: &str,
     b: &str,
-    f: impl FnOnce(&LeafView<'_, '_>, &LeafView<'_, '_>) -> Result<T>,
+    f: impl for<'s, 'a> FnOnce(&LeafView<'s, 'a>, &LeafView<'s, 'a>) -> Result<T>,
 ) -> Result<T> {
     let load = |rev: &str| RevArgs { rev: Some(rev.to_string()), leaf: None }.load(ctx);
     let ((file_a, rev_a), (file_b, rev_b)) = (load(a)?, load(b)?);
-    let mut session_a = shake_plumbing::host::load(&file_a, ctx.host)?;
+    let mut session_a = shake_plumbing::hosts::load(&file_a, ctx.host)?;
     ctx.warn_session(&session_a);
-    let mut session_b = shake_plumbing::host::load(&file_b, ctx.host)?;
+    let mut session_b = shake_plumbing::hosts::load(&file_b, ctx.host)?;
     // A Claude Code fork's folds are recorded in the store, not in the file.
     shake_plumbing::claude::record::attach(ctx, &mut session_a)?;
     shake_plumbing::claude::record::attach(ctx, &mut session_b)?;
     if file_b.path != file_a.path {
         ctx.warn_session(&session_b);
     }
-    f(&LeafView::of_rev(&session_a, &rev_a)?, &LeafView::of_rev(&session_b, &rev_b)?)
+    // Bound, not temporaries: a view's host data may be read when it drops, so it must drop
+    // before the sessions it borrows.
+    let (leaf_a, leaf_b) = (LeafView::of_rev(&session_a, &rev_a)?, LeafView::of_rev(&session_b, &rev_b)?);
+    f(&leaf_a, &leaf_b)
 }
 
 impl<'s, 'a> LeafView<'s, 'a> {
@@ -238,7 +235,7 @@ impl Shared {
     pub fn of(a: &LeafView<'_, '_>, b: &LeafView<'_, '_>) -> Shared {
         // A fork's rows are its source's with another `sessionId` and folded results: the same
         // entries (uuids), some seen differently.
-        let forks = [a, b].iter().all(|s| s.session().host().write_back() == WriteBack::Fork);
+        let forks = [a.session().host(), b.session().host()].iter().all(|h| h.write_back() == WriteBack::Fork);
         let same = |p: usize| {
             a.nodes[p] == b.nodes[p]
                 || (forks && a.session().entries[a.path()[p]].id() == b.session().entries[b.path()[p]].id())

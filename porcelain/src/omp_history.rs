@@ -9,10 +9,11 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
+use shake_plumbing::hosts::short_path;
 use shake_plumbing::id::ObjectId;
 use shake_plumbing::omp::history::{compare, Change, ChangeKind, Rewrite};
 use shake_plumbing::omp::{looks_like_omp, session_tokenizer, OmpFile, OmpTokenizer};
-use shake_plumbing::output::{answer, json_or, short_path, table, write_json, write_record, RecordArgs};
+use shake_plumbing::output::{answer, json_or, table, write_json, write_record, RecordArgs};
 use shake_plumbing::rev::{Rev, RevArgs};
 use shake_plumbing::store::Store;
 use shake_plumbing::token_cache::open_cached;

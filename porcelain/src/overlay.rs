@@ -187,7 +187,7 @@ impl AfterWrite {
 
 /// The overlay at entry `leaf_id` of the file at `path`, read and parsed again.
 fn reparsed(path: &Path, host: Option<HostKind>, leaf_id: &str) -> Result<Option<(ObjectId, Vec<u8>)>> {
-    let file = SessionFile::read(path).map_err(FileError::at(path, "read"))?;
+    let file = shake_plumbing::hosts::read(path).map_err(FileError::at(path, "read"))?;
     recompute_as(&file, host, leaf_id)
 }
 
@@ -200,7 +200,7 @@ pub fn recompute(file: &SessionFile, leaf_id: &str) -> Result<Option<(ObjectId, 
 
 /// [`recompute`] with the file read by the host `host` names (else the one that accepts it).
 fn recompute_as(file: &SessionFile, host: Option<HostKind>, leaf_id: &str) -> Result<Option<(ObjectId, Vec<u8>)>> {
-    let session = shake_plumbing::host::load(file, host)?;
+    let session = shake_plumbing::hosts::load(file, host)?;
     let Some(leaf) = session.index_of(leaf_id) else { return Ok(None) };
     let projection = View::at(&session, Some(leaf))?;
     Ok(Some((leaf_node(&session, leaf)?, bytes(&session, leaf, &Wall::at(&projection)))))

@@ -374,7 +374,7 @@ mod tests {
     }
 
     fn parse(r: &RawValue) -> Content<'_> {
-        shake_plumbing::host::HostKind::Pi.host().unwrap().parse_content(Some(r))
+        shake_plumbing::hosts::of(shake_plumbing::host::HostKind::Pi).unwrap().parse_content(Some(r))
     }
 
     fn raw(s: &str) -> Box<RawValue> {

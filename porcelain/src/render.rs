@@ -1,11 +1,11 @@
 //! Rendering for people: counts in words, thousands separators, and colour when the binary's
-//! choice allows it (`--color`, a terminal, `NO_COLOR`: [`ColorChoice`]).
+//! choice allows it (`--color`, a terminal, the environment: [`ColorChoice`]).
 
 use std::io::Write;
 use std::path::Path;
 
 use anstyle::{AnsiColor, Style};
-use shake_plumbing::output::short_path;
+use shake_plumbing::hosts::short_path;
 use shake_plumbing::rev::Rev;
 use shake_plumbing::Context;
 
@@ -70,25 +70,54 @@ pub struct Paint {
 /// `--color`: when output for people is coloured.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum ColorChoice {
-    /// On a terminal, unless `NO_COLOR` is set.
+    /// On a terminal, as the environment allows (`NO_COLOR`, `CLICOLOR`, `CLICOLOR_FORCE`,
+    /// `TERM=dumb`).
     #[default]
     Auto,
-    /// Always, even into a pipe or a file (but never with `NO_COLOR`).
+    /// Always, even into a pipe or a file, whatever the environment says.
     Always,
     /// Never.
     Never,
 }
 
+/// What the environment says about colour, by the usual conventions
+/// (<https://no-color.org>, <https://bixense.com/clicolors/>).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ColorEnv {
+    /// `NO_COLOR` set and not empty: off.
+    pub no_color: bool,
+    /// `CLICOLOR=0`: off.
+    pub clicolor_off: bool,
+    /// `CLICOLOR_FORCE` set and not empty: on, even into a pipe; beats the two above.
+    pub clicolor_force: bool,
+    /// `TERM=dumb`: a terminal that draws no colour.
+    pub dumb: bool,
+}
+
+impl ColorEnv {
+    /// Reads the process's environment.
+    pub fn from_env() -> ColorEnv {
+        ColorEnv {
+            no_color: anstyle_query::no_color(),
+            clicolor_off: anstyle_query::clicolor() == Some(false),
+            clicolor_force: anstyle_query::clicolor_force(),
+            dumb: std::env::var_os("TERM").is_some_and(|t| t == "dumb"),
+        }
+    }
+}
+
 impl ColorChoice {
-    /// Decides colour for output going to a terminal or not; `NO_COLOR` (set and not empty)
-    /// turns it off whatever the choice (<https://no-color.org>).
-    pub fn decide(self, terminal: bool, no_color: bool) -> bool {
-        !no_color
-            && match self {
-                ColorChoice::Auto => terminal,
-                ColorChoice::Always => true,
-                ColorChoice::Never => false,
-            }
+    /// Decides colour for output going to a terminal or not. An explicit `--color` beats the
+    /// environment (a flag is a per-instance choice, which no-color.org puts above `NO_COLOR`);
+    /// under `auto`, `CLICOLOR_FORCE` turns colour on, else `NO_COLOR`, `CLICOLOR=0` and
+    /// `TERM=dumb` turn it off, else it follows the terminal.
+    pub fn decide(self, terminal: bool, env: ColorEnv) -> bool {
+        match self {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto if env.clicolor_force => true,
+            ColorChoice::Auto => terminal && !(env.no_color || env.clicolor_off || env.dumb),
+        }
     }
 }
 
@@ -143,15 +172,23 @@ mod tests {
     }
 
     #[test]
-    fn no_color_wins_and_auto_follows_the_terminal() {
+    fn a_flag_beats_the_environment_and_auto_follows_the_conventions() {
         use ColorChoice::*;
-        let table = [(Auto, true, false, true), (Auto, false, false, false), (Always, false, false, true)];
-        for (choice, terminal, no_color, on) in table {
-            assert_eq!(choice.decide(terminal, no_color), on, "{choice:?} terminal={terminal}");
+        let plain = ColorEnv::default();
+        assert!(Auto.decide(true, plain) && !Auto.decide(false, plain), "auto follows the terminal");
+        let offs = [
+            ColorEnv { no_color: true, ..plain },
+            ColorEnv { clicolor_off: true, ..plain },
+            ColorEnv { dumb: true, ..plain },
+        ];
+        for env in offs {
+            assert!(!Auto.decide(true, env), "{env:?} turns auto off");
+            assert!(Always.decide(false, env), "--color always beats {env:?}");
+            assert!(!Never.decide(true, env));
         }
-        for choice in [Auto, Always, Never] {
-            assert!(!choice.decide(true, true), "NO_COLOR turns {choice:?} off");
+        for env in offs.iter().map(|e| ColorEnv { clicolor_force: true, ..*e }) {
+            assert!(Auto.decide(false, env), "CLICOLOR_FORCE turns auto on: {env:?}");
+            assert!(!Never.decide(true, env), "--color never beats CLICOLOR_FORCE");
         }
-        assert!(!Never.decide(true, false));
     }
 }

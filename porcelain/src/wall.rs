@@ -152,7 +152,7 @@ impl<'w> Wall<'w> {
     pub fn after_batch<T>(
         &self,
         projection: &View<'_, '_>,
-        batch: &Appended,
+        batch: &Appended<'_>,
         write: impl FnOnce(&Overlay<'_>) -> T,
     ) -> T {
         let Some(items) = self.items_after(projection, batch) else {
@@ -246,7 +246,7 @@ impl<'w> Wall<'w> {
         Some(items)
     }
 
-    fn derive(projection: &View<'w, '_>, batch: Option<&Appended<'w>>) -> Wall<'w> {
+    fn derive<'s: 'w>(projection: &View<'s, '_>, batch: Option<&Appended<'w>>) -> Wall<'w> {
         let session = projection.session;
         if session.host().write_back() == WriteBack::Fork {
             return Wall::of_forks(projection);
@@ -735,7 +735,7 @@ impl<'w> OverlayTorn<'w> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shake_plumbing::host::{self, SessionFile};
+    use shake_plumbing::host::SessionFile;
 
     /// A pi session header and one tool result, `m1`.
     const SESSION: &str = include_str!("testdata/wall-session.jsonl");
@@ -759,7 +759,7 @@ mod tests {
     fn wall_of(lines: &[String]) -> (usize, Vec<Torn>, Vec<String>, String) {
         let text = format!("{SESSION}{}\n", lines.join("\n"));
         let file = SessionFile::from_bytes("t.jsonl".into(), text.into_bytes());
-        let session = host::load(&file, None).unwrap();
+        let session = shake_plumbing::hosts::load(&file, None).unwrap();
         let p = View::at(&session, session.default_leaf()).unwrap();
         let wall = Wall::at(&p);
         let base = wall.base_content(&p, 0).map(|c| c.get().to_string()).unwrap_or_default();
@@ -796,11 +796,11 @@ mod tests {
             SessionFile::from_bytes("t.jsonl".into(), text.into_bytes())
         };
         let (old, new) = (lines(&[]), lines(batch));
-        let session = host::load(&old, None).unwrap();
-        let view = View::at(&session, session.default_leaf()).unwrap();
         let log: serde_json::Value = serde_json::from_str(&batch[0]).unwrap();
         let data = <LogData as serde::Deserialize>::deserialize(&log["data"]).unwrap();
         let appended = Appended { log: log["id"].as_str().unwrap(), line: old.lines.len() + 1, data: &data };
+        let session = shake_plumbing::hosts::load(&old, None).unwrap();
+        let view = View::at(&session, session.default_leaf()).unwrap();
         let after = Wall::at(&view).after_batch(&view, &appended, |o| {
             // Written by hand as serde_json writes it.
             let mut bytes = Vec::new();
@@ -808,9 +808,9 @@ mod tests {
             assert_eq!(String::from_utf8(bytes).unwrap(), serde_json::to_string(o).unwrap());
             serde_json::to_value(o).unwrap()
         });
-        let session = host::load(&new, None).unwrap();
-        let whole = Wall::at(&View::at(&session, session.default_leaf()).unwrap());
-        assert_eq!(after, serde_json::to_value(whole.overlay()).unwrap());
+        let session = shake_plumbing::hosts::load(&new, None).unwrap();
+        let view = View::at(&session, session.default_leaf()).unwrap();
+        assert_eq!(after, serde_json::to_value(Wall::at(&view).overlay()).unwrap());
     }
 
     #[test]

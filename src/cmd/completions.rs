@@ -14,6 +14,10 @@ pub struct CompletionsArgs {
 
 /// Runs `shake completions`.
 pub fn run(args: &CompletionsArgs, out: &mut dyn Write) -> Result {
-    clap_complete::generate(args.shell, &mut crate::cli::Cli::command(), "shake", out);
+    // clap_complete panics when its writer fails (`shake completions bash | head`, a full disk):
+    // render into memory, then write, so a failed write is an error like any other output's.
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut crate::cli::Cli::command(), "shake", &mut script);
+    out.write_all(&script)?;
     Ok(0)
 }

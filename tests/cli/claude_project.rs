@@ -102,7 +102,7 @@ fn project_json_is_written_as_it_comes_and_is_the_request() {
         let name = dir.file_name().unwrap().to_string_lossy().into_owned();
         let path = dir.join("transcript.jsonl");
         let file = shake_plumbing::host::SessionFile::from_bytes(path.clone(), std::fs::read(&path).unwrap());
-        let session = shake_plumbing::host::load(&file, None).unwrap();
+        let session = shake_plumbing::hosts::load(&file, None).unwrap();
         let view = shake_plumbing::host::View::at(&session, session.default_leaf()).unwrap();
         let mut streamed = Vec::new();
         view.write_json_text(&mut streamed).unwrap();

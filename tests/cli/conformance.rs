@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde_json::Value;
-use shake_plumbing::host::{self, SessionFile, View};
+use shake_plumbing::host::View;
 use shake_plumbing::pi::generate::{generate, Limit, Options};
 
 use crate::env::{fixtures, Oracle, TestEnv};
@@ -145,8 +145,8 @@ fn check_generated(path: &Path, pi: &Value) {
     let name = path.display();
     assert_eq!(pi["piChangedFile"], "unchanged", "{name}: pi rewrote it");
     assert_eq!(pi["notRoundTripping"], serde_json::json!([]), "{name}: lines JSON.stringify would print differently");
-    let file = SessionFile::read(path).unwrap();
-    let session = host::load(&file, None).unwrap();
+    let file = shake_plumbing::hosts::read(path).unwrap();
+    let session = shake_plumbing::hosts::load(&file, None).unwrap();
     assert!(session.warnings.is_empty(), "{name}: {:?}", session.warnings);
     let tips: Vec<&str> = session.leaves().iter().map(|&i| session.entries[i].id()).collect();
     assert_eq!(tips, ids(&pi["tips"]), "{name}: tips");
@@ -156,8 +156,8 @@ fn check_generated(path: &Path, pi: &Value) {
 fn check_leaves(path: &Path, pi: &Value) {
     let name = path.display();
     assert!(pi.get("error").is_none(), "{name}: pi refused it: {}", pi["error"]);
-    let file = SessionFile::read(path).unwrap();
-    let session = host::load(&file, None).unwrap();
+    let file = shake_plumbing::hosts::read(path).unwrap();
+    let session = shake_plumbing::hosts::load(&file, None).unwrap();
     for leaf in pi["leaves"].as_array().unwrap() {
         let id = leaf["leafId"].as_str().unwrap();
         let projection = View::at(&session, session.index_of(id)).unwrap();

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::{json, Value};
-use shake_plumbing::host::generate::Limit;
+use shake_plumbing::hosts::generate::Limit;
 use shake_plumbing::omp::generate::{self, FAMILY_MODELS};
 use shake_plumbing::omp::shake::{self, Config, AGGRESSIVE, AUTO};
 use shake_plumbing::omp::{reading, session_tokenizer, Family, OmpFile, OmpTokenizer, Reading};

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
-use shake_plumbing::host::generate::Limit;
+use shake_plumbing::hosts::generate::Limit;
 use shake_plumbing::omp::generate;
 use shake_plumbing::omp::shake::{self, AGGRESSIVE};
 use shake_plumbing::omp::{reading, OmpFile, OmpTokenizer};

@@ -3,7 +3,7 @@
 //! refused, and bad OMP input gets an error naming the file and line, changing nothing.
 
 use serde_json::Value;
-use shake_plumbing::host::generate::Limit;
+use shake_plumbing::hosts::generate::Limit;
 use shake_plumbing::omp::generate;
 
 use crate::env::TestEnv;

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use shake_plumbing::host::generate::Limit;
+use shake_plumbing::hosts::generate::Limit;
 use shake_plumbing::omp::generate;
 use shake_plumbing::omp::shake::{self, AGGRESSIVE};
 use shake_plumbing::omp::{reading, OmpFile, OmpTokenizer};

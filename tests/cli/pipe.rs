@@ -69,3 +69,18 @@ fn diff_audit_and_fsck_answer_through_a_closed_pipe() {
     std::fs::write(&pack, &bytes).unwrap();
     exits_through_a_closed_pipe(&env, &["fsck"], 3);
 }
+
+/// clap_complete writes its script straight into the writer and panics when a write fails: a
+/// reader that closes early (`shake completions bash | head`) or a full disk made shake exit 101.
+/// The script is rendered into memory first, so a closed pipe is exit 0 and `/dev/full` a clear
+/// error (exit 4, the system's).
+#[test]
+fn completions_through_a_closed_pipe_and_into_a_full_disk() {
+    let env = TestEnv::new();
+    exits_through_a_closed_pipe(&env, &["completions", "bash"], 0);
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let out = env.cmd().args(["completions", "zsh"]).stdout(full).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "into /dev/full: {stderr}");
+    assert!(stderr.contains("cannot write to standard output: No space left on device"), "{stderr}");
+}

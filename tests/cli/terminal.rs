@@ -1,4 +1,4 @@
-//! Output for people on a terminal: `--color auto|always|never` and `NO_COLOR`, and the pager
+//! Output for people on a terminal: `--color auto|always|never` and the colour variables, and the pager
 //! (`SHAKE_PAGER`, `PAGER`, `--no-pager`), which runs on a terminal only, never into a pipe. The
 //! terminal is a pseudo-terminal from util-linux `script`.
 
@@ -31,7 +31,7 @@ fn on_terminal(env: &TestEnv, vars: &[(&str, &str)], args: &[&str]) -> String {
             script.env(k, v);
         }
     }
-    script.env("TERM", "dumb").envs(vars.iter().copied());
+    script.env("TERM", "xterm-256color").envs(vars.iter().copied());
     let out = script.output().expect("util-linux script");
     assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout).into_owned()
@@ -50,12 +50,30 @@ fn colour_follows_the_flag_the_terminal_and_no_color() {
     };
     assert!(!piped("auto", false).contains(ESC), "auto into a pipe: no colour");
     assert!(piped("always", false).contains(ESC), "always: colour into a pipe too");
-    assert!(!piped("always", true).contains(ESC), "NO_COLOR wins over always");
     assert!(!piped("never", false).contains(ESC));
     let pager = [("SHAKE_PAGER", "cat")];
     assert!(on_terminal(&env, &pager, &["log", &p]).contains(ESC), "auto on a terminal: colour");
     assert!(!on_terminal(&env, &pager, &["log", &p, "--color", "never"]).contains(ESC));
     assert!(!on_terminal(&env, &[("SHAKE_PAGER", "cat"), ("NO_COLOR", "1")], &["log", &p]).contains(ESC));
+}
+
+/// The conventions beyond NO_COLOR (<https://bixense.com/clicolors/>): `CLICOLOR=0` and a dumb
+/// terminal turn auto off, `CLICOLOR_FORCE` turns it on into a pipe, and an explicit `--color
+/// always` beats `NO_COLOR` (a per-instance flag is the user's latest word, as no-color.org says).
+#[test]
+fn colour_follows_clicolor_a_dumb_terminal_and_a_flag_beats_no_color() {
+    let env = TestEnv::new();
+    let p = folded(&env);
+    let pager = |var: (&'static str, &'static str)| [("SHAKE_PAGER", "cat"), var];
+    assert!(!on_terminal(&env, &pager(("CLICOLOR", "0")), &["log", &p]).contains(ESC), "CLICOLOR=0");
+    assert!(!on_terminal(&env, &pager(("TERM", "dumb")), &["log", &p]).contains(ESC), "TERM=dumb");
+    let piped = |vars: &[(&str, &str)], args: &[&str]| {
+        let out = env.cmd().env_remove("NO_COLOR").envs(vars.iter().copied()).args(["log", &p]).args(args).output();
+        String::from_utf8(out.unwrap().stdout).unwrap()
+    };
+    assert!(piped(&[("CLICOLOR_FORCE", "1")], &[]).contains(ESC), "CLICOLOR_FORCE colours a pipe");
+    assert!(!piped(&[("CLICOLOR_FORCE", "1")], &["--color", "never"]).contains(ESC));
+    assert!(piped(&[("NO_COLOR", "1")], &["--color", "always"]).contains(ESC), "--color always beats NO_COLOR");
 }
 
 #[test]

@@ -24,9 +24,8 @@ use super::transcript::{as_str, Row, Transcript};
 use super::{paths, project, write};
 use crate::host::view::{Positions, Target, NO_EDIT};
 use crate::host::{
-    self, Appender, Block, BlockKind, Call, Content, ForkWrite, Header, Host, HostData, HostKind, HostSession,
-    HostView, Node, Projected, Refusal, Reply, Role, SessionFile, Tool, TreeLine, Unit, View, ViewData, Warning,
-    WriteBack,
+    self, Appender, Block, BlockKind, Call, Content, ForkWrite, Header, Host, HostKind, HostSession, HostView, Node,
+    Projected, Refusal, Reply, Role, SessionFile, Tool, TreeLine, Unit, View, Warning, WriteBack,
 };
 use crate::json::members;
 use crate::tokens::Pieces;
@@ -115,7 +114,7 @@ impl Host for Claude {
                 message: "incomplete last line (Claude Code may be writing it); Claude Code skips it".into(),
             });
         }
-        let mut session = host::Session::new(&Claude, file, header, nodes, HostData::Claude(data));
+        let mut session = host::Session::new(&Claude, file, header, nodes, Box::new(data));
         session.warnings = warnings;
         Ok(session)
     }
@@ -165,6 +164,15 @@ impl Host for Claude {
 
     fn write_back(&self) -> WriteBack {
         WriteBack::Fork
+    }
+
+    fn follow<'a>(
+        &self,
+        tail: &host::Tail,
+        appended: &'a SessionFile,
+        room: &'a std::cell::OnceCell<SessionFile>,
+    ) -> Option<host::Followed<'a>> {
+        super::tail::ClaudeTail::of_tail(tail)?.follow(appended, room)
     }
 
     fn row_session_id(&self, text: &str) -> Option<String> {
@@ -447,7 +455,7 @@ impl<'a> ClaudeSession<'a> {
         let path = context.clone();
         let leaf = chain.leaf.and_then(|r| self.node_of_row[r]);
         let view = ClaudeView { host: self, chain, positions: Positions::new(&context, session.entries.len()) };
-        View::new(session, leaf, path, context, units, calls, ViewData::Claude(view))
+        View::new(session, leaf, path, context, units, calls, Box::new(view))
     }
 
     /// The last user or assistant node: a followed file's leaf, when it has one (its rows are
@@ -932,7 +940,7 @@ impl<'s> HostView<'s> for ClaudeView<'s, '_> {
     }
 
     fn tail(&self, view: &View<'s, '_>, ids: &mut dyn FnMut(&str)) -> Option<host::Tail> {
-        super::tail::ClaudeTail::of(self, view, ids).map(host::Tail::Claude)
+        super::tail::ClaudeTail::of(self, view, ids).map(|t| t.into_tail())
     }
 
     fn to_json(&self, _context: &[usize]) -> Value {

@@ -26,7 +26,7 @@ use serde_json::Value;
 use super::host::{Claude, ClaudeSession, ClaudeView, Follows, Part};
 use super::loader::{cuts, is_anchored, load_at, size_gate, LoadOptions, MAX_SURVIVORS, SIZE_GATE};
 use super::transcript::{Row, Transcript};
-use crate::host::{self, Call, Followed, HostData, Role, SessionFile, View};
+use crate::host::{self, Call, Followed, Role, SessionFile, View};
 
 /// The most calls waiting for a result that a tail keeps (a result answering one not kept is
 /// measured with the whole file).
@@ -256,9 +256,21 @@ impl ClaudeTail {
         })
     }
 
-    /// The leaf's uuid.
-    pub(crate) fn leaf_id(&self) -> Option<&str> {
-        self.leaf.as_deref()
+    /// The engine's opaque [`host::Tail`] holding this one (bincode, read back by
+    /// [`ClaudeTail::of_tail`]).
+    pub(crate) fn into_tail(self) -> host::Tail {
+        let state = bincode::serde::encode_to_vec(&self, bincode::config::standard()).unwrap_or_default();
+        host::Tail::new(host::HostKind::Claude, self.leaf.clone(), state)
+    }
+
+    /// The tail [`ClaudeTail::into_tail`] put in `tail`, or `None` when it holds no such tail
+    /// (another host's, or bytes that do not decode: the whole file is measured then).
+    pub(crate) fn of_tail(tail: &host::Tail) -> Option<ClaudeTail> {
+        if tail.host != host::HostKind::Claude {
+            return None;
+        }
+        let config = bincode::config::standard().with_limit::<{ 1 << 20 }>();
+        bincode::serde::decode_from_slice(tail.state(), config).ok().map(|(t, _)| t)
     }
 
     /// Reads `appended` as rows continuing the chain's open end: every conversation row hangs
@@ -401,8 +413,8 @@ impl ClaudeTail {
         data.part_of = Some(Box::new(Part { session_id: self.session_id.clone(), whole: None }));
         // A row past 4 GiB: the whole load refuses it by line.
         let (header, nodes) = (data.header(appended), data.nodes(appended).ok()?);
-        let session = host::Session::new(&Claude, appended, header, nodes, HostData::Claude(data));
-        Some(Followed { session, restart: false, fresh, known: Vec::new(), tail: host::Tail::Claude(tail) })
+        let session = host::Session::new(&Claude, appended, header, nodes, Box::new(data));
+        Some(Followed { session, restart: false, fresh, known: Vec::new(), tail: tail.into_tail() })
     }
 
     /// [`ClaudeTail::follow`]'s rows restarting the chain: the longer file's uuid map, after the
@@ -484,7 +496,7 @@ impl ClaudeTail {
         let whole = Whole { len, no_size_gate, gated, anchored, compacted: true, old, start, base };
         data.part_of = Some(Box::new(Part { session_id: self.session_id.clone(), whole: Some(whole) }));
         let (header, nodes) = (data.header(file), data.nodes(file).ok()?);
-        let session = host::Session::new(&Claude, file, header, nodes, HostData::Claude(data));
+        let session = host::Session::new(&Claude, file, header, nodes, Box::new(data));
         let mut known = Vec::new();
         let tail = View::at(&session, session.default_leaf()).ok()?.tail(&mut |id| known.push(id.to_string()))?;
         Some(Followed { session, restart: true, fresh, known, tail })

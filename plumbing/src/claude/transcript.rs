@@ -175,7 +175,7 @@ fn block_types(content: Option<&RawValue>) -> impl Iterator<Item = Option<std::b
 impl Transcript {
     /// Reads and parses a transcript file.
     pub fn read(path: &Path) -> std::io::Result<Transcript> {
-        Ok(Transcript::parse(SessionFile::read(path)?))
+        Ok(Transcript::parse(SessionFile::read(path, &[&super::host::Claude])?))
     }
 
     /// Parses a file already read.

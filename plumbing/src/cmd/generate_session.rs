@@ -6,8 +6,8 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use crate::durable::FileError;
-use crate::host::generate::{generate, Limit, Options};
 use crate::host::HostKind;
+use crate::hosts::generate::{generate, Limit, Options};
 use crate::{omp, Context, Error, Result};
 
 /// Write a seeded, realistic pi v3 session (a development and benchmark tool)

@@ -26,7 +26,7 @@ const PROGRESS_MIN_FILES: usize = 200;
 pub fn run(ctx: &Context, args: &ImportArgs, out: &mut dyn Write) -> Result {
     // By default, every host's main sessions root.
     let roots = match args.paths.is_empty() {
-        true => crate::host::HOSTS.iter().filter_map(|h| h.session_roots(ctx).into_iter().next()).collect(),
+        true => crate::hosts::HOSTS.iter().filter_map(|h| h.session_roots(ctx).into_iter().next()).collect(),
         false => args.paths.clone(),
     };
     let mut files = Vec::new();

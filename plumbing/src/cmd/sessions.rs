@@ -6,8 +6,9 @@ use std::io::Write;
 
 use serde_json::{json, Value};
 
+use crate::hosts::short_path;
 use crate::id::ObjectId;
-use crate::output::{self, short_path, write_record, write_record_os, RecordArgs};
+use crate::output::{self, write_record, write_record_os, RecordArgs};
 use crate::regions::thousands;
 use crate::store::{family, Store};
 use crate::{Context, Result};

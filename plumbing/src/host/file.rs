@@ -31,10 +31,14 @@ use std::sync::Arc;
 /// Files of at least this many bytes are mapped rather than read into memory.
 pub const MAP_MIN: u64 = 1 << 20;
 
+/// The hosts whose writers may touch a file being read: how they write in place decides how it
+/// may be read (the module doc). The registry passes every host it lists (`hosts::read`).
+pub type Writers<'h> = &'h [&'h dyn super::Host];
+
 /// How many leading bytes of a mapped file are copied out of the map while the read is checked:
-/// the most any host overwrites in place (oh-my-pi's title slot).
-fn in_place_bytes() -> usize {
-    super::HOSTS.iter().map(|h| h.overwrites_in_place()).max().unwrap_or(0)
+/// the most any of `writers` overwrites in place (oh-my-pi's title slot).
+fn in_place_bytes(writers: Writers<'_>) -> usize {
+    writers.iter().map(|h| h.overwrites_in_place()).max().unwrap_or(0)
 }
 
 /// A session file's bytes: read into memory, or mapped. Clones share them.
@@ -143,19 +147,24 @@ pub struct Settled {
 /// bytes are never a mix of two versions (an in-place overwrite of OMP's title slot, say).
 /// `between` runs between the read and the second look (tests rewrite the file there).
 /// Files of [`MAP_MIN`] bytes or more are mapped (see the module doc).
-pub fn read_settled(path: &Path, between: impl FnMut()) -> io::Result<Settled> {
-    read_settled_from(path, MAP_MIN, between)
+pub fn read_settled(path: &Path, writers: Writers<'_>, between: impl FnMut()) -> io::Result<Settled> {
+    read_settled_from(path, writers, MAP_MIN, between)
 }
 
 /// [`read_settled`], mapping files of `map_min` bytes or more.
-fn read_settled_from(path: &Path, map_min: u64, mut between: impl FnMut()) -> io::Result<Settled> {
+pub(crate) fn read_settled_from(
+    path: &Path,
+    writers: Writers<'_>,
+    map_min: u64,
+    mut between: impl FnMut(),
+) -> io::Result<Settled> {
     let mut attempt = 0;
     loop {
         attempt += 1;
         let before = Stamp::of(path)?;
         let mut file = File::open(path)?;
-        let bytes = if before.len >= map_min && !rewritten_in_place(&mut file)? {
-            map(&file, before.len)?
+        let bytes = if before.len >= map_min && !rewritten_in_place(&mut file, writers)? {
+            map(&file, before.len, in_place_bytes(writers))?
         } else {
             let mut bytes = Vec::new();
             io::Read::read_to_end(&mut file, &mut bytes)?;
@@ -170,17 +179,17 @@ fn read_settled_from(path: &Path, map_min: u64, mut between: impl FnMut()) -> io
     }
 }
 
-/// Tells whether a host may shrink the file in place, judged from its first 64 KiB (then it
-/// must not be mapped: pi's migration of a version 1 or 2 file).
-fn rewritten_in_place(file: &mut File) -> io::Result<bool> {
+/// Tells whether one of `writers` may shrink the file in place, judged from its first 64 KiB
+/// (then it must not be mapped: pi's migration of a version 1 or 2 file).
+fn rewritten_in_place(file: &mut File, writers: Writers<'_>) -> io::Result<bool> {
     let mut head = Vec::new();
     io::Read::read_to_end(&mut io::Read::take(&mut *file, 64 << 10), &mut head)?;
     io::Seek::rewind(file)?;
-    Ok(super::HOSTS.iter().any(|h| h.shrinks_in_place(&head)))
+    Ok(writers.iter().any(|h| h.shrinks_in_place(&head)))
 }
 
-/// Maps the first `len` bytes of `file` privately, its first [`in_place_bytes`] copied now.
-fn map(file: &File, len: u64) -> io::Result<Bytes> {
+/// Maps the first `len` bytes of `file` privately, its first `copied` bytes copied now.
+fn map(file: &File, len: u64, copied: usize) -> io::Result<Bytes> {
     let len = usize::try_from(len).map_err(|_| io::Error::other("file too large to map"))?;
     // SAFETY: the map is only as stable as the hosts' writes allow (module doc): they append or
     // rename over, never shrink a file mapped here, and the bytes they overwrite in place are
@@ -188,7 +197,7 @@ fn map(file: &File, len: u64) -> io::Result<Bytes> {
     let mut map = unsafe { memmap2::MmapOptions::new().len(len).map_copy(file)? };
     // Writing a private page copies it: from then on it holds the bytes it had now, whatever is
     // written to the file. The same byte is written back, so the page's content is unchanged.
-    for page in (0..in_place_bytes().min(len)).step_by(4096) {
+    for page in (0..copied.min(len)).step_by(4096) {
         let byte = &mut map[page];
         // SAFETY: a valid, aligned pointer into the map; volatile so the write is not elided.
         unsafe { std::ptr::write_volatile(byte, std::ptr::read_volatile(byte)) };
@@ -249,15 +258,16 @@ struct Lossy {
 }
 
 impl SessionFile {
-    /// Reads a session file ([`read_settled`]: the last bytes read when it never settled, as
-    /// a plain read would give them; a host's reader says what is wrong with them).
-    pub fn read(path: &Path) -> io::Result<SessionFile> {
-        SessionFile::read_mapping_from(path, MAP_MIN)
+    /// Reads a session file that `writers` may be writing ([`read_settled`]: the last bytes
+    /// read when it never settled, as a plain read would give them; a host's reader says what is
+    /// wrong with them). Callers read through the registry (`hosts::read`), which names them all.
+    pub fn read(path: &Path, writers: Writers<'_>) -> io::Result<SessionFile> {
+        SessionFile::read_mapping_from(path, writers, MAP_MIN)
     }
 
     /// [`SessionFile::read`], mapping files of `map_min` bytes or more.
-    fn read_mapping_from(path: &Path, map_min: u64) -> io::Result<SessionFile> {
-        let read = read_settled_from(path, map_min, || {})?;
+    pub(crate) fn read_mapping_from(path: &Path, writers: Writers<'_>, map_min: u64) -> io::Result<SessionFile> {
+        let read = read_settled_from(path, writers, map_min, || {})?;
         let stamp = read.settled.then_some(read.stamp);
         Ok(SessionFile { stamp, ..SessionFile::from_shared(path.to_path_buf(), read.bytes) })
     }
@@ -410,7 +420,7 @@ mod tests {
             f.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs)).unwrap();
         };
         let mut calls = 0;
-        let read = read_settled(&path, || {
+        let read = read_settled(&path, &[], || {
             calls += 1;
             if calls == 1 {
                 overwrite(b"BBBB", 1);
@@ -421,7 +431,7 @@ mod tests {
         assert_eq!(&read.bytes[..], b"BBBB\nrest\n");
         // Never settling: the last bytes, said so.
         let mut n = 1;
-        let read = read_settled(&path, || {
+        let read = read_settled(&path, &[], || {
             n += 1;
             overwrite(b"CCCC", n);
         })
@@ -430,86 +440,14 @@ mod tests {
         assert_eq!((n - 1, &read.bytes[..]), (READ_ATTEMPTS as u64, b"CCCC\nrest\n".as_slice()));
     }
 
-    /// OMP's title slot, 256 bytes with its `\n`, holding `title`.
-    fn slot(title: &str) -> Vec<u8> {
-        let mut line = format!(r#"{{"type":"title","title":"{title}","pad":""#).into_bytes();
-        line.resize(in_place_bytes() - 3, b' ');
-        line.extend_from_slice(b"\"}\n");
-        line
-    }
-
-    fn overwrite_at_start(path: &Path, bytes: &[u8], secs: u64) {
-        use std::io::{Seek, Write};
-        let mut f = std::fs::OpenOptions::new().write(true).open(path).unwrap();
-        f.seek(std::io::SeekFrom::Start(0)).unwrap();
-        f.write_all(bytes).unwrap();
-        f.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs)).unwrap();
-    }
-
-    #[test]
-    fn a_mapped_read_keeps_its_bytes_through_a_title_overwrite_a_rename_and_an_append() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.jsonl");
-        let body = b"{\"type\":\"session\",\"version\":3}\n{\"a\":1}\n".repeat(200);
-        let old = [slot("old"), body.clone()].concat();
-        std::fs::write(&path, &old).unwrap();
-        // Overwritten in place while read: seen, read again (the first page is copied before the
-        // check, so the bytes of the second read are the new slot's, whole).
-        let mut calls = 0;
-        let read = read_settled_from(&path, 0, || {
-            calls += 1;
-            if calls == 1 {
-                overwrite_at_start(&path, &slot("new"), 1);
-            }
-        })
-        .unwrap();
-        assert!(read.settled && read.bytes.is_mapped());
-        let new = [slot("new"), body.clone()].concat();
-        assert_eq!(&read.bytes[..], &new[..]);
-        // After the read: an overwrite of the slot, an append, then a rename over the path are
-        // not seen by the bytes read.
-        let file = SessionFile::read_mapping_from(&path, 0).unwrap();
-        assert!(file.bytes().is_mapped() && file.stamp().is_some());
-        overwrite_at_start(&path, &slot("later"), 2);
-        std::fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(b"{\"b\":2}\n").unwrap();
-        let other = dir.path().join("t.jsonl");
-        std::fs::write(&other, b"replaced\n").unwrap();
-        std::fs::rename(&other, &path).unwrap();
-        assert_eq!(file.raw(), &new[..]);
-        assert_eq!(file.lines.len(), 1 + 400);
-        assert_ne!(file.stamp(), Stamp::of(&path).ok());
-        use std::io::Write;
-    }
-
-    #[test]
-    fn a_file_pi_would_migrate_is_copied_not_mapped() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.jsonl");
-        // pi rewrites a v1 or v2 file through a truncating open: never mapped.
-        for (header, mapped) in [
-            (r#"{"type":"session","id":"s"}"#, false),
-            (r#"{"type":"session","id":"s","version":2}"#, false),
-            (r#"{"type":"session","id":"s","version":"3"}"#, false),
-            (r#"{"type":"session","id":"s","version":3}"#, true),
-            (r#"{"type":"user","uuid":"u"}"#, true),
-        ] {
-            std::fs::write(&path, format!("\n{header}\n{{\"type\":\"message\"}}\n")).unwrap();
-            let file = SessionFile::read_mapping_from(&path, 0).unwrap();
-            assert_eq!(file.bytes().is_mapped(), mapped, "{header}");
-        }
-        // A head with no complete JSON line decides nothing: copied.
-        std::fs::write(&path, "not json\n{\"type\":\"sess").unwrap();
-        assert!(!SessionFile::read_mapping_from(&path, 0).unwrap().bytes().is_mapped());
-    }
-
     #[test]
     fn a_mapped_file_with_invalid_utf8_reads_as_a_copied_one() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.jsonl");
         std::fs::write(&path, b"{\"type\":\"session\",\"version\":3}\n\xff\xfex\nend\n").unwrap();
         let (mapped, copied) = (
-            SessionFile::read_mapping_from(&path, 0).unwrap(),
-            SessionFile::read_mapping_from(&path, u64::MAX).unwrap(),
+            SessionFile::read_mapping_from(&path, &[], 0).unwrap(),
+            SessionFile::read_mapping_from(&path, &[], u64::MAX).unwrap(),
         );
         assert!(mapped.bytes().is_mapped() && !copied.bytes().is_mapped());
         let view = |f: &SessionFile| {

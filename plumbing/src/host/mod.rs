@@ -10,8 +10,9 @@
 //!   [`model`].
 //!
 //! The engine (store, regions, plan, wall, meter, audits, output) sees a host through these and
-//! nothing else. A new host is a new module plus its lines here: one in [`HOSTS`], one variant
-//! each in [`HostData`] and [`ViewData`] (and their `get` arms).
+//! nothing else. This module names no host: the registry above the hosts (`crate::hosts`) lists
+//! them, and each host's reading of a file or a leaf is owned here as a trait object the host
+//! made ([`Session`]'s and [`View`]'s `data`).
 
 pub mod file;
 pub mod model;
@@ -34,104 +35,40 @@ pub use model::{Block, BlockKind, Content, Role, Tool};
 pub use session::{Cycle, Header, Node, Session, Warning};
 pub use view::{Call, Projected, Unit, View};
 
-/// pi's session generator: seeded, realistic sessions for tests and benchmarks.
-pub use crate::pi::generate;
-
-/// The hosts shake reads, in the order detection asks them: one line per host. A host whose
-/// files another's would also accept goes first (oh-my-pi's are pi's format plus a title slot).
-pub static HOSTS: &[&dyn Host] = &[&crate::omp::host::Omp, &crate::claude::host::Claude, &crate::pi::Pi];
-
-/// Each host's reading of a loaded file, one variant per host. An enum, not a boxed trait
-/// object, so that a [`Session`] stays covariant in its lifetime; [`HostData::get`] hands out
-/// the host's [`HostSession`].
-pub(crate) enum HostData<'a> {
-    Pi(crate::pi::Session<'a>),
-    Omp(crate::omp::host::OmpSession<'a>),
-    Claude(crate::claude::host::ClaudeSession<'a>),
-}
-
-impl<'a> HostData<'a> {
-    /// The host's side of the session.
-    pub(crate) fn get(&self) -> &dyn HostSession<'a> {
-        match self {
-            HostData::Pi(s) => s,
-            HostData::Omp(s) => s,
-            HostData::Claude(s) => s,
-        }
-    }
-}
-
-/// What views of one session read of its entries, kept for the next view ([`View::shared`]).
-/// Made for one session and used with it only; it holds a little per entry read. It lives here,
-/// beside [`HostData`], because it holds each host's own memo.
-pub struct ViewMemo<'a> {
-    entries: usize,
-    pi: std::cell::OnceCell<crate::pi::project::FactsMemo<'a>>,
-}
-
-impl<'a> ViewMemo<'a> {
-    /// An empty memo for `session`.
-    pub fn new(session: &Session<'a>) -> ViewMemo<'a> {
-        ViewMemo { entries: session.entries.len(), pi: std::cell::OnceCell::new() }
-    }
-
-    /// The memo of pi's reading (pi and the hosts built on its format).
-    pub(crate) fn pi(&self) -> &crate::pi::project::FactsMemo<'a> {
-        self.pi.get_or_init(|| crate::pi::project::FactsMemo::new(self.entries))
-    }
-}
-
-/// Each host's projection of one leaf, one variant per host (see [`HostData`]).
-pub(crate) enum ViewData<'s, 'a> {
-    Pi(crate::pi::Projection<'s, 'a>),
-    Claude(crate::claude::host::ClaudeView<'s, 'a>),
-}
-
-impl<'s> ViewData<'s, '_> {
-    /// The host's side of the view.
-    pub(crate) fn get(&self) -> &dyn HostView<'s> {
-        match self {
-            ViewData::Pi(p) => p,
-            ViewData::Claude(v) => v,
-        }
-    }
-}
-
 /// What a host keeps of a measured view's end to read rows appended after it alone (the
 /// meter's append shortcut, for a host whose rows cannot be judged one by one with
-/// [`HostSession::is_plain`]): one variant per host, small and of a bounded size whatever the
-/// session's length. Made by [`View::tail`], followed by [`Tail::follow`].
+/// [`HostSession::is_plain`]): small and of a bounded size whatever the session's length, and
+/// opaque to the engine: the host that made it reads its `state` back ([`Host::follow`]). Made
+/// by [`View::tail`].
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum Tail {
-    /// Claude Code's: the chain's open end.
-    Claude(crate::claude::tail::ClaudeTail),
+pub struct Tail {
+    /// The host that made it, which alone reads it.
+    pub host: HostKind,
+    /// The id of the leaf the view ends at (the leaf a whole measure of the file finds; none
+    /// when the file has no message to end at, as right after a compaction's boundary).
+    leaf_id: Option<String>,
+    /// The host's own record, in its own encoding.
+    state: Vec<u8>,
 }
 
 impl Tail {
-    /// Reads `appended` (the bytes appended to the file after this tail's view, whole lines) as
-    /// rows continuing the view's context without changing it, or as rows that restart it from
-    /// a few old rows the tail names (read again from `appended.path`, put with the new rows in
-    /// `room`), or `None` when they may be neither (then the whole file must be measured).
-    pub fn follow<'a>(
-        &self,
-        appended: &'a SessionFile,
-        room: &'a std::cell::OnceCell<SessionFile>,
-    ) -> Option<Followed<'a>> {
-        match self {
-            Tail::Claude(tail) => tail.follow(appended, room),
-        }
+    /// A tail of `host`'s, ending at `leaf_id`, holding the host's `state`.
+    pub fn new(host: HostKind, leaf_id: Option<String>, state: Vec<u8>) -> Tail {
+        Tail { host, leaf_id, state }
     }
 
-    /// The id of the leaf the view ends at (the leaf a whole measure of the file finds; none
-    /// when the file has no message to end at, as right after a compaction's boundary).
+    /// The id of the leaf the view ends at.
     pub fn leaf_id(&self) -> Option<&str> {
-        match self {
-            Tail::Claude(tail) => tail.leaf_id(),
-        }
+        self.leaf_id.as_deref()
+    }
+
+    /// The host's own record.
+    pub fn state(&self) -> &[u8] {
+        &self.state
     }
 }
 
-/// Rows appended after a view's end, read by [`Tail::follow`]: the whole file's context at the
+/// Rows appended after a view's end, read by [`Host::follow`]: the whole file's context at the
 /// host's leaf is the view's followed by the positions of `session`'s view (at
 /// [`Session::default_leaf`]), or, when `restart`, those positions alone, provided no id in
 /// `fresh` is one of the old file's (those [`View::tail`] gave).
@@ -179,14 +116,6 @@ impl HostKind {
             HostKind::Claude => "Claude Code",
             HostKind::Omp => "oh-my-pi",
         }
-    }
-
-    /// Returns the registered host of this kind, or the error a host not yet supported gives.
-    pub fn host(self) -> Result<&'static dyn Host> {
-        HOSTS.iter().copied().find(|h| h.kind() == self).ok_or_else(|| {
-            Error::user(format!("{} sessions are not supported yet", self.title()))
-                .hint("shake reads pi sessions; see docs/architecture.md for the hosts to come")
-        })
     }
 }
 
@@ -386,6 +315,20 @@ pub trait Host: Sync {
         None
     }
 
+    /// Reads `appended` (the bytes appended to the file after `tail`'s view, whole lines) as
+    /// rows continuing the view's context without changing it, or as rows that restart it from
+    /// a few old rows the tail names (read again from `appended.path`, put with the new rows in
+    /// `room`), or `None` when they may be neither (then the whole file must be measured). Only
+    /// hosts whose views make a [`Tail`] ([`HostView::tail`]) read one.
+    fn follow<'a>(
+        &self,
+        _tail: &Tail,
+        _appended: &'a SessionFile,
+        _room: &'a std::cell::OnceCell<SessionFile>,
+    ) -> Option<Followed<'a>> {
+        None
+    }
+
     /// Parses a raw `content` value into the neutral model.
     fn parse_content<'r>(&self, raw: Option<&'r RawValue>) -> Content<'r>;
 
@@ -415,15 +358,10 @@ pub trait HostSession<'a> {
     /// The context the model sees at `leaf` (an entry index; `None` is the empty leaf).
     fn view<'s>(&'s self, session: &'s Session<'a>, leaf: Option<usize>) -> Result<View<'s, 'a>>;
 
-    /// [`HostSession::view`], keeping what it reads of each entry in `memo` for the session's
-    /// other views ([`View::shared`]); a host that keeps nothing projects as `view` does.
-    fn view_with<'s>(
-        &'s self,
-        session: &'s Session<'a>,
-        leaf: Option<usize>,
-        memo: &ViewMemo<'a>,
-    ) -> Result<View<'s, 'a>> {
-        let _ = memo;
+    /// [`HostSession::view`] for one of many leaves of the session ([`View::shared`]): a host
+    /// may keep what it reads of each entry for the session's other views; one that keeps
+    /// nothing projects as `view` does.
+    fn view_shared<'s>(&'s self, session: &'s Session<'a>, leaf: Option<usize>) -> Result<View<'s, 'a>> {
         self.view(session, leaf)
     }
 
@@ -564,34 +502,6 @@ pub trait HostView<'s> {
     fn write_json_text(&self, context: &[usize], out: &mut dyn std::io::Write) -> std::io::Result<()> {
         serde_json::to_writer(out, &self.to_json(context)).map_err(std::io::Error::from)
     }
-}
-
-/// Finds the host of a file: the one `forced` names, else the first in [`HOSTS`] that accepts
-/// it. A file no host accepts is an error naming the file and what it looked like.
-pub fn detect(file: &SessionFile, forced: Option<HostKind>) -> Result<&'static dyn Host> {
-    if let Some(kind) = forced {
-        return kind.host();
-    }
-    // The refusal told is the last host's: pi, the base format the others extend, is asked last,
-    // so a file that is nobody's is described as pi would describe it.
-    let mut last: Option<Refusal> = None;
-    for host in HOSTS {
-        match host.accepts(file) {
-            Ok(()) => return Ok(*host),
-            Err(r) => last = Some(r),
-        }
-    }
-    let refusal = last.unwrap_or(Refusal { line: 0, reason: "no host is registered".into() });
-    let at = match refusal.line {
-        0 => file.display().into_owned(),
-        n => format!("{}:{n}", file.display()),
-    };
-    Err(Error::user(format!("{at}: {}; {}", refusal.reason, looks_like(file.raw()))))
-}
-
-/// Loads a session file with its host (see [`detect`]).
-pub fn load<'a>(file: &'a SessionFile, forced: Option<HostKind>) -> Result<Session<'a>> {
-    detect(file, forced)?.load(file)
 }
 
 /// Says in a few words what a file that no host reads looks like.

@@ -9,7 +9,7 @@ use std::hash::BuildHasher;
 use super::file::SessionFile;
 use serde_json::value::RawValue;
 
-use super::{Appender, Host, HostData, HostKind, Reply};
+use super::{Appender, Host, HostKind, HostSession, Reply};
 
 /// Something the host reads differently from what the file says, or skips silently.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -240,8 +240,11 @@ pub struct Session<'a> {
     /// Entry id → index (the later one when ids repeat).
     by_id: IdIndex,
     host: &'static dyn Host,
-    /// The host's own reading of the entries (the engine never looks inside).
-    pub(crate) data: HostData<'a>,
+    /// The host's own reading of the entries (the engine never looks inside). A trait object,
+    /// so this module names no host. It makes `Session` invariant in `'a`: two files' sessions
+    /// compared side by side take one pair of lifetimes, which the borrows of two files meet in
+    /// (`hosts::tests::two_files_side_by_side`).
+    pub(crate) data: Box<dyn HostSession<'a> + 'a>,
 }
 
 impl fmt::Debug for Session<'_> {
@@ -261,7 +264,7 @@ impl<'a> Session<'a> {
         file: &'a SessionFile,
         header: Option<Header<'a>>,
         entries: Vec<Node<'a>>,
-        data: HostData<'a>,
+        data: Box<dyn HostSession<'a> + 'a>,
     ) -> Session<'a> {
         let by_id = IdIndex::new(&entries);
         Session {
@@ -285,87 +288,87 @@ impl<'a> Session<'a> {
     /// Writes the context at `leaf` as the host itself would write it, byte for byte (`shake
     /// project --json`): [`super::View::write_json_text`], without a view where the host needs none.
     pub fn write_context_json(&self, leaf: Option<usize>, out: &mut dyn std::io::Write) -> crate::Result<()> {
-        self.data.get().write_context_json(self, leaf, out)
+        self.data.write_context_json(self, leaf, out)
     }
 
     /// The entries of the root→leaf `path` the host sends the model (compaction-aware).
     pub fn context(&self, path: &[usize]) -> Vec<usize> {
-        self.data.get().context(path)
+        self.data.context(path)
     }
 
     /// The format version, when the format has one.
     pub fn version(&self) -> Option<u64> {
-        self.data.get().version()
+        self.data.version()
     }
 
     /// Tells whether the host would migrate (rewrite) this file when it opens it.
     pub fn needs_migration(&self) -> bool {
-        self.data.get().needs_migration()
+        self.data.needs_migration()
     }
 
     /// The `data` of entry `index` when it is a log record of type `record_type`.
     pub fn record(&self, index: usize, record_type: &str) -> Option<&'a RawValue> {
-        self.data.get().record(index, record_type)
+        self.data.record(index, record_type)
     }
 
     /// The entry's timestamp as written.
     pub fn timestamp(&self, index: usize) -> Option<Cow<'a, str>> {
-        self.data.get().timestamp(index)
+        self.data.timestamp(index)
     }
 
     /// A foldable entry's own content, as written.
     pub fn own_content(&self, index: usize) -> Option<&'a RawValue> {
-        self.data.get().own_content(index)
+        self.data.own_content(index)
     }
 
     /// Tells whether entry `index` is an edit (pi: a `context_edit`).
     pub fn is_edit(&self, index: usize) -> bool {
-        self.data.get().is_edit(index)
+        self.data.is_edit(index)
     }
 
     /// The raw payload of an edit entry, as written (pi: its `replacement`).
     pub fn edit_raw(&self, index: usize) -> Option<&'a RawValue> {
-        self.data.get().edit_raw(index)
+        self.data.edit_raw(index)
     }
 
     /// The provider-counted reply entry `index` is, if it is one.
     pub fn reply(&self, index: usize) -> Option<Reply<'a>> {
-        self.data.get().reply(index)
+        self.data.reply(index)
     }
 
     /// The role name `show` prints for entry `index`.
     pub fn role_label(&self, index: usize) -> String {
-        self.data.get().role_label(index)
+        self.data.role_label(index)
     }
 
     /// The message role of entry `index` in the host's words, else the entry's type.
     pub fn entry_label(&self, index: usize) -> String {
-        self.data.get().entry_label(index)
+        self.data.entry_label(index)
     }
 
     /// Tells whether entry `index` may follow a measured leaf in the meter's append shortcut.
     pub fn is_plain(&self, index: usize) -> bool {
-        self.data.get().is_plain(index)
+        self.data.is_plain(index)
     }
 
     /// The bytes to put before appended lines so they load alone.
     pub fn append_prefix(&self) -> Option<&'a [u8]> {
-        self.data.get().append_prefix()
+        self.data.append_prefix()
     }
 
     /// A writer for one appended batch.
     pub fn appender(&self) -> crate::Result<Box<dyn Appender>> {
-        self.data.get().appender(self)
+        self.data.appender(self)
     }
 
     /// Writes a fold as a new session beside this one (hosts that write back as forks).
     pub fn write_fork(&self, edits: &[(String, &RawValue)], how: super::ForkWrite) -> crate::Result<super::Forked> {
-        self.data.get().write_fork(self, edits, how)
+        self.data.write_fork(self, edits, how)
     }
 
     /// The root→`leaf` path as a session file of its own.
     pub fn export(&self, ctx: &crate::Context, leaf: usize) -> crate::Result<super::Export<'a>> {
-        self.data.get().export(ctx, self, leaf)
+        self.data.export(ctx, self, leaf)
     }
 
     /// Returns the index of the entry with this id (the later one when ids repeat).
@@ -386,7 +389,7 @@ impl<'a> Session<'a> {
 
     /// Returns the host's leaf on load (pi: the last entry in file order).
     pub fn default_leaf(&self) -> Option<usize> {
-        self.data.get().default_leaf(self)
+        self.data.default_leaf(self)
     }
 
     /// Returns the parent's index, or `None` at a root or when the parent is unknown (the path

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::model::{Content, Role, Tool};
 use super::session::Session;
-use super::{Host, ViewData, ViewMemo};
+use super::{Host, HostView};
 use crate::tokens::Pieces;
 
 /// Entry index → its position in a context list, for every entry of the session (a table, not
@@ -127,20 +127,21 @@ pub struct View<'s, 'a> {
     pub units: Vec<Unit<'s>>,
     /// Every tool call in the context, in order.
     pub calls: Vec<Call<'s>>,
-    data: ViewData<'s, 'a>,
+    /// The host's own projection (a trait object: this module names no host).
+    data: Box<dyn HostView<'s> + 's>,
 }
 
 impl<'s, 'a> View<'s, 'a> {
     /// The context the host sends at `leaf` (an entry index; `None` is the empty leaf).
     pub fn at(session: &'s Session<'a>, leaf: Option<usize>) -> crate::Result<View<'s, 'a>> {
-        session.data.get().view(session, leaf)
+        session.data.view(session, leaf)
     }
 
-    /// [`View::at`] for one of many leaves of a session: what is read of each entry is kept in
-    /// `memo` and shared by the other views made with it, so projecting every leaf (`audit
+    /// [`View::at`] for one of many leaves of a session: the host may keep what it reads of
+    /// each entry for the session's other shared views, so projecting every leaf (`audit
     /// rewind`, stranded folds) reads each entry once, not once per leaf.
-    pub fn shared(session: &'s Session<'a>, leaf: Option<usize>, memo: &ViewMemo<'a>) -> crate::Result<View<'s, 'a>> {
-        session.data.get().view_with(session, leaf, memo)
+    pub fn shared(session: &'s Session<'a>, leaf: Option<usize>) -> crate::Result<View<'s, 'a>> {
+        session.data.view_shared(session, leaf)
     }
 
     /// Assembles a view (called by the host modules).
@@ -151,7 +152,7 @@ impl<'s, 'a> View<'s, 'a> {
         context: Vec<usize>,
         units: Vec<Unit<'s>>,
         calls: Vec<Call<'s>>,
-        data: ViewData<'s, 'a>,
+        data: Box<dyn HostView<'s> + 's>,
     ) -> View<'s, 'a> {
         View { session, leaf, path, context, units, calls, data }
     }
@@ -163,7 +164,7 @@ impl<'s, 'a> View<'s, 'a> {
 
     /// Returns entry `index`'s position in the context list, if it is there.
     pub fn position(&self, index: usize) -> Option<usize> {
-        self.data.get().positions().get(index)
+        self.data.positions().get(index)
     }
 
     /// Returns the unit of entry `index`, if it is in the context.
@@ -178,27 +179,27 @@ impl<'s, 'a> View<'s, 'a> {
 
     /// What the model sees of entry `index` (which must be in the context).
     pub fn projected(&self, index: usize) -> Projected<'s> {
-        self.data.get().projected(index)
+        self.data.projected(index)
     }
 
     /// The content the model sees for a foldable entry (the winning edit's, else its own).
     pub fn content(&self, index: usize) -> Option<Content<'s>> {
-        self.data.get().content(index)
+        self.data.content(index)
     }
 
     /// A foldable entry's own content, as written.
     pub fn own_content(&self, index: usize) -> Option<&'s RawValue> {
-        self.data.get().own_content(index).unwrap_or_else(|| self.session.own_content(index))
+        self.data.own_content(index).unwrap_or_else(|| self.session.own_content(index))
     }
 
     /// The target of entry `index` when it is an edit.
     pub fn edit_target(&self, index: usize) -> Option<Cow<'s, str>> {
-        self.data.get().edit_target(index)
+        self.data.edit_target(index)
     }
 
     /// The content edit `edit` puts in place of its target's (`None`: omitted, or no content).
     pub fn replacement(&self, edit: usize) -> Option<&'s RawValue> {
-        self.data.get().replacement(edit)
+        self.data.replacement(edit)
     }
 
     /// Parses raw content with the session's host.
@@ -208,124 +209,45 @@ impl<'s, 'a> View<'s, 'a> {
 
     /// Feeds the pieces the model sees of context position `pos`.
     pub fn pieces(&self, pos: usize, sink: &mut dyn Pieces) {
-        self.data.get().pieces(pos, self.context[pos], sink)
+        self.data.pieces(pos, self.context[pos], sink)
     }
 
     /// Feeds the pieces foldable entry `index` would give with `content` in place of its own.
     pub fn pieces_with(&self, index: usize, content: &Content<'_>, sink: &mut dyn Pieces) {
-        self.data.get().pieces_with(index, content, sink)
+        self.data.pieces_with(index, content, sink)
     }
 
     /// The messages context position `pos` gives the model, as the host's own JSON.
     pub fn messages_json(&self, pos: usize) -> Vec<Value> {
-        self.data.get().messages_json(pos, self.context[pos])
+        self.data.messages_json(pos, self.context[pos])
     }
 
     /// The original content of entry `index` when it is a placeholder the host's fork wrote
     /// and the saved original is still there, byte for byte.
     pub fn original(&self, index: usize) -> Option<Box<RawValue>> {
-        self.data.get().original(index)
+        self.data.original(index)
     }
 
     /// The content the host writes in place of tool result `index`'s whole text, when it has a
     /// placeholder of its own.
     pub fn own_placeholder(&self, index: usize) -> Option<Box<RawValue>> {
-        self.data.get().own_placeholder(index)
+        self.data.own_placeholder(index)
     }
 
     /// What the host keeps to follow rows appended after this context, the view being at its
     /// own leaf; `ids` is given every id of the file a new row must not reuse.
     pub fn tail(&self, ids: &mut dyn FnMut(&str)) -> Option<super::Tail> {
-        self.data.get().tail(self, ids)
+        self.data.tail(self, ids)
     }
 
     /// The whole context as the host's own JSON.
     pub fn to_json(&self) -> Value {
-        self.data.get().to_json(&self.context)
+        self.data.to_json(&self.context)
     }
 
     /// Writes the whole context as the host itself would write it, byte for byte (`shake
     /// project`).
     pub fn write_json_text(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-        self.data.get().write_json_text(&self.context, out)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::host::SessionFile;
-
-    /// Runs `check` on each fixture with branches, edits, a compaction and tool calls (pi,
-    /// migrated v1, oh-my-pi), loaded, with its name.
-    fn each_fixture(check: impl Fn(&str, &Session<'_>)) {
-        let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/");
-        for name in
-            ["pi-v3-branch-compaction-edit.jsonl", "pi-mono-large-session.v1.jsonl", "omp/omp-large-session.jsonl"]
-        {
-            let file = SessionFile::read(std::path::Path::new(&format!("{fixtures}{name}"))).unwrap();
-            check(name, &crate::host::load(&file, None).unwrap());
-        }
-    }
-
-    /// A view made through a shared memo is the view made alone, at every entry of files with
-    /// branches, edits, a compaction and tool calls (pi, migrated v1, oh-my-pi), whatever the
-    /// order the leaves are visited in.
-    #[test]
-    fn shared_views_are_the_views_made_alone() {
-        each_fixture(|name, session| {
-            let memo = ViewMemo::new(session);
-            let n = session.entries.len();
-            let mut calls = 0;
-            for leaf in (0..n).rev().step_by(61).chain((0..n).step_by(53)).chain([0, n / 2]) {
-                let (alone, shared) = (View::at(session, Some(leaf)), View::shared(session, Some(leaf), &memo));
-                let (Ok(alone), Ok(shared)) = (alone, shared) else { continue };
-                assert_eq!(format!("{:?}", alone.units), format!("{:?}", shared.units), "{name}: units at {leaf}");
-                assert_eq!(format!("{:?}", alone.calls), format!("{:?}", shared.calls), "{name}: calls at {leaf}");
-                calls += shared.calls.len();
-            }
-            assert!(calls > 0, "{name}: no tool call seen");
-        });
-    }
-
-    /// The calls a view reads with each message (no block list made, no text decoded) are the
-    /// tool calls of the content it gives the model, parsed whole, in context order: at every
-    /// leaf of files with edits, a compaction and tool calls (pi, migrated v1, oh-my-pi).
-    #[test]
-    fn the_calls_are_those_of_the_content_seen() {
-        use crate::host::BlockKind;
-        each_fixture(|name, session| {
-            let n = session.entries.len();
-            let mut seen = 0;
-            for leaf in (0..n).step_by(37).chain([n - 1]) {
-                let Ok(view) = View::at(session, Some(leaf)) else { continue };
-                let of_content: Vec<String> = view
-                    .context
-                    .iter()
-                    .filter_map(|&i| view.content(i))
-                    .flat_map(|c| {
-                        let calls: Vec<String> = c
-                            .blocks()
-                            .iter()
-                            .filter_map(|b| match &b.kind {
-                                BlockKind::ToolCall { id: Some(id), name, arguments } => {
-                                    Some(format!("{id} {name} {:?}", arguments.map(RawValue::get)))
-                                }
-                                _ => None,
-                            })
-                            .collect();
-                        calls
-                    })
-                    .collect();
-                let read: Vec<String> = view
-                    .calls
-                    .iter()
-                    .map(|c| format!("{} {} {:?}", c.id, c.name, c.arguments.map(RawValue::get)))
-                    .collect();
-                assert_eq!(read, of_content, "{name}: calls at {leaf}");
-                seen += read.len();
-            }
-            assert!(seen > 0, "{name}: no tool call seen");
-        });
+        self.data.write_json_text(&self.context, out)
     }
 }

@@ -129,7 +129,8 @@ impl OmpFile {
     /// [`OmpFile::read`] with a hook run between reading the bytes and checking the path again
     /// (tests use it to rewrite the file mid-read).
     pub fn read_with(path: &Path, between: impl FnMut()) -> Result<OmpFile, OmpError> {
-        let read = read_settled(path, between).map_err(|err| OmpError::Io { path: path.display().to_string(), err })?;
+        let read = read_settled(path, &[&super::host::Omp], between)
+            .map_err(|err| OmpError::Io { path: path.display().to_string(), err })?;
         match read.settled {
             true => Self::parse(path.to_path_buf(), read.bytes),
             false => Err(OmpError::Unstable { path: path.display().to_string(), attempts: READ_ATTEMPTS }),
@@ -140,7 +141,8 @@ impl OmpFile {
     /// store's import of this read ([`crate::store::touch::import_read`]): the file is mapped
     /// once, not once per reader.
     pub fn read_shared(path: &Path) -> Result<(OmpFile, SessionFile), OmpError> {
-        let read = SessionFile::read(path).map_err(|err| OmpError::Io { path: path.display().to_string(), err })?;
+        let read = SessionFile::read(path, &[&super::host::Omp])
+            .map_err(|err| OmpError::Io { path: path.display().to_string(), err })?;
         if read.stamp().is_none() {
             return Err(OmpError::Unstable { path: path.display().to_string(), attempts: READ_ATTEMPTS });
         }

@@ -15,8 +15,8 @@ use std::collections::HashMap;
 use serde_json::{json, Map, Value};
 
 use super::file::TITLE_SLOT_BYTES;
-use crate::host::generate::text::Rng;
-use crate::host::generate::{self, Limit};
+use crate::pi::generate::text::Rng;
+use crate::pi::generate::{self, Limit};
 use crate::tokens::js_json::stringify_value;
 
 /// What to generate.

@@ -210,7 +210,7 @@ mod tests {
     fn a_simulated_shake_is_seen_as_one() {
         let opts = Options {
             seed: 5,
-            limit: crate::host::generate::Limit::Entries(200),
+            limit: crate::pi::generate::Limit::Entries(200),
             model: "openai/gpt-5.1-codex".into(),
             title: "t".into(),
         };

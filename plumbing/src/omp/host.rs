@@ -16,8 +16,7 @@ use serde_json::value::RawValue;
 use super::file::{looks_like_omp, OmpFile};
 use super::paths;
 use crate::host::{
-    self, Appender, Content, Host, HostData, HostKind, HostSession, Refusal, Reply, Role, SessionFile, TreeLine, View,
-    WriteBack,
+    self, Appender, Content, Host, HostKind, HostSession, Refusal, Reply, Role, SessionFile, TreeLine, View, WriteBack,
 };
 use crate::pi::{self, Pi};
 use crate::{Context, Error, Result};
@@ -57,7 +56,7 @@ impl Host for Omp {
         let title = OmpFile::check(&file.path, file.raw()).map_err(|e| Error::user(e.to_string()))?;
         let skip = usize::from(title.is_some());
         Ok(pi::session::load_as(file, &Omp, skip, &OMP_TYPES, |p| {
-            HostData::Omp(OmpSession { pruned: super::prune::rewrites(&p), pi: p })
+            Box::new(OmpSession { pruned: super::prune::rewrites(&p), pi: p })
         })?)
     }
 
@@ -149,14 +148,9 @@ impl<'a> HostSession<'a> for OmpSession<'a> {
         Ok(projection.into_view(None))
     }
 
-    fn view_with<'s>(
-        &'s self,
-        session: &'s host::Session<'a>,
-        leaf: Option<usize>,
-        memo: &host::ViewMemo<'a>,
-    ) -> Result<View<'s, 'a>> {
+    fn view_shared<'s>(&'s self, session: &'s host::Session<'a>, leaf: Option<usize>) -> Result<View<'s, 'a>> {
         let projection = pi::Projection::rewritten(session, &self.pi, leaf, Some(&self.pruned))?;
-        Ok(projection.into_view(Some(memo.pi())))
+        Ok(projection.into_view(Some(self.pi.memo())))
     }
 
     fn context(&self, path: &[usize]) -> Vec<usize> {

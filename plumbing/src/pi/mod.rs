@@ -22,8 +22,7 @@ use std::path::PathBuf;
 use serde_json::value::RawValue;
 
 use crate::host::{
-    self, Appender, Content, Host, HostKind, HostSession, Refusal, Reply, Role, SessionFile, TreeLine, View, ViewMemo,
-    WriteBack,
+    self, Appender, Content, Host, HostKind, HostSession, Refusal, Reply, Role, SessionFile, TreeLine, View, WriteBack,
 };
 use crate::{Context, Error, Result};
 
@@ -118,13 +117,8 @@ impl<'a> HostSession<'a> for Session<'a> {
         Ok(Projection::at(session, self, leaf)?.into_view(None))
     }
 
-    fn view_with<'s>(
-        &'s self,
-        session: &'s host::Session<'a>,
-        leaf: Option<usize>,
-        memo: &ViewMemo<'a>,
-    ) -> Result<View<'s, 'a>> {
-        Ok(Projection::at(session, self, leaf)?.into_view(Some(memo.pi())))
+    fn view_shared<'s>(&'s self, session: &'s host::Session<'a>, leaf: Option<usize>) -> Result<View<'s, 'a>> {
+        Ok(Projection::at(session, self, leaf)?.into_view(Some(self.memo())))
     }
 
     /// The projection writes itself; the units, calls and parsed content of a view are not

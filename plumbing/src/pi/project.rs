@@ -491,7 +491,7 @@ impl<'s, 'a> Projection<'s, 'a> {
         // The path and the context are the view's: the projection reads them there.
         let (session, leaf, path, context) =
             (self.session, self.leaf, std::mem::take(&mut self.path), std::mem::take(&mut self.context));
-        View::new(session, leaf, path, context, units, calls, host::ViewData::Pi(self))
+        View::new(session, leaf, path, context, units, calls, Box::new(self))
     }
 
     /// The unit of entry `index` (the arguments of the call it answers are found later, in
@@ -567,8 +567,8 @@ impl<'a> Facts<'a> {
     }
 }
 
-/// What views read of each entry's own message, kept across the views of one session
-/// ([`crate::host::ViewMemo`]): an audit that projects every leaf then reads each entry once,
+/// What views read of each entry's own message, kept across the shared views of one session
+/// ([`crate::host::View::shared`], [`super::Session::memo`]): an audit that projects every leaf then reads each entry once,
 /// not once per leaf.
 pub struct FactsMemo<'a> {
     cells: Vec<std::cell::OnceCell<Facts<'a>>>,
@@ -825,7 +825,7 @@ mod tests {
             r#"{"type":"message","id":"x","parentId":"a","timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"three"}}"#,
         ];
         let file = SessionFile::from_bytes("t.jsonl".into(), format!("{}\n", text.join("\n")).into_bytes());
-        let session = crate::host::load(&file, None).unwrap();
+        let session = crate::pi::session::load(&file).unwrap();
         assert_eq!(session.index_of("x"), Some(3));
         let view = View::at(&session, Some(2)).unwrap();
         assert_eq!(view.context, [0, 1, 2]);

@@ -55,6 +55,8 @@ pub struct Session<'a> {
     pub entries: Vec<Entry<'a>>,
     /// A v1 file's synthetic entry ids (its lines have none); empty for any other version.
     synthetic: Vec<String>,
+    /// What shared views read of each entry ([`Session::memo`]), made on the first.
+    memo: std::cell::OnceCell<super::project::FactsMemo<'a>>,
 }
 
 /// A pi session read ([`Session::parse`]): pi's reading of each entry, the tree's node of each
@@ -71,7 +73,7 @@ pub struct Parsed<'a> {
 /// Loads a pi session file: the neutral session (tree, header, warnings) with pi's reading of
 /// every entry behind it.
 pub fn load(file: &SessionFile) -> Result<host::Session<'_>, ParseError> {
-    load_as(file, &super::Pi, 0, &[], host::HostData::Pi)
+    load_as(file, &super::Pi, 0, &[], |pi| Box::new(pi))
 }
 
 /// Loads a file in pi's format for another `host` whose files are pi's plus something before
@@ -82,7 +84,7 @@ pub(crate) fn load_as<'a>(
     host: &'static dyn host::Host,
     skip: usize,
     extra_types: &[&str],
-    wrap: impl FnOnce(Session<'a>) -> host::HostData<'a>,
+    wrap: impl FnOnce(Session<'a>) -> Box<dyn host::HostSession<'a> + 'a>,
 ) -> Result<host::Session<'a>, ParseError> {
     let Parsed { session: pi, nodes, mut warnings } = Session::parse_skipping(file, skip)?;
     let header = pi.header.as_ref().map(|h| host::Header {
@@ -127,6 +129,13 @@ fn check_tree(session: &host::Session<'_>, known: &[bool], warnings: &mut Vec<Wa
 }
 
 impl<'a> Session<'a> {
+    /// What the session's shared views ([`host::View::shared`]) read of each entry, kept for
+    /// the next: an audit that projects every leaf reads each entry once. Made on first use, so
+    /// a command of one view holds none of it.
+    pub(crate) fn memo(&self) -> &super::project::FactsMemo<'a> {
+        self.memo.get_or_init(|| super::project::FactsMemo::new(self.entries.len()))
+    }
+
     /// Parses a session file as pi 1.6.0 loads it, with the warnings of what pi skips.
     pub fn parse(file: &'a SessionFile) -> Result<Parsed<'a>, ParseError> {
         Self::parse_skipping(file, 0)
@@ -215,7 +224,7 @@ impl<'a> Session<'a> {
                 message: "empty file (no session header); pi would start a new session in it".into(),
             });
         }
-        let mut session = Session { header, entries, synthetic: Vec::new() };
+        let mut session = Session { header, entries, synthetic: Vec::new(), memo: std::cell::OnceCell::new() };
         session.migrate(&mut nodes, &mut warnings);
         Ok(Parsed { session, nodes, warnings })
     }

@@ -144,7 +144,7 @@ mod tests {
     #[test]
     fn fresh_ids_skip_the_sessions_ids_and_their_own() {
         let file = session_file(&["a1"]);
-        let session = crate::host::load(&file, None).unwrap();
+        let session = crate::pi::session::load(&file).unwrap();
         let mut writer = EntryWriter::new(&session);
         let next: Vec<String> = {
             let mut peek = writer.clone();
@@ -153,7 +153,7 @@ mod tests {
         assert_eq!(next.iter().collect::<HashSet<_>>().len(), 3);
         // A session holding the first two ids this writer would hand out: it hands out the third.
         let holding = session_file(&[&next[0], &next[1]]);
-        let holding = crate::host::load(&holding, None).unwrap();
+        let holding = crate::pi::session::load(&holding).unwrap();
         assert_eq!(writer.fresh_id(&holding), next[2]);
         // Never the same id twice in a batch: from the start again, the ids handed out are skipped.
         writer.counter = 0;

@@ -174,7 +174,7 @@ mod tests {
 #[cfg(test)]
 mod tail_tests {
     use super::*;
-    use crate::host::{self, SessionFile};
+    use crate::host::SessionFile;
     use crate::tokens::{Tokenizer, TokenizerName};
 
     /// A linear session of user messages with these sizes in characters (pi: 4 chars a token).
@@ -194,7 +194,7 @@ mod tail_tests {
     #[test]
     fn the_entry_straddling_the_tail_is_protected() {
         let file = session(&[400, 400, 400, 400]); // 100 tokens each
-        let s = host::load(&file, None).unwrap();
+        let s = crate::hosts::load(&file, None).unwrap();
         let p = View::at(&s, s.default_leaf()).unwrap();
         let tokens = crate::tokens::context_tokens(&p, &Tokenizer::new(TokenizerName::Pi));
         // Newer than e3: 0; e2: 100; e1: 200; e0: 300.

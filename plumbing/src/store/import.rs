@@ -890,9 +890,9 @@ fn read_whole<'a>(
     let now = known.and_then(SessionFile::stamp).and_then(|_| Stamp::of(path).ok());
     let file = match known.filter(|k| now.is_some() && k.stamp() == now) {
         Some(known) => ReadFile::Known(known),
-        None => ReadFile::Read(SessionFile::read(path).map_err(FileError::at(path, "read"))?),
+        None => ReadFile::Read(crate::hosts::read(path).map_err(FileError::at(path, "read"))?),
     };
-    let host = host::detect(&file, forced)?;
+    let host = crate::hosts::detect(&file, forced)?;
     let proof = Proof::of(file.raw());
     Ok(Read { host, file, origin: 0, prover: Prover::default(), proof })
 }
@@ -979,7 +979,7 @@ fn read_known<'a>(
     prover.update(&bytes[committed..]);
     let whole = prover.proof();
     Proven::remember(key, stamp, &whole);
-    let host = host::detect(file, forced)?;
+    let host = crate::hosts::detect(file, forced)?;
     Ok(Some(Read { host, file: ReadFile::Known(file), origin: 0, prover: Prover::default(), proof: whole }))
 }
 
@@ -1029,7 +1029,7 @@ fn head_host(path: &Path, mut first: Vec<u8>, forced: Option<HostKind>) -> Optio
     if first.iter().all(u8::is_ascii_whitespace) {
         return None;
     }
-    host::detect(&SessionFile::from_bytes(path.to_path_buf(), first), forced).ok()
+    crate::hosts::detect(&SessionFile::from_bytes(path.to_path_buf(), first), forced).ok()
 }
 
 /// The read after this process's own append (`appended`), trusting the old bytes without
@@ -1196,8 +1196,8 @@ mod tests {
         let report = store.import_file(&path, None).unwrap();
         // 4 entries, 3 nodes, the version and the node table's chunk.
         assert_eq!((report.entries, report.new_objects), (3, 9));
-        let file = SessionFile::read(&path).unwrap();
-        let session = host::load(&file, None).unwrap();
+        let file = crate::hosts::read(&path).unwrap();
+        let session = crate::hosts::load(&file, None).unwrap();
         let nodes = path_nodes(&session, 2).unwrap();
         assert_eq!(nodes.len(), 2);
         assert!(nodes.iter().all(|n| store.read_kind(n, Kind::Node).is_ok()));
@@ -1247,13 +1247,13 @@ mod tests {
         std::fs::write(&path, text).unwrap();
         let mut store = Store::open_dir(&dir.path().join("store")).unwrap();
         store.import_file(&path, None).unwrap();
-        let file = SessionFile::read(&path).unwrap();
+        let file = crate::hosts::read(&path).unwrap();
         // Imported within a second of its write: the state's mtime is not trusted.
         assert_eq!(store.imported_node(&file, "b"), None);
         age(minute_ago());
         store.import_file(&path, None).unwrap();
-        let file = SessionFile::read(&path).unwrap();
-        let session = host::load(&file, None).unwrap();
+        let file = crate::hosts::read(&path).unwrap();
+        let session = crate::hosts::load(&file, None).unwrap();
         for (id, leaf) in [("b", 1), ("c", 2)] {
             assert_eq!(store.imported_node(&file, id), path_nodes(&session, leaf).unwrap().last().copied(), "{id}");
         }
@@ -1363,7 +1363,7 @@ mod tests {
             assert_eq!(store.read_state(&key).unwrap().unwrap().unwrap().0.mtime_ns, 0);
             if proved {
                 // The command's read, imported: proven in memory, the state unchanged.
-                let file = SessionFile::read(&path).unwrap();
+                let file = crate::hosts::read(&path).unwrap();
                 assert!(store.import_read(&file, None).unwrap().unchanged);
             }
             let mut changed = text.clone().into_bytes();

@@ -117,7 +117,7 @@ fn work<'p>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::generate::{generate, Limit, Options};
+    use crate::hosts::generate::{generate, Limit, Options};
     use std::io::Write;
     use std::path::Path;
 

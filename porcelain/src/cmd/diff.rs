@@ -6,7 +6,8 @@
 use std::io::Write;
 
 use serde_json::{json, Value};
-use shake_plumbing::output::{answer, json_or, short_path, table, write_record, RecordArgs};
+use shake_plumbing::hosts::short_path;
+use shake_plumbing::output::{answer, json_or, table, write_record, RecordArgs};
 use shake_plumbing::rev::split_version;
 use shake_plumbing::token_cache::open_tokenizer;
 use shake_plumbing::tokens::{TokenizerName, DEFAULT_TOKENIZER};
@@ -56,7 +57,15 @@ pub fn run(ctx: &Context, args: &DiffArgs, out: &mut dyn Write) -> Result {
     with_two_leaves(ctx, &args.a, &args.b, |a, b| report(ctx, a, b, args, out)).map_err(Error::trouble)
 }
 
-fn report(ctx: &Context, a: &LeafView<'_, '_>, b: &LeafView<'_, '_>, args: &DiffArgs, out: &mut dyn Write) -> Result {
+// One pair of lifetimes for both sides, as `with_two_leaves` gives them: a view is invariant
+// in them (the host's reading behind it is a trait object).
+fn report<'s, 'a>(
+    ctx: &Context,
+    a: &LeafView<'s, 'a>,
+    b: &LeafView<'s, 'a>,
+    args: &DiffArgs,
+    out: &mut dyn Write,
+) -> Result {
     let shared = Shared::of(a, b);
     let (only_a, only_b) = (&a.path()[shared.length..], &b.path()[shared.length..]);
     let changed = changed(a, b);
@@ -102,9 +111,9 @@ fn report(ctx: &Context, a: &LeafView<'_, '_>, b: &LeafView<'_, '_>, args: &Diff
 /// The text for people: each leaf with its context size, the shared prefix, the entries only on
 /// one side, a table of what the model sees differently, and a summary line in tokens. Counted
 /// first, then written, so a closed pipe cannot change the answer.
-fn human(
+fn human<'s, 'a>(
     ctx: &Context,
-    (a, b): (&LeafView<'_, '_>, &LeafView<'_, '_>),
+    (a, b): (&LeafView<'s, 'a>, &LeafView<'s, 'a>),
     shared: &Shared,
     (only_a, only_b): (&[usize], &[usize]),
     changed: &[Changed],

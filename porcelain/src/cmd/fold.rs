@@ -53,7 +53,7 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
         write.rev = Some(path.to_string_lossy().into_owned());
         if !write.json {
             let id = crate::example::SESSION_ID;
-            let at = shake_plumbing::output::short_path(ctx, &path);
+            let at = shake_plumbing::hosts::short_path(ctx, &path);
             writeln!(out, "Example: a fresh copy of the bundled pi session, at {at} (session {id}).")?;
         }
     }

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::io::Write;
 
 use serde_json::json;
-use shake_plumbing::host::{Session, View, ViewMemo, WriteBack};
+use shake_plumbing::host::{Session, View, WriteBack};
 use shake_plumbing::regions::RegionKind;
 use shake_plumbing::token_cache::open_tokenizer;
 use shake_plumbing::{Context, Result};
@@ -39,8 +39,8 @@ pub struct Stranded {
 
 /// Finds folds in force at other leaves whose log entries are not on `current`'s path. Only
 /// branches that hold a shake log entry below their fork from the current path are projected,
-/// sharing `memo` (what is read of each entry) among them.
-pub fn stranded<'a>(session: &Session<'a>, current: &View<'_, 'a>, memo: &ViewMemo<'a>) -> Vec<Stranded> {
+/// as shared views ([`View::shared`]: each entry is read once for them all).
+pub fn stranded<'a>(session: &Session<'a>, current: &View<'_, 'a>) -> Vec<Stranded> {
     if session.host().write_back() == WriteBack::Fork {
         return crate::rewind_forks::stranded(session, current);
     }
@@ -59,7 +59,7 @@ pub fn stranded<'a>(session: &Session<'a>, current: &View<'_, 'a>, memo: &ViewMe
         if !holds_log {
             continue;
         }
-        let Ok(projection) = View::shared(session, Some(leaf), memo) else { continue };
+        let Ok(projection) = View::shared(session, Some(leaf)) else { continue };
         let leaf_id = session.entries[leaf].id().to_string();
         for item in &Wall::at(&projection).items {
             let Some(log) = session.index_of(item.log).filter(|i| !on_path.contains(i)) else { continue };
@@ -109,7 +109,7 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result {
     let tok = open_tokenizer(ctx, args.read.tokenizer, &session)?;
     let wall = crate::overlay::wall_at(ctx, &session, &projection);
     let freed = undo_plan(&projection, &wall, &tok).tokens_restored;
-    let stranded = stranded(&session, &projection, &ViewMemo::new(&session));
+    let stranded = stranded(&session, &projection);
     let torn_line = torn_last_line(&file);
     let count = |k| wall.items.iter().filter(|it| it.kind == k).count();
     let by_kind: serde_json::Map<String, serde_json::Value> =

@@ -99,7 +99,7 @@ fn report(source: &LeafView<'_, '_>, fork: &LeafView<'_, '_>, args: &ForkArgs, o
             source.session().file.display()
         )));
     }
-    let forks = [source, fork].iter().all(|s| s.session().host().write_back() == WriteBack::Fork);
+    let forks = [source.session().host(), fork.session().host()].iter().all(|h| h.write_back() == WriteBack::Fork);
     let verdicts = match forks {
         true => forked_verdicts(source, fork),
         false => verdicts(source, fork, fork_point),

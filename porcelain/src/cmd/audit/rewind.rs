@@ -79,7 +79,7 @@ pub fn run(ctx: &Context, args: &RewindArgs, out: &mut dyn Write) -> Result {
         })
         .collect::<Result<_>>()?;
     let current = views.at(session.default_leaf())?;
-    let stranded = stranded(&session, &current.projection, views.memo());
+    let stranded = stranded(&session, &current.projection);
     let checks = match session.host().write_back() {
         // Claude Code: the folds are the store's records, each checked at the row it was made at.
         WriteBack::Fork => crate::rewind_forks::checks(&session)?.into_iter().map(|c| of_record(&session, c)).collect(),

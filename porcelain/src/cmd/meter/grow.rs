@@ -52,7 +52,7 @@ impl MemoEntry {
                 let mut mini = format!("{}\n", e.header).into_bytes();
                 mini.extend_from_slice(new);
                 let mini = SessionFile::from_bytes(state.path.clone(), mini);
-                let session = host::load(&mini, None).ok()?;
+                let session = shake_plumbing::hosts::load(&mini, None).ok()?;
                 let last = session.entries.last().map(|e| e.id().to_string());
                 if leaf.is_some_and(|id| last.as_deref() != Some(id)) {
                     return None;
@@ -72,7 +72,7 @@ impl MemoEntry {
             Follow::Host { tail, ids } => {
                 let mini = SessionFile::from_bytes(state.path.clone(), new.to_vec());
                 let room = std::cell::OnceCell::new();
-                let followed = tail.follow(&mini, &room)?;
+                let followed = shake_plumbing::hosts::of(tail.host).ok()?.follow(tail, &mini, &room)?;
                 let last = followed.tail.leaf_id().map(str::to_string);
                 // A filter's "maybe" is not looked for: the host's ids need not be written as
                 // they read, and one turn's few ids seldom meet one.
@@ -335,8 +335,9 @@ mod tests {
     /// The full plan of a session's bytes: tokens freed, tool results, blocks.
     fn planned(bytes: &[u8], fold: &FoldOptions) -> (u64, usize, usize) {
         let whole = SessionFile::from_bytes(PathBuf::from("w.jsonl"), bytes.to_vec());
-        let session = host::load(&whole, None).unwrap();
-        plan_of(&View::at(&session, session.default_leaf()).unwrap(), fold)
+        let session = shake_plumbing::hosts::load(&whole, None).unwrap();
+        let view = View::at(&session, session.default_leaf()).unwrap();
+        plan_of(&view, fold)
     }
 
     fn plan_of(projection: &View<'_, '_>, fold: &FoldOptions) -> (u64, usize, usize) {
@@ -361,7 +362,7 @@ mod tests {
     /// [`measured`], `None` when the bytes are no session yet.
     fn try_measured(state: &FileState, bytes: &[u8], fold: &FoldOptions) -> Option<Measured> {
         let whole = SessionFile::from_bytes(state.path.clone(), bytes.to_vec());
-        let session = host::load(&whole, None).ok()?;
+        let session = shake_plumbing::hosts::load(&whole, None).ok()?;
         let projection = View::at(&session, session.default_leaf()).unwrap();
         let leaf = session.default_leaf().map(|l| session.entries[l].id().to_string());
         Some(Measured {
@@ -495,12 +496,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut taken = 0;
         for seed in 1..=10u64 {
-            let options = shake_plumbing::host::generate::Options {
+            let options = shake_plumbing::hosts::generate::Options {
                 seed,
-                limit: shake_plumbing::host::generate::Limit::Default,
+                limit: shake_plumbing::hosts::generate::Limit::Default,
                 cwd: None,
             };
-            let bytes = shake_plumbing::host::generate::generate(&options);
+            let bytes = shake_plumbing::hosts::generate::generate(&options);
             let ends: Vec<usize> = bytes.iter().enumerate().filter(|(_, &b)| b == b'\n').map(|(i, _)| i + 1).collect();
             let profile = [Profile::Default, Profile::Aggressive, Profile::Conservative][seed as usize % 3];
             let tok = Tokenizer::new(TokenizerName::Pi);

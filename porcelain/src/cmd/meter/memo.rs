@@ -85,7 +85,7 @@ fn memo_key(state: &FileState, tokenizer: TokenizerName, profile: Profile) -> Op
 }
 
 /// Bumped whenever the memo's layout changes (an older file is then ignored).
-const MEMO_MAGIC: &str = "shake-meter-memo 7";
+const MEMO_MAGIC: &str = "shake-meter-memo 8";
 
 fn memo_path(ctx: &Context, key: &str) -> PathBuf {
     let hash = blake3::hash(key.as_bytes()).to_hex();
