@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use crate::append::small;
 use crate::env::TestEnv;
-use crate::fault_study::{copy_dir, files, trials, Rng};
+use crate::fault_study::{copy_dir, files, flip_one, trials, Rng};
 
 /// A command that has not finished after this long hangs.
 const HANG: Duration = Duration::from_secs(60);
@@ -152,15 +152,8 @@ fn flips(rng: &mut Rng, n: usize) -> Figures {
     let all = files(&pristine);
     let mut f = Figures { trials: n, ..Figures::default() };
     for t in 0..n {
-        let _ = std::fs::remove_dir_all(env.store());
-        copy_dir(&pristine, &env.store());
-        let file = &all[rng.below(all.len())];
-        let target = env.store().join(file.strip_prefix(&pristine).unwrap());
-        let mut bytes = std::fs::read(&target).unwrap();
-        let at = rng.below(bytes.len());
-        bytes[at] ^= 1 << rng.below(8);
-        std::fs::write(&target, &bytes).unwrap();
-        let where_ = format!("{} byte {at}", file.strip_prefix(&pristine).unwrap().display());
+        let (file, at) = flip_one(rng, &pristine, &all, &env.store());
+        let where_ = format!("{} byte {at}", file.display());
         let mut ok = true;
         for (args, then) in readers.iter().zip(&baseline) {
             ok &= judge(&mut f, t, args, then, &ask(&env, args));
@@ -172,7 +165,7 @@ fn flips(rng: &mut Rng, n: usize) -> Figures {
         let mut kept = true;
         // Damage to what gc rewrites (packs, packed files) stops it; a derived cache's (BPE
         // tables, meter memos under `cache/`) does not, and is then checked like a sound store.
-        let cache = file.strip_prefix(&pristine).unwrap().starts_with("cache");
+        let cache = file.starts_with("cache");
         if damaged && !cache {
             // gc refuses and changes nothing.
             if gc.code != Some(3) || snapshot(&env.store()) != before {

@@ -148,6 +148,19 @@ pub(crate) fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// Puts `store` back as `pristine` (whose files are `all`), then flips one random bit of one
+/// random file of it; returns that file (as named under `pristine`) and the byte.
+pub(crate) fn flip_one(rng: &mut Rng, pristine: &Path, all: &[PathBuf], store: &Path) -> (PathBuf, usize) {
+    let _ = std::fs::remove_dir_all(store);
+    copy_dir(pristine, store);
+    let file = all[rng.below(all.len())].strip_prefix(pristine).unwrap().to_path_buf();
+    let mut bytes = std::fs::read(store.join(&file)).unwrap();
+    let at = rng.below(bytes.len());
+    bytes[at] ^= 1 << rng.below(8);
+    std::fs::write(store.join(&file), &bytes).unwrap();
+    (file, at)
+}
+
 /// Part 3: one flipped byte somewhere in a populated store (packs, indexes, refs, import
 /// states). Survived: no command hands out wrong bytes or wrong figures with exit 0 (restore of
 /// every session is exact or fails), and fsck reports the flip unless every read is unharmed.
@@ -166,14 +179,7 @@ fn flips(rng: &mut Rng, n: usize) -> (usize, usize, usize) {
     let all = files(&pristine);
     let (mut survived, mut detected) = (0, 0);
     for t in 0..n {
-        let _ = std::fs::remove_dir_all(env.store());
-        copy_dir(&pristine, &env.store());
-        let file = &all[rng.below(all.len())];
-        let target = env.store().join(file.strip_prefix(&pristine).unwrap());
-        let mut bytes = std::fs::read(&target).unwrap();
-        let at = rng.below(bytes.len());
-        bytes[at] ^= 1 << rng.below(8);
-        std::fs::write(&target, &bytes).unwrap();
+        let (file, at) = flip_one(rng, &pristine, &all, &env.store());
         let fsck_ok = env.run(&["fsck"]).status.success();
         let (mut lied, mut harmed) = (false, false);
         for s in &sessions {
