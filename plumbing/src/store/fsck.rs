@@ -84,7 +84,8 @@ pub fn check(dir: &Path, overlays: OverlayCheck<'_>) -> crate::Result<FsckReport
     Ok(report)
 }
 
-/// Checks the BPE tables the store keeps (`cache/ranks-*.bin`): counts read them unhashed.
+/// Checks the BPE tables the store keeps (`cache/ranks-*.bin`: counts read them unhashed) and
+/// the token caches (`cache/tokens-*.bin`).
 fn check_tables(dir: &Path, report: &mut FsckReport) {
     for name in TokenizerName::ALL.into_iter().filter(|n| n.is_bpe()) {
         if let Err(why) = bpe::check(dir, name) {
@@ -92,6 +93,10 @@ fn check_tables(dir: &Path, report: &mut FsckReport) {
             report
                 .problems
                 .push(format!("{}: damaged BPE table ({why}); delete it to have it rebuilt", path.display()));
+        }
+        if let Err(why) = crate::token_cache::check(dir, name) {
+            let path = crate::token_cache::cache_path(dir, name);
+            report.problems.push(format!("{}: damaged token cache: {why}", path.display()));
         }
     }
 }
