@@ -97,6 +97,7 @@ pub struct Damage<'p> {
     names: Names<'p>,
 }
 
+/// The names a damage may concern ([`Damage::concerns`]).
 enum Names<'p> {
     One(&'p str),
     Between(Option<&'p str>, Option<&'p str>),
