@@ -3,41 +3,48 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use shake_plumbing::cmd as plumbing;
 use shake_plumbing::{Context, Result};
 use shake_porcelain as porcelain;
 
-/// Fold stale heavy content out of pi sessions, with pi-compatible context edits
+/// Fold stale heavy content out of coding-agent sessions (pi, Claude Code, oh-my-pi), and put it
+/// back exactly
 #[derive(Parser, Debug)]
 #[command(
     name = "shake",
-    version,
+    version = env!("SHAKE_VERSION"),
     about,
     max_term_width = 100,
     after_help = people_help()
 )]
 pub struct Cli {
-    /// The store folder (default: $SHAKE_DIR, else <pi agent dir>/shake)
-    #[arg(long, global = true, value_name = "DIR")]
+    /// The store folder (default: $SHAKE_DIR, else <pi agent dir>/shake for a pi user, else the data folder's shake/)
+    #[arg(long, global = true, value_name = "DIR", help_heading = GLOBAL)]
     pub store: Option<PathBuf>,
     /// Colour the output for people: auto (on a terminal; NO_COLOR, CLICOLOR=0 and TERM=dumb turn it off, CLICOLOR_FORCE on), always, never
-    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = porcelain::render::ColorChoice::Auto)]
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = porcelain::render::ColorChoice::Auto, help_heading = GLOBAL, hide_possible_values = true)]
     pub color: porcelain::render::ColorChoice,
     /// Do not page long output (log, show, diff, sessions) through $SHAKE_PAGER, $PAGER or less
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = GLOBAL)]
     pub no_pager: bool,
-    /// Read session files as this host's (default: recognised from each file's content)
-    #[arg(long, global = true, value_enum, value_name = "HOST")]
+    /// Read session files as this host's: pi, claude (Claude Code) or omp (oh-my-pi); default: recognised from each file's content
+    #[arg(long, global = true, value_enum, value_name = "HOST", help_heading = GLOBAL, hide_possible_values = true)]
     pub host: Option<shake_plumbing::host::HostKind>,
+    /// None: `shake` alone, which prints a short usage ([`short_usage`]).
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
 }
 
-/// The commands for people, in `shake --help` order: their text may change between releases.
-/// Every other command is plumbing, its output a contract documented in `docs/plumbing.md`. The
-/// one list the help, `docs/plumbing.md` and its test (`plumbing_doc`) follow.
-pub const FOR_PEOPLE: &[&str] = &["fold", "undo", "status", "log", "show", "pi-extension", "completions", "man"];
+/// The heading the options every command takes stand under, apart from the command's own.
+const GLOBAL: &str = "Global Options";
+
+/// The commands for people, in `shake --help` order: their text may change between releases
+/// (`meter`'s `--json` and `--statusline` are a contract too, for status bars and scripts). Every
+/// other command is plumbing, its output a contract documented in `docs/plumbing.md`. The one
+/// list the help, `docs/plumbing.md` and its test (`plumbing_doc`) follow.
+pub const FOR_PEOPLE: &[&str] =
+    &["meter", "fold", "undo", "status", "log", "show", "pi-extension", "completions", "man"];
 
 /// The help's closing paragraph, from [`FOR_PEOPLE`].
 fn people_help() -> String {
@@ -47,10 +54,46 @@ fn people_help() -> String {
     )
 }
 
+/// The command line's definition: the derived one, with each command for people's examples
+/// after its flags (`--help`, and the man pages' EXAMPLES).
+pub fn command() -> clap::Command {
+    let mut cmd = Cli::command();
+    // In place (`mut_subcommand` would move each to the end of the list, and of the help).
+    for sub in cmd.get_subcommands_mut() {
+        if let Some(examples) = crate::manual::examples_help(sub.get_name()) {
+            *sub = std::mem::replace(sub, clap::Command::new("")).after_long_help(examples);
+        }
+    }
+    cmd
+}
+
+/// Parses the process's arguments against [`command`]; a usage error exits 2, as clap's does.
+pub fn parse() -> Cli {
+    Cli::from_arg_matches(&command().get_matches()).unwrap_or_else(|e| e.exit())
+}
+
+/// What `shake` alone prints (on stderr, exit 2): the usage and the commands a person starts
+/// with, not the whole help.
+pub fn short_usage() -> String {
+    let cmd = command();
+    let people = FOR_PEOPLE.iter().filter_map(|name| cmd.find_subcommand(name));
+    let width = FOR_PEOPLE.iter().map(|n| n.len()).max().unwrap_or(0);
+    let lines: Vec<String> = people
+        .map(|sub| {
+            format!("  {:width$}  {}", sub.get_name(), sub.get_about().map(|a| a.to_string()).unwrap_or_default())
+        })
+        .collect();
+    format!(
+        "Usage: shake [OPTIONS] <COMMAND>\n\nCommands for people:\n{}\n\n`shake --help` lists every command, the plumbing for scripts too.\n",
+        lines.join("\n")
+    )
+}
+
 /// Every shake command.
 #[derive(Subcommand, Debug)]
 pub enum Command {
     // For people first (git's porcelain, [`FOR_PEOPLE`]), then the plumbing, whose output is a contract.
+    Meter(porcelain::meter::MeterArgs),
     Fold(porcelain::fold::FoldArgs),
     Undo(porcelain::undo::UndoArgs),
     Status(porcelain::status::StatusArgs),
@@ -59,7 +102,6 @@ pub enum Command {
     PiExtension(porcelain::pi_extension::PiExtensionArgs),
     Completions(crate::cmd::completions::CompletionsArgs),
     Man(crate::cmd::man::ManArgs),
-    Meter(porcelain::meter::MeterArgs),
     Audit(porcelain::audit::AuditArgs),
     CatObject(plumbing::cat_object::CatObjectArgs),
     CatSession(plumbing::cat_session::CatSessionArgs),

@@ -2,6 +2,7 @@
 
 mod cli;
 mod cmd;
+mod manual;
 mod pager;
 #[cfg(test)]
 mod plumbing_doc;
@@ -11,25 +12,27 @@ mod reference;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+    let cli = cli::parse();
+    let Some(command) = &cli.command else {
+        let _ = std::io::stderr().write_all(cli::short_usage().as_bytes());
+        return ExitCode::from(2);
+    };
     let mut ctx = match shake_plumbing::Context::from_env(cli.store.clone()) {
         Ok(ctx) => shake_plumbing::Context { host: cli.host, ..ctx },
         Err(e) => return fail(&shake_plumbing::Error::io("cannot read the working directory", e)),
     };
     let terminal = std::io::stdout().is_terminal();
     let env = shake_porcelain::render::ColorEnv::from_env();
-    ctx.color = cli.color.decide(terminal || cli.command.drawn_by_terminal(), env);
-    let pager = (terminal && !cli.no_pager && cli.command.pages()).then(pager::Pager::start).flatten();
+    ctx.color = cli.color.decide(terminal || command.drawn_by_terminal(), env);
+    let pager = (terminal && !cli.no_pager && command.pages()).then(pager::Pager::start).flatten();
     let (pager, sink): (Option<pager::Pager>, Box<dyn Write>) = match pager {
         Some((pager, stdin)) => (Some(pager), Box::new(stdin)),
         None => (None, stdout()),
     };
     let mut out = std::io::BufWriter::new(Stdout(sink));
     // The answer is decided before the output is flushed: a closed pipe does not change it.
-    let result = cli.command.run(&ctx, &mut out).and_then(|code| shake_plumbing::output::answer(Ok(code), out.flush()));
+    let result = command.run(&ctx, &mut out).and_then(|code| shake_plumbing::output::answer(Ok(code), out.flush()));
     drop(out);
     if let Some(pager) = pager {
         pager.wait();

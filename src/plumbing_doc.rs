@@ -5,8 +5,6 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use clap::CommandFactory;
-
 use crate::cli::FOR_PEOPLE;
 
 /// Every visible command path (`diff`, `audit fork`), groups replaced by their subcommands.
@@ -22,7 +20,7 @@ fn commands() -> BTreeSet<String> {
         }
     }
     let mut out = BTreeSet::new();
-    walk(&crate::cli::Cli::command(), "", &mut out);
+    walk(&crate::cli::command(), "", &mut out);
     out
 }
 
@@ -61,7 +59,7 @@ fn docs_plumbing_md_has_a_section_per_plumbing_command() {
 #[test]
 fn one_list_of_commands_for_people_in_the_help_and_the_docs() {
     // --help lists them first, in the list's order.
-    let cli = crate::cli::Cli::command();
+    let cli = crate::cli::command();
     let names: Vec<&str> = cli.get_subcommands().map(|s| s.get_name()).collect();
     assert_eq!(&names[..FOR_PEOPLE.len()], FOR_PEOPLE, "shake --help lists the commands for people first");
     // docs/plumbing.md's opening names the same ones.

@@ -1,11 +1,9 @@
 //! The CLI reference in `docs/cli.md`, rendered from the clap definitions; a test keeps the file
 //! equal to what the code says (`SHAKE_BLESS=1 cargo test` rewrites it).
 
-use clap::CommandFactory;
-
 /// Renders every command's long help as Markdown.
 pub fn render() -> String {
-    let mut root = crate::cli::Cli::command().term_width(100);
+    let mut root = crate::cli::command().term_width(100);
     root.build();
     let mut doc = String::from(
         "# shake command reference\n\nGenerated from the command-line definitions by `cargo test` \
@@ -43,7 +41,6 @@ mod tests {
 
     #[test]
     fn clap_definitions_are_consistent() {
-        use clap::CommandFactory;
-        crate::cli::Cli::command().debug_assert();
+        crate::cli::command().debug_assert();
     }
 }

@@ -19,6 +19,12 @@ use crate::Error;
 /// The prefix of every temp file; `gc` removes those of writers that died.
 pub const TMP_PREFIX: &str = "tmp-";
 
+/// The prefix of the temp files shake writes into a host's folders (a Claude Code project
+/// folder: forks, undone sessions, in-place rewrites, saved originals), followed by the
+/// writer's pid and a `-`: hidden and never `.jsonl`, so no host lists one as a session, and
+/// [`remove_dead_temps`] can tell those a killed run left.
+pub const HIDDEN_TMP_PREFIX: &str = ".shake-tmp-";
+
 /// A file operation the system refused.
 #[derive(Debug, thiserror::Error)]
 #[error("cannot {doing} {}", crate::output::path(path))]
@@ -71,6 +77,50 @@ pub fn write_new_with(path: &Path, write: impl FnOnce(&mut dyn Write) -> std::io
     write_with(path, write, Mode::New, || Ok(()))
 }
 
+/// [`write_new_with`] into a host's folder: the temp file is a hidden one
+/// ([`HIDDEN_TMP_PREFIX`]), so a run killed midway leaves no half file a host would list, only
+/// a temp file a later run removes.
+pub fn write_new_hidden(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), FileError> {
+    write_with(path, write, Mode::NewHidden, || Ok(()))
+}
+
+/// A new hidden temp file in `dir` ([`HIDDEN_TMP_PREFIX`]), created 0600 (removed when dropped
+/// unless persisted).
+pub fn hidden_temp(dir: &Path) -> Result<tempfile::NamedTempFile, FileError> {
+    tempfile::Builder::new()
+        .prefix(&format!("{HIDDEN_TMP_PREFIX}{}-", std::process::id()))
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(FileError::at(dir, "create a temp file in"))
+}
+
+/// Removes the hidden temp files ([`HIDDEN_TMP_PREFIX`]) in `dir` whose writer is no longer
+/// running (killed midway). Best effort: a file that cannot be removed stays.
+pub fn remove_dead_temps(dir: &Path) {
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(HIDDEN_TMP_PREFIX)) else { continue };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else { continue };
+        if !alive(pid) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Whether process `pid` runs (in this pid namespace; a process shake may not signal runs).
+fn alive(pid: u32) -> bool {
+    let Ok(raw) = libc::pid_t::try_from(pid) else { return false };
+    if pid == std::process::id() {
+        return true;
+    }
+    // SAFETY: signal 0 sends nothing; it only asks whether the process exists.
+    let sent = unsafe { libc::kill(raw, 0) };
+    sent == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
 /// Replaces the cache file `path` with `bytes` atomically but without the fsyncs (see the
 /// module doc): only for a file whose reader treats an empty or unreadable one as absent.
 pub fn write_cache(path: &Path, bytes: &[u8]) -> Result<(), FileError> {
@@ -103,6 +153,8 @@ enum Mode {
     Replace,
     /// Create it, durably; an existing file is an error.
     New,
+    /// [`Mode::New`] through a hidden temp file ([`HIDDEN_TMP_PREFIX`]).
+    NewHidden,
     /// Replace it, without waiting for the disk.
     Cache,
 }
@@ -118,10 +170,13 @@ fn write_with<E: From<FileError>>(
         None => Path::new("."),
     };
     private_dir(dir)?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(TMP_PREFIX)
-        .tempfile_in(dir)
-        .map_err(FileError::at(dir, "create a temp file in"))?;
+    let mut tmp = match mode {
+        Mode::NewHidden => hidden_temp(dir)?,
+        _ => tempfile::Builder::new()
+            .prefix(TMP_PREFIX)
+            .tempfile_in(dir)
+            .map_err(FileError::at(dir, "create a temp file in"))?,
+    };
     let mut out = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
     write(&mut out).and_then(|_| out.flush()).map_err(FileError::at(path, "write"))?;
     drop(out);
@@ -130,12 +185,14 @@ fn write_with<E: From<FileError>>(
     }
     still()?;
     match mode {
-        Mode::New => tmp.persist_noclobber(path).map_err(|e| FileError::at(path, "create")(e.error))?,
+        Mode::New | Mode::NewHidden => {
+            tmp.persist_noclobber(path).map_err(|e| FileError::at(path, "create")(e.error))?
+        }
         Mode::Replace | Mode::Cache => tmp.persist(path).map_err(|e| FileError::at(path, "replace")(e.error))?,
     };
     match mode {
         Mode::Cache => Ok(()),
-        Mode::Replace | Mode::New => Ok(sync_dir(dir)?),
+        Mode::Replace | Mode::New | Mode::NewHidden => Ok(sync_dir(dir)?),
     }
 }
 
@@ -149,6 +206,9 @@ fn write_with<E: From<FileError>>(
 #[derive(Default)]
 pub struct Batch {
     files: Vec<PathBuf>,
+    /// Temp files to rename into place once on disk: (temp, target, whether it may replace a
+    /// file at the target).
+    renames: Vec<(tempfile::TempPath, PathBuf, bool)>,
     dirs: Vec<PathBuf>,
 }
 
@@ -157,6 +217,18 @@ impl Batch {
     pub fn add(&mut self, path: &Path, file: &std::fs::File) {
         start_writeback(file);
         self.files.push(path.to_path_buf());
+    }
+
+    /// Hands over the temp file `temp` just written, to be renamed to `to` once it is on disk
+    /// ([`Batch::sync`], which also syncs `to`'s folder), so `to` never holds a partial file:
+    /// never over another file unless `replace`; a file already at `to` with the same bytes is
+    /// kept (the temp file dropped).
+    pub fn add_new(&mut self, temp: tempfile::NamedTempFile, to: &Path, replace: bool) {
+        start_writeback(temp.as_file());
+        self.renames.push((temp.into_temp_path(), to.to_path_buf(), replace));
+        if let Some(dir) = to.parent() {
+            self.add_dir(dir);
+        }
     }
 
     /// Also makes `dir`'s entries (files created or renamed in it) durable at [`Batch::sync`].
@@ -168,8 +240,19 @@ impl Batch {
 
     /// Waits until every file handed over, then every folder, is on disk.
     pub fn sync(self) -> Result<(), FileError> {
-        for path in &self.files {
+        let temps = self.renames.iter().map(|(temp, ..)| &**temp);
+        for path in self.files.iter().map(PathBuf::as_path).chain(temps) {
             std::fs::File::open(path).and_then(|f| f.sync_all()).map_err(FileError::at(path, "fsync"))?;
+        }
+        for (temp, to, replace) in self.renames {
+            let kept = match replace {
+                true => temp.persist(&to).map_err(|e| e.error),
+                false => temp.persist_noclobber(&to).or_else(|e| match std::fs::read(&to) {
+                    Ok(there) if std::fs::read(&e.path).is_ok_and(|new| new == there) => Ok(()),
+                    _ => Err(e.error),
+                }),
+            };
+            kept.map_err(FileError::at(&to, "create"))?;
         }
         self.dirs.iter().try_for_each(|dir| sync_dir(dir))
     }

@@ -63,8 +63,7 @@ pub fn short_path(ctx: &crate::Context, file: &Path) -> String {
     if let Some(rest) = roots.into_iter().find_map(|root| file.strip_prefix(root).ok().map(|r| r.to_path_buf())) {
         return crate::output::path(&rest).into_owned();
     }
-    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(std::path::PathBuf::from);
-    match home.as_deref().and_then(|h| file.strip_prefix(h).ok()) {
+    match file.strip_prefix(&ctx.home).ok().filter(|_| ctx.home != Path::new("/")) {
         Some(rest) => match crate::output::path(rest) {
             Cow::Borrowed(plain) => format!("~/{plain}"),
             // The quotes go around the whole path.

@@ -539,6 +539,7 @@ mod tests {
     fn ctx(dir: &Path) -> Context {
         Context {
             cwd: dir.to_path_buf(),
+            home: dir.to_path_buf(),
             agent_dir: dir.to_path_buf(),
             custom_session_dir: None,
             store_dir: dir.join("store"),

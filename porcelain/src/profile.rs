@@ -144,6 +144,7 @@ mod tests {
     fn ctx(dir: &Path) -> Context {
         Context {
             cwd: dir.join("proj"),
+            home: dir.to_path_buf(),
             agent_dir: dir.join("agent"),
             custom_session_dir: None,
             store_dir: dir.join("store"),

@@ -2,7 +2,6 @@
 
 use std::io::Write;
 
-use clap::CommandFactory;
 use shake_plumbing::Result;
 
 /// Print a shell completion script
@@ -17,7 +16,7 @@ pub fn run(args: &CompletionsArgs, out: &mut dyn Write) -> Result {
     // clap_complete panics when its writer fails (`shake completions bash | head`, a full disk):
     // render into memory, then write, so a failed write is an error like any other output's.
     let mut script = Vec::new();
-    clap_complete::generate(args.shell, &mut crate::cli::Cli::command(), "shake", &mut script);
+    clap_complete::generate(args.shell, &mut crate::cli::command(), "shake", &mut script);
     out.write_all(&script)?;
     Ok(0)
 }

@@ -1,13 +1,16 @@
 //! `shake man`: the roff man pages generated from the clap definitions: `shake.1` on stdout, or
 //! with `--dir DIR` one page per command (`shake.1`, `shake-fold.1`, `shake-audit-fork.1`, …), the
-//! pages `shake.1` refers to.
+//! pages `shake.1` refers to. Beyond clap_mangen's sections, each page has its command's EXAMPLES
+//! and `shake.1` the ENVIRONMENT, EXIT STATUS and FILES (`crate::manual`).
 
 use std::io::Write;
 use std::path::PathBuf;
 
-use clap::CommandFactory;
+use roff::{bold, roman, Roff};
 use shake_plumbing::durable::FileError;
 use shake_plumbing::Result;
+
+use crate::manual;
 
 /// Print the man page (roff), e.g. `shake man > shake.1`; or write one page per command with --dir
 #[derive(clap::Args, Debug)]
@@ -19,22 +22,71 @@ pub struct ManArgs {
 
 /// Runs `shake man`.
 pub fn run(args: &ManArgs, out: &mut dyn Write) -> Result {
-    // No `help` subcommand: it has no page of its own (`generate_to` leaves it out too).
-    let cmd = crate::cli::Cli::command().disable_help_subcommand(true);
+    // No `help` subcommand: it has no page of its own. Built, so each subcommand's display name
+    // is its page's (`shake-fold`).
+    let mut cmd = crate::cli::command().disable_help_subcommand(true);
+    cmd.build();
     let Some(dir) = &args.dir else {
-        clap_mangen::Man::new(cmd).render(out)?;
+        out.write_all(&page(&cmd, true))?;
         return Ok(0);
     };
     std::fs::create_dir_all(dir).map_err(FileError::at(dir, "create"))?;
-    clap_mangen::generate_to(cmd, dir).map_err(FileError::at(dir, "write the man pages in"))?;
-    let mut pages: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(FileError::at(dir, "read"))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("shake")))
-        .collect();
+    let mut pages = Vec::new();
+    let mut todo = vec![(cmd, true)];
+    while let Some((cmd, top)) = todo.pop() {
+        todo.extend(cmd.get_subcommands().filter(|s| !s.is_hide_set()).map(|s| (s.clone(), false)));
+        let path = dir.join(clap_mangen::Man::new(cmd.clone()).get_filename());
+        std::fs::write(&path, page(&cmd, top)).map_err(FileError::at(&path, "write"))?;
+        pages.push(path);
+    }
     pages.sort();
     for page in pages {
         writeln!(out, "{}", page.display())?;
     }
     Ok(0)
+}
+
+/// One command's page: clap_mangen's sections, then EXAMPLES, and on the top page (`top`) the
+/// sections that concern every command.
+fn page(cmd: &clap::Command, top: bool) -> Vec<u8> {
+    let man = clap_mangen::Man::new(cmd.clone());
+    let mut out = Vec::new();
+    type Section<'f> = &'f dyn Fn(&clap_mangen::Man, &mut dyn Write) -> std::io::Result<()>;
+    let mut render = |f: Section<'_>| {
+        // Into memory: it cannot fail.
+        let _ = f(&man, &mut out);
+    };
+    render(&clap_mangen::Man::render_title);
+    render(&clap_mangen::Man::render_name_section);
+    render(&clap_mangen::Man::render_synopsis_section);
+    render(&clap_mangen::Man::render_description_section);
+    if cmd.get_arguments().any(|a| !a.is_hide_set()) {
+        render(&clap_mangen::Man::render_options_section);
+    }
+    if cmd.get_subcommands().any(|s| !s.is_hide_set()) {
+        render(&clap_mangen::Man::render_subcommands_section);
+    }
+    let mut roff = Roff::new();
+    let examples = manual::examples(cmd.get_name());
+    if !examples.is_empty() {
+        roff.control("SH", ["EXAMPLES"]);
+        for (line, what) in examples {
+            roff.control("TP", []).text([bold(*line)]).text([roman(*what)]);
+        }
+    }
+    if top {
+        for (title, items) in
+            [("ENVIRONMENT", manual::ENVIRONMENT), ("EXIT STATUS", manual::EXIT_STATUS), ("FILES", manual::FILES)]
+        {
+            roff.control("SH", [title]);
+            for (name, what) in items {
+                roff.control("TP", []).text([bold(*name)]).text([roman(*what)]);
+            }
+        }
+    }
+    render(&|_: &clap_mangen::Man, w: &mut dyn Write| roff.to_writer(w));
+    if cmd.get_version().is_some() {
+        render(&clap_mangen::Man::render_version_section);
+    }
+    out
 }

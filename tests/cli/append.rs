@@ -181,6 +181,7 @@ fn cut_everywhere(env: &TestEnv, name: &str, before: &[u8], op: &[&str]) -> Vec<
     let no_store = env.write("not-a-folder", "");
     let ctx = Context {
         cwd: env.cwd(),
+        home: env.dir.path().to_path_buf(),
         agent_dir: env.agent_dir(),
         custom_session_dir: None,
         store_dir: no_store.join("store"),

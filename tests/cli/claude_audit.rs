@@ -87,7 +87,11 @@ fn diff_of_a_fork_and_its_source_shows_exactly_the_folded_results() {
     let env = TestEnv::new();
     check(&env, &install(&env, &crate::env::fixture_path("claude/bash-read")), "default");
     let sizes = [30_000, 1_500, 2_000, 2_001, 9_000, 40_000, 20_000, 30_000, 500];
-    let path = install_bytes(&env, "11111111-2222-4333-8444-555555555555", transcript("s", &sizes, Some(4)).as_bytes());
+    let path = install_bytes(
+        &env,
+        "11111111-2222-4333-8444-555555555555",
+        transcript("11111111-2222-4333-8444-555555555555", &sizes, Some(4)).as_bytes(),
+    );
     check(&env, &path, "claude-shake");
     check(&env, &path, "aggressive");
 }
@@ -124,7 +128,11 @@ fn targets_of(fold: &Value) -> Targets {
 fn audit_fork_follows_the_fold_records_and_the_saved_originals() {
     let env = TestEnv::new();
     let sizes = [30_000, 30_000, 9_000, 40_000, 20_000, 30_000, 500];
-    let path = install_bytes(&env, "11111111-2222-4333-8444-666666666666", transcript("s", &sizes, None).as_bytes());
+    let path = install_bytes(
+        &env,
+        "11111111-2222-4333-8444-666666666666",
+        transcript("11111111-2222-4333-8444-666666666666", &sizes, None).as_bytes(),
+    );
     let fold = json(&env, &["fold", "--json", "--profile", "claude-shake", path.to_str().unwrap()]);
     let fork = Path::new(fold["fork"]["path"].as_str().unwrap()).to_path_buf();
     let again = json(&env, &["fold", "--json", "--profile", "aggressive", fork.to_str().unwrap()]);

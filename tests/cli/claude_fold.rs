@@ -103,7 +103,11 @@ fn fold_writes_a_fork_and_undo_writes_the_source_back() {
     let path = install(&env, &crate::env::fixture_path("claude/bash-read"));
     fold_and_undo(&env, &path, "default");
     let sizes = [30_000, 1_500, 2_000, 2_001, 9_000, 40_000, 20_000, 30_000, 500];
-    let path = install_bytes(&env, "11111111-2222-4333-8444-555555555555", transcript("s", &sizes, Some(4)).as_bytes());
+    let path = install_bytes(
+        &env,
+        "11111111-2222-4333-8444-555555555555",
+        transcript("11111111-2222-4333-8444-555555555555", &sizes, Some(4)).as_bytes(),
+    );
     fold_and_undo(&env, &path, "claude-shake");
     fold_and_undo(&env, &path, "aggressive");
 }
@@ -112,7 +116,11 @@ fn fold_writes_a_fork_and_undo_writes_the_source_back() {
 fn undo_keeps_the_turns_made_in_the_fork() {
     let env = TestEnv::new();
     let sizes = [30_000, 30_000, 500];
-    let path = install_bytes(&env, "11111111-2222-4333-8444-777777777777", transcript("s", &sizes, None).as_bytes());
+    let path = install_bytes(
+        &env,
+        "11111111-2222-4333-8444-777777777777",
+        transcript("11111111-2222-4333-8444-777777777777", &sizes, None).as_bytes(),
+    );
     let fold = json(&env, &["fold", "--json", path.to_str().unwrap()]);
     let fork = PathBuf::from(fold["fork"]["path"].as_str().unwrap());
     let fork_id = fold["fork"]["sessionId"].as_str().unwrap();
@@ -126,16 +134,18 @@ fn undo_keeps_the_turns_made_in_the_fork() {
     let undo = json(&env, &["undo", "--json", fork.to_str().unwrap()]);
     let undone = std::fs::read_to_string(undo["session"]["path"].as_str().unwrap()).unwrap();
     let id = undo["session"]["sessionId"].as_str().unwrap();
-    let source = String::from_utf8(renamed(&std::fs::read(&path).unwrap(), "s", id)).unwrap();
+    let source =
+        String::from_utf8(renamed(&std::fs::read(&path).unwrap(), "11111111-2222-4333-8444-777777777777", id)).unwrap();
     assert_eq!(undone, source + &turn.replace(fork_id, id));
 }
 
 #[test]
 fn a_transcript_being_written_is_not_forked() {
     let env = TestEnv::new();
-    let mut text = transcript("s", &[30_000, 30_000, 500], None);
+    let sid = "11111111-2222-4333-8444-888888888888";
+    let mut text = transcript(sid, &[30_000, 30_000, 500], None);
     text.push_str("{\"parentUuid\":\"z\",\"type\":\"user\",\"mess");
-    let path = install_bytes(&env, "11111111-2222-4333-8444-888888888888", text.as_bytes());
+    let path = install_bytes(&env, sid, text.as_bytes());
     let err = env.fails(&["fold", path.to_str().unwrap()], 1);
     assert!(err.contains("partial") || err.contains("incomplete"), "{err}");
     assert_eq!(std::fs::read_dir(path.parent().unwrap()).unwrap().count(), 1, "nothing else was written");
@@ -195,8 +205,9 @@ fn a_fork_shares_its_rows_with_its_source_in_the_store() {
 fn a_read_only_project_folder_refuses_the_fold_and_loses_nothing() {
     use std::os::unix::fs::PermissionsExt;
     let env = TestEnv::new();
-    let text = transcript("s", &[30_000, 30_000, 500], None);
-    let path = install_bytes(&env, "11111111-2222-4333-8444-999999999999", text.as_bytes());
+    let sid = "11111111-2222-4333-8444-999999999999";
+    let text = transcript(sid, &[30_000, 30_000, 500], None);
+    let path = install_bytes(&env, sid, text.as_bytes());
     let (f, dir) = (path.to_str().unwrap(), path.parent().unwrap());
     let mode = |m| std::fs::set_permissions(dir, std::fs::Permissions::from_mode(m)).unwrap();
     mode(0o555);
@@ -213,4 +224,166 @@ fn a_read_only_project_folder_refuses_the_fold_and_loses_nothing() {
     assert_eq!(json(&env, &["status", "--json", f])["regions"], 0, "a record of a fold that did not happen");
     let fold = json(&env, &["fold", "--json", f]);
     assert!(fold["fork"]["path"].as_str().is_some_and(|p| Path::new(p).exists()), "{fold}");
+}
+
+/// Finding 28.11: a transcript's `sessionId` names the originals' folder and is a word of the
+/// printed resume command. Ids that are not uuids (`../..`, an absolute path, shell syntax) are
+/// refused with an error naming the file, and nothing is created anywhere.
+#[test]
+fn a_crafted_session_id_never_chooses_where_shake_writes() {
+    let env = TestEnv::new();
+    let outside = env.dir.path().join("outside");
+    let ids = [
+        "../../../../../outside/up".to_string(),
+        outside.join("abs").to_string_lossy().into_owned(),
+        "x;touch PWNED;#".to_string(),
+    ];
+    for (n, id) in ids.iter().enumerate() {
+        let text = transcript(id, &[30_000, 30_000, 500], None);
+        let file = format!("11111111-2222-4333-8444-00000000000{n}");
+        let path = install_bytes(&env, &file, text.as_bytes());
+        let f = path.to_str().unwrap();
+        for args in [&["fold", f][..], &["fold", "--in-place", "--force", f]] {
+            let err = env.fails(args, 1);
+            assert!(err.contains("is not a Claude Code session id (a uuid)") && err.contains(f), "{id}: {err}");
+        }
+        assert_eq!(std::fs::read(&path).unwrap(), text.as_bytes());
+        let dir: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(dir.len(), n + 1, "{id}: only the transcripts: {dir:?}");
+    }
+    assert!(!outside.exists(), "a file was written outside the project folder");
+    assert!(!env.cwd().join("PWNED").exists());
+}
+
+/// Finding 28.7: a saved original a killed fold left empty (or cut) is written again, so the fold
+/// folds what it reports; one with other bytes refuses the fold, naming the file, and records
+/// nothing.
+#[test]
+fn a_saved_original_left_cut_is_written_again_and_a_wrong_one_refuses_the_fold() {
+    let env = TestEnv::new();
+    let sid = "11111111-2222-4333-8444-123456789abc";
+    let path = install_bytes(&env, sid, transcript(sid, &[30_000, 30_000, 30_000, 500], None).as_bytes());
+    let f = path.to_str().unwrap();
+    let saved = std::fs::canonicalize(path.parent().unwrap()).unwrap().join(sid).join("shake");
+    std::fs::create_dir_all(&saved).unwrap();
+    let texts = texts(&path);
+    std::fs::write(saved.join("toolu_0.txt"), "").unwrap();
+    std::fs::write(saved.join("toolu_1.txt"), &texts["toolu_1"][..1000]).unwrap();
+    let fold = json(&env, &["fold", "--json", f]);
+    assert_eq!(fold["toolResults"], 2, "{fold}");
+    for id in ["toolu_0", "toolu_1"] {
+        assert_eq!(std::fs::read_to_string(saved.join(format!("{id}.txt"))).unwrap(), texts[id], "{id}");
+    }
+    let fork = fold["fork"]["path"].as_str().unwrap();
+    let status = json(&env, &["status", "--json", fork]);
+    assert_eq!((status["regions"].clone(), status["tokensFreed"].clone()), (2.into(), fold["tokensFreed"].clone()));
+
+    let other = "11111111-2222-4333-8444-123456789abd";
+    let path = install_bytes(&env, other, transcript(other, &[30_000, 30_000, 30_000, 500], None).as_bytes());
+    let f = path.to_str().unwrap();
+    let saved = saved.parent().unwrap().parent().unwrap().join(other).join("shake");
+    std::fs::create_dir_all(&saved).unwrap();
+    std::fs::write(saved.join("toolu_1.txt"), "something else").unwrap();
+    let err = env.fails(&["fold", f], 1);
+    assert!(err.contains("toolu_1.txt exists with other content") && err.contains(f), "{err}");
+    assert_eq!(std::fs::read_to_string(saved.join("toolu_1.txt")).unwrap(), "something else");
+    assert_eq!(json(&env, &["status", "--json", f])["regions"], 0, "a record of a fold that did not happen");
+    let left = std::fs::read_dir(path.parent().unwrap()).unwrap().count();
+    assert_eq!(left, 5, "the two transcripts, the fork and the two folders; no second fork");
+}
+
+/// Finding 28.12: the originals' folders are never followed when they are links: a symlinked
+/// `shake/` (or session) folder refuses the fold, and nothing is written where it points.
+#[test]
+fn a_symlinked_originals_folder_refuses_the_fold() {
+    let sid = "11111111-2222-4333-8444-123456789abe";
+    let (env, path, _) = crate::claude_in_place::sandbox(sid);
+    let f = path.to_str().unwrap();
+    let outside = env.dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let session_dir = path.parent().unwrap().join(sid);
+    std::fs::create_dir_all(&session_dir).unwrap();
+    std::os::unix::fs::symlink(&outside, session_dir.join("shake")).unwrap();
+    let err = env.fails(&["fold", f], 1);
+    assert!(err.contains("is a symbolic link or not a folder") && err.contains(f), "{err}");
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "an original was written through the link");
+    std::fs::remove_file(session_dir.join("shake")).unwrap();
+    std::fs::remove_dir(&session_dir).unwrap();
+    std::os::unix::fs::symlink(&outside, &session_dir).unwrap();
+    assert!(env.fails(&["fold", f], 1).contains("is a symbolic link or not a folder"));
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "a folder was made through the link");
+}
+
+/// Finding 28.13: a fork or an undone session cut by a kill (here SIGXFSZ: a file-size limit the
+/// session file exceeds) leaves no `<uuid>.jsonl` Claude Code would list, only a hidden temp
+/// file that the next run removes; the next undo is not blocked.
+#[test]
+fn a_fork_or_undo_killed_midway_leaves_no_session_file() {
+    let env = TestEnv::new();
+    let sid = "11111111-2222-4333-8444-123456789abf";
+    // A row no fold takes, so the fork stays past the limit (200 KB) and the originals under it.
+    let mut text = transcript(sid, &[30_000, 30_000, 500], None);
+    let big = format!(
+        "{{\"parentUuid\":null,\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":\"{}\"}},\"uuid\":\"big\",\"sessionId\":\"{sid}\"}}\n",
+        "b".repeat(300_000)
+    );
+    text.insert_str(text.find('\n').unwrap() + 1, &big);
+    let path = install_bytes(&env, sid, text.as_bytes());
+    let f = path.to_str().unwrap();
+    // Imported and counted first: the store and the token caches are written whole before.
+    env.ok(&["fold", "--dry-run", f]);
+    let dir = path.parent().unwrap();
+    let sessions = || {
+        let mut names: Vec<String> =
+            std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        names.sort();
+        names
+    };
+    let limited = |args: &[&str]| {
+        let wrapper = ["bash", "-c", "ulimit -f 200 && exec \"$0\" \"$@\""];
+        let out = env.cmd_through(&wrapper).args(args).output().unwrap();
+        assert!(!out.status.success(), "{args:?} ran whole under the limit");
+    };
+    limited(&["fold", f]);
+    let jsonl = |names: &[String]| names.iter().filter(|n| n.ends_with(".jsonl")).count();
+    let after_kill = sessions();
+    assert_eq!(jsonl(&after_kill), 1, "a cut fork was left: {after_kill:?}");
+    assert!(after_kill.iter().any(|n| n.starts_with(".shake-tmp-")), "{after_kill:?}");
+    let fold = json(&env, &["fold", "--json", f]);
+    let fork = fold["fork"]["path"].as_str().unwrap().to_string();
+    let now = sessions();
+    assert!(now.iter().all(|n| !n.starts_with(".shake-tmp-")), "the killed run's temp file stays: {now:?}");
+    limited(&["undo", &fork]);
+    assert_eq!(jsonl(&sessions()), 2, "a cut undone session was left: {:?}", sessions());
+    let undo = json(&env, &["undo", "--json", &fork]);
+    let undone = undo["session"]["path"].as_str().unwrap();
+    assert_eq!(
+        std::fs::read(undone).unwrap(),
+        renamed(text.as_bytes(), sid, undo["session"]["sessionId"].as_str().unwrap())
+    );
+}
+
+/// Finding 28.13: an undone session an older shake left cut (it wrote at the final name and was
+/// killed) no longer blocks every later undo: the undo writes it whole again. A file there with
+/// other bytes is still never overwritten.
+#[test]
+fn an_undone_session_left_cut_is_written_again() {
+    let sid = "11111111-2222-4333-8444-123456789ac0";
+    let (env, path, _) = crate::claude_in_place::sandbox(sid);
+    let fold = json(&env, &["fold", "--json", path.to_str().unwrap()]);
+    let fork = fold["fork"]["path"].as_str().unwrap().to_string();
+    let undo = json(&env, &["undo", "--json", &fork]);
+    let undone = PathBuf::from(undo["session"]["path"].as_str().unwrap());
+    let whole = std::fs::read(&undone).unwrap();
+    std::fs::write(&undone, &whole[..whole.len() / 2]).unwrap();
+    let again = json(&env, &["undo", "--json", &fork]);
+    assert_eq!(
+        (again["session"]["path"].clone(), again["session"]["reused"].clone()),
+        (undone.to_str().into(), false.into())
+    );
+    assert_eq!(std::fs::read(&undone).unwrap(), whole);
+    std::fs::write(&undone, b"other").unwrap();
+    let err = env.fails(&["undo", &fork], 1);
+    assert!(err.contains("exists already; not overwritten"), "{err}");
+    assert_eq!(std::fs::read(&undone).unwrap(), b"other");
 }

@@ -150,7 +150,11 @@ fn the_claude_shake_profile_selects_what_claude_shake_selects() {
     let env = TestEnv::new();
     // Oldest first: small results are kept, the newest ~47,059 characters are the window.
     let sizes = [30_000, 1_500, 2_000, 2_001, 9_000, 40_000, 20_000, 30_000];
-    let path = install_bytes(&env, "11111111-2222-4333-8444-555555555555", transcript("s", &sizes, Some(4)).as_bytes());
+    let path = install_bytes(
+        &env,
+        "11111111-2222-4333-8444-555555555555",
+        transcript("11111111-2222-4333-8444-555555555555", &sizes, Some(4)).as_bytes(),
+    );
     let f = path.to_str().unwrap();
     let outputs: Vec<Output> = sizes
         .iter()
@@ -169,7 +173,11 @@ fn the_claude_shake_profile_selects_what_claude_shake_selects() {
     assert_eq!(meter["tokens"], dry["tokensFreed"]);
     // Below the floor (15% of the context), nothing is folded: one old result among big new ones.
     let small = [2_500, 20_000, 40_000];
-    let path = install_bytes(&env, "11111111-2222-4333-8444-666666666666", transcript("t", &small, None).as_bytes());
+    let path = install_bytes(
+        &env,
+        "11111111-2222-4333-8444-666666666666",
+        transcript("11111111-2222-4333-8444-666666666666", &small, None).as_bytes(),
+    );
     let out = env.ok(&["fold", "--dry-run", "--profile", "claude-shake", path.to_str().unwrap()]);
     assert!(out.contains("under the profile's floor (15% of the context)"), "{out}");
 }
@@ -181,7 +189,11 @@ fn with_no_session_named_shake_picks_pis_session_else_claude_codes() {
     let err = env.fails(&["meter"], 1);
     assert!(err.contains("no pi session"), "{err}");
     // Only a Claude Code session here: that one (the newest by mtime, as `claude --continue`).
-    let older = install_bytes(&env, "11111111-2222-4333-8444-000000000001", transcript("o", &[100], None).as_bytes());
+    let older = install_bytes(
+        &env,
+        "11111111-2222-4333-8444-000000000001",
+        transcript("11111111-2222-4333-8444-000000000001", &[100], None).as_bytes(),
+    );
     let newer = install(&env, &crate::env::fixture_path("claude/bash-read"));
     let old_time = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
     std::fs::File::options().write(true).open(&older).unwrap().set_modified(old_time).unwrap();

@@ -11,6 +11,7 @@ use std::path::Path;
 
 use serde_json::Value;
 use shake_plumbing::claude::fork::{fold_in_place, result_texts};
+use shake_plumbing::claude::in_place::{Stage, RENAME_DELAY_ENV};
 use shake_plumbing::claude::write::placeholder;
 use shake_plumbing::claude::Transcript;
 
@@ -26,6 +27,22 @@ fn turn(sid: &str, parent: &str, uuid: &str) -> String {
     format!(
         "{{\"parentUuid\":\"{parent}\",\"isSidechain\":false,\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":\"more\"}},\"uuid\":\"{uuid}\",\"timestamp\":\"2026-01-01T00:01:00.000Z\",\"sessionId\":\"{sid}\",\"cwd\":\"/w\"}}\n"
     )
+}
+
+/// A sandbox with a transcript of session `sid` (three results: two big, one small) installed
+/// where Claude Code keeps it: the sandbox, the transcript's path and its text.
+pub fn sandbox(sid: &str) -> (TestEnv, std::path::PathBuf, String) {
+    let env = TestEnv::new();
+    let text = transcript(sid, &[30_000, 30_000, 500], None);
+    let path = install_bytes(&env, sid, text.as_bytes());
+    (env, path, text)
+}
+
+/// Runs `then` when a rewrite reaches stage `at`.
+fn on(stage: Stage, at: Stage, then: impl FnOnce()) {
+    if stage == at {
+        then()
+    }
 }
 
 fn append(path: &Path, text: &str) {
@@ -116,15 +133,15 @@ fn fold_in_place_needs_force_and_undo_in_place_gives_the_bytes_back() {
 
 #[test]
 fn rows_claude_code_appends_while_shake_folds_in_place_survive() {
-    let env = TestEnv::new();
     let sid = "11111111-2222-4333-8444-999999999999";
-    let path = install_bytes(&env, sid, transcript(sid, &[30_000, 30_000, 500], None).as_bytes());
+    let (env, path, _) = sandbox(sid);
     let source = std::fs::read(&path).unwrap();
     let t = Transcript::read(&path).unwrap();
     let texts = result_texts(&t);
     let targets = vec!["toolu_0".to_string(), "toolu_1".to_string()];
     let rows = turn(sid, "z", "y1") + &turn(sid, "y1", "y2");
-    let forked = fold_in_place(&t, &path, &targets, placeholder, || append(&path, &rows)).unwrap();
+    let forked =
+        fold_in_place(&t, &path, &targets, placeholder, |s| on(s, Stage::Written, || append(&path, &rows))).unwrap();
     assert_eq!((forked.session_id.as_str(), forked.carried), (sid, rows.len() as u64));
     let saved: Vec<(String, String)> =
         forked.folded.iter().map(|(id, p)| (id.clone(), p.to_string_lossy().into_owned())).collect();
@@ -142,7 +159,8 @@ fn rows_claude_code_appends_while_shake_folds_in_place_survive() {
     let before = std::fs::read(&path).unwrap();
     let t = Transcript::read(&path).unwrap();
     let half = "{\"parentUuid\":\"y2\",\"type\":\"user\",\"mess";
-    let e = fold_in_place(&t, &path, &["toolu_2".to_string()], placeholder, || append(&path, half)).unwrap_err();
+    let hook = |s| on(s, Stage::Written, || append(&path, half));
+    let e = fold_in_place(&t, &path, &["toolu_2".to_string()], placeholder, hook).unwrap_err();
     assert!(e.to_string().contains("midway through writing a row"), "{e}");
     let mut left = before.clone();
     left.extend_from_slice(half.as_bytes());
@@ -172,4 +190,130 @@ fn undo_in_place_refuses_when_the_originals_would_not_give_the_bytes_back() {
     // The version imported before the fold is the source, byte for byte.
     let restored = env.ok(&["restore", "--version", "1", "-o", "-", f]);
     assert_eq!(restored.as_bytes(), text.as_bytes());
+}
+
+/// Finding 28.4: a Claude Code flush opened the transcript before shake's rename and wrote
+/// after it. A process that holds the file open when shake is about to rename refuses the
+/// write (naming it), so the row it writes through its descriptor lands in the transcript.
+#[test]
+fn a_writer_holding_the_transcript_open_refuses_the_in_place_fold() {
+    let sid = "11111111-2222-4333-8444-bbbbbbbbbbbb";
+    let (env, path, _) = sandbox(sid);
+    let f = path.to_str().unwrap();
+    let source = std::fs::read(&path).unwrap();
+    // Opened for appending, as Claude Code opens it for a flush.
+    let mut open = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+    let out = env.run(&["fold", "--in-place", "--force", f]);
+    let row = turn(sid, "z", "y1");
+    open.write_all(row.as_bytes()).unwrap();
+    drop(open);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains(&format!("is open in pid {}", std::process::id())), "{stderr}");
+    assert_eq!(std::fs::read(&path).unwrap(), [source, row.into_bytes()].concat(), "the row reached the transcript");
+    assert!(neighbours(&path).iter().all(|n| !n.starts_with('.')), "{:?}", neighbours(&path));
+}
+
+/// Finding 28.4, the window: a flush opens the old file after shake's last look and writes after
+/// the rename, and the next flush reaches the new file before the first closes. shake waits until
+/// no other descriptor holds the old file and puts the late row before the next one, in the
+/// order Claude Code wrote them (an append would put it last and make it the resumed leaf).
+#[test]
+fn a_row_written_to_the_old_file_after_the_rename_is_carried_over_in_order() {
+    let sid = "11111111-2222-4333-8444-cccccccccccc";
+    let (env, path, _) = sandbox(sid);
+    let t = Transcript::read(&path).unwrap();
+    let (first, next) = (turn(sid, "z", "y1"), turn(sid, "y1", "y2"));
+    let mut writer = None;
+    let hook = |s| {
+        on(s, Stage::Renaming, || {
+            let mut open = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+            let (path, first, next) = (path.clone(), first.clone(), next.clone());
+            // Writes once shake has renamed (it waits for this descriptor to close).
+            writer = Some(std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                open.write_all(first.as_bytes()).unwrap();
+                append(&path, &next);
+            }));
+        })
+    };
+    let forked = fold_in_place(&t, &path, &["toolu_0".to_string()], placeholder, hook).unwrap();
+    writer.unwrap().join().unwrap();
+    assert_eq!(forked.carried, first.len() as u64);
+    let now = std::fs::read_to_string(&path).unwrap();
+    assert!(now.ends_with(&format!("{first}{next}")), "{}", &now[now.len() - 500..]);
+    assert!(now.contains("<persisted-output>"));
+    assert_eq!(json(&env, &["project", "--json", path.to_str().unwrap()])["leafId"], "y2");
+    assert!(neighbours(&path).iter().all(|n| !n.starts_with('.')), "{:?}", neighbours(&path));
+}
+
+/// Finding 28.6: a store that cannot be written (a full disk) must not leave a transcript with
+/// placeholders and no way back: the fold is refused before the rename, the transcript as it
+/// was; with the store writable again the fold and its undo work.
+#[test]
+fn a_store_that_cannot_be_written_refuses_the_in_place_fold() {
+    use std::os::unix::fs::PermissionsExt;
+    let (env, path, text) = sandbox("11111111-2222-4333-8444-dddddddddddd");
+    let f = path.to_str().unwrap();
+    let store = env.store();
+    std::fs::create_dir_all(&store).unwrap();
+    let mode = |m| std::fs::set_permissions(&store, std::fs::Permissions::from_mode(m)).unwrap();
+    mode(0o500);
+    let wrapper = crate::env::without_dac(&["test", "-w", store.to_str().unwrap()]);
+    let out = env.cmd_through(wrapper).args(["fold", "--in-place", "--force", f]).output().unwrap();
+    mode(0o700);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("the store could not keep the way back"), "{stderr}");
+    assert_eq!(std::fs::read(&path).unwrap(), text.as_bytes(), "the transcript was rewritten");
+    json(&env, &["fold", "--json", "--in-place", "--force", f]);
+    env.ok(&["undo", "--in-place", "--force", f]);
+    assert_eq!(std::fs::read(&path).unwrap(), text.as_bytes());
+}
+
+/// Finding 28.6: killed right after the rename, the fold has left its record and the version it
+/// read in the store: `undo --in-place` gives the bytes back.
+#[test]
+fn a_fold_killed_right_after_the_rename_can_be_undone() {
+    use std::os::unix::fs::MetadataExt;
+    let (env, path, text) = sandbox("11111111-2222-4333-8444-eeeeeeeeeeee");
+    let f = path.to_str().unwrap();
+    let inode = std::fs::metadata(&path).unwrap().ino();
+    let mut child = env
+        .cmd()
+        .env(RENAME_DELAY_ENV, "60000")
+        .args(["fold", "--in-place", "--force", f])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    while std::fs::metadata(&path).unwrap().ino() == inode {
+        assert!(child.try_wait().unwrap().is_none(), "the fold ended before its rename");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_ne!(std::fs::read(&path).unwrap(), text.as_bytes(), "the rename happened");
+    let undo = env.ok(&["undo", "--in-place", "--force", f]);
+    assert!(undo.contains("Restored 1 entry"), "{undo}");
+    assert_eq!(std::fs::read(&path).unwrap(), text.as_bytes());
+}
+
+/// Finding 28.12: an in-place fold of a symbolic link would replace the link by a regular file
+/// (the target keeping the old bytes): refused, the link and its target as they were.
+#[test]
+fn a_symlinked_transcript_is_not_rewritten_in_place() {
+    let env = TestEnv::new();
+    let sid = "11111111-2222-4333-8444-ffffffffffff";
+    let text = transcript(sid, &[30_000, 30_000, 500], None);
+    let target = env.write("elsewhere.jsonl", text.as_bytes());
+    let path = install_bytes(&env, sid, b"");
+    std::fs::remove_file(&path).unwrap();
+    std::os::unix::fs::symlink(&target, &path).unwrap();
+    let err = env.fails(&["fold", "--in-place", "--force", path.to_str().unwrap()], 1);
+    assert!(err.contains("is a symbolic link"), "{err}");
+    assert!(std::fs::symlink_metadata(&path).unwrap().file_type().is_symlink(), "the link was replaced");
+    assert_eq!(std::fs::read(&target).unwrap(), text.as_bytes());
+    // A fork reads through the link and writes beside it.
+    assert!(env.ok(&["fold", path.to_str().unwrap()]).contains("Wrote the fork"));
 }

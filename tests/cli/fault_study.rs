@@ -14,22 +14,22 @@ use crate::append::{resumed_branch, small};
 use crate::env::{fixture_path, TestEnv};
 
 /// A small deterministic generator (xorshift64*), so a failing trial can be replayed by seed.
-pub(crate) struct Rng(pub(crate) u64);
+pub struct Rng(pub u64);
 
 impl Rng {
-    pub(crate) fn next(&mut self) -> u64 {
+    fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
         self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
     }
 
-    pub(crate) fn below(&mut self, n: usize) -> usize {
+    pub fn below(&mut self, n: usize) -> usize {
         (self.next() % n.max(1) as u64) as usize
     }
 }
 
-pub(crate) fn trials(name: &str, default: usize) -> usize {
+pub fn trials(name: &str, default: usize) -> usize {
     std::env::var(format!("SHAKE_STUDY_{name}")).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
@@ -121,7 +121,7 @@ fn races(rng: &mut Rng, n: usize) -> (usize, usize) {
 }
 
 /// Every file under `dir`, sorted.
-pub(crate) fn files(dir: &Path) -> Vec<PathBuf> {
+pub fn files(dir: &Path) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = walk(dir);
     out.sort();
     out
@@ -139,7 +139,7 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-pub(crate) fn copy_dir(from: &Path, to: &Path) {
+pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for f in files(from) {
         let target = to.join(f.strip_prefix(from).unwrap());
@@ -150,7 +150,7 @@ pub(crate) fn copy_dir(from: &Path, to: &Path) {
 
 /// Puts `store` back as `pristine` (whose files are `all`), then flips one random bit of one
 /// random file of it; returns that file (as named under `pristine`) and the byte.
-pub(crate) fn flip_one(rng: &mut Rng, pristine: &Path, all: &[PathBuf], store: &Path) -> (PathBuf, usize) {
+pub fn flip_one(rng: &mut Rng, pristine: &Path, all: &[PathBuf], store: &Path) -> (PathBuf, usize) {
     let _ = std::fs::remove_dir_all(store);
     copy_dir(pristine, store);
     let file = all[rng.below(all.len())].strip_prefix(pristine).unwrap().to_path_buf();

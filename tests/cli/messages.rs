@@ -231,3 +231,49 @@ fn man_dir_writes_every_page_shake_1_refers_to() {
     assert!(dir.join("shake-audit-fork.1").is_file(), "a group's subcommands get pages too");
     assert!(!dir.join("shake-generate-session.1").exists(), "hidden commands get none");
 }
+
+/// The man pages carry what clap does not write: each command for people's EXAMPLES (the same
+/// as its `--help`), and on `shake.1` the ENVIRONMENT (every variable shake reads), EXIT STATUS
+/// and FILES.
+#[test]
+fn man_pages_have_examples_environment_exit_status_and_files() {
+    let env = TestEnv::new();
+    let dir = env.dir.path().join("man");
+    env.ok(&["man", "--dir", dir.to_str().unwrap()]);
+    let main = std::fs::read_to_string(dir.join("shake.1")).unwrap();
+    for section in
+        [".SH EXAMPLES", ".SH ENVIRONMENT", ".SH \"EXIT STATUS\"", ".SH FILES", "SHAKE_DIR", "CLAUDE_CONFIG_DIR"]
+    {
+        assert!(main.contains(section), "shake.1 lacks {section}");
+    }
+    let fold = std::fs::read_to_string(dir.join("shake-fold.1")).unwrap();
+    assert!(fold.contains(".SH EXAMPLES") && fold.contains("shake fold \\-\\-dry\\-run"), "{fold}");
+    assert!(!fold.contains(".SH ENVIRONMENT"), "the shared sections are on shake.1 alone");
+    let help = env.ok(&["fold", "--help"]);
+    assert!(help.contains("Examples:\n  shake fold --example\n") && help.contains("Global Options:"), "{help}");
+}
+
+/// `shake` alone prints a short usage and the commands for people (meter first) on stderr,
+/// exit 2, not the whole help; `--version` names the commit it was built from.
+#[test]
+fn shake_alone_is_short_and_the_version_names_the_commit() {
+    let env = TestEnv::new();
+    let out = env.run(&[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.starts_with("Usage: shake") && stderr.contains("Commands for people:\n  meter"), "{stderr}");
+    assert!(!stderr.contains("cat-object") && stderr.lines().count() < 20, "{stderr}");
+    let version = env.ok(&["--version"]);
+    let head = std::process::Command::new("git")
+        .args(["rev-parse", "--short=7", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    let expected = match head {
+        Some(commit) => format!("shake {} ({commit})\n", env!("CARGO_PKG_VERSION")),
+        None => format!("shake {}\n", env!("CARGO_PKG_VERSION")),
+    };
+    assert_eq!(version, expected);
+}

@@ -38,7 +38,7 @@ fn omp_read_commands_work_on_omp_files() {
     // Read-only: a fold is refused and the file is untouched.
     let before = std::fs::read(&fixture).unwrap();
     let err = env.fails(&["fold", f], 1);
-    assert!(err.contains("oh-my-pi sessions are read-only"), "{err}");
+    assert!(err.contains("oh-my-pi sessions are read-only") && err.contains(f), "{err}");
     assert_eq!(std::fs::read(&fixture).unwrap(), before);
 }
 

@@ -4,7 +4,6 @@
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use super::transcript::Transcript;
@@ -21,8 +20,6 @@ pub struct Forked {
     pub path: PathBuf,
     /// The results folded (tool_use ids), each with the saved original's path.
     pub folded: Vec<(String, PathBuf)>,
-    /// Results that could not be folded, and why (they stay as they were).
-    pub skipped: Vec<(String, String)>,
     /// In place: the bytes of rows Claude Code appended meanwhile, copied (0 for a fork).
     pub carried: u64,
 }
@@ -33,6 +30,22 @@ pub enum ForkError {
     /// The transcript names no session id (no row has `sessionId`).
     #[error("{0}: no row names a sessionId; not a Claude Code session")]
     NoSessionId(String),
+    /// The session id is not a uuid, as Claude Code's own are: it would become a folder name
+    /// and a word of the resume command, so nothing is written for it.
+    #[error("{0}: the sessionId {1} is not a Claude Code session id (a uuid); shake writes nothing for it")]
+    BadSessionId(String, String),
+    /// A target names no `tool_result` whose content is a text.
+    #[error("{0}: no tool_result {1} with a text content; nothing was written")]
+    NoText(String, String),
+    /// An original could not be saved safely: the fold is refused.
+    #[error("{0}: cannot save the original of {1}: {2}; nothing was written")]
+    Unsaved(String, String, SaveError),
+    /// The transcript is a symbolic link: an in-place rewrite would replace the link by a file.
+    #[error("{0} is a symbolic link; an in-place write would replace the link by a file, so nothing was written")]
+    Symlink(String),
+    /// Another process has the transcript open: what it writes after the rename would be lost.
+    #[error("{0} is open in {1}; a row it writes after shake's rename would be lost, so nothing was written")]
+    Open(String, String),
     /// The source's last line is a write in progress.
     #[error("{0}: the last line is incomplete (Claude Code may be writing it); try again when it is idle")]
     Torn(String),
@@ -144,35 +157,36 @@ pub fn fork(
     replacement: impl Fn(&str, &Path) -> String,
 ) -> Result<Forked, ForkError> {
     let old_id = checked_source(t, source)?;
-    let (replace, folded, skipped) = save_originals(t, source, &old_id, targets, replacement)?;
+    let (replace, folded) = save_originals(t, source, &old_id, targets, replacement)?;
     let path = write_fork(t, source, &old_id, new_id, &replace)?;
-    Ok(Forked { session_id: new_id.to_string(), path, folded, skipped, carried: 0 })
+    Ok(Forked { session_id: new_id.to_string(), path, folded, carried: 0 })
 }
 
 /// Folds `source` (read as `t`) in place: the originals of `targets` are saved first, as for
 /// [`fork`], then the transcript itself is rewritten with the placeholders
-/// ([`super::in_place::rewrite`], which `between` is handed to); its session id stays.
+/// ([`super::in_place::rewrite`], which `hook` is handed to); its session id stays.
 pub fn fold_in_place(
     t: &Transcript,
     source: &Path,
     targets: &[String],
     replacement: impl Fn(&str, &Path) -> String,
-    between: impl FnMut(),
+    hook: impl FnMut(super::in_place::Stage),
 ) -> Result<Forked, ForkError> {
     let id = checked_source(t, source)?;
-    let (replace, folded, skipped) = save_originals(t, source, &id, targets, replacement)?;
+    let (replace, folded) = save_originals(t, source, &id, targets, replacement)?;
     let write = |out: &mut dyn Write| super::in_place::write_replaced(t, source, &replace, out);
-    let carried = super::in_place::rewrite(t, source, write, between)?;
-    Ok(Forked { session_id: id, path: source.to_path_buf(), folded, skipped, carried })
+    let carried = super::in_place::rewrite(t, source, write, hook)?;
+    Ok(Forked { session_id: id, path: source.to_path_buf(), folded, carried })
 }
 
-/// What saving the originals gave: the new content by target, the folded targets with their
-/// saved files, and the targets left as they were with why.
-type Saved = (Replace<'static>, Vec<(String, PathBuf)>, Vec<(String, String)>);
+/// What saving the originals gave: the new content by target, and the targets with their saved
+/// files.
+type Saved = (Replace<'static>, Vec<(String, PathBuf)>);
 
 /// Saves each target's original at [`saved_path`] and makes its replacement; a target whose
-/// original cannot be saved safely is skipped. Returns once every original is on disk (all
-/// synced together, [`Batch`]), before any placeholder points at one.
+/// original cannot be saved safely refuses the fold (a fold reported and recorded is the fold
+/// written). Returns once every original is on disk (all synced together, [`Batch`]), before
+/// any placeholder points at one.
 fn save_originals(
     t: &Transcript,
     source: &Path,
@@ -184,40 +198,87 @@ fn save_originals(
     let texts = Results::new(t);
     let mut replace = HashMap::new();
     let mut folded = Vec::new();
-    let mut skipped = Vec::new();
     let mut batch = Batch::default();
+    crate::durable::remove_dead_temps(&dir);
+    let shown = source.display().to_string();
     for id in targets {
         // One original decoded at a time: only its placeholder is kept.
-        let Some(text) = texts.text(id) else {
-            skipped.push((id.clone(), "no tool_result with a text content".to_string()));
-            continue;
-        };
-        match save_original(&dir, id, &text, &mut batch) {
-            Ok(saved) => {
-                replace.insert(id.clone(), js_string(&replacement(&text, &saved)).into());
-                folded.push((id.clone(), saved));
-            }
-            Err(e @ (SaveError::UnsafeId(_) | SaveError::Exists(_))) => skipped.push((id.clone(), e.to_string())),
-            Err(SaveError::File(e)) => return Err(e.into()),
-        }
+        let Some(text) = texts.text(id) else { return Err(ForkError::NoText(shown, id.clone())) };
+        let saved = save_original(&dir, id, &text, &mut batch).map_err(|e| match e {
+            SaveError::File(e) => ForkError::File(e),
+            e => ForkError::Unsaved(shown.clone(), id.clone(), e),
+        })?;
+        replace.insert(id.clone(), js_string(&replacement(&text, &saved)).into());
+        folded.push((id.clone(), saved));
     }
     // Every original on disk before the caller writes a placeholder pointing at one.
     batch.sync()?;
-    Ok((replace, folded, skipped))
+    Ok((replace, folded))
 }
 
 /// Writes a copy of `source` (read as `t`) under session id `new_id` with the content of each
-/// result in `restored` (by `tool_use_id`, JSON strings) in place of its own, saving nothing: how an undo puts
-/// the originals back. Returns the new file.
-pub fn restore(t: &Transcript, source: &Path, restored: &Replace<'_>, new_id: &str) -> Result<PathBuf, ForkError> {
+/// result in `restored` (by `tool_use_id`, JSON strings) in place of its own, saving nothing: how
+/// an undo puts the originals back. The same undo is the same session, written once: a file
+/// there with those very bytes is taken as it is (`true`: reused); one holding only their start
+/// (cut by a kill of a shake that wrote at the final name) is written again; another is never
+/// overwritten. Returns the file.
+pub fn restore(
+    t: &Transcript,
+    source: &Path,
+    restored: &Replace<'_>,
+    new_id: &str,
+) -> Result<(PathBuf, bool), ForkError> {
     let old_id = checked_source(t, source)?;
-    write_fork(t, source, &old_id, new_id, restored)
+    let path = match write_fork(t, source, &old_id, new_id, restored) {
+        Err(ForkError::Exists(path)) => PathBuf::from(path),
+        written => return Ok((written?, false)),
+    };
+    let there = std::fs::metadata(&path).map_err(FileError::at(&path, "read"))?.len();
+    let mut whole = blake3::Hasher::new();
+    let mut start = PrefixHash { out: &mut whole, left: there, hasher: blake3::Hasher::new() };
+    write_fork_bytes(t, &old_id, new_id, restored, &mut start).map_err(FileError::at(source, "read"))?;
+    let (left, start) = (start.left, start.hasher.finalize());
+    let now = hash_file(&path).map_err(FileError::at(&path, "read"))?;
+    if now == whole.finalize() {
+        return Ok((path, true));
+    }
+    if left > 0 || there == whole.count() || now != start {
+        return Err(ForkError::Exists(path.display().to_string()));
+    }
+    std::fs::remove_file(&path).map_err(FileError::at(&path, "remove the cut"))?;
+    Ok((write_fork(t, source, &old_id, new_id, restored)?, false))
 }
 
-/// The source's session id, when the source may be forked (no write in progress).
+/// A writer that hashes the first `left` bytes written through it.
+pub(super) struct PrefixHash<'w> {
+    pub(super) out: &'w mut dyn Write,
+    pub(super) left: u64,
+    pub(super) hasher: blake3::Hasher,
+}
+
+impl Write for PrefixHash<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.out.write(buf)?;
+        let hashed = n.min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        self.hasher.update(&buf[..hashed]);
+        self.left -= hashed as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// The source's session id, when the source may be forked (no write in progress) and its id is a
+/// uuid: the id names the originals' folder and is a word of the resume command, so a
+/// transcript may not choose it freely (`../..`, an absolute path, `x;touch y`).
 pub(super) fn checked_source(t: &Transcript, source: &Path) -> Result<String, ForkError> {
     let shown = source.display().to_string();
     let old_id = t.session_id().ok_or_else(|| ForkError::NoSessionId(shown.clone()))?.to_string();
+    if super::paths::session_id_of_file(&format!("{old_id}.jsonl")).is_none() {
+        return Err(ForkError::BadSessionId(shown, format!("{old_id:?}")));
+    }
     match t.torn {
         Some(_) => Err(ForkError::Torn(shown)),
         None => Ok(old_id),
@@ -235,13 +296,19 @@ fn write_fork(
 ) -> Result<PathBuf, ForkError> {
     let shown = source.display().to_string();
     let before = blake3::hash(t.file.raw());
-    let dir = source.parent().unwrap_or(Path::new("."));
+    let dir = source.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let path = dir.join(format!("{new_id}.jsonl"));
-    if path.exists() {
+    if std::fs::symlink_metadata(&path).is_ok() {
         return Err(ForkError::Exists(path.display().to_string()));
     }
-    write_new(&path, |out| write_fork_bytes(t, old_id, new_id, replace, out).map(drop))
-        .map_err(FileError::at(&path, "write"))?;
+    // Through a hidden temp file renamed into place: a kill leaves no partial `<uuid>.jsonl`
+    // that Claude Code would list as a session.
+    crate::durable::remove_dead_temps(dir);
+    crate::durable::write_new_hidden(&path, |out| write_fork_bytes(t, old_id, new_id, replace, out).map(drop))
+        .map_err(|e| match e.source.kind() {
+            std::io::ErrorKind::AlreadyExists => ForkError::Exists(path.display().to_string()),
+            _ => ForkError::File(e),
+        })?;
     let after = hash_file(source).map_err(FileError::at(source, "read"))?;
     if after != before {
         let _ = std::fs::remove_file(&path);
@@ -253,18 +320,4 @@ fn write_fork(
 /// The blake3 hash of the file at `path`, read in pieces (never held whole).
 pub(super) fn hash_file(path: &Path) -> std::io::Result<blake3::Hash> {
     Ok(blake3::Hasher::new().update_reader(std::fs::File::open(path)?)?.finalize())
-}
-
-/// Creates `path` exclusively (mode 0600), has `write` stream the bytes into it, fsyncs it and
-/// its folder.
-fn write_new(path: &Path, write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> std::io::Result<()> {
-    let f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)?;
-    let mut out = std::io::BufWriter::with_capacity(1 << 20, f);
-    write(&mut out)?;
-    let f = out.into_inner().map_err(std::io::IntoInnerError::into_error)?;
-    f.sync_all()?;
-    if let Some(dir) = path.parent() {
-        std::fs::File::open(dir)?.sync_all()?;
-    }
-    Ok(())
 }

@@ -139,8 +139,7 @@ impl Host for Claude {
     }
 
     fn default_session(&self, ctx: &Context) -> Result<PathBuf> {
-        let projects = paths::projects_dir(|k| std::env::var(k).ok())
-            .ok_or_else(|| Error::user("no Claude Code folder: neither CLAUDE_CONFIG_DIR nor HOME is set"))?;
+        let projects = paths::projects_dir(|k| std::env::var(k).ok(), &ctx.home);
         let cwd = ctx.cwd.to_string_lossy();
         let newest =
             paths::project_dir(&projects, &cwd).and_then(|dir| paths::sessions_newest_first(&dir).into_iter().next());
@@ -154,8 +153,8 @@ impl Host for Claude {
         })
     }
 
-    fn session_roots(&self, _ctx: &Context) -> Vec<PathBuf> {
-        paths::projects_dir(|k| std::env::var(k).ok()).into_iter().collect()
+    fn session_roots(&self, ctx: &Context) -> Vec<PathBuf> {
+        vec![paths::projects_dir(|k| std::env::var(k).ok(), &ctx.home)]
     }
 
     fn session_id_of_file(&self, file_name: &str) -> Option<String> {
@@ -680,7 +679,6 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
             path: f.path,
             cwd: cwd.clone(),
             saved: f.folded,
-            skipped: f.skipped,
             reused: false,
             in_place,
             carried: f.carried,
@@ -694,7 +692,7 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
             }
             ForkWrite::FoldInPlace => {
                 let f =
-                    super::fork::fold_in_place(&self.t, source, &targets, write::placeholder, || {}).map_err(fail)?;
+                    super::fork::fold_in_place(&self.t, source, &targets, write::placeholder, |_| {}).map_err(fail)?;
                 return Ok(forked(f, true));
             }
             ForkWrite::RestoreInPlace(exact) => {
@@ -705,7 +703,7 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
                     let Some(exact) = exact else {
                         return super::in_place::write_replaced(&self.t, source, &contents, out);
                     };
-                    let mut hashed = PrefixHash { out, left: exact.len, hasher: blake3::Hasher::new() };
+                    let mut hashed = super::fork::PrefixHash { out, left: exact.len, hasher: blake3::Hasher::new() };
                     super::in_place::write_replaced(&self.t, source, &contents, &mut hashed)?;
                     if hashed.left > 0 || *hashed.hasher.finalize().as_bytes() != exact.hash {
                         mismatch.set(true);
@@ -713,7 +711,7 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
                     }
                     Ok(())
                 };
-                let carried = super::in_place::rewrite(&self.t, source, write, || {});
+                let carried = super::in_place::rewrite(&self.t, source, write, |_| {});
                 if let (true, Some(exact)) = (mismatch.get(), exact) {
                     return Err(Error::user(format!(
                         "{shown}: putting the saved originals back would not give the bytes the fold read (blake3 {}, {} bytes); nothing was written",
@@ -727,7 +725,6 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
                     session_id: sid.to_string(),
                     path: source.to_path_buf(),
                     folded: Vec::new(),
-                    skipped: Vec::new(),
                     carried,
                 };
                 return Ok(forked(f, true));
@@ -743,52 +740,14 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
             key.update(t.as_bytes()).update(b"\0");
         }
         let id = super::fork::session_id_from(key.finalize().as_bytes());
-        let (path, reused) = match super::fork::restore(&self.t, source, &contents, &id) {
-            Ok(path) => (path, false),
-            Err(super::fork::ForkError::Exists(_)) => {
-                let path = source.parent().unwrap_or(std::path::Path::new(".")).join(format!("{id}.jsonl"));
-                let mut same = blake3::Hasher::new();
-                write::write_fork_bytes(&self.t, sid, &id, &contents, &mut same).map_err(|e| Error::io("hash", e))?;
-                match super::fork::hash_file(&path) {
-                    Ok(hash) if hash == same.finalize() => (path, true),
-                    _ => {
-                        return Err(Error::user(format!(
-                            "{} exists with other content; not overwritten",
-                            path.display()
-                        )))
-                    }
-                }
-            }
-            Err(e) => return Err(fail(e)),
-        };
-        let f = super::fork::Forked { session_id: id, path, folded: Vec::new(), skipped: Vec::new(), carried: 0 };
+        let (path, reused) = super::fork::restore(&self.t, source, &contents, &id).map_err(fail)?;
+        let f = super::fork::Forked { session_id: id, path, folded: Vec::new(), carried: 0 };
         Ok(host::Forked { reused, ..forked(f, false) })
     }
 
     fn export(&self, _ctx: &Context, session: &host::Session<'a>, _leaf: usize) -> Result<host::Export<'a>> {
         Err(Error::user(format!("{}: shake does not export Claude Code sessions", session.file.display()))
             .hint("Claude Code forks a session itself: claude --resume <id> --fork-session"))
-    }
-}
-
-/// A writer that hashes the first `left` bytes written through it.
-struct PrefixHash<'w> {
-    out: &'w mut dyn std::io::Write,
-    left: u64,
-    hasher: blake3::Hasher,
-}
-
-impl std::io::Write for PrefixHash<'_> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.out.write(buf)?;
-        let hashed = n.min(usize::try_from(self.left).unwrap_or(usize::MAX));
-        self.hasher.update(&buf[..hashed]);
-        self.left -= hashed as u64;
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.out.flush()
     }
 }
 

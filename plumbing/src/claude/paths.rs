@@ -10,17 +10,18 @@ use crate::host::recent::{self, Created, Name, Precision, Recency};
 /// The longest folder name Claude Code uses as is.
 const MAX_NAME: usize = 200;
 
-/// Claude Code's configuration folder: `$CLAUDE_CONFIG_DIR`, else `$HOME/.claude`.
-pub fn config_dir(env: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
+/// Claude Code's configuration folder: `$CLAUDE_CONFIG_DIR`, else `~/.claude` (`home` as the
+/// context found it: `$HOME`, else the account database's, as Node's `os.homedir()`).
+pub fn config_dir(env: impl Fn(&str) -> Option<String>, home: &Path) -> PathBuf {
     match env("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
-        Some(dir) => Some(PathBuf::from(dir)),
-        None => env("HOME").filter(|h| !h.is_empty()).map(|h| Path::new(&h).join(".claude")),
+        Some(dir) => PathBuf::from(dir),
+        None => home.join(".claude"),
     }
 }
 
 /// The folder that holds every project's sessions.
-pub fn projects_dir(env: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
-    config_dir(env).map(|d| d.join("projects"))
+pub fn projects_dir(env: impl Fn(&str) -> Option<String>, home: &Path) -> PathBuf {
+    config_dir(env, home).join("projects")
 }
 
 /// A working directory's folder name, as Claude Code encodes it (before any hash suffix).
@@ -104,14 +105,10 @@ mod tests {
 
     #[test]
     fn config_dir_prefers_claude_config_dir() {
-        let env = |k: &str| match k {
-            "CLAUDE_CONFIG_DIR" => Some("/cfg".to_string()),
-            "HOME" => Some("/home/u".to_string()),
-            _ => None,
-        };
-        assert_eq!(projects_dir(env), Some(PathBuf::from("/cfg/projects")));
-        let home_only = |k: &str| (k == "HOME").then(|| "/home/u".to_string());
-        assert_eq!(projects_dir(home_only), Some(PathBuf::from("/home/u/.claude/projects")));
+        let env = |k: &str| (k == "CLAUDE_CONFIG_DIR").then(|| "/cfg".to_string());
+        let home = Path::new("/home/u");
+        assert_eq!(projects_dir(env, home), PathBuf::from("/cfg/projects"));
+        assert_eq!(projects_dir(|_| None, home), PathBuf::from("/home/u/.claude/projects"));
         assert_eq!(
             session_id_of_file("6441b122-fe40-440f-8748-373795bf20d8.jsonl").as_deref(),
             Some("6441b122-fe40-440f-8748-373795bf20d8")

@@ -8,7 +8,6 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::Write;
 use std::ops::Range;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::Path;
 
 use serde_json::value::RawValue;
@@ -176,57 +175,78 @@ fn preview(text: &str, max: usize) -> (&str, bool) {
     (&text[..cut], true)
 }
 
-/// Why an original could not be saved; the result is then left unfolded.
+/// Why an original could not be saved; the fold is then refused (nothing written).
 #[derive(Debug, thiserror::Error)]
 pub enum SaveError {
     /// The tool_use id is not safe as a file name (`^[A-Za-z0-9_-]{1,128}$`).
     #[error("tool_use id {0:?} is not a safe file name")]
     UnsafeId(String),
     /// A different file is already there; it is never overwritten.
-    #[error("{0} exists with other content; not overwritten")]
+    #[error(
+        "{0} exists with other content than the result it would save; not overwritten (move it away to fold again)"
+    )]
     Exists(String),
+    /// A folder of the path is a symbolic link (or not a folder): originals go only into real
+    /// folders beside the transcript, never where a link leads.
+    #[error("{0} is a symbolic link or not a folder; originals are saved only in a real folder beside the transcript")]
+    NotAFolder(String),
     /// The file system refused.
     #[error(transparent)]
     File(#[from] FileError),
 }
 
 /// Saves `text` as `<dir>/<id>.txt`, to be made durable with `batch` before any placeholder
-/// points at it: folders made 0700 (the new file's folder and its parent synced with the
-/// batch), the file created exclusively with mode 0600. An existing file with the same bytes is
-/// reused (and synced too: a run that died may have left it unwritten). Returns the file's path.
+/// points at it: folders made 0700 (`dir` and its parent must be real folders, not links), the
+/// text written to a hidden temp file (0600) that the batch renames into place once on disk, so
+/// a run killed midway never leaves a partial original under the final name. An existing file
+/// with the same bytes is reused (and synced: a run that died may have left it unwritten); one
+/// holding the start of `text` only (an older shake killed while writing it) is replaced; one
+/// with other bytes is an error. Returns the file's path.
 pub fn save_original(dir: &Path, id: &str, text: &str, batch: &mut Batch) -> Result<std::path::PathBuf, SaveError> {
     let safe =
         !id.is_empty() && id.len() <= 128 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
     if !safe {
         return Err(SaveError::UnsafeId(id.to_string()));
     }
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(FileError::at(dir, "create the folder"))?;
-    batch.add_dir(dir);
-    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
-        batch.add_dir(parent);
+    let parent = dir.parent().filter(|p| !p.as_os_str().is_empty());
+    let folders = || std::iter::once(dir).chain(parent);
+    // Looked at before the folders are made (a link is never followed to make one) and after.
+    let linked = |missing_ok: bool| {
+        folders().find(|f| match std::fs::symlink_metadata(f) {
+            Ok(m) => !m.is_dir(),
+            Err(_) => !missing_ok,
+        })
+    };
+    if let Some(folder) = linked(true) {
+        return Err(SaveError::NotAFolder(folder.display().to_string()));
     }
+    crate::durable::private_dir(dir)?;
+    if let Some(folder) = linked(false) {
+        return Err(SaveError::NotAFolder(folder.display().to_string()));
+    }
+    folders().for_each(|f| batch.add_dir(f));
     let path = dir.join(format!("{id}.txt"));
-    match std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&path) {
-        Ok(mut f) => {
-            f.write_all(text.as_bytes()).map_err(FileError::at(&path, "write"))?;
-            batch.add(&path, &f);
-            Ok(path)
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match std::fs::read(&path) {
-            Ok(bytes) if bytes == text.as_bytes() => {
+    let replace = match std::fs::symlink_metadata(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+        Err(e) => return Err(FileError::at(&path, "read")(e).into()),
+        Ok(meta) if !meta.is_file() => return Err(SaveError::Exists(path.display().to_string())),
+        Ok(_) => {
+            let there = std::fs::read(&path).map_err(FileError::at(&path, "read"))?;
+            if there == text.as_bytes() {
                 let f = std::fs::File::open(&path).map_err(FileError::at(&path, "read"))?;
                 batch.add(&path, &f);
-                Ok(path)
+                return Ok(path);
             }
-            Ok(_) => Err(SaveError::Exists(path.display().to_string())),
-            Err(err) => Err(FileError::at(&path, "read")(err).into()),
-        },
-        Err(e) => Err(FileError::at(&path, "create")(e).into()),
-    }
+            if !text.as_bytes().starts_with(&there) {
+                return Err(SaveError::Exists(path.display().to_string()));
+            }
+            true
+        }
+    };
+    let mut temp = crate::durable::hidden_temp(dir)?;
+    temp.write_all(text.as_bytes()).map_err(FileError::at(temp.path(), "write"))?;
+    batch.add_new(temp, &path, replace);
+    Ok(path)
 }
 
 #[cfg(test)]

@@ -211,8 +211,6 @@ pub struct Forked {
     pub cwd: Option<String>,
     /// Each folded target with the path its original was saved to.
     pub saved: Vec<(String, PathBuf)>,
-    /// Targets left as they were, and why.
-    pub skipped: Vec<(String, String)>,
     /// The same session was written before (an undo done again): nothing was written now.
     pub reused: bool,
     /// The session file itself was rewritten (`--in-place`): `path` is the source.

@@ -76,19 +76,18 @@ impl Host for Omp {
 
     fn default_session(&self, ctx: &Context) -> Result<PathBuf> {
         let env = |k: &str| std::env::var_os(k);
-        let home = env("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/"));
+        let home = &ctx.home;
         let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-        let name = paths::session_dir_name(&canonical(&ctx.cwd), &canonical(&home), &canonical(&paths::temp_dir(env)));
-        let dir = paths::sessions_root(env, &home).join(name);
+        let name = paths::session_dir_name(&canonical(&ctx.cwd), &canonical(home), &canonical(&paths::temp_dir(env)));
+        let dir = paths::sessions_root(env, home).join(name);
         paths::continue_choice(&dir).ok_or_else(|| {
             Error::user(format!("no oh-my-pi session for {} (looked in {})", ctx.cwd.display(), dir.display()))
                 .hint("name a session file, or run omp here first")
         })
     }
 
-    fn session_roots(&self, _ctx: &Context) -> Vec<PathBuf> {
-        let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/"));
-        vec![paths::sessions_root(|k| std::env::var_os(k), &home)]
+    fn session_roots(&self, ctx: &Context) -> Vec<PathBuf> {
+        vec![paths::sessions_root(|k| std::env::var_os(k), &ctx.home)]
     }
 
     fn session_id_of_file(&self, file_name: &str) -> Option<String> {
@@ -135,9 +134,10 @@ pub struct OmpSession<'a> {
     pruned: HashMap<usize, Box<RawValue>>,
 }
 
-/// The error every write through an OMP session gets.
-fn read_only(what: &str) -> Error {
-    Error::user(format!("oh-my-pi sessions are read-only: shake does not {what} them"))
+/// The error every write through an OMP session gets, naming its file.
+fn read_only(session: &host::Session<'_>, what: &str) -> Error {
+    let file = session.file.display();
+    Error::user(format!("{file}: an oh-my-pi session; oh-my-pi sessions are read-only: shake does not {what} them"))
         .hint("`shake meter` shows what OMP's own /shake would free; run /shake in OMP, and `shake restore --version N` undoes it")
 }
 
@@ -206,11 +206,11 @@ impl<'a> HostSession<'a> for OmpSession<'a> {
         None
     }
 
-    fn appender(&self, _session: &host::Session<'a>) -> Result<Box<dyn Appender>> {
-        Err(read_only("append to"))
+    fn appender(&self, session: &host::Session<'a>) -> Result<Box<dyn Appender>> {
+        Err(read_only(session, "append to"))
     }
 
-    fn export(&self, _ctx: &Context, _session: &host::Session<'a>, _leaf: usize) -> Result<host::Export<'a>> {
-        Err(read_only("export"))
+    fn export(&self, _ctx: &Context, session: &host::Session<'a>, _leaf: usize) -> Result<host::Export<'a>> {
+        Err(read_only(session, "export"))
     }
 }

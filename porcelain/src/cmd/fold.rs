@@ -136,27 +136,33 @@ fn fork(
         false => {
             let edits: Vec<(String, &RawValue)> =
                 plan.edits.iter().map(|e| (e.target.to_string(), &*e.content)).collect();
-            let how = if in_place { ForkWrite::FoldInPlace } else { ForkWrite::Fold };
-            let forked = session.write_fork(&edits, how)?;
             let data = serde_json::to_value(log_data(plan, Vec::new()))
                 .map_err(|e| Error::user(format!("cannot encode the fold's record: {e}")))?;
             let source_session = session.header.as_ref().map(|h| h.id.to_string()).unwrap_or_default();
+            // In place, the fork is the transcript itself.
             let record = record::Record {
                 leaf: &leaf_id,
                 source: &file.path,
                 source_session: &source_session,
-                fork: &forked.session_id,
-                fork_path: &forked.path,
+                fork: &source_session,
+                fork_path: &file.path,
                 read: file.raw(),
                 in_place,
                 data,
             };
-            // The fork exists: a record that cannot be stored is a warning (undo reads the
-            // placeholders themselves), never a reason to lose the fork.
-            if let Err(e) = record::write(ctx, record) {
-                ctx.warn(format_args!("the fold's record was not stored: {}", e.message));
+            match in_place {
+                true => Some(fold_in_place(ctx, session, file, &edits, record)?),
+                false => {
+                    let forked = session.write_fork(&edits, ForkWrite::Fold)?;
+                    // The fork exists: a record that cannot be stored is a warning (undo reads
+                    // the placeholders themselves), never a reason to lose the fork.
+                    let record = record::Record { fork: &forked.session_id, fork_path: &forked.path, ..record };
+                    if let Err(e) = record::write(ctx, record) {
+                        ctx.warn(format_args!("the fold's record was not stored: {}", e.message));
+                    }
+                    Some(forked)
+                }
             }
-            Some(forked)
         }
     };
     let outcome = batch::Outcome::default();
@@ -173,7 +179,6 @@ fn fork(
                 "carried": f.carried,
                 "resume": resume_command(f),
                 "saved": f.saved.iter().map(|(id, p)| json!({"id": id, "path": p})).collect::<Vec<_>>(),
-                "skipped": f.skipped.iter().map(|(id, why)| json!({"id": id, "reason": why})).collect::<Vec<_>>(),
             }),
         };
         shake_plumbing::output::write_json(out, &json)?;
@@ -204,13 +209,40 @@ fn fork(
             if let Some(dir) = dir {
                 writeln!(out, "Originals saved in {} (the placeholders point there).", dir.display())?;
             }
-            for (id, why) in &f.skipped {
-                writeln!(out, "Not folded: {id}: {why}")?;
-            }
             writeln!(out, "Continue with: {}", Paint::new(ctx).strong(&resume_command(f)))?;
         }
     }
     Ok(written.map(|f| f.path))
+}
+
+/// Folds the transcript in place, its way back stored first: the version read and the fold's
+/// record go into the store durably before the transcript is rewritten, so a full disk refuses
+/// the fold (nothing written) and a kill after the rename leaves `undo` all it needs. A rewrite
+/// that is refused takes the record back.
+fn fold_in_place(
+    ctx: &Context,
+    session: &Session<'_>,
+    file: &SessionFile,
+    edits: &[(String, &RawValue)],
+    record: record::Record<'_>,
+) -> Result<Forked> {
+    let refused = |e: Error| {
+        Error::user(format!(
+            "{}: the store could not keep the way back ({}); the transcript was not rewritten",
+            file.display(),
+            e.message
+        ))
+        .hint("free space for the store (or make it writable), then fold again")
+    };
+    shake_plumbing::store::Store::open(ctx).and_then(|mut s| Ok(s.import_read(file, ctx.host)?)).map_err(refused)?;
+    let before = record::read(ctx, record.source_session).map_err(refused)?;
+    let session_id = record.source_session.to_string();
+    record::write(ctx, record).map_err(refused)?;
+    session.write_fork(edits, ForkWrite::FoldInPlace).inspect_err(|_| {
+        if let Err(e) = record::put(ctx, &session_id, before) {
+            ctx.warn(format_args!("the record of the fold not written stays in the store: {}", e.message));
+        }
+    })
 }
 
 /// What an in-place write says of the rows the host appended while it wrote.
@@ -221,12 +253,22 @@ pub fn carried(f: &Forked) -> String {
     }
 }
 
-/// `cd <cwd> && claude --resume <id>`, the directory quoted for a POSIX shell when it needs it.
+/// `cd <cwd> && claude --resume <id>`, each word quoted for a POSIX shell when it needs it (the
+/// id is a uuid, checked before anything was written; quoted all the same, as a word printed
+/// for a shell).
 pub fn resume_command(f: &Forked) -> String {
     let cwd = f.cwd.as_deref().unwrap_or(".");
-    let plain = cwd.bytes().all(|b| b.is_ascii_alphanumeric() || b"/._-+,:@%".contains(&b));
-    let cwd = if plain { cwd.to_string() } else { format!("'{}'", cwd.replace('\'', "'\\''")) };
-    format!("cd {cwd} && claude --resume {}", f.session_id)
+    format!("cd {} && claude --resume {}", shell_word(cwd), shell_word(&f.session_id))
+}
+
+/// `word` as one word for a POSIX shell: as it is when it holds only characters no shell
+/// treats specially, else in single quotes.
+fn shell_word(word: &str) -> Cow<'_, str> {
+    let plain = !word.is_empty() && word.bytes().all(|b| b.is_ascii_alphanumeric() || b"/._-+,:@%".contains(&b));
+    match plain {
+        true => Cow::Borrowed(word),
+        false => Cow::Owned(format!("'{}'", word.replace('\'', "'\\''"))),
+    }
 }
 
 /// The log entry's data for a plan (edit ids are filled in when the batch is written).
@@ -336,5 +378,28 @@ impl Report<'_> {
             "leafAfter": self.outcome.appended.last().map_or(self.leaf, String::as_str),
             "resumePointMoved": self.outcome.moved,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Finding 28.11: every word of the printed command is one shell word, whatever it holds.
+    #[test]
+    fn the_resume_command_quotes_each_word_for_a_shell() {
+        let forked = |cwd: &str, id: &str| Forked {
+            session_id: id.to_string(),
+            path: "p".into(),
+            cwd: Some(cwd.to_string()),
+            saved: Vec::new(),
+            reused: false,
+            in_place: false,
+            carried: 0,
+        };
+        let plain = forked("/home/u/proj", "2ae52f18-adcf-4b1a-8aef-d430e953f9b2");
+        assert_eq!(resume_command(&plain), "cd /home/u/proj && claude --resume 2ae52f18-adcf-4b1a-8aef-d430e953f9b2");
+        let crafted = forked("/it's here", "x;touch PWNED;#");
+        assert_eq!(resume_command(&crafted), "cd '/it'\\''s here' && claude --resume 'x;touch PWNED;#'");
     }
 }
