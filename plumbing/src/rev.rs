@@ -116,7 +116,7 @@ impl Rev {
     /// (`--host`, else detection), prints its warnings, and resolves the leaf.
     pub fn open<'a>(&self, ctx: &Context, file: &'a SessionFile) -> Result<(Session<'a>, Option<usize>)> {
         let mut session = crate::hosts::load(file, ctx.host)?;
-        crate::claude::record::attach(ctx, &mut session);
+        crate::claude::record::attach(ctx, &mut session)?;
         ctx.warn_session(&session);
         let leaf = self.leaf(&session)?;
         Ok((session, leaf))

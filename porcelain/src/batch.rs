@@ -101,7 +101,7 @@ pub fn open<'a>(
     in_place: &InPlaceArgs,
 ) -> Result<(Session<'a>, usize, bool)> {
     let mut session = shake_plumbing::hosts::load(file, ctx.host)?;
-    shake_plumbing::claude::record::attach(ctx, &mut session);
+    shake_plumbing::claude::record::attach(ctx, &mut session)?;
     let no_write = write.dry_run || write.plan;
     let leaf = write_leaf(ctx, &session, rev, no_write)?;
     let in_place = in_place.check(&session, no_write)?;

@@ -48,12 +48,14 @@ impl Versions {
             shake_plumbing::store::touch::import(ctx, &path);
         }
         let store = Store::open(ctx)?;
-        let info = match store.session(&path).ok().flatten() {
-            Some(info) => info,
-            None => store.find_session(ctx, &path.to_string_lossy())?,
+        let info = match store.session(&path) {
+            Ok(Some(info)) => info,
+            // A damaged store is said, never taken for "not imported".
+            Err(e) if e.kind == shake_plumbing::ErrorKind::Corrupt => return Err(e),
+            Ok(None) | Err(_) => store.find_session(ctx, &path.to_string_lossy())?,
         };
         let chain = store.version_chain(&info.version)?;
-        let times = store.import_times(&info.path);
+        let times = store.import_times(&info.path)?;
         Ok(Versions { store, path: info.path, chain, times })
     }
 
