@@ -76,7 +76,9 @@ impl Write for Stdout {
 
 fn fail(e: &shake_plumbing::Error) -> ExitCode {
     let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "shake: error: {}", e.message);
+    // Exit 3 says what it is, in the words of every other corrupt-store message.
+    let corrupt = e.kind == shake_plumbing::ErrorKind::Corrupt && !e.message.contains("corrupt");
+    let _ = writeln!(err, "shake: error: {}{}", if corrupt { "corrupt store: " } else { "" }, e.message);
     for hint in &e.hints {
         let _ = writeln!(err, "hint: {hint}");
     }

@@ -78,6 +78,7 @@ pub const ENVIRONMENT: &[(&str, &str)] = &[
     ("PI_TOKENIZER_ACCURATE", "Set to 1, as for oh-my-pi: its meter counts with o200k."),
     ("CLAUDE_CONFIG_DIR", "Claude Code's folder (default ~/.claude): its projects/ hold the transcripts."),
     ("CLAUDE_CODE_DISABLE_PRECOMPACT_SKIP", "As for Claude Code: no size gate when reading a long transcript."),
+    ("CLAUDE_CODE_ENABLE_TODO_TOOLS", "As for Claude Code: its task reminders are sent to every model."),
 ];
 
 /// The exit codes (`docs/plumbing.md`, "Exit codes").

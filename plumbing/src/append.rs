@@ -23,7 +23,9 @@ use crate::Error;
 pub const LIVE_WINDOW: Duration = Duration::from_secs(30);
 
 /// Fault injection for the race tests: milliseconds to sleep between the "file unchanged" check
-/// and the write, so a concurrent writer reliably lands in between (`tests/cli/append.rs`).
+/// and the write, and again between the write and the read-back, so a concurrent writer reliably
+/// lands before the batch or right after it (`tests/cli/append.rs`); `restore` sleeps as long
+/// between its first look at the file and its last.
 pub const DELAY_ENV: &str = "SHAKE_TEST_APPEND_DELAY_MS";
 
 /// The line prefixes shake writes; a partial last line starting so is a torn shake batch.
@@ -188,15 +190,64 @@ pub fn append(path: &Path, snapshot: &Snapshot, batch: &[u8]) -> Result<Appended
         }
         Ending::Partial => return Err(AppendError::PartialLine { path: path.to_path_buf() }),
     };
-    if let Some(ms) = std::env::var(DELAY_ENV).ok().and_then(|v| v.parse().ok()) {
-        std::thread::sleep(Duration::from_millis(ms));
+    test_delay();
+    if let Err((written, e)) = write_counted(&mut file, bytes) {
+        take_back(&file, &bytes[..written]);
+        return Err(io("append to")(e));
     }
-    file.write_all(bytes).map_err(io("append to"))?;
     file.sync_all().map_err(io("fsync"))?;
+    test_delay();
     let at = landed_at(&file, path, snapshot.len, bytes)?;
     let after = Stamp::of_meta(&file.metadata().map_err(io("stat"))?);
     let foreign = (at > snapshot.len).then_some(snapshot.len..at);
     Ok(Appended { len: at + bytes.len() as u64, foreign, before, after })
+}
+
+/// Sleeps as long as [`DELAY_ENV`] says, if it is set (tests only).
+pub fn test_delay() {
+    if let Some(ms) = std::env::var(DELAY_ENV).ok().and_then(|v| v.parse().ok()) {
+        std::thread::sleep(Duration::from_millis(ms));
+    }
+}
+
+/// Writes all of `bytes` (one `write` unless the system takes fewer); on failure, the error and
+/// how many bytes went in before it.
+fn write_counted(file: &mut File, bytes: &[u8]) -> Result<(), (usize, std::io::Error)> {
+    let mut done = 0;
+    while done < bytes.len() {
+        match file.write(&bytes[done..]) {
+            Ok(0) => return Err((done, std::io::ErrorKind::WriteZero.into())),
+            Ok(n) => done += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err((done, e)),
+        }
+    }
+    Ok(())
+}
+
+/// Takes back `written`, the start of a batch a failed write left at the file's end (a full
+/// disk, a file-size limit): a partial line left there would swallow the next entry pi appends,
+/// which pi writes onto it. Only while the file still ends with those bytes: what another writer
+/// appended after them is never cut (the torn line then stays, for the next shake command to
+/// end, [`end_torn_line`]). Returns whether the file is as it was.
+fn take_back(file: &File, written: &[u8]) -> bool {
+    if written.is_empty() {
+        return true;
+    }
+    let Some(at) = file.metadata().ok().and_then(|m| m.len().checked_sub(written.len() as u64)) else { return false };
+    reads_back(file, at, written) && file.set_len(at).is_ok() && file.sync_all().is_ok()
+}
+
+/// Ends the torn last line a cut shake batch left (a kill in the middle of its write, which no
+/// handler sees), if the file still ends as `snapshot` says: pi, still running, would write its
+/// next entry onto it, and that entry would be lost (pi skips the line) with the one after it
+/// read as a root. Returns whether the line was ended; `Busy` when another shake is writing.
+pub fn end_torn_line(path: &Path, snapshot: &Snapshot) -> Result<bool, AppendError> {
+    if snapshot.ending != Ending::TornShakeLine {
+        return Ok(false);
+    }
+    // An empty batch after a torn shake line is the newline that ends it.
+    append(path, snapshot, b"").map(|_| true)
 }
 
 /// Finds the offset where `bytes`, just appended, landed: `from` unless another writer
@@ -319,6 +370,22 @@ mod tests {
         assert_eq!(landed_at(&file, &path, 2, b"ours\n").unwrap(), 10);
         assert_eq!(landed_at(&file, &path, 10, b"ours\n").unwrap(), 10);
         assert!(matches!(landed_at(&file, &path, 2, b"gone\n"), Err(AppendError::Vanished { .. })));
+    }
+
+    /// A failed write's bytes are taken back while the file ends with them; bytes another writer
+    /// appended after them are never cut (the torn line then stays, for the next command to end).
+    #[test]
+    fn a_failed_writes_bytes_are_taken_back_but_never_anothers() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let open = || OpenOptions::new().read(true).append(true).open(&path).unwrap();
+        std::fs::write(&path, b"a\n{\"type\":\"cus").unwrap();
+        assert!(take_back(&open(), b"{\"type\":\"cus"));
+        assert_eq!(std::fs::read(&path).unwrap(), b"a\n");
+        std::fs::write(&path, b"a\n{\"type\":\"cuspi\n").unwrap();
+        assert!(!take_back(&open(), b"{\"type\":\"cus"));
+        assert_eq!(std::fs::read(&path).unwrap(), b"a\n{\"type\":\"cuspi\n");
+        assert!(take_back(&open(), b""));
     }
 
     #[test]

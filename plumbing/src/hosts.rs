@@ -38,7 +38,14 @@ pub fn detect(file: &SessionFile, forced: Option<HostKind>) -> Result<&'static d
             Err(r) => last = Some(r),
         }
     }
-    let refusal = last.unwrap_or(Refusal { line: 0, reason: "no host is registered".into() });
+    let mut refusal = last.unwrap_or(Refusal { line: 0, reason: "no host is registered".into() });
+    // A byte order mark makes line 1 text to JSON.parse, whatever follows it: said there.
+    if file.raw().starts_with("\u{feff}".as_bytes()) {
+        refusal = Refusal {
+            line: 1,
+            reason: format!("line 1 starts with a byte order mark (U+FEFF), which JSON.parse refuses, so the hosts skip that line ({})", refusal.reason),
+        };
+    }
     let at = match refusal.line {
         0 => file.display().into_owned(),
         n => format!("{}:{n}", file.display()),

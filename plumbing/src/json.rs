@@ -152,7 +152,30 @@ pub fn members<'a, const N: usize>(text: &'a str, keys: &[&str; N]) -> Option<[O
     let mut de = serde_json::Deserializer::from_str(text);
     let out = Slots(keys).deserialize(&mut de).ok()?;
     de.end().ok()?;
-    Some(out)
+    (!raw_control_in_string(text.as_bytes())).then_some(out)
+}
+
+/// Tells whether a string in `b` (JSON serde_json accepted) holds a raw control character
+/// (below 0x20). serde_json lets one through in an object key read as bytes ([`WtfKey`]: its
+/// `deserialize_bytes` does not check), where `JSON.parse` refuses the whole line (one flipped
+/// bit of `I` is a TAB): a reader that takes keys so checks the line with this.
+pub fn raw_control_in_string(b: &[u8]) -> bool {
+    let mut i = 0;
+    // Outside strings, valid JSON has no quote: each one found opens a string.
+    while let Some(q) = memchr::memchr(b'"', &b[i..]) {
+        let mut j = i + q + 1;
+        loop {
+            j = string_stop(b, j);
+            match b.get(j) {
+                Some(b'"') => break,
+                Some(b'\\') => j += 2,
+                Some(_) => return true,
+                None => return false,
+            }
+        }
+        i = j + 1;
+    }
+    false
 }
 
 /// The first index from `i` of a byte that ends the plain run of a JSON string: `"`, `\\` or a

@@ -158,22 +158,26 @@ pub fn write_record_os(out: &mut dyn Write, fields: &[&OsStr], nul: bool) -> std
 }
 
 /// Writes a table for people: a header row, then the rows, columns padded to their widest cell
-/// (counted in characters), two spaces apart; the last column is not padded.
-pub fn table(out: &mut dyn Write, header: &[&str], rows: &[Vec<String>]) -> io::Result<()> {
-    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+/// (in the columns a terminal gives it: a CJK character or an emoji takes two), two spaces apart;
+/// the columns `right` names are aligned right (numbers), the others left; the last column is not
+/// padded.
+pub fn table(out: &mut dyn Write, header: &[&str], rows: &[Vec<String>], right: &[usize]) -> io::Result<()> {
+    use unicode_width::UnicodeWidthStr;
+    let mut widths: Vec<usize> = header.iter().map(|h| h.width()).collect();
     for row in rows {
         for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
+            *w = (*w).max(cell.width());
         }
     }
     let line = |out: &mut dyn Write, cells: &mut dyn Iterator<Item = &str>| -> io::Result<()> {
         let cells: Vec<&str> = cells.collect();
         let mut text = String::new();
         for (i, cell) in cells.iter().enumerate() {
-            if i + 1 == cells.len() {
-                text.push_str(cell);
-            } else {
-                text.push_str(&format!("{cell:<width$}  ", width = widths[i]));
+            let pad = " ".repeat(widths[i].saturating_sub(cell.width()));
+            match (i + 1 == cells.len(), right.contains(&i)) {
+                (true, false) => text.push_str(cell),
+                (_, true) => text.push_str(&format!("{pad}{cell}  ")),
+                (false, false) => text.push_str(&format!("{cell}{pad}  ")),
             }
         }
         writeln!(out, "{}", text.trim_end())
@@ -233,7 +237,18 @@ mod tests {
     fn tables_align_on_the_widest_cell() {
         let mut out = Vec::new();
         let rows = vec![vec!["é1".to_string(), "22".into(), "last".into()], vec!["3".into(), "".into(), "x".into()]];
-        table(&mut out, &["A", "BBB", "C"], &rows).unwrap();
+        table(&mut out, &["A", "BBB", "C"], &rows, &[]).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), "A   BBB  C\né1  22   last\n3        x\n");
+    }
+
+    /// Widths are what a terminal shows: a wide character takes two columns (`chars()` counted
+    /// one, and the columns after it slid); numbers can stand right.
+    #[test]
+    fn tables_count_display_columns_and_align_numbers_right() {
+        let mut out = Vec::new();
+        let rows =
+            vec![vec!["日本".to_string(), "7".into(), "x".into()], vec!["ab".into(), "1,024".into(), "y".into()]];
+        table(&mut out, &["NAME", "N", "Z"], &rows, &[1]).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "NAME      N  Z\n日本      7  x\nab    1,024  y\n");
     }
 }

@@ -44,11 +44,35 @@ impl RevArgs {
     /// Finds and reads the session file these arguments name and, when a host accepts it,
     /// imports it into the store (incrementally; a store failure only warns). A file no host
     /// accepts is an error, and nothing of it is stored.
+    ///
+    /// A file of a host that appends (pi, oh-my-pi) whose last line is a shake batch cut short
+    /// (a killed fold or undo) has that line ended first, and is read again: pi, still running,
+    /// would otherwise write its next entry onto it (`append::end_torn_line`).
     pub fn load(&self, ctx: &Context) -> Result<(SessionFile, Rev)> {
+        self.load_repairing(ctx, true)
+    }
+
+    /// [`RevArgs::load`] that never writes the file (a dry run's): a torn last line stays.
+    pub fn load_as_is(&self, ctx: &Context) -> Result<(SessionFile, Rev)> {
+        self.load_repairing(ctx, false)
+    }
+
+    fn load_repairing(&self, ctx: &Context, repair: bool) -> Result<(SessionFile, Rev)> {
         let rev = self.rev();
         let path = rev.session_path(ctx)?;
-        let file = crate::hosts::read(&path).map_err(FileError::at(&path, "read"))?;
-        crate::hosts::detect(&file, ctx.host)?;
+        let mut file = crate::hosts::read(&path).map_err(FileError::at(&path, "read"))?;
+        let host = crate::hosts::detect(&file, ctx.host)?;
+        if repair && host.write_back() == crate::host::WriteBack::Append {
+            let snapshot = crate::append::Snapshot::of(file.raw());
+            // Busy: the shake writing it now ends the line itself; Changed: someone wrote after it.
+            if let Ok(true) = crate::append::end_torn_line(&path, &snapshot) {
+                ctx.warn(format_args!(
+                    "{}: the last line was a shake batch cut short (a killed write); shake ended it, so the entry pi appends next starts a line of its own (the next fold or undo completes the batch)",
+                    crate::output::path(&path)
+                ));
+                file = crate::hosts::read(&path).map_err(FileError::at(&path, "read"))?;
+            }
+        }
         crate::store::touch::import_read(ctx, &file);
         Ok((file, rev))
     }
@@ -77,6 +101,10 @@ impl Rev {
             Some(s) if Path::new(s).is_file() => Ok(PathBuf::from(s)),
             Some(s) if Path::new(s).is_dir() => Err(Error::user(format!("{s} is a directory, not a session file"))
                 .hint("name a .jsonl file in it, or a session id (`shake sessions` lists them)")),
+            Some(s) if not_regular(Path::new(s)).is_some() => {
+                let what = not_regular(Path::new(s)).unwrap_or_default();
+                Err(Error::user(format!("{s}: not a regular file ({what}); a session file is one")))
+            }
             Some(s) if s.contains('/') || s.ends_with(".jsonl") => {
                 Err(Error::user(format!("no such session file: {s}")))
             }
@@ -88,7 +116,7 @@ impl Rev {
     /// (`--host`, else detection), prints its warnings, and resolves the leaf.
     pub fn open<'a>(&self, ctx: &Context, file: &'a SessionFile) -> Result<(Session<'a>, Option<usize>)> {
         let mut session = crate::hosts::load(file, ctx.host)?;
-        crate::claude::record::attach(ctx, &mut session);
+        crate::claude::record::attach(ctx, &mut session)?;
         ctx.warn_session(&session);
         let leaf = self.leaf(&session)?;
         Ok((session, leaf))
@@ -101,6 +129,23 @@ impl Rev {
             Some(prefix) => resolve_entry(session, prefix).map(Some),
         }
     }
+}
+
+/// What the path names when it is there but is neither a regular file nor a folder: a FIFO
+/// (whose open would wait for a writer), a device, a socket, a symlink loop. `None` otherwise.
+fn not_regular(path: &Path) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = match std::fs::metadata(path) {
+        Ok(meta) => meta.file_type(),
+        Err(e) => return (e.raw_os_error() == Some(libc::ELOOP)).then_some("a symlink loop"),
+    };
+    Some(match () {
+        _ if kind.is_fifo() => "a FIFO",
+        _ if kind.is_char_device() => "a character device",
+        _ if kind.is_block_device() => "a block device",
+        _ if kind.is_socket() => "a socket",
+        _ => return None,
+    })
 }
 
 /// Splits `SESSION@N` (version N of a session file, numbered as `shake sessions --versions`

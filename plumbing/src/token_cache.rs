@@ -37,15 +37,17 @@ pub fn key(text: &str) -> Key {
 
 const MAGIC: [u8; 8] = *b"shaketok";
 /// Bumped whenever what a count means (tokenizer version, what is counted) or the layout changes.
-/// Version 1 was a bincode record decoded whole into a map; version 2 had no bucket table.
-const VERSION: u32 = 3;
+/// Version 1 was a bincode record decoded whole into a map; version 2 had no bucket table;
+/// version 3 no check word in its records.
+const VERSION: u32 = 4;
 /// Magic, version, the tokenizer's name (16 bytes, zero-padded), the run (integers u32 LE).
 const HEADER: usize = 32;
 /// After the table: the record count and the bucket bits (u32 LE), known once the records are
 /// written (a save streams them, dropping any a cap or damage leaves out).
 const TRAILER: usize = 8;
-/// A record: the key, its count (u32 LE), the last run that used it (u32 LE).
-const RECORD: usize = 24;
+/// A record: the key, its count (u32 LE), the last run that used it (u32 LE), the count's check
+/// word ([`check_word`], u32 LE).
+const RECORD: usize = 28;
 /// The most counts kept; past it, the least recently used are dropped on save.
 const MAX_ENTRIES: usize = 1 << 20;
 /// The most bucket bits a save writes (a bucket per one or two records at most).
@@ -161,7 +163,8 @@ fn write_file(
         let mut record = [0u8; RECORD];
         record[..16].copy_from_slice(&key);
         record[16..20].copy_from_slice(&n.to_le_bytes());
-        record[20..].copy_from_slice(&run.to_le_bytes());
+        record[20..24].copy_from_slice(&run.to_le_bytes());
+        record[24..].copy_from_slice(&check_word(&key, n).to_le_bytes());
         out.write_all(&record)?;
         written += 1;
     }
@@ -181,6 +184,20 @@ fn bits_for(records: usize) -> u32 {
 fn count_and_run(r: &[u8; RECORD]) -> (u32, u32) {
     let word = |at: usize| u32::from_le_bytes(r[at..at + 4].try_into().expect("4 bytes"));
     (word(16), word(20))
+}
+
+/// The check word of a count under its key: the count turned and mixed with the key, so a
+/// flipped bit in the count or in the word never passes (a damaged count was printed as it
+/// read, issue 28.9), without a hash per lookup. A damaged key only misses.
+fn check_word(key: &Key, count: u32) -> u32 {
+    let word = |at: usize| u32::from_le_bytes(key[at..at + 4].try_into().expect("4 bytes"));
+    count.rotate_left(11) ^ word(0) ^ word(4).rotate_left(5)
+}
+
+/// Tells whether a record's count matches its check word.
+fn sound(r: &[u8; RECORD]) -> bool {
+    let key: Key = r[..16].try_into().expect("16 bytes");
+    u32::from_le_bytes(r[24..28].try_into().expect("4 bytes")) == check_word(&key, count_and_run(r).0)
 }
 
 /// Token counts for one tokenizer, shared by every count a command makes (on every core).
@@ -275,7 +292,8 @@ impl TokenCache {
 
     /// Returns the cached count of the text with this key.
     pub fn get(&self, key: &Key) -> Option<u64> {
-        let hit = match self.saved.find(key) {
+        // A count that fails its check is a miss: counted again, and left out by the next save.
+        let hit = match self.saved.find(key).filter(|&at| sound(&self.saved.records()[at])) {
             Some(at) => {
                 self.used[at / 64].fetch_or(1 << (at % 64), Ordering::Relaxed);
                 Some(count_and_run(&self.saved.records()[at]).0)
@@ -290,7 +308,7 @@ impl TokenCache {
 
     /// Records a count.
     pub fn insert(&self, key: Key, tokens: u64) {
-        if self.saved.find(&key).is_some() {
+        if self.saved.find(&key).is_some_and(|at| sound(&self.saved.records()[at])) {
             return; // a count is a function of the text: the saved one is this one
         }
         let n = u32::try_from(tokens).unwrap_or(u32::MAX);
@@ -301,7 +319,7 @@ impl TokenCache {
 
     /// Tells whether the text with this key is cached, without marking it used.
     pub fn contains(&self, key: &Key) -> bool {
-        self.saved.find(key).is_some() || self.fresh().contains_key(key)
+        self.saved.find(key).is_some_and(|at| sound(&self.saved.records()[at])) || self.fresh().contains_key(key)
     }
 
     /// Returns what the cache did so far.
@@ -370,7 +388,7 @@ fn merged<'m>(
         .enumerate()
         .filter_map(move |(at, r)| {
             let key: Key = r[..16].try_into().expect("16 bytes");
-            if last.is_some_and(|l| key <= l) {
+            if last.is_some_and(|l| key <= l) || !sound(r) {
                 return None;
             }
             last = Some(key);
@@ -468,6 +486,20 @@ impl std::ops::Deref for CachedTokenizer<'_> {
 impl Drop for CachedTokenizer<'_> {
     fn drop(&mut self) {
         self.save();
+    }
+}
+
+/// Checks the cache file of `tokenizer` in a store (`fsck`): `Err` saying what is damaged (its
+/// layout, or how many counts fail their check: those are counted again and the next save
+/// leaves them out).
+pub fn check(store_dir: &Path, tokenizer: TokenizerName) -> Result<(), String> {
+    let saved = Saved::map(&cache_path(store_dir, tokenizer), tokenizer)?;
+    match saved.records().iter().filter(|r| !sound(r)).count() {
+        0 => Ok(()),
+        n => Err(format!(
+            "{n} count{} fail their check (counted again, dropped by the next save)",
+            if n == 1 { "" } else { "s" }
+        )),
     }
 }
 
@@ -593,6 +625,28 @@ mod tests {
     const A: Key = [1; 16];
     const B: Key = [5; 16];
     const C: Key = [9; 16];
+
+    /// Every one-bit flip in a record's count or check word: the count reads as a miss (never as
+    /// another number), `check` names it, and the next save leaves it out.
+    #[test]
+    fn a_flipped_count_is_a_miss_never_another_number() {
+        let good = file(VERSION, 1, &[(A, 1234, 1), (B, 99, 1)]);
+        for bit in (HEADER + 16) * 8..(HEADER + 20) * 8 {
+            for bit in [bit, bit + 64] {
+                let mut bad = good.clone();
+                bad[bit / 8] ^= 1 << (bit % 8);
+                let (_dir, ctx, _) = store_with(&bad);
+                let cache = TokenCache::open(&ctx, TokenizerName::O200k);
+                assert_eq!(cache.get(&A), None, "bit {bit}");
+                assert_eq!(cache.get(&B), Some(99));
+                assert!(check(&ctx.store_dir, TokenizerName::O200k).is_err(), "bit {bit}");
+                cache.insert(A, 1234);
+                cache.save(&ctx);
+                assert_eq!(TokenCache::open(&ctx, TokenizerName::O200k).get(&A), Some(1234), "bit {bit}");
+                assert!(check(&ctx.store_dir, TokenizerName::O200k).is_ok());
+            }
+        }
+    }
 
     #[test]
     fn the_file_is_sorted_records_and_a_used_count_is_renewed() {

@@ -43,7 +43,12 @@ impl WriteArgs {
     /// Reads the session file these arguments name.
     pub fn load(&self, ctx: &Context) -> Result<(SessionFile, Rev)> {
         let leaf = self.branch.as_deref().map(|b| b.rsplit(':').next().unwrap_or(b).to_string());
-        RevArgs { rev: self.rev.clone(), leaf }.load(ctx)
+        let rev = RevArgs { rev: self.rev.clone(), leaf };
+        // A dry run changes nothing, not even a torn line's end (it says the real run repairs it).
+        match self.dry_run {
+            true => rev.load_as_is(ctx),
+            false => rev.load(ctx),
+        }
     }
 }
 
@@ -96,7 +101,7 @@ pub fn open<'a>(
     in_place: &InPlaceArgs,
 ) -> Result<(Session<'a>, usize, bool)> {
     let mut session = shake_plumbing::hosts::load(file, ctx.host)?;
-    shake_plumbing::claude::record::attach(ctx, &mut session);
+    shake_plumbing::claude::record::attach(ctx, &mut session)?;
     let no_write = write.dry_run || write.plan;
     let leaf = write_leaf(ctx, &session, rev, no_write)?;
     let in_place = in_place.check(&session, no_write)?;
@@ -267,7 +272,7 @@ struct Written {
     batch: Option<Landed>,
 }
 
-/// How often a batch that landed after a concurrent writer's entries is written again.
+/// How often a batch that landed off the branch of a concurrent writer's entries is written again.
 const RECHAIN_ATTEMPTS: usize = 5;
 
 /// Appends one batch after entry `leaf`: the log entry (its targets' `edit` fields filled in
@@ -278,6 +283,8 @@ const RECHAIN_ATTEMPTS: usize = 5;
 /// batch lands after them but chains from `leaf`, and pi would resume at shake's last edit
 /// without its own new messages. Then the batch is written again, chained from pi's last
 /// entry, so pi's entries stay on the branch; the first copy stays behind on a side branch.
+/// After each copy the file is read again and pi's last entry looked for anew: pi may append
+/// right after a copy as well as before it.
 /// The store remembers the write as shake's own (no "pi may have it open" warning next time).
 fn write(ctx: &Context, session: &Session<'_>, leaf: usize, batch: Prepared, edits: &[TargetEdit]) -> Result<Written> {
     let written = append_batch(ctx, session, leaf, batch, edits)?;
@@ -311,12 +318,20 @@ fn append_batch(
     }
     let written = |ids| Ok(Written { ids, batch: None });
     let (mut ids, mut logged) = (ids, logged);
-    for _ in 0..RECHAIN_ATTEMPTS {
-        let Some(foreign) = landed.foreign.clone() else { return written(ids) };
+    // Where the plan was made, and the bytes of every copy of the batch written since: any
+    // other entry after that point is pi's, wherever it landed (before a copy or after it).
+    let planned = session.file.raw().len() as u64;
+    let first = landed.len - bytes.len() as u64..landed.len;
+    let mut ours = vec![first];
+    for attempt in 0..=RECHAIN_ATTEMPTS {
         let file = shake_plumbing::hosts::read(path).map_err(FileError::at(path, "re-read"))?;
         let now = session.host().load(&file)?;
         let starts = |e: &shake_plumbing::host::Node<'_>| file.lines[e.line() - 1].raw.start as u64;
-        let Some(last) = now.entries.iter().rposition(|e| foreign.contains(&starts(e))) else {
+        let theirs = |e: &shake_plumbing::host::Node<'_>| {
+            let at = starts(e);
+            at >= planned && !ours.iter().any(|r| r.contains(&at))
+        };
+        let Some(last) = now.entries.iter().rposition(theirs) else {
             // Only blank or unreadable lines came in between: the branch is what was planned.
             return written(ids);
         };
@@ -327,6 +342,16 @@ fn append_batch(
                 shake_plumbing::output::path(path)
             ));
             return written(ids);
+        }
+        // Done when pi resumes at the batch's end (the file's last entry) with its own last
+        // entry on that branch; pi may have appended after a copy as well as before it.
+        let end = now.entries.len() - 1;
+        let resumed = now.entries[end].id() == ids[ids.len() - 1] && now.path(end).is_ok_and(|p| p.contains(&last));
+        if resumed {
+            return written(ids);
+        }
+        if attempt == RECHAIN_ATTEMPTS {
+            break;
         }
         let pi_leaf = now.entries[last].id().to_string();
         ctx.warn(format_args!(
@@ -349,15 +374,13 @@ fn append_batch(
             }
             Err(e) => return Err(e.into()),
         };
+        ours.push(landed.len - again.len() as u64..landed.len);
     }
-    match landed.foreign {
-        None => written(ids),
-        Some(_) => Err(Error::user(format!(
-            "{}: pi kept appending while shake wrote; the batch is on a side branch, pi's entries on its own",
-            shake_plumbing::output::path(path)
-        ))
-        .hint("quit pi, or use the pi extension (/shake), then run the command again")),
-    }
+    Err(Error::user(format!(
+        "{}: pi kept appending while shake wrote; the batch is on a side branch, pi's entries on its own",
+        shake_plumbing::output::path(path)
+    ))
+    .hint("quit pi, or use the pi extension (/shake), then run the command again"))
 }
 
 /// A batch before its bytes are made: its ids, fresh in the session it is appended to (the log

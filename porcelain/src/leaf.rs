@@ -95,8 +95,8 @@ pub fn with_two_leaves<T>(
     ctx.warn_session(&session_a);
     let mut session_b = shake_plumbing::hosts::load(&file_b, ctx.host)?;
     // A Claude Code fork's folds are recorded in the store, not in the file.
-    shake_plumbing::claude::record::attach(ctx, &mut session_a);
-    shake_plumbing::claude::record::attach(ctx, &mut session_b);
+    shake_plumbing::claude::record::attach(ctx, &mut session_a)?;
+    shake_plumbing::claude::record::attach(ctx, &mut session_b)?;
     if file_b.path != file_a.path {
         ctx.warn_session(&session_b);
     }

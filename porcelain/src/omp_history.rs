@@ -48,12 +48,14 @@ impl Versions {
             shake_plumbing::store::touch::import(ctx, &path);
         }
         let store = Store::open(ctx)?;
-        let info = match store.session(&path).ok().flatten() {
-            Some(info) => info,
-            None => store.find_session(ctx, &path.to_string_lossy())?,
+        let info = match store.session(&path) {
+            Ok(Some(info)) => info,
+            // A damaged store is said, never taken for "not imported".
+            Err(e) if e.kind == shake_plumbing::ErrorKind::Corrupt => return Err(e),
+            Ok(None) | Err(_) => store.find_session(ctx, &path.to_string_lossy())?,
         };
         let chain = store.version_chain(&info.version)?;
-        let times = store.import_times(&info.path);
+        let times = store.import_times(&info.path)?;
         Ok(Versions { store, path: info.path, chain, times })
     }
 
@@ -222,7 +224,7 @@ pub fn log(ctx: &Context, rev: &RevArgs, as_json: bool, out: &mut dyn Write) -> 
         let rows: Vec<Vec<String>> = r.changes.iter().map(change_row).collect();
         if !rows.is_empty() {
             let mut text = Vec::new();
-            table(&mut text, &CHANGE_HEADER, &rows)?;
+            table(&mut text, &CHANGE_HEADER, &rows, &[])?;
             for line in String::from_utf8_lossy(&text).lines() {
                 writeln!(out, "    {line}")?;
             }
@@ -265,7 +267,7 @@ pub fn diff(
             format!("Rewritten: {}.", summary(&r, &tok))
         };
         if !r.changes.is_empty() && !r.appended {
-            table(&mut text, &CHANGE_HEADER, &r.changes.iter().map(change_row).collect::<Vec<_>>())?;
+            table(&mut text, &CHANGE_HEADER, &r.changes.iter().map(change_row).collect::<Vec<_>>(), &[])?;
         }
         writeln!(text, "{}", Paint::new(ctx).strong(&line))?;
         return answer(Ok(u8::from(!same)), out.write_all(&text));

@@ -19,7 +19,9 @@ export function encodeCwd(cwd) {
 
 /**
  * Creates (or reuses) a sandbox under `root`; returns its paths. (A box may also name
- * `configDir`, Claude Code's CLAUDE_CONFIG_DIR, whose `projects/` then holds the transcripts.)
+ * `configDir`, Claude Code's CLAUDE_CONFIG_DIR, whose `projects/` then holds the transcripts, and
+ * `model`, the `--model` to run with instead of MODEL: a transcript's own model, as the request
+ * Claude Code builds depends on it.)
  */
 export function sandbox(root) {
 	const home = join(root, "home");
@@ -43,7 +45,7 @@ export async function claude(box, api, args, steps) {
 	};
 	if (box.configDir) env.CLAUDE_CONFIG_DIR = box.configDir;
 	// Async: the local API runs in this process and must answer while Claude Code waits.
-	const child = spawn(claudeBin, [...args, "--model", MODEL, "--allowedTools", "Bash", "Read", "Agent"], {
+	const child = spawn(claudeBin, [...args, "--model", box.model ?? MODEL, "--allowedTools", "Bash", "Read", "Agent"], {
 		cwd: box.cwd,
 		env,
 		stdio: ["ignore", "pipe", "pipe"],

@@ -1,6 +1,6 @@
 // What the real Claude Code does with an existing session, for the Rust tests:
 //
-//   node probe.mjs --home H --cwd C --session ID [--config-dir D]           -> {"messages": [...]}
+//   node probe.mjs --home H --cwd C --session ID [--config-dir D] [--model M] -> {"messages": [...]}
 //   node probe.mjs --home H --cwd C --session ID [--config-dir D] --read P  -> {"read": "..."}
 //   node probe.mjs --home H --cwd C --session ID [--config-dir D] --rewind-at UUID -> {"rewound": true}
 //   node probe.mjs --home H --cwd C --continue [--config-dir D]             -> {"session": "<id>"}
@@ -31,7 +31,7 @@ if (!home || !cwd || !session === !toContinue) {
 	process.exit(1);
 }
 const configDir = opt("config-dir");
-const box = { home, cwd, configDir, projectDir: join(configDir ?? join(home, ".claude"), "projects", encodeCwd(cwd)) };
+const box = { home, cwd, configDir, model: opt("model"), projectDir: join(configDir ?? join(home, ".claude"), "projects", encodeCwd(cwd)) };
 const api = await startApi(0);
 try {
 	const read = opt("read");

@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use shake_plumbing::append::{ending, Ending};
 use shake_plumbing::Context;
 
 use crate::env::{Oracle, TestEnv};
@@ -155,11 +156,26 @@ fn cut_everywhere(env: &TestEnv, name: &str, before: &[u8], op: &[&str]) -> Vec<
     let intended = wall_ids(&status(env, full_s));
     let first_line = batch.iter().position(|b| *b == b'\n').unwrap() + 1;
     let check = |via: Via<'_>, path: &str, k: usize| {
-        std::fs::write(path, [before, &batch[..k]].concat()).unwrap();
-        let s = via.status(path);
-        let torn = s["tornLastLine"] == true || !s["halfWritten"].as_array().unwrap().is_empty();
+        let cut = [before, &batch[..k]].concat();
+        std::fs::write(path, &cut).unwrap();
+        // A cut inside a line leaves it torn: the first command that reads the file ends it (so
+        // pi's next entry starts a line of its own), here `status`. Run again while another
+        // process holds the file's lock (a child of this test process between fork and exec).
+        let torn_line = ending(&cut) == Ending::TornShakeLine;
+        let mut s = via.status(path);
+        for _ in 0..100 {
+            if !torn_line || std::fs::read(path).unwrap() == [&cut[..], b"\n"].concat() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            s = via.status(path);
+        }
+        let ended = [&cut[..], b"\n"].concat();
+        assert_eq!(&std::fs::read(path).unwrap(), if torn_line { &ended } else { &cut }, "{name}: cut at byte {k}");
+        let half = !s["halfWritten"].as_array().unwrap().is_empty();
+        assert_eq!(s["tornLastLine"], false, "{name}: cut at byte {k}: ended: {s}");
         let whole = k == 0 || k == batch.len();
-        assert_eq!(torn, !whole, "{name}: cut at byte {k}: {s}");
+        assert_eq!(half || torn_line, !whole, "{name}: cut at byte {k}: {s}");
         if k >= first_line && k < batch.len() - 1 {
             assert_eq!(
                 s["halfWritten"].as_array().unwrap().len(),
@@ -171,7 +187,8 @@ fn cut_everywhere(env: &TestEnv, name: &str, before: &[u8], op: &[&str]) -> Vec<
             return;
         }
         let out = via.ok(&[op, &[path]].concat());
-        assert!(out.contains("Repaired a half-written shake batch"), "{name}: cut at byte {k}: {out}");
+        // A batch cut inside its log entry leaves only a line pi skips: nothing to complete.
+        assert_eq!(out.contains("Repaired a half-written shake batch"), half, "{name}: cut at byte {k}: {out}");
         let repaired = via.status(path);
         assert_eq!(wall_ids(&repaired), intended, "{name}: cut at byte {k}");
         assert_eq!(repaired["tornLastLine"], false);
@@ -393,4 +410,140 @@ fn a_pi_append_racing_the_write_stays_on_the_branch() {
         let pi = &Oracle::run("load-many.mjs", &[file])[0];
         assert_eq!(pi["leafId"].as_str(), Some(branch[0].as_str()), "{pi}");
     }
+}
+
+/// Runs `shake ARGS…` with a file-size limit of `limit` bytes, as a full disk looks to a write:
+/// a write past it is cut there. With `failing`, SIGXFSZ is ignored and the write fails (EFBIG),
+/// which shake sees; without, the signal kills shake in the middle of the write, which no
+/// handler sees (as SIGKILL).
+fn run_limited(env: &TestEnv, args: &[&str], limit: u64, failing: bool) -> std::process::Output {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = env.cmd();
+    cmd.args(args);
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            let lim = libc::rlimit { rlim_cur: limit, rlim_max: limit };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if failing {
+                libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            }
+            Ok(())
+        });
+    }
+    cmd.output().unwrap()
+}
+
+/// How many messages pi projects at its leaf on load, and that leaf.
+pub fn pi_resumes(path: &str) -> (u64, String) {
+    let pi = &Oracle::run("load-many.mjs", &[path])[0];
+    assert_eq!(pi["accepted"], true, "{pi}");
+    (pi["messages"].as_u64().unwrap(), pi["leafId"].as_str().unwrap().to_string())
+}
+
+/// Writes [`small`] as `name`, then folds it with a file-size limit `cut` bytes past its end
+/// ([`run_limited`]; `failing` as there). Returns the file, its bytes before, the messages pi
+/// resumed with then, and the fold's output.
+pub fn cut_fold(
+    env: &TestEnv,
+    name: &str,
+    cut: usize,
+    failing: bool,
+) -> (std::path::PathBuf, Vec<u8>, u64, std::process::Output) {
+    let path = env.write(name, small());
+    let file = path.to_str().unwrap();
+    // Imported, the tokenizer's table saved: under the limit, the batch is the first write to fail.
+    env.ok(&["fold", file, "--profile", "aggressive", "--dry-run"]);
+    let before = std::fs::read(&path).unwrap();
+    let (messages, _) = pi_resumes(file);
+    let out = run_limited(env, &["fold", file, "--profile", "aggressive"], (before.len() + cut) as u64, failing);
+    (path, before, messages, out)
+}
+
+/// A batch whose write fails part way (a full disk, a file-size limit) is taken back: the file
+/// is what it was, so the entry pi appends next starts a line of its own and stays on its branch.
+#[test]
+fn a_batch_cut_by_a_failing_write_is_taken_back_and_pi_appends_after_it() {
+    let env = TestEnv::new();
+    let (path, before, messages, out) = cut_fold(&env, "full.jsonl", 100, true);
+    let file = path.to_str().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(err.contains(&format!("cannot append to {file}: File too large")), "{err}");
+    assert_eq!(std::fs::read(&path).unwrap(), before, "the cut batch is taken back: {err}");
+    let ids = append_as_pi(&path, resumed_branch(&before)[0].clone(), "pif", 2);
+    assert_eq!(pi_resumes(file), (messages + 2, ids[1].clone()));
+}
+
+/// A batch cut by a kill in the middle of its write (the file-size signal, which no handler
+/// sees) leaves a torn line; the next shake command, here the meter pi's extension runs when the
+/// agent settles, ends that line before pi appends its next entry, so the entry is not glued
+/// onto it (and lost, with pi resuming at the entry after it as a root); the next fold then
+/// writes its batch whole.
+#[test]
+fn a_batch_cut_by_a_kill_is_ended_by_the_next_shake_command_before_pi_appends() {
+    use std::os::unix::process::ExitStatusExt;
+    let env = TestEnv::new();
+    let (path, before, messages, out) = cut_fold(&env, "killed.jsonl", 100, false);
+    let file = path.to_str().unwrap();
+    assert_eq!(out.status.signal(), Some(libc::SIGXFSZ), "{}", String::from_utf8_lossy(&out.stderr));
+    let cut = std::fs::read(&path).unwrap();
+    assert!(cut.len() == before.len() + 100 && cut.starts_with(&before), "a torn batch is left");
+    let out = env.run(&["meter", "--json", file]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("a shake batch cut short"), "{err}");
+    assert_eq!(std::fs::read(&path).unwrap(), [&cut[..], b"\n"].concat(), "the torn line is ended");
+    let ids = append_as_pi(&path, resumed_branch(&before)[0].clone(), "pik", 2);
+    assert_eq!(pi_resumes(file), (messages + 2, ids[1].clone()));
+    env.ok(&["fold", file, "--profile", "aggressive"]);
+    assert_eq!(wall_ids(&status(&env, file)).len(), 2);
+    assert_eq!(pi_resumes(file).0, messages + 2);
+}
+
+/// pi appends once inside the window before shake's write (the batch lands after that entry and
+/// is written again), and once more right after shake's first batch, before shake reads the file
+/// again (`SHAKE_TEST_APPEND_DELAY_MS` widens both windows): the second entry, chained from the
+/// first as pi's leaf in memory, is on the branch pi resumes too, and so is the fold.
+#[test]
+fn a_pi_append_after_the_first_batch_stays_on_the_branch() {
+    let env = TestEnv::new();
+    let path = env.write("race2.jsonl", small());
+    let file = path.to_str().unwrap();
+    let before = std::fs::read(&path).unwrap();
+    let leaf = resumed_branch(&before)[0].clone();
+    let first = pi_writer(path.clone(), leaf, "pic", 1);
+    let second = {
+        let path = path.clone();
+        std::thread::spawn(move || {
+            let first: Vec<String> = first.join().unwrap();
+            let after_first = std::fs::metadata(&path).unwrap().len();
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            // shake's first batch lands after pi's first entry: then pi appends again at once.
+            while std::fs::metadata(&path).unwrap().len() == after_first {
+                assert!(std::time::Instant::now() < deadline, "shake never wrote");
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            let second = append_as_pi(&path, first[0].clone(), "pid", 1);
+            [first, second].concat()
+        })
+    };
+    let out = env
+        .cmd()
+        .env(shake_plumbing::append::DELAY_ENV, "300")
+        .args(["fold", file, "--profile=aggressive"])
+        .output()
+        .unwrap();
+    let pi_ids = second.join().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let branch = resumed_branch(&std::fs::read(&path).unwrap());
+    for id in &pi_ids {
+        assert!(branch.contains(id), "pi's {id} is not on the resumed branch {branch:?}\n{err}");
+    }
+    assert_eq!(wall_ids(&status(&env, file)).len(), 2, "the fold is on that branch too");
+    let pi = &Oracle::run("load-many.mjs", &[file])[0];
+    assert_eq!(pi["leafId"].as_str(), Some(branch[0].as_str()), "{pi}");
 }

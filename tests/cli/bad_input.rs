@@ -349,3 +349,60 @@ fn odd_paths_are_quoted_in_text_output_and_verbatim_with_z() {
     assert!(restored.trim_end().ends_with(&format!("\"{dir}/back\\nhere.jsonl\"")), "{restored}");
     assert_eq!(restored.lines().count(), 1);
 }
+
+/// A FIFO, a device and a symlink loop are named for what they are ("not a regular file"),
+/// never "no such session file", and shake never opens them (a FIFO's open would wait for a
+/// writer forever).
+#[test]
+fn a_fifo_a_device_and_a_symlink_loop_are_not_regular_files() {
+    let env = TestEnv::new();
+    let dir = env.dir.path();
+    let fifo = dir.join("fifo.jsonl");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    std::os::unix::fs::symlink(dir.join("loop-b.jsonl"), dir.join("loop-a.jsonl")).unwrap();
+    std::os::unix::fs::symlink(dir.join("loop-a.jsonl"), dir.join("loop-b.jsonl")).unwrap();
+    for (path, what) in [
+        (fifo.to_str().unwrap(), "a FIFO"),
+        ("/dev/zero", "a character device"),
+        (dir.join("loop-a.jsonl").to_str().unwrap(), "a symlink loop"),
+    ] {
+        for cmd in ["status", "project", "fold"] {
+            let err = env.fails(&[cmd, path], 1);
+            assert!(err.contains(&format!("{path}: not a regular file ({what})")), "{cmd} {path}: {err}");
+        }
+    }
+}
+
+/// A byte order mark makes line 1 unreadable to pi (`JSON.parse` refuses U+FEFF): the error
+/// names line 1 and says why.
+#[test]
+fn a_byte_order_mark_is_named_on_line_1() {
+    let env = TestEnv::new();
+    let text = format!("\u{feff}{}", crate::append::small());
+    let path = env.write("bom.jsonl", text);
+    let path = path.to_str().unwrap();
+    let err = env.fails(&["status", path], 1);
+    assert!(err.contains(&format!("{path}:1: ")) && err.contains("byte order mark"), "{err}");
+}
+
+/// A `message` entry without its `message` (one flipped bit in the key) or with `null` there:
+/// pi throws when it builds the context of a branch holding it (it reads `message.role` of every
+/// message entry on the path), so shake refuses to project that branch, naming the line, as
+/// for an edit without `replacement`; the tree commands still work.
+#[test]
+fn a_message_entry_without_its_message_is_an_error_where_pi_throws() {
+    let env = TestEnv::new();
+    for (name, broken) in [("flipped", r#""Message":{"role":"user","content":"x"}"#), ("null", r#""message":null"#)] {
+        let line = format!(
+            r#"{{"type":"message","id":"b1","parentId":"a1","timestamp":"2026-01-01T00:00:02.000Z",{broken}}}"#
+        );
+        let path = session(&env, &format!("{name}.jsonl"), &[HEAD, USER, &line]);
+        let p = path.to_str().unwrap();
+        let pi = &Oracle::run("load-many.mjs", &[p])[0];
+        assert_eq!(pi["accepted"], false, "{pi}");
+        let err = env.fails(&["project", p], 1);
+        assert!(err.contains(&format!("{p}:3: message entry b1 has no \"message\"")), "{err}");
+        assert_eq!(env.ok(&["ls-entries", p]).lines().count(), 2);
+    }
+}

@@ -381,3 +381,30 @@ fn fold_and_undo_keep_lone_surrogates_byte_for_byte() {
     assert_text_equals_pi(&env, path);
     assert_eq!(messages(), before, "fold + undo gives back every byte");
 }
+
+/// A raw control character inside a top-level key (one flipped bit: `I` 0x49 → TAB 0x09) is not
+/// JSON: pi's `JSON.parse` refuses the line and pi skips it. shake skips it too, so a fold never
+/// chains on an entry pi does not have (pi would then resume a branch with no messages).
+#[test]
+fn a_control_character_in_a_key_makes_the_line_skipped_as_pi_skips_it() {
+    let env = TestEnv::new();
+    let base = crate::append::small();
+    let last = crate::append::resumed_branch(base.as_bytes())[0].clone();
+    let flipped = |key: &str, id: &str| {
+        format!(
+            r#"{{"type":"message","id":"{id}","{key}":"{last}","timestamp":"2026-01-01T00:00:09.000Z","message":{{"role":"user","content":"flipped","timestamp":9}}}}"#
+        ) + "\n"
+    };
+    for (name, key) in [("tab", "parent\tId"), ("soh", "parentI\u{1}"), ("nul", "\u{0}")] {
+        let text = base.clone() + &flipped(key, &format!("{name}0001"));
+        let path = env.write(&format!("{name}.jsonl"), &text);
+        let file = path.to_str().unwrap();
+        let pi = &Oracle::run("load-many.mjs", &[file])[0];
+        let ours: Value = serde_json::from_str(&env.ok(&["project", file, "--json"])).unwrap();
+        assert_eq!(ours["leafId"], pi["leafId"], "{name}: shake resumes where pi does\n{pi}");
+        assert_eq!(ours["messages"].as_array().unwrap().len() as u64, pi["messages"].as_u64().unwrap(), "{name}");
+        env.ok(&["fold", file, "--profile", "aggressive"]);
+        let after = &Oracle::run("load-many.mjs", &[file])[0];
+        assert_eq!(after["messages"], pi["messages"], "{name}: pi resumes every message after the fold\n{after}");
+    }
+}

@@ -17,7 +17,7 @@ use crate::env::{fixture_path, TestEnv};
 pub struct Rng(pub u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
@@ -121,7 +121,7 @@ fn races(rng: &mut Rng, n: usize) -> (usize, usize) {
 }
 
 /// Every file under `dir`, sorted.
-fn files(dir: &Path) -> Vec<PathBuf> {
+pub fn files(dir: &Path) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = walk(dir);
     out.sort();
     out
@@ -139,13 +139,26 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for f in files(from) {
         let target = to.join(f.strip_prefix(from).unwrap());
         std::fs::create_dir_all(target.parent().unwrap()).unwrap();
         std::fs::copy(&f, target).unwrap();
     }
+}
+
+/// Puts `store` back as `pristine` (whose files are `all`), then flips one random bit of one
+/// random file of it; returns that file (as named under `pristine`) and the byte.
+pub fn flip_one(rng: &mut Rng, pristine: &Path, all: &[PathBuf], store: &Path) -> (PathBuf, usize) {
+    let _ = std::fs::remove_dir_all(store);
+    copy_dir(pristine, store);
+    let file = all[rng.below(all.len())].strip_prefix(pristine).unwrap().to_path_buf();
+    let mut bytes = std::fs::read(store.join(&file)).unwrap();
+    let at = rng.below(bytes.len());
+    bytes[at] ^= 1 << rng.below(8);
+    std::fs::write(store.join(&file), &bytes).unwrap();
+    (file, at)
 }
 
 /// Part 3: one flipped byte somewhere in a populated store (packs, indexes, refs, import
@@ -166,14 +179,7 @@ fn flips(rng: &mut Rng, n: usize) -> (usize, usize, usize) {
     let all = files(&pristine);
     let (mut survived, mut detected) = (0, 0);
     for t in 0..n {
-        let _ = std::fs::remove_dir_all(env.store());
-        copy_dir(&pristine, &env.store());
-        let file = &all[rng.below(all.len())];
-        let target = env.store().join(file.strip_prefix(&pristine).unwrap());
-        let mut bytes = std::fs::read(&target).unwrap();
-        let at = rng.below(bytes.len());
-        bytes[at] ^= 1 << rng.below(8);
-        std::fs::write(&target, &bytes).unwrap();
+        let (file, at) = flip_one(rng, &pristine, &all, &env.store());
         let fsck_ok = env.run(&["fsck"]).status.success();
         let (mut lied, mut harmed) = (false, false);
         for s in &sessions {

@@ -130,3 +130,25 @@ fn show_a_log_entry_an_entry_and_a_leaf() {
         .iter()
         .any(|e| e["id"] == entry.as_str() && e["state"] == "folded: 1 tool result"));
 }
+
+/// `show`'s table is as wide as its cells: Claude Code's 36-character uuids keep every column in
+/// line (a fixed width of 9 pushed each row's type out of its column).
+#[test]
+fn show_s_table_keeps_its_columns_with_long_ids() {
+    let env = crate::env::TestEnv::new();
+    let file =
+        env.write("t.jsonl", std::fs::read(crate::env::fixture_path("claude/bash-read/transcript.jsonl")).unwrap());
+    let text = env.ok(&["show", file.to_str().unwrap()]);
+    let mut lines = text.lines().skip(1);
+    let header = lines.next().unwrap();
+    let (at_type, at_tokens) = (header.find("type").unwrap(), header.find("tokens").unwrap() + "tokens".len());
+    let mut rows = 0;
+    for row in lines {
+        let id = row.split_whitespace().nth(1).unwrap();
+        assert_eq!(id.len(), 36, "{row}");
+        assert_eq!(row.find(id).map(|at| at + id.len() + 2), Some(at_type), "type column: {row}");
+        assert!(row.as_bytes().get(at_tokens - 1).is_some_and(u8::is_ascii_digit), "tokens end in line: {row}");
+        rows += 1;
+    }
+    assert!(rows > 10, "{text}");
+}

@@ -38,3 +38,85 @@ fn restore_defaults_to_the_current_session_and_keeps_pis_mode() {
     assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
     assert_eq!(mode(&path), 0o640, "the replaced file's mode");
 }
+
+/// `restore --force` while pi appends (a pi-style writer, an entry every millisecond): every
+/// entry pi appended is in the file afterwards, or in the version a restore that went through
+/// imported before it replaced the file. A restore that sees the file move between its first
+/// look and its rename refuses, writing nothing (the window is widened by
+/// `SHAKE_TEST_APPEND_DELAY_MS`).
+#[test]
+fn restore_force_never_loses_what_pi_appends_meanwhile() {
+    let env = TestEnv::new();
+    let path = env.write("race.jsonl", crate::append::small());
+    let file = path.to_str().unwrap();
+    env.ok(&["status", file]);
+    let leaf = crate::append::resumed_branch(&std::fs::read(&path).unwrap())[0].clone();
+    let mut refused = 0;
+    for round in 0..4 {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let writer = {
+            let (path, leaf, stop) = (path.clone(), leaf.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut ids = Vec::new();
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let prefix = format!("r{round}n{:04}", ids.len());
+                    ids.extend(crate::append::append_as_pi(&path, leaf.clone(), &prefix, 1));
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                ids
+            })
+        };
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        let out = env
+            .cmd()
+            .env(shake_plumbing::append::DELAY_ENV, "50")
+            .args(["restore", "--force", "--version", "1", file])
+            .output()
+            .unwrap();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let ids = writer.join().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        match out.status.code() {
+            Some(0) => {}
+            Some(1) if err.contains("changed while it was being restored") => refused += 1,
+            code => panic!("round {round}: exit {code:?}: {err}"),
+        }
+        let lost = lost(&env, file, &ids);
+        assert!(
+            lost.is_empty(),
+            "round {round}: {} of {} entries pi appended are lost: {lost:?}\n{err}",
+            lost.len(),
+            ids.len()
+        );
+    }
+    assert!(refused > 0, "the writer never ran inside a restore");
+}
+
+/// Under umask 000, `restore -o NEW` makes a private copy (0600, as `export` does), never a
+/// world-writable one; restoring a session's own path gives it the mode pi gives its files.
+#[test]
+fn restore_to_a_new_file_is_private_whatever_the_umask() {
+    let env = TestEnv::new();
+    let path = env.write("s.jsonl", crate::append::small());
+    let file = path.to_str().unwrap();
+    env.ok(&["status", file]);
+    let copy = env.dir.path().join("copy.jsonl");
+    let mut cmd = env.cmd_through(&["sh", "-c", "umask 000; exec \"$0\" \"$@\""]);
+    cmd.args(["restore", file, "-o", copy.to_str().unwrap()]);
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(mode(&copy), 0o600);
+}
+
+/// The `ids` (entries pi appended) that are neither in the session file `path` nor in one of
+/// the store's last four versions of it: a restore that went through replaced the entries that
+/// were there when it looked, after importing them as a version.
+pub fn lost<'i>(env: &TestEnv, path: &str, ids: &'i [String]) -> Vec<&'i String> {
+    let err = env.fails(&["restore", path, "--version", "999999", "-o", "-"], 1);
+    let count: usize = err.split("(it has ").nth(1).and_then(|r| r.split(')').next()).unwrap().parse().unwrap();
+    let mut texts = vec![std::fs::read_to_string(path).unwrap()];
+    for n in count.saturating_sub(3).max(1)..=count {
+        texts.push(env.ok(&["restore", path, "--version", &n.to_string(), "-o", "-"]));
+    }
+    ids.iter().filter(|id| !texts.iter().any(|t| t.contains(&format!("\"id\":\"{id}\"")))).collect()
+}

@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 
 use super::loader::{load_at, Chain, LoadOptions};
 use super::transcript::{as_str, Row, Transcript};
-use super::{paths, project, write};
+use super::{paths, project, unresumable, write};
 use crate::host::view::{Positions, Target, NO_EDIT};
 use crate::host::{
     self, Appender, Block, BlockKind, Call, Content, ForkWrite, Header, Host, HostKind, HostSession, HostView, Node,
@@ -85,7 +85,11 @@ impl Host for Claude {
                 return Ok(());
             }
         }
-        refuse(0, "no conversation row with uuid, parentUuid and sessionId")
+        match unresumable::summary_only(file) {
+            // Claude Code's, though it does not resume it: `load` says so.
+            Some(_) => Ok(()),
+            None => refuse(0, "no conversation row with uuid, parentUuid and sessionId"),
+        }
     }
 
     fn load<'a>(&self, file: &'a SessionFile) -> Result<host::Session<'a>> {
@@ -100,6 +104,9 @@ impl Host for Claude {
         host::file::check_lines(|| file.display().into_owned(), file.lines.len())
             .map_err(|e| Error::user(e.to_string()))?;
         let data = ClaudeSession::read(file);
+        if let Some(refused) = unresumable::refusal(file, &data.t) {
+            return Err(refused);
+        }
         let header = data.header(file);
         let nodes = data.nodes(file)?;
         let mut warnings: Vec<Warning> = data

@@ -102,6 +102,31 @@ impl<'t> UuidMap<'t> {
     }
 }
 
+/// Claude Code's bridge over `progress` rows (hook and tool progress, written inside the
+/// `parentUuid` chain by 2.1.x before 2.1.100 or so): they never enter the uuid map, and a row
+/// whose parent is one takes, as it is read, that row's own parent instead (through any run of
+/// progress rows read before it; a progress root gives no parent).
+#[derive(Default)]
+struct ProgressBridge<'t> {
+    parents: HashMap<&'t str, Option<&'t str>>,
+}
+
+impl<'t> ProgressBridge<'t> {
+    /// Records `row` when it is a progress row with a uuid (then it is nothing else).
+    fn take(&mut self, row: &'t Row) -> bool {
+        let Some(uuid) = row.uuid().filter(|_| row.kind() == "progress") else { return false };
+        let parent = self.parent(row);
+        self.parents.insert(uuid, parent);
+        true
+    }
+
+    /// The parent `row` is read with: its own, or what stands for a progress parent.
+    fn parent(&self, row: &'t Row) -> Option<&'t str> {
+        let parent = row.parent_uuid()?;
+        self.parents.get(parent).copied().unwrap_or(Some(parent))
+    }
+}
+
 /// Loads the conversation as Claude Code does on `--resume`.
 pub fn load(t: &Transcript, options: LoadOptions) -> Chain {
     load_at(t, options, None)
@@ -115,8 +140,9 @@ pub fn load_at(t: &Transcript, options: LoadOptions, leaf: Option<usize>) -> Cha
     let gate_start = if options.no_size_gate || t.file.raw().len() <= SIZE_GATE { 0 } else { size_gate(t) };
     let mut map = UuidMap { order: Vec::new(), rows: HashMap::new(), parent: HashMap::new(), position: HashMap::new() };
     let mut reused = false;
+    let mut bridge = ProgressBridge::default();
     for (i, row) in t.rows.iter().enumerate().skip(gate_start) {
-        if !row.is_conversation() {
+        if bridge.take(row) || !row.is_conversation() {
             continue;
         }
         let uuid = row.uuid().expect("conversation rows have a uuid");
@@ -127,7 +153,7 @@ pub fn load_at(t: &Transcript, options: LoadOptions, leaf: Option<usize>) -> Cha
             map.order.push(uuid);
         }
         map.rows.insert(uuid, i);
-        map.parent.insert(uuid, row.parent_uuid());
+        map.parent.insert(uuid, bridge.parent(row));
     }
     let relink = relink(t, &mut map);
     let relinked = relink.done;

@@ -4,16 +4,23 @@
 //! Nothing outside `claude` parses Claude Code's JSON. The reference for every rule here is
 //! Claude Code 2.1.328 itself, run offline in the tests (`tests/claude-oracle/`).
 
+pub mod attachment;
+mod deferred;
 pub mod fork;
 pub mod host;
 pub mod in_place;
 pub mod loader;
+pub mod model;
+pub mod normalize;
 pub mod paths;
 pub mod project;
 pub mod record;
 pub mod select;
+mod system_turns;
 pub mod tail;
+mod toolsearch;
 pub mod transcript;
+mod unresumable;
 pub mod write;
 
 pub use loader::{load, load_at, Chain, LoadOptions};

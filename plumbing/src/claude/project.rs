@@ -4,8 +4,9 @@
 //!
 //! The steps, as the binary does them:
 //! 1. rows become messages: user rows as they are, assistant rows with their `message.id`,
-//!    attachment rows as the parts Claude Code rendered when it wrote them (`rendered`), system
-//!    rows not at all;
+//!    attachment rows as the parts Claude Code rendered when it wrote them (`rendered`), or, when
+//!    the row has none, as Claude Code renders them afresh (`attachment.rs`); system rows not at
+//!    all;
 //! 2. attachments bubble up past plain user messages until they meet an assistant message or a
 //!    tool-result message;
 //! 3. an assistant message joins an earlier one with the same `message.id` (walking back over
@@ -15,7 +16,12 @@
 
 use serde_json::{json, Map, Value};
 
+use super::attachment;
 use super::loader::Chain;
+use super::model;
+use super::normalize;
+use super::system_turns;
+use super::toolsearch;
 use super::transcript::{has_block, Row, Transcript};
 
 /// One message on its way to the API.
@@ -26,6 +32,10 @@ enum Msg {
     Assistant { id: Option<String>, content: Vec<Value> },
     /// An attachment's rendered parts (each a string or text blocks).
     Attachment(Vec<Value>),
+    /// An attachment's text for the next system message ([`system_turns`]).
+    Pending(String),
+    /// A system message (`role: "system"`), for the models that take them.
+    System(String),
 }
 
 impl Msg {
@@ -33,16 +43,21 @@ impl Msg {
         match self {
             Msg::Assistant { .. } => true,
             Msg::User(content) => has_block(Some(content), "tool_result"),
-            Msg::Attachment(_) => false,
+            Msg::Attachment(_) | Msg::Pending(_) | Msg::System(_) => false,
         }
     }
 }
 
 /// The messages Claude Code sends for `chain`, in the Messages API shape
-/// (`{"role", "content"}`, content a string or blocks).
+/// (`{"role", "content"}`, content a string or blocks), to the model of [`model::target`].
 pub fn project(t: &Transcript, chain: &Chain) -> Vec<Value> {
+    project_for(t, chain, model::target(t, chain).as_deref())
+}
+
+/// [`project`] for the model `target` (`None`: no model told apart).
+pub fn project_for(t: &Transcript, chain: &Chain, target: Option<&str>) -> Vec<Value> {
     let mut all = Vec::new();
-    each_message(t, chain, |m| all.push(m));
+    each_message_for(t, chain, target, |m| all.push(m));
     all
 }
 
@@ -50,18 +65,71 @@ pub fn project(t: &Transcript, chain: &Chain) -> Vec<Value> {
 /// can change it: a message is held while a later assistant message may still join it, that is
 /// up to the next plain user message (and attachments up to the next assistant or tool-result
 /// message), so what is held is one stretch of tool calls, not the whole conversation.
-pub fn each_message(t: &Transcript, chain: &Chain, mut emit: impl FnMut(Value)) {
+pub fn each_message(t: &Transcript, chain: &Chain, emit: impl FnMut(Value)) {
+    each_message_for(t, chain, model::target(t, chain).as_deref(), emit)
+}
+
+/// [`each_message`] for the model `target`.
+pub fn each_message_for(t: &Transcript, chain: &Chain, target: Option<&str>, mut emit: impl FnMut(Value)) {
+    let mut orphans = normalize::Orphans::default();
+    let mut emit = |m: Value| orphans.pass(m).into_iter().for_each(&mut emit);
+    let plan = normalize::Plan::of(t, chain);
     let mut bubble = Bubble::default();
     let mut out: Vec<Msg> = Vec::new();
-    for msg in chain.rows.iter().filter_map(|&i| to_msg(t, &t.rows[i])) {
+    let rows = chain.rows.iter().map(|&i| &t.rows[i]).filter(|row| !plan.drops(row));
+    let interrupted = plan.interrupted_results().map(Msg::User);
+    let mut pending = Vec::new();
+    for msg in rows.filter_map(|row| to_msg(t, row, target)).chain(interrupted) {
         for m in bubble.add(msg) {
-            join(&mut out, m, &mut emit);
+            join_or_hold(&mut out, &mut pending, m, target, &mut emit);
         }
     }
     for m in bubble.finish() {
-        join(&mut out, m, &mut emit);
+        join_or_hold(&mut out, &mut pending, m, target, &mut emit);
     }
+    flush(&mut out, &mut pending, target, &mut emit);
     out.into_iter().for_each(|m| emit(m.into_json()));
+}
+
+/// Holds a system text until the next assistant message, before which the texts held go
+/// ([`flush`]); joins every other message.
+fn join_or_hold(
+    out: &mut Vec<Msg>,
+    pending: &mut Vec<String>,
+    msg: Msg,
+    target: Option<&str>,
+    emit: &mut impl FnMut(Value),
+) {
+    match msg {
+        Msg::Pending(text) => pending.push(text),
+        msg => {
+            if matches!(msg, Msg::Assistant { .. }) {
+                flush(out, pending, target, emit);
+            }
+            join(out, msg, emit);
+        }
+    }
+}
+
+/// The system texts held, as one system message after the user message before them (joined to
+/// a system message there), or, after an assistant message or at the start, as user text.
+fn flush(out: &mut Vec<Msg>, pending: &mut Vec<String>, target: Option<&str>, emit: &mut impl FnMut(Value)) {
+    if pending.is_empty() {
+        return;
+    }
+    let text = std::mem::take(pending).join("\n\n");
+    match out.last_mut() {
+        Some(Msg::System(last)) => {
+            last.push_str("\n\n");
+            last.push_str(&text);
+        }
+        Some(Msg::User(_)) => push(out, Msg::System(text), emit),
+        _ => {
+            let tagged = target.is_some_and(system_turns::keeps_tags);
+            let content = if tagged { text } else { attachment::reminder(&text) };
+            join(out, Msg::User(Value::String(content)), emit);
+        }
+    }
 }
 
 /// Joins the next message into the ones `out` holds (see the module doc, step 3).
@@ -89,6 +157,7 @@ fn join(out: &mut Vec<Msg>, msg: Msg, emit: &mut impl FnMut(Value)) {
                 None => push(out, Msg::Assistant { id, content }, emit),
             }
         }
+        other @ (Msg::Pending(_) | Msg::System(_)) => push(out, other, emit),
     }
 }
 
@@ -107,30 +176,66 @@ impl Msg {
         match self {
             Msg::User(content) => json!({"role": "user", "content": content}),
             Msg::Assistant { content, .. } => json!({"role": "assistant", "content": content}),
-            Msg::Attachment(_) => unreachable!("attachments are joined or turned into user messages"),
+            Msg::System(content) => json!({"role": "system", "content": content}),
+            Msg::Attachment(_) | Msg::Pending(_) => unreachable!("attachments are joined or turned into messages"),
         }
     }
 }
 
-fn to_msg(t: &Transcript, row: &Row) -> Option<Msg> {
+fn to_msg(t: &Transcript, row: &Row, target: Option<&str>) -> Option<Msg> {
     match row.kind() {
-        "user" => Some(Msg::User(t.content(row)?)),
+        "user" => {
+            let mut content = t.content(row)?;
+            toolsearch::resolve(&mut content);
+            normalize::user_content(t, row, content).map(Msg::User)
+        }
+        "assistant" if normalize::is_synthetic_api_error(t, row) => None,
         "assistant" => {
-            let content = match t.content(row)? {
+            let mut content = match t.content(row)? {
                 Value::Array(blocks) => blocks,
                 other => vec![other],
             };
+            if target.is_some_and(|m| model::is_foreign(model::row_model(t, row).as_deref(), m)) {
+                model::drop_signed_thinking(&mut content);
+            }
+            let content = normalize::assistant_blocks(content);
             Some(Msg::Assistant { id: row.message_id().map(str::to_owned), content })
         }
-        "attachment" => rendered_parts(t, row).map(Msg::Attachment),
+        "attachment" => {
+            let parts = rendered_parts_for(t, row, target)?;
+            let system = target.filter(|_| system_turns::takes_system(target));
+            match system.and_then(|m| system_turns::promoted(t, row, &parts, m)) {
+                Some(text) => Some(Msg::Pending(text)),
+                None => Some(Msg::Attachment(parts)),
+            }
+        }
+        "system" => normalize::local_command(t, row).map(Msg::User),
         _ => None,
     }
 }
 
-/// An attachment's `rendered` parts when they are what Claude Code accepts (each `content` a
-/// non-empty string or a non-empty list of non-empty text blocks); otherwise it renders the
-/// attachment afresh from its type, which shake does not (docs/claude-code.md), so `None`.
+/// The parts Claude Code sends for an attachment row: its `rendered` parts when they are what
+/// Claude Code accepts, else the attachment rendered afresh from its type ([`attachment`]);
+/// `None` when it sends nothing.
+///
+/// For the token figures: the model is the one chosen (`--model`) or none, never the
+/// transcript's last one, so that a row's pieces do not change when later rows come from
+/// another model (the meter measures appended rows alone, `tail.rs`).
 pub(crate) fn rendered_parts(t: &Transcript, row: &Row) -> Option<Vec<Value>> {
+    rendered_parts_for(t, row, model::chosen())
+}
+
+/// [`rendered_parts`] when Claude Code sends to the model `target`.
+fn rendered_parts_for(t: &Transcript, row: &Row, target: Option<&str>) -> Option<Vec<Value>> {
+    recorded_parts(t, row).or_else(|| {
+        let value: Value = serde_json::from_str(t.member(row, "attachment")?.get()).ok()?;
+        Some(attachment::render(&value, target)).filter(|parts| !parts.is_empty())
+    })
+}
+
+/// An attachment's `rendered` parts when they are what Claude Code accepts (each `content` a
+/// non-empty string or a non-empty list of non-empty text blocks).
+fn recorded_parts(t: &Transcript, row: &Row) -> Option<Vec<Value>> {
     let parts: Vec<Value> = serde_json::from_str(t.member(row, "rendered")?.get()).ok()?;
     let valid = |c: &Value| match c {
         Value::String(s) => !s.is_empty(),
@@ -208,14 +313,15 @@ fn seam(block: &mut Value) {
     }
 }
 
-/// Two user messages in a row become one: blocks concatenated, a `\n` at a text–text seam,
-/// tool results first.
+/// Two user messages in a row become one: blocks concatenated, a `\n` at a text–text seam
+/// (always, even after a text ending with one: Claude Code's `PVo`; a `/context` output ending
+/// in `\n\n` showed it), tool results first.
 fn join_user(a: Value, b: Value) -> Value {
     let mut a = blocks(a);
     let b = blocks(b);
     if let (Some(last), Some(first)) = (a.last_mut(), b.first()) {
-        if is_text(last) && is_text(first) {
-            seam(last);
+        if let (Some(Value::String(text)), true) = (last.get_mut("text"), is_text(first)) {
+            text.push('\n');
         }
     }
     a.extend(b);
@@ -226,7 +332,8 @@ fn join_user(a: Value, b: Value) -> Value {
 }
 
 /// An attachment part joins the user message before it: into its last block when that is a
-/// `tool_result` (a string result gets `\n\n` and the text; a block result gets text blocks),
+/// `tool_result` (a string result is trimmed and gets `\n\n` and the text; a block result gets
+/// text blocks),
 /// else as further blocks.
 fn join_part(a: Value, part: Value) -> Value {
     let mut a = blocks(a);
@@ -246,10 +353,9 @@ fn join_part(a: Value, part: Value) -> Value {
                 inner.push(text_block(text));
             }
             Some(Value::String(s)) => {
-                let kept = s.trim_end().len();
-                s.truncate(kept);
-                s.push_str("\n\n");
-                s.push_str(&text);
+                // Trimmed at both ends, as Claude Code 2.1.328 does (a Read result's first line
+                // number loses its padding: checked on a real transcript, bdcc4d2c).
+                *s = format!("{}\n\n{text}", s.trim());
             }
             _ => {
                 obj.insert("content".into(), Value::String(text));

@@ -106,14 +106,15 @@ pub fn put(ctx: &Context, session_id: &str, records: Vec<Value>) -> Result<()> {
 
 /// Attaches the store's records of a session whose host keeps them outside the file: each
 /// record's `data` at the row it names (a record whose row is missing is left out). A store that
-/// cannot be read attaches nothing.
-pub fn attach(ctx: &Context, session: &mut Session<'_>) {
+/// cannot be read is an error: attaching nothing would report a fork's folds as none.
+pub fn attach(ctx: &Context, session: &mut Session<'_>) -> Result<()> {
     if session.host().write_back() != crate::host::WriteBack::Fork {
-        return;
+        return Ok(());
     }
-    let Some(id) = session.header.as_ref().map(|h| h.id.to_string()) else { return };
-    for mut record in read(ctx, &id).unwrap_or_default() {
+    let Some(id) = session.header.as_ref().map(|h| h.id.to_string()) else { return Ok(()) };
+    for mut record in read(ctx, &id)? {
         let Some(index) = record["leaf"].as_str().and_then(|leaf| session.index_of(leaf)) else { continue };
         session.stored.push((index, record["data"].take()));
     }
+    Ok(())
 }

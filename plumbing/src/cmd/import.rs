@@ -44,7 +44,8 @@ pub fn run(ctx: &Context, args: &ImportArgs, out: &mut dyn Write) -> Result {
         }
     };
     let results = store.import_files(&files, ctx.host, &mut progress)?;
-    let mut failed = false;
+    // 1 when a file failed, 3 when one failed on a corrupt store (the others are imported).
+    let mut code = 0;
     let mut rows = Vec::new();
     for result in results {
         match result {
@@ -59,15 +60,16 @@ pub fn run(ctx: &Context, args: &ImportArgs, out: &mut dyn Write) -> Result {
                 }
             }
             Err(e) => {
-                failed = true;
-                ctx.warn(crate::Error::from(e).message);
+                let e = crate::Error::from(e);
+                code = code.max(if e.kind == crate::ErrorKind::Corrupt { 3 } else { 1 });
+                ctx.warn(e.message);
             }
         }
     }
     if args.json {
         crate::output::write_json(out, &json!({ "files": rows }))?;
     }
-    Ok(u8::from(failed))
+    Ok(code)
 }
 
 /// Adds `root` (a file) or the `*.jsonl` files under it (a folder), sorted. A missing default

@@ -13,10 +13,16 @@ pub struct ProjectArgs {
     /// Print JSON: {"leafId","entries":[{"id","type","messages"}],"messages"} (the only format)
     #[arg(long)]
     pub json: bool,
+    /// Claude Code: project for this model (default: the transcript's own last model)
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
 }
 
 /// Runs `shake project`.
 pub fn run(ctx: &Context, args: &ProjectArgs, out: &mut dyn Write) -> Result {
+    if let Some(model) = &args.model {
+        crate::claude::model::choose(model);
+    }
     let (file, rev) = args.rev.load(ctx)?;
     let (session, leaf) = rev.open(ctx, &file)?;
     session.write_context_json(leaf, out)?;

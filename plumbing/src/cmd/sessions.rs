@@ -118,7 +118,7 @@ pub fn run(ctx: &Context, args: &SessionsArgs, out: &mut dyn Write) -> Result {
             return Ok(0);
         }
         let header = ["SESSION", "ENTRIES", "LEAVES", "BYTES", "VERSIONS", "FAMILY", "FILE"];
-        output::table(out, &header, &table)?;
+        output::table(out, &header, &table, &[])?;
         let families = group.iter().max().copied().unwrap_or(0);
         let bytes: u64 = sessions.iter().map(|s| s.size).sum();
         writeln!(

@@ -156,6 +156,10 @@ impl<'a> Fields<'a> {
         }
         // serde_json decides what the scan does not take (and names the fault).
         let values: Values<'a> = serde_json::from_str(text)?;
+        // Its keys are read as bytes, which serde_json does not check for control characters.
+        if json::raw_control_in_string(text.as_bytes()) {
+            return Err(serde_json::Error::custom("control character (\\u0000-\\u001F) found while parsing a string"));
+        }
         let base = text.as_ptr() as usize;
         let (mut spans, mut present) = ([(0u32, 0u32); SLOTS], 0u32);
         for (slot, (span, value)) in spans.iter_mut().zip(values.0).enumerate() {

@@ -65,6 +65,9 @@ pub enum ProjectError {
     /// A winning `context_edit` has no `replacement` key: pi throws when it projects it.
     #[error("{path}:{line}: context_edit {id} has no \"replacement\"; pi cannot build context for this branch")]
     EditWithoutReplacement { path: String, line: usize, id: String },
+    /// A `message` entry on the path has no `message` (or `null`): pi throws reading its role.
+    #[error("{path}:{line}: message entry {id} has no \"message\"; pi cannot build context for this branch")]
+    MessageWithoutMessage { path: String, line: usize, id: String },
 }
 
 /// The projection of one leaf.
@@ -201,6 +204,16 @@ impl<'s, 'a> Projection<'s, 'a> {
                 .map_err(|cycle| ProjectError::Cycle { path: session.file.display().into_owned(), cycle })?,
             None => Vec::new(),
         };
+        // pi reads `message.role` of every message entry on the path (the model in use), and
+        // throws on one without a `message`: that branch has no context for pi.
+        let bare = path.iter().find(|&&i| {
+            pi.entries[i].kind == EntryType::Message && pi.entries[i].fields.message().is_none_or(|m| m.get() == "null")
+        });
+        if let Some(&i) = bare {
+            let node = &session.entries[i];
+            let (line, id) = (node.line(), node.id().to_string());
+            return Err(ProjectError::MessageWithoutMessage { path: session.file.display().into_owned(), line, id });
+        }
         let context = context_entries(pi, &path);
         let mut edits = HashMap::default();
         for &i in &context {

@@ -20,17 +20,21 @@ pub struct Tree {
 
 impl Store {
     /// Returns the node ids of an imported file's committed tree entries and its leaf count. An
-    /// unreadable import state gives an empty tree (`fsck` names it).
+    /// import state or a chunk of its node table that does not read is a corrupt-store error
+    /// naming it (an empty tree would be a wrong count); a state gone since it was listed
+    /// gives an empty tree.
     pub fn session_tree(&self, info: &SessionInfo) -> Result<Tree> {
         let key = info.path.to_string_lossy();
-        let Ok(Some((head, rest))) = self.read_state(&key) else { return Ok(Tree::default()) };
-        let Some(resume) = state::decode_resume(&head, &rest) else { return Ok(Tree::default()) };
+        let Some((head, rest)) = self.read_state(&key)?.map_err(Error::corrupt)? else { return Ok(Tree::default()) };
+        let Some(resume) = state::decode_resume(&head, &rest) else {
+            return Err(Error::corrupt(format!("import state of {key}: unreadable (resume part)")));
+        };
         // v2/v3 files list every node; a v1 file only its last one (its entries form one chain),
         // so walk up through the node objects until a node already seen.
         let table = state::Table::of(self, &resume);
         let mut todo: Vec<ObjectId> = table.iter_back().map(|(_, n)| n).chain(resume.last_node.map(ObjectId)).collect();
-        if table.failed().is_some() {
-            return Ok(Tree::default());
+        if let Some(chunk) = table.failed() {
+            return Err(Error::corrupt(format!("import state of {key}: node table chunk {chunk} does not read")));
         }
         let mut nodes = HashSet::new();
         let mut parents = HashSet::new();

@@ -1,11 +1,11 @@
 //! `fsck` logic: re-hash every object, re-check every index, pack, ref and import state, and
 //! check that what objects name exists, and recompute every overlay whose session is imported
 //! (through a function the caller passes: overlays are the porcelain's wall), and check the BPE
-//! tables' checksums. Each problem is one message naming the file and, where there is one, the
+//! tables' and the meter memos' checksums. Each problem is one message naming the file and, where there is one, the
 //! object.
 
 use std::collections::hash_map::Entry;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use crate::host::SessionFile;
@@ -31,6 +31,8 @@ pub struct FsckReport {
     pub problems: Vec<String>,
     /// Harmless leftovers (an interrupted write's pack without an index).
     pub notes: Vec<String>,
+    /// Objects something names that the store lacks (a pack without its index may hold them).
+    missing: HashSet<ObjectId>,
 }
 
 /// Recomputes a leaf's overlay from a session file: the leaf's node id and the overlay's
@@ -57,7 +59,6 @@ pub fn check(dir: &Path, overlays: OverlayCheck<'_>) -> crate::Result<FsckReport
             Err(e) => report.problems.push(crate::error::chain(&e)),
         }
     }
-    note_orphan_packs(&store, &mut report);
     note_ref_locks(dir, &mut report);
     check_links(&store, &mut report);
     for (name, id) in store.refs_all()? {
@@ -77,10 +78,14 @@ pub fn check(dir: &Path, overlays: OverlayCheck<'_>) -> crate::Result<FsckReport
     check_states(&store, &mut report)?;
     check_overlays(&store, overlays, &mut report)?;
     check_tables(dir, &mut report);
+    // Last: whether a pack without its index holds objects that something names.
+    note_orphan_packs(&store, &mut report);
+    super::sealed::check_memos(dir, &mut report.problems, &mut report.notes);
     Ok(report)
 }
 
-/// Checks the BPE tables the store keeps (`cache/ranks-*.bin`): counts read them unhashed.
+/// Checks the BPE tables the store keeps (`cache/ranks-*.bin`: counts read them unhashed) and
+/// the token caches (`cache/tokens-*.bin`).
 fn check_tables(dir: &Path, report: &mut FsckReport) {
     for name in TokenizerName::ALL.into_iter().filter(|n| n.is_bpe()) {
         if let Err(why) = bpe::check(dir, name) {
@@ -88,6 +93,10 @@ fn check_tables(dir: &Path, report: &mut FsckReport) {
             report
                 .problems
                 .push(format!("{}: damaged BPE table ({why}); delete it to have it rebuilt", path.display()));
+        }
+        if let Err(why) = crate::token_cache::check(dir, name) {
+            let path = crate::token_cache::cache_path(dir, name);
+            report.problems.push(format!("{}: damaged token cache: {why}", path.display()));
         }
     }
 }
@@ -208,7 +217,10 @@ fn expect_line(store: &Store, id: &ObjectId, what: &str, report: &mut FsckReport
     match store.kind_of(id) {
         Ok(Some(kind)) if kind.is_line() => return Some(kind),
         Ok(Some(kind)) => report.problems.push(format!("{what}: names {id}, a {kind} (want an entry or a row)")),
-        Ok(None) => report.problems.push(format!("{what}: names missing object {id}")),
+        Ok(None) => {
+            report.missing.insert(*id);
+            report.problems.push(format!("{what}: names missing object {id}"))
+        }
         Err(e) => report.problems.push(format!("{what}: names {id}: {}", e.message)),
     }
     None
@@ -221,7 +233,10 @@ fn expect(store: &Store, id: &ObjectId, want: Option<Kind>, what: &str, report: 
         Ok(Some(kind)) => {
             report.problems.push(format!("{what}: names {id}, a {kind} (want a {})", want.map_or("", Kind::name)))
         }
-        Ok(None) => report.problems.push(format!("{what}: names missing object {id}")),
+        Ok(None) => {
+            report.missing.insert(*id);
+            report.problems.push(format!("{what}: names missing object {id}"))
+        }
         Err(e) => report.problems.push(format!("{what}: names {id}: {}", e.message)),
     }
 }
@@ -240,13 +255,16 @@ fn check_states(store: &Store, report: &mut FsckReport) -> crate::Result<()> {
         match state::decode_resume(&head, &rest) {
             None => report.problems.push(format!("{}: unreadable import state (resume part)", path.display())),
             // Each chunk of the node table there, a table, whole, of the entries the state says.
-            Some(resume) => report.problems.extend(
-                resume
-                    .chunks
-                    .iter()
-                    .filter_map(|c| state::chunk_bytes(store, c).err())
-                    .map(|why| format!("{what}: {why}")),
-            ),
+            Some(resume) => {
+                for chunk in &resume.chunks {
+                    if let Err(why) = state::chunk_bytes(store, chunk) {
+                        if !store.contains(&chunk.id) {
+                            report.missing.insert(chunk.id);
+                        }
+                        report.problems.push(format!("{what}: {why}"));
+                    }
+                }
+            }
         }
         expect(store, &ObjectId(head.version), Some(Kind::Version), &what, report);
     }
@@ -264,9 +282,18 @@ fn note_ref_locks(dir: &Path, report: &mut FsckReport) {
     }
 }
 
+/// Tells the two kinds of pack without an index apart: one holding objects that something in the
+/// store names and no other pack holds lost its index (a problem: it may be their only copy; the
+/// next write rebuilds the index); any other is an interrupted write (a writer dies between
+/// the pack's rename and its index's, before the refs that would name its objects): ignored,
+/// safe to delete, as `docs/format.md` says.
 fn note_orphan_packs(store: &Store, report: &mut FsckReport) {
     for path in store.packs_without_index() {
         match super::pack::lost_index(&path) {
+            Ok(Some((ids, _))) if !ids.iter().any(|id| report.missing.contains(id)) => report.notes.push(format!(
+                "{}: a complete pack without its index that holds nothing the store names: a write interrupted before its refs; ignored, safe to delete (the next write indexes it)",
+                path.display()
+            )),
             Ok(Some(_)) => report.problems.push(format!(
                 "{}: a complete pack without its index, so its objects cannot be read; do not delete it (it may hold the only copy of objects refs name): the next write (e.g. shake import) rebuilds the index",
                 path.display()

@@ -39,9 +39,20 @@ pub struct GcReport {
 }
 
 impl Store {
-    /// Collects garbage under the store's write lock; `dry_run` only counts.
+    /// Collects garbage under the store's write lock; `dry_run` only counts. Refuses, naming
+    /// it, while anything in the packs or packed files is damaged: what damage hides cannot be
+    /// told reachable, and would be dropped.
     pub fn gc(&mut self, dry_run: bool) -> Result<GcReport> {
         let Batch { store, _lock, .. } = self.batch()?;
+        let mut problems = store.packed.problems();
+        problems.extend(store.packs().iter().flat_map(|p| p.verify()));
+        if !problems.is_empty() {
+            return Err(Error::corrupt(format!(
+                "{}; not collecting garbage while the store is damaged",
+                problems.join("; ")
+            ))
+            .hint("run shake fsck: gc keeps everything until the damage is dealt with"));
+        }
         let temp_files = remove_temp_files(store.dir(), dry_run)?;
         let keep = reachable(store)?;
         if !dry_run {
@@ -134,7 +145,7 @@ fn pack_records(store: &mut Store) -> Result<()> {
             base.insert(name.clone(), std::fs::read(path).map_err(FileError::at(path, "read"))?);
         }
     }
-    let all = store.packed.merged(base);
+    let all = store.packed.merged(base)?;
     store.packed.replace(&dir, all)?;
     for (_, path) in &loose {
         std::fs::remove_file(path).map_err(FileError::at(path, "remove"))?;
@@ -194,12 +205,14 @@ fn reachable(store: &Store) -> Result<HashSet<ObjectId>> {
     let mut keep = HashSet::new();
     let mut todo: Vec<ObjectId> = store.refs()?.into_iter().map(|(_, id)| id).collect();
     todo.extend(store.sessions()?.into_iter().map(|s| s.version));
-    for (_, bytes) in store.states()? {
+    for (path, bytes) in store.states()? {
         let resume = state::decode_head(&bytes).and_then(|(head, rest)| state::decode_resume(&head, rest));
-        todo.extend(resume.into_iter().flat_map(|r| r.chunks).map(|c| c.id));
+        let resume = resume.ok_or_else(|| Error::corrupt(format!("{}: unreadable import state", path.display())))?;
+        todo.extend(resume.chunks.into_iter().map(|c| c.id));
     }
     while let Some(id) = todo.pop() {
-        let Some(obj) = store.get(&id)? else { continue };
+        // Something names it: a missing object is damage (a lost index, say) to refuse on.
+        let obj = store.read(&id)?;
         if !keep.insert(id) {
             continue;
         }

@@ -155,20 +155,24 @@ impl Store {
         Ok(report)
     }
 
-    /// Lists every imported session file, sorted by path. Unreadable import states are skipped
-    /// (`fsck` names them).
+    /// Lists every imported session file, sorted by path. An import state that does not read
+    /// is a corrupt-store error naming it (`fsck`'s lenient view: left out, `fsck` names it).
     pub fn sessions(&self) -> Result<Vec<SessionInfo>> {
-        let mut sessions: Vec<SessionInfo> = self
-            .states()?
-            .into_iter()
-            .filter_map(|(_, bytes)| state::decode_head(&bytes).map(|(head, _)| SessionInfo::from_state(&head)))
-            .collect();
+        let mut sessions = Vec::new();
+        for (path, bytes) in self.states()? {
+            match state::decode(&path, &bytes) {
+                Ok((head, _)) => sessions.push(SessionInfo::from_state(&head)),
+                Err(why) => self.packed.refuse(why).map_err(Error::corrupt)?,
+            }
+        }
         sessions.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(sessions)
     }
 
     /// Every import state's bytes with where it was read from: the packed records, and the
     /// loose files (stores from before the packed form) no packed record shadows; sorted by name.
+    /// Damage that may hide a state or its bytes is a corrupt-store error naming it (`fsck`'s
+    /// lenient view: those states left out).
     pub fn states(&self) -> Result<Vec<(PathBuf, Vec<u8>)>> {
         let mut all: std::collections::BTreeMap<String, (PathBuf, Vec<u8>)> = std::collections::BTreeMap::new();
         let dir = self.dir.join("import");
@@ -186,24 +190,25 @@ impl Store {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(FileError::at(&dir, "list")(e).into()),
         }
-        for name in self.packed.names("import/") {
+        for name in self.packed.names("import/").map_err(super::damaged)? {
             all.insert(name.to_string(), (PathBuf::new(), Vec::new()));
         }
-        all.retain(|name, (path, bytes)| match self.packed.resolve(name) {
-            super::packed::Resolved::Found(f, value) => {
-                (*path, *bytes) = (f.path.join(name), value.to_vec());
-                true
+        let mut states = Vec::with_capacity(all.len());
+        for (name, loose) in all {
+            match self.packed.resolve(&name) {
+                super::packed::Resolved::Found(f, value) => states.push((f.path.join(&name), value.to_vec())),
+                super::packed::Resolved::Damaged(what) => self.packed.refuse(what).map_err(super::damaged)?,
+                super::packed::Resolved::Missing => states.push(loose),
             }
-            super::packed::Resolved::Damaged => false,
-            super::packed::Resolved::Missing => true,
-        });
-        Ok(all.into_values().collect())
+        }
+        Ok(states)
     }
 
-    /// Returns what the store recorded for this session file, if it was imported.
+    /// Returns what the store recorded for this session file, if it was imported; a state that
+    /// does not read is a corrupt-store error naming it.
     pub fn session(&self, path: &Path) -> Result<Option<SessionInfo>> {
         let key = canonical(path)?;
-        Ok(self.read_state(&key).ok().flatten().map(|(head, _)| SessionInfo::from_state(&head)))
+        Ok(self.read_state(&key)?.map_err(Error::corrupt)?.map(|(head, _)| SessionInfo::from_state(&head)))
     }
 
     /// The node id the import gave the latest entry `id` of the file `file` holds the bytes
@@ -216,7 +221,7 @@ impl Store {
         if Stamp::of(&file.path).ok()? != stamp || stamp.len != file.raw().len() as u64 {
             return None;
         }
-        let (head, rest) = self.read_state(&canonical(&file.path).ok()?).ok()??;
+        let (head, rest) = self.read_state(&canonical(&file.path).ok()?).ok()?.ok()??;
         // A racy state remembers mtime 0, never a real one.
         let exact = (head.size, head.mtime_ns) == (stamp.len, stamp.mtime_ns());
         if !exact || head.committed != head.size {
@@ -248,7 +253,7 @@ impl Store {
     fn unchanged(&self, path: &Path) -> Result<Option<ImportReport>, ImportError> {
         let key = canonical(path)?;
         let (size, mtime_ns) = stat(path)?;
-        let Ok(Some((head, _))) = self.read_state(&key) else { return Ok(None) };
+        let Ok(Ok(Some((head, _)))) = self.read_state(&key) else { return Ok(None) };
         Ok((head.size == size && head.mtime_ns == mtime_ns).then(|| unchanged_report(path, &head)))
     }
 }
@@ -486,7 +491,9 @@ fn prepare_from(
 ) -> Result<std::result::Result<Prepared, String>, ImportError> {
     let key = canonical(path)?;
     let mut warnings = Vec::new();
-    let previous = store.read_state(&key).unwrap_or_else(|why| {
+    // A damaged packed record refuses (the versions it named would lose their chain); a state
+    // that does not decode is read as absent.
+    let previous = store.read_state(&key)?.unwrap_or_else(|why| {
         warnings.push(Warning { line: 0, message: format!("{why}; importing the whole file again") });
         None
     });
@@ -1279,7 +1286,7 @@ mod tests {
         let minute_ago = || std::time::SystemTime::now() - std::time::Duration::from_secs(60);
         let age =
             |path: &Path, when| std::fs::File::options().write(true).open(path).unwrap().set_modified(when).unwrap();
-        let state = |store: &Store| store.read_state(&canonical(&path).unwrap()).unwrap().unwrap().0;
+        let state = |store: &Store| store.read_state(&canonical(&path).unwrap()).unwrap().unwrap().unwrap().0;
         let line = |id: &str| format!("{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":\"e2199\"}}\n");
         let own_import = |store: &mut Store, landed: &Appended, id: &str| {
             let mut batch = store.batch().unwrap();
@@ -1353,7 +1360,7 @@ mod tests {
             let mut store = Store::open_dir(&dir.path().join(format!("store-{proved}"))).unwrap();
             store.import_file(&path, None).unwrap();
             let key = canonical(&path).unwrap();
-            assert_eq!(store.read_state(&key).unwrap().unwrap().0.mtime_ns, 0);
+            assert_eq!(store.read_state(&key).unwrap().unwrap().unwrap().0.mtime_ns, 0);
             if proved {
                 // The command's read, imported: proven in memory, the state unchanged.
                 let file = crate::hosts::read(&path).unwrap();
@@ -1388,7 +1395,7 @@ mod tests {
         );
         let line = |id: &str| format!("{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":\"b\"}}\n");
         let node_of = |store: &Store, id: &str| {
-            let state = store.read_state(&canonical(&path).unwrap()).unwrap().unwrap();
+            let state = store.read_state(&canonical(&path).unwrap()).unwrap().unwrap().unwrap();
             let resume = state::decode_resume(&state.0, &state.1).unwrap();
             let node = Table::of(store, &resume).iter_back().find(|(i, _)| *i == id).map(|(_, n)| n);
             node
@@ -1399,7 +1406,7 @@ mod tests {
         // The parent of "b" as the writer says it (a lie, to tell whose tree the import took).
         let lie = |store: &mut Store, written: &[u8], said: &str| {
             let landed = append(&path, &Snapshot::of(&std::fs::read(&path).unwrap()), written).unwrap();
-            assert_eq!(store.read_state(&canonical(&path).unwrap()).unwrap().unwrap().0.mtime_ns, 0);
+            assert_eq!(store.read_state(&canonical(&path).unwrap()).unwrap().unwrap().unwrap().0.mtime_ns, 0);
             let bytes = Bytes::from(line(said).into_bytes());
             let own = OwnAppend { append: &landed, bytes: &bytes, entries: &[(said, Some("a"))] };
             let mut batch = store.batch().unwrap();
@@ -1437,7 +1444,7 @@ mod tests {
 
     /// The node the import state of `path` gives entry `id` (through its node table's chunks).
     fn state_node(store: &Store, path: &Path, id: &str) -> Option<ObjectId> {
-        let (head, rest) = store.read_state(&canonical(path).unwrap()).unwrap()?;
+        let (head, rest) = store.read_state(&canonical(path).unwrap()).unwrap().unwrap()?;
         let resume = state::decode_resume(&head, &rest)?;
         let table = Table::of(store, &resume);
         let node = table.iter_back().find(|(i, _)| *i == id).map(|(_, n)| n);
@@ -1464,7 +1471,7 @@ mod tests {
 
     /// The import state of `path`, decoded.
     fn state_of(store: &Store, path: &Path) -> (FileState, Resume) {
-        let (head, rest) = store.read_state(&canonical(path).unwrap()).unwrap().unwrap();
+        let (head, rest) = store.read_state(&canonical(path).unwrap()).unwrap().unwrap().unwrap();
         let resume = state::decode_resume(&head, &rest).unwrap();
         (head, resume)
     }
@@ -1500,12 +1507,12 @@ mod tests {
         entries.iter().for_each(|(i, n)| table.push(i, n));
         set_state(&mut store, &path, state::encode_format_3(&head, &resume, &table));
         store.refresh().unwrap();
-        assert_eq!(store.read_state(&canonical(&path).unwrap()).unwrap().unwrap().0.format, 3);
+        assert_eq!(store.read_state(&canonical(&path).unwrap()).unwrap().unwrap().unwrap().0.format, 3);
         let line = child("n", "e5");
         append(&path, &line);
         let report = store.import_file(&path, None).unwrap();
         assert_eq!((report.rewritten, report.bytes), (false, line.len() as u64), "{report:?}");
-        assert_eq!(store.read_state(&canonical(&path).unwrap()).unwrap().unwrap().0.format, state::VERSION);
+        assert_eq!(store.read_state(&canonical(&path).unwrap()).unwrap().unwrap().unwrap().0.format, state::VERSION);
         assert_eq!(state_node(&store, &path, "n"), fresh_node(&path, "n"));
         assert_eq!(state_node(&store, &path, "e5"), fresh_node(&path, "e5"));
         assert_eq!(fsck_problems(&store), Vec::<String>::new());
@@ -1558,7 +1565,7 @@ mod tests {
     #[test]
     fn a_crash_between_the_chunks_and_the_state_leaves_the_old_state_valid() {
         let (_dir, path, mut store) = imported_chain(100);
-        let before = store.read_state(&canonical(&path).unwrap()).unwrap().unwrap();
+        let before = store.read_state(&canonical(&path).unwrap()).unwrap().unwrap().unwrap();
         let line = child("n", "e99");
         append(&path, &line);
         // The import's objects written and durable, its records (state, ref, times) never.
@@ -1570,7 +1577,7 @@ mod tests {
         }
         batch.commit().unwrap();
         store.refresh().unwrap();
-        assert_eq!(store.read_state(&canonical(&path).unwrap()).unwrap().unwrap(), before);
+        assert_eq!(store.read_state(&canonical(&path).unwrap()).unwrap().unwrap().unwrap(), before);
         assert_eq!(fsck_problems(&store), Vec::<String>::new());
         let report = store.import_file(&path, None).unwrap();
         assert_eq!((report.rewritten, report.bytes), (false, line.len() as u64));

@@ -17,6 +17,7 @@ pub mod pack;
 pub mod packed;
 pub mod refs;
 pub mod row;
+pub mod sealed;
 pub mod state;
 pub mod times;
 pub mod touch;
@@ -250,13 +251,13 @@ impl Store {
         }
     }
 
-    /// Reads a ref (`None` when it does not exist, or its packed record is damaged): its
-    /// packed record, else its loose file.
+    /// Reads a ref (`None` when it does not exist): its packed record, else its loose file; a
+    /// damaged record is a corrupt-store error naming it.
     pub fn read_ref(&self, name: &str) -> Result<Option<ObjectId>> {
         refs::check_name(name)?;
         match self.packed.resolve(name) {
             Resolved::Found(f, bytes) => Ok(Some(refs::parse(&f.path.join(name), bytes)?)),
-            Resolved::Damaged => Ok(None),
+            Resolved::Damaged(what) => Err(damaged(what)),
             Resolved::Missing => Ok(refs::read(&self.dir, name)?),
         }
     }
@@ -281,41 +282,49 @@ impl Store {
     }
 
     /// Lists every ref, sorted by name, each with its id or why it cannot be read: the packed
-    /// ones and the loose files no packed record shadows.
+    /// ones and the loose files no packed record shadows. Damage that may hide a ref or its
+    /// value is a corrupt-store error naming it (`fsck`'s lenient view: those refs left out).
     pub fn refs_all(&self) -> Result<Vec<(String, Result<ObjectId>)>> {
         let mut all: BTreeMap<String, Result<ObjectId>> = refs::list_all(&self.dir)?.into_iter().collect();
-        for name in self.packed.names("refs/") {
+        for name in self.packed.names("refs/").map_err(damaged)? {
             all.insert(name.to_string(), Ok(ObjectId::NULL));
         }
-        all.retain(|name, id| match self.packed.resolve(name) {
-            Resolved::Found(f, bytes) => {
-                *id = refs::parse(&f.path.join(name), bytes).map_err(Error::from);
-                true
+        let mut listed = Vec::with_capacity(all.len());
+        for (name, id) in all {
+            match self.packed.resolve(&name) {
+                Resolved::Found(f, bytes) => {
+                    let id = refs::parse(&f.path.join(&name), bytes).map_err(Error::from);
+                    listed.push((name, id));
+                }
+                Resolved::Damaged(what) => self.packed.refuse(what).map_err(damaged)?,
+                Resolved::Missing => listed.push((name, id)),
             }
-            Resolved::Damaged => false,
-            Resolved::Missing => true,
-        });
-        Ok(all.into_iter().collect())
+        }
+        Ok(listed)
     }
 
     /// Reads the import state of the session file whose absolute path is `path`: its packed
-    /// record, else its loose file; `Ok(None)` when absent, `Err` naming it when unreadable.
-    pub fn read_state(&self, path: &str) -> std::result::Result<Option<(state::FileState, Vec<u8>)>, String> {
+    /// record, else its loose file. `Ok(Ok(None))` when absent, `Ok(Err(why))` naming it when
+    /// the state does not decode (a loose file's checksum, an unknown format: read as absent by
+    /// an import, which reads the file whole again), `Err` when its packed record is damaged (a
+    /// corrupt store: what it named, and so which versions the file had, is unknown).
+    pub fn read_state(&self, path: &str) -> Result<state::Read> {
         let name = state::name(path);
         match self.packed.resolve(&name) {
-            Resolved::Found(f, bytes) => state::decode(&f.path.join(&name), bytes).map(Some),
-            Resolved::Damaged => Ok(None),
-            Resolved::Missing => state::read(&self.dir.join(name)),
+            Resolved::Found(f, bytes) => Ok(state::decode(&f.path.join(&name), bytes).map(Some)),
+            Resolved::Damaged(what) => Err(damaged(what)),
+            Resolved::Missing => Ok(state::read(&self.dir.join(name))),
         }
     }
 
     /// When each imported version of the file at `path` (as the store records it) was imported,
     /// in milliseconds since the epoch; versions with no time recorded are absent (`times.rs`).
-    pub fn import_times(&self, path: &Path) -> HashMap<ObjectId, u64> {
+    /// A damaged times record is a corrupt-store error naming it.
+    pub fn import_times(&self, path: &Path) -> Result<HashMap<ObjectId, u64>> {
         let name = times::name(&path.to_string_lossy());
         let mut text = std::fs::read(self.dir.join(&name)).unwrap_or_default();
-        self.packed.all(&name).for_each(|lines| text.extend_from_slice(lines));
-        times::parse(&text)
+        self.packed.all(&name).map_err(damaged)?.into_iter().for_each(|lines| text.extend_from_slice(lines));
+        Ok(times::parse(&text))
     }
 
     /// Returns a version's chain, oldest first (version 1 is the first import).
@@ -367,6 +376,12 @@ impl Store {
         packs.sort();
         packs
     }
+}
+
+/// The corrupt-store error for damage in the packed files (`what` names it).
+fn damaged(what: String) -> Error {
+    Error::corrupt(format!("corrupt store: {what}"))
+        .hint("run shake fsck; nothing is merged or collected while the damage is there")
 }
 
 /// A write in progress: new objects go to one new pack; the refs, import states and import

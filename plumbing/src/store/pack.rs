@@ -475,15 +475,16 @@ pub fn packed_bytes(sizes: &[usize]) -> u64 {
 /// Rebuilds the index of a complete pack whose index is gone (deleted, or a writer died between
 /// the two renames). Returns the index path, or `None` when the file is not a complete pack.
 pub fn rebuild_index(pack_path: &Path) -> Result<Option<PathBuf>> {
-    let Some(idx) = lost_index(pack_path)? else { return Ok(None) };
+    let Some((_, idx)) = lost_index(pack_path)? else { return Ok(None) };
     let idx_path = pack_path.with_extension("idx");
     crate::durable::write(&idx_path, &idx)?;
     Ok(Some(idx_path))
 }
 
-/// Computes the index of a pack file from its records (each object re-hashed for its id), or
-/// `None` when the file is not a complete pack (its header, checksum or records do not hold).
-pub fn lost_index(pack_path: &Path) -> Result<Option<Vec<u8>>> {
+/// Computes the index of a pack file from its records (each object re-hashed for its id), with
+/// the ids it holds, or `None` when the file is not a complete pack (its header, checksum or
+/// records do not hold).
+pub fn lost_index(pack_path: &Path) -> Result<Option<(Vec<ObjectId>, Vec<u8>)>> {
     let bytes = std::fs::read(pack_path).map_err(FileError::at(pack_path, "read"))?;
     if bytes.len() < HEADER_LEN + CHECKSUM_LEN || &bytes[..8] != PACK_MAGIC || u32_at(&bytes, 8) != FORMAT_VERSION {
         return Ok(None);
@@ -509,7 +510,8 @@ pub fn lost_index(pack_path: &Path) -> Result<Option<Vec<u8>>> {
         at = start + len;
     }
     sort_rows(&mut rows);
-    Ok(Some(encode_index(&rows, bytes.len() as u64, sum.as_bytes())))
+    let idx = encode_index(&rows, bytes.len() as u64, sum.as_bytes());
+    Ok(Some((rows.into_iter().map(|(id, _)| id).collect(), idx)))
 }
 
 /// Sorts index rows by id: by their first 8 bytes as a number (one compare, no `memcmp` call),

@@ -502,9 +502,12 @@ pub fn decode_resume(head: &FileState, rest: &[u8]) -> Option<Resume> {
     }
 }
 
+/// A state as read: `Ok(None)` when absent, `Err` naming it when it does not decode.
+pub type Read = std::result::Result<Option<(FileState, Vec<u8>)>, String>;
+
 /// Reads and decodes the head of a state file; `Ok(None)` when absent, `Err` with the file
 /// named when unreadable (callers decide whether that matters).
-pub fn read(path: &Path) -> std::result::Result<Option<(FileState, Vec<u8>)>, String> {
+pub fn read(path: &Path) -> Read {
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),

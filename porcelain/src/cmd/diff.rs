@@ -172,7 +172,7 @@ fn human<'s, 'a>(
         "The paths differ, but the model sees the same context at both leaves.".to_string()
     } else {
         writeln!(out, "Seen differently:")?;
-        table(&mut out, &["ID", "TYPE", "A", "B"], &rows)?;
+        table(&mut out, &["ID", "TYPE", "A", "B"], &rows, &[])?;
         format!(
             "The model sees {} differently: ~{} tokens at A, ~{} at B. Tokenizer: {}.",
             plural(changed.len(), "entry"),

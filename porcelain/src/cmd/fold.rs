@@ -38,6 +38,9 @@ pub struct FoldArgs {
     /// Tokenizer for every token figure
     #[arg(long, value_enum, default_value_t = DEFAULT_TOKENIZER)]
     pub tokenizer: TokenizerName,
+    /// Claude Code: plan for what is sent to this model (default: the transcript's own last model)
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
     /// Fold a fresh private copy of the bundled example session (a real pi session) and say where it is
     #[arg(long, conflicts_with_all = ["rev", "branch", "plan"])]
     pub example: bool,
@@ -47,6 +50,9 @@ pub struct FoldArgs {
 
 /// Runs `shake fold`.
 pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
+    if let Some(model) = &args.model {
+        shake_plumbing::claude::model::choose(model);
+    }
     let mut write = args.write.clone();
     if args.example {
         let path = crate::example::fresh_copy(ctx)?;

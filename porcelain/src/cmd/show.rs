@@ -5,6 +5,7 @@ use std::io::Write;
 
 use serde_json::{json, Value};
 use shake_plumbing::host::{Projected, Session, View};
+use shake_plumbing::output::quote;
 use shake_plumbing::regions::RegionKind;
 use shake_plumbing::rev::resolve_entry;
 use shake_plumbing::token_cache::open_tokenizer;
@@ -146,9 +147,14 @@ fn show_leaf(
         tok.name
     );
     writeln!(out, "{}", paint.strong(&head))?;
-    writeln!(out, "{:<4} {:<9} {:<15} {:<18} {:>8}  folded", "#", "id", "type", "role", "tokens")?;
-    for (n, (id, kind, role, tokens, state)) in rows.iter().enumerate() {
-        writeln!(out, "{n:<4} {id:<9} {kind:<15} {role:<18} {:>8}  {state}", thousands(*tokens))?;
-    }
+    // Widths from the cells: a Claude Code uuid is 36 characters, a pi id 8.
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .enumerate()
+        .map(|(n, (id, kind, role, tokens, state))| {
+            vec![n.to_string(), quote(id).into_owned(), kind.clone(), role.clone(), thousands(*tokens), state.clone()]
+        })
+        .collect();
+    shake_plumbing::output::table(out, &["#", "id", "type", "role", "tokens", "folded"], &cells, &[4])?;
     Ok(None)
 }

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use crate::profile::Profile;
 use shake_plumbing::rev::RevArgs;
+use shake_plumbing::store::sealed::{self, Unsealed};
 use shake_plumbing::tokens::{Tokenizer, TokenizerName};
 use shake_plumbing::{Context, Result};
 
@@ -47,9 +48,10 @@ pub(super) fn reading(
 
 /// The reading remembered per (session file, tokenizer, profile), so a meter with nothing new to
 /// measure reads one small file instead of the session: `<store>/cache/meter/<hash of the key>`,
-/// bincode. Its size does not grow with the session (ids are kept in [`Bloom`](crate::fingerprint::Bloom) filters, the
-/// per-position figures only for the tail, the bytes as a [`Proof`]). Only an optimisation:
-/// unreadable means absent.
+/// bincode, sealed with a checksum ([`sealed`]). Its size does not grow with the session (ids
+/// are kept in [`Bloom`](crate::fingerprint::Bloom) filters, the per-position figures only for
+/// the tail, the bytes as a [`Proof`]). Only an optimisation: unreadable means absent, and a
+/// damaged one is measured again, with a warning (`fsck` names it).
 #[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub(super) struct MemoEntry {
     pub(super) key: String,
@@ -66,10 +68,11 @@ pub(super) struct MemoEntry {
 }
 
 /// The memo key of a reading, or `None` when it must always be measured: `calibrated` (its
-/// ratio may come from `calibration.json`). The leaf is not in it: pi's leaf moves every turn,
+/// ratio may come from `calibration.json`), or a model chosen with `--model`. The leaf is not in it: pi's leaf moves every turn,
 /// and the entry says which leaf it measured.
 fn memo_key(state: &FileState, tokenizer: TokenizerName, profile: Profile) -> Option<String> {
-    if tokenizer == TokenizerName::Calibrated {
+    // A model chosen for Claude Code (`--model`) is not in the key: such readings are not kept.
+    if tokenizer == TokenizerName::Calibrated || shake_plumbing::claude::model::chosen().is_some() {
         return None;
     }
     // The version, because what a plan frees is a function of shake's rules too.
@@ -87,7 +90,7 @@ const MEMO_MAGIC: &str = "shake-meter-memo 8";
 
 fn memo_path(ctx: &Context, key: &str) -> PathBuf {
     let hash = blake3::hash(key.as_bytes()).to_hex();
-    ctx.store_dir.join("cache").join("meter").join(&hash[..32])
+    sealed::memo_dir(&ctx.store_dir).join(&hash[..32])
 }
 
 fn load_memo(ctx: &Context, key: &str) -> Option<MemoEntry> {
@@ -95,11 +98,21 @@ fn load_memo(ctx: &Context, key: &str) -> Option<MemoEntry> {
 }
 
 /// Reads the memo file of `key` if it holds a `T` under `magic` (any host's meter memo: the
-/// caller checks the key it holds, as two keys may share a file name's hash prefix).
+/// caller checks the key it holds, as two keys may share a file name's hash prefix). A memo that
+/// fails its checksum is absent, with a warning: the reading is measured again and replaces it.
 pub(crate) fn load<T: serde::de::DeserializeOwned>(ctx: &Context, key: &str, magic: &str) -> Option<T> {
-    let bytes = std::fs::read(memo_path(ctx, key)).ok()?;
+    let path = memo_path(ctx, key);
+    let file = std::fs::read(&path).ok()?;
+    let bytes = match sealed::unseal(&file) {
+        Unsealed::Sound(bytes) => bytes,
+        Unsealed::Damaged => {
+            ctx.warn(format_args!("{}: damaged meter memo (checksum mismatch); measuring again", path.display()));
+            return None;
+        }
+        Unsealed::Unsealed => return None,
+    };
     let config = bincode::config::standard().with_limit::<{ 4 << 20 }>();
-    let ((found, entry), _): ((String, T), usize) = bincode::serde::decode_from_slice(&bytes, config).ok()?;
+    let ((found, entry), _): ((String, T), usize) = bincode::serde::decode_from_slice(bytes, config).ok()?;
     (found == magic).then_some(entry)
 }
 
@@ -204,7 +217,7 @@ pub(crate) fn save<T: serde::Serialize>(ctx: &Context, key: &str, magic: &str, e
     let write = || -> std::io::Result<()> {
         let bytes = bincode::serde::encode_to_vec((magic, entry), bincode::config::standard())
             .map_err(std::io::Error::other)?;
-        Ok(shake_plumbing::durable::write_cache(&path, &bytes)?)
+        Ok(shake_plumbing::durable::write_cache(&path, &sealed::seal(&bytes))?)
     };
     if let Err(e) = write() {
         ctx.warn(format_args!("{}: cannot save the meter memo: {e}", path.display()));

@@ -58,6 +58,9 @@ pub struct MeterArgs {
     /// Tail and block minimum (default: as `shake fold` resolves it)
     #[arg(long, value_enum, value_name = "P")]
     pub profile: Option<Profile>,
+    /// Claude Code: measure what is sent to this model (default: the transcript's own last model)
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
     /// Keep running and print a new figure whenever the session file changes (Ctrl-C stops)
     #[arg(long)]
     pub watch: bool,
@@ -241,6 +244,9 @@ struct Measured {
 
 /// Runs `shake meter`.
 pub fn run(ctx: &Context, args: &MeterArgs, out: &mut dyn Write) -> Result {
+    if let Some(model) = &args.model {
+        shake_plumbing::claude::model::choose(model);
+    }
     if args.statusline {
         return statusline::run(ctx, args, std::io::stdin().lock(), out);
     }
