@@ -1,5 +1,12 @@
-//! shake's engine: the pi session model and projection, the content-addressed store, token
-//! counting, and the low-level (plumbing) commands whose output is a contract.
+//! shake's engine: the hosts' session models (pi, Claude Code, oh-my-pi) and their projections,
+//! the content-addressed store, token counting, and the low-level (plumbing) commands whose
+//! output is a contract.
+
+// The store's and the hosts' writes rest on POSIX (flock, O_NOFOLLOW, folder fsync, file modes,
+// `std::os::unix` in several rooms): on another system the build stops here, saying so, rather
+// than at the first of those calls.
+#[cfg(not(unix))]
+compile_error!("shake builds on Unix only: Linux, where every test runs, and macOS and the BSDs");
 
 pub mod append;
 pub mod calibration;

@@ -183,6 +183,11 @@ pub fn commit<'d>(
     // pi's resume point moves only when a batch is (or, in a dry run, would be) appended.
     let moved = writes && session.default_leaf() != Some(leaf);
     let mut outcome = Outcome { after: None, appended: Vec::new(), repaired, moved };
+    if args.dry_run && writes {
+        // A dry run says what the real run does: a host that takes no batch (oh-my-pi) refuses
+        // it here as the real run refuses in `Prepared::new`.
+        session.appender()?;
+    }
     if !args.dry_run && writes {
         let batch = Prepared::new(session, data(&projection, repairs), edits)?;
         // The overlay at the batch's end, for a batch that lands right after the last line read,

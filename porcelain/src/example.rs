@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 
 use shake_plumbing::durable;
+use shake_plumbing::host::SessionFile;
 use shake_plumbing::{Context, Result};
 
 /// The bundled session's bytes.
@@ -14,15 +15,26 @@ const SESSION: &[u8] = include_bytes!("../../tests/fixtures/pi-mono-before-compa
 /// The bundled session's id (its header's), which names the copy on the command line.
 pub const SESSION_ID: &str = "ffae836b";
 
-/// Writes a fresh copy of the bundled session to `<store>/example/example.jsonl` (replacing an
-/// earlier one, folds and all) and returns its path.
+/// Where the example's copy lives: `<store>/example/example.jsonl`.
+pub fn path(ctx: &Context) -> PathBuf {
+    ctx.store_dir.join("example").join("example.jsonl")
+}
+
+/// Writes a fresh copy of the bundled session at [`path`] (replacing an earlier one, folds and
+/// all) and returns its path.
 pub fn fresh_copy(ctx: &Context) -> Result<PathBuf> {
-    let dir = ctx.store_dir.join("example");
-    let path = dir.join("example.jsonl");
+    let path = path(ctx);
     durable::write(&path, SESSION)?;
     // shake wrote it: the fold that follows does not warn that pi may have it open.
     crate::own_write::record(ctx, &path);
     Ok(path)
+}
+
+/// The fresh copy a real run would write, held in memory at [`path`]'s name and written
+/// nowhere: what a dry run reads, so it neither replaces the copy a fold was made on nor
+/// stores a version of it.
+pub fn fresh_in_memory(ctx: &Context) -> SessionFile {
+    SessionFile::from_bytes(path(ctx), SESSION.to_vec())
 }
 
 #[cfg(test)]

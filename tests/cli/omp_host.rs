@@ -39,6 +39,8 @@ fn omp_read_commands_work_on_omp_files() {
     let before = std::fs::read(&fixture).unwrap();
     let err = env.fails(&["fold", f], 1);
     assert!(err.contains("oh-my-pi sessions are read-only") && err.contains(f), "{err}");
+    // A dry run says what the real run does: the same refusal, not a plan (issue 32.2).
+    assert_eq!(env.fails(&["fold", f, "--dry-run"], 1), err);
     assert_eq!(std::fs::read(&fixture).unwrap(), before);
 }
 

@@ -34,4 +34,12 @@ fn the_quick_start_runs_as_the_readme_shows() {
     }
     // Again: a fresh copy, the same fold.
     assert_eq!(String::from_utf8(run(&["fold", "--example"]).stdout).unwrap(), stdout);
+    // A dry run prints what the real run prints, marked, and changes nothing: the folded copy
+    // stays as the fold left it (it replaced it with a fresh copy, issue 32.2).
+    let copy = env.dir.path().join("home/.pi/agent/shake/example/example.jsonl");
+    let folded = std::fs::read(&copy).unwrap();
+    let dry = String::from_utf8(run(&["fold", "--example", "--dry-run"]).stdout).unwrap();
+    let (example, shook) = stdout.split_once('\n').unwrap();
+    assert_eq!(dry, format!("{example}\n[dry-run] · {shook}"));
+    assert_eq!(std::fs::read(&copy).unwrap(), folded, "the dry run left the folded copy as it was");
 }

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use shake_plumbing::claude::record;
 use shake_plumbing::host::{ForkWrite, Forked, Session, SessionFile, View, WriteBack};
 use shake_plumbing::regions::RegionKind;
-use shake_plumbing::rev::Rev;
+use shake_plumbing::rev::{Rev, RevArgs};
 use shake_plumbing::token_cache::open_tokenizer;
 use shake_plumbing::tokens::{context_tokens, TokenizerName, DEFAULT_TOKENIZER};
 use shake_plumbing::{Context, Error, Result};
@@ -55,7 +55,10 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
     }
     let mut write = args.write.clone();
     if args.example {
-        let path = crate::example::fresh_copy(ctx)?;
+        let path = match args.write.dry_run {
+            true => crate::example::path(ctx),
+            false => crate::example::fresh_copy(ctx)?,
+        };
         write.rev = Some(path.to_string_lossy().into_owned());
         if !write.json {
             let id = crate::example::SESSION_ID;
@@ -64,7 +67,11 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
         }
     }
     let args = &FoldArgs { write, ..args.clone() };
-    let (file, rev) = args.write.load(ctx)?;
+    let (file, rev) = match args.example && args.write.dry_run {
+        // The copy a real run would write, read from memory: a dry run changes nothing.
+        true => (crate::example::fresh_in_memory(ctx), RevArgs { rev: args.write.rev.clone(), leaf: None }.rev()),
+        false => args.write.load(ctx)?,
+    };
     batch::write_then_store(ctx, file, |file| {
         let (session, leaf, in_place) = batch::open(ctx, file, &rev, &args.write, &args.in_place)?;
         let (profile, source) = profile::resolve(ctx, args.profile)?;
@@ -106,7 +113,10 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
             if args.write.json {
                 shake_plumbing::output::write_json(out, &report.json())?;
             } else {
-                crate::render::write_session_line(out, ctx, &rev, &file.path)?;
+                // The example's line above names its session already.
+                if !args.example {
+                    crate::render::write_session_line(out, ctx, &rev, &file.path)?;
+                }
                 report.human(out)?;
             }
             Ok(())
