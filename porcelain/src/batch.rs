@@ -22,7 +22,7 @@ use crate::wall::{Appended, Wall};
 /// The arguments every command that appends takes.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct WriteArgs {
-    /// Session file, or session id (prefix), optionally `:<entry-id>`; default: the current session here (pi's, else oh-my-pi's)
+    /// Session file, or session id (prefix), optionally `:<entry-id>`; default: the current session here (pi's, else oh-my-pi's or Claude Code's)
     #[arg(value_name = "REV")]
     pub rev: Option<String>,
     /// Act on the branch ending at this entry (id or prefix) instead of pi's leaf, e.g. pi's in-memory leaf; pi then resumes that branch

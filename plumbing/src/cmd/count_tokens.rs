@@ -9,7 +9,7 @@ use crate::rev::RevArgs;
 use crate::tokens::{context_tokens, TokenizerName};
 use crate::{Context, Result};
 
-/// Count the tokens of the context pi would send for a leaf, per projected entry
+/// Count the tokens of the context the agent would send for a leaf, per projected entry
 #[derive(clap::Args, Debug)]
 pub struct CountTokensArgs {
     #[command(flatten)]

@@ -7,12 +7,12 @@ use std::path::PathBuf;
 use crate::rev::RevArgs;
 use crate::{Context, Error, Result};
 
-/// Write a leaf's branch to a new pi session file, as pi's /fork would
+/// Write a leaf's branch to a new session file, as the agent's own fork would (pi's /fork)
 #[derive(clap::Args, Debug)]
 pub struct ExportArgs {
     #[command(flatten)]
     pub rev: RevArgs,
-    /// Where to write (default: a new file in pi's session folder for the session's cwd)
+    /// Where to write (default: a new file in the agent's session folder for the session's cwd)
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Print {"path","sessionId","entries","parentSession"} instead of the path

@@ -8,10 +8,10 @@ use serde_json::json;
 use crate::store::{ImportReport, Store};
 use crate::{Context, Error, Result};
 
-/// Import pi session files into the store (only what changed since the last import)
+/// Import session files of every host into the store (only what changed since the last import)
 #[derive(clap::Args, Debug)]
 pub struct ImportArgs {
-    /// Session files, or folders to walk for *.jsonl files; default: pi's sessions folder
+    /// Session files, or folders to walk for *.jsonl files; default: every host's sessions folder (pi's, oh-my-pi's, Claude Code's)
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Print JSON: {"files":[{"path","session","entries","newObjects","bytes","unchanged","rewritten","version","warnings":[{"line","message"}]}]}

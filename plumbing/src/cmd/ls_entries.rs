@@ -12,12 +12,12 @@ use crate::rev::leaf_path;
 use crate::rev::RevArgs;
 use crate::{Context, Result};
 
-/// List the entries from the root to a leaf: pi id, type, object id
+/// List the entries from the root to a leaf: entry id, type, object id
 #[derive(clap::Args, Debug)]
 pub struct LsEntriesArgs {
     #[command(flatten)]
     pub rev: RevArgs,
-    /// Only the entries pi's projection reads (compaction-aware, like pi's buildContextEntries)
+    /// Only the entries the agent's projection reads (compaction-aware, like pi's buildContextEntries)
     #[arg(long)]
     pub context: bool,
     /// Print JSON: {"file","leafId","context","entries":[{"id","type","line","object","node"}]}

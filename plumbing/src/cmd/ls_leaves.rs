@@ -11,7 +11,7 @@ use crate::rev::path_of;
 use crate::rev::RevArgs;
 use crate::{Context, Result};
 
-/// List every branch tip of a session; `*` marks pi's leaf on load (the last entry)
+/// List every branch tip of a session; `*` marks the agent's leaf on load (pi's: the last entry)
 #[derive(clap::Args, Debug)]
 pub struct LsLeavesArgs {
     /// Session, or a revision `SESSION:ENTRY` to list only the tips below that entry

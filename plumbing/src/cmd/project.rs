@@ -5,7 +5,7 @@ use std::io::Write;
 use crate::rev::RevArgs;
 use crate::{Context, Result};
 
-/// Print the context pi would send the model for a leaf
+/// Print the context the agent would send the model for a leaf
 #[derive(clap::Args, Debug)]
 pub struct ProjectArgs {
     #[command(flatten)]

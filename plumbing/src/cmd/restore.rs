@@ -12,7 +12,7 @@ use crate::{Context, Error, Result};
 /// Rebuild an imported version of a session file byte for byte (e.g. after a tool rewrote it)
 #[derive(clap::Args, Debug)]
 pub struct RestoreArgs {
-    /// Session file (it may be gone), or session id (or unique prefix) of an imported session; default: the current session here (pi's, else oh-my-pi's)
+    /// Session file (it may be gone), or session id (or unique prefix) of an imported session; default: the current session here (pi's, else oh-my-pi's or Claude Code's)
     #[arg(value_name = "SESSION")]
     pub session: Option<String>,
     /// Restore version N (1 = first import; see shake sessions --versions) instead of the latest

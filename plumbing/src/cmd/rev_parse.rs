@@ -10,7 +10,7 @@ use crate::nodes::{entry_object, row_session, NodeIds};
 use crate::rev::{leaf_path, RevArgs};
 use crate::{Context, Result};
 
-/// Print the node id and pi entry id of the leaf a revision names
+/// Print the node id and entry id of the leaf a revision names
 #[derive(clap::Args, Debug)]
 pub struct RevParseArgs {
     #[command(flatten)]

@@ -20,7 +20,7 @@ use crate::render::{plural, thousands, Paint};
 #[derive(clap::Args, Debug)]
 #[command(mut_arg("json", |a| a.help(r#"Print JSON: {"a","b","shared","onlyA","onlyB","targets":[{"id","type","a","b"}],"same"}"#)))]
 pub struct DiffArgs {
-    /// The first leaf: SESSION[:ENTRY] (a session file or id; default entry: pi's leaf on load), or SESSION@N, version N of an oh-my-pi file
+    /// The first leaf: SESSION[:ENTRY] (a session file or id; default entry: the agent's leaf on load), or SESSION@N, version N of an oh-my-pi file
     #[arg(value_name = "REV_A")]
     pub a: String,
     /// The second leaf, in the same session or another one (a fork), or SESSION@N with REV_A a version too

@@ -24,7 +24,7 @@ use crate::profile::{self, ProfileSource};
 use crate::render::{counts, thousands, Paint};
 use crate::wall::Wall;
 
-/// Fold stale tool output, big blocks, thinking or images out of what pi sends the model
+/// Fold stale tool output, big blocks, thinking or images out of what the agent sends the model
 #[derive(clap::Args, Debug, Clone)]
 pub struct FoldArgs {
     #[command(flatten)]

@@ -19,7 +19,7 @@ use crate::log_entry::{self, LogData, Op};
 /// Check that a fork carried the source's folds and that every folded original is recoverable in it
 #[derive(clap::Args, Debug)]
 pub struct ForkArgs {
-    /// The source leaf: SESSION[:ENTRY] (default entry: pi's leaf on load)
+    /// The source leaf: SESSION[:ENTRY] (default entry: the agent's leaf on load)
     #[arg(value_name = "SOURCE_REV")]
     pub source: String,
     /// The fork's leaf: SESSION[:ENTRY], in another session or the same one

@@ -18,7 +18,7 @@ use crate::status::stranded;
 /// Check a session's rewinds: each leaf's wall, stranded folds, and that before each fold its targets show unfolded
 #[derive(clap::Args, Debug)]
 pub struct RewindArgs {
-    /// Session file or session id (prefix); default: the current session here (pi's, else oh-my-pi's). Every leaf is audited
+    /// Session file or session id (prefix); default: the current session here (pi's, else oh-my-pi's or Claude Code's). Every leaf is audited
     #[arg(value_name = "SESSION")]
     pub session: Option<String>,
     /// Print JSON: {"file","defaultLeaf","leaves":[{"id","line","default","node","wall"}],"stranded","folds":[{"log","line","before","ok","targets"}],"consistent"}
