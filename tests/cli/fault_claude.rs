@@ -16,26 +16,7 @@ use shake_plumbing::claude::Transcript;
 
 use crate::claude_host::{install_bytes, transcript};
 use crate::env::TestEnv;
-use crate::fault_study::{trials, Rng};
-
-/// What a part counted.
-#[derive(Default)]
-struct Figures {
-    trials: usize,
-    /// Trials after which every byte and row is where it belongs and the way back works.
-    kept: usize,
-    /// A command that said it succeeded (exit 0) while what it left is wrong.
-    wrong: usize,
-    panics: usize,
-    hangs: usize,
-}
-
-impl Figures {
-    fn line(&self, part: &str) -> String {
-        let Figures { trials, kept, wrong, panics, hangs } = self;
-        format!("| {part} | {trials} | {kept} | {} | {wrong} | {panics} | {hangs} |", trials - kept)
-    }
-}
+use crate::fault_study::{trials, Figures, Rng};
 
 /// Waits for `child` up to 60 s; `None` (after killing it) when it hangs.
 fn wait(child: &mut Child) -> Option<ExitStatus> {
@@ -254,11 +235,11 @@ fn fault_claude() {
     println!("fault study (Claude Code write path), seed {seed}");
     println!("| part | trials | nothing lost | lost | wrong with exit 0 | panics | hangs |");
     println!("|---|---|---|---|---|---|---|");
-    println!("{}", kills.line("SIGKILL during fold, undo, fold --in-place, undo --in-place"));
+    println!("{}", kills.row("SIGKILL during fold, undo, fold --in-place, undo --in-place"));
     let racing = format!(
         "Claude-Code-style writer racing in-place fold + undo ({refusals} refusals; rows carried over in {carried} writes)"
     );
-    println!("{}", races.line(&racing));
+    println!("{}", races.row(&racing));
     let clean = |f: &Figures| (f.kept, f.wrong, f.panics, f.hangs) == (f.trials, 0, 0, 0);
     assert!(clean(&kills) && clean(&races), "something was lost or wrong: see the trials above");
 }

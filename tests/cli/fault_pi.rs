@@ -17,34 +17,7 @@ use crate::append::{append_as_pi, cut_fold, pi_resumes, resumed_branch, small};
 use serde_json::Value;
 
 use crate::env::{fixture_path, Oracle, TestEnv};
-use crate::fault_study::{trials, Rng};
-
-/// One part's figures.
-#[derive(Default)]
-struct Figures {
-    trials: usize,
-    kept: usize,
-    wrong: usize,
-    panics: usize,
-    hangs: usize,
-}
-
-impl Figures {
-    /// Counts a trial: whether nothing was lost, and the command's output (a panic is exit 101,
-    /// a hang the `timeout` wrapper's 124; losing something with exit 0 is a wrong answer).
-    fn count(&mut self, kept: bool, out: &Output) {
-        self.trials += 1;
-        self.kept += usize::from(kept);
-        self.wrong += usize::from(!kept && out.status.success());
-        self.panics += usize::from(out.status.code() == Some(101));
-        self.hangs += usize::from(out.status.code() == Some(124));
-    }
-
-    fn row(&self, part: &str) -> String {
-        let Figures { trials, kept, wrong, panics, hangs } = self;
-        format!("| {part} | {trials} | {kept} | {} | {wrong} | {panics} | {hangs} |", trials - kept)
-    }
-}
+use crate::fault_study::{trials, Figures, Rng};
 
 /// `shake ARGS…` under `timeout`: a hang ends as exit 124.
 fn run(env: &TestEnv, args: &[&str], delay: &str) -> Output {

@@ -29,6 +29,36 @@ impl Rng {
     }
 }
 
+/// What one part of a study counted (`fault_pi.rs`, `fault_claude.rs`): its trials, those after
+/// which nothing was lost and the way back works, the commands that said they succeeded (exit 0)
+/// while what they left was wrong, panics and hangs.
+#[derive(Default)]
+pub struct Figures {
+    pub trials: usize,
+    pub kept: usize,
+    pub wrong: usize,
+    pub panics: usize,
+    pub hangs: usize,
+}
+
+impl Figures {
+    /// Counts a trial: whether nothing was lost, and the command's output (a panic is exit 101,
+    /// a hang the `timeout` wrapper's 124; losing something with exit 0 is a wrong answer).
+    pub fn count(&mut self, kept: bool, out: &std::process::Output) {
+        self.trials += 1;
+        self.kept += usize::from(kept);
+        self.wrong += usize::from(!kept && out.status.success());
+        self.panics += usize::from(out.status.code() == Some(101));
+        self.hangs += usize::from(out.status.code() == Some(124));
+    }
+
+    /// The part's row of the figures table in `docs/reliability.md`.
+    pub fn row(&self, part: &str) -> String {
+        let Figures { trials, kept, wrong, panics, hangs } = self;
+        format!("| {part} | {trials} | {kept} | {} | {wrong} | {panics} | {hangs} |", trials - kept)
+    }
+}
+
 pub fn trials(name: &str, default: usize) -> usize {
     std::env::var(format!("SHAKE_STUDY_{name}")).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
