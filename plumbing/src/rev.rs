@@ -62,7 +62,7 @@ impl RevArgs {
         let path = rev.session_path(ctx)?;
         let mut file = crate::hosts::read(&path).map_err(FileError::at(&path, "read"))?;
         let host = crate::hosts::detect(&file, ctx.host)?;
-        if repair && host.write_back() == crate::host::WriteBack::Append {
+        if repair && matches!(host.writer(), crate::host::Writer::Append) {
             let snapshot = crate::append::Snapshot::of(file.raw());
             // Busy: the shake writing it now ends the line itself; Changed: someone wrote after it.
             if let Ok(true) = crate::append::end_torn_line(&path, &snapshot) {
@@ -116,7 +116,7 @@ impl Rev {
     /// (`--host`, else detection), prints its warnings, and resolves the leaf.
     pub fn open<'a>(&self, ctx: &Context, file: &'a SessionFile) -> Result<(Session<'a>, Option<usize>)> {
         let mut session = crate::hosts::load(file, ctx.host)?;
-        crate::claude::record::attach(ctx, &mut session)?;
+        crate::fork_record::attach(ctx, &mut session)?;
         ctx.warn_session(&session);
         let leaf = self.leaf(&session)?;
         Ok((session, leaf))

@@ -41,6 +41,9 @@ fn omp_read_commands_work_on_omp_files() {
     assert!(err.contains("oh-my-pi sessions are read-only") && err.contains(f), "{err}");
     // A dry run says what the real run does: the same refusal, not a plan (issue 32.2).
     assert_eq!(env.fails(&["fold", f, "--dry-run"], 1), err);
+    // --in-place is refused for what the host is (read-only), not as if it appended (issue 34.2:
+    // it said "a oh-my-pi session is always written in place, by appending").
+    assert_eq!(env.fails(&["fold", f, "--in-place", "--force"], 1), err);
     assert_eq!(std::fs::read(&fixture).unwrap(), before);
 }
 

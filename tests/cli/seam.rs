@@ -138,3 +138,30 @@ fn host_is_recognised_or_forced() {
     let err = env.fails(&["--host", "vim", "project", g], 2);
     assert!(err.contains("possible values: pi, claude, omp"), "{err}");
 }
+
+/// `--tokenizer pi` on a session whose host has no estimate of its own (Claude Code) counts pi's
+/// rule, as named (a count without tables), and says so on stderr; on pi's own
+/// session it says nothing. Issue 34.2: it counted pi's rule on any host's session, silently.
+#[test]
+fn the_pi_estimate_on_another_hosts_session_is_said() {
+    let env = TestEnv::new();
+    let copy = |name: &str, to: &str| env.write(to, std::fs::read(crate::env::fixture_path(name)).unwrap());
+    let claude = copy("claude/bash-read/transcript.jsonl", "transcript.jsonl");
+    let pi = env.write("pi.jsonl", format!("{HEAD}\n{USER}\n"));
+    for (path, host) in [(&claude, Some("Claude Code")), (&pi, None)] {
+        let p = path.to_str().unwrap();
+        for cmd in [&["meter", p, "--tokenizer", "pi"][..], &["fold", "--dry-run", p, "--tokenizer", "pi"]] {
+            let out = env.cmd().args(cmd).output().unwrap();
+            assert!(out.status.success(), "{cmd:?}: {out:?}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            match host {
+                Some(title) => assert!(
+                    err.contains(&format!("{p}: --tokenizer pi counts pi's own estimate"))
+                        && err.contains(&format!("not {title}'s")),
+                    "{cmd:?}: {err}"
+                ),
+                None => assert!(!err.contains("--tokenizer pi"), "{cmd:?}: {err}"),
+            }
+        }
+    }
+}

@@ -235,7 +235,7 @@ pub struct Session<'a> {
     /// Lines the host skips or reads with a loss, and other things worth telling.
     pub warnings: Vec<Warning>,
     /// Shake's log records kept outside the file (Claude Code's, in the store:
-    /// `claude::record::attach`), oldest first: (entry index, the record's data, as read).
+    /// `fork_record::attach`), oldest first: (entry index, the record's data, as read).
     pub stored: Vec<(usize, serde_json::Value)>,
     /// Entry id → index (the later one when ids repeat).
     by_id: IdIndex,

@@ -223,6 +223,7 @@ pub fn measure(
 fn read(ctx: &Context, rev: &RevArgs, profile: Profile, tok: Tokenizer) -> Result<Measured> {
     let (file, rev) = rev.load(ctx)?;
     let (session, leaf) = rev.open(ctx, &file)?;
+    shake_plumbing::token_cache::warn_foreign_estimate(ctx, tok.name, &session);
     let tok = match tok.name {
         TokenizerName::Calibrated => calibrated_for(ctx, &session, tok)?,
         _ => tok,
