@@ -4,9 +4,11 @@
 //!
 //! A session's records are one canonical-JSON object under `refs/forks/<session id>`:
 //! `{"v":1,"session":<id>,"records":[{"leaf","source","sourceSession","fork","forkPath","inPlace",
-//! "sourceBytes","sourceHash","data"}]}`, oldest first; `sourceBytes` and `sourceHash` (blake3,
-//! hex) are the bytes of the source the write read; `inPlace` says the write replaced the source
-//! itself (`fork` is then the source's own id); `data` is the fold's shake log data
+//! "sourceBytes","sourceHash","at","data"}]}`, oldest first; `sourceBytes` and `sourceHash`
+//! (blake3, hex) are the bytes of the source the write read; `inPlace` says the write replaced
+//! the source itself (`fork` is then the source's own id); `at` is when the record was written
+//! (ISO 8601; records of an older shake have none, and are read with their row's time); `data`
+//! is the fold's shake log data
 //! (`docs/log-entry.md`; Claude Code's target ids are `tool_use_id`s). A fork made from a fork inherits its source's records, so the folds in force
 //! in a file are its own records. Loading attaches them to the session
 //! ([`attach`]), where the engine reads them as it reads pi's log entries.
@@ -15,7 +17,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::host::{Exact, Session, Writer};
+use crate::host::{Exact, Session, Stored, Writer};
 use crate::id::{Kind, ObjectId};
 use crate::store::{refs, Store};
 use crate::{Context, Error, Result};
@@ -69,6 +71,7 @@ pub fn write(ctx: &Context, record: Record<'_>) -> Result<()> {
         "inPlace": record.in_place,
         "sourceBytes": record.read.len(),
         "sourceHash": blake3::hash(record.read).to_hex().as_str(),
+        "at": crate::time::iso(crate::time::now_millis()),
         "data": record.data,
     }));
     put(ctx, record.fork, records)
@@ -113,7 +116,9 @@ pub fn attach(ctx: &Context, session: &mut Session<'_>) -> Result<()> {
     let Some(id) = session.header.as_ref().map(|h| h.id.to_string()) else { return Ok(()) };
     for mut record in read(ctx, &id)? {
         let Some(index) = record["leaf"].as_str().and_then(|leaf| session.index_of(leaf)) else { continue };
-        session.stored.push((index, record["data"].take()));
+        // A record written before shake stored its time has no `at`: its row's time stands in.
+        let at = record["at"].as_str().map(str::to_string);
+        session.stored.push(Stored { index, data: record["data"].take(), at });
     }
     Ok(())
 }

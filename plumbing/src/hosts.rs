@@ -53,6 +53,23 @@ pub fn detect(file: &SessionFile, forced: Option<HostKind>) -> Result<&'static d
     Err(Error::user(format!("{at}: {}; {}", refusal.reason, crate::host::looks_like(file.raw()))))
 }
 
+/// How much of a file [`of_head`] reads.
+const HEAD_BYTES: u64 = 64 * 1024;
+
+/// The host of the file at `path` as its first 64 KiB tell (or the one `forced` names), for a
+/// command that takes another way on a host with a capability of its own before it reads the
+/// whole file (the meter's memo answers from a stat). `None` when the file cannot be read or no
+/// host takes its head: the command's own read then says why.
+pub fn of_head(path: &Path, forced: Option<HostKind>) -> Option<&'static dyn Host> {
+    use std::io::Read;
+    if let Some(kind) = forced {
+        return of(kind).ok();
+    }
+    let mut head = Vec::new();
+    std::fs::File::open(path).and_then(|f| f.take(HEAD_BYTES).read_to_end(&mut head)).ok()?;
+    detect(&SessionFile::from_bytes(path.to_path_buf(), head), None).ok()
+}
+
 /// Reads a session file any host may be writing ([`SessionFile::read`]).
 pub fn read(path: &Path) -> std::io::Result<SessionFile> {
     SessionFile::read(path, HOSTS)

@@ -116,6 +116,7 @@ impl Rev {
     /// (`--host`, else detection), prints its warnings, and resolves the leaf.
     pub fn open<'a>(&self, ctx: &Context, file: &'a SessionFile) -> Result<(Session<'a>, Option<usize>)> {
         let mut session = crate::hosts::load(file, ctx.host)?;
+        session.choose_model(ctx.model.as_deref());
         crate::fork_record::attach(ctx, &mut session)?;
         ctx.warn_session(&session);
         let leaf = self.leaf(&session)?;

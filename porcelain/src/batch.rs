@@ -113,6 +113,7 @@ pub fn open<'a>(
     in_place: &InPlaceArgs,
 ) -> Result<(Session<'a>, usize, bool)> {
     let mut session = shake_plumbing::hosts::load(file, ctx.host)?;
+    session.choose_model(ctx.model.as_deref());
     shake_plumbing::fork_record::attach(ctx, &mut session)?;
     let no_write = write.dry_run || write.plan;
     let leaf = write_leaf(ctx, &session, rev, no_write)?;

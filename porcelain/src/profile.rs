@@ -150,6 +150,7 @@ mod tests {
             store_dir: dir.join("store"),
             color: false,
             host: None,
+            model: None,
         }
     }
 

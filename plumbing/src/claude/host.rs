@@ -523,6 +523,10 @@ fn text_of(content: &Content<'_>) -> String {
 }
 
 impl<'a> HostSession<'a> for ClaudeSession<'a> {
+    fn choose_model(&mut self, model: &str) {
+        self.t.model = Some(model.to_string());
+    }
+
     fn view<'s>(&'s self, session: &'s host::Session<'a>, leaf: Option<usize>) -> Result<View<'s, 'a>> {
         if let Some(follows) = &self.follows {
             let leaf = self.last_main();

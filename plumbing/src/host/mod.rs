@@ -16,6 +16,7 @@
 
 pub mod file;
 pub mod model;
+pub mod own;
 pub mod recent;
 pub mod session;
 pub mod view;
@@ -32,7 +33,7 @@ use crate::{Context, Error, Result};
 
 pub use file::SessionFile;
 pub use model::{Block, BlockKind, Content, Role, Tool};
-pub use session::{Cycle, Header, Node, Session, Warning};
+pub use session::{Cycle, Header, Node, Session, Stored, Warning};
 pub use view::{Call, Projected, Unit, View};
 
 /// What a host keeps of a measured view's end to read rows appended after it alone (the
@@ -372,6 +373,18 @@ pub trait Host: Sync {
     /// messages into blocks, so those are not).
     fn foldable_content(&self, role: Role, content: &Content<'_>) -> bool;
 
+    /// The host's own meter, when it rewrites its files by rules of its own (oh-my-pi's
+    /// `/shake`): `shake meter` prints what they would free instead of shake's plan.
+    fn own_meter(&self) -> Option<&'static dyn own::OwnMeter> {
+        None
+    }
+
+    /// What the host's own rewrites of its files changed (`shake log`, `shake diff
+    /// SESSION@N SESSION@M`), when it rewrites them.
+    fn history(&self) -> Option<&'static dyn own::History> {
+        None
+    }
+
     /// The host's own token estimate, when it has one shake counts with (pi's `estimateTokens`,
     /// `--tokenizer pi`); `None`: the host's figures are counted by a real tokenizer only.
     fn estimator(&self) -> Option<&'static dyn Estimator> {
@@ -429,6 +442,11 @@ pub trait HostSession<'a> {
     /// The entries of the root→leaf `path` the host sends the model (compaction-aware), without
     /// reading what they say (so an edit the host would choke on does not stop a listing).
     fn context(&self, path: &[usize]) -> Vec<usize>;
+
+    /// Projects every later view for `model`, the model the next request goes to (`--model`),
+    /// when what the host sends depends on it (Claude Code leaves out the thinking another
+    /// model family signed); a host whose projection does not keeps the default.
+    fn choose_model(&mut self, _model: &str) {}
 
     /// The host's leaf on load (pi: the last entry in file order; Claude Code: the last
     /// non-sidechain user or assistant row its loader starts from).

@@ -15,6 +15,7 @@ use serde_json::value::RawValue;
 
 use super::file::{looks_like_omp, OmpFile};
 use super::paths;
+use crate::host::own::{History, OwnMeter};
 use crate::host::{
     self, Content, Host, HostKind, HostSession, Refusal, Reply, Role, SessionFile, TreeLine, View, Writer,
 };
@@ -93,6 +94,14 @@ impl Host for Omp {
     fn session_id_of_file(&self, file_name: &str) -> Option<String> {
         // OMP names files `<timestamp>_<uuidv7>.jsonl`, as pi does.
         Pi.session_id_of_file(file_name)
+    }
+
+    fn own_meter(&self) -> Option<&'static dyn OwnMeter> {
+        Some(&super::own::OmpRules)
+    }
+
+    fn history(&self) -> Option<&'static dyn History> {
+        Some(&super::own::OmpRules)
     }
 
     fn writer(&self) -> Writer {

@@ -10,6 +10,7 @@ pub mod generate;
 pub mod history;
 pub mod host;
 pub mod model;
+pub mod own;
 pub mod paths;
 pub mod prune;
 pub mod shake;

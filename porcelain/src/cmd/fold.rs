@@ -50,9 +50,7 @@ pub struct FoldArgs {
 
 /// Runs `shake fold`.
 pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
-    if let Some(model) = &args.model {
-        shake_plumbing::claude::model::choose(model);
-    }
+    let ctx = &ctx.with_model(args.model.as_deref());
     let mut write = args.write.clone();
     if args.example {
         let path = match args.write.dry_run {
