@@ -15,6 +15,49 @@ pub use crate::pi::generate;
 /// files another's would also accept goes first (oh-my-pi's are pi's format plus a title slot).
 pub static HOSTS: &[&dyn Host] = &[&crate::omp::host::Omp, &crate::claude::host::Claude, &crate::pi::Pi];
 
+/// The host whose session a command without `REV` opens when it has one here, before the
+/// others' newest (`crate::rev::default_choice`).
+pub static FIRST_CHOICE: &dyn Host = &crate::pi::Pi;
+
+/// The registered host named `name` (`--host`, a tail's host).
+pub fn named(name: &str) -> Option<&'static dyn Host> {
+    HOSTS.iter().copied().find(|h| h.kind().as_str() == name)
+}
+
+/// The names `--host` takes, the base formats first (the reverse of detection's order).
+pub fn names() -> Vec<&'static str> {
+    HOSTS.iter().rev().map(|h| h.kind().as_str()).collect()
+}
+
+/// A seeded session of host `kind` for tests and benchmarks (`shake generate-session`): pi's
+/// (`cwd` its header's), or oh-my-pi's (`model` every assistant names).
+pub fn generate_session(
+    kind: Option<HostKind>,
+    seed: u64,
+    limit: generate::Limit,
+    cwd: Option<String>,
+    model: Option<String>,
+) -> Result<Vec<u8>> {
+    if kind == Some(crate::omp::host::KIND) {
+        if cwd.is_some() {
+            return Err(Error::user("--cwd is for pi sessions; an OMP session has its own"));
+        }
+        return Ok(crate::omp::generate::generate(&crate::omp::generate::Options {
+            seed,
+            limit,
+            model: model.unwrap_or_else(|| "anthropic/claude-sonnet-4-5".into()),
+            title: format!("generated session {seed}"),
+        }));
+    }
+    if kind.is_some_and(|k| k != crate::pi::KIND) {
+        return Err(Error::user("generate-session writes pi and oh-my-pi sessions"));
+    }
+    match model {
+        Some(_) => Err(Error::user("--model is for OMP sessions (--host omp)")),
+        None => Ok(generate::generate(&generate::Options { seed, limit, cwd })),
+    }
+}
+
 /// Returns the registered host of `kind`, or the error a host not yet supported gives.
 pub fn of(kind: HostKind) -> Result<&'static dyn Host> {
     HOSTS.iter().copied().find(|h| h.kind() == kind).ok_or_else(|| {

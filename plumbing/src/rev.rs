@@ -236,11 +236,12 @@ pub fn default_choice(ctx: &Context) -> Result<(PathBuf, HostKind)> {
     if let Some(kind) = ctx.host {
         return Ok((crate::hosts::of(kind)?.default_session(ctx)?, kind));
     }
-    let no_pi = match crate::hosts::of(HostKind::Pi)?.default_session(ctx) {
-        Ok(path) => return Ok((path, HostKind::Pi)),
+    let first = crate::hosts::FIRST_CHOICE;
+    let no_pi = match first.default_session(ctx) {
+        Ok(path) => return Ok((path, first.kind())),
         Err(e) => e,
     };
-    let others = crate::hosts::HOSTS.iter().filter(|h| h.kind() != HostKind::Pi);
+    let others = crate::hosts::HOSTS.iter().filter(|h| h.kind() != first.kind());
     let newest = others
         .clone()
         .filter_map(|h| h.default_session(ctx).ok().map(|path| (path, h.kind())))

@@ -14,13 +14,14 @@
 
 pub mod bpe;
 pub mod claude;
+pub mod family;
 pub mod js_json;
 mod o200k_ascii;
 
 use std::fmt;
 use std::str::FromStr;
 
-use crate::host::{Estimator, HostKind, View};
+use crate::host::{Estimator, View};
 use crate::token_cache::{self, TokenCache};
 use bpe::Bpe;
 
@@ -394,10 +395,10 @@ pub trait Pieces {
     fn end_message(&mut self) {}
 }
 
-/// The host's own estimate a tokenizer is (`pi`: the pi host's).
+/// The host's own estimate a tokenizer is: `pi`, the estimate of the host of that name.
 fn estimator(name: TokenizerName) -> Option<&'static dyn Estimator> {
     match name {
-        TokenizerName::Pi => crate::hosts::of(HostKind::Pi).ok().and_then(|h| h.estimator()),
+        TokenizerName::Pi => crate::hosts::named(name.as_str()).and_then(|h| h.estimator()),
         _ => None,
     }
 }

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use shake_plumbing::claude::select::{ClaudeShake, Output};
+use shake_plumbing::regions::claude_shake::{ClaudeShake, Output};
 use shake_plumbing::claude::write::is_tombstone;
 
 use crate::claude_project::{assert_same_messages, claude_fixtures};

@@ -38,6 +38,9 @@ const CONVERSATION: [&str; 4] = ["user", "assistant", "attachment", "system"];
 /// The Claude Code host (Claude Code 2.1.x).
 pub struct Claude;
 
+/// Claude Code's kind: `--host claude`.
+pub const KIND: HostKind = HostKind::new("claude", "Claude Code");
+
 /// The few fields of a row that detection and the store's import read.
 #[derive(Deserialize)]
 struct RowHead<'a> {
@@ -59,7 +62,7 @@ impl RowHead<'_> {
 
 impl Host for Claude {
     fn kind(&self) -> HostKind {
-        HostKind::Claude
+        KIND
     }
 
     fn accepts(&self, file: &SessionFile) -> std::result::Result<(), Refusal> {
@@ -444,7 +447,8 @@ impl<'a> ClaudeSession<'a> {
                         arguments: call.and_then(|c| c.arguments),
                     }
                 });
-                let tombstone = result.is_some_and(|r| write::is_tombstone(&text_of(&parse_content(r.content))));
+                let tombstone = result
+                    .is_some_and(|r| crate::regions::claude_shake::is_tombstone(&text_of(&parse_content(r.content))));
                 Unit {
                     index: n,
                     role,

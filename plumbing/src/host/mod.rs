@@ -43,8 +43,8 @@ pub use view::{Call, Projected, Unit, View};
 /// by [`View::tail`].
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Tail {
-    /// The host that made it, which alone reads it.
-    pub host: HostKind,
+    /// The name of the host that made it, which alone reads it ([`HostKind::as_str`]).
+    host: String,
     /// The id of the leaf the view ends at (the leaf a whole measure of the file finds; none
     /// when the file has no message to end at, as right after a compaction's boundary).
     leaf_id: Option<String>,
@@ -55,7 +55,12 @@ pub struct Tail {
 impl Tail {
     /// A tail of `host`'s, ending at `leaf_id`, holding the host's `state`.
     pub fn new(host: HostKind, leaf_id: Option<String>, state: Vec<u8>) -> Tail {
-        Tail { host, leaf_id, state }
+        Tail { host: host.as_str().to_string(), leaf_id, state }
+    }
+
+    /// The name of the host that made it ([`HostKind::as_str`]).
+    pub fn host(&self) -> &str {
+        &self.host
     }
 
     /// The id of the leaf the view ends at.
@@ -88,41 +93,56 @@ pub struct Followed<'a> {
     pub tail: Tail,
 }
 
-/// The session formats shake knows of (`--host`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum HostKind {
-    /// pi 1.6.0 (`~/.pi/agent/sessions`)
-    Pi,
-    /// Claude Code 2.1.x (`~/.claude/projects`)
-    Claude,
-    /// oh-my-pi 18.x (`~/.omp/agent/sessions`)
-    Omp,
+/// Which host a session is: its name as typed (`--host`) and printed, and its agent's name
+/// for messages. Each host declares its own (`Host::kind`); the registry (`crate::hosts`) lists
+/// them, so this type names none. Two kinds are the same host when their names are.
+#[derive(Clone, Copy)]
+pub struct HostKind {
+    name: &'static str,
+    title: &'static str,
 }
 
 impl HostKind {
+    /// A host's kind: `name` as typed and printed (`pi`, `claude`), `title` its agent's name
+    /// (`Claude Code`).
+    pub const fn new(name: &'static str, title: &'static str) -> HostKind {
+        HostKind { name, title }
+    }
+
     /// The name as typed and printed.
     pub fn as_str(self) -> &'static str {
-        match self {
-            HostKind::Pi => "pi",
-            HostKind::Claude => "claude",
-            HostKind::Omp => "omp",
-        }
+        self.name
     }
 
     /// The agent's name, for messages.
     pub fn title(self) -> &'static str {
-        match self {
-            HostKind::Pi => "pi",
-            HostKind::Claude => "Claude Code",
-            HostKind::Omp => "oh-my-pi",
-        }
+        self.title
+    }
+}
+
+impl PartialEq for HostKind {
+    fn eq(&self, other: &HostKind) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for HostKind {}
+
+impl std::hash::Hash for HostKind {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.name.hash(state)
+    }
+}
+
+impl fmt::Debug for HostKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name)
     }
 }
 
 impl fmt::Display for HostKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        f.write_str(self.name)
     }
 }
 

@@ -38,9 +38,12 @@ const OMP_TYPES: [&str; 9] = [
 /// The oh-my-pi host (OMP 18.x).
 pub struct Omp;
 
+/// oh-my-pi's kind: `--host omp`.
+pub const KIND: HostKind = HostKind::new("omp", "oh-my-pi");
+
 impl Host for Omp {
     fn kind(&self) -> HostKind {
-        HostKind::Omp
+        KIND
     }
 
     fn accepts(&self, file: &SessionFile) -> std::result::Result<(), Refusal> {

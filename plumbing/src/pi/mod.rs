@@ -34,9 +34,12 @@ pub use session::{Header, ParseError, Session};
 /// The pi host (pi 1.6.0).
 pub struct Pi;
 
+/// pi's kind: `--host pi`.
+pub const KIND: HostKind = HostKind::new("pi", "pi");
+
 impl Host for Pi {
     fn kind(&self) -> HostKind {
-        HostKind::Pi
+        KIND
     }
 
     fn accepts(&self, file: &SessionFile) -> std::result::Result<(), Refusal> {

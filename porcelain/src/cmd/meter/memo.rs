@@ -86,7 +86,7 @@ fn memo_key(ctx: &Context, state: &FileState, tokenizer: TokenizerName, profile:
 }
 
 /// Bumped whenever the memo's layout changes (an older file is then ignored).
-const MEMO_MAGIC: &str = "shake-meter-memo 8";
+const MEMO_MAGIC: &str = "shake-meter-memo 9";
 
 fn memo_path(ctx: &Context, key: &str) -> PathBuf {
     let hash = blake3::hash(key.as_bytes()).to_hex();
