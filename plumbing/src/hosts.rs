@@ -13,7 +13,16 @@ pub use crate::pi::generate;
 
 /// The hosts shake reads, in the order detection asks them: one line per host. A host whose
 /// files another's would also accept goes first (oh-my-pi's are pi's format plus a title slot).
-pub static HOSTS: &[&dyn Host] = &[&crate::omp::host::Omp, &crate::claude::host::Claude, &crate::pi::Pi];
+pub static HOSTS: &[&dyn Host] = &[
+    &crate::omp::host::Omp,
+    &crate::claude::host::Claude,
+    &crate::pi::Pi,
+    #[cfg(feature = "fixture-host")]
+    &toy::Toy,
+];
+
+#[cfg(feature = "fixture-host")]
+mod toy;
 
 /// The host whose session a command without `REV` opens when it has one here, before the
 /// others' newest (`crate::rev::default_choice`).
