@@ -16,9 +16,9 @@ pub use crate::pi::generate;
 pub static HOSTS: &[&dyn Host] = &[
     &crate::omp::host::Omp,
     &crate::claude::host::Claude,
-    &crate::pi::Pi,
     #[cfg(feature = "fixture-host")]
     &toy::Toy,
+    &crate::pi::Pi,
 ];
 
 #[cfg(feature = "fixture-host")]

@@ -322,8 +322,9 @@ fn append_batch(
 ) -> Result<Written> {
     let path = &session.file.path;
     if let Some(age) = recently_written(path).filter(|_| !crate::own_write::is_last(ctx, path)) {
+        let title = session.kind.title();
         ctx.warn(format_args!(
-            "{} was written {}s ago; if pi has this session open, quit pi and run shake again, or pi's next message will put this change on a side branch",
+            "{} was written {}s ago; if {title} has this session open, quit {title} and run shake again, or {title}'s next message will put this change on a side branch",
             shake_plumbing::output::path(path),
             age.as_secs()
         ));
