@@ -277,3 +277,34 @@ fn shake_alone_is_short_and_the_version_names_the_commit() {
     };
     assert_eq!(version, expected);
 }
+
+/// Errors that say the way out (issue 32.9): a full session id in two folders names both files
+/// and how to pick one; an id that names nothing says how to list what there is; an entry that
+/// is not there says how to list the entries; an output file that exists says so in words.
+#[test]
+fn errors_say_the_way_out() {
+    let env = TestEnv::new();
+    let rich = synthetic::rich();
+    let here = env.pi_session("0199aaaa-1111", &rich.text);
+    // The same session copied into another project's folder: the full id is in both.
+    let other = env.agent_dir().join("sessions/--elsewhere--");
+    std::fs::create_dir_all(&other).unwrap();
+    let there = other.join(here.file_name().unwrap());
+    std::fs::copy(&here, &there).unwrap();
+    let err = env.fails(&["status", "0199aaaa-1111"], 1);
+    assert!(err.contains("matches 2 sessions: ") && err.contains("--elsewhere--"), "{err}");
+    assert!(err.contains("hint: both have that id: name one by its path"), "{err}");
+    assert!(!err.contains("type more of the id"), "the whole id was typed: {err}");
+    // An id that names nothing: `shake sessions` lists only what was imported.
+    let err = env.fails(&["show", "zzzz"], 1);
+    assert!(err.contains("`shake import` then `shake sessions`"), "{err}");
+    // No such entry: how to list the entries.
+    let p = here.to_str().unwrap();
+    let err = env.fails(&["show", &format!("{p}:zzzz")], 1);
+    assert!(err.contains("no entry \"zzzz\"") && err.contains("hint: `shake ls-entries"), "{err}");
+    // An output file that exists.
+    let taken = env.write("taken.jsonl", "");
+    let err = env.fails(&["export", p, "-o", taken.to_str().unwrap()], 1);
+    assert!(err.contains("taken.jsonl exists; not overwritten"), "{err}");
+    assert!(!err.contains("os error"), "{err}");
+}

@@ -274,17 +274,8 @@ pub fn carried(f: &Forked) -> String {
 /// for a shell).
 pub fn resume_command(f: &Forked) -> String {
     let cwd = f.cwd.as_deref().unwrap_or(".");
+    use shake_plumbing::output::shell_word;
     format!("cd {} && claude --resume {}", shell_word(cwd), shell_word(&f.session_id))
-}
-
-/// `word` as one word for a POSIX shell: as it is when it holds only characters no shell
-/// treats specially, else in single quotes.
-fn shell_word(word: &str) -> Cow<'_, str> {
-    let plain = !word.is_empty() && word.bytes().all(|b| b.is_ascii_alphanumeric() || b"/._-+,:@%".contains(&b));
-    match plain {
-        true => Cow::Borrowed(word),
-        false => Cow::Owned(format!("'{}'", word.replace('\'', "'\\''"))),
-    }
 }
 
 /// The log entry's data for a plan (edit ids are filled in when the batch is written).
