@@ -12,7 +12,6 @@ pub mod log_entry;
 pub mod omp_history;
 pub mod omp_meter;
 pub mod overlay;
-pub mod own_write;
 pub mod pi_extension;
 pub mod plan;
 pub mod profile;

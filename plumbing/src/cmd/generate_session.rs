@@ -53,7 +53,10 @@ pub fn run(ctx: &Context, args: &GenerateSessionArgs, out: &mut dyn Write) -> Re
         (_, Some(_)) => return Err(Error::user("--model is for OMP sessions (--host omp)")),
     };
     match &args.output {
-        Some(path) => std::fs::write(path, &bytes).map_err(FileError::at(path, "write"))?,
+        Some(path) => {
+            std::fs::write(path, &bytes).map_err(FileError::at(path, "write"))?;
+            crate::own_write::record(ctx, path);
+        }
         None => out.write_all(&bytes)?,
     }
     Ok(0)
