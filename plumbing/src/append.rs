@@ -166,7 +166,9 @@ pub fn ending(bytes: &[u8]) -> Ending {
 pub fn last_line_is_shakes(bytes: &[u8]) -> bool {
     let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
     let last = &body[memchr::memrchr(b'\n', body).map_or(0, |i| i + 1)..];
-    SHAKE_LINE_PREFIXES.iter().any(|p| last.starts_with(p.as_bytes()) || (!last.is_empty() && p.as_bytes().starts_with(last)))
+    SHAKE_LINE_PREFIXES
+        .iter()
+        .any(|p| last.starts_with(p.as_bytes()) || (!last.is_empty() && p.as_bytes().starts_with(last)))
 }
 
 /// Returns how long ago the file was modified, when that is within [`LIVE_WINDOW`].
