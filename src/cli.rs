@@ -52,7 +52,7 @@ const GLOBAL: &str = "Global Options";
 /// other command is plumbing, its output a contract documented in `docs/plumbing.md`. The one
 /// list the help, `docs/plumbing.md` and its test (`plumbing_doc`) follow.
 pub const FOR_PEOPLE: &[&str] =
-    &["meter", "fold", "undo", "status", "log", "show", "pi-extension", "completions", "man"];
+    &["meter", "fold", "undo", "status", "log", "show", "drop", "pi-extension", "completions", "man"];
 
 /// The help's closing paragraph, from [`FOR_PEOPLE`].
 fn people_help() -> String {
@@ -107,6 +107,7 @@ pub enum Command {
     Status(porcelain::status::StatusArgs),
     Log(porcelain::log::LogArgs),
     Show(porcelain::show::ShowArgs),
+    Drop(porcelain::drop::DropArgs),
     PiExtension(porcelain::pi_extension::PiExtensionArgs),
     Completions(crate::cmd::completions::CompletionsArgs),
     Man(crate::cmd::man::ManArgs),
@@ -163,6 +164,7 @@ impl Command {
             Command::CountObjects(args) => plumbing::count_objects::run(ctx, args, out),
             Command::CountTokens(args) => plumbing::count_tokens::run(ctx, args, out),
             Command::Diff(args) => porcelain::diff::run(ctx, args, out),
+            Command::Drop(args) => porcelain::drop::run(ctx, args, out),
             Command::Export(args) => plumbing::export::run(ctx, args, out),
             Command::Fold(args) => porcelain::fold::run(ctx, args, out),
             Command::Fsck(args) => plumbing::fsck::run(ctx, args, out, &porcelain::overlay::recompute),

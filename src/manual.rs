@@ -27,6 +27,13 @@ pub fn examples(command: &str) -> &'static [(&'static str, &'static str)] {
             ("shake undo", "put back everything folded in the session you are in"),
             ("shake undo --last", "put back only the most recent fold"),
         ],
+        "drop" => &[
+            (
+                "shake drop 2ae52f18",
+                "remove the fork a fold of a Claude Code transcript wrote (its bytes stay in the store)",
+            ),
+            ("shake drop --dry-run 2ae52f18", "say whether it would be dropped, and why not"),
+        ],
         "status" => &[
             ("shake status", "what is folded now, what it frees, and folds stranded on other branches"),
             ("shake status --json", "the same for a script"),

@@ -20,4 +20,4 @@ pub mod rewind_forks;
 pub mod scope;
 pub mod wall;
 
-pub use cmd::{audit, diff, fold, log, meter, regions, show, status, undo};
+pub use cmd::{audit, diff, drop, fold, log, meter, regions, show, status, undo};

@@ -18,6 +18,7 @@ mod claude_tokenizer;
 mod claude_tokens;
 mod conformance;
 mod diff;
+mod drop;
 mod env;
 mod export;
 mod family;

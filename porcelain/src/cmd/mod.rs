@@ -3,6 +3,7 @@
 
 pub mod audit;
 pub mod diff;
+pub mod drop;
 pub mod fold;
 pub mod log;
 pub mod meter;
