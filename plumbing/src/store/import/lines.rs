@@ -1,0 +1,165 @@
+//! A file's lines into the store's objects: an entry object per physical line, a node per tree
+//! entry chained by its host's parent link.
+
+use std::collections::HashMap;
+
+use crate::host::{Host, SessionFile, TreeLine, Warning};
+use crate::id::{node_bytes, Kind, ObjectId};
+
+use super::prepare::Objects;
+use crate::store::state::{NodeTable, Resume, Table};
+use crate::store::version::LineRef;
+use crate::store::Store;
+
+/// One line's id and parent, as this process wrote it.
+type Written<'a> = (&'a str, Option<&'a str>);
+
+/// Adds every line of `file` from byte `start` on to `objects`, and a node for each tree entry,
+/// advancing `resume`; with `rows` (a session id), lines naming it become row objects without
+/// it. The file's line table and decoded text are used as they are: each line is hashed and
+/// parsed, never split or checked for UTF-8 again. With `made` (the lines' ids and parents, as
+/// this process wrote them: one per line from `start`), the lines are not parsed.
+pub(super) fn read_lines(
+    store: &Store,
+    host: &dyn Host,
+    (file, start, made): (&SessionFile, usize, Option<&[Written<'_>]>),
+    (resume, rows): (&mut Resume, Option<&str>),
+    warnings: &mut Vec<Warning>,
+    objects: &mut Objects,
+) -> ReadLines {
+    // Parents are looked up among this import's entries, then the state's (`Parents`); the new
+    // ones join the state's inline entries at the end, in file order.
+    let (chunks, inline) = (std::mem::take(&mut resume.chunks), std::mem::take(&mut resume.inline));
+    let last = resume.last.clone();
+    let old = Table::new(store, (&chunks, last.as_ref()), &inline);
+    let mut parents = Parents { fresh: HashMap::default(), old: &old, all: None };
+    let mut added = NodeTable::default();
+    let first = file.lines.partition_point(|l| l.raw.start < start);
+    // Written by this process after a header of pi's tree rules (ids, from version 2 on).
+    let made = made.filter(|m| m.len() == file.lines.len() - first && resume.pi_version.is_some_and(|v| v >= 2));
+    let mut out = ReadLines {
+        lines: Vec::with_capacity(file.lines.len() - first),
+        committed: start,
+        session_id: None,
+        last_entry: None,
+        failed: None,
+    };
+    let len = file.raw().len();
+    for (n, line) in file.lines[first..].iter().enumerate() {
+        let entry_id = match rows.and_then(|id| crate::store::row::take_out(file.line_raw(line), id)) {
+            Some(row) => objects.made(store, Kind::Row, &row),
+            None => objects.line(store, Kind::Entry, line.raw.clone()),
+        };
+        out.lines.push(LineRef { entry: entry_id, node: None, parent: None });
+        if line.raw.end == len {
+            warnings.push(Warning {
+                line: resume.lines as usize + 1,
+                message: "partial last line (no trailing newline); stored as is, read as an entry once it is finished"
+                    .into(),
+            });
+            break;
+        }
+        resume.lines += 1;
+        let number = resume.lines as usize;
+        let tree = match made {
+            Some(made) => {
+                let (id, parent) = made[n];
+                let parent = parent.filter(|p| !p.is_empty()).and_then(|p| parents.get(p));
+                Line::Entry { id: Some(id.to_string()), parent }
+            }
+            None => tree_line(host, file.line_text(line), resume, &mut parents),
+        };
+        match tree {
+            Line::Skip => {}
+            Line::Warn(message) => warnings.push(Warning { line: number, message }),
+            Line::Header { id, version } => {
+                resume.pi_version = Some(version);
+                out.session_id = Some(id);
+            }
+            Line::Entry { id, parent } => {
+                let node = objects.made(store, Kind::Node, &node_bytes(parent.as_ref(), &entry_id));
+                if let Some(last) = out.lines.last_mut() {
+                    (last.node, last.parent) = (Some(node), parent);
+                }
+                if let Some(id) = &id {
+                    added.push(id, &node);
+                    parents.fresh.insert(id.clone(), node);
+                }
+                out.last_entry = Some((id, node));
+                resume.last_node = Some(node.0);
+                resume.entries += 1;
+            }
+        }
+        out.committed = line.raw.end + 1;
+    }
+    out.failed = old.failed().map(|id| format!("node table chunk {id} does not read"));
+    drop(parents);
+    (resume.chunks, resume.inline) = (chunks, inline);
+    resume.inline.append(added);
+    out
+}
+
+/// What reading lines produced.
+pub(super) struct ReadLines {
+    /// Every physical line read (a partial last one included).
+    pub(super) lines: Vec<LineRef>,
+    /// Offset just past the last complete line.
+    pub(super) committed: usize,
+    /// The header's session id, when the header was among the lines read.
+    pub(super) session_id: Option<String>,
+    /// The last tree entry read: its id and node.
+    pub(super) last_entry: Option<(Option<String>, ObjectId)>,
+    /// Why a chunk of the state's node table did not read, when a parent lookup reached one
+    /// (what was read is then not to be trusted).
+    pub(super) failed: Option<String>,
+}
+
+/// What one complete line is to the tree, with the parent resolved to its node.
+enum Line {
+    /// Blank: nothing to say.
+    Skip,
+    /// Not part of the tree, for this reason.
+    Warn(String),
+    /// The session header.
+    Header { id: String, version: u64 },
+    /// A tree entry: its host id (none in formats without ids) and its parent's node (none at a
+    /// root).
+    Entry { id: Option<String>, parent: Option<ObjectId> },
+}
+
+/// Finds a parent's node by its entry id: among the entries this import read (`fresh`), then the
+/// state's last few, then (the map built once, on the first id not among those) all of the
+/// state's. An id that repeats names its latest entry, as in pi's own lookup.
+struct Parents<'t, 'a> {
+    fresh: HashMap<String, ObjectId, foldhash::fast::RandomState>,
+    old: &'t Table<'a>,
+    all: Option<HashMap<&'a str, ObjectId>>,
+}
+
+impl Parents<'_, '_> {
+    fn get(&mut self, id: &str) -> Option<ObjectId> {
+        if let Some(node) = self.fresh.get(id) {
+            return Some(*node);
+        }
+        if let Some(node) = self.old.find_recent(id) {
+            return Some(node);
+        }
+        let old = self.old;
+        self.all.get_or_insert_with(|| old.map()).get(id).copied()
+    }
+}
+
+/// Reads one complete line's text (as the host decodes the file: invalid UTF-8 as U+FFFD).
+fn tree_line(host: &dyn Host, text: &str, resume: &Resume, parents: &mut Parents<'_, '_>) -> Line {
+    match host.tree_line(text, resume.pi_version) {
+        TreeLine::Skip => Line::Skip,
+        TreeLine::Warn(message) => Line::Warn(message),
+        TreeLine::Header { id, version } => Line::Header { id, version },
+        // No ids: the entry before is the parent.
+        TreeLine::Entry { id: None, .. } => Line::Entry { id: None, parent: resume.last_node.map(ObjectId) },
+        TreeLine::Entry { id: Some(id), parent } => {
+            let parent = parent.and_then(|p| parents.get(&p));
+            Line::Entry { id: Some(id), parent }
+        }
+    }
+}
