@@ -17,6 +17,8 @@ use std::time::{Duration, SystemTime};
 
 use crate::durable::FileError;
 use crate::host::file::Stamp;
+use crate::host::SessionFile;
+use crate::proof::Proof;
 use crate::Error;
 
 /// A file modified more recently than this may be open in a running pi.
@@ -42,6 +44,9 @@ pub struct Snapshot {
     /// How the whole file ended, told from its last line whatever its length (a torn line of an
     /// undo's 100 KB replacement starts far before the tail).
     pub ending: Ending,
+    /// The stamp of the file the bytes were read from and their proof, when an import proved
+    /// them ([`SessionFile::proven`]).
+    pub proven: Option<(Stamp, Proof)>,
 }
 
 const TAIL: usize = 4096;
@@ -53,7 +58,14 @@ impl Snapshot {
             len: bytes.len() as u64,
             tail: bytes[bytes.len().saturating_sub(TAIL)..].to_vec(),
             ending: ending(bytes),
+            proven: None,
         }
+    }
+
+    /// The snapshot of a file the command read, with the proof an import made of its bytes.
+    pub fn of_file(file: &SessionFile) -> Snapshot {
+        let proven = file.proven().map(|(stamp, proof)| (stamp, proof.clone()));
+        Snapshot { proven, ..Snapshot::of(file.raw()) }
     }
 }
 
@@ -130,6 +142,11 @@ pub struct Appended {
     pub before: Stamp,
     /// The file just after the write, its fsync and the read-back of the batch (`fstat`).
     pub after: Stamp,
+    /// The proof of the file's bytes as the check found them, when the snapshot had one of the
+    /// very file found (same stamp): the import after the append trusts the old bytes by it
+    /// though the store's state, written within a second of an earlier write, has no mtime to
+    /// compare.
+    pub proven: Option<Proof>,
 }
 
 /// How a file ends.
@@ -200,7 +217,8 @@ pub fn append(path: &Path, snapshot: &Snapshot, batch: &[u8]) -> Result<Appended
     let at = landed_at(&file, path, snapshot.len, bytes)?;
     let after = Stamp::of_meta(&file.metadata().map_err(io("stat"))?);
     let foreign = (at > snapshot.len).then_some(snapshot.len..at);
-    Ok(Appended { len: at + bytes.len() as u64, foreign, before, after })
+    let proven = snapshot.proven.as_ref().filter(|(stamp, _)| *stamp == before).map(|(_, proof)| proof.clone());
+    Ok(Appended { len: at + bytes.len() as u64, foreign, before, after, proven })
 }
 
 /// Sleeps as long as [`DELAY_ENV`] says, if it is set (tests only).

@@ -1,12 +1,12 @@
 //! A file's lines into the store's objects: an entry object per physical line, a node per tree
-//! entry chained by its host's parent link.
+//! entry chained by its host's parent link, gathered in [`Objects`] until the import is applied.
 
 use std::collections::HashMap;
 
+use crate::host::file::Bytes;
 use crate::host::{Host, SessionFile, TreeLine, Warning};
 use crate::id::{node_bytes, Kind, ObjectId};
 
-use super::prepare::Objects;
 use crate::store::state::{NodeTable, Resume, Table};
 use crate::store::version::LineRef;
 use crate::store::Store;
@@ -161,5 +161,68 @@ fn tree_line(host: &dyn Host, text: &str, resume: &Resume, parents: &mut Parents
             let parent = parent.and_then(|p| parents.get(&p));
             Line::Entry { id: Some(id), parent }
         }
+    }
+}
+
+/// The objects an import adds, in order, but for those the store holds already: the file's lines
+/// (spans of its bytes) and what is made for it (rows, nodes, the version).
+#[derive(Default)]
+pub(super) struct Objects {
+    /// The bytes the lines' spans are in.
+    file: Option<Bytes>,
+    made: Vec<u8>,
+    list: Vec<(ObjectId, Kind, Span)>,
+}
+
+/// Where an object's bytes are in [`Objects`].
+enum Span {
+    File(std::ops::Range<usize>),
+    Made(std::ops::Range<usize>),
+}
+
+impl Objects {
+    pub(super) fn of(file: &Bytes) -> Objects {
+        Objects { file: Some(file.clone()), ..Objects::default() }
+    }
+
+    /// How many bytes it holds (of the file, and made for it).
+    pub(super) fn held(&self) -> usize {
+        self.file.as_ref().map_or(0, |f| f.len()) + self.made.len()
+    }
+
+    /// Adds the object of the file's bytes `range` unless `store` holds it; returns its id.
+    pub(super) fn line(&mut self, store: &Store, kind: Kind, range: std::ops::Range<usize>) -> ObjectId {
+        let bytes = self.file.as_ref().map_or(&[][..], |f| &f[range.clone()]);
+        let id = ObjectId::hash(kind, bytes);
+        if !store.contains(&id) {
+            self.list.push((id, kind, Span::File(range)));
+        }
+        id
+    }
+
+    /// Adds an object of `bytes` made for the import unless `store` holds it; returns its id.
+    pub(super) fn made(&mut self, store: &Store, kind: Kind, bytes: &[u8]) -> ObjectId {
+        let id = ObjectId::hash(kind, bytes);
+        self.made_as(store, id, kind, bytes);
+        id
+    }
+
+    /// [`Objects::made`] of an object whose id (of `kind` and `bytes`) is known.
+    pub(super) fn made_as(&mut self, store: &Store, id: ObjectId, kind: Kind, bytes: &[u8]) {
+        if !store.contains(&id) {
+            let at = self.made.len();
+            self.made.extend_from_slice(bytes);
+            self.list.push((id, kind, Span::Made(at..self.made.len())));
+        }
+    }
+
+    pub(super) fn iter(&self) -> impl Iterator<Item = (&ObjectId, &Kind, &[u8])> {
+        self.list.iter().map(|(id, kind, span)| {
+            let bytes = match span {
+                Span::File(r) => self.file.as_ref().map_or(&[][..], |f| &f[r.clone()]),
+                Span::Made(r) => &self.made[r.clone()],
+            };
+            (id, kind, bytes)
+        })
     }
 }

@@ -3,13 +3,12 @@
 
 use std::path::Path;
 
-use crate::host::file::Bytes;
 use crate::host::{self, Host, HostKind, SessionFile, Warning};
 use crate::id::{Kind, ObjectId};
 use crate::proof::Proof;
 use crate::Error;
 
-use super::lines::read_lines;
+use super::lines::{read_lines, Objects};
 use super::read::{read_known, read_own, read_tail, read_whole, still, Known, Read};
 use super::{canonical, remembered_mtime, stat, ImportError, ImportReport};
 use crate::store::state::{self, FileState, Hashed, Resume};
@@ -72,7 +71,7 @@ impl Prepared {
 
     /// How many bytes it holds (of the file, and made for it) until it is applied.
     pub(in crate::store) fn held(&self) -> usize {
-        self.objects.file.as_ref().map_or(0, |f| f.len()) + self.objects.made.len()
+        self.objects.held()
     }
 
     /// Adds the objects (those `pending` does not hold yet) and records to `pending`, in their
@@ -89,64 +88,6 @@ impl Prepared {
             pending.add_time(name, &version);
         }
         Ok(report)
-    }
-}
-
-/// The objects an import adds, in order, but for those the store holds already: the file's lines
-/// (spans of its bytes) and what is made for it (rows, nodes, the version).
-#[derive(Default)]
-pub(super) struct Objects {
-    /// The bytes the lines' spans are in.
-    file: Option<Bytes>,
-    made: Vec<u8>,
-    list: Vec<(ObjectId, Kind, Span)>,
-}
-
-/// Where an object's bytes are in [`Objects`].
-enum Span {
-    File(std::ops::Range<usize>),
-    Made(std::ops::Range<usize>),
-}
-
-impl Objects {
-    fn of(file: &Bytes) -> Objects {
-        Objects { file: Some(file.clone()), ..Objects::default() }
-    }
-
-    /// Adds the object of the file's bytes `range` unless `store` holds it; returns its id.
-    pub(super) fn line(&mut self, store: &Store, kind: Kind, range: std::ops::Range<usize>) -> ObjectId {
-        let bytes = self.file.as_ref().map_or(&[][..], |f| &f[range.clone()]);
-        let id = ObjectId::hash(kind, bytes);
-        if !store.contains(&id) {
-            self.list.push((id, kind, Span::File(range)));
-        }
-        id
-    }
-
-    /// Adds an object of `bytes` made for the import unless `store` holds it; returns its id.
-    pub(super) fn made(&mut self, store: &Store, kind: Kind, bytes: &[u8]) -> ObjectId {
-        let id = ObjectId::hash(kind, bytes);
-        self.made_as(store, id, kind, bytes);
-        id
-    }
-
-    /// [`Objects::made`] of an object whose id (of `kind` and `bytes`) is known.
-    fn made_as(&mut self, store: &Store, id: ObjectId, kind: Kind, bytes: &[u8]) {
-        if !store.contains(&id) {
-            let at = self.made.len();
-            self.made.extend_from_slice(bytes);
-            self.list.push((id, kind, Span::Made(at..self.made.len())));
-        }
-    }
-
-    pub(super) fn iter(&self) -> impl Iterator<Item = (&ObjectId, &Kind, &[u8])> {
-        self.list.iter().map(|(id, kind, span)| {
-            let bytes = match span {
-                Span::File(r) => self.file.as_ref().map_or(&[][..], |f| &f[r.clone()]),
-                Span::Made(r) => &self.made[r.clone()],
-            };
-            (id, kind, bytes)
-        })
     }
 }
 
@@ -219,13 +160,13 @@ fn prepare_from(
                     _ => None,
                 };
                 let trusted = match own {
-                    Some(own) => read_own(path, (&key, head), own, forced)?,
+                    Some(own) => read_own(path, head, own, forced)?,
                     None => None,
                 };
                 let read = match (trusted, known.file().filter(|f| f.stamp().is_some_and(|s| still(path, s)))) {
                     (Some(read), _) => Some(read),
                     // The caller's bytes are the file's: proven in memory, never read again.
-                    (None, Some(file)) => read_known(&key, head, file, forced)?,
+                    (None, Some(file)) => read_known(head, file, forced)?,
                     (None, None) => read_tail(path, head, (size, mtime_ns), forced)?,
                 };
                 // The lines read are the writer's, byte for byte (the old bytes trusted or

@@ -132,18 +132,16 @@ pub(super) fn still(path: &Path, stamp: Stamp) -> bool {
 }
 
 /// [`read_tail`] of a file the caller has read whole (`file`, still the one at its path): the
-/// committed prefix is proven from those bytes instead of read again, and the proof is
-/// remembered with the file's stamp ([`Proven`]). `None` (read the whole file instead) when the
-/// prefix changed or the state is of format 2.
+/// committed prefix is proven from those bytes instead of read again, and the file remembers
+/// the proof ([`SessionFile::proven`]: an append the command makes next carries it to the import
+/// after it, [`read_own`]). `None` (read the whole file instead) when the prefix changed or the
+/// state is of format 2.
 pub(super) fn read_known<'a>(
-    key: &str,
     head: &FileState,
     file: &'a SessionFile,
     forced: Option<HostKind>,
 ) -> Result<Option<Read<'a>>, ImportError> {
-    let (Ok(committed), Some(proof), Some(stamp)) =
-        (usize::try_from(head.committed), head.prefix.proof(), file.stamp())
-    else {
+    let (Ok(committed), Some(proof)) = (usize::try_from(head.committed), head.prefix.proof()) else {
         return Ok(None);
     };
     let bytes = file.raw();
@@ -157,40 +155,9 @@ pub(super) fn read_known<'a>(
     }
     prover.update(&bytes[committed..]);
     let whole = prover.proof();
-    Proven::remember(key, stamp, &whole);
+    file.remember_proof(whole.clone());
     let host = crate::hosts::detect(file, forced)?;
     Ok(Some(Read { host, file: ReadFile::Known(file), origin: 0, prover: Prover::default(), proof: whole }))
-}
-
-/// What this process proved of a file's bytes by their content: the file's key, its stamp
-/// then, and the proof. The import after the process's own append to that file trusts the old
-/// bytes by it when the append found the file at that stamp ([`read_own`]), though the state,
-/// written within a second of an earlier write, has no mtime to compare (as an undo right after
-/// a fold finds it): the bytes were hashed moments ago in this process, not a second time.
-#[derive(Clone, PartialEq, Eq)]
-struct Proven {
-    key: String,
-    stamp: Stamp,
-    proof: Proof,
-}
-
-/// What this process proved, by file key (a command proves one or two files; a test process
-/// many, on several threads).
-static PROVEN: std::sync::Mutex<Vec<Proven>> = std::sync::Mutex::new(Vec::new());
-
-impl Proven {
-    fn remember(key: &str, stamp: Stamp, proof: &Proof) {
-        let mut all = PROVEN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        all.retain(|p| p.key != key);
-        all.push(Proven { key: key.to_string(), stamp, proof: proof.clone() });
-    }
-
-    /// Tells whether this process proved the file of `key`, at `stamp`, to hold the bytes of
-    /// `proof`.
-    fn holds(key: &str, stamp: Stamp, proof: &Proof) -> bool {
-        let all = PROVEN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        all.iter().any(|p| p.key == key && p.stamp == stamp && p.proof == *proof)
-    }
 }
 
 /// The read of the bytes after `origin`, `prover` holding the proof of those before.
@@ -218,8 +185,9 @@ fn head_host(path: &Path, mut first: Vec<u8>, forced: Option<HostKind>) -> Optio
 ///   the descriptor it wrote (same size, same mtime, the state's mtime a real one: an import
 ///   within a second of a write remembers 0) and its committed prefix is the whole of it: the
 ///   same identity (size and mtime) the store trusts to call a file unchanged with one `stat`;
-///   or, when the state's mtime is racy (0), this process proved the file's bytes to be the
-///   state's by their content at the very stamp the append found ([`Proven`]);
+///   or, when the state's mtime is racy (0), the command proved the bytes it read to be the
+///   state's by their content, and the append found the file at the very stamp of that read
+///   ([`crate::append::Appended::proven`]);
 /// - the path shows the file the append left (same inode, size and mtime) before and after
 ///   the bytes are read, so no writer came in between (pi does not rewrite in place, and a
 ///   rename over the file changes the inode);
@@ -232,7 +200,7 @@ fn head_host(path: &Path, mut first: Vec<u8>, forced: Option<HostKind>) -> Optio
 /// over the old bytes within one command, which read and checked them already.
 pub(super) fn read_own(
     path: &Path,
-    (key, head): (&str, &FileState),
+    head: &FileState,
     own: &OwnAppend<'_>,
     forced: Option<HostKind>,
 ) -> Result<Option<Read<'static>>, ImportError> {
@@ -240,8 +208,8 @@ pub(super) fn read_own(
     use std::os::unix::fs::FileExt;
     let Some(proof) = head.prefix.proof() else { return Ok(None) };
     let described = match head.mtime_ns {
-        // Racy: the state has no mtime, but this process may have proven the bytes at the stamp.
-        0 => head.size == appended.before.len && Proven::holds(key, appended.before, proof),
+        // Racy: the state has no mtime, but the command may have proven the bytes at the stamp.
+        0 => head.size == appended.before.len && appended.proven.as_ref() == Some(proof),
         mtime => (head.size, mtime) == (appended.before.len, appended.before.mtime_ns()),
     };
     let trusted = appended.foreign.is_none()

@@ -154,12 +154,14 @@ fn the_import_after_an_own_append_trusts_what_the_append_saw() {
     }
 }
 
-/// An own append to a file whose state is racy (mtime 0) trusts the old bytes when this
-/// process proved them by their content (the command's whole read) at the very stamp the
+/// An own append to a file whose state is racy (mtime 0) trusts the old bytes when the
+/// command proved them by their content (the import of its whole read) at the very stamp the
 /// append found: a change before the last MiB that keeps the stamp is then not seen, as
-/// after a state with a real mtime; without that proof the old bytes are proven again.
+/// after a state with a real mtime; without that proof the old bytes are proven again. The
+/// proof is the read's, carried by the append: another read of the same file, not imported,
+/// vouches for nothing, though this process proved the very same bytes.
 #[test]
-fn the_import_after_an_own_append_trusts_a_racy_state_this_process_proved() {
+fn the_import_after_an_own_append_trusts_a_racy_state_the_commands_read_proved() {
     use crate::append::{append, Snapshot};
     use crate::proof::BLOCK;
     let dir = tempfile::tempdir().unwrap();
@@ -185,15 +187,16 @@ fn the_import_after_an_own_append_trusts_a_racy_state_this_process_proved() {
         store.import_file(&path, None).unwrap();
         let key = canonical(&path).unwrap();
         assert_eq!(store.read_state(&key).unwrap().unwrap().unwrap().0.mtime_ns, 0);
+        // The command's read; imported, its bytes are proven in memory, the state unchanged.
+        let file = crate::hosts::read(&path).unwrap();
         if proved {
-            // The command's read, imported: proven in memory, the state unchanged.
-            let file = crate::hosts::read(&path).unwrap();
             assert!(store.import_read(&file, None).unwrap().unchanged);
         }
         let mut changed = text.clone().into_bytes();
         changed[BLOCK as usize / 2] = b'y';
         set(&changed);
-        let landed = append(&path, &Snapshot::of(&changed), line.as_bytes()).unwrap();
+        let landed = append(&path, &Snapshot::of_file(&file), line.as_bytes()).unwrap();
+        assert_eq!(landed.proven.is_some(), proved);
         let bytes = Bytes::from(line.as_bytes().to_vec());
         let own = OwnAppend { append: &landed, bytes: &bytes, entries: &[("n", Some("e2199"))] };
         let mut batch = store.batch().unwrap();
@@ -201,6 +204,17 @@ fn the_import_after_an_own_append_trusts_a_racy_state_this_process_proved() {
         batch.commit().unwrap();
         assert_eq!(report.rewritten, !proved, "proved by this process: {proved}");
     }
+    // Two reads of one file, the first imported: only its append carries the proof.
+    let path = dir.path().join("s-two-reads.jsonl");
+    std::fs::write(&path, &text).unwrap();
+    std::fs::File::options().write(true).open(&path).unwrap().set_modified(ahead).unwrap();
+    let mut store = Store::open_dir(&dir.path().join("store-two-reads")).unwrap();
+    store.import_file(&path, None).unwrap();
+    let (proven, other) = (crate::hosts::read(&path).unwrap(), crate::hosts::read(&path).unwrap());
+    assert!(store.import_read(&proven, None).unwrap().unchanged);
+    assert!(proven.proven().is_some() && other.proven().is_none());
+    let landed = append(&path, &Snapshot::of_file(&other), line.as_bytes()).unwrap();
+    assert_eq!(landed.proven, None);
 }
 
 /// After an own append to a file whose state could not trust its mtime (imported within a
