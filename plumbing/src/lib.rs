@@ -19,7 +19,6 @@ pub mod host;
 pub mod hosts;
 pub mod id;
 pub mod js;
-pub mod json;
 pub mod nodes;
 pub mod omp;
 pub mod output;

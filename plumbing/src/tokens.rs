@@ -14,7 +14,6 @@
 
 pub mod bpe;
 pub mod claude;
-pub mod js_json;
 mod o200k_ascii;
 
 use std::fmt;

@@ -1,7 +1,7 @@
 //! An oh-my-pi session file read whole: the title slot, the header and the entries, with each
 //! entry's exact line kept (`spec/pi-extensions.md` §3.1–3.2, `pi-session-format.md` §8).
 //!
-//! An entry keeps its type, id and parent (a field scan of the line, [`crate::json::members`]);
+//! An entry keeps its type, id and parent (a field scan of the line, [`crate::js::json::members`]);
 //! the rest is parsed from the line where it is read ([`OmpFile::value`]) and let go, so a
 //! file costs little more than its bytes.
 //!
@@ -246,7 +246,7 @@ fn scan_entry(line: &[u8], number: usize, raw: Range<usize>) -> Option<OmpEntry>
     if (has(b"\\ud") || has(b"\\uD")) && serde_json::from_str::<Value>(text).is_err() {
         return None;
     }
-    let [kind, id, parent] = crate::json::members(text, &["type", "id", "parentId"])?;
+    let [kind, id, parent] = crate::js::json::members(text, &["type", "id", "parentId"])?;
     // `Value::as_str`: a string, decoded (only a string that parses is one here).
     let string = |raw: Option<&serde_json::value::RawValue>| {
         raw.and_then(|r| serde_json::from_str::<String>(r.get()).ok()).map(String::into_boxed_str)
