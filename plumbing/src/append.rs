@@ -27,7 +27,8 @@ pub const LIVE_WINDOW: Duration = Duration::from_secs(30);
 /// Fault injection for the race tests: milliseconds to sleep between the "file unchanged" check
 /// and the write, and again between the write and the read-back, so a concurrent writer reliably
 /// lands before the batch or right after it (`tests/cli/append.rs`); `restore` sleeps as long
-/// between its first look at the file and its last.
+/// between its first look at the file and its last. Read only in builds for tests
+/// ([`crate::fault`]).
 pub const DELAY_ENV: &str = "SHAKE_TEST_APPEND_DELAY_MS";
 
 /// The line prefixes shake writes; a partial last line starting so is a torn shake batch.
@@ -207,25 +208,18 @@ pub fn append(path: &Path, snapshot: &Snapshot, batch: &[u8]) -> Result<Appended
         }
         Ending::Partial => return Err(AppendError::PartialLine { path: path.to_path_buf() }),
     };
-    test_delay();
+    crate::fault::pause(DELAY_ENV);
     if let Err((written, e)) = write_counted(&mut file, bytes) {
         take_back(&file, &bytes[..written]);
         return Err(io("append to")(e));
     }
     file.sync_all().map_err(io("fsync"))?;
-    test_delay();
+    crate::fault::pause(DELAY_ENV);
     let at = landed_at(&file, path, snapshot.len, bytes)?;
     let after = Stamp::of_meta(&file.metadata().map_err(io("stat"))?);
     let foreign = (at > snapshot.len).then_some(snapshot.len..at);
     let proven = snapshot.proven.as_ref().filter(|(stamp, _)| *stamp == before).map(|(_, proof)| proof.clone());
     Ok(Appended { len: at + bytes.len() as u64, foreign, before, after, proven })
-}
-
-/// Sleeps as long as [`DELAY_ENV`] says, if it is set (tests only).
-pub fn test_delay() {
-    if let Some(ms) = std::env::var(DELAY_ENV).ok().and_then(|v| v.parse().ok()) {
-        std::thread::sleep(Duration::from_millis(ms));
-    }
 }
 
 /// Writes all of `bytes` (one `write` unless the system takes fewer); on failure, the error and

@@ -15,6 +15,7 @@ pub mod cmd;
 pub mod context;
 pub mod durable;
 pub mod error;
+pub mod fault;
 pub mod host;
 pub mod hosts;
 pub mod id;
