@@ -35,8 +35,9 @@ pub(super) fn read_lines(
     let mut parents = Parents { fresh: HashMap::default(), old: &old, all: None };
     let mut added = NodeTable::default();
     let first = file.lines.partition_point(|l| l.raw.start < start);
-    // Written by this process after a header of pi's tree rules (ids, from version 2 on).
-    let made = made.filter(|m| m.len() == file.lines.len() - first && resume.pi_version.is_some_and(|v| v >= 2));
+    // Written by this process, one per line, and read by the host as entries keyed by the ids
+    // the writer gave them (pi's from its header's version 2 on; not a v1 file's).
+    let made = made.filter(|m| m.len() == file.lines.len() - first && keyed_as_written(host, file, first, m, resume));
     let mut out = ReadLines {
         lines: Vec::with_capacity(file.lines.len() - first),
         committed: start,
@@ -73,7 +74,7 @@ pub(super) fn read_lines(
             Line::Skip => {}
             Line::Warn(message) => warnings.push(Warning { line: number, message }),
             Line::Header { id, version } => {
-                resume.pi_version = Some(version);
+                resume.header_version = Some(version);
                 out.session_id = Some(id);
             }
             Line::Entry { id, parent } => {
@@ -97,6 +98,14 @@ pub(super) fn read_lines(
     (resume.chunks, resume.inline) = (chunks, inline);
     resume.inline.append(added);
     out
+}
+
+/// Tells whether the host reads the first of the lines from `first` on (after the header the
+/// state saw) as the entry the writer says it wrote: keyed by that id. The store takes no
+/// host's word for how its lines are keyed; one line read tells.
+fn keyed_as_written(host: &dyn Host, file: &SessionFile, first: usize, made: &[Written<'_>], resume: &Resume) -> bool {
+    let (Some(line), Some((id, _))) = (file.lines.get(first), made.first()) else { return false };
+    matches!(host.tree_line(file.line_text(line), resume.header_version), TreeLine::Entry { id: Some(read), .. } if read == *id)
 }
 
 /// What reading lines produced.
@@ -151,7 +160,7 @@ impl Parents<'_, '_> {
 
 /// Reads one complete line's text (as the host decodes the file: invalid UTF-8 as U+FFFD).
 fn tree_line(host: &dyn Host, text: &str, resume: &Resume, parents: &mut Parents<'_, '_>) -> Line {
-    match host.tree_line(text, resume.pi_version) {
+    match host.tree_line(text, resume.header_version) {
         TreeLine::Skip => Line::Skip,
         TreeLine::Warn(message) => Line::Warn(message),
         TreeLine::Header { id, version } => Line::Header { id, version },

@@ -1,8 +1,9 @@
-//! Incremental import of pi session files into the store.
+//! Incremental import of session files (every host's) into the store.
 //!
 //! Every physical line becomes an entry object (blank and malformed ones too, so the file can be
 //! rebuilt byte for byte); every tree entry also gets a node object, `node = H(parent node ‖
-//! entry id)` along pi's `parentId` links; each import that changed something records a version.
+//! entry id)` along the host's parent links (pi's `parentId`); each import that changed
+//! something records a version.
 //! Per file, the import state remembers size, mtime and a hash of the committed prefix: an
 //! unchanged file costs one `stat`, a grown one is read from where the last import stopped (the
 //! prefix streamed through its hash to prove it unchanged, never held in memory), a
