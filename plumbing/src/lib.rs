@@ -11,6 +11,7 @@ compile_error!("shake builds on Unix only: Linux, where every test runs, and mac
 pub mod append;
 pub mod calibration;
 pub mod claude;
+#[cfg(feature = "cli")]
 pub mod cmd;
 pub mod context;
 pub mod durable;

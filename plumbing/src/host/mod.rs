@@ -88,7 +88,8 @@ pub struct Followed<'a> {
 }
 
 /// The session formats shake knows of (`--host`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum HostKind {
     /// pi 1.6.0 (`~/.pi/agent/sessions`)
