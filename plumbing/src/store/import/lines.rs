@@ -93,7 +93,7 @@ pub(super) fn read_lines(
         }
         out.committed = line.raw.end + 1;
     }
-    out.failed = old.failed().map(|id| format!("node table chunk {id} does not read"));
+    out.failed = old.failed();
     drop(parents);
     (resume.chunks, resume.inline) = (chunks, inline);
     resume.inline.append(added);
@@ -120,7 +120,7 @@ pub(super) struct ReadLines {
     pub(super) last_entry: Option<(Option<String>, ObjectId)>,
     /// Why a chunk of the state's node table did not read, when a parent lookup reached one
     /// (what was read is then not to be trusted).
-    pub(super) failed: Option<String>,
+    pub(super) failed: Option<ObjectId>,
 }
 
 /// What one complete line is to the tree, with the parent resolved to its node.

@@ -61,6 +61,15 @@ pub enum ImportError {
     /// The system refused a step on the file or the store's folders (stat, read, list).
     #[error(transparent)]
     File(#[from] FileError),
+    /// A chunk of the import state's node table did not read where a parent was looked up (an
+    /// import then reads the file whole again; this is its error only when that fails too).
+    #[error("{}: the import state's node table does not read (chunk {chunk})", crate::output::path(path))]
+    TableUnread {
+        /// The session file.
+        path: PathBuf,
+        /// The chunk (table object) that did not read.
+        chunk: ObjectId,
+    },
     /// Writing the pack failed.
     #[error(transparent)]
     Pack(#[from] PackError),
@@ -76,6 +85,7 @@ impl From<ImportError> for Error {
             ImportError::Pack(p) => return p.into(),
             ImportError::Store(e) => return e,
             ImportError::NotAFile { .. } | ImportError::NotUtf8 { .. } => Error::user(e.to_string()),
+            ImportError::TableUnread { .. } => Error::corrupt(e.to_string()),
             ImportError::File(ref f) => Error::os(f.source.kind(), &e),
         };
         err.caused_by(e)

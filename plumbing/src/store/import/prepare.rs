@@ -6,7 +6,6 @@ use std::path::Path;
 use crate::host::{self, Host, HostKind, SessionFile, Warning};
 use crate::id::{Kind, ObjectId};
 use crate::proof::Proof;
-use crate::Error;
 
 use super::lines::{read_lines, Objects};
 use super::read::{read_known, read_own, read_tail, read_whole, still, Known, Read};
@@ -110,30 +109,29 @@ pub(super) fn prepare_known(
     forced: Option<HostKind>,
     known: Known<'_>,
 ) -> Result<Prepared, ImportError> {
-    match prepare_from(store, path, forced, known, true)? {
-        Ok(prepared) => Ok(prepared),
+    match prepare_from(store, path, forced, known, true) {
         // The state's node table did not read where a parent was looked up: the whole file
         // again, as for a damaged state (the state's version stays the parent).
-        Err(chunk) => {
-            let mut prepared = prepare_from(store, path, forced, known, false)?.map_err(|_| {
-                Error::corrupt(format!("{}: the import state's node table does not read", path.display()))
-            })?;
-            let message = format!("import state: {chunk}; importing the whole file again");
+        Err(ImportError::TableUnread { chunk, .. }) => {
+            let mut prepared = prepare_from(store, path, forced, known, false)?;
+            let message =
+                format!("import state: node table chunk {chunk} does not read; importing the whole file again");
             prepared.report.warnings.insert(0, Warning { line: 0, message });
             Ok(prepared)
         }
+        done => done,
     }
 }
 
 /// [`prepare_known`], continuing from the state's committed prefix only when `from_state`;
-/// `Err` with why, when a chunk of the state's node table did not read.
+/// [`ImportError::TableUnread`] when a chunk of the state's node table did not read.
 fn prepare_from(
     store: &Store,
     path: &Path,
     forced: Option<HostKind>,
     known: Known<'_>,
     from_state: bool,
-) -> Result<std::result::Result<Prepared, String>, ImportError> {
+) -> Result<Prepared, ImportError> {
     let key = canonical(path)?;
     let mut warnings = Vec::new();
     // A damaged packed record refuses (the versions it named would lose their chain); a state
@@ -146,7 +144,7 @@ fn prepare_from(
     let mut made = None;
     if let Some((head, _)) = &previous {
         if head.size == size && head.mtime_ns == mtime_ns {
-            return Ok(Ok(Prepared::report(unchanged_report(path, head))));
+            return Ok(Prepared::report(unchanged_report(path, head)));
         }
     }
     // A file that grew is read from where the last import stopped, its prefix checked by
@@ -210,7 +208,7 @@ fn prepare_from(
                 }
                 prepared.records.push((state::name(&key), encoded.state));
             }
-            return Ok(Ok(prepared));
+            return Ok(prepared);
         }
     }
     let base = match (resume, previous) {
@@ -235,8 +233,8 @@ fn prepare_from(
     let mut objects = Objects::of(file.bytes());
     let read =
         read_lines(store, host, (&file, start, made), (&mut resume, rows.as_deref()), &mut warnings, &mut objects);
-    if let Some(why) = read.failed {
-        return Ok(Err(why));
+    if let Some(chunk) = read.failed {
+        return Err(ImportError::TableUnread { path: path.to_path_buf(), chunk });
     }
     let session_id = read.session_id.or(base.session_id);
     let version = Version {
@@ -295,7 +293,7 @@ fn prepare_from(
         rewritten: base.rewritten,
         last_entry: read.last_entry,
     };
-    Ok(Ok(Prepared { report, objects, records, time: Some((times::name(&head.path), version_id)) }))
+    Ok(Prepared { report, objects, records, time: Some((times::name(&head.path), version_id)) })
 }
 
 /// The session id to take out of rows ([`super::row`]) for a host that keys rows without it:

@@ -464,3 +464,15 @@ fn import_errors_name_the_file_and_keep_their_kind() {
     let e = Error::from(store.import_file(dir.path(), None).unwrap_err());
     assert_eq!((e.message, e.kind.exit_code()), (format!("{}: not a file", dir.path().display()), 1));
 }
+
+/// A node table that does not read is a typed error naming the session file and the chunk,
+/// a damaged store to the CLI (exit 3), not a string threaded through the import.
+#[test]
+fn an_unread_node_table_names_the_file_and_the_chunk_and_is_corruption() {
+    let chunk = ObjectId([9; 32]);
+    let e = ImportError::TableUnread { path: PathBuf::from("/s.jsonl"), chunk };
+    assert_eq!(e.to_string(), format!("/s.jsonl: the import state's node table does not read (chunk {chunk})"));
+    let e = Error::from(e);
+    assert_eq!(e.kind.exit_code(), 3);
+    assert!(std::error::Error::source(&e).is_some_and(|s| s.is::<ImportError>()));
+}
