@@ -506,8 +506,34 @@ pub fn decode_resume(head: &FileState, rest: &[u8]) -> Option<Resume> {
     }
 }
 
+/// Why an import state does not read, naming where it was read from. An import reads such a
+/// state as absent (the file whole again); a listing calls the store corrupt.
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    /// The system refused to read a loose state file.
+    #[error("{}: cannot read import state: {source}", path.display())]
+    Read {
+        /// The state file.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// The bytes are not a state this shake reads: wrong magic, version, checksum or layout.
+    #[error("{}: unreadable import state (wrong magic, version, checksum or layout)", path.display())]
+    Damaged {
+        /// Where the state was read from (a packed file's record, or a loose file).
+        path: PathBuf,
+    },
+}
+
+impl From<StateError> for Error {
+    fn from(e: StateError) -> Error {
+        Error::corrupt(e.to_string()).caused_by(e)
+    }
+}
+
 /// A state as read: `Ok(None)` when absent, `Err` naming it when it does not decode.
-pub type Read = std::result::Result<Option<(FileState, Vec<u8>)>, String>;
+pub type Read = std::result::Result<Option<(FileState, Vec<u8>)>, StateError>;
 
 /// Reads and decodes the head of a state file; `Ok(None)` when absent, `Err` with the file
 /// named when unreadable (callers decide whether that matters).
@@ -515,17 +541,17 @@ pub fn read(path: &Path) -> Read {
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("{}: cannot read import state: {e}", path.display())),
+        Err(source) => return Err(StateError::Read { path: path.to_path_buf(), source }),
     };
     decode(path, &bytes).map(Some)
 }
 
 /// Decodes a state's head, keeping the resume part's bytes; `Err` naming `path` when it is
 /// damaged.
-pub fn decode(path: &Path, bytes: &[u8]) -> std::result::Result<(FileState, Vec<u8>), String> {
+pub fn decode(path: &Path, bytes: &[u8]) -> std::result::Result<(FileState, Vec<u8>), StateError> {
     match decode_head(bytes) {
         Some((head, rest)) => Ok((head, rest.to_vec())),
-        None => Err(format!("{}: unreadable import state (wrong magic, version, checksum or layout)", path.display())),
+        None => Err(StateError::Damaged { path: path.to_path_buf() }),
     }
 }
 
@@ -758,5 +784,26 @@ mod tests {
         assert_eq!(back.chunks, [Chunk { id: ObjectId([8; 32]), entries: 2 }]);
         assert_eq!(back.last, Some(("b".to_string(), ObjectId([5; 32]))));
         assert_eq!(encode(&store, &h, &back).unwrap().state, out);
+    }
+
+    /// A state that does not read is a typed error naming where it was read from, kept as the
+    /// source of the corrupt-store error (exit 3) a listing gives, not flattened to a string.
+    #[test]
+    fn a_state_that_does_not_read_is_a_typed_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("import").join("x");
+        let e = decode(&path, b"SHAKSTAT garbage").unwrap_err();
+        assert!(matches!(&e, StateError::Damaged { path: p } if *p == path), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            format!("{}: unreadable import state (wrong magic, version, checksum or layout)", path.display())
+        );
+        let e = Error::from(e);
+        assert_eq!(e.kind.exit_code(), 3);
+        assert!(std::error::Error::source(&e).is_some_and(|s| s.is::<StateError>()));
+        // A folder where the loose file should be: the system's refusal, kept.
+        std::fs::create_dir_all(&path).unwrap();
+        let StateError::Read { source, .. } = read(&path).unwrap_err() else { panic!("a folder reads") };
+        assert_eq!(source.kind(), std::io::ErrorKind::IsADirectory);
     }
 }

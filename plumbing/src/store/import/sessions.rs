@@ -51,7 +51,7 @@ impl Store {
         for (path, bytes) in self.states()? {
             match state::decode(&path, &bytes) {
                 Ok((head, _)) => sessions.push(SessionInfo::from_state(&head)),
-                Err(why) => self.packed.refuse(why).map_err(Error::corrupt)?,
+                Err(why) => self.packed.refuse(why)?,
             }
         }
         sessions.sort_by(|a, b| a.path.cmp(&b.path));
@@ -99,7 +99,7 @@ impl Store {
     /// does not read is a corrupt-store error naming it.
     pub fn session(&self, path: &Path) -> Result<Option<SessionInfo>> {
         let key = canonical(path)?;
-        Ok(self.read_state(&key)?.map_err(Error::corrupt)?.map(|(head, _)| SessionInfo::from_state(&head)))
+        Ok(self.read_state(&key)??.map(|(head, _)| SessionInfo::from_state(&head)))
     }
 
     /// The node id the import gave the latest entry `id` of the file `file` holds the bytes
