@@ -249,19 +249,62 @@ fn entries_back(bytes: &[u8]) -> impl Iterator<Item = (&str, ObjectId)> + '_ {
     })
 }
 
+/// What is wrong with a stored chunk of a node table ([`chunk_bytes`]), naming it.
+#[derive(Debug, thiserror::Error)]
+pub enum ChunkError {
+    /// The store holds no object of its id.
+    #[error("node table chunk {id} is missing")]
+    Missing {
+        /// The chunk's id.
+        id: ObjectId,
+    },
+    /// The object is of another kind.
+    #[error("node table chunk {id} is a {kind}")]
+    NotATable {
+        /// The chunk's id.
+        id: ObjectId,
+        /// The object's kind.
+        kind: Kind,
+    },
+    /// The bytes are not a whole table.
+    #[error("node table chunk {id} is not a whole table")]
+    Torn {
+        /// The chunk's id.
+        id: ObjectId,
+    },
+    /// The table holds another number of entries than the state says.
+    #[error("node table chunk {id} holds {holds} entries, the state says {says}")]
+    Entries {
+        /// The chunk's id.
+        id: ObjectId,
+        /// The entries it holds.
+        holds: u64,
+        /// The entries the state says it holds.
+        says: u64,
+    },
+    /// The object did not read (its bytes do not hash to its id, a pack that does not read).
+    #[error("node table chunk {id}: {}", source.message)]
+    Unread {
+        /// The chunk's id.
+        id: ObjectId,
+        /// The store's error.
+        source: Error,
+    },
+}
+
 /// The bytes of a stored chunk, checked: its object re-hashed to its id, of kind table, a whole
 /// table of as many entries as the state says. `Err` says what is wrong with it.
-pub fn chunk_bytes<'s>(store: &'s Store, chunk: &Chunk) -> std::result::Result<&'s [u8], String> {
+pub fn chunk_bytes<'s>(store: &'s Store, chunk: &Chunk) -> std::result::Result<&'s [u8], ChunkError> {
     let id = chunk.id;
     match store.get(&id) {
-        Ok(Some(obj)) if obj.kind != Kind::Table => Err(format!("node table chunk {id} is a {}", obj.kind)),
+        Ok(Some(obj)) if obj.kind != Kind::Table => Err(ChunkError::NotATable { id, kind: obj.kind }),
         Ok(Some(obj)) => match chunk_entries(obj.bytes) {
             Some(n) if n == chunk.entries => Ok(obj.bytes),
-            Some(n) => Err(format!("node table chunk {id} holds {n} entries, the state says {}", chunk.entries)),
-            None => Err(format!("node table chunk {id} is not a whole table")),
+            Some(holds) => Err(ChunkError::Entries { id, holds, says: chunk.entries }),
+            None => Err(ChunkError::Torn { id }),
         },
-        Ok(None) => Err(format!("node table chunk {id} is missing")),
-        Err(e) => Err(format!("node table chunk {id}: {}", e.message)),
+        Ok(None) => Err(ChunkError::Missing { id }),
+        Err(source) => Err(ChunkError::Unread { id, source }),
     }
 }
 
@@ -664,15 +707,19 @@ mod tests {
         assert_eq!(t.failed(), None, "the last chunk answered");
         assert_eq!(t.find_recent("a"), None);
         assert_eq!(t.failed(), Some(id_a));
-        assert!(chunk_bytes(&store, &chunks[0]).unwrap_err().contains("missing"));
+        assert!(chunk_bytes(&store, &chunks[0]).unwrap_err().to_string().contains("missing"));
+        assert!(matches!(chunk_bytes(&store, &chunks[0]), Err(ChunkError::Missing { id }) if id == chunks[0].id));
         // Present, but the state says another count; or an object of another kind.
         add(&mut store, &[(id_a, bytes_a)]);
-        assert!(chunk_bytes(&store, &Chunk { id: id_a, entries: 3 }).unwrap_err().contains("the state says 3"));
+        assert!(chunk_bytes(&store, &Chunk { id: id_a, entries: 3 })
+            .unwrap_err()
+            .to_string()
+            .contains("the state says 3"));
         let mut batch = store.batch().unwrap();
         let entry = batch.put(Kind::Entry, b"{}").unwrap();
         batch.commit().unwrap();
         store.refresh().unwrap();
-        assert!(chunk_bytes(&store, &Chunk { id: entry, entries: 0 }).unwrap_err().contains("is a entry"));
+        assert!(chunk_bytes(&store, &Chunk { id: entry, entries: 0 }).unwrap_err().to_string().contains("is a entry"));
         assert_eq!(Table::new(&store, (&chunks, Some(&last)), &empty).map().len(), 3);
         // The chunks' last entry answers without reading them, though they do not read.
         let gone = [Chunk { id: ObjectId([8; 32]), entries: 1 }];
