@@ -63,7 +63,7 @@ impl RevArgs {
         let path = rev.session_path(ctx)?;
         let mut file = crate::hosts::read(&path).map_err(FileError::at(&path, "read"))?;
         let host = crate::hosts::detect(&file, ctx.host)?;
-        if repair && host.write_back() == crate::host::WriteBack::Append {
+        if repair && matches!(host.writer(), crate::host::Writer::Append) {
             let snapshot = crate::append::Snapshot::of(file.raw());
             // Busy: the shake writing it now ends the line itself; Changed: someone wrote after it.
             if let Ok(true) = crate::append::end_torn_line(&path, &snapshot) {
@@ -117,7 +117,8 @@ impl Rev {
     /// (`--host`, else detection), prints its warnings, and resolves the leaf.
     pub fn open<'a>(&self, ctx: &Context, file: &'a SessionFile) -> Result<(Session<'a>, Option<usize>)> {
         let mut session = crate::hosts::load(file, ctx.host)?;
-        crate::claude::record::attach(ctx, &mut session)?;
+        session.choose_model(ctx.model.as_deref());
+        crate::fork_record::attach(ctx, &mut session)?;
         ctx.warn_session(&session);
         let leaf = self.leaf(&session)?;
         Ok((session, leaf))
@@ -185,7 +186,10 @@ pub fn resolve_entry(session: &Session<'_>, prefix: &str) -> Result<usize> {
     let mut hits = session.entries.iter().enumerate().filter(|(_, e)| e.id().starts_with(prefix));
     match (hits.next(), hits.next()) {
         (Some((i, _)), None) => Ok(i),
-        (None, _) => Err(Error::user(format!("{}: no entry {prefix:?}", session.file.display()))),
+        (None, _) => Err(Error::user(format!("{}: no entry {prefix:?}", session.file.display())).hint(format!(
+            "`shake ls-entries {}` lists the entries to its leaf, `shake ls-leaves` its leaves",
+            crate::output::shell_word(&session.file.path.to_string_lossy())
+        ))),
         (Some(first), Some(second)) => {
             let rest: Vec<String> = hits.map(|(_, e)| e.id().to_string()).collect();
             let ids = [first.1.id().to_string(), second.1.id().to_string()].into_iter().chain(rest).collect::<Vec<_>>();
@@ -219,7 +223,9 @@ fn no_session(ctx: &Context, id: &str) -> Error {
     });
     match is_entry {
         true => err.hint(format!("{id} is an entry of the current session here: name it `:{id}`")),
-        false => err.hint("name a session file, or a session id (`shake sessions` lists them)"),
+        false => err.hint(
+            "name a session file, or a session id: `shake import` then `shake sessions` lists every host's sessions",
+        ),
     }
 }
 
@@ -236,11 +242,12 @@ pub fn default_choice(ctx: &Context) -> Result<(PathBuf, HostKind)> {
     if let Some(kind) = ctx.host {
         return Ok((crate::hosts::of(kind)?.default_session(ctx)?, kind));
     }
-    let no_pi = match crate::hosts::of(HostKind::Pi)?.default_session(ctx) {
-        Ok(path) => return Ok((path, HostKind::Pi)),
+    let first = crate::hosts::FIRST_CHOICE;
+    let no_pi = match first.default_session(ctx) {
+        Ok(path) => return Ok((path, first.kind())),
         Err(e) => e,
     };
-    let others = crate::hosts::HOSTS.iter().filter(|h| h.kind() != HostKind::Pi);
+    let others = crate::hosts::HOSTS.iter().filter(|h| h.kind() != first.kind());
     let newest = others
         .clone()
         .filter_map(|h| h.default_session(ctx).ok().map(|path| (path, h.kind())))
@@ -282,8 +289,18 @@ fn session_by_id(ctx: &Context, id: &str) -> Result<PathBuf> {
         0 => Err(no_session(ctx, id)),
         n => {
             let files: Vec<String> = hits.iter().map(|p| crate::output::path(p).into_owned()).collect();
-            Err(Error::user(format!("session id prefix {id:?} matches {n} sessions: {}", candidates(&files)))
-                .hint("type more of the id"))
+            // A whole id in two files (a copy, a session moved between projects): more of
+            // the id cannot pick one, its path can.
+            let whole = hits.iter().all(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| crate::hosts::HOSTS.iter().any(|h| h.session_id_of_file(n).as_deref() == Some(id)))
+            });
+            let how = match whole {
+                true => format!("{} have that id: name one by its path", if n == 2 { "both" } else { "all" }),
+                false => "type more of the id, or name the file by its path".to_string(),
+            };
+            Err(Error::user(format!("session id prefix {id:?} matches {n} sessions: {}", candidates(&files))).hint(how))
         }
     }
 }

@@ -25,7 +25,7 @@ pub(super) fn reading(
     profile: Profile,
     tok: Tokenizer,
 ) -> Result<Reading> {
-    let Some(key) = memo_key(state, tok.name, profile) else { return Ok(read(ctx, rev, profile, tok)?.reading) };
+    let Some(key) = memo_key(ctx, state, tok.name, profile) else { return Ok(read(ctx, rev, profile, tok)?.reading) };
     let leaf = rev.rev().entry;
     let known = load_memo(ctx, &key);
     if let Some(known) = &known {
@@ -70,9 +70,9 @@ pub(super) struct MemoEntry {
 /// The memo key of a reading, or `None` when it must always be measured: `calibrated` (its
 /// ratio may come from `calibration.json`), or a model chosen with `--model`. The leaf is not in it: pi's leaf moves every turn,
 /// and the entry says which leaf it measured.
-fn memo_key(state: &FileState, tokenizer: TokenizerName, profile: Profile) -> Option<String> {
-    // A model chosen for Claude Code (`--model`) is not in the key: such readings are not kept.
-    if tokenizer == TokenizerName::Calibrated || shake_plumbing::claude::model::chosen().is_some() {
+fn memo_key(ctx: &Context, state: &FileState, tokenizer: TokenizerName, profile: Profile) -> Option<String> {
+    // A model chosen (`--model`) is not in the key: such readings are not kept.
+    if tokenizer == TokenizerName::Calibrated || ctx.model.is_some() {
         return None;
     }
     // The version, because what a plan frees is a function of shake's rules too.
@@ -86,7 +86,7 @@ fn memo_key(state: &FileState, tokenizer: TokenizerName, profile: Profile) -> Op
 }
 
 /// Bumped whenever the memo's layout changes (an older file is then ignored).
-const MEMO_MAGIC: &str = "shake-meter-memo 8";
+const MEMO_MAGIC: &str = "shake-meter-memo 9";
 
 fn memo_path(ctx: &Context, key: &str) -> PathBuf {
     let hash = blake3::hash(key.as_bytes()).to_hex();
