@@ -16,8 +16,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use crate::durable::FileError;
-use crate::host::file::Stamp;
-use crate::host::SessionFile;
+use crate::host::file::{SessionFile, Stamp};
 use crate::proof::Proof;
 use crate::Error;
 

@@ -131,7 +131,7 @@ pub struct SessionFile {
     stamp: Option<Stamp>,
     /// The proof of these bytes, once an import of this read proved them (`store::import`): the
     /// append this command makes next carries it to the import after it, which then trusts the
-    /// old bytes without hashing them again ([`crate::append::Snapshot::of_file`]).
+    /// old bytes without hashing them again (`Snapshot::of_file` in the safe writer).
     proven: std::sync::OnceLock<Proof>,
 }
 
