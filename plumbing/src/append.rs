@@ -16,7 +16,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use crate::durable::FileError;
-use crate::host::file::Stamp;
+use crate::host::file::{SessionFile, Stamp};
+use crate::proof::Proof;
 use crate::Error;
 
 /// A file modified more recently than this may be open in a running pi.
@@ -25,7 +26,8 @@ pub const LIVE_WINDOW: Duration = Duration::from_secs(30);
 /// Fault injection for the race tests: milliseconds to sleep between the "file unchanged" check
 /// and the write, and again between the write and the read-back, so a concurrent writer reliably
 /// lands before the batch or right after it (`tests/cli/append.rs`); `restore` sleeps as long
-/// between its first look at the file and its last.
+/// between its first look at the file and its last. Read only in builds for tests
+/// ([`crate::fault`]).
 pub const DELAY_ENV: &str = "SHAKE_TEST_APPEND_DELAY_MS";
 
 /// The line prefixes shake writes; a partial last line starting so is a torn shake batch.
@@ -42,6 +44,9 @@ pub struct Snapshot {
     /// How the whole file ended, told from its last line whatever its length (a torn line of an
     /// undo's 100 KB replacement starts far before the tail).
     pub ending: Ending,
+    /// The stamp of the file the bytes were read from and their proof, when an import proved
+    /// them ([`SessionFile::proven`]).
+    pub proven: Option<(Stamp, Proof)>,
 }
 
 const TAIL: usize = 4096;
@@ -53,7 +58,14 @@ impl Snapshot {
             len: bytes.len() as u64,
             tail: bytes[bytes.len().saturating_sub(TAIL)..].to_vec(),
             ending: ending(bytes),
+            proven: None,
         }
+    }
+
+    /// The snapshot of a file the command read, with the proof an import made of its bytes.
+    pub fn of_file(file: &SessionFile) -> Snapshot {
+        let proven = file.proven().map(|(stamp, proof)| (stamp, proof.clone()));
+        Snapshot { proven, ..Snapshot::of(file.raw()) }
     }
 }
 
@@ -130,6 +142,11 @@ pub struct Appended {
     pub before: Stamp,
     /// The file just after the write, its fsync and the read-back of the batch (`fstat`).
     pub after: Stamp,
+    /// The proof of the file's bytes as the check found them, when the snapshot had one of the
+    /// very file found (same stamp): the import after the append trusts the old bytes by it
+    /// though the store's state, written within a second of an earlier write, has no mtime to
+    /// compare.
+    pub proven: Option<Proof>,
 }
 
 /// How a file ends.
@@ -200,24 +217,18 @@ pub fn append(path: &Path, snapshot: &Snapshot, batch: &[u8]) -> Result<Appended
         }
         Ending::Partial => return Err(AppendError::PartialLine { path: path.to_path_buf() }),
     };
-    test_delay();
+    crate::fault::pause(DELAY_ENV);
     if let Err((written, e)) = write_counted(&mut file, bytes) {
         take_back(&file, &bytes[..written]);
         return Err(io("append to")(e));
     }
     file.sync_all().map_err(io("fsync"))?;
-    test_delay();
+    crate::fault::pause(DELAY_ENV);
     let at = landed_at(&file, path, snapshot.len, bytes)?;
     let after = Stamp::of_meta(&file.metadata().map_err(io("stat"))?);
     let foreign = (at > snapshot.len).then_some(snapshot.len..at);
-    Ok(Appended { len: at + bytes.len() as u64, foreign, before, after })
-}
-
-/// Sleeps as long as [`DELAY_ENV`] says, if it is set (tests only).
-pub fn test_delay() {
-    if let Some(ms) = std::env::var(DELAY_ENV).ok().and_then(|v| v.parse().ok()) {
-        std::thread::sleep(Duration::from_millis(ms));
-    }
+    let proven = snapshot.proven.as_ref().filter(|(stamp, _)| *stamp == before).map(|(_, proof)| proof.clone());
+    Ok(Appended { len: at + bytes.len() as u64, foreign, before, after, proven })
 }
 
 /// Writes all of `bytes` (one `write` unless the system takes fewer); on failure, the error and

@@ -15,16 +15,17 @@ use crate::Result;
 /// The output flags of a command that lists records: `--json`, `--porcelain`, `-z`; without
 /// one it prints text for people. Flattened into the command's arguments, which says what its
 /// `--json` holds on the struct: `#[command(mut_arg("json", |a| a.help("Print JSON: {…}")))]`.
-#[derive(clap::Args, Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct RecordArgs {
     /// Print JSON (its fields: docs/plumbing.md)
-    #[arg(long, conflicts_with = "nul")]
+    #[cfg_attr(feature = "cli", arg(long, conflicts_with = "nul"))]
     pub json: bool,
     /// Print TAB-separated records for scripts (the contract in docs/plumbing.md) instead of text for people
-    #[arg(long, conflicts_with = "json")]
+    #[cfg_attr(feature = "cli", arg(long, conflicts_with = "json"))]
     pub porcelain: bool,
     /// Records as --porcelain, every field ended with NUL and ids and paths verbatim (they may hold any character)
-    #[arg(short = 'z', id = "nul")]
+    #[cfg_attr(feature = "cli", arg(short = 'z', id = "nul"))]
     pub nul: bool,
 }
 

@@ -12,13 +12,14 @@ use crate::host::{HostKind, Session, SessionFile};
 use crate::{Context, Error, Result};
 
 /// The `[REV]` and `--leaf` arguments every command that reads a leaf takes.
-#[derive(clap::Args, Clone, Debug, Default)]
+#[derive(Clone, Debug, Default)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct RevArgs {
     /// Session file, or session id (prefix), optionally `:<entry-id>`; default: the current session here (pi's, else oh-my-pi's)
-    #[arg(value_name = "REV")]
+    #[cfg_attr(feature = "cli", arg(value_name = "REV"))]
     pub rev: Option<String>,
     /// Leaf entry id (or unique prefix) to act on, e.g. pi's in-memory leaf after /tree
-    #[arg(long, value_name = "ID")]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "ID"))]
     pub leaf: Option<String>,
 }
 

@@ -536,15 +536,33 @@ pub fn warn_foreign_estimate(ctx: &Context, name: TokenizerName, session: &Sessi
 
 /// Returns the tokenizer with its cache opened (BPE and calibrated), not yet calibrated; the
 /// cache is saved when the guard is dropped. The cache lives as long as the process, so that a
-/// `Tokenizer` stays `Copy`: open it once per process (a watching meter re-calibrates with
+/// `Tokenizer` stays `Copy`, and is opened once per store and tokenizer ([`OPENED`]): a second
+/// call counts through the same one (a watching meter re-calibrates with
 /// [`crate::calibration::calibrated_for`] and [`CachedTokenizer::set`], it does not reopen).
 pub fn open_cached(ctx: &Context, name: TokenizerName) -> CachedTokenizer<'_> {
     let tok = Tokenizer::new(name);
     let tok = match tok.base() {
         TokenizerName::Pi => tok,
-        base => tok.with_cache(Box::leak(Box::new(TokenCache::open(ctx, base)))),
+        base => tok.with_cache(opened(ctx, base)),
     };
     CachedTokenizer::new(ctx, tok)
+}
+
+/// The caches this process opened, by store folder and tokenizer. A `Tokenizer` is `Copy` and
+/// holds its cache as `&'static` (every count, on every thread, goes through it), so a cache is
+/// kept until the process ends; kept here, it is made once per store and tokenizer, not once per
+/// [`open_cached`] (`diff`'s two sides, `tokens`' several readings, a test process's commands).
+static OPENED: Mutex<Vec<(PathBuf, TokenizerName, &'static TokenCache)>> = Mutex::new(Vec::new());
+
+/// The cache of `base` in the store of `ctx`, opened on the first call of the process.
+fn opened(ctx: &Context, base: TokenizerName) -> &'static TokenCache {
+    let mut all = OPENED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(&(_, _, cache)) = all.iter().find(|(dir, name, _)| *dir == ctx.store_dir && *name == base) {
+        return cache;
+    }
+    let cache: &'static TokenCache = Box::leak(Box::new(TokenCache::open(ctx, base)));
+    all.push((ctx.store_dir.clone(), base, cache));
+    cache
 }
 
 #[cfg(test)]
@@ -595,6 +613,23 @@ mod tests {
         assert!(count("hello world").is_err());
         let again = TokenCache::open(&ctx, TokenizerName::O200k);
         assert_eq!(again.get(&key("hello world")), Some(2));
+    }
+
+    /// A cache is opened (and kept for the process) once per store and tokenizer: a command
+    /// that opens the same one twice (`diff`'s two sides) counts through one, and what one
+    /// tokenizer learnt the other finds; another store's is its own.
+    #[test]
+    fn a_cache_is_opened_once_per_store_and_tokenizer() {
+        let (dir, other) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (ctx, other) = (ctx(dir.path()), ctx(other.path()));
+        let (a, b) = (open_cached(&ctx, TokenizerName::O200k), open_cached(&ctx, TokenizerName::O200k));
+        let same =
+            |x: &CachedTokenizer<'_>, y: &CachedTokenizer<'_>| std::ptr::eq(x.cache().unwrap(), y.cache().unwrap());
+        assert!(same(&a, &b));
+        a.count("shared words");
+        assert_eq!(b.cache().unwrap().get(&key("shared words")), Some(2));
+        assert!(!same(&a, &open_cached(&other, TokenizerName::O200k)));
+        assert!(!same(&a, &open_cached(&ctx, TokenizerName::Cl100k)));
     }
 
     #[test]

@@ -15,7 +15,6 @@
 pub mod bpe;
 pub mod claude;
 pub mod family;
-pub mod js_json;
 mod o200k_ascii;
 
 use std::fmt;
@@ -29,7 +28,8 @@ use bpe::Bpe;
 pub const IMAGE_TOKENS: u64 = 1_200;
 
 /// The tokenizers shake knows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum TokenizerName {
     /// pi's own estimate: ceil(UTF-16 chars / 4) per message
     Pi,
@@ -49,13 +49,13 @@ pub enum TokenizerName {
     ClaudeV5Sonnet,
     /// The four above with the vocabulary oh-my-pi 18.2.11 counts with (ctok 1.0.0's): an OMP
     /// session's own figures. Not offered on the command line.
-    #[value(skip)]
+    #[cfg_attr(feature = "cli", value(skip))]
     OmpV3,
-    #[value(skip)]
+    #[cfg_attr(feature = "cli", value(skip))]
     OmpV47,
-    #[value(skip)]
+    #[cfg_attr(feature = "cli", value(skip))]
     OmpV5,
-    #[value(skip)]
+    #[cfg_attr(feature = "cli", value(skip))]
     OmpV5Sonnet,
 }
 

@@ -364,7 +364,7 @@ fn append_batch(
     let path = &session.file.path;
     let leaf_id = session.entries[leaf].id().to_string();
     let bytes = batch.bytes(&leaf_id, edits)?;
-    let mut landed = append::append(path, &Snapshot::of(session.file.raw()), &bytes)?;
+    let mut landed = append::append(path, &Snapshot::of_file(session.file), &bytes)?;
     let Prepared { ids, data: logged, .. } = batch;
     if landed.foreign.is_none() && ending(session.file.raw()) == Ending::Clean {
         let lines = bytes.into();

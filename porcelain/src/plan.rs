@@ -10,8 +10,8 @@ use crate::scope::regions;
 use crate::scope::Scope;
 use serde_json::value::RawValue;
 use shake_plumbing::host::{BlockKind, Content, Role, Unit, View};
+use shake_plumbing::js::json::{js_string, raw, trusted, RawObject};
 use shake_plumbing::js::string_json;
-use shake_plumbing::json::{js_string, raw, trusted, RawObject};
 use shake_plumbing::regions::claude_shake::{is_tombstone, utf16_len, ClaudeShake, Output};
 use shake_plumbing::regions::{skip, tail_start, RegionKind};
 use shake_plumbing::tokens::{tokens_with, Tokenizer};
@@ -426,7 +426,7 @@ mod tests {
         for block in blocks {
             let r = raw(block);
             let mut object = RawObject::parse(r.get()).unwrap();
-            object.set("text", shake_plumbing::json::raw(string_json(b"new\n\"t\"")));
+            object.set("text", shake_plumbing::js::json::raw(string_json(b"new\n\"t\"")));
             assert_eq!(with_text_plain(&r, b"new\n\"t\"").as_deref(), Some(object.to_json().as_str()), "{block}");
         }
         for other in [r#"{"t\u0065xt":"a","text":"b"}"#, r#"{"text":"a","text":"b"}"#, "[1]"] {

@@ -26,6 +26,7 @@ mod fault_claude;
 mod fault_pi;
 mod fault_store;
 mod fault_study;
+mod floor;
 mod fold;
 mod generate;
 mod home;

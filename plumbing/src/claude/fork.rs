@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use super::transcript::Transcript;
 use super::write::{result_spans, save_original, write_fork_bytes, Replace, SaveError};
 use crate::durable::{Batch, FileError};
-use crate::json::js_string;
+use crate::js::json::js_string;
 
 /// What a fork (or an in-place fold) wrote.
 #[derive(Debug)]

@@ -27,7 +27,7 @@ use crate::host::{
     self, Block, BlockKind, Call, Content, ForkWrite, Header, Host, HostKind, HostSession, HostView, Node, Projected,
     Refusal, Reply, Role, SessionFile, Tool, TreeLine, Unit, View, Warning, Writer,
 };
-use crate::json::members;
+use crate::js::json::members;
 use crate::output::shell_word;
 use crate::tokens::Pieces;
 use crate::{Context, Error, Result};
@@ -648,7 +648,7 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
             if how.is_fold() && new != write::placeholder(&text, &super::fork::saved_path(source, sid, target)) {
                 return Err(Error::user(format!("{shown}: the planned placeholder of {target} is not the fork's")));
             }
-            let json = crate::json::js_string(&new);
+            let json = crate::js::json::js_string(&new);
             let json = if json == content.get() { std::borrow::Cow::Borrowed(content.get()) } else { json.into() };
             contents.insert(target.clone(), json);
         }
@@ -867,7 +867,7 @@ impl<'s> HostView<'s> for ClaudeView<'s, '_> {
         let original = std::fs::read_to_string(path).ok()?;
         // Only an original the placeholder was made from is put back.
         (write::placeholder(&original, path) == *text)
-            .then(|| RawValue::from_string(crate::json::js_string(&original)).ok())
+            .then(|| RawValue::from_string(crate::js::json::js_string(&original)).ok())
             .flatten()
     }
 
@@ -878,7 +878,7 @@ impl<'s> HostView<'s> for ClaudeView<'s, '_> {
         let [Block { kind: BlockKind::Text(text), .. }] = blocks.as_slice() else { return None };
         let sid = self.host.session_id()?;
         let saved = super::fork::saved_path(&self.host.t.file.path, sid, &result.call_id);
-        RawValue::from_string(crate::json::js_string(&write::placeholder(text, &saved))).ok()
+        RawValue::from_string(crate::js::json::js_string(&write::placeholder(text, &saved))).ok()
     }
 
     fn tail(&self, view: &View<'s, '_>, ids: &mut dyn FnMut(&str)) -> Option<host::Tail> {

@@ -25,7 +25,8 @@ use super::write::{write_fork_bytes, Replace};
 use crate::durable::FileError;
 
 /// Fault injection for the kill tests: milliseconds to sleep right after the rename, before the
-/// old file is looked at again (`tests/cli/claude_in_place.rs`, `tests/cli/fault_claude.rs`).
+/// old file is looked at again (`tests/cli/claude_in_place.rs`, `tests/cli/fault_claude.rs`). Read
+/// only in builds for tests ([`crate::fault`]).
 pub const RENAME_DELAY_ENV: &str = "SHAKE_TEST_RENAME_DELAY_MS";
 
 /// How long, after the rename, shake waits for a process that opened the old file to close it.
@@ -117,9 +118,7 @@ pub fn rewrite(
     let ours = temp.as_file().metadata().map_err(tio)?.len();
     hook(Stage::Renaming);
     temp.persist(source).map_err(|e| io(e.error))?;
-    if let Some(ms) = std::env::var(RENAME_DELAY_ENV).ok().and_then(|v| v.parse().ok()) {
-        std::thread::sleep(Duration::from_millis(ms));
-    }
+    crate::fault::pause(RENAME_DELAY_ENV);
     let late = carry_late(source, (old, inode), seen, ours, meta.mode() & 0o7777)?;
     crate::durable::sync_dir(dir)?;
     Ok(tail.len() as u64 + late)

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::loader::Chain;
 use super::transcript::{as_str, Row, Transcript};
-use crate::json::members;
+use crate::js::json::members;
 
 /// The `model` Claude Code writes on the assistant rows it made up itself (API errors, …).
 const SYNTHETIC: &str = "<synthetic>";

@@ -27,7 +27,7 @@ use serde_json::{Map, Value};
 
 use super::loader::Chain;
 use super::transcript::{as_str, Row, Transcript};
-use crate::json::members;
+use crate::js::json::members;
 
 /// The result Claude Code sends for a call the transcript ends on without its result.
 pub const INTERRUPTED_CALL: &str = "[Tool call interrupted: the session ended before this call's result was recorded, \

@@ -33,7 +33,7 @@ pub fn promoted(t: &Transcript, row: &Row, parts: &[Value], target: &str) -> Opt
     let role = t.member(row, "renderedRole").and_then(|r| serde_json::from_str::<String>(r.get()).ok());
     let kind = t
         .member(row, "attachment")
-        .and_then(|a| crate::json::members(a.get(), &["type"]))
+        .and_then(|a| crate::js::json::members(a.get(), &["type"]))
         .and_then(|[k]| k)
         .and_then(|k| serde_json::from_str::<String>(k.get()).ok());
     let system = match role.as_deref() {

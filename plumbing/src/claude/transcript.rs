@@ -7,7 +7,7 @@
 //! flushes every 100 ms) is normal while it runs.
 //!
 //! A row holds only the few fields the loader walks by (a field scan of the line, no `Value`
-//! tree: [`crate::json::members`]); everything else, `message.content` first, is read from the
+//! tree: [`crate::js::json::members`]); everything else, `message.content` first, is read from the
 //! line where it is used, so a transcript costs little more than its bytes.
 
 use std::ops::Range;
@@ -18,7 +18,7 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::host::file::{Line, SessionFile};
-use crate::json::members;
+use crate::js::json::members;
 
 /// The row types that carry `uuid`/`parentUuid` and form the conversation.
 const CONVERSATION: [&str; 4] = ["user", "assistant", "attachment", "system"];

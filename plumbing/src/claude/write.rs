@@ -14,7 +14,7 @@ use serde_json::value::RawValue;
 
 use super::transcript::Transcript;
 use crate::durable::{Batch, FileError};
-use crate::json::{js_string, RawObject};
+use crate::js::json::{js_string, RawObject};
 use crate::regions::claude_shake::utf16_len;
 
 /// The exact byte range of each `tool_result` block's `content` in a row's line, by

@@ -74,7 +74,7 @@ pub fn run(ctx: &Context, args: &RestoreArgs, out: &mut dyn Write) -> Result {
     if replaced && old.is_some() {
         store.import_file(&target, ctx.host)?;
     }
-    crate::append::test_delay();
+    crate::fault::pause(crate::append::DELAY_ENV);
     match &old {
         Some(seen) => replace(&target, &bytes, seen, || {})?,
         None => crate::durable::replace_if(&target, &bytes, || Ok::<(), Error>(()))?,

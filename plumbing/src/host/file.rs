@@ -28,6 +28,8 @@ use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::proof::Proof;
+
 /// Files of at least this many bytes are mapped rather than read into memory.
 pub const MAP_MIN: u64 = 1 << 20;
 
@@ -127,6 +129,10 @@ pub struct SessionFile {
     pub lines: Vec<Line>,
     /// The file's size, mtime and inode when it was read; `None` for bytes not read from a file.
     stamp: Option<Stamp>,
+    /// The proof of these bytes, once an import of this read proved them (`store::import`): the
+    /// append this command makes next carries it to the import after it, which then trusts the
+    /// old bytes without hashing them again (`Snapshot::of_file` in the safe writer).
+    proven: std::sync::OnceLock<Proof>,
 }
 
 /// How many times [`read_settled`] reads a file that keeps changing.
@@ -281,7 +287,7 @@ impl SessionFile {
     pub fn from_shared(path: PathBuf, raw: Bytes) -> SessionFile {
         let lines = split_lines(&raw);
         let lossy = std::str::from_utf8(&raw).is_err().then(|| Arc::new(Lossy::of(&raw, &lines)));
-        SessionFile { path, raw, lossy, lines, stamp: None }
+        SessionFile { path, raw, lossy, lines, stamp: None, proven: std::sync::OnceLock::new() }
     }
 
     /// Another handle on the same bytes and lines (a map is shared, not copied).
@@ -292,7 +298,20 @@ impl SessionFile {
             lossy: self.lossy.clone(),
             lines: self.lines.clone(),
             stamp: self.stamp,
+            proven: self.proven.clone(),
         }
+    }
+
+    /// Remembers the proof of these bytes (`proof`: proven by their content, never told).
+    pub(crate) fn remember_proof(&self, proof: Proof) {
+        debug_assert_eq!(proof.len, self.raw.len() as u64);
+        let _ = self.proven.set(proof);
+    }
+
+    /// The proof of these bytes when an import proved them, with the file's stamp when they were
+    /// read (`None` for bytes not read from a file).
+    pub fn proven(&self) -> Option<(Stamp, &Proof)> {
+        Some((self.stamp?, self.proven.get()?))
     }
 
     /// The file's bytes, shared (a map is not copied).

@@ -1,7 +1,7 @@
 //! An oh-my-pi session file read whole: the title slot, the header and the entries, with each
 //! entry's exact line kept (`spec/pi-extensions.md` §3.1–3.2, `pi-session-format.md` §8).
 //!
-//! An entry keeps its type, id and parent (a field scan of the line, [`crate::json::members`]);
+//! An entry keeps its type, id and parent (a field scan of the line, [`crate::js::json::members`]);
 //! the rest is parsed from the line where it is read ([`OmpFile::value`]) and let go, so a
 //! file costs little more than its bytes.
 //!
@@ -24,16 +24,31 @@ pub const TITLE_SLOT_BYTES: usize = 256;
 /// Why an OMP file could not be read. Each names the file, and the line where there is one.
 #[derive(Debug, Error)]
 pub enum OmpError {
-    #[error("{path}: {err}")]
-    Io { path: String, err: std::io::Error },
-    #[error("{path}:1: torn title slot: {why} (OMP writes a {TITLE_SLOT_BYTES}-byte JSON line)")]
-    TornTitle { path: String, why: String },
-    #[error("{path}: no session header (no `\"type\":\"session\"` line before the first entry)")]
-    MissingHeader { path: String },
-    #[error("{path}:{line}: session header version {version}; open it in OMP once to migrate it to version 3")]
-    OldVersion { path: String, line: usize, version: String },
-    #[error("{path}: the file was rewritten {attempts} times while being read; try again when OMP is idle")]
-    Unstable { path: String, attempts: usize },
+    /// The system refused to read it.
+    #[error("{}: {source}", path.display())]
+    Io { path: PathBuf, source: std::io::Error },
+    /// The first line is OMP's title slot, but not whole.
+    #[error("{}:1: torn title slot: {why} (OMP writes a {TITLE_SLOT_BYTES}-byte JSON line)", path.display())]
+    TornTitle { path: PathBuf, why: String },
+    /// No header before the first entry.
+    #[error("{}: no session header (no `\"type\":\"session\"` line before the first entry)", path.display())]
+    MissingHeader { path: PathBuf },
+    /// A header of a version OMP migrates when it opens the file.
+    #[error("{}:{line}: session header version {version}; open it in OMP once to migrate it to version 3", path.display())]
+    OldVersion { path: PathBuf, line: usize, version: String },
+    /// OMP kept rewriting it while it was read.
+    #[error("{}: the file was rewritten {attempts} times while being read; try again when OMP is idle", path.display())]
+    Unstable { path: PathBuf, attempts: usize },
+}
+
+impl From<OmpError> for crate::Error {
+    fn from(e: OmpError) -> crate::Error {
+        let err = match &e {
+            OmpError::Io { source, .. } => crate::Error::os(source.kind(), &e),
+            _ => crate::Error::user(e.to_string()),
+        };
+        err.caused_by(e)
+    }
 }
 
 /// The title slot: the first line when it is OMP's fixed-width title record.
@@ -130,10 +145,10 @@ impl OmpFile {
     /// (tests use it to rewrite the file mid-read).
     pub fn read_with(path: &Path, between: impl FnMut()) -> Result<OmpFile, OmpError> {
         let read = read_settled(path, &[&super::host::Omp], between)
-            .map_err(|err| OmpError::Io { path: path.display().to_string(), err })?;
+            .map_err(|source| OmpError::Io { path: path.to_path_buf(), source })?;
         match read.settled {
             true => Self::parse(path.to_path_buf(), read.bytes),
-            false => Err(OmpError::Unstable { path: path.display().to_string(), attempts: READ_ATTEMPTS }),
+            false => Err(OmpError::Unstable { path: path.to_path_buf(), attempts: READ_ATTEMPTS }),
         }
     }
 
@@ -142,9 +157,9 @@ impl OmpFile {
     /// once, not once per reader.
     pub fn read_shared(path: &Path) -> Result<(OmpFile, SessionFile), OmpError> {
         let read = SessionFile::read(path, &[&super::host::Omp])
-            .map_err(|err| OmpError::Io { path: path.display().to_string(), err })?;
+            .map_err(|source| OmpError::Io { path: path.to_path_buf(), source })?;
         if read.stamp().is_none() {
-            return Err(OmpError::Unstable { path: path.display().to_string(), attempts: READ_ATTEMPTS });
+            return Err(OmpError::Unstable { path: path.to_path_buf(), attempts: READ_ATTEMPTS });
         }
         Ok((Self::parse(path.to_path_buf(), read.bytes().clone())?, read))
     }
@@ -198,7 +213,6 @@ struct Scan {
 /// Reads the title slot, the header and, when `entries`, every entry after it (else it stops at
 /// the header, where the last error can arise).
 fn scan(path: &Path, bytes: &[u8], entries_too: bool) -> Result<Scan, OmpError> {
-    let name = path.display().to_string();
     let mut title = None;
     let mut header = None;
     let mut entries = Vec::new();
@@ -209,7 +223,7 @@ fn scan(path: &Path, bytes: &[u8], entries_too: bool) -> Result<Scan, OmpError> 
         start = raw.end + 1;
         let number = index + 1;
         if index == 0 && line.starts_with(br#"{"type":"title""#) {
-            title = Some(parse_title(&name, line, raw.end < bytes.len())?);
+            title = Some(parse_title(path, line, raw.end < bytes.len())?);
             continue;
         }
         if line.iter().all(u8::is_ascii_whitespace) {
@@ -225,15 +239,15 @@ fn scan(path: &Path, bytes: &[u8], entries_too: bool) -> Result<Scan, OmpError> 
         match entry.kind() {
             "session" if header.is_none() => {
                 let value = serde_json::from_slice::<Map<String, Value>>(line).unwrap_or_default();
-                check_version(&name, number, &value)?;
+                check_version(path, number, &value)?;
                 header = Some((entry, value));
             }
             "session" | "title" => {}
-            _ if header.is_none() => return Err(OmpError::MissingHeader { path: name }),
+            _ if header.is_none() => return Err(OmpError::MissingHeader { path: path.to_path_buf() }),
             _ => entries.push(entry),
         }
     }
-    let header = header.ok_or(OmpError::MissingHeader { path: name })?;
+    let header = header.ok_or_else(|| OmpError::MissingHeader { path: path.to_path_buf() })?;
     Ok(Scan { title, header, entries, malformed })
 }
 
@@ -246,7 +260,7 @@ fn scan_entry(line: &[u8], number: usize, raw: Range<usize>) -> Option<OmpEntry>
     if (has(b"\\ud") || has(b"\\uD")) && serde_json::from_str::<Value>(text).is_err() {
         return None;
     }
-    let [kind, id, parent] = crate::json::members(text, &["type", "id", "parentId"])?;
+    let [kind, id, parent] = crate::js::json::members(text, &["type", "id", "parentId"])?;
     // `Value::as_str`: a string, decoded (only a string that parses is one here).
     let string = |raw: Option<&serde_json::value::RawValue>| {
         raw.and_then(|r| serde_json::from_str::<String>(r.get()).ok()).map(String::into_boxed_str)
@@ -260,8 +274,8 @@ fn scan_entry(line: &[u8], number: usize, raw: Range<usize>) -> Option<OmpEntry>
     })
 }
 
-fn parse_title(path: &str, line: &[u8], has_newline: bool) -> Result<TitleSlot, OmpError> {
-    let torn = |why: String| OmpError::TornTitle { path: path.to_string(), why };
+fn parse_title(path: &Path, line: &[u8], has_newline: bool) -> Result<TitleSlot, OmpError> {
+    let torn = |why: String| OmpError::TornTitle { path: path.to_path_buf(), why };
     if !has_newline || line.len() + 1 != TITLE_SLOT_BYTES {
         let width = line.len() + usize::from(has_newline);
         return Err(torn(format!("the first line is {width} bytes")));
@@ -275,11 +289,11 @@ fn parse_title(path: &str, line: &[u8], has_newline: bool) -> Result<TitleSlot, 
     }
 }
 
-fn check_version(path: &str, line: usize, header: &Map<String, Value>) -> Result<(), OmpError> {
+fn check_version(path: &Path, line: usize, header: &Map<String, Value>) -> Result<(), OmpError> {
     match header.get("version").and_then(Value::as_u64) {
         Some(v) if v >= 3 => Ok(()),
         other => Err(OmpError::OldVersion {
-            path: path.to_string(),
+            path: path.to_path_buf(),
             line,
             version: other.map_or("1".to_string(), |v| v.to_string()),
         }),
@@ -299,6 +313,32 @@ mod tests {
     }
 
     const HEADER: &str = r#"{"type":"session","id":"s","timestamp":"t","cwd":"/w","version":3}"#;
+
+    /// An OMP file's errors name it as a path and keep what the system said: the CLI's error
+    /// for a refused read is an I/O error (exit 4; a missing file the user's, exit 1) whose
+    /// source is the OMP error, the user's (exit 1) for a file that is not OMP's to read.
+    #[test]
+    fn errors_keep_the_path_and_the_systems_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("gone.jsonl");
+        let e = OmpFile::read(&missing).unwrap_err();
+        let OmpError::Io { path, source } = &e else { panic!("{e:?}") };
+        assert_eq!((path, source.kind()), (&missing, std::io::ErrorKind::NotFound));
+        let e = crate::Error::from(e);
+        // A file not there is the user's to name again (exit 1), as every missing file is.
+        assert_eq!(e.kind.exit_code(), 1);
+        assert!(std::error::Error::source(&e).is_some_and(|s| s.is::<OmpError>()));
+        // Reading /proc/self/mem from offset 0 fails with EIO, even for root: an I/O error.
+        let e = crate::Error::from(OmpFile::read(Path::new("/proc/self/mem")).unwrap_err());
+        assert_eq!(e.kind.exit_code(), 4, "{}", e.message);
+        let e = crate::Error::from(OmpFile::check(&missing, b"{}\n").unwrap_err());
+        assert!(
+            e.message.ends_with("no session header (no `\"type\":\"session\"` line before the first entry)"),
+            "{}",
+            e.message
+        );
+        assert_eq!(e.kind.exit_code(), 1);
+    }
 
     #[test]
     fn reads_title_header_and_entries() {

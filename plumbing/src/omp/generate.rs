@@ -15,9 +15,9 @@ use std::collections::HashMap;
 use serde_json::{json, Map, Value};
 
 use super::file::TITLE_SLOT_BYTES;
+use crate::js::stringify::stringify_value;
 use crate::pi::generate::text::Rng;
 use crate::pi::generate::{self, Limit};
-use crate::tokens::js_json::stringify_value;
 
 /// What to generate.
 #[derive(Clone, Debug)]

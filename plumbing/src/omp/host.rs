@@ -57,7 +57,7 @@ impl Host for Omp {
     }
 
     fn load<'a>(&self, file: &'a SessionFile) -> Result<host::Session<'a>> {
-        let title = OmpFile::check(&file.path, file.raw()).map_err(|e| Error::user(e.to_string()))?;
+        let title = OmpFile::check(&file.path, file.raw())?;
         let skip = usize::from(title.is_some());
         Ok(pi::session::load_as(file, &Omp, skip, &OMP_TYPES, |p| {
             Box::new(OmpSession { pruned: super::prune::rewrites(&p), pi: p })

@@ -46,7 +46,7 @@ impl OwnMeter for OmpRules {
         seen: &mut dyn FnMut(&[u8]),
     ) -> Result<OwnFigures> {
         let config = if rules.name == "omp-auto" { AUTO } else { AGGRESSIVE };
-        let (file, read) = OmpFile::read_shared(path).map_err(|e| Error::user(e.to_string()))?;
+        let (file, read) = OmpFile::read_shared(path)?;
         // A store failure only warns; the import takes the bytes just read.
         crate::store::touch::import_read(ctx, &read);
         seen(read.raw());
@@ -85,7 +85,8 @@ impl OwnMeter for OmpRules {
 impl History for OmpRules {
     fn compare(&self, ctx: &Context, old: (&str, &SessionFile), new: (&str, &SessionFile)) -> Result<Compared> {
         let parse = |(name, file): (&str, &SessionFile)| {
-            OmpFile::parse(file.path.clone(), file.raw().to_vec()).map_err(|e| Error::user(format!("{name}: {e}")))
+            OmpFile::parse(file.path.clone(), file.raw().to_vec())
+                .map_err(|e| Error::user(format!("{name}: {e}")).caused_by(e))
         };
         let (old, new) = (parse(old)?, parse(new)?);
         let tok = tokenizer(ctx, &old);

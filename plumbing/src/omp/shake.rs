@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use super::file::{message, role, OmpEntry, OmpFile};
 use super::tokenizer::{OmpTokenizer, IMAGE_TOKENS};
-use crate::tokens::js_json;
+use crate::js::stringify;
 
 /// A `ShakeConfig` preset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -288,7 +288,7 @@ pub fn rewrite(file: &OmpFile, regions: &[Region], artifact: Option<u64>, now_ms
     let mut out = file.bytes[..file.header_end()].to_vec();
     for e in &file.entries {
         match edited.get(&e.line) {
-            Some(v) => out.extend_from_slice(js_json::stringify_value(&Value::Object(v.clone())).as_bytes()),
+            Some(v) => out.extend_from_slice(stringify::stringify_value(&Value::Object(v.clone())).as_bytes()),
             None => out.extend_from_slice(file.line_bytes(e)),
         }
         out.push(b'\n');
@@ -430,7 +430,7 @@ const FRAME_TOKENS: u64 = 5_024;
 
 /// `stringifyJson(value) ?? "null"`.
 fn json_text(value: Option<&Value>) -> String {
-    value.map_or_else(|| "null".to_string(), js_json::stringify_value)
+    value.map_or_else(|| "null".to_string(), stringify::stringify_value)
 }
 
 /// `isProtectedToolResult` with the preset's matchers: `skill`, reads of `skill://` (and of

@@ -9,7 +9,8 @@ use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
 use super::message::{Head, Message};
-use crate::json::{self, WtfKey};
+use crate::js::json::WtfKey;
+use crate::js::scan;
 use serde_json::value::RawValue;
 
 /// The top-level keys pi's session code reads, with the name of each one's accessor on
@@ -157,7 +158,7 @@ impl<'a> Fields<'a> {
         // serde_json decides what the scan does not take (and names the fault).
         let values: Values<'a> = serde_json::from_str(text)?;
         // Its keys are read as bytes, which serde_json does not check for control characters.
-        if json::raw_control_in_string(text.as_bytes()) {
+        if scan::raw_control_in_string(text.as_bytes()) {
             return Err(serde_json::Error::custom("control character (\\u0000-\\u001F) found while parsing a string"));
         }
         let base = text.as_ptr() as usize;
@@ -192,7 +193,7 @@ impl<'a> Fields<'a> {
         self.text
     }
 
-    /// Reads a line in one pass that checks every byte as serde_json would ([`json::check_value`])
+    /// Reads a line in one pass that checks every byte as serde_json would ([`scan::check_value`])
     /// and notes the spans of the keys pi reads, and a bit for each key there; `None` for a line
     /// it leaves to serde_json: not valid JSON, not an object, a key with an escape, or nested
     /// past the check's depth (`parse` refused a line past 4 GiB). (Going through serde_json's
@@ -201,21 +202,21 @@ impl<'a> Fields<'a> {
     fn scan(text: &str) -> Option<([(u32, u32); SLOTS], u32)> {
         let b = text.as_bytes();
         let (mut spans, mut present) = ([(0u32, 0u32); SLOTS], 0u32);
-        let mut i = json::skip_ws(b, 0);
+        let mut i = scan::skip_ws(b, 0);
         (b.get(i) == Some(&b'{')).then_some(())?;
-        i = json::skip_ws(b, i + 1);
+        i = scan::skip_ws(b, i + 1);
         if b.get(i) == Some(&b'}') {
             i += 1;
         } else {
             loop {
                 (b.get(i) == Some(&b'"')).then_some(())?;
-                let key_end = json::check_string(b, i)?;
+                let key_end = scan::check_string(b, i)?;
                 // Cut at two quotes of a `str`: on its character boundaries.
                 let key = &text[i + 1..key_end - 1];
-                i = json::skip_ws(b, key_end);
+                i = scan::skip_ws(b, key_end);
                 (b.get(i) == Some(&b':')).then_some(())?;
-                let start = json::skip_ws(b, i + 1);
-                let end = json::check_value(b, start)?;
+                let start = scan::skip_ws(b, i + 1);
+                let end = scan::check_value(b, start)?;
                 if key.contains('\\') {
                     return None;
                 }
@@ -223,9 +224,9 @@ impl<'a> Fields<'a> {
                     spans[slot as usize] = (start as u32, (end - start) as u32);
                     present |= 1 << slot as usize;
                 }
-                i = json::skip_ws(b, end);
+                i = scan::skip_ws(b, end);
                 match *b.get(i)? {
-                    b',' => i = json::skip_ws(b, i + 1),
+                    b',' => i = scan::skip_ws(b, i + 1),
                     b'}' => {
                         i += 1;
                         break;
@@ -234,7 +235,7 @@ impl<'a> Fields<'a> {
                 }
             }
         }
-        (json::skip_ws(b, i) == b.len()).then_some((spans, present))
+        (scan::skip_ws(b, i) == b.len()).then_some((spans, present))
     }
 
     #[inline]
@@ -254,7 +255,7 @@ impl<'a> Fields<'a> {
                 self.rest.as_ref()?[(kept & below).count_ones() as usize]
             }
         };
-        Some(crate::json::raw_within(self.text(), start as usize..(start + len) as usize))
+        Some(crate::js::json::raw_within(self.text(), start as usize..(start + len) as usize))
     }
 }
 

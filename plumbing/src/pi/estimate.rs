@@ -12,7 +12,8 @@ use super::entry::{as_str, is_truthy, EntryType};
 use super::message::Message;
 use super::project::Projection;
 use crate::host::{BlockKind, Content, Projected};
-use crate::tokens::{js_json, Pieces};
+use crate::js::stringify;
+use crate::tokens::Pieces;
 
 /// pi's fixed estimate for one image, in characters (`ESTIMATED_IMAGE_CHARS`).
 pub const IMAGE_CHARS: u64 = 4_800;
@@ -93,13 +94,13 @@ pub fn visit_with(projection: &Projection<'_, '_>, index: usize, content: &Conte
     }
 }
 
-/// `JSON.stringify(JSON.parse(raw))` ([`js_json::stringify`]), found without parsing `raw` when
+/// `JSON.stringify(JSON.parse(raw))` ([`stringify::stringify`]), found without parsing `raw` when
 /// it is already what that writes (as pi writes every tool call's arguments): building the value
 /// to write it again was a twentieth of a dry run on many small entries.
 fn stringified(raw: &RawValue) -> Cow<'_, str> {
     match crate::js::is_stringified(raw.get()) {
         true => Cow::Borrowed(raw.get()),
-        false => js_json::stringify(raw),
+        false => stringify::stringify(raw),
     }
 }
 
@@ -197,7 +198,7 @@ mod tests {
             [r#"{"command":"ls -l"}"#, r#"{ "a" : 1.0 }"#, r#"{"2":1,"1":2}"#, r#"{"a":"\u00e9"}"#, "[]", "null"]
         {
             let raw: &RawValue = serde_json::from_str(text).unwrap();
-            assert_eq!(stringified(raw), js_json::stringify(raw), "{text}");
+            assert_eq!(stringified(raw), stringify::stringify(raw), "{text}");
         }
         let canonical: &RawValue = serde_json::from_str(r#"{"path":"a.rs"}"#).unwrap();
         assert!(matches!(stringified(canonical), Cow::Borrowed(_)));

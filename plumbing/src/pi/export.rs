@@ -10,8 +10,8 @@ use super::entry::{as_str, is_truthy, EntryType};
 use super::write::EntryWriter;
 use super::{ids, paths, Session};
 use crate::host::{self, Export};
-use crate::json::js_string as string;
-use crate::json::{raw, raw_string, RawObject};
+use crate::js::json::js_string as string;
+use crate::js::json::{raw, raw_string, RawObject};
 use crate::{Context, Error, Result};
 
 /// Exports the path to `leaf` as pi's `/fork` writes it, for a new file in pi's session folder

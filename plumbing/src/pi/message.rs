@@ -8,7 +8,7 @@ use serde_json::value::RawValue;
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
 
 use crate::host::{Block, BlockKind, Call, Content};
-use crate::json::{trusted, WrongType, WtfKey};
+use crate::js::json::{trusted, WrongType, WtfKey};
 
 /// Parses a raw pi `content` value; anything unexpected becomes [`Content::Other`] or
 /// [`BlockKind::Other`] rather than an error, as pi does not validate content either.
@@ -57,14 +57,14 @@ pub fn calls_of(raw: Option<&RawValue>) -> Vec<Call<'_>> {
 /// index past the array.
 fn each_block<'a>(text: &'a str, open: usize, mut each: impl FnMut(&'a RawValue, Option<&Slots<'a, '_>>)) -> usize {
     let b = text.as_bytes();
-    let mut i = crate::json::skip_ws(b, open + 1);
+    let mut i = crate::js::scan::skip_ws(b, open + 1);
     while !matches!(b.get(i), None | Some(b']')) {
         let read = (b[i] == b'{').then(|| Slots::read_at(text, i, &BLOCK_KEYS, |_, _| None)).flatten();
         let end = match &read {
             Some((_, end)) => *end,
             None => trusted::value_end(b, i),
         };
-        each(crate::json::raw_within(text, i..end), read.as_ref().map(|(o, _)| o));
+        each(crate::js::json::raw_within(text, i..end), read.as_ref().map(|(o, _)| o));
         i = trusted::after(b, end);
     }
     (i + 1).min(b.len())
@@ -215,7 +215,7 @@ impl<'a> Head<'a> {
     /// content, walked the content twice).
     pub fn parse_with_calls(raw: &'a RawValue) -> Option<(Head<'a>, Vec<Call<'a>>)> {
         let text = raw.get();
-        let open = crate::json::skip_ws(text.as_bytes(), 0);
+        let open = crate::js::scan::skip_ws(text.as_bytes(), 0);
         (text.as_bytes().get(open) == Some(&b'{')).then_some(())?;
         let mut read: Option<(usize, Vec<Call<'a>>)> = None;
         let (o, _) = Slots::read_at(text, open, &MESSAGE_KEYS, |slot, start| {
@@ -305,7 +305,7 @@ struct Slots<'a, 'k> {
 impl<'a, 'k> Slots<'a, 'k> {
     /// Reads `raw` (`None` when it is not an object) for at most 16 `keys`.
     fn parse(raw: &'a RawValue, keys: &'k [&'k str]) -> Option<Slots<'a, 'k>> {
-        let open = crate::json::skip_ws(raw.get().as_bytes(), 0);
+        let open = crate::js::scan::skip_ws(raw.get().as_bytes(), 0);
         (raw.get().as_bytes().get(open) == Some(&b'{')).then_some(())?;
         Some(Self::read_at(raw.get(), open, keys, |_, _| None)?.0)
     }
@@ -326,7 +326,7 @@ impl<'a, 'k> Slots<'a, 'k> {
             let slot = keys.iter().position(|k| k.as_bytes() == key);
             let end = slot.and_then(|i| read(i, start)).unwrap_or_else(|| trusted::value_end(b, start));
             if let Some(i) = slot {
-                slots.values[i] = Some(crate::json::raw_within(text, start..end));
+                slots.values[i] = Some(crate::js::json::raw_within(text, start..end));
             }
             end
         });
@@ -335,7 +335,7 @@ impl<'a, 'k> Slots<'a, 'k> {
             // A key with an escape is decoded by serde (a lone surrogate included).
             None => {
                 let end = trusted::value_end(b, open);
-                Some((Self::parse_escaped(crate::json::raw_within(text, open..end), keys)?, end))
+                Some((Self::parse_escaped(crate::js::json::raw_within(text, open..end), keys)?, end))
             }
         }
     }
@@ -375,7 +375,7 @@ impl<'a, 'k> Slots<'a, 'k> {
         self.raw(i).is_none_or(|v| v.get() == "null" || v.get().starts_with('"'))
     }
 
-    /// A member as serde reads an `Option<Cow<str>>` field ([`crate::json::RawObject::opt_str`]).
+    /// A member as serde reads an `Option<Cow<str>>` field ([`crate::js::json::RawObject::opt_str`]).
     fn opt_str(&self, i: usize) -> Result<Option<Cow<'a, str>>, WrongType> {
         match self.raw(i) {
             None => Ok(None),

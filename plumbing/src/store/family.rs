@@ -25,7 +25,7 @@ impl Store {
     /// gives an empty tree.
     pub fn session_tree(&self, info: &SessionInfo) -> Result<Tree> {
         let key = info.path.to_string_lossy();
-        let Some((head, rest)) = self.read_state(&key)?.map_err(Error::corrupt)? else { return Ok(Tree::default()) };
+        let Some((head, rest)) = self.read_state(&key)?? else { return Ok(Tree::default()) };
         let Some(resume) = state::decode_resume(&head, &rest) else {
             return Err(Error::corrupt(format!("import state of {key}: unreadable (resume part)")));
         };

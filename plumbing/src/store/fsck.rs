@@ -246,7 +246,7 @@ fn check_states(store: &Store, report: &mut FsckReport) -> crate::Result<()> {
         report.sessions += 1;
         let (head, rest) = match state::decode(&path, &bytes) {
             Err(why) => {
-                report.problems.push(why);
+                report.problems.push(why.to_string());
                 continue;
             }
             Ok(decoded) => decoded,

@@ -445,7 +445,7 @@ impl Packed {
     }
 
     /// `Err(what)` when damage must be said (never in `fsck`'s lenient view, which says it).
-    pub fn refuse(&self, what: String) -> Result<(), String> {
+    pub fn refuse<E>(&self, what: E) -> Result<(), E> {
         match self.lenient {
             true => Ok(()),
             false => Err(what),

@@ -123,8 +123,11 @@ struct FileStateV2 {
 /// The tree context at `committed`, to continue computing node ids on appended lines.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Resume {
-    /// The header's pi format version; `None` before a header was seen.
-    pub pi_version: Option<u64>,
+    /// The format version of the file's header, as its host read it ([`crate::host::TreeLine`]'s
+    /// `Header`: pi's and OMP's `version`); `None` before a header was seen, and in formats
+    /// without one. Stored by position, as every field here (bincode writes no names): the
+    /// bytes are the same as when this was called `pi_version`.
+    pub header_version: Option<u64>,
     /// Physical lines in the committed part (to number the next line).
     pub lines: u64,
     /// Tree entries (lines that got a node) in the committed part.
@@ -154,7 +157,7 @@ pub struct Chunk {
 /// A format 3 [`Resume`]'s fixed fields, as stored before its node table.
 #[derive(Serialize, Deserialize)]
 struct ResumeHead {
-    pi_version: Option<u64>,
+    header_version: Option<u64>,
     lines: u64,
     entries: u64,
     last_node: Option<[u8; 32]>,
@@ -163,7 +166,7 @@ struct ResumeHead {
 /// A format 4 [`Resume`], as stored: the fixed fields and the chunks (id, entries).
 #[derive(Serialize, Deserialize)]
 struct ResumeHead4 {
-    pi_version: Option<u64>,
+    header_version: Option<u64>,
     lines: u64,
     entries: u64,
     last_node: Option<[u8; 32]>,
@@ -174,7 +177,7 @@ struct ResumeHead4 {
 /// A format 2 `Resume`, as it was stored.
 #[derive(Deserialize)]
 struct ResumeV2 {
-    pi_version: Option<u64>,
+    header_version: Option<u64>,
     lines: u64,
     entries: u64,
     last_node: Option<[u8; 32]>,
@@ -246,19 +249,62 @@ fn entries_back(bytes: &[u8]) -> impl Iterator<Item = (&str, ObjectId)> + '_ {
     })
 }
 
+/// What is wrong with a stored chunk of a node table ([`chunk_bytes`]), naming it.
+#[derive(Debug, thiserror::Error)]
+pub enum ChunkError {
+    /// The store holds no object of its id.
+    #[error("node table chunk {id} is missing")]
+    Missing {
+        /// The chunk's id.
+        id: ObjectId,
+    },
+    /// The object is of another kind.
+    #[error("node table chunk {id} is a {kind}")]
+    NotATable {
+        /// The chunk's id.
+        id: ObjectId,
+        /// The object's kind.
+        kind: Kind,
+    },
+    /// The bytes are not a whole table.
+    #[error("node table chunk {id} is not a whole table")]
+    Torn {
+        /// The chunk's id.
+        id: ObjectId,
+    },
+    /// The table holds another number of entries than the state says.
+    #[error("node table chunk {id} holds {holds} entries, the state says {says}")]
+    Entries {
+        /// The chunk's id.
+        id: ObjectId,
+        /// The entries it holds.
+        holds: u64,
+        /// The entries the state says it holds.
+        says: u64,
+    },
+    /// The object did not read (its bytes do not hash to its id, a pack that does not read).
+    #[error("node table chunk {id}: {}", source.message)]
+    Unread {
+        /// The chunk's id.
+        id: ObjectId,
+        /// The store's error.
+        source: Error,
+    },
+}
+
 /// The bytes of a stored chunk, checked: its object re-hashed to its id, of kind table, a whole
 /// table of as many entries as the state says. `Err` says what is wrong with it.
-pub fn chunk_bytes<'s>(store: &'s Store, chunk: &Chunk) -> std::result::Result<&'s [u8], String> {
+pub fn chunk_bytes<'s>(store: &'s Store, chunk: &Chunk) -> std::result::Result<&'s [u8], ChunkError> {
     let id = chunk.id;
     match store.get(&id) {
-        Ok(Some(obj)) if obj.kind != Kind::Table => Err(format!("node table chunk {id} is a {}", obj.kind)),
+        Ok(Some(obj)) if obj.kind != Kind::Table => Err(ChunkError::NotATable { id, kind: obj.kind }),
         Ok(Some(obj)) => match chunk_entries(obj.bytes) {
             Some(n) if n == chunk.entries => Ok(obj.bytes),
-            Some(n) => Err(format!("node table chunk {id} holds {n} entries, the state says {}", chunk.entries)),
-            None => Err(format!("node table chunk {id} is not a whole table")),
+            Some(holds) => Err(ChunkError::Entries { id, holds, says: chunk.entries }),
+            None => Err(ChunkError::Torn { id }),
         },
-        Ok(None) => Err(format!("node table chunk {id} is missing")),
-        Err(e) => Err(format!("node table chunk {id}: {}", e.message)),
+        Ok(None) => Err(ChunkError::Missing { id }),
+        Err(source) => Err(ChunkError::Unread { id, source }),
     }
 }
 
@@ -412,7 +458,7 @@ pub fn encode(store: &Store, head: &FileState, resume: &Resume) -> Result<Encode
     let (chunks, tables) = seal(store, resume);
     let head = bincode::serde::encode_to_vec(head, config()).map_err(err)?;
     let fixed = ResumeHead4 {
-        pi_version: resume.pi_version,
+        header_version: resume.header_version,
         lines: resume.lines,
         entries: resume.entries,
         last_node: resume.last_node,
@@ -476,19 +522,19 @@ pub fn decode_resume(head: &FileState, rest: &[u8]) -> Option<Resume> {
             let (v2, used) = bincode::serde::decode_from_slice::<ResumeV2, _>(rest, config()).ok()?;
             let mut inline = NodeTable::default();
             v2.nodes.iter().for_each(|(id, node)| inline.push(id, &ObjectId(*node)));
-            let ResumeV2 { pi_version, lines, entries, last_node, .. } = v2;
-            let resume = Resume { pi_version, lines, entries, last_node, chunks: Vec::new(), inline, last: None };
+            let ResumeV2 { header_version, lines, entries, last_node, .. } = v2;
+            let resume = Resume { header_version, lines, entries, last_node, chunks: Vec::new(), inline, last: None };
             (used == rest.len()).then_some(resume)
         }
         V3 => {
             let (fixed, used) = bincode::serde::decode_from_slice::<ResumeHead, _>(rest, config()).ok()?;
-            let ResumeHead { pi_version, lines, entries, last_node } = fixed;
+            let ResumeHead { header_version, lines, entries, last_node } = fixed;
             let inline = NodeTable::from_bytes(rest[used..].to_vec())?;
-            Some(Resume { pi_version, lines, entries, last_node, chunks: Vec::new(), inline, last: None })
+            Some(Resume { header_version, lines, entries, last_node, chunks: Vec::new(), inline, last: None })
         }
         _ => {
             let (fixed, used) = bincode::serde::decode_from_slice::<ResumeHead4, _>(rest, config()).ok()?;
-            let ResumeHead4 { pi_version, lines, entries, last_node, chunks, last } = fixed;
+            let ResumeHead4 { header_version, lines, entries, last_node, chunks, last } = fixed;
             let chunks: Vec<Chunk> =
                 chunks.into_iter().map(|(id, entries)| Chunk { id: ObjectId(id), entries }).collect();
             // Chunks have a last entry; no chunks, none.
@@ -496,14 +542,41 @@ pub fn decode_resume(head: &FileState, rest: &[u8]) -> Option<Resume> {
                 return None;
             }
             let last = last.map(|(id, node)| (id, ObjectId(node)));
-            let resume = Resume { pi_version, lines, entries, last_node, chunks, inline: NodeTable::default(), last };
+            let resume =
+                Resume { header_version, lines, entries, last_node, chunks, inline: NodeTable::default(), last };
             (used == rest.len()).then_some(resume)
         }
     }
 }
 
+/// Why an import state does not read, naming where it was read from. An import reads such a
+/// state as absent (the file whole again); a listing calls the store corrupt.
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    /// The system refused to read a loose state file.
+    #[error("{}: cannot read import state: {source}", path.display())]
+    Read {
+        /// The state file.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// The bytes are not a state this shake reads: wrong magic, version, checksum or layout.
+    #[error("{}: unreadable import state (wrong magic, version, checksum or layout)", path.display())]
+    Damaged {
+        /// Where the state was read from (a packed file's record, or a loose file).
+        path: PathBuf,
+    },
+}
+
+impl From<StateError> for Error {
+    fn from(e: StateError) -> Error {
+        Error::corrupt(e.to_string()).caused_by(e)
+    }
+}
+
 /// A state as read: `Ok(None)` when absent, `Err` naming it when it does not decode.
-pub type Read = std::result::Result<Option<(FileState, Vec<u8>)>, String>;
+pub type Read = std::result::Result<Option<(FileState, Vec<u8>)>, StateError>;
 
 /// Reads and decodes the head of a state file; `Ok(None)` when absent, `Err` with the file
 /// named when unreadable (callers decide whether that matters).
@@ -511,17 +584,17 @@ pub fn read(path: &Path) -> Read {
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("{}: cannot read import state: {e}", path.display())),
+        Err(source) => return Err(StateError::Read { path: path.to_path_buf(), source }),
     };
     decode(path, &bytes).map(Some)
 }
 
 /// Decodes a state's head, keeping the resume part's bytes; `Err` naming `path` when it is
 /// damaged.
-pub fn decode(path: &Path, bytes: &[u8]) -> std::result::Result<(FileState, Vec<u8>), String> {
+pub fn decode(path: &Path, bytes: &[u8]) -> std::result::Result<(FileState, Vec<u8>), StateError> {
     match decode_head(bytes) {
         Some((head, rest)) => Ok((head, rest.to_vec())),
-        None => Err(format!("{}: unreadable import state (wrong magic, version, checksum or layout)", path.display())),
+        None => Err(StateError::Damaged { path: path.to_path_buf() }),
     }
 }
 
@@ -531,7 +604,7 @@ pub fn encode_format_3(head: &FileState, resume: &Resume, table: &NodeTable) -> 
     let mut out = MAGIC.to_vec();
     out.extend_from_slice(&V3.to_le_bytes());
     out.extend(bincode::serde::encode_to_vec(head, config()).unwrap_or_default());
-    let fixed = (resume.pi_version, resume.lines, resume.entries, resume.last_node);
+    let fixed = (resume.header_version, resume.lines, resume.entries, resume.last_node);
     out.extend(bincode::serde::encode_to_vec(fixed, config()).unwrap_or_default());
     out.extend_from_slice(&table.bytes);
     let sum = blake3::hash(&out);
@@ -585,7 +658,8 @@ mod tests {
         let (_dir, mut store) = store();
         let head = head();
         let inline = table(&[("a", 4), ("bé", 5), ("a", 6)]);
-        let resume = Resume { pi_version: Some(3), lines: 2, entries: 1, last_node: None, inline, ..Resume::default() };
+        let resume =
+            Resume { header_version: Some(3), lines: 2, entries: 1, last_node: None, inline, ..Resume::default() };
         let encoded = encode(&store, &head, &resume).unwrap();
         // The inline entries became one chunk, named by the state, not held in it.
         assert_eq!(encoded.tables.len(), 1);
@@ -596,7 +670,7 @@ mod tests {
         assert_eq!(h, head);
         let back = decode_resume(&h, rest).unwrap();
         assert_eq!(back.chunks, [Chunk { id: encoded.tables[0].0, entries: 3 }]);
-        assert_eq!((back.pi_version, back.lines, back.entries, back.last_node), (Some(3), 2, 1, None));
+        assert_eq!((back.header_version, back.lines, back.entries, back.last_node), (Some(3), 2, 1, None));
         // The latest entry of an id wins, near the end and anywhere.
         let t = Table::of(&store, &back);
         assert_eq!(t.find_recent("a"), Some(ObjectId([6; 32])));
@@ -633,15 +707,19 @@ mod tests {
         assert_eq!(t.failed(), None, "the last chunk answered");
         assert_eq!(t.find_recent("a"), None);
         assert_eq!(t.failed(), Some(id_a));
-        assert!(chunk_bytes(&store, &chunks[0]).unwrap_err().contains("missing"));
+        assert!(chunk_bytes(&store, &chunks[0]).unwrap_err().to_string().contains("missing"));
+        assert!(matches!(chunk_bytes(&store, &chunks[0]), Err(ChunkError::Missing { id }) if id == chunks[0].id));
         // Present, but the state says another count; or an object of another kind.
         add(&mut store, &[(id_a, bytes_a)]);
-        assert!(chunk_bytes(&store, &Chunk { id: id_a, entries: 3 }).unwrap_err().contains("the state says 3"));
+        assert!(chunk_bytes(&store, &Chunk { id: id_a, entries: 3 })
+            .unwrap_err()
+            .to_string()
+            .contains("the state says 3"));
         let mut batch = store.batch().unwrap();
         let entry = batch.put(Kind::Entry, b"{}").unwrap();
         batch.commit().unwrap();
         store.refresh().unwrap();
-        assert!(chunk_bytes(&store, &Chunk { id: entry, entries: 0 }).unwrap_err().contains("is a entry"));
+        assert!(chunk_bytes(&store, &Chunk { id: entry, entries: 0 }).unwrap_err().to_string().contains("is a entry"));
         assert_eq!(Table::new(&store, (&chunks, Some(&last)), &empty).map().len(), 3);
         // The chunks' last entry answers without reading them, though they do not read.
         let gone = [Chunk { id: ObjectId([8; 32]), entries: 1 }];
@@ -691,7 +769,8 @@ mod tests {
     fn a_format_3_state_still_reads_and_is_written_with_a_chunk() {
         let (_dir, mut store) = store();
         let old = table(&[("a", 4), ("b", 5)]);
-        let fixed = Resume { pi_version: Some(3), lines: 2, entries: 1, last_node: Some([7; 32]), ..Resume::default() };
+        let fixed =
+            Resume { header_version: Some(3), lines: 2, entries: 1, last_node: Some([7; 32]), ..Resume::default() };
         let out = encode_format_3(&head(), &fixed, &old);
         // The layout spelled out: magic, version 3, the head, the fixed fields, the raw table.
         assert_eq!((&out[..8], &out[8..12]), (&b"SHAKSTAT"[..], &3u32.to_le_bytes()[..]));
@@ -727,7 +806,51 @@ mod tests {
         assert_eq!((&h.prefix, &h.file, h.format), (&Hashed::Plain([1; 32]), &Hashed::Plain([2; 32]), V2));
         assert_eq!((h.size, h.committed, h.session_id.as_deref(), h.entries), (10, 9, Some("s"), 2));
         let resume = decode_resume(&h, rest).unwrap();
-        assert_eq!((resume.pi_version, resume.lines, resume.entries), (Some(3), 2, 1));
+        assert_eq!((resume.header_version, resume.lines, resume.entries), (Some(3), 2, 1));
         assert_eq!(Table::of(&store, &resume).find_recent("a"), Some(ObjectId([4; 32])));
+    }
+
+    /// A format 4 state as shakes before the header version's rename wrote it (the field was
+    /// `pi_version`; here spelled by hand, field by field in their order) reads with its header
+    /// version, and encoding it again gives the same bytes: the rename changed no byte.
+    #[test]
+    fn a_format_4_state_written_as_pi_version_reads_its_header_version() {
+        let (_dir, store) = store();
+        let mut out = MAGIC.to_vec();
+        out.extend_from_slice(&4u32.to_le_bytes());
+        out.extend(bincode::serde::encode_to_vec(head(), config()).unwrap());
+        let chunks: Vec<([u8; 32], u64)> = vec![([8; 32], 2)];
+        let last = Some(("b".to_string(), [5u8; 32]));
+        let resume = (Some(2u64), 7u64, 2u64, Some([6u8; 32]), chunks, last);
+        out.extend(bincode::serde::encode_to_vec(resume, config()).unwrap());
+        let sum = blake3::hash(&out);
+        out.extend_from_slice(sum.as_bytes());
+        let (h, rest) = decode_head(&out).unwrap();
+        let back = decode_resume(&h, rest).unwrap();
+        assert_eq!((back.header_version, back.lines, back.entries, back.last_node), (Some(2), 7, 2, Some([6; 32])));
+        assert_eq!(back.chunks, [Chunk { id: ObjectId([8; 32]), entries: 2 }]);
+        assert_eq!(back.last, Some(("b".to_string(), ObjectId([5; 32]))));
+        assert_eq!(encode(&store, &h, &back).unwrap().state, out);
+    }
+
+    /// A state that does not read is a typed error naming where it was read from, kept as the
+    /// source of the corrupt-store error (exit 3) a listing gives, not flattened to a string.
+    #[test]
+    fn a_state_that_does_not_read_is_a_typed_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("import").join("x");
+        let e = decode(&path, b"SHAKSTAT garbage").unwrap_err();
+        assert!(matches!(&e, StateError::Damaged { path: p } if *p == path), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            format!("{}: unreadable import state (wrong magic, version, checksum or layout)", path.display())
+        );
+        let e = Error::from(e);
+        assert_eq!(e.kind.exit_code(), 3);
+        assert!(std::error::Error::source(&e).is_some_and(|s| s.is::<StateError>()));
+        // A folder where the loose file should be: the system's refusal, kept.
+        std::fs::create_dir_all(&path).unwrap();
+        let StateError::Read { source, .. } = read(&path).unwrap_err() else { panic!("a folder reads") };
+        assert_eq!(source.kind(), std::io::ErrorKind::IsADirectory);
     }
 }

@@ -10,9 +10,11 @@ use std::borrow::Cow;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use super::value::{parse, Js};
+
 /// Returns `JSON.stringify(JSON.parse(raw))`; the raw text itself when it does not parse.
 pub fn stringify(raw: &RawValue) -> Cow<'_, str> {
-    match crate::js::parse(raw.get()) {
+    match parse(raw.get()) {
         Ok(value) => {
             let out = value.to_json();
             if out == raw.get() {
@@ -27,48 +29,13 @@ pub fn stringify(raw: &RawValue) -> Cow<'_, str> {
 
 /// Returns `JSON.stringify(value)` for a value already parsed.
 pub fn stringify_value(value: &Value) -> String {
-    crate::js::Js::from_value(value).to_json()
-}
-
-/// Formats a double as JavaScript's `Number.prototype.toString` does (ECMA-262 `Number::toString`).
-pub fn js_number(x: f64) -> String {
-    if !x.is_finite() {
-        return "null".into();
-    }
-    if x == 0.0 {
-        return "0".into();
-    }
-    // Integers below 2^53 (timestamps, counts: most numbers in a session) print as integers.
-    if x.fract() == 0.0 && x.abs() < 9_007_199_254_740_992.0 {
-        return (x as i64).to_string();
-    }
-    let sign = if x < 0.0 { "-" } else { "" };
-    // Rust's `{:e}` gives the shortest round-trip digits: "d.ddde±x".
-    let sci = format!("{:e}", x.abs());
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    let k = digits.len() as i64;
-    let n = exp.parse::<i64>().unwrap_or(0) + 1;
-    let body = if k <= n && n <= 21 {
-        format!("{digits}{}", "0".repeat((n - k) as usize))
-    } else if 0 < n && n <= 21 {
-        format!("{}.{}", &digits[..n as usize], &digits[n as usize..])
-    } else if -6 < n && n <= 0 {
-        format!("0.{}{digits}", "0".repeat((-n) as usize))
-    } else {
-        let e = n - 1;
-        let e = if e >= 0 { format!("+{e}") } else { e.to_string() };
-        match digits.split_at(1) {
-            (d, "") => format!("{d}e{e}"),
-            (d, rest) => format!("{d}.{rest}e{e}"),
-        }
-    };
-    format!("{sign}{body}")
+    Js::from_value(value).to_json()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::js::string::js_number;
 
     fn s(json: &str) -> String {
         let raw: &RawValue = serde_json::from_str(json).unwrap();
