@@ -32,7 +32,7 @@ pub fn run(ctx: &Context, args: &TokensArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.rev.load(ctx)?;
     let (session, leaf) = rev.open(ctx, &file)?;
     let toks: Vec<CachedTokenizer> =
-        MEASURED.iter().map(|&n| open_tokenizer(ctx, n, &session)).collect::<Result<_>>()?;
+        MEASURED.iter().map(|&n| open_tokenizer(ctx, Some(n), &session, leaf)).collect::<Result<_>>()?;
     if let Some(l) = leaf {
         let projection = View::at(&session, Some(l))?;
         toks.iter().for_each(|t| t.prefetch(&projection));
@@ -44,7 +44,7 @@ pub fn run(ctx: &Context, args: &TokensArgs, out: &mut dyn Write) -> Result {
         .rev()
         .find_map(|t| crate::tokens::claude::for_model(t.provider.as_deref().unwrap_or(""), t.model.as_deref()?));
     if let Some(name) = claude {
-        let tok = open_tokenizer(ctx, name, &session)?;
+        let tok = open_tokenizer(ctx, Some(name), &session, leaf)?;
         if let Some(l) = leaf {
             tok.prefetch(&View::at(&session, Some(l))?);
         }
