@@ -14,13 +14,14 @@
 
 pub mod bpe;
 pub mod claude;
+pub mod family;
 pub mod js_json;
 mod o200k_ascii;
 
 use std::fmt;
 use std::str::FromStr;
 
-use crate::host::{Host, HostKind, Session, View};
+use crate::host::{Estimator, Session, View};
 use crate::token_cache::{self, TokenCache};
 use bpe::Bpe;
 
@@ -134,8 +135,8 @@ pub struct Tokenizer {
     base: TokenizerName,
     scale: f64,
     cache: Option<&'static TokenCache>,
-    /// The host whose own estimate this is (`None` for BPE).
-    estimate: Option<&'static dyn Host>,
+    /// The host's own estimate this is (`None` for BPE).
+    estimate: Option<&'static dyn Estimator>,
 }
 
 impl Tokenizer {
@@ -383,32 +384,34 @@ fn cuts(text: &str, parts: usize) -> Vec<usize> {
 pub const DEFAULT_TOKENIZER: TokenizerName = TokenizerName::O200k;
 
 /// The tokenizer a command counts with: the one chosen (`--tokenizer`), else the session's own
-/// ([`default_for`]) at `leaf`.
-pub fn resolve(choice: Option<TokenizerName>, session: &Session<'_>, leaf: Option<usize>) -> TokenizerName {
-    choice.unwrap_or_else(|| default_for(session, leaf))
+/// ([`default_for`]) at `leaf`, `model` being the model chosen (`--model`, `Context::model`).
+pub fn resolve(
+    choice: Option<TokenizerName>,
+    session: &Session<'_>,
+    leaf: Option<usize>,
+    model: Option<&str>,
+) -> TokenizerName {
+    choice.unwrap_or_else(|| default_for(session, leaf, model))
 }
 
 /// The tokenizer a session's figures default to: Claude's own count for its model when the
-/// model is Claude ([`claude::for_model`]), else [`DEFAULT_TOKENIZER`]. The model is the one a
-/// Claude Code projection is for when chosen (`--model`), else the last reply's on the way back
-/// from `leaf` to the root (pi's and Claude Code's assistant messages name theirs). An oh-my-pi
-/// session keeps [`DEFAULT_TOKENIZER`]: its meter counts by OMP's own rules
-/// (`omp::session_tokenizer`), which the other commands do not restate.
-pub fn default_for(session: &Session<'_>, leaf: Option<usize>) -> TokenizerName {
-    match session.kind {
-        HostKind::Omp => DEFAULT_TOKENIZER,
-        _ => named_default(session, leaf).unwrap_or(DEFAULT_TOKENIZER),
+/// model is Claude ([`claude::for_model`]), else [`DEFAULT_TOKENIZER`]. The model is the one
+/// chosen (`--model`) when there is one, else the last reply's on the way back from `leaf` to the
+/// root (pi's and Claude Code's assistant messages name theirs). A host with a meter of its own
+/// (oh-my-pi's, which counts by OMP's own rules) keeps [`DEFAULT_TOKENIZER`] for the other
+/// commands, which do not restate those rules.
+pub fn default_for(session: &Session<'_>, leaf: Option<usize>, model: Option<&str>) -> TokenizerName {
+    match session.host().own_meter() {
+        Some(_) => DEFAULT_TOKENIZER,
+        None => named_default(session, leaf, model).unwrap_or(DEFAULT_TOKENIZER),
     }
 }
 
 /// The default the session's model gives ([`default_for`]): `None` when no model is chosen and
 /// no reply on the way back from `leaf` names one (a meter grown by a few lines keeps the
 /// tokenizer it measured with unless they name another).
-pub fn named_default(session: &Session<'_>, leaf: Option<usize>) -> Option<TokenizerName> {
-    let chosen = match session.kind {
-        HostKind::Claude => crate::claude::model::chosen().map(|m| ("anthropic".to_string(), m.to_string())),
-        _ => None,
-    };
+pub fn named_default(session: &Session<'_>, leaf: Option<usize>, model: Option<&str>) -> Option<TokenizerName> {
+    let chosen = model.map(|m| (String::new(), m.to_string()));
     // The walk is bounded: parent links from a file may make a cycle.
     let (provider, model) = chosen.or_else(|| {
         std::iter::successors(leaf, |&i| session.parent_of(i)).take(session.entries.len()).find_map(|i| {
@@ -432,10 +435,10 @@ pub trait Pieces {
     fn end_message(&mut self) {}
 }
 
-/// The host whose own estimate a tokenizer is (`pi`: the pi host's).
-fn estimator(name: TokenizerName) -> Option<&'static dyn Host> {
+/// The host's own estimate a tokenizer is: `pi`, the estimate of the host of that name.
+fn estimator(name: TokenizerName) -> Option<&'static dyn Estimator> {
     match name {
-        TokenizerName::Pi => crate::hosts::of(HostKind::Pi).ok(),
+        TokenizerName::Pi => crate::hosts::named(name.as_str()).and_then(|h| h.estimator()),
         _ => None,
     }
 }
@@ -548,7 +551,7 @@ impl Tally {
     /// Adds a piece of text.
     pub fn text(&mut self, text: &str) {
         match self.tokenizer.estimate {
-            Some(host) => self.chars += host.estimate_text(text),
+            Some(estimate) => self.chars += estimate.text(text),
             None if text.is_empty() => {}
             None => self.tokens += self.tokenizer.bpe(text),
         }
@@ -557,13 +560,13 @@ impl Tally {
     /// Adds one image.
     pub fn image(&mut self) {
         match self.tokenizer.estimate {
-            Some(host) => self.chars += host.estimate_image(),
+            Some(estimate) => self.chars += estimate.image(),
             None => self.tokens += IMAGE_TOKENS,
         }
     }
 
     fn current(&self) -> u64 {
-        let estimated = self.tokenizer.estimate.map_or(0, |host| host.estimate_tokens(self.chars));
+        let estimated = self.tokenizer.estimate.map_or(0, |estimate| estimate.tokens(self.chars));
         self.tokenizer.scaled(self.tokens + estimated)
     }
 

@@ -43,7 +43,7 @@ impl Profile {
     }
 
     /// The protect window, in tokens, measured from the newest entry back (claude-shake's counts
-    /// tool-result text only, at 0.34 tokens a character: [`shake_plumbing::claude::select`]).
+    /// tool-result text only, at 0.34 tokens a character: [`shake_plumbing::regions::claude_shake`]).
     pub fn tail(self) -> u64 {
         match self {
             Profile::Default => 4_000,
@@ -150,6 +150,7 @@ mod tests {
             store_dir: dir.join("store"),
             color: false,
             host: None,
+            model: None,
         }
     }
 

@@ -666,7 +666,7 @@ mod tests {
             std::fs::write(&path, generate(&options)).unwrap();
             let file = OmpFile::read(&path).unwrap();
             let branch = branch(&file);
-            let family = crate::omp::model::Family::of("", model);
+            let family = crate::tokens::family::Family::of("", model);
             let tok = OmpTokenizer::new(family, false);
             let keeps = [None, branch.get(branch.len() / 3).and_then(|e| e.id())];
             for (keep, config) in keeps.into_iter().zip([&AGGRESSIVE, &AUTO]) {

@@ -77,7 +77,7 @@ impl MemoEntry {
             Follow::Host { tail, ids } => {
                 let mini = SessionFile::from_bytes(state.path.clone(), new.to_vec());
                 let room = std::cell::OnceCell::new();
-                let followed = shake_plumbing::hosts::of(tail.host).ok()?.follow(tail, &mini, &room)?;
+                let followed = shake_plumbing::hosts::named(tail.host())?.follow(tail, &mini, &room)?;
                 let last = followed.tail.leaf_id().map(str::to_string);
                 // A filter's "maybe" is not looked for: the host's ids need not be written as
                 // they read, and one turn's few ids seldom meet one.
@@ -111,7 +111,7 @@ impl MemoEntry {
 /// Tells whether the new lines (loaded as `new`) name a model whose default tokenizer is not
 /// `tok` (a pi session switched to Claude, or from one Claude family to another).
 fn changes_tokenizer(new: &host::Session<'_>, tok: Tokenizer) -> bool {
-    named_default(new, new.default_leaf()).is_some_and(|named| named != tok.name)
+    named_default(new, new.default_leaf(), None).is_some_and(|named| named != tok.name)
 }
 
 /// How many bytes before the measured length must still be there for an append to be trusted.

@@ -25,7 +25,7 @@ pub(super) fn reading(
     profile: Profile,
     counting: &Counting<'_>,
 ) -> Result<Reading> {
-    let Some(key) = memo_key(state, counting.choice, profile) else {
+    let Some(key) = memo_key(ctx, state, counting.choice, profile) else {
         return Ok(read(ctx, rev, profile, counting)?.reading);
     };
     let leaf = rev.rev().entry;
@@ -77,9 +77,9 @@ pub(super) struct MemoEntry {
 /// ratio may come from `calibration.json`), or a model chosen with `--model`. The leaf is not in it: pi's leaf moves every turn,
 /// and the entry says which leaf it measured. No tokenizer chosen is a key of its own
 /// (`default`): the entry says which one the session's model gave.
-fn memo_key(state: &FileState, tokenizer: Option<TokenizerName>, profile: Profile) -> Option<String> {
-    // A model chosen for Claude Code (`--model`) is not in the key: such readings are not kept.
-    if tokenizer == Some(TokenizerName::Calibrated) || shake_plumbing::claude::model::chosen().is_some() {
+fn memo_key(ctx: &Context, state: &FileState, tokenizer: Option<TokenizerName>, profile: Profile) -> Option<String> {
+    // A model chosen (`--model`) is not in the key: such readings are not kept.
+    if tokenizer == Some(TokenizerName::Calibrated) || ctx.model.is_some() {
         return None;
     }
     let tokenizer = tokenizer.map_or("default", TokenizerName::as_str);
@@ -94,7 +94,7 @@ fn memo_key(state: &FileState, tokenizer: Option<TokenizerName>, profile: Profil
 }
 
 /// Bumped whenever the memo's layout changes (an older file is then ignored).
-const MEMO_MAGIC: &str = "shake-meter-memo 9";
+const MEMO_MAGIC: &str = "shake-meter-memo 10";
 
 fn memo_path(ctx: &Context, key: &str) -> PathBuf {
     let hash = blake3::hash(key.as_bytes()).to_hex();

@@ -249,7 +249,8 @@ impl<'c> Counting<'c> {
 fn read(ctx: &Context, rev: &RevArgs, profile: Profile, counting: &Counting<'_>) -> Result<Measured> {
     let (file, rev) = rev.load(ctx)?;
     let (session, leaf) = rev.open(ctx, &file)?;
-    let tok = counting.tokenizer(resolve(counting.choice, &session, leaf));
+    let tok = counting.tokenizer(resolve(counting.choice, &session, leaf, ctx.model.as_deref()));
+    shake_plumbing::token_cache::warn_foreign_estimate(ctx, tok.name, &session);
     let tok = match tok.name {
         TokenizerName::Calibrated => calibrated_for(ctx, &session, tok)?,
         _ => tok,
@@ -271,14 +272,13 @@ struct Measured {
 
 /// Runs `shake meter`.
 pub fn run(ctx: &Context, args: &MeterArgs, out: &mut dyn Write) -> Result {
-    if let Some(model) = &args.model {
-        shake_plumbing::claude::model::choose(model);
-    }
+    let ctx = &ctx.with_model(args.model.as_deref());
     if args.statusline {
         return statusline::run(ctx, args, std::io::stdin().lock(), out);
     }
-    if crate::omp_meter::is_omp(ctx, &args.rev)? {
-        return crate::omp_meter::run(ctx, args, ctx.color, out);
+    // A host with a meter of its own (oh-my-pi's /shake) measures by its own rules.
+    if let Some(own) = crate::own_meter::of(ctx, &args.rev) {
+        return crate::own_meter::run(ctx, args, own, out);
     }
     let (profile, _) = profile::resolve(ctx, args.profile)?;
     let counting = Counting::new(ctx, args.tokenizer);
