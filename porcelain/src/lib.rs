@@ -12,7 +12,6 @@ pub mod leaf;
 pub mod log_entry;
 pub mod overlay;
 pub mod own_meter;
-pub mod own_write;
 pub mod pi_extension;
 pub mod plan;
 pub mod profile;
