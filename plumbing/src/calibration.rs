@@ -32,6 +32,8 @@ pub struct Turn {
     pub model: Option<String>,
     /// The provider's context size for the request: input + cacheRead + cacheWrite.
     pub provider_tokens: u64,
+    /// Of it, the tokens read from the provider's cache and those written to it.
+    pub cache: (u64, u64),
     /// Each measured tokenizer's count of the context pi sent (the projection at the parent).
     pub counts: Vec<u64>,
 }
@@ -100,6 +102,7 @@ pub fn measure(session: &Session<'_>, leaf: Option<usize>, toks: &[Tokenizer]) -
             provider: reply.provider.map(|p| p.into_owned()),
             model: reply.model.map(|p| p.into_owned()),
             provider_tokens,
+            cache: reply.cache,
             counts,
         });
     }
@@ -122,6 +125,96 @@ pub fn summarize(turns: &[Turn], col: usize) -> ErrorSummary {
     let (slope, intercept) = if sxx > 0.0 { (sxy / sxx, my - sxy / sxx * mx) } else { (my / mx, 0.0) };
     let fit_error = pairs.iter().map(|(x, y)| (intercept + slope * x - y).abs() / y).sum::<f64>() / nf;
     ErrorSummary { turns: n, mean_error, slope, intercept, fit_error }
+}
+
+/// How far one tokenizer's count of what each turn added to the context is from the provider's
+/// count of it ([`added`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AddedSummary {
+    /// Pairs of consecutive turns compared.
+    pub pairs: usize,
+    /// What the provider counted the turns added, summed over the pairs.
+    pub provider: i64,
+    /// What the tokenizer counted they added, summed over the pairs.
+    pub counted: i64,
+    /// counted / provider − 1: negative means the tokenizer counts what turns add low.
+    pub error: f64,
+    /// The median over the pairs of (counted − provider) / provider (pairs that added nothing
+    /// left out).
+    pub median_error: f64,
+    /// The mean over the pairs of |counted − provider|, in tokens.
+    pub mean_abs_diff: f64,
+}
+
+/// The pairs of consecutive turns [`added`] compares, and how many it leaves out and why.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AddedPairs {
+    /// Each pair, as indexes into the turns: (the earlier, the later).
+    #[serde(skip)]
+    pub pairs: Vec<(usize, usize)>,
+    /// Left out: the model changed between the two (another encoding, maybe another prompt).
+    pub model_changed: usize,
+    /// Left out: the later request read less from the cache than the earlier one had cached,
+    /// so its prefix (system prompt, tools, or a compacted history) changed, or the cache expired
+    /// and nothing says it did not change.
+    pub cache_broken: usize,
+}
+
+/// The pairs of consecutive turns whose difference of prompt totals is what the later turn's
+/// request added to the earlier one's: the system prompt and tool definitions, counted by the
+/// provider and absent from the file, cancel. A pair is left out when the model changed (its
+/// encoding and prompt differ), or when the later request did not read from the cache all that
+/// the earlier one had in it or wrote to it (`read₂ < read₁ + write₁`, for a provider that reports
+/// its cache): the prefix changed (a compaction, a new system prompt or tool list), or the cache
+/// expired, and then nothing shows the prefix is the same. The prompt total itself does not
+/// depend on the cache (input + read + write), so a carried cache changes nothing in it.
+pub fn added_pairs(turns: &[Turn]) -> AddedPairs {
+    let mut out = AddedPairs::default();
+    for (k, w) in turns.windows(2).enumerate() {
+        let (a, b) = (&w[0], &w[1]);
+        if a.model != b.model {
+            out.model_changed += 1;
+        } else if a.cache != (0, 0) && b.cache.0 < a.cache.0 + a.cache.1 {
+            out.cache_broken += 1;
+        } else {
+            out.pairs.push((k, k + 1));
+        }
+    }
+    out
+}
+
+/// Summarises column `col` of `turns` on `pairs` ([`added_pairs`]): each tokenizer's count of
+/// what each turn added beside the provider's.
+pub fn added(turns: &[Turn], pairs: &AddedPairs, col: usize) -> AddedSummary {
+    let diffs: Vec<(i64, i64)> = pairs
+        .pairs
+        .iter()
+        .map(|&(a, b)| {
+            let (a, b) = (&turns[a], &turns[b]);
+            (b.counts[col] as i64 - a.counts[col] as i64, b.provider_tokens as i64 - a.provider_tokens as i64)
+        })
+        .collect();
+    if diffs.is_empty() {
+        return AddedSummary::default();
+    }
+    let (counted, provider) = diffs.iter().fold((0, 0), |(c, p), (dc, dp)| (c + dc, p + dp));
+    let mut errors: Vec<f64> = diffs.iter().filter(|(_, p)| *p > 0).map(|&(c, p)| (c - p) as f64 / p as f64).collect();
+    errors.sort_by(f64::total_cmp);
+    let median_error = match errors.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => errors[n / 2],
+        n => (errors[n / 2 - 1] + errors[n / 2]) / 2.0,
+    };
+    AddedSummary {
+        pairs: diffs.len(),
+        provider,
+        counted,
+        error: if provider != 0 { counted as f64 / provider as f64 - 1.0 } else { 0.0 },
+        median_error,
+        mean_abs_diff: diffs.iter().map(|(c, p)| (c - p).abs() as f64).sum::<f64>() / diffs.len() as f64,
+    }
 }
 
 /// Ratios `calibrated` has learnt, per model, in `<store>/calibration.json`.
@@ -230,4 +323,43 @@ pub fn calibrated_for(ctx: &Context, session: &Session<'_>, tok: Tokenizer) -> R
     let base = tok.cache().into_iter().fold(Tokenizer::new(CALIBRATION_BASE), Tokenizer::with_cache);
     let ratio = calibrate(ctx, session, session.default_leaf(), &base)?;
     Ok(tok.cache().into_iter().fold(Tokenizer::calibrated(ratio), Tokenizer::with_cache))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn turn(model: &str, provider_tokens: u64, cache: (u64, u64), count: u64) -> Turn {
+        Turn {
+            id: String::new(),
+            provider: None,
+            model: Some(model.into()),
+            provider_tokens,
+            cache,
+            counts: vec![count],
+        }
+    }
+
+    /// A pair is left out where the model changed or the cache broke; a provider that reports
+    /// no cache breaks none; the sums are over the pairs kept.
+    #[test]
+    fn added_pairs_leave_out_model_changes_and_broken_caches() {
+        let turns = [
+            turn("a", 1_000, (0, 900), 100),
+            turn("a", 1_200, (900, 250), 250),   // carried: +200 / +150
+            turn("b", 1_300, (1_150, 100), 300), // another model
+            turn("b", 1_500, (0, 1_450), 400),   // read nothing: broke
+            turn("b", 1_600, (1_450, 100), 480), // carried: +100 / +80
+            turn("b", 1_700, (0, 0), 500),       // reports no cache: broke against a cached one
+        ];
+        let pairs = added_pairs(&turns);
+        assert_eq!((pairs.pairs.clone(), pairs.model_changed, pairs.cache_broken), (vec![(0, 1), (3, 4)], 1, 2));
+        let s = added(&turns, &pairs, 0);
+        assert_eq!((s.pairs, s.provider, s.counted), (2, 300, 230));
+        assert!((s.error - (230.0 / 300.0 - 1.0)).abs() < 1e-12);
+        assert!((s.median_error - (-0.25 + -0.2) / 2.0).abs() < 1e-12);
+        assert_eq!(s.mean_abs_diff, (50.0 + 20.0) / 2.0);
+        let uncached = [turn("a", 10, (0, 0), 5), turn("a", 20, (0, 0), 9)];
+        assert_eq!(added_pairs(&uncached).pairs, vec![(0, 1)]);
+    }
 }

@@ -508,10 +508,17 @@ pub fn cache_path(store_dir: &Path, tokenizer: TokenizerName) -> PathBuf {
     store_dir.join("cache").join(format!("tokens-{tokenizer}.bin"))
 }
 
-/// Returns the tokenizer a command counts with: BPE ones through the store's token cache,
-/// `calibrated` with its ratio worked out for this session. The cache is saved when the returned
-/// guard is dropped.
-pub fn open_tokenizer<'c>(ctx: &'c Context, name: TokenizerName, session: &Session<'_>) -> Result<CachedTokenizer<'c>> {
+/// Returns the tokenizer a command counts with at `leaf`: the one chosen, else the session's own
+/// ([`crate::tokens::default_for`], for the model `ctx` chooses); real ones through the store's
+/// token cache, `calibrated` with its ratio worked out for this session. The cache is saved when
+/// the returned guard is dropped.
+pub fn open_tokenizer<'c>(
+    ctx: &'c Context,
+    choice: Option<TokenizerName>,
+    session: &Session<'_>,
+    leaf: Option<usize>,
+) -> Result<CachedTokenizer<'c>> {
+    let name = crate::tokens::resolve(choice, session, leaf, ctx.model.as_deref());
     warn_foreign_estimate(ctx, name, session);
     let mut tok = open_cached(ctx, name);
     if name == TokenizerName::Calibrated {
@@ -565,6 +572,41 @@ fn opened(ctx: &Context, base: TokenizerName) -> &'static TokenCache {
     cache
 }
 
+/// The tokenizers a command that reads many sessions counts with (`meter --serve`, `--watch`),
+/// each opened with [`open_cached`] on its first use and kept: which one a session needs is known
+/// only once it is read ([`crate::tokens::default_for`]). Every cache is saved when this is
+/// dropped.
+pub struct Caches<'c> {
+    ctx: &'c Context,
+    open: std::cell::RefCell<Vec<CachedTokenizer<'c>>>,
+}
+
+impl<'c> Caches<'c> {
+    /// None opened yet.
+    pub fn new(ctx: &'c Context) -> Caches<'c> {
+        Caches { ctx, open: Default::default() }
+    }
+
+    /// `name` counting through its cache (opened now if it was not).
+    pub fn get(&self, name: TokenizerName) -> Tokenizer {
+        let mut open = self.open.borrow_mut();
+        match open.iter().find(|t| t.name == name) {
+            Some(t) => **t,
+            None => {
+                let t = open_cached(self.ctx, name);
+                let tok = *t;
+                open.push(t);
+                tok
+            }
+        }
+    }
+
+    /// Saves every cache that learnt something (between readings; dropping saves too).
+    pub fn save(&self) {
+        self.open.borrow().iter().for_each(CachedTokenizer::save);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -595,6 +637,27 @@ mod tests {
         assert_eq!(again.stats(), CacheStats { hits: 1, added: 0, len: 1 });
         // Another tokenizer's file is separate.
         assert_eq!(TokenCache::open(&ctx, TokenizerName::Cl100k).get(&key("hello")), None);
+    }
+
+    /// A count is cached per (text, encoding): each Claude family (and OMP's vocabulary of it)
+    /// keeps its own file, named in its header, so one family's count is never another's, and
+    /// the longest name (`claude-v5-sonnet`, the header's 16 bytes exactly) reloads as well.
+    #[test]
+    fn every_encoding_caches_apart() {
+        use TokenizerName::*;
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ctx(dir.path());
+        let names = [O200k, Cl100k, ClaudeV3, ClaudeV47, ClaudeV5, ClaudeV5Sonnet, OmpV3, OmpV47, OmpV5, OmpV5Sonnet];
+        for (n, &name) in names.iter().enumerate() {
+            let cache = TokenCache::open(&ctx, name);
+            cache.insert(key("same text"), n as u64 + 1);
+            cache.save(&ctx);
+        }
+        for (n, &name) in names.iter().enumerate() {
+            assert_eq!(TokenCache::open(&ctx, name).get(&key("same text")), Some(n as u64 + 1), "{name}");
+            let file = std::fs::read(cache_path(&ctx.store_dir, name)).unwrap();
+            assert_eq!(file[12..28].split(|&b| b == 0).next(), Some(name.as_str().as_bytes()), "{name}");
+        }
     }
 
     #[test]

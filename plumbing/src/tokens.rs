@@ -20,7 +20,7 @@ mod o200k_ascii;
 use std::fmt;
 use std::str::FromStr;
 
-use crate::host::{Estimator, View};
+use crate::host::{Estimator, Session, View};
 use crate::token_cache::{self, TokenCache};
 use bpe::Bpe;
 
@@ -28,7 +28,7 @@ use bpe::Bpe;
 pub const IMAGE_TOKENS: u64 = 1_200;
 
 /// The tokenizers shake knows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum TokenizerName {
     /// pi's own estimate: ceil(UTF-16 chars / 4) per message
@@ -379,8 +379,48 @@ fn cuts(text: &str, parts: usize) -> Vec<usize> {
     out
 }
 
-/// The tokenizer `meter`, `fold` and `count-tokens` use unless told otherwise (`docs/tokens.md`).
+/// The tokenizer `meter`, `fold` and `count-tokens` use unless told otherwise, when the session's
+/// model is not Claude ([`default_for`], `docs/tokens.md`).
 pub const DEFAULT_TOKENIZER: TokenizerName = TokenizerName::O200k;
+
+/// The tokenizer a command counts with: the one chosen (`--tokenizer`), else the session's own
+/// ([`default_for`]) at `leaf`, `model` being the model chosen (`--model`, `Context::model`).
+pub fn resolve(
+    choice: Option<TokenizerName>,
+    session: &Session<'_>,
+    leaf: Option<usize>,
+    model: Option<&str>,
+) -> TokenizerName {
+    choice.unwrap_or_else(|| default_for(session, leaf, model))
+}
+
+/// The tokenizer a session's figures default to: Claude's own count for its model when the
+/// model is Claude ([`claude::for_model`]), else [`DEFAULT_TOKENIZER`]. The model is the one
+/// chosen (`--model`) when there is one, else the last reply's on the way back from `leaf` to the
+/// root (pi's and Claude Code's assistant messages name theirs). A host with a meter of its own
+/// (oh-my-pi's, which counts by OMP's own rules) keeps [`DEFAULT_TOKENIZER`] for the other
+/// commands, which do not restate those rules.
+pub fn default_for(session: &Session<'_>, leaf: Option<usize>, model: Option<&str>) -> TokenizerName {
+    match session.host().own_meter() {
+        Some(_) => DEFAULT_TOKENIZER,
+        None => named_default(session, leaf, model).unwrap_or(DEFAULT_TOKENIZER),
+    }
+}
+
+/// The default the session's model gives ([`default_for`]): `None` when no model is chosen and
+/// no reply on the way back from `leaf` names one (a meter grown by a few lines keeps the
+/// tokenizer it measured with unless they name another).
+pub fn named_default(session: &Session<'_>, leaf: Option<usize>, model: Option<&str>) -> Option<TokenizerName> {
+    let chosen = model.map(|m| (String::new(), m.to_string()));
+    // The walk is bounded: parent links from a file may make a cycle.
+    let (provider, model) = chosen.or_else(|| {
+        std::iter::successors(leaf, |&i| session.parent_of(i)).take(session.entries.len()).find_map(|i| {
+            let reply = session.reply(i)?;
+            Some((reply.provider.unwrap_or_default().into_owned(), reply.model?.into_owned()))
+        })
+    })?;
+    Some(claude::for_model(&provider, &model).unwrap_or(DEFAULT_TOKENIZER))
+}
 
 /// The tokenizer `calibrated` scales.
 pub const CALIBRATION_BASE: TokenizerName = TokenizerName::O200k;

@@ -53,9 +53,9 @@ pub fn write_session_line(out: &mut dyn Write, ctx: &Context, rev: &Rev, path: &
 pub struct ReadArgs {
     #[command(flatten)]
     pub rev: shake_plumbing::rev::RevArgs,
-    /// Tokenizer for every token figure
-    #[arg(long, value_enum, default_value_t = shake_plumbing::tokens::DEFAULT_TOKENIZER)]
-    pub tokenizer: shake_plumbing::tokens::TokenizerName,
+    /// Tokenizer for every token figure [default: Claude's own for the session's model when it is Claude, else o200k]
+    #[arg(long, value_enum)]
+    pub tokenizer: Option<shake_plumbing::tokens::TokenizerName>,
     /// Print JSON instead of text
     #[arg(long)]
     pub json: bool,

@@ -70,7 +70,8 @@ fn every_read_command_works_on_every_fixture_and_project_equals_claude_code() {
         let ours = projected["messages"].as_array().unwrap();
         assert_same_messages(&name, ours, request["messages"].as_array().unwrap());
         assert!(projected["leafId"].is_string(), "{name}");
-        assert!(env.ok(&["count-tokens", f]).contains("total (o200k)"), "{name}");
+        // Every fixture is Claude Sonnet 4.5's: counted by default as Claude counts it.
+        assert!(env.ok(&["count-tokens", f]).contains("total (claude-v3)"), "{name}");
         assert!(env.ok(&["show", f]).contains("Context at"), "{name}");
         // meter = fold --dry-run, and no target is a tombstone or a result that is not text.
         let meter: Value = serde_json::from_str(&env.ok(&["meter", "--json", f])).unwrap();

@@ -61,3 +61,58 @@ fn every_sent_assistant_message_is_a_turn_with_its_rows_usage() {
         }
     }
 }
+
+/// What each turn added, on a real transcript (`claude-real/attach-d3f32579.jsonl`, 99 lines of a
+/// user's Claude Code 2.1.224 session with Claude Opus 5, usage as Anthropic's API reported it):
+/// the difference of consecutive prompt totals, checked by a hand computation from its rows.
+#[test]
+fn what_each_turn_added_is_the_difference_of_prompt_totals() {
+    let env = TestEnv::new();
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-real/attach-d3f32579.jsonl");
+    let out: Value = serde_json::from_str(&env.ok(&["tokens", "--json", path.to_str().unwrap()])).unwrap();
+    let turns = out["turns"].as_array().unwrap();
+    let turn = |id: &str| turns.iter().find(|t| t["id"].as_str().unwrap().starts_with(id)).unwrap();
+    // By hand, from the rows' usage (input + cache creation + cache read):
+    //   686f1dff (the first):  2 + 18,104 + 13,371 = 31,477
+    //   7f54e568:              2 +  7,353 + 31,475 = 38,830, cached 31,475 + 7,353 = 38,828
+    //   5869142f:              2 +    974 + 38,828 = 39,804, reads all 38,828: added 974
+    //   9c8e055d:              2 +  3,285 + 42,623 = 45,910
+    //   78261e58:              2 + 49,568 +      0 = 49,570, reads nothing: the cache broke
+    //   64852d07 (the last):                         56,673
+    let total = |id: &str| turn(id)["providerTokens"].as_i64().unwrap();
+    assert_eq!(
+        [
+            total("686f1dff"),
+            total("7f54e568"),
+            total("5869142f"),
+            total("9c8e055d"),
+            total("78261e58"),
+            total("64852d07")
+        ],
+        [31_477, 38_830, 39_804, 45_910, 49_570, 56_673]
+    );
+    assert_eq!((&turn("78261e58")["cacheRead"], &turn("78261e58")["cacheWrite"]), (&0.into(), &49_568.into()));
+    // 14 turns, so 13 pairs: the broken one left out; the sums telescope over the other 12.
+    assert_eq!(turns.len(), 14);
+    let added = &out["added"];
+    assert_eq!((&added["modelChanged"], &added["cacheBroken"]), (&0.into(), &1.into()));
+    let provider = (56_673 - 31_477) - (49_570 - 45_910);
+    assert_eq!(provider, 21_536);
+    // Opus 5: Claude's count is claude-v5; its counts of the same turns, likewise.
+    let count = |id: &str| turn(id)["counts"]["claude-v5"].as_i64().unwrap();
+    let counted = (count("64852d07") - count("686f1dff")) - (count("78261e58") - count("9c8e055d"));
+    let v5 = &added["summary"]["claude-v5"];
+    assert_eq!((&v5["pairs"], &v5["provider"], &v5["counted"]), (&12.into(), &provider.into(), &counted.into()));
+    let error = v5["error"].as_f64().unwrap();
+    assert!((error - (counted as f64 / provider as f64 - 1.0)).abs() < 1e-12, "{v5}");
+    // A turn's count is the count of the context sent for it: count-tokens at its parent row.
+    let parent = "f651b074";
+    let rev = format!("{}:{parent}", path.display());
+    let at = |tok: &str| -> i64 {
+        let report: Value =
+            serde_json::from_str(&env.ok(&["count-tokens", &rev, "--json", "--tokenizer", tok])).unwrap();
+        report["total"].as_i64().unwrap()
+    };
+    assert_eq!(at("claude-v5"), count("78261e58"));
+}

@@ -19,19 +19,20 @@ fn json(env: &TestEnv, args: &[&str]) -> Value {
 
 #[test]
 fn the_sentence_names_counts_tokens_tail_profile_and_tokenizer() {
+    // The session's model is Claude Sonnet 4.5: Claude's count is the default.
     let (env, p) = setup();
     let dry = env.ok(&["fold", &p, "--dry-run"]);
     let plan = json(&env, &["fold", &p, "--dry-run", "--json"]);
     let freed = crate::render_thousands(plan["tokensFreed"].as_u64().unwrap());
     assert_eq!(
         dry,
-        format!("[dry-run] · Shook 3 tool results + 4 blocks (~{freed} tokens). Protects the last 4,000 tokens. Profile: default (built-in). Tokenizer: o200k.\n")
+        format!("[dry-run] · Shook 3 tool results + 4 blocks (~{freed} tokens). Protects the last 4,000 tokens. Profile: default (built-in). Tokenizer: claude-v3.\n")
     );
     let real = env.ok(&["fold", &p]);
     assert_eq!(real, dry.trim_start_matches("[dry-run] · "));
     assert_eq!(
         env.ok(&["fold", &p]),
-        "Nothing to fold. Protects the last 4,000 tokens. Profile: default (built-in). Tokenizer: o200k.\n"
+        "Nothing to fold. Protects the last 4,000 tokens. Profile: default (built-in). Tokenizer: claude-v3.\n"
     );
     let thinking = env.ok(&["fold", &p, "--scope", "thinking", "--tokenizer", "o200k"]);
     assert!(

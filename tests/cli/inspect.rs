@@ -31,7 +31,7 @@ fn status_shows_the_wall_by_scope() {
     let out = env.ok(&["status", &p]);
     let freed = crate::render_thousands(fold["tokensFreed"].as_u64().unwrap());
     let leaf = fold["leafAfter"].as_str().unwrap();
-    assert_eq!(out, format!("6 entries folded at {leaf}: ~{freed} tokens freed. Tokenizer: o200k.\n  elide     3 tool results + 4 blocks\n"));
+    assert_eq!(out, format!("6 entries folded at {leaf}: ~{freed} tokens freed. Tokenizer: claude-v3.\n  elide     3 tool results + 4 blocks\n"));
     let s = json(&env, &["status", &p, "--json"]);
     assert_eq!(s["tokensFreed"], fold["tokensFreed"], "one number: status and fold");
     assert_eq!(s["regions"], 7);

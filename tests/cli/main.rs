@@ -17,6 +17,7 @@ mod claude_statusline;
 mod claude_tokenizer;
 mod claude_tokens;
 mod conformance;
+mod default_tokenizer;
 mod diff;
 mod drop;
 mod env;

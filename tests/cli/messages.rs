@@ -143,7 +143,9 @@ fn diff_and_sessions_speak_to_people_and_keep_records_for_scripts() {
     assert!(lines.iter().any(|l| l.starts_with("ID ") && l.contains("  TYPE  ") && l.ends_with("  B")), "{text}");
     let last = lines.last().unwrap();
     assert!(
-        last.starts_with("The model sees ") && last.contains(" tokens at A, ~") && last.ends_with("Tokenizer: o200k."),
+        last.starts_with("The model sees ")
+            && last.contains(" tokens at A, ~")
+            && last.ends_with("Tokenizer: claude-v3."),
         "{text}"
     );
     let same = env.ok(&["diff", &a, &a]);

@@ -110,7 +110,8 @@ fn meter_json_names_session_leaf_and_tokenizer() {
     let m = json_of(&env.ok(&["meter", p, "--json", "--leaf", "5f607182"]));
     assert_eq!(m["leafId"], "5f607182");
     assert_eq!(m["session"], p);
-    assert_eq!(m["tokenizer"], "o200k");
+    // The session's model is Claude Sonnet 4.5.
+    assert_eq!(m["tokenizer"], "claude-v3");
     assert_eq!(m["profile"], "default");
     assert_eq!(m["severity"], "low");
 }
@@ -343,7 +344,8 @@ fn meter_serve_answers_each_line_with_the_shortcuts() {
     let mut whole = std::fs::read(&path).unwrap();
     whole[..header_end].copy_from_slice(&header);
     let intact = fresh.write("s.jsonl", &whole);
-    let expected = json_of(&fresh.ok(&["fold", intact.to_str().unwrap(), "--dry-run", "--json"]));
+    let expected =
+        json_of(&fresh.ok(&["fold", intact.to_str().unwrap(), "--dry-run", "--json", "--tokenizer", "o200k"]));
     assert_eq!(
         (&grown["tokens"], &grown["toolResults"], &grown["blocks"]),
         (&expected["tokensFreed"], &expected["toolResults"], &expected["blocks"])

@@ -48,7 +48,7 @@ fn diff_audit_and_fsck_answer_through_a_closed_pipe() {
     let source = env.dir.path().join("source.jsonl");
     let s = source.to_str().unwrap();
     env.ok(&["generate-session", "--seed", "3", "-o", s]);
-    env.ok(&["fold", s]);
+    env.ok(&["fold", s, "--tokenizer", "o200k"]);
     let text = std::fs::read_to_string(&source).unwrap();
     let changed = text.replacen("\"tokenizer\":\"o200k\"", "\"tokenizer\":\"pi\"", 1);
     assert_ne!(changed, text);

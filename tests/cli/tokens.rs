@@ -99,8 +99,8 @@ fn count_tokens_prints_ids_with_counts_and_a_total() {
     assert_eq!(last, format!("{}\ttotal (o200k)", report["total"]));
     let first_id = report["perEntry"][0]["id"].as_str().unwrap();
     assert_eq!(text.lines().next().unwrap(), format!("{}\t{first_id}", counts[0]));
-    // The default is o200k (docs/tokens.md).
-    assert_eq!(json(&env.ok(&["count-tokens", path, "--json"]))["tokenizer"], "o200k");
+    // The default is Claude's count for the session's model, Claude Sonnet 4.5 (docs/tokens.md).
+    assert_eq!(json(&env.ok(&["count-tokens", path, "--json"]))["tokenizer"], "claude-v3");
 }
 
 #[test]

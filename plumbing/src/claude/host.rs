@@ -598,13 +598,18 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
         }
         let [model, usage] = members(self.t.message(row)?, &["model", "usage"])?;
         let model = as_str(model).filter(|m| m != "<synthetic>")?;
-        let usage = members(usage?.get(), &["input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"])?;
+        // A row without usage still names its model (the default tokenizer is the model's).
+        let usage = usage.and_then(|u| {
+            members(u.get(), &["input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"])
+        });
         let n = |raw: Option<&RawValue>| raw.and_then(|r| serde_json::from_str::<u64>(r.get()).ok()).unwrap_or(0);
-        let prompt = usage.into_iter().map(n).sum::<u64>();
+        let [input, write, read] = usage.unwrap_or_default().map(n);
+        let prompt = input + write + read;
         Some(Reply {
             provider: Some(Cow::Borrowed("anthropic")),
             model: Some(Cow::Owned(model.into_owned())),
             prompt_tokens: (prompt > 0).then_some(prompt),
+            cache: (read, write),
         })
     }
 

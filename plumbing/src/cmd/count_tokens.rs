@@ -14,9 +14,9 @@ use crate::{Context, Result};
 pub struct CountTokensArgs {
     #[command(flatten)]
     pub rev: RevArgs,
-    /// Tokenizer: pi (pi's own estimate), o200k, cl100k, calibrated (see `shake tokens`), or Claude's own (claude-v3, …)
-    #[arg(long, value_name = "T", default_value_t = crate::tokens::DEFAULT_TOKENIZER)]
-    pub tokenizer: TokenizerName,
+    /// Tokenizer: pi (pi's own estimate), o200k, cl100k, calibrated (see `shake tokens`), or Claude's own (claude-v3, …) [default: Claude's own for the session's model when it is Claude, else o200k]
+    #[arg(long, value_name = "T")]
+    pub tokenizer: Option<TokenizerName>,
     /// Print JSON: {"tokenizer","total","perEntry":[{"id","tokens"}]}
     #[arg(long)]
     pub json: bool,
@@ -27,7 +27,7 @@ pub fn run(ctx: &Context, args: &CountTokensArgs, out: &mut dyn Write) -> Result
     let (file, rev) = args.rev.load(ctx)?;
     let (session, leaf) = rev.open(ctx, &file)?;
     let projection = View::at(&session, leaf)?;
-    let tok = crate::token_cache::open_tokenizer(ctx, args.tokenizer, &session)?;
+    let tok = crate::token_cache::open_tokenizer(ctx, args.tokenizer, &session, leaf)?;
     let counts = context_tokens(&projection, &tok);
     let total: u64 = counts.iter().sum();
     let ids = projection.context.iter().map(|&i| session.entries[i].id());

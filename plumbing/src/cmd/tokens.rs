@@ -1,13 +1,16 @@
-//! `shake tokens`: each tokenizer's count of the context pi sent, beside the provider's own count
-//! of that request, turn by turn; the error of each tokenizer on the session; and the calibration
-//! that `--tokenizer calibrated` uses (`docs/tokens.md`). The measuring and the calibration are
+//! `shake tokens`: each tokenizer's count of the context the host sent (pi, Claude Code), beside
+//! the provider's own count of that request, turn by turn; the error of each tokenizer on the
+//! session, on whole requests and on what each turn added; and the calibration that
+//! `--tokenizer calibrated` uses (`docs/tokens.md`). The measuring and the calibration are
 //! library code, in [`crate::calibration`].
 
 use std::io::Write;
 
 use serde_json::json;
 
-use crate::calibration::{calibration_from, measure, summarize, ErrorSummary, Turn};
+use crate::calibration::{
+    added, added_pairs, calibration_from, measure, summarize, AddedPairs, AddedSummary, ErrorSummary, Turn,
+};
 use crate::host::View;
 use crate::rev::RevArgs;
 use crate::token_cache::{open_cached, open_tokenizer, CachedTokenizer};
@@ -19,7 +22,7 @@ use crate::{Context, Result};
 pub struct TokensArgs {
     #[command(flatten)]
     pub rev: RevArgs,
-    /// Print JSON: {"leafId","turns":[{"id","provider","model","providerTokens","counts"}],"summary","calibration"}
+    /// Print JSON: {"leafId","turns":[{"id","provider","model","providerTokens","cacheRead","cacheWrite","counts"}],"summary","added":{"modelChanged","cacheBroken","summary"},"calibration"}
     #[arg(long)]
     pub json: bool,
 }
@@ -44,7 +47,7 @@ pub fn run(ctx: &Context, args: &TokensArgs, out: &mut dyn Write) -> Result {
         .rev()
         .find_map(|t| crate::tokens::claude::for_model(t.provider.as_deref().unwrap_or(""), t.model.as_deref()?));
     if let Some(name) = claude {
-        let tok = open_tokenizer(ctx, name, &session)?;
+        let tok = open_tokenizer(ctx, Some(name), &session, leaf)?;
         if let Some(l) = leaf {
             tok.prefetch(&View::at(&session, Some(l))?);
         }
@@ -55,6 +58,8 @@ pub fn run(ctx: &Context, args: &TokensArgs, out: &mut dyn Write) -> Result {
     }
     let measured = &measured[..];
     let summary: Vec<ErrorSummary> = (0..measured.len()).map(|c| summarize(&turns, c)).collect();
+    let pairs = added_pairs(&turns);
+    let added: Vec<AddedSummary> = (0..measured.len()).map(|c| added(&turns, &pairs, c)).collect();
     let base_col = MEASURED.iter().position(|&n| n == CALIBRATION_BASE).unwrap_or(0);
     let calibration = calibration_from(ctx, &session, &turns, base_col).ok();
     let leaf_id = leaf.map(|l| session.entries[l].id());
@@ -64,22 +69,62 @@ pub fn run(ctx: &Context, args: &TokensArgs, out: &mut dyn Write) -> Result {
             .map(|t| {
                 let counts: serde_json::Map<_, _> =
                     measured.iter().zip(&t.counts).map(|(n, c)| (n.to_string(), json!(c))).collect();
-                json!({"id": t.id, "provider": t.provider, "model": t.model, "providerTokens": t.provider_tokens, "counts": counts})
+                json!({"id": t.id, "provider": t.provider, "model": t.model, "providerTokens": t.provider_tokens,
+                    "cacheRead": t.cache.0, "cacheWrite": t.cache.1, "counts": counts})
             })
             .collect();
         let summary_json: serde_json::Map<_, _> =
             measured.iter().zip(&summary).map(|(n, s)| (n.to_string(), json!(s))).collect();
+        let added_json: serde_json::Map<_, _> =
+            measured.iter().zip(&added).map(|(n, s)| (n.to_string(), json!(s))).collect();
         let report = json!({
             "leafId": leaf_id,
             "turns": turns_json,
             "summary": summary_json,
+            "added": {"modelChanged": pairs.model_changed, "cacheBroken": pairs.cache_broken, "summary": added_json},
             "calibration": calibration.map(|r| json!({"base": CALIBRATION_BASE.as_str(), "ratio": r})),
         });
         crate::output::write_json(out, &report)?;
         return Ok(0);
     }
     write_table(out, measured, &turns, &summary, calibration)?;
+    write_added(out, measured, &pairs, &added)?;
     Ok(0)
+}
+
+/// The table of what each turn added: each tokenizer's count beside the provider's.
+fn write_added(
+    out: &mut dyn Write,
+    measured: &[TokenizerName],
+    pairs: &AddedPairs,
+    added: &[AddedSummary],
+) -> Result<()> {
+    writeln!(
+        out,
+        "\nwhat each turn added: {} pairs of consecutive turns ({} left out: the model changed; {}: the cache broke)",
+        pairs.pairs.len(),
+        pairs.model_changed,
+        pairs.cache_broken
+    )?;
+    writeln!(
+        out,
+        "{:<16} {:>6} {:>9} {:>9} {:>7} {:>7} {:>10}",
+        "tokenizer", "pairs", "provider", "counted", "error", "median", "mean |Δ|"
+    )?;
+    for (n, s) in measured.iter().zip(added) {
+        writeln!(
+            out,
+            "{:<16} {:>6} {:>9} {:>9} {:>6.1}% {:>6.1}% {:>10.1}",
+            n.as_str(),
+            s.pairs,
+            s.provider,
+            s.counted,
+            s.error * 100.0,
+            s.median_error * 100.0,
+            s.mean_abs_diff
+        )?;
+    }
+    Ok(())
 }
 
 fn write_table(

@@ -236,6 +236,10 @@ pub struct Reply<'a> {
     /// The provider's context size for the request (input + cache read + cache write), when the
     /// host trusts the figure (not aborted or failed, not zero).
     pub prompt_tokens: Option<u64>,
+    /// Of that prompt, the tokens read from the provider's cache and those written to it (0
+    /// when not told): a request that reads less than the last one cached had another prefix,
+    /// or an expired cache ([`crate::calibration::added`]).
+    pub cache: (u64, u64),
 }
 
 /// A branch written as a session file of its own ([`HostSession::export`]).

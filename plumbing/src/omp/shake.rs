@@ -134,14 +134,133 @@ pub fn collect(
     config: &Config,
     keep: Option<&str>,
 ) -> Vec<Region> {
+    let bytes: usize = branch.iter().map(|e| e.raw.len()).sum();
+    let threads = match bytes < PARALLEL_BYTES {
+        true => 1,
+        false => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    collect_on(file, branch, tok, config, keep, threads)
+}
+
+/// [`collect`], the branch read in `threads` parts at once.
+fn collect_on(
+    file: &OmpFile,
+    branch: &[&OmpEntry],
+    tok: &OmpTokenizer,
+    config: &Config,
+    keep: Option<&str>,
+    threads: usize,
+) -> Vec<Region> {
     let n = branch.len();
     let start = keep.map_or(0, |id| branch.iter().position(|e| e.id() == Some(id)).unwrap_or(0));
-    let mut tokens = vec![0u64; n];
+    let mut tokens = Vec::with_capacity(n);
     let mut calls: HashMap<String, CallInfo> = HashMap::new();
     let mut candidates: Vec<(usize, Candidate)> = Vec::new();
-    for (i, entry) in branch.iter().enumerate() {
+    for part in read_parts(file, branch, start, tok, config, threads) {
+        tokens.extend(part.tokens);
+        // A later part's call replaces an earlier one's of the same id, as a later insert does.
+        calls.extend(part.calls);
+        candidates.extend(part.candidates);
+    }
+    let mut after = vec![0u64; n];
+    let mut acc = 0;
+    for i in (0..n).rev() {
+        after[i] = acc;
+        acc += tokens[i];
+    }
+    let mut regions = Vec::new();
+    for (i, candidate) in candidates {
+        match candidate {
+            Candidate::Result { useless, pruned, name, call_id, artifact, tokens } => {
+                if (!useless && after[i] < config.protect_tokens) || pruned {
+                    continue;
+                }
+                let call = call_id.as_deref().and_then(|id| calls.get(id));
+                if protected(&name, call, artifact, config) {
+                    continue;
+                }
+                regions.push(Region {
+                    kind: Kind::ToolResult,
+                    pos: i,
+                    entry_id: branch[i].id().unwrap_or_default().to_string(),
+                    block_index: None,
+                    bytes: None,
+                    utf16: None,
+                    tokens,
+                    label: name,
+                });
+            }
+            Candidate::Blocks(found) if after[i] >= config.protect_tokens => regions.extend(found),
+            Candidate::Blocks(_) => {}
+        }
+    }
+    let savings: u64 = regions.iter().map(|r| r.tokens.saturating_sub(GATE_PLACEHOLDER)).sum();
+    if savings < config.min_savings {
+        return Vec::new();
+    }
+    regions
+}
+
+/// What reading a stretch of the branch gave ([`read_part`]).
+struct Part {
+    /// Each entry's `entryTokens`, in order.
+    tokens: Vec<u64>,
+    calls: HashMap<String, CallInfo>,
+    candidates: Vec<(usize, Candidate)>,
+}
+
+/// A branch this long (its lines' bytes) or more is read on every core.
+const PARALLEL_BYTES: usize = 1 << 20;
+
+/// Reads the branch in `threads` contiguous parts of near-equal bytes at once, and returns them
+/// in order. Each entry is read on its own (parsed, counted: most of a cold meter is Claude's
+/// count of its texts); only the calls map and the order join entries, and [`collect`] joins the
+/// parts in order, so the regions are the ones one pass finds.
+fn read_parts(
+    file: &OmpFile,
+    branch: &[&OmpEntry],
+    start: usize,
+    tok: &OmpTokenizer,
+    config: &Config,
+    threads: usize,
+) -> Vec<Part> {
+    let bytes: usize = branch.iter().map(|e| e.raw.len()).sum();
+    let mut ranges = Vec::new();
+    let (mut from, mut filled) = (0, 0);
+    for (i, e) in branch.iter().enumerate() {
+        filled += e.raw.len();
+        if ranges.len() + 1 < threads && filled * threads >= bytes * (ranges.len() + 1) {
+            ranges.push(from..i + 1);
+            from = i + 1;
+        }
+    }
+    ranges.push(from..branch.len());
+    if ranges.len() == 1 {
+        return vec![read_part(file, branch, 0..branch.len(), start, tok, config)];
+    }
+    std::thread::scope(|s| {
+        let parts: Vec<_> =
+            ranges.into_iter().map(|r| s.spawn(move || read_part(file, branch, r, start, tok, config))).collect();
+        parts.into_iter().map(|p| p.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+    })
+}
+
+/// Reads the entries `range` of the branch: each one's tokens, the tool calls it makes, and the
+/// regions it may give (from `start`, the kept boundary, on).
+fn read_part(
+    file: &OmpFile,
+    branch: &[&OmpEntry],
+    range: std::ops::Range<usize>,
+    start: usize,
+    tok: &OmpTokenizer,
+    config: &Config,
+) -> Part {
+    let mut tokens = Vec::with_capacity(range.len());
+    let mut calls: HashMap<String, CallInfo> = HashMap::new();
+    let mut candidates: Vec<(usize, Candidate)> = Vec::new();
+    for (i, entry) in branch.iter().enumerate().take(range.end).skip(range.start) {
         let value = file.value(entry);
-        tokens[i] = entry_tokens(&value, tok);
+        tokens.push(entry_tokens(&value, tok));
         let message = message(&value);
         if role(&value) == Some("assistant") {
             for b in blocks(message.and_then(|m| m.get("content"))) {
@@ -212,43 +331,7 @@ pub fn collect(
             candidates.push((i, Candidate::Blocks(found)));
         }
     }
-    let mut after = vec![0u64; n];
-    let mut acc = 0;
-    for i in (0..n).rev() {
-        after[i] = acc;
-        acc += tokens[i];
-    }
-    let mut regions = Vec::new();
-    for (i, candidate) in candidates {
-        match candidate {
-            Candidate::Result { useless, pruned, name, call_id, artifact, tokens } => {
-                if (!useless && after[i] < config.protect_tokens) || pruned {
-                    continue;
-                }
-                let call = call_id.as_deref().and_then(|id| calls.get(id));
-                if protected(&name, call, artifact, config) {
-                    continue;
-                }
-                regions.push(Region {
-                    kind: Kind::ToolResult,
-                    pos: i,
-                    entry_id: branch[i].id().unwrap_or_default().to_string(),
-                    block_index: None,
-                    bytes: None,
-                    utf16: None,
-                    tokens,
-                    label: name,
-                });
-            }
-            Candidate::Blocks(found) if after[i] >= config.protect_tokens => regions.extend(found),
-            Candidate::Blocks(_) => {}
-        }
-    }
-    let savings: u64 = regions.iter().map(|r| r.tokens.saturating_sub(GATE_PLACEHOLDER)).sum();
-    if savings < config.min_savings {
-        return Vec::new();
-    }
-    regions
+    Part { tokens, calls, candidates }
 }
 
 /// The meter's figure: Σ max(0, region − P), P the count of [`SAMPLE_PLACEHOLDER`]
@@ -568,6 +651,33 @@ fn str_field<'a>(m: &'a Map<String, Value>, key: &str) -> &'a str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The branch read in parts on several threads gives the regions one pass gives, for every
+    /// part count and a kept boundary in any part (the counts of Claude's encoding, whose texts
+    /// are split across the parts).
+    #[test]
+    fn reading_in_parts_finds_what_one_pass_finds() {
+        use crate::omp::generate::{generate, Options};
+        use crate::pi::generate::Limit;
+        let dir = tempfile::tempdir().unwrap();
+        for (seed, model) in [(3, "anthropic/claude-sonnet-4-5"), (4, "openai/gpt-5.1-codex")] {
+            let options = Options { seed, limit: Limit::Bytes(300_000), model: model.into(), title: "t".into() };
+            let path = dir.path().join(format!("{seed}.jsonl"));
+            std::fs::write(&path, generate(&options)).unwrap();
+            let file = OmpFile::read(&path).unwrap();
+            let branch = branch(&file);
+            let family = crate::tokens::family::Family::of("", model);
+            let tok = OmpTokenizer::new(family, false);
+            let keeps = [None, branch.get(branch.len() / 3).and_then(|e| e.id())];
+            for (keep, config) in keeps.into_iter().zip([&AGGRESSIVE, &AUTO]) {
+                let whole = collect_on(&file, &branch, &tok, config, keep, 1);
+                assert!(!whole.is_empty(), "{model}: no region to compare");
+                for threads in [2, 3, 7] {
+                    assert_eq!(collect_on(&file, &branch, &tok, config, keep, threads), whole, "{model}, {threads}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn scans_like_javascript() {

@@ -187,7 +187,8 @@ impl<'a> HostSession<'a> for Session<'a> {
             return None;
         }
         let prompt_tokens = estimate::request_tokens(&m);
-        Some(Reply { provider: m.provider, model: m.model, prompt_tokens })
+        let cache = m.usage.map_or((0, 0), |u| (u.cache_read as u64, u.cache_write as u64));
+        Some(Reply { provider: m.provider, model: m.model, prompt_tokens, cache })
     }
 
     fn role_label(&self, index: usize) -> String {

@@ -184,7 +184,7 @@ impl Vocab {
                     Some(next) => node = next,
                     None => break,
                 }
-                if self.trie.terminal[node as usize] {
+                if self.trie.terminal(node) {
                     let end = start + k + 1;
                     best[end] = best[end].min(base + 1);
                 }
@@ -222,36 +222,45 @@ fn pack(bytes: &[u8]) -> u64 {
 }
 
 /// A byte trie laid out breadth first: node `i`'s children are the nodes `first[i]..first[i] +
-/// count[i]`, sorted by their byte (`label`), so a step is a binary search in a few bytes.
+/// count[i]`, sorted by their byte (`label`). A node with many children also has a table of
+/// them by byte (`dense`), so a step is one load there and a scan of a few bytes elsewhere: the
+/// binary search each step made was half of a cold count.
 struct Trie {
-    first: Vec<u32>,
-    count: Vec<u16>,
+    nodes: Vec<Node>,
     label: Vec<u8>,
-    terminal: Vec<bool>,
-    /// The root's children by byte, for the first step of every walk.
-    root: Box<[u32; 256]>,
+    /// 256 child ids (or [`Trie::NONE`]) per node with a table, at `Node::dense × 256`.
+    dense: Vec<u32>,
+}
+
+/// One trie node, its fields side by side (one cache line, not one per field).
+#[derive(Clone, Copy)]
+struct Node {
+    first: u32,
+    /// Which of `Trie::dense`'s tables is this node's, or [`Trie::NONE`].
+    dense: u32,
+    count: u16,
+    terminal: bool,
 }
 
 impl Trie {
     const ROOT: u32 = 0;
+    const NONE: u32 = u32::MAX;
+    /// A node with more children than this has a table of them (the root and the common
+    /// prefixes: a few hundred tables, a few hundred KB).
+    const DENSE_FROM: u16 = 8;
 
     /// Builds the trie of `pieces`, which must be sorted (as `extract.py` writes them).
     fn build(pieces: &[&[u8]]) -> Trie {
-        let mut t = Trie {
-            first: vec![0],
-            count: vec![0],
-            label: vec![0],
-            terminal: vec![false],
-            root: Box::new([u32::MAX; 256]),
-        };
+        let empty = Node { first: 0, dense: Self::NONE, count: 0, terminal: false };
+        let mut t = Trie { nodes: vec![empty], label: vec![0], dense: Vec::new() };
         // Each queued node: its id, the range of pieces under it, its depth.
         let mut queue = std::collections::VecDeque::from([(0u32, 0usize, pieces.len(), 0usize)]);
         while let Some((node, mut lo, hi, depth)) = queue.pop_front() {
             if lo < hi && pieces[lo].len() == depth {
-                t.terminal[node as usize] = true;
+                t.nodes[node as usize].terminal = true;
                 lo += 1;
             }
-            t.first[node as usize] = t.label.len() as u32;
+            t.nodes[node as usize].first = t.label.len() as u32;
             while lo < hi {
                 let b = pieces[lo][depth];
                 let mut end = lo + 1;
@@ -259,29 +268,39 @@ impl Trie {
                     end += 1;
                 }
                 let id = t.label.len() as u32;
-                t.first.push(0);
-                t.count.push(0);
+                t.nodes.push(empty);
                 t.label.push(b);
-                t.terminal.push(false);
-                t.count[node as usize] += 1;
-                if node == Self::ROOT {
-                    t.root[b as usize] = id;
-                }
+                t.nodes[node as usize].count += 1;
                 queue.push_back((id, lo, end, depth + 1));
                 lo = end;
+            }
+        }
+        for i in 0..t.nodes.len() {
+            let n = t.nodes[i];
+            if n.count > Self::DENSE_FROM || i == Self::ROOT as usize {
+                let table = t.dense.len();
+                t.dense.resize(table + 256, Self::NONE);
+                for id in n.first..n.first + n.count as u32 {
+                    t.dense[table + t.label[id as usize] as usize] = id;
+                }
+                t.nodes[i].dense = (table / 256) as u32;
             }
         }
         t
     }
 
     fn child(&self, node: u32, b: u8) -> Option<u32> {
-        if node == Self::ROOT {
-            let id = self.root[b as usize];
-            return (id != u32::MAX).then_some(id);
+        let n = self.nodes[node as usize];
+        if n.dense != Self::NONE {
+            let id = self.dense[n.dense as usize * 256 + b as usize];
+            return (id != Self::NONE).then_some(id);
         }
-        let first = self.first[node as usize] as usize;
-        let labels = &self.label[first..first + self.count[node as usize] as usize];
-        labels.binary_search(&b).ok().map(|i| (first + i) as u32)
+        let first = n.first as usize;
+        self.label[first..first + n.count as usize].iter().position(|&l| l == b).map(|i| (first + i) as u32)
+    }
+
+    fn terminal(&self, node: u32) -> bool {
+        self.nodes[node as usize].terminal
     }
 }
 

@@ -10,7 +10,7 @@ use shake_plumbing::hosts::short_path;
 use shake_plumbing::output::{answer, json_or, table, write_record, RecordArgs};
 use shake_plumbing::rev::split_version;
 use shake_plumbing::token_cache::open_tokenizer;
-use shake_plumbing::tokens::{TokenizerName, DEFAULT_TOKENIZER};
+use shake_plumbing::tokens::TokenizerName;
 use shake_plumbing::{Context, Error, Result};
 
 use crate::leaf::{id_of, with_two_leaves, LeafView, Seen, Shared};
@@ -28,9 +28,9 @@ pub struct DiffArgs {
     pub b: String,
     #[command(flatten)]
     pub output: RecordArgs,
-    /// Tokenizer for the token figures of the text for people
-    #[arg(long, value_enum, default_value_t = DEFAULT_TOKENIZER)]
-    pub tokenizer: TokenizerName,
+    /// Tokenizer for the token figures of the text for people [default: Claude's own for leaf A's model when it is Claude, else o200k]
+    #[arg(long, value_enum)]
+    pub tokenizer: Option<TokenizerName>,
 }
 
 /// An entry the model sees differently at the two leaves.
@@ -117,10 +117,15 @@ fn human<'s, 'a>(
     shared: &Shared,
     (only_a, only_b): (&[usize], &[usize]),
     changed: &[Changed],
-    tokenizer: TokenizerName,
+    tokenizer: Option<TokenizerName>,
 ) -> Result<String> {
     let paint = Paint::new(ctx);
-    let (tok_a, tok_b) = (open_tokenizer(ctx, tokenizer, a.session())?, open_tokenizer(ctx, tokenizer, b.session())?);
+    // One tokenizer for both sides (the summary subtracts their counts): the one chosen, else
+    // the default of side A's session at its leaf.
+    let tokenizer =
+        Some(shake_plumbing::tokens::resolve(tokenizer, a.session(), a.projection.leaf, ctx.model.as_deref()));
+    let (tok_a, tok_b) =
+        (open_tokenizer(ctx, tokenizer, a.session(), None)?, open_tokenizer(ctx, tokenizer, b.session(), None)?);
     tok_a.prefetch(&a.projection);
     tok_b.prefetch(&b.projection);
     let mut out = Vec::new();

@@ -13,7 +13,7 @@ use shake_plumbing::host::{ForkWrite, Forked, Forks, Session, SessionFile, View,
 use shake_plumbing::regions::RegionKind;
 use shake_plumbing::rev::{Rev, RevArgs};
 use shake_plumbing::token_cache::open_tokenizer;
-use shake_plumbing::tokens::{context_tokens, TokenizerName, DEFAULT_TOKENIZER};
+use shake_plumbing::tokens::{context_tokens, TokenizerName};
 use shake_plumbing::{Context, Error, Result};
 
 use crate::batch::{self, Leftover, WriteArgs};
@@ -35,9 +35,9 @@ pub struct FoldArgs {
     /// Tail and block minimum (default: "shake": {"profile"} in .pi/settings.json, else pi's agent settings.json, else default)
     #[arg(long, value_enum)]
     pub profile: Option<Profile>,
-    /// Tokenizer for every token figure
-    #[arg(long, value_enum, default_value_t = DEFAULT_TOKENIZER)]
-    pub tokenizer: TokenizerName,
+    /// Tokenizer for every token figure [default: Claude's own for the session's model when it is Claude, else o200k]
+    #[arg(long, value_enum)]
+    pub tokenizer: Option<TokenizerName>,
     /// Claude Code: plan for what is sent to this model (default: the transcript's own last model)
     #[arg(long, value_name = "MODEL")]
     pub model: Option<String>,
@@ -74,7 +74,7 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
         let (session, leaf, in_place) = batch::open(ctx, file, &rev, &args.write, &args.in_place)?;
         let (profile, source) = profile::resolve(ctx, args.profile)?;
         let projection = View::at(&session, Some(leaf))?;
-        let tokenizer = open_tokenizer(ctx, args.tokenizer, &session)?;
+        let tokenizer = open_tokenizer(ctx, args.tokenizer, &session, Some(leaf))?;
         let tokens = context_tokens(&projection, &tokenizer);
         let options = FoldOptions { scope: args.scope, profile, tokenizer: *tokenizer };
         let wall = Wall::at(&projection);

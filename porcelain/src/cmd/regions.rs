@@ -11,7 +11,7 @@ use shake_plumbing::host::View;
 use shake_plumbing::output::{json_or, write_record};
 use shake_plumbing::rev::RevArgs;
 use shake_plumbing::token_cache::open_tokenizer;
-use shake_plumbing::tokens::{context_tokens, TokenizerName, DEFAULT_TOKENIZER};
+use shake_plumbing::tokens::{context_tokens, TokenizerName};
 use shake_plumbing::{Context, Result};
 
 use crate::plan::{plan_with_wall, FoldOptions};
@@ -28,9 +28,9 @@ pub struct RegionsArgs {
     /// Tail and block minimum (elide only)
     #[arg(long, value_enum, default_value_t = Profile::Default)]
     pub profile: Profile,
-    /// Tokenizer for the token figures
-    #[arg(long, value_enum, default_value_t = DEFAULT_TOKENIZER)]
-    pub tokenizer: TokenizerName,
+    /// Tokenizer for the token figures [default: Claude's own for the session's model when it is Claude, else o200k]
+    #[arg(long, value_enum)]
+    pub tokenizer: Option<TokenizerName>,
     /// Print JSON: {"leafId","scope","profile","tokenizer","tailStart","regions":[{"id","kind","label","tokens","block","at","placeholder"}]}
     #[arg(long)]
     pub json: bool,
@@ -41,7 +41,7 @@ pub fn run(ctx: &Context, args: &RegionsArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.rev.load(ctx)?;
     let (session, leaf) = rev.open(ctx, &file)?;
     let projection = View::at(&session, leaf)?;
-    let tokenizer = open_tokenizer(ctx, args.tokenizer, &session)?;
+    let tokenizer = open_tokenizer(ctx, args.tokenizer, &session, leaf)?;
     let tokens = context_tokens(&projection, &tokenizer);
     let wall = Wall::at(&projection);
     let options = FoldOptions { scope: args.scope, profile: args.profile, tokenizer: *tokenizer };

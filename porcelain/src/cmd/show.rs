@@ -28,7 +28,7 @@ pub struct ShowArgs {
 pub fn run(ctx: &Context, args: &ShowArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.read.rev.load(ctx)?;
     let (session, leaf) = rev.open(ctx, &file)?;
-    let tok = open_tokenizer(ctx, args.read.tokenizer, &session)?;
+    let tok = open_tokenizer(ctx, args.read.tokenizer, &session, leaf)?;
     let named = match (&args.read.rev.leaf, &rev.entry) {
         (None, Some(prefix)) => Some(resolve_entry(&session, prefix)?),
         _ => None,

@@ -106,7 +106,7 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.read.rev.load(ctx)?;
     let (session, leaf) = rev.open(ctx, &file)?;
     let projection = View::at(&session, leaf)?;
-    let tok = open_tokenizer(ctx, args.read.tokenizer, &session)?;
+    let tok = open_tokenizer(ctx, args.read.tokenizer, &session, leaf)?;
     let wall = crate::overlay::wall_at(ctx, &session, &projection);
     let freed = undo_plan(&projection, &wall, &tok).tokens_restored;
     let stranded = stranded(&session, &projection);

@@ -12,7 +12,7 @@ use shake_plumbing::host::{ForkWrite, Forks, Role, Session, SessionFile, View, W
 use shake_plumbing::regions::tool_label;
 use shake_plumbing::rev::Rev;
 use shake_plumbing::token_cache::open_tokenizer;
-use shake_plumbing::tokens::{Tokenizer, TokenizerName, DEFAULT_TOKENIZER};
+use shake_plumbing::tokens::{Tokenizer, TokenizerName};
 use shake_plumbing::{Context, Error, Result};
 
 use crate::batch::{self, Leftover, WriteArgs};
@@ -27,9 +27,9 @@ use crate::wall::{Item, Wall};
 pub struct UndoArgs {
     #[command(flatten)]
     pub write: WriteArgs,
-    /// Tokenizer for every token figure
-    #[arg(long, value_enum, default_value_t = DEFAULT_TOKENIZER)]
-    pub tokenizer: TokenizerName,
+    /// Tokenizer for every token figure [default: Claude's own for the session's model when it is Claude, else o200k]
+    #[arg(long, value_enum)]
+    pub tokenizer: Option<TokenizerName>,
     /// Undo only the most recent fold still in force at the leaf; earlier folds stay
     #[arg(long)]
     pub last: bool,
@@ -135,7 +135,7 @@ pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
     batch::write_then_store(ctx, file, |file| {
         let (session, leaf, in_place) = batch::open(ctx, file, &rev, &args.write, &args.in_place)?;
         let projection = View::at(&session, Some(leaf))?;
-        let tok = open_tokenizer(ctx, args.tokenizer, &session)?;
+        let tok = open_tokenizer(ctx, args.tokenizer, &session, Some(leaf))?;
         let wall = Wall::at(&projection);
         let plan = match args.last {
             true => undo_last_plan(&projection, &wall, &tok),

@@ -51,6 +51,10 @@ pub fn normalize(text: &str, fold_quotes: bool) -> String {
     if text.is_ascii() {
         return normalized(text.chars(), fold_quotes, text.len());
     }
+    // Most other text is NFC already, which a quick check tells at a fraction of composing it.
+    if unicode_normalization::is_nfc_quick(text.chars()) == unicode_normalization::IsNormalized::Yes {
+        return normalized(text.chars(), fold_quotes, text.len());
+    }
     normalized(text.nfc(), fold_quotes, text.len())
 }
 
@@ -159,6 +163,17 @@ fn is_hard_cp(o: u32) -> bool {
 }
 
 fn classify(c: char) -> Class {
+    // Most text is ASCII: its classes, worked out once (the rules below cost a scan of the case
+    // pairs and a category lookup a character).
+    static ASCII: std::sync::LazyLock<[Class; 128]> =
+        std::sync::LazyLock::new(|| std::array::from_fn(|b| classify_slowly(char::from(b as u8))));
+    match c.is_ascii() {
+        true => ASCII[c as usize],
+        false => classify_slowly(c),
+    }
+}
+
+fn classify_slowly(c: char) -> Class {
     if new_cased(c) {
         return Class::Wordy;
     }
@@ -276,7 +291,8 @@ fn syriac_vowel(c: char) -> bool {
 }
 
 fn stray_mark(c: char) -> bool {
-    !syriac_vowel(c) && canonical_combining_class(c) != 0 && !is_separator(c)
+    // No ASCII character combines.
+    !c.is_ascii() && !syriac_vowel(c) && canonical_combining_class(c) != 0 && !is_separator(c)
 }
 
 fn marks_like_punct(c: char) -> bool {

@@ -9,7 +9,7 @@ use crate::profile::Profile;
 use crate::scope::Scope;
 use shake_plumbing::host::{self, Role, SessionFile, Tail, View};
 use shake_plumbing::regions::{is_skill_path, tail_start};
-use shake_plumbing::tokens::{context_tokens, Tokenizer};
+use shake_plumbing::tokens::{context_tokens, named_default, Tokenizer};
 
 use super::memo::{reading_of, MemoEntry};
 use super::watch::FileState;
@@ -22,13 +22,15 @@ impl MemoEntry {
     /// Measures the file from the bytes appended since this reading, when they are whole lines
     /// that continue its context as [`Growth`] follows it, and the leaf asked for is the one
     /// they end at (the host's leaf on load, by no `:LEAF` or by its id); `None` means: measure
-    /// it all.
+    /// it all. `tok` is the tokenizer this reading counted with; `by_model` says it was the
+    /// session's own, so new lines naming a model that gives another are measured whole.
     pub(super) fn grow(
         &self,
         state: &FileState,
         leaf: Option<&str>,
         profile: Profile,
         tok: Tokenizer,
+        by_model: bool,
     ) -> Option<Measured> {
         let g = self.growth.as_ref()?;
         if state.inode != self.seen.inode || state.len <= self.seen.len {
@@ -57,6 +59,9 @@ impl MemoEntry {
                 if leaf.is_some_and(|id| last.as_deref() != Some(id)) {
                     return None;
                 }
+                if by_model && changes_tokenizer(&session, tok) {
+                    return None;
+                }
                 let projection = View::at(&session, session.default_leaf()).ok()?;
                 let maybe = e.continued_by(&projection, self.leaf_id.as_deref()?)?;
                 // A filter's "maybe" is checked in the old bytes: far cheaper than measuring them.
@@ -81,6 +86,9 @@ impl MemoEntry {
                 {
                     return None;
                 }
+                if by_model && changes_tokenizer(&followed.session, tok) {
+                    return None;
+                }
                 followed.fresh.iter().chain(&followed.known).for_each(|id| ids.insert(id));
                 *tail = followed.tail;
                 let projection = View::at(&followed.session, followed.session.default_leaf()).ok()?;
@@ -98,6 +106,12 @@ impl MemoEntry {
         let reading = reading_of(state, tok.name, profile, sum, last);
         Some(Measured { reading, at_last: true, growth: Some(next), proof })
     }
+}
+
+/// Tells whether the new lines (loaded as `new`) name a model whose default tokenizer is not
+/// `tok` (a pi session switched to Claude, or from one Claude family to another).
+fn changes_tokenizer(new: &host::Session<'_>, tok: Tokenizer) -> bool {
+    named_default(new, new.default_leaf(), None).is_some_and(|named| named != tok.name)
 }
 
 /// How many bytes before the measured length must still be there for an append to be trusted.
@@ -403,7 +417,7 @@ mod tests {
             std::io::Write::write_all(&mut f, format!("{line}\n").as_bytes()).unwrap();
             let len = std::fs::metadata(path).unwrap().len();
             let state = FileState { path: path.to_path_buf(), len, mtime_ns: 0, inode: 1 };
-            let grown = memo.as_ref().and_then(|m| m.grow(&state, None, fold.profile, fold.tokenizer));
+            let grown = memo.as_ref().and_then(|m| m.grow(&state, None, fold.profile, fold.tokenizer, false));
             memo = grown.map(|m| MemoEntry::new("k", &state, &m));
             out.push(memo.clone());
         }
@@ -514,7 +528,7 @@ mod tests {
             let mut memo: Option<MemoEntry> = None;
             for &cut in ends.iter().skip(3).step_by(7) {
                 let state = state_at(cut);
-                let grown = memo.as_ref().and_then(|m| m.grow(&state, None, profile, tok));
+                let grown = memo.as_ref().and_then(|m| m.grow(&state, None, profile, tok, false));
                 if let Some(m) = &grown {
                     taken += 1;
                     let r = &m.reading;
@@ -541,9 +555,9 @@ mod tests {
             other[cut / 2] ^= 0x20;
             std::fs::write(&path, &other).unwrap();
             let state = FileState { path: path.clone(), len: cut as u64, mtime_ns: 1, inode: 1 };
-            assert!(last.recall(&state, None, tok.name, profile).is_none());
+            assert!(last.recall(&state, None, profile).is_none());
             std::fs::write(&path, &bytes[..cut]).unwrap();
-            let (_, proven) = last.recall(&state, None, tok.name, profile).expect("same bytes, touched");
+            let (_, proven) = last.recall(&state, None, profile).expect("same bytes, touched");
             assert!(proven);
         }
         assert!(taken >= 20, "the shortcut was taken {taken} times");
@@ -595,7 +609,7 @@ mod tests {
         let mut memo: Option<MemoEntry> = None;
         for &cut in cuts {
             let state = state_at(cut);
-            let m = match memo.as_ref().and_then(|m| m.grow(&state, None, fold.profile, fold.tokenizer)) {
+            let m = match memo.as_ref().and_then(|m| m.grow(&state, None, fold.profile, fold.tokenizer, false)) {
                 Some(m) => {
                     grown += 1;
                     let fresh = measured(&state, &bytes[..cut], fold);
@@ -699,7 +713,7 @@ mod tests {
         let all = [old, append].concat();
         std::fs::write(path, &all).unwrap();
         let state = FileState { path: path.to_path_buf(), len: all.len() as u64, mtime_ns: 0, inode: 1 };
-        let grown = memo.grow(&state, None, fold.profile, fold.tokenizer);
+        let grown = memo.grow(&state, None, fold.profile, fold.tokenizer, false);
         grown.inspect(|m| assert_eq!(m.reading, measured(&state, &all, fold).reading))
     }
 

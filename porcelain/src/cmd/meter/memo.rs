@@ -7,12 +7,12 @@ use std::path::PathBuf;
 use crate::profile::Profile;
 use shake_plumbing::rev::RevArgs;
 use shake_plumbing::store::sealed::{self, Unsealed};
-use shake_plumbing::tokens::{Tokenizer, TokenizerName};
+use shake_plumbing::tokens::TokenizerName;
 use shake_plumbing::{Context, Result};
 
 use super::grow::Growth;
 use super::watch::FileState;
-use super::{read, Measured, Reading};
+use super::{read, Counting, Measured, Reading};
 use crate::fingerprint::Proof;
 
 /// One reading of the session `rev` names, whose file is now as `state` says: from the memo when
@@ -23,30 +23,34 @@ pub(super) fn reading(
     rev: &RevArgs,
     state: &FileState,
     profile: Profile,
-    tok: Tokenizer,
+    counting: &Counting<'_>,
 ) -> Result<Reading> {
-    let Some(key) = memo_key(ctx, state, tok.name, profile) else { return Ok(read(ctx, rev, profile, tok)?.reading) };
+    let Some(key) = memo_key(ctx, state, counting.choice, profile) else {
+        return Ok(read(ctx, rev, profile, counting)?.reading);
+    };
     let leaf = rev.rev().entry;
     let known = load_memo(ctx, &key);
     if let Some(known) = &known {
-        if let Some((reading, proven)) = known.recall(state, leaf.as_deref(), tok.name, profile) {
+        if let Some((reading, proven)) = known.recall(state, leaf.as_deref(), profile) {
             if proven {
                 // Same bytes, new stamp: the next call is a stat again.
                 remember(ctx, &key, MemoEntry { seen: known.seen.restamped(state), ..known.clone() });
             }
             return Ok(reading);
         }
-        if let Some(m) = known.grow(state, leaf.as_deref(), profile, tok) {
+        if let Some(m) =
+            known.grow(state, leaf.as_deref(), profile, counting.tokenizer(known.tokenizer), counting.choice.is_none())
+        {
             remember(ctx, &key, MemoEntry::new(&key, state, &m));
             return Ok(m.reading);
         }
     }
-    let m = read(ctx, rev, profile, tok)?;
+    let m = read(ctx, rev, profile, counting)?;
     remember(ctx, &key, MemoEntry::new(&key, state, &m));
     Ok(m.reading)
 }
 
-/// The reading remembered per (session file, tokenizer, profile), so a meter with nothing new to
+/// The reading remembered per (session file, tokenizer chosen or not, profile), so a meter with nothing new to
 /// measure reads one small file instead of the session: `<store>/cache/meter/<hash of the key>`,
 /// bincode, sealed with a checksum ([`sealed`]). Its size does not grow with the session (ids
 /// are kept in [`Bloom`](crate::fingerprint::Bloom) filters, the per-position figures only for
@@ -55,6 +59,8 @@ pub(super) fn reading(
 #[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub(super) struct MemoEntry {
     pub(super) key: String,
+    /// The tokenizer that counted (the session's own when none was chosen).
+    pub(super) tokenizer: TokenizerName,
     /// The bytes measured, and the file's stamp when they were read.
     pub(super) seen: Seen,
     pub(super) tokens: u64,
@@ -69,12 +75,14 @@ pub(super) struct MemoEntry {
 
 /// The memo key of a reading, or `None` when it must always be measured: `calibrated` (its
 /// ratio may come from `calibration.json`), or a model chosen with `--model`. The leaf is not in it: pi's leaf moves every turn,
-/// and the entry says which leaf it measured.
-fn memo_key(ctx: &Context, state: &FileState, tokenizer: TokenizerName, profile: Profile) -> Option<String> {
+/// and the entry says which leaf it measured. No tokenizer chosen is a key of its own
+/// (`default`): the entry says which one the session's model gave.
+fn memo_key(ctx: &Context, state: &FileState, tokenizer: Option<TokenizerName>, profile: Profile) -> Option<String> {
     // A model chosen (`--model`) is not in the key: such readings are not kept.
-    if tokenizer == TokenizerName::Calibrated || ctx.model.is_some() {
+    if tokenizer == Some(TokenizerName::Calibrated) || ctx.model.is_some() {
         return None;
     }
+    let tokenizer = tokenizer.map_or("default", TokenizerName::as_str);
     // The version, because what a plan frees is a function of shake's rules too.
     Some(format!(
         "{} {} {} {}",
@@ -86,7 +94,7 @@ fn memo_key(ctx: &Context, state: &FileState, tokenizer: TokenizerName, profile:
 }
 
 /// Bumped whenever the memo's layout changes (an older file is then ignored).
-const MEMO_MAGIC: &str = "shake-meter-memo 9";
+const MEMO_MAGIC: &str = "shake-meter-memo 10";
 
 fn memo_path(ctx: &Context, key: &str) -> PathBuf {
     let hash = blake3::hash(key.as_bytes()).to_hex();
@@ -121,6 +129,7 @@ impl MemoEntry {
         let r = &m.reading;
         MemoEntry {
             key: key.to_string(),
+            tokenizer: r.tokenizer,
             seen: Seen::new(state, m.proof.clone()),
             tokens: r.tokens,
             tool_results: r.tool_results,
@@ -142,19 +151,13 @@ impl MemoEntry {
 
     /// The remembered reading, if the file is still exactly as it was ([`Seen::unchanged`]).
     /// `true` when proven.
-    pub(super) fn recall(
-        &self,
-        state: &FileState,
-        leaf: Option<&str>,
-        tokenizer: TokenizerName,
-        profile: Profile,
-    ) -> Option<(Reading, bool)> {
+    pub(super) fn recall(&self, state: &FileState, leaf: Option<&str>, profile: Profile) -> Option<(Reading, bool)> {
         if !self.measured(leaf) {
             return None;
         }
         let proven = self.seen.unchanged(state)?;
         let figures = (self.tokens, self.tool_results, self.blocks);
-        Some((reading_of(state, tokenizer, profile, figures, self.leaf_id.clone()), proven))
+        Some((reading_of(state, self.tokenizer, profile, figures, self.leaf_id.clone()), proven))
     }
 }
 

@@ -27,8 +27,8 @@ use shake_plumbing::calibration::calibrated_for;
 use shake_plumbing::host::{Session, View};
 use shake_plumbing::regions::RegionKind;
 use shake_plumbing::rev::RevArgs;
-use shake_plumbing::token_cache::open_cached;
-use shake_plumbing::tokens::{context_tokens, Tokenizer, TokenizerName, DEFAULT_TOKENIZER};
+use shake_plumbing::token_cache::Caches;
+use shake_plumbing::tokens::{context_tokens, resolve, Tokenizer, TokenizerName};
 use shake_plumbing::{Context, Result};
 
 use crate::fingerprint::Proof;
@@ -52,9 +52,9 @@ pub struct MeterArgs {
     /// Print JSON: {"tokens","toolResults","blocks","severity","tokenizer","profile","session","leafId"}
     #[arg(long)]
     pub json: bool,
-    /// Tokenizer for the figure (the same default as fold)
-    #[arg(long, value_enum, value_name = "T", default_value_t = DEFAULT_TOKENIZER)]
-    pub tokenizer: TokenizerName,
+    /// Tokenizer for the figure [default: as fold's, Claude's own for the session's model when it is Claude, else o200k]
+    #[arg(long, value_enum, value_name = "T")]
+    pub tokenizer: Option<TokenizerName>,
     /// Tail and block minimum (default: as `shake fold` resolves it)
     #[arg(long, value_enum, value_name = "P")]
     pub profile: Option<Profile>,
@@ -218,11 +218,38 @@ pub fn measure(
     Ok((reading, growth))
 }
 
-/// Reads the session `rev` names and measures it, counting with `tok` (re-calibrated for this
-/// session when it is `calibrated`); also returns the proof of the bytes measured.
-fn read(ctx: &Context, rev: &RevArgs, profile: Profile, tok: Tokenizer) -> Result<Measured> {
+/// What a meter counts with: the tokenizer chosen (`--tokenizer`), else each session's own
+/// (`tokens::default_for`), through caches opened once for all the readings of the process.
+pub struct Counting<'c> {
+    /// `--tokenizer`, when given.
+    pub(crate) choice: Option<TokenizerName>,
+    caches: Caches<'c>,
+}
+
+impl<'c> Counting<'c> {
+    /// Counts with `choice`, else each session's own tokenizer.
+    pub(crate) fn new(ctx: &'c Context, choice: Option<TokenizerName>) -> Counting<'c> {
+        Counting { choice, caches: Caches::new(ctx) }
+    }
+
+    /// `name` through its cache.
+    pub(crate) fn tokenizer(&self, name: TokenizerName) -> Tokenizer {
+        self.caches.get(name)
+    }
+
+    /// Saves what the caches learnt (a long-running meter, between readings).
+    pub(crate) fn save(&self) {
+        self.caches.save();
+    }
+}
+
+/// Reads the session `rev` names and measures it, counting with the tokenizer chosen or the
+/// session's own (re-calibrated for this session when it is `calibrated`); also returns the
+/// proof of the bytes measured.
+fn read(ctx: &Context, rev: &RevArgs, profile: Profile, counting: &Counting<'_>) -> Result<Measured> {
     let (file, rev) = rev.load(ctx)?;
     let (session, leaf) = rev.open(ctx, &file)?;
+    let tok = counting.tokenizer(resolve(counting.choice, &session, leaf, ctx.model.as_deref()));
     shake_plumbing::token_cache::warn_foreign_estimate(ctx, tok.name, &session);
     let tok = match tok.name {
         TokenizerName::Calibrated => calibrated_for(ctx, &session, tok)?,
@@ -254,11 +281,11 @@ pub fn run(ctx: &Context, args: &MeterArgs, out: &mut dyn Write) -> Result {
         return crate::own_meter::run(ctx, args, own, out);
     }
     let (profile, _) = profile::resolve(ctx, args.profile)?;
-    let tok = open_cached(ctx, args.tokenizer);
+    let counting = Counting::new(ctx, args.tokenizer);
     if args.serve {
-        return serve(ctx, profile, &tok, std::io::stdin().lock(), out);
+        return serve(ctx, profile, &counting, std::io::stdin().lock(), out);
     }
-    watch::run(ctx, args, profile, &tok, out)
+    watch::run(ctx, args, profile, &counting, out)
 }
 
 #[cfg(test)]

@@ -9,12 +9,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use shake_plumbing::rev::RevArgs;
-use shake_plumbing::token_cache::open_cached;
 use shake_plumbing::{Context, Error, Result};
 
 use super::memo::reading;
 use super::watch::FileState;
-use super::{render, MeterArgs, Severity};
+use super::{render, Counting, MeterArgs, Severity};
 use crate::profile;
 
 /// The most of stdin read (Claude Code's object is a few KB).
@@ -70,10 +69,10 @@ fn measure(ctx: &Context, args: &MeterArgs, input: impl Read) -> Result<Line> {
         return Ok(Line::NoTranscript);
     }
     let (profile, _) = profile::resolve(ctx, args.profile)?;
-    let tok = open_cached(ctx, args.tokenizer);
+    let counting = Counting::new(ctx, args.tokenizer);
     let rev = RevArgs { rev: Some(path.to_string_lossy().into_owned()), leaf: None };
     let state = FileState::of(ctx, &rev)?;
-    Ok(Line::Tokens(reading(ctx, &rev, &state, profile, *tok)?.tokens))
+    Ok(Line::Tokens(reading(ctx, &rev, &state, profile, &counting)?.tokens))
 }
 
 /// The `transcript_path` of Claude Code's status-line object (a relative one taken from its

@@ -8,12 +8,11 @@ use std::time::{Duration, SystemTime};
 use crate::profile::Profile;
 use shake_plumbing::durable::FileError;
 use shake_plumbing::rev::RevArgs;
-use shake_plumbing::token_cache::CachedTokenizer;
 use shake_plumbing::{Context, Result};
 
 use super::log::append_log;
 use super::memo::reading;
-use super::MeterArgs;
+use super::{Counting, MeterArgs};
 
 /// How often `--watch` looks at the session file.
 const POLL: Duration = Duration::from_millis(500);
@@ -23,13 +22,13 @@ pub(super) fn run(
     ctx: &Context,
     args: &MeterArgs,
     profile: Profile,
-    tok: &CachedTokenizer<'_>,
+    counting: &Counting<'_>,
     out: &mut dyn Write,
 ) -> Result {
     let color = !args.json && ctx.color;
     let mut state = FileState::of(ctx, &args.rev)?;
     loop {
-        let reading = reading(ctx, &args.rev, &state, profile, **tok)?;
+        let reading = reading(ctx, &args.rev, &state, profile, counting)?;
         if args.json {
             writeln!(out, "{}", reading.json())?;
         } else {
@@ -43,7 +42,7 @@ pub(super) fn run(
             return Ok(0);
         }
         // A watching meter runs for hours: keep what it learnt after every reading.
-        tok.save();
+        counting.save();
         // Poll: a stat every half second; read again only when the file changed.
         loop {
             std::thread::sleep(POLL);
