@@ -105,21 +105,27 @@ pub fn detect(file: &SessionFile, forced: Option<HostKind>) -> Result<&'static d
     Err(Error::user(format!("{at}: {}; {}", refusal.reason, crate::host::looks_like(file.raw()))))
 }
 
-/// How much of a file [`of_head`] reads.
+/// How much of a file [`of_head`] reads at most.
 const HEAD_BYTES: u64 = 64 * 1024;
 
-/// The host of the file at `path` as its first 64 KiB tell (or the one `forced` names), for a
-/// command that takes another way on a host with a capability of its own before it reads the
-/// whole file (the meter's memo answers from a stat). `None` when the file cannot be read or no
-/// host takes its head: the command's own read then says why.
-pub fn of_head(path: &Path, forced: Option<HostKind>) -> Option<&'static dyn Host> {
+/// The host of the file at `path`, when it is one that `has` a capability of its own, as the
+/// file's first line tells (read up to 64 KiB; or the host `forced` names): for a command that
+/// takes another way on such a host before it reads the whole file (the meter's memo answers
+/// from a stat). Detection's order is kept, asked no further than the last host that has it,
+/// and the first line is what tells a host whose files another would also accept (oh-my-pi's
+/// title slot or header). `None`: the file cannot be read, or its host is not one that has it
+/// (the command's own read then finds the host, or says why not).
+pub fn of_head(path: &Path, forced: Option<HostKind>, has: impl Fn(&dyn Host) -> bool) -> Option<&'static dyn Host> {
     use std::io::Read;
     if let Some(kind) = forced {
-        return of(kind).ok();
+        return of(kind).ok().filter(|h| has(*h));
     }
+    let last = HOSTS.iter().rposition(|h| has(*h))?;
     let mut head = Vec::new();
     std::fs::File::open(path).and_then(|f| f.take(HEAD_BYTES).read_to_end(&mut head)).ok()?;
-    detect(&SessionFile::from_bytes(path.to_path_buf(), head), None).ok()
+    head.truncate(memchr::memchr(b'\n', &head).map_or(head.len(), |at| at + 1));
+    let file = SessionFile::from_bytes(path.to_path_buf(), head);
+    HOSTS[..=last].iter().copied().find(|h| h.accepts(&file).is_ok()).filter(|h| has(*h))
 }
 
 /// Reads a session file any host may be writing ([`SessionFile::read`]).

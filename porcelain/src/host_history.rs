@@ -202,12 +202,15 @@ pub fn log(ctx: &Context, rev: &RevArgs, host: &dyn Host, as_json: bool, out: &m
     let mut first_with: HashMap<blake3::Hash, usize> = HashMap::new();
     let mut rewrites = Vec::new();
     let mut old = None;
-    for n in 1..=v.chain.len() {
+    let rewritten: Vec<bool> = (1..=v.chain.len()).map(|n| Ok(v.how(n)? == "rewritten")).collect::<Result<_>>()?;
+    // Versions after the last rewrite are not read (none at all for a file never rewritten).
+    let last = rewritten.iter().rposition(|&r| r).map_or(0, |i| i + 1);
+    for n in 1..=last {
         let new = v.file(n)?;
         let hash = blake3::hash(new.raw());
         let earlier = first_with.get(&hash).copied();
         first_with.entry(hash).or_insert(n);
-        if let Some(old) = old.as_ref().filter(|_| v.how(n).is_ok_and(|how| how == "rewritten")) {
+        if let Some(old) = old.as_ref().filter(|_| rewritten[n - 1]) {
             let compared = v.compare(ctx, (n - 1, old), (n, &new))?;
             rewrites.push(Rewritten { n, compared, restored: earlier });
         }

@@ -29,7 +29,7 @@ const POLL: Duration = Duration::from_millis(500);
 /// or `--host`): the meter goes its way before reading the whole file.
 pub fn of(ctx: &Context, rev: &RevArgs) -> Option<(&'static dyn Host, &'static dyn OwnMeter)> {
     let path = rev.rev().session_path(ctx).ok()?;
-    let host = shake_plumbing::hosts::of_head(&path, ctx.host)?;
+    let host = shake_plumbing::hosts::of_head(&path, ctx.host, |h| h.own_meter().is_some())?;
     Some((host, host.own_meter()?))
 }
 

@@ -31,8 +31,8 @@ pub fn run(ctx: &Context, args: &LogArgs, out: &mut dyn Write) -> Result {
     // A host that rewrites its files itself (oh-my-pi): its log is the file's rewrites, from the
     // store (shake never writes such a file but to restore a version).
     let path = args.rev.rev().session_path(ctx).ok();
-    let host = path.and_then(|p| shake_plumbing::hosts::of_head(&p, ctx.host));
-    if let Some(host) = host.filter(|h| h.history().is_some()) {
+    let host = path.and_then(|p| shake_plumbing::hosts::of_head(&p, ctx.host, |h| h.history().is_some()));
+    if let Some(host) = host {
         return crate::host_history::log(ctx, &args.rev, host, args.json, out);
     }
     let (file, rev) = args.rev.load(ctx)?;
