@@ -4,6 +4,7 @@
 
 pub mod batch;
 pub mod cmd;
+pub mod config;
 pub mod example;
 pub mod fingerprint;
 pub mod host_plan;
@@ -18,6 +19,7 @@ pub mod plan;
 pub mod profile;
 pub mod render;
 pub mod rewind_forks;
+pub mod rules;
 pub mod scope;
 pub mod wall;
 

@@ -43,6 +43,7 @@ mod project;
 mod readme;
 mod recent;
 mod restore;
+mod rules;
 mod seam;
 mod sessions;
 mod store;

@@ -480,8 +480,9 @@ pub trait HostView<'s> {
 
     /// The content (raw JSON) the host writes in place of the whole text of tool result
     /// `index` when a fold takes it, if the host has a placeholder of its own (Claude Code: its
-    /// `<persisted-output>` form pointing at the saved original); `None`: shake's placeholder.
-    fn own_placeholder(&self, _index: usize) -> Option<Box<RawValue>> {
+    /// `<persisted-output>` form pointing at the saved original), saying `why` when the fold
+    /// says why (a superseded read); `None`: shake's placeholder.
+    fn own_placeholder(&self, _index: usize, _why: Option<&str>) -> Option<Box<RawValue>> {
         None
     }
 

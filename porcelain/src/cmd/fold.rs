@@ -21,7 +21,7 @@ use crate::host_plan::{self, Tokens};
 use crate::log_entry::{LogData, LogTarget, VERSION};
 use crate::plan::{plan_with_wall, FoldOptions, Plan};
 use crate::profile::{self, ProfileSource};
-use crate::render::{counts, thousands, Paint};
+use crate::render::{region_counts, thousands, Paint};
 use crate::wall::Wall;
 
 /// Fold stale tool output, big blocks, thinking or images out of what the agent sends the model
@@ -46,6 +46,8 @@ pub struct FoldArgs {
     pub example: bool,
     #[command(flatten)]
     pub in_place: batch::InPlaceArgs,
+    #[command(flatten)]
+    pub rules: crate::rules::RuleArgs,
 }
 
 /// Runs `shake fold`.
@@ -78,7 +80,8 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
         let projection = View::at(&session, Some(leaf))?;
         let tokenizer = open_tokenizer(ctx, args.tokenizer, &session)?;
         let tokens = context_tokens(&projection, &tokenizer);
-        let options = FoldOptions { scope: args.scope, profile, tokenizer: *tokenizer };
+        let rules = crate::rules::resolve(ctx, &args.rules, profile)?;
+        let options = FoldOptions { scope: args.scope, profile, tokenizer: *tokenizer, rules };
         let wall = Wall::at(&projection);
         let plan = plan_with_wall(&projection, &wall, &options, &tokens);
         if args.write.plan {
@@ -319,17 +322,10 @@ pub fn log_data<'p>(plan: &'p Plan, repairs: Vec<String>) -> LogData<'p> {
 /// Protects the last 4,000 tokens. Profile: default (built-in). Tokenizer: pi.`
 pub fn summary(plan: &Plan, source: &ProfileSource) -> String {
     let o = &plan.options;
-    let what = counts(&[
-        (plan.count(RegionKind::ToolResult), "tool result"),
-        (plan.count(RegionKind::Block), "block"),
-        (plan.count(RegionKind::Thinking), "thinking block"),
-        (plan.count(RegionKind::Image), "image"),
-    ]);
+    let what = region_counts(|k| plan.count(k), &RegionKind::ALL);
     let head = if let Some(freed) = plan.below_floor {
-        format!(
-            "Nothing to fold: it would free ~{} tokens, under the profile's floor (15% of the context).",
-            thousands(freed)
-        )
+        let floor = o.rules.floor.map(|f| f.to_string()).unwrap_or_default();
+        format!("Nothing to fold: it would free ~{} tokens, under the floor ({floor}).", thousands(freed))
     } else if plan.is_empty() {
         match o.scope {
             Scope::Elide => "Nothing to fold.".to_string(),
@@ -339,15 +335,23 @@ pub fn summary(plan: &Plan, source: &ProfileSource) -> String {
     } else {
         format!("Shook {what} (~{} tokens).", thousands(plan.tokens_freed))
     };
+    let kept = match o.rules.keep_tool_uses {
+        0 => String::new(),
+        n => format!(" and the last {}", crate::render::plural(n, "tool use")),
+    };
     let tail = match o.scope {
         Scope::Elide => format!(
-            " Protects the last {} tokens. Profile: {} ({source}).",
+            " Protects the last {} tokens{kept}. Profile: {} ({source}).",
             thousands(o.profile.tail()),
             o.profile.as_str()
         ),
         Scope::Thinking | Scope::Images => String::new(),
     };
-    format!("{head}{tail} Tokenizer: {}.", o.tokenizer.name)
+    let never = match o.rules.exclude_tools.as_slice() {
+        [] => String::new(),
+        tools => format!(" Never folds: {}.", tools.join(", ")),
+    };
+    format!("{head}{tail}{never} Tokenizer: {}.", o.tokenizer.name)
 }
 
 struct Report<'r> {
@@ -382,7 +386,8 @@ impl Report<'_> {
             "profile": o.profile.as_str(),
             "profileSource": self.source.key(),
             "tokenizer": o.tokenizer.name.as_str(),
-            "toolResults": p.count(RegionKind::ToolResult),
+            "toolResults": p.tool_results(),
+            "supersededReads": p.count(RegionKind::SupersededRead),
             "blocks": p.count(RegionKind::Block),
             "thinking": p.count(RegionKind::Thinking),
             "images": p.count(RegionKind::Image),

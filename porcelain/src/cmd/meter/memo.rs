@@ -1,10 +1,11 @@
-//! The meter's memo: the reading remembered per (session file, tokenizer, profile), recalled
+//! The meter's memo: the reading remembered per (session file, tokenizer, profile, rules), recalled
 //! while the file is unchanged (its stamp, or the proof of its bytes), or grown by the append
 //! shortcut ([`super::grow`]) when the file only gained lines continuing what was measured.
 
 use std::path::PathBuf;
 
 use crate::profile::Profile;
+use crate::rules::Rules;
 use shake_plumbing::rev::RevArgs;
 use shake_plumbing::store::sealed::{self, Unsealed};
 use shake_plumbing::tokens::{Tokenizer, TokenizerName};
@@ -22,10 +23,12 @@ pub(super) fn reading(
     ctx: &Context,
     rev: &RevArgs,
     state: &FileState,
-    profile: Profile,
+    (profile, rules): (Profile, &Rules),
     tok: Tokenizer,
 ) -> Result<Reading> {
-    let Some(key) = memo_key(state, tok.name, profile) else { return Ok(read(ctx, rev, profile, tok)?.reading) };
+    let Some(key) = memo_key(state, tok.name, profile, rules) else {
+        return Ok(read(ctx, rev, (profile, rules), tok)?.reading);
+    };
     let leaf = rev.rev().entry;
     let known = load_memo(ctx, &key);
     if let Some(known) = &known {
@@ -36,12 +39,12 @@ pub(super) fn reading(
             }
             return Ok(reading);
         }
-        if let Some(m) = known.grow(state, leaf.as_deref(), profile, tok) {
+        if let Some(m) = known.grow(state, leaf.as_deref(), profile, rules, tok) {
             remember(ctx, &key, MemoEntry::new(&key, state, &m));
             return Ok(m.reading);
         }
     }
-    let m = read(ctx, rev, profile, tok)?;
+    let m = read(ctx, rev, (profile, rules), tok)?;
     remember(ctx, &key, MemoEntry::new(&key, state, &m));
     Ok(m.reading)
 }
@@ -70,23 +73,24 @@ pub(super) struct MemoEntry {
 /// The memo key of a reading, or `None` when it must always be measured: `calibrated` (its
 /// ratio may come from `calibration.json`), or a model chosen with `--model`. The leaf is not in it: pi's leaf moves every turn,
 /// and the entry says which leaf it measured.
-fn memo_key(state: &FileState, tokenizer: TokenizerName, profile: Profile) -> Option<String> {
+fn memo_key(state: &FileState, tokenizer: TokenizerName, profile: Profile, rules: &Rules) -> Option<String> {
     // A model chosen for Claude Code (`--model`) is not in the key: such readings are not kept.
     if tokenizer == TokenizerName::Calibrated || shake_plumbing::claude::model::chosen().is_some() {
         return None;
     }
     // The version, because what a plan frees is a function of shake's rules too.
     Some(format!(
-        "{} {} {} {}",
+        "{} {} {} {} {}",
         env!("CARGO_PKG_VERSION"),
         tokenizer,
         profile.as_str(),
+        rules.key(),
         std::fs::canonicalize(&state.path).unwrap_or_else(|_| state.path.clone()).display()
     ))
 }
 
 /// Bumped whenever the memo's layout changes (an older file is then ignored).
-const MEMO_MAGIC: &str = "shake-meter-memo 8";
+const MEMO_MAGIC: &str = "shake-meter-memo 9";
 
 fn memo_path(ctx: &Context, key: &str) -> PathBuf {
     let hash = blake3::hash(key.as_bytes()).to_hex();

@@ -20,6 +20,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use crate::profile::Profile;
+use crate::rules::Rules;
 use crate::scope::Scope;
 use anstyle::{AnsiColor, Style};
 use serde_json::{json, Value};
@@ -75,6 +76,8 @@ pub struct MeterArgs {
     /// `✂ ~27k shakeable`; always exits 0 (a bad input prints `✂ ?`, the reason on stderr)
     #[arg(long, conflicts_with_all = ["rev", "leaf", "watch", "log", "serve", "json"])]
     pub statusline: bool,
+    #[command(flatten)]
+    pub rules: crate::rules::RuleArgs,
 }
 
 /// How urgent a figure is: ignore, consider, do it.
@@ -191,19 +194,19 @@ pub fn measure(
     session: &Session<'_>,
     leaf: Option<usize>,
     at_last: bool,
-    profile: Profile,
+    (profile, rules): (Profile, &Rules),
     tok: Tokenizer,
 ) -> Result<(Reading, Option<Growth>)> {
     let projection = View::at(session, leaf)?;
     let wall = crate::overlay::wall_at(ctx, session, &projection);
-    let options = FoldOptions { scope: Scope::Elide, profile, tokenizer: tok };
+    let options = FoldOptions { scope: Scope::Elide, profile, tokenizer: tok, rules: rules.clone() };
     // A growth plans every position once (its figures are the plan's: the gains before the
     // tail), so the plan is not made a second time.
     let (figures, growth) = match Growth::of(&projection, &wall, &options, at_last) {
         Some((growth, figures)) => (figures, Some(growth)),
         None => {
             let plan = plan_with_wall(&projection, &wall, &options, &context_tokens(&projection, &tok));
-            ((plan.tokens_freed, plan.count(RegionKind::ToolResult), plan.count(RegionKind::Block)), None)
+            ((plan.tokens_freed, plan.tool_results(), plan.count(RegionKind::Block)), None)
         }
     };
     let reading = Reading {
@@ -220,7 +223,7 @@ pub fn measure(
 
 /// Reads the session `rev` names and measures it, counting with `tok` (re-calibrated for this
 /// session when it is `calibrated`); also returns the proof of the bytes measured.
-fn read(ctx: &Context, rev: &RevArgs, profile: Profile, tok: Tokenizer) -> Result<Measured> {
+fn read(ctx: &Context, rev: &RevArgs, policy: (Profile, &Rules), tok: Tokenizer) -> Result<Measured> {
     let (file, rev) = rev.load(ctx)?;
     let (session, leaf) = rev.open(ctx, &file)?;
     let tok = match tok.name {
@@ -229,7 +232,7 @@ fn read(ctx: &Context, rev: &RevArgs, profile: Profile, tok: Tokenizer) -> Resul
     };
     // Without `:LEAF` the leaf is the host's on load (asking again would load Claude Code's chain again).
     let at_last = rev.entry.is_none() || leaf == session.default_leaf();
-    let (reading, growth) = measure(ctx, &session, leaf, at_last, profile, tok)?;
+    let (reading, growth) = measure(ctx, &session, leaf, at_last, policy, tok)?;
     Ok(Measured { reading, at_last, growth, proof: Proof::of(file.raw()) })
 }
 
@@ -254,11 +257,12 @@ pub fn run(ctx: &Context, args: &MeterArgs, out: &mut dyn Write) -> Result {
         return crate::omp_meter::run(ctx, args, ctx.color, out);
     }
     let (profile, _) = profile::resolve(ctx, args.profile)?;
+    let rules = crate::rules::resolve(ctx, &args.rules, profile)?;
     let tok = open_cached(ctx, args.tokenizer);
     if args.serve {
-        return serve(ctx, profile, &tok, std::io::stdin().lock(), out);
+        return serve(ctx, profile, &rules, &tok, std::io::stdin().lock(), out);
     }
-    watch::run(ctx, args, profile, &tok, out)
+    watch::run(ctx, args, profile, &rules, &tok, out)
 }
 
 #[cfg(test)]

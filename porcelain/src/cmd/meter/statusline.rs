@@ -70,10 +70,11 @@ fn measure(ctx: &Context, args: &MeterArgs, input: impl Read) -> Result<Line> {
         return Ok(Line::NoTranscript);
     }
     let (profile, _) = profile::resolve(ctx, args.profile)?;
+    let rules = crate::rules::resolve(ctx, &args.rules, profile)?;
     let tok = open_cached(ctx, args.tokenizer);
     let rev = RevArgs { rev: Some(path.to_string_lossy().into_owned()), leaf: None };
     let state = FileState::of(ctx, &rev)?;
-    Ok(Line::Tokens(reading(ctx, &rev, &state, profile, *tok)?.tokens))
+    Ok(Line::Tokens(reading(ctx, &rev, &state, (profile, &rules), *tok)?.tokens))
 }
 
 /// The `transcript_path` of Claude Code's status-line object (a relative one taken from its
