@@ -16,6 +16,7 @@ pub mod overlay;
 pub mod own_write;
 pub mod pi_extension;
 pub mod plan;
+pub mod price;
 pub mod profile;
 pub mod render;
 pub mod rewind_forks;

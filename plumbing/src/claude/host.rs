@@ -613,13 +613,25 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
         }
         let [model, usage] = members(self.t.message(row)?, &["model", "usage"])?;
         let model = as_str(model).filter(|m| m != "<synthetic>")?;
-        let usage = members(usage?.get(), &["input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"])?;
+        let [input, write, read, split] = members(
+            usage?.get(),
+            &["input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "cache_creation"],
+        )?;
         let n = |raw: Option<&RawValue>| raw.and_then(|r| serde_json::from_str::<u64>(r.get()).ok()).unwrap_or(0);
-        let prompt = usage.into_iter().map(n).sum::<u64>();
+        let prompt = n(input) + n(write) + n(read);
+        let long = split.and_then(|s| members(s.get(), &["ephemeral_1h_input_tokens"])).map_or(0, |[l]| n(l));
+        let cache = host::CacheUse {
+            input: n(input),
+            cache_read: n(read),
+            cache_write: n(write),
+            cache_write_1h: long,
+            cost: None,
+        };
         Some(Reply {
             provider: Some(Cow::Borrowed("anthropic")),
             model: Some(Cow::Owned(model.into_owned())),
             prompt_tokens: (prompt > 0).then_some(prompt),
+            cache: (prompt > 0).then_some(cache),
         })
     }
 

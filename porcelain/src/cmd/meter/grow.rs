@@ -5,6 +5,7 @@
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
+use crate::price::LastTurn;
 use crate::profile::Profile;
 use crate::rules::Rules;
 use crate::scope::Scope;
@@ -50,6 +51,7 @@ impl MemoEntry {
         }
         let options = FoldOptions { scope: Scope::Elide, profile, tokenizer: tok, rules: rules.clone() };
         let mut next = g.clone();
+        let newer;
         let last = match &mut next.follow {
             Follow::Entries(e) => {
                 let mut mini = format!("{}\n", e.header).into_bytes();
@@ -69,6 +71,7 @@ impl MemoEntry {
                     return None;
                 }
                 e.note(&projection)?;
+                newer = LastTurn::of(&projection);
                 next.reads.supersede(&projection, &options)?;
                 next.tally.extend(&projection, &options);
                 last
@@ -92,7 +95,9 @@ impl MemoEntry {
                 if followed.restart {
                     next.tally = Tally::default();
                     next.reads = Reads::new(0);
+                    next.turn = LastTurn::default();
                 }
+                newer = LastTurn::of(&projection);
                 next.reads.supersede(&projection, &options)?;
                 next.tally.extend(&projection, &options);
                 last
@@ -100,8 +105,9 @@ impl MemoEntry {
         };
         next.last_bytes = bytes[bytes.len().saturating_sub(LAST_BYTES)..].to_vec();
         let sum = next.tally.settle(&options);
+        next.turn = std::mem::take(&mut next.turn).then(newer);
         let proof = self.seen.proof.extended(&bytes[usize::try_from(self.seen.proof.resume_at() - from).ok()?..]);
-        let reading = reading_of(state, tok.name, profile, sum, last);
+        let reading = reading_of(state, tok.name, profile, sum, last, next.turn.clone());
         Some(Measured { reading, at_last: true, growth: Some(next), proof })
     }
 }
@@ -151,6 +157,8 @@ pub struct Growth {
     tally: Tally,
     /// The files the measured context reads (a later result touching one supersedes a read).
     reads: Reads,
+    /// The newest turn's facts (the new lines' newest over the old).
+    turn: LastTurn,
 }
 
 /// The files read in the measured context, as a filter: new lines that touch one of them
@@ -215,6 +223,10 @@ struct Entries {
 struct Tally {
     /// The tokens of every position measured (what a floor's share is of).
     used: u64,
+    /// The tokens of the positions moved into `before` ahead of the first folded one, and
+    /// whether a folded one was moved (then the first folded position is among them).
+    unfolded: u64,
+    found: bool,
     /// The gains of the positions before the tail, summed.
     before: Gain,
     /// Per context position from the tail's start: tokens, and the gain of folding it.
@@ -232,7 +244,8 @@ impl Growth {
         wall: &Wall,
         options: &FoldOptions,
         at_last: bool,
-    ) -> Option<(Growth, (u64, usize, usize))> {
+        turn: &LastTurn,
+    ) -> Option<(Growth, (u64, usize, usize, u64))> {
         let session = projection.session;
         let raw = session.file.raw();
         // claude-shake's window and floor are not a token tail: its plan is made whole each time.
@@ -258,6 +271,7 @@ impl Growth {
             last_bytes: raw[raw.len().saturating_sub(LAST_BYTES)..].to_vec(),
             tally: Tally::default(),
             reads: Reads::new(read.len()),
+            turn: turn.clone(),
         };
         read.iter().for_each(|f| g.reads.0.insert(f));
         if let Follow::Entries(e) = &mut g.follow {
@@ -287,7 +301,7 @@ impl Tally {
     /// Moves the positions now before the tail (the token tail, or the last tool uses kept when
     /// they reach further back) into `before` and returns the plan's figures: tokens freed, tool
     /// results and blocks folded (the superseded reads in the tail too; nothing under the floor).
-    fn settle(&mut self, options: &FoldOptions) -> (u64, usize, usize) {
+    fn settle(&mut self, options: &FoldOptions) -> (u64, usize, usize, u64) {
         let keep = options.rules.keep_tool_uses;
         // Fewer kept tool uses than asked among the tail's positions: the older ones left the
         // tail when it was further back, so all of these are kept.
@@ -296,17 +310,33 @@ impl Tally {
             n => self.gains.iter().enumerate().rev().filter(|(_, g)| g.tool_use).nth(n - 1).map_or(0, |(p, _)| p),
         };
         let start = tail_start(&self.tokens, options.profile.tail()).min(kept);
-        for g in self.gains.drain(..start) {
+        for (g, t) in self.gains.drain(..start).zip(self.tokens.drain(..start)) {
             add(&mut self.before, &g);
+            self.found |= folds(&g);
+            if !self.found {
+                self.unfolded += t;
+            }
         }
-        self.tokens.drain(..start);
         let mut sum = self.before;
         self.gains.iter().filter(|g| g.superseded).for_each(|g| add(&mut sum, g));
+        // The first folded position: among those moved, else the first superseded read left.
+        let suffix = match self.found {
+            true => self.used - self.unfolded,
+            false => match self.gains.iter().position(|g| g.superseded && folds(g)) {
+                Some(first) => self.tokens[first..].iter().sum(),
+                None => 0,
+            },
+        };
         match options.rules.floor {
-            Some(floor) if !floor.passes(sum.tokens, self.used) => (0, 0, 0),
-            _ => (sum.tokens, sum.tool_results, sum.blocks),
+            Some(floor) if !floor.passes(sum.tokens, self.used) => (0, 0, 0, 0),
+            _ => (sum.tokens, sum.tool_results, sum.blocks, suffix),
         }
     }
+}
+
+/// Tells whether a position's fold has regions (the plan edits it).
+fn folds(g: &Gain) -> bool {
+    g.tool_results + g.blocks > 0
 }
 
 /// Adds a position's gain to a sum.
@@ -394,18 +424,20 @@ mod tests {
     use crate::fingerprint::{Bloom, Proof};
     use crate::plan::plan_with_wall;
 
-    /// The full plan of a session's bytes: tokens freed, tool results, blocks.
-    fn planned(bytes: &[u8], fold: &FoldOptions) -> (u64, usize, usize) {
+    /// The full plan of a session's bytes: tokens freed, tool results, blocks, and the tokens
+    /// from the first folded entry on.
+    fn planned(bytes: &[u8], fold: &FoldOptions) -> (u64, usize, usize, u64) {
         let whole = SessionFile::from_bytes(PathBuf::from("w.jsonl"), bytes.to_vec());
         let session = shake_plumbing::hosts::load(&whole, None).unwrap();
         let view = View::at(&session, session.default_leaf()).unwrap();
         plan_of(&view, fold)
     }
 
-    fn plan_of(projection: &View<'_, '_>, fold: &FoldOptions) -> (u64, usize, usize) {
+    fn plan_of(projection: &View<'_, '_>, fold: &FoldOptions) -> (u64, usize, usize, u64) {
         let tokens = shake_plumbing::tokens::context_tokens(projection, &fold.tokenizer);
         let plan = plan_with_wall(projection, &Wall::at(projection), fold, &tokens);
-        (plan.tokens_freed, plan.tool_results(), plan.count(RegionKind::Block))
+        let suffix = super::super::suffix_of(projection, &plan, &tokens);
+        (plan.tokens_freed, plan.tool_results(), plan.count(RegionKind::Block), suffix)
     }
 
     /// The pi part of a growth.
@@ -427,10 +459,18 @@ mod tests {
         let session = shake_plumbing::hosts::load(&whole, None).ok()?;
         let projection = View::at(&session, session.default_leaf()).unwrap();
         let leaf = session.default_leaf().map(|l| session.entries[l].id().to_string());
+        let turn = LastTurn::of(&projection);
         Some(Measured {
-            reading: reading_of(state, fold.tokenizer.name, fold.profile, plan_of(&projection, fold), leaf),
+            reading: reading_of(
+                state,
+                fold.tokenizer.name,
+                fold.profile,
+                plan_of(&projection, fold),
+                leaf,
+                turn.clone(),
+            ),
             at_last: true,
-            growth: Growth::of(&projection, &Wall::at(&projection), fold, true).map(|(g, _)| g),
+            growth: Growth::of(&projection, &Wall::at(&projection), fold, true, &turn).map(|(g, _)| g),
             proof: Proof::of(bytes),
         })
     }
@@ -505,7 +545,10 @@ mod tests {
             grown.iter().position(Option::is_none)
         );
         let last = grown.last().unwrap().as_ref().unwrap();
-        assert_eq!((last.tokens, last.tool_results, last.blocks), planned(&std::fs::read(&path).unwrap(), &fold));
+        assert_eq!(
+            (last.tokens, last.tool_results, last.blocks, last.suffix),
+            planned(&std::fs::read(&path).unwrap(), &fold)
+        );
     }
 
     /// A filter saying "maybe" of everything: a new id is looked for in the old bytes, so an
@@ -537,7 +580,10 @@ mod tests {
         let grown = grow_by(&path, memo, &fresh, &fold);
         assert!(grown.iter().all(Option::is_some));
         let last = grown[1].as_ref().unwrap();
-        assert_eq!((last.tokens, last.tool_results, last.blocks), planned(&std::fs::read(&path).unwrap(), &fold));
+        assert_eq!(
+            (last.tokens, last.tool_results, last.blocks, last.suffix),
+            planned(&std::fs::read(&path).unwrap(), &fold)
+        );
         for reused in [message("a0", "a2", user), message("b1", "a2", &calling(["c1".to_string()].into_iter()))] {
             let (path, memo) = start("reused.jsonl", "a0");
             assert!(grow_by(&path, memo, std::slice::from_ref(&reused), &fold)[0].is_none(), "{reused}");
@@ -588,7 +634,7 @@ mod tests {
                     taken += 1;
                     let r = &m.reading;
                     assert_eq!(
-                        (r.tokens, r.tool_results, r.blocks),
+                        (r.tokens, r.tool_results, r.blocks, r.suffix),
                         planned(&bytes[..cut], &fold),
                         "seed {seed} cut {cut}"
                     );

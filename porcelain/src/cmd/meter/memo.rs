@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use crate::price::LastTurn;
 use crate::profile::Profile;
 use crate::rules::Rules;
 use shake_plumbing::rev::RevArgs;
@@ -20,6 +21,17 @@ use crate::fingerprint::Proof;
 /// nothing changed (a stat, or for a touched file the proof of its bytes), from the new bytes
 /// alone when the file only grew by lines continuing it, else by measuring the whole file.
 pub(super) fn reading(
+    ctx: &Context,
+    rev: &RevArgs,
+    state: &FileState,
+    (profile, rules): (Profile, &Rules),
+    tok: Tokenizer,
+) -> Result<Reading> {
+    unpriced(ctx, rev, state, (profile, rules), tok).and_then(|r| super::priced(ctx, r))
+}
+
+/// [`reading`] before its economics.
+fn unpriced(
     ctx: &Context,
     rev: &RevArgs,
     state: &FileState,
@@ -63,6 +75,10 @@ pub(super) struct MemoEntry {
     pub(super) tokens: u64,
     pub(super) tool_results: usize,
     pub(super) blocks: usize,
+    /// Tokens from the first folded entry to the end (what a fold makes the cache write again).
+    pub(super) suffix: u64,
+    /// The newest turn's time, model, cache lifetime and recorded prices.
+    pub(super) turn: LastTurn,
     pub(super) leaf_id: Option<String>,
     /// The leaf measured was pi's leaf on load (the file's last entry), asked for by no `:LEAF`.
     pub(super) at_last: bool,
@@ -90,7 +106,7 @@ fn memo_key(state: &FileState, tokenizer: TokenizerName, profile: Profile, rules
 }
 
 /// Bumped whenever the memo's layout changes (an older file is then ignored).
-const MEMO_MAGIC: &str = "shake-meter-memo 9";
+const MEMO_MAGIC: &str = "shake-meter-memo 10";
 
 fn memo_path(ctx: &Context, key: &str) -> PathBuf {
     let hash = blake3::hash(key.as_bytes()).to_hex();
@@ -129,6 +145,8 @@ impl MemoEntry {
             tokens: r.tokens,
             tool_results: r.tool_results,
             blocks: r.blocks,
+            suffix: r.suffix,
+            turn: r.turn.clone(),
             leaf_id: r.leaf_id.clone(),
             at_last: m.at_last,
             growth: m.growth.clone(),
@@ -157,8 +175,8 @@ impl MemoEntry {
             return None;
         }
         let proven = self.seen.unchanged(state)?;
-        let figures = (self.tokens, self.tool_results, self.blocks);
-        Some((reading_of(state, tokenizer, profile, figures, self.leaf_id.clone()), proven))
+        let figures = (self.tokens, self.tool_results, self.blocks, self.suffix);
+        Some((reading_of(state, tokenizer, profile, figures, self.leaf_id.clone(), self.turn.clone()), proven))
     }
 }
 
@@ -204,10 +222,22 @@ pub(super) fn reading_of(
     state: &FileState,
     tokenizer: TokenizerName,
     profile: Profile,
-    f: (u64, usize, usize),
+    f: (u64, usize, usize, u64),
     leaf_id: Option<String>,
+    turn: LastTurn,
 ) -> Reading {
-    Reading { tokens: f.0, tool_results: f.1, blocks: f.2, tokenizer, profile, session: state.path.clone(), leaf_id }
+    Reading {
+        tokens: f.0,
+        tool_results: f.1,
+        blocks: f.2,
+        suffix: f.3,
+        turn,
+        economics: None,
+        tokenizer,
+        profile,
+        session: state.path.clone(),
+        leaf_id,
+    }
 }
 
 /// Remembers a reading (a cache file: atomic, not fsync-ed); failing to is not an error.

@@ -19,6 +19,7 @@ pub(crate) mod watch;
 use std::io::Write;
 use std::path::PathBuf;
 
+use crate::price::{economics, Economics, LastTurn};
 use crate::profile::Profile;
 use crate::rules::Rules;
 use crate::scope::Scope;
@@ -50,7 +51,7 @@ pub const ALERT_FROM: u64 = 25_000;
 pub struct MeterArgs {
     #[command(flatten)]
     pub rev: RevArgs,
-    /// Print JSON: {"tokens","toolResults","blocks","severity","tokenizer","profile","session","leafId"}
+    /// Print JSON: {"tokens","toolResults","blocks","severity","tokenizer","profile","session","leafId","cache"} (cache: what the fold costs and saves with the prompt cache, or null)
     #[arg(long)]
     pub json: bool,
     /// Tokenizer for the figure (the same default as fold)
@@ -120,7 +121,7 @@ impl Severity {
 }
 
 /// One reading of the meter.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Reading {
     /// Tokens a plain fold would free (the plan's `tokens_freed`).
     pub tokens: u64,
@@ -128,6 +129,13 @@ pub struct Reading {
     pub tool_results: usize,
     /// Fenced/XML blocks it would fold.
     pub blocks: usize,
+    /// Tokens from the first entry it would fold to the end (what the cache writes again).
+    pub suffix: u64,
+    /// The newest turn's time, model, cache lifetime and recorded prices.
+    pub turn: LastTurn,
+    /// What the fold costs and saves with the prompt cache, now ([`priced`]); `None` when
+    /// nothing is freed or no price is known.
+    pub economics: Option<Economics>,
     /// The tokenizer that counted.
     pub tokenizer: TokenizerName,
     /// The profile planned with.
@@ -144,17 +152,27 @@ impl Reading {
         Severity::of(self.tokens)
     }
 
-    /// `~27k shakeable`, or `<1k shakeable`.
+    /// `~27k shakeable`, or `<1k shakeable`, and the verdict when the fold is priced:
+    /// `~27k shakeable · pays back in 2 turns`.
     pub fn label(&self) -> String {
-        label(self.tokens)
+        self.priced(label(self.tokens))
     }
 
     /// The label, coloured by severity when `color` is on.
     pub fn render(&self, color: bool) -> String {
-        render(self.tokens, color)
+        self.priced(render(self.tokens, color))
     }
 
-    /// `{"tokens","toolResults","blocks","severity","tokenizer","profile","session","leafId"}`.
+    /// A figure's text with the verdict after it, when there is one.
+    fn priced(&self, figure: String) -> String {
+        match &self.economics {
+            Some(e) => format!("{figure} · {}", e.verdict()),
+            None => figure,
+        }
+    }
+
+    /// `{"tokens","toolResults","blocks","severity","tokenizer","profile","session","leafId","cache"}`
+    /// (`cache`: the economics' numbers, or `null`).
     pub fn json(&self) -> Value {
         json!({
             "tokens": self.tokens,
@@ -165,6 +183,7 @@ impl Reading {
             "profile": self.profile.as_str(),
             "session": self.session.to_string_lossy(),
             "leafId": self.leaf_id,
+            "cache": self.economics.as_ref().map(Economics::json),
         })
     }
 }
@@ -186,6 +205,14 @@ pub fn render(tokens: u64, color: bool) -> String {
     }
 }
 
+/// Prices a reading now (`$SHAKE_TIMESTAMP`, else the clock), with the config file's prices.
+pub(crate) fn priced(ctx: &Context, mut reading: Reading) -> Result<Reading> {
+    let config = crate::config::load(ctx)?;
+    let now = shake_plumbing::time::now_millis();
+    reading.economics = economics(reading.tokens, reading.suffix, &reading.turn, now, &config);
+    Ok(reading)
+}
+
 /// Measures a session at a leaf (`at_last`: the host's leaf on load): the plan a plain `shake
 /// fold` would make there, with the wall read from the leaf's stored overlay (or derived and
 /// stored).
@@ -202,23 +229,35 @@ pub fn measure(
     let options = FoldOptions { scope: Scope::Elide, profile, tokenizer: tok, rules: rules.clone() };
     // A growth plans every position once (its figures are the plan's: the gains before the
     // tail), so the plan is not made a second time.
-    let (figures, growth) = match Growth::of(&projection, &wall, &options, at_last) {
+    let turn = LastTurn::of(&projection);
+    let (figures, growth) = match Growth::of(&projection, &wall, &options, at_last, &turn) {
         Some((growth, figures)) => (figures, Some(growth)),
         None => {
-            let plan = plan_with_wall(&projection, &wall, &options, &context_tokens(&projection, &tok));
-            ((plan.tokens_freed, plan.tool_results(), plan.count(RegionKind::Block)), None)
+            let tokens = context_tokens(&projection, &tok);
+            let plan = plan_with_wall(&projection, &wall, &options, &tokens);
+            let suffix = suffix_of(&projection, &plan, &tokens);
+            ((plan.tokens_freed, plan.tool_results(), plan.count(RegionKind::Block), suffix), None)
         }
     };
     let reading = Reading {
         tokens: figures.0,
         tool_results: figures.1,
         blocks: figures.2,
+        suffix: figures.3,
+        turn,
+        economics: None,
         tokenizer: tok.name,
         profile,
         session: session.file.path.clone(),
         leaf_id: leaf.map(|l| session.entries[l].id().to_string()),
     };
     Ok((reading, growth))
+}
+
+/// The tokens from the plan's first folded entry to the end of the context (0 for an empty plan).
+pub(crate) fn suffix_of(view: &View<'_, '_>, plan: &crate::plan::Plan<'_>, tokens: &[u64]) -> u64 {
+    let folded: std::collections::HashSet<usize> = plan.edits.iter().map(|e| e.index).collect();
+    view.context.iter().position(|i| folded.contains(i)).map_or(0, |first| tokens[first..].iter().sum())
 }
 
 /// Reads the session `rev` names and measures it, counting with `tok` (re-calibrated for this
@@ -275,6 +314,9 @@ mod tests {
             tokens,
             tool_results: 3,
             blocks: 1,
+            suffix: 0,
+            turn: LastTurn::default(),
+            economics: None,
             tokenizer: TokenizerName::O200k,
             profile: Profile::Default,
             session: PathBuf::from("/s.jsonl"),
@@ -308,7 +350,10 @@ mod tests {
     fn json_has_the_documented_keys() {
         let j = reading(12_000).json();
         let keys: Vec<&str> = j.as_object().unwrap().keys().map(String::as_str).collect();
-        assert_eq!(keys, ["tokens", "toolResults", "blocks", "severity", "tokenizer", "profile", "session", "leafId"]);
+        assert_eq!(
+            keys,
+            ["tokens", "toolResults", "blocks", "severity", "tokenizer", "profile", "session", "leafId", "cache"]
+        );
         assert_eq!(j["severity"], "warning");
     }
 }
