@@ -29,11 +29,19 @@ pub struct Cli {
     #[arg(long, global = true, help_heading = GLOBAL)]
     pub no_pager: bool,
     /// Read session files as this host's: pi, claude (Claude Code) or omp (oh-my-pi); default: recognised from each file's content
-    #[arg(long, global = true, value_enum, value_name = "HOST", help_heading = GLOBAL, hide_possible_values = true)]
+    #[arg(long, global = true, value_parser = host_parser(), value_name = "HOST", help_heading = GLOBAL, hide_possible_values = true)]
     pub host: Option<shake_plumbing::host::HostKind>,
     /// None: `shake` alone, which prints a short usage ([`short_usage`]).
     #[command(subcommand)]
     pub command: Option<Command>,
+}
+
+/// `--host`'s values: the names of the registered hosts (`shake_plumbing::hosts`).
+fn host_parser() -> impl clap::builder::TypedValueParser<Value = shake_plumbing::host::HostKind> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(shake_plumbing::hosts::names()).try_map(|name| {
+        shake_plumbing::hosts::named(&name).map(|h| h.kind()).ok_or_else(|| format!("no host is named {name}"))
+    })
 }
 
 /// The heading the options every command takes stand under, apart from the command's own.

@@ -29,9 +29,17 @@ pub struct Context {
     pub color: bool,
     /// The host `--host` names: files are read as its sessions, without detection.
     pub host: Option<HostKind>,
+    /// The model the next request goes to (`--model`), for a host whose projection depends on
+    /// it (Claude Code: [`crate::host::Session::choose_model`]); `None`: each session's own.
+    pub model: Option<String>,
 }
 
 impl Context {
+    /// This context with `model` chosen (`--model`), when one is given.
+    pub fn with_model(&self, model: Option<&str>) -> Context {
+        Context { model: model.map(str::to_string).or_else(|| self.model.clone()), ..self.clone() }
+    }
+
     /// Resolves the context from the process environment and an optional `--store` flag.
     pub fn from_env(store_flag: Option<PathBuf>) -> std::io::Result<Context> {
         let cwd = std::env::current_dir()?;
@@ -42,7 +50,7 @@ impl Context {
         let custom_session_dir = var("PI_CODING_AGENT_SESSION_DIR").map(|d| expand_home(&d, &home));
         let store_dir = store_dir(store_flag, env, pi_dir.as_deref(), &home, |p| p.exists());
         let agent_dir = pi_dir.unwrap_or_else(|| home.join(".pi/agent"));
-        Ok(Context { cwd, home, agent_dir, custom_session_dir, store_dir, color: false, host: None })
+        Ok(Context { cwd, home, agent_dir, custom_session_dir, store_dir, color: false, host: None, model: None })
     }
 
     /// Prints a warning on stderr (`shake: warning: …`), unless `SHAKE_QUIET` is set.

@@ -13,7 +13,59 @@ pub use crate::pi::generate;
 
 /// The hosts shake reads, in the order detection asks them: one line per host. A host whose
 /// files another's would also accept goes first (oh-my-pi's are pi's format plus a title slot).
-pub static HOSTS: &[&dyn Host] = &[&crate::omp::host::Omp, &crate::claude::host::Claude, &crate::pi::Pi];
+pub static HOSTS: &[&dyn Host] = &[
+    &crate::omp::host::Omp,
+    &crate::claude::host::Claude,
+    #[cfg(feature = "fixture-host")]
+    &toy::Toy,
+    &crate::pi::Pi,
+];
+
+#[cfg(feature = "fixture-host")]
+mod toy;
+
+/// The host whose session a command without `REV` opens when it has one here, before the
+/// others' newest (`crate::rev::default_choice`).
+pub static FIRST_CHOICE: &dyn Host = &crate::pi::Pi;
+
+/// The registered host named `name` (`--host`, a tail's host).
+pub fn named(name: &str) -> Option<&'static dyn Host> {
+    HOSTS.iter().copied().find(|h| h.kind().as_str() == name)
+}
+
+/// The names `--host` takes, the base formats first (the reverse of detection's order).
+pub fn names() -> Vec<&'static str> {
+    HOSTS.iter().rev().map(|h| h.kind().as_str()).collect()
+}
+
+/// A seeded session of host `kind` for tests and benchmarks (`shake generate-session`): pi's
+/// (`cwd` its header's), or oh-my-pi's (`model` every assistant names).
+pub fn generate_session(
+    kind: Option<HostKind>,
+    seed: u64,
+    limit: generate::Limit,
+    cwd: Option<String>,
+    model: Option<String>,
+) -> Result<Vec<u8>> {
+    if kind == Some(crate::omp::host::KIND) {
+        if cwd.is_some() {
+            return Err(Error::user("--cwd is for pi sessions; an OMP session has its own"));
+        }
+        return Ok(crate::omp::generate::generate(&crate::omp::generate::Options {
+            seed,
+            limit,
+            model: model.unwrap_or_else(|| "anthropic/claude-sonnet-4-5".into()),
+            title: format!("generated session {seed}"),
+        }));
+    }
+    if kind.is_some_and(|k| k != crate::pi::KIND) {
+        return Err(Error::user("generate-session writes pi and oh-my-pi sessions"));
+    }
+    match model {
+        Some(_) => Err(Error::user("--model is for OMP sessions (--host omp)")),
+        None => Ok(generate::generate(&generate::Options { seed, limit, cwd })),
+    }
+}
 
 /// Returns the registered host of `kind`, or the error a host not yet supported gives.
 pub fn of(kind: HostKind) -> Result<&'static dyn Host> {
@@ -51,6 +103,23 @@ pub fn detect(file: &SessionFile, forced: Option<HostKind>) -> Result<&'static d
         n => format!("{}:{n}", file.display()),
     };
     Err(Error::user(format!("{at}: {}; {}", refusal.reason, crate::host::looks_like(file.raw()))))
+}
+
+/// How much of a file [`of_head`] reads.
+const HEAD_BYTES: u64 = 64 * 1024;
+
+/// The host of the file at `path` as its first 64 KiB tell (or the one `forced` names), for a
+/// command that takes another way on a host with a capability of its own before it reads the
+/// whole file (the meter's memo answers from a stat). `None` when the file cannot be read or no
+/// host takes its head: the command's own read then says why.
+pub fn of_head(path: &Path, forced: Option<HostKind>) -> Option<&'static dyn Host> {
+    use std::io::Read;
+    if let Some(kind) = forced {
+        return of(kind).ok();
+    }
+    let mut head = Vec::new();
+    std::fs::File::open(path).and_then(|f| f.take(HEAD_BYTES).read_to_end(&mut head)).ok()?;
+    detect(&SessionFile::from_bytes(path.to_path_buf(), head), None).ok()
 }
 
 /// Reads a session file any host may be writing ([`SessionFile::read`]).

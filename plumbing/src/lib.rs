@@ -15,6 +15,7 @@ pub mod cmd;
 pub mod context;
 pub mod durable;
 pub mod error;
+pub mod fork_record;
 pub mod host;
 pub mod hosts;
 pub mod id;

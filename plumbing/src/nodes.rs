@@ -18,7 +18,8 @@ pub fn entry_object(entry: &Node<'_>, rows: Option<&str>) -> ObjectId {
 /// writes the id into every row (Claude Code), when it is one rows may be keyed without.
 pub fn row_session(session: &Session<'_>) -> Option<String> {
     let header = session.header.as_ref()?;
-    let id = session.host().row_session_id(&String::from_utf8_lossy(header.raw))?;
+    let crate::host::Writer::Fork(forks) = session.host().writer() else { return None };
+    let id = forks.row_session_id(&String::from_utf8_lossy(header.raw))?;
     Some(id).filter(|id| crate::store::row::safe(id))
 }
 

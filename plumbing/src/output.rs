@@ -83,6 +83,16 @@ pub fn quote(s: &str) -> Cow<'_, str> {
     quote_bytes(s.as_bytes())
 }
 
+/// `word` as one word for a POSIX shell, for a command printed to be copied: as it is when it
+/// holds only characters no shell treats specially, else in single quotes.
+pub fn shell_word(word: &str) -> Cow<'_, str> {
+    let plain = !word.is_empty() && word.bytes().all(|b| b.is_ascii_alphanumeric() || b"/._-+,:@%".contains(&b));
+    match plain {
+        true => Cow::Borrowed(word),
+        false => Cow::Owned(format!("'{}'", word.replace('\'', "'\\''"))),
+    }
+}
+
 /// Quotes a path for text output, as [`quote`] does, so a path with a newline, a TAB or bytes
 /// that are not UTF-8 (each printed as an octal escape, as git prints them) stays one field on
 /// one line and names the file exactly.

@@ -62,7 +62,7 @@ impl RevArgs {
         let path = rev.session_path(ctx)?;
         let mut file = crate::hosts::read(&path).map_err(FileError::at(&path, "read"))?;
         let host = crate::hosts::detect(&file, ctx.host)?;
-        if repair && host.write_back() == crate::host::WriteBack::Append {
+        if repair && matches!(host.writer(), crate::host::Writer::Append) {
             let snapshot = crate::append::Snapshot::of(file.raw());
             // Busy: the shake writing it now ends the line itself; Changed: someone wrote after it.
             if let Ok(true) = crate::append::end_torn_line(&path, &snapshot) {
@@ -116,7 +116,8 @@ impl Rev {
     /// (`--host`, else detection), prints its warnings, and resolves the leaf.
     pub fn open<'a>(&self, ctx: &Context, file: &'a SessionFile) -> Result<(Session<'a>, Option<usize>)> {
         let mut session = crate::hosts::load(file, ctx.host)?;
-        crate::claude::record::attach(ctx, &mut session)?;
+        session.choose_model(ctx.model.as_deref());
+        crate::fork_record::attach(ctx, &mut session)?;
         ctx.warn_session(&session);
         let leaf = self.leaf(&session)?;
         Ok((session, leaf))
@@ -235,11 +236,12 @@ pub fn default_choice(ctx: &Context) -> Result<(PathBuf, HostKind)> {
     if let Some(kind) = ctx.host {
         return Ok((crate::hosts::of(kind)?.default_session(ctx)?, kind));
     }
-    let no_pi = match crate::hosts::of(HostKind::Pi)?.default_session(ctx) {
-        Ok(path) => return Ok((path, HostKind::Pi)),
+    let first = crate::hosts::FIRST_CHOICE;
+    let no_pi = match first.default_session(ctx) {
+        Ok(path) => return Ok((path, first.kind())),
         Err(e) => e,
     };
-    let others = crate::hosts::HOSTS.iter().filter(|h| h.kind() != HostKind::Pi);
+    let others = crate::hosts::HOSTS.iter().filter(|h| h.kind() != first.kind());
     let newest = others
         .clone()
         .filter_map(|h| h.default_session(ctx).ok().map(|path| (path, h.kind())))

@@ -512,11 +512,26 @@ pub fn cache_path(store_dir: &Path, tokenizer: TokenizerName) -> PathBuf {
 /// `calibrated` with its ratio worked out for this session. The cache is saved when the returned
 /// guard is dropped.
 pub fn open_tokenizer<'c>(ctx: &'c Context, name: TokenizerName, session: &Session<'_>) -> Result<CachedTokenizer<'c>> {
+    warn_foreign_estimate(ctx, name, session);
     let mut tok = open_cached(ctx, name);
     if name == TokenizerName::Calibrated {
         tok.set(crate::calibration::calibrated_for(ctx, session, *tok)?);
     }
     Ok(tok)
+}
+
+/// Says when `--tokenizer pi` counts a session whose host has no estimate of its own: the figure
+/// is pi's rule (what was named, and a count without tables, as benchmarks and status lines use
+/// it), not what that host counts, and it was given silently (issue 34.2).
+pub fn warn_foreign_estimate(ctx: &Context, name: TokenizerName, session: &Session<'_>) {
+    if name == TokenizerName::Pi && session.host().estimator().is_none() {
+        ctx.warn(format_args!(
+            "{}: --tokenizer pi counts pi's own estimate (ceil(UTF-16 chars / 4) per message), not {}'s: {} has no estimate of its own",
+            session.file.display(),
+            session.kind.title(),
+            session.kind.title()
+        ));
+    }
 }
 
 /// Returns the tokenizer with its cache opened (BPE and calibrated), not yet calibrated; the
@@ -545,6 +560,7 @@ mod tests {
             store_dir: dir.join("store"),
             color: false,
             host: None,
+            model: None,
         }
     }
 

@@ -14,13 +14,14 @@
 
 pub mod bpe;
 pub mod claude;
+pub mod family;
 pub mod js_json;
 mod o200k_ascii;
 
 use std::fmt;
 use std::str::FromStr;
 
-use crate::host::{Host, HostKind, View};
+use crate::host::{Estimator, View};
 use crate::token_cache::{self, TokenCache};
 use bpe::Bpe;
 
@@ -134,8 +135,8 @@ pub struct Tokenizer {
     base: TokenizerName,
     scale: f64,
     cache: Option<&'static TokenCache>,
-    /// The host whose own estimate this is (`None` for BPE).
-    estimate: Option<&'static dyn Host>,
+    /// The host's own estimate this is (`None` for BPE).
+    estimate: Option<&'static dyn Estimator>,
 }
 
 impl Tokenizer {
@@ -394,10 +395,10 @@ pub trait Pieces {
     fn end_message(&mut self) {}
 }
 
-/// The host whose own estimate a tokenizer is (`pi`: the pi host's).
-fn estimator(name: TokenizerName) -> Option<&'static dyn Host> {
+/// The host's own estimate a tokenizer is: `pi`, the estimate of the host of that name.
+fn estimator(name: TokenizerName) -> Option<&'static dyn Estimator> {
     match name {
-        TokenizerName::Pi => crate::hosts::of(HostKind::Pi).ok(),
+        TokenizerName::Pi => crate::hosts::named(name.as_str()).and_then(|h| h.estimator()),
         _ => None,
     }
 }
@@ -510,7 +511,7 @@ impl Tally {
     /// Adds a piece of text.
     pub fn text(&mut self, text: &str) {
         match self.tokenizer.estimate {
-            Some(host) => self.chars += host.estimate_text(text),
+            Some(estimate) => self.chars += estimate.text(text),
             None if text.is_empty() => {}
             None => self.tokens += self.tokenizer.bpe(text),
         }
@@ -519,13 +520,13 @@ impl Tally {
     /// Adds one image.
     pub fn image(&mut self) {
         match self.tokenizer.estimate {
-            Some(host) => self.chars += host.estimate_image(),
+            Some(estimate) => self.chars += estimate.image(),
             None => self.tokens += IMAGE_TOKENS,
         }
     }
 
     fn current(&self) -> u64 {
-        let estimated = self.tokenizer.estimate.map_or(0, |host| host.estimate_tokens(self.chars));
+        let estimated = self.tokenizer.estimate.map_or(0, |estimate| estimate.tokens(self.chars));
         self.tokenizer.scaled(self.tokens + estimated)
     }
 

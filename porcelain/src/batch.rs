@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use shake_plumbing::append::{self, ending, recently_written, Ending, Snapshot};
 use shake_plumbing::durable::FileError;
-use shake_plumbing::host::{Appender, Session, SessionFile, View, WriteBack};
+use shake_plumbing::host::{Appender, Session, SessionFile, View, Writer};
 use shake_plumbing::rev::{Rev, RevArgs};
 use shake_plumbing::{Context, Error, Result};
 
@@ -72,11 +72,23 @@ impl InPlaceArgs {
             return Ok(false);
         }
         let (file, title) = (session.file.display(), session.kind.title());
-        if session.host().write_back() != WriteBack::Fork {
-            return Err(Error::user(format!(
-                "{file}: --in-place is for Claude Code transcripts; a {title} session is always written in place, by appending"
-            ))
-            .hint("leave out --in-place"));
+        let writer = session.host().writer();
+        if let Some(refused) = writer.refusal(session) {
+            return Err(refused);
+        }
+        match writer {
+            Writer::Fork(_) | Writer::ReadOnly { .. } => {}
+            Writer::Append => {
+                let forks: Vec<&str> = (shake_plumbing::hosts::HOSTS.iter())
+                    .filter(|h| matches!(h.writer(), Writer::Fork(_)))
+                    .map(|h| h.kind().title())
+                    .collect();
+                return Err(Error::user(format!(
+                    "{file}: --in-place is for the sessions a fold writes anew ({}); a {title} session is always written in place, by appending",
+                    forks.join(", ")
+                ))
+                .hint("leave out --in-place"));
+            }
         }
         if !self.force && !dry_run {
             return Err(Error::user(format!(
@@ -101,7 +113,8 @@ pub fn open<'a>(
     in_place: &InPlaceArgs,
 ) -> Result<(Session<'a>, usize, bool)> {
     let mut session = shake_plumbing::hosts::load(file, ctx.host)?;
-    shake_plumbing::claude::record::attach(ctx, &mut session)?;
+    session.choose_model(ctx.model.as_deref());
+    shake_plumbing::fork_record::attach(ctx, &mut session)?;
     let no_write = write.dry_run || write.plan;
     let leaf = write_leaf(ctx, &session, rev, no_write)?;
     let in_place = in_place.check(&session, no_write)?;
@@ -183,10 +196,12 @@ pub fn commit<'d>(
     // pi's resume point moves only when a batch is (or, in a dry run, would be) appended.
     let moved = writes && session.default_leaf() != Some(leaf);
     let mut outcome = Outcome { after: None, appended: Vec::new(), repaired, moved };
-    if args.dry_run && writes {
-        // A dry run says what the real run does: a host that takes no batch (oh-my-pi) refuses
-        // it here as the real run refuses in `Prepared::new`.
-        session.appender()?;
+    if writes {
+        // A dry run says what the real run does: a host that never writes (oh-my-pi) refuses
+        // both, in its own words.
+        if let Some(refused) = session.host().writer().refusal(session) {
+            return Err(refused);
+        }
     }
     if !args.dry_run && writes {
         let batch = Prepared::new(session, data(&projection, repairs), edits)?;
@@ -307,8 +322,9 @@ fn append_batch(
 ) -> Result<Written> {
     let path = &session.file.path;
     if let Some(age) = recently_written(path).filter(|_| !crate::own_write::is_last(ctx, path)) {
+        let title = session.kind.title();
         ctx.warn(format_args!(
-            "{} was written {}s ago; if pi has this session open, quit pi and run shake again, or pi's next message will put this change on a side branch",
+            "{} was written {}s ago; if {title} has this session open, quit {title} and run shake again, or {title}'s next message will put this change on a side branch",
             shake_plumbing::output::path(path),
             age.as_secs()
         ));

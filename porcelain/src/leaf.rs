@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::io::Write;
 
 use serde_json::{json, Value};
-use shake_plumbing::host::{Projected, Session, View, WriteBack};
+use shake_plumbing::host::{Projected, Session, View, Writer};
 use shake_plumbing::id::ObjectId;
 use shake_plumbing::nodes::NodeIds;
 use shake_plumbing::output::write_record;
@@ -95,8 +95,8 @@ pub fn with_two_leaves<T>(
     ctx.warn_session(&session_a);
     let mut session_b = shake_plumbing::hosts::load(&file_b, ctx.host)?;
     // A Claude Code fork's folds are recorded in the store, not in the file.
-    shake_plumbing::claude::record::attach(ctx, &mut session_a)?;
-    shake_plumbing::claude::record::attach(ctx, &mut session_b)?;
+    shake_plumbing::fork_record::attach(ctx, &mut session_a)?;
+    shake_plumbing::fork_record::attach(ctx, &mut session_b)?;
     if file_b.path != file_a.path {
         ctx.warn_session(&session_b);
     }
@@ -235,7 +235,7 @@ impl Shared {
     pub fn of(a: &LeafView<'_, '_>, b: &LeafView<'_, '_>) -> Shared {
         // A fork's rows are its source's with another `sessionId` and folded results: the same
         // entries (uuids), some seen differently.
-        let forks = [a.session().host(), b.session().host()].iter().all(|h| h.write_back() == WriteBack::Fork);
+        let forks = [a.session().host(), b.session().host()].iter().all(|h| matches!(h.writer(), Writer::Fork(_)));
         let same = |p: usize| {
             a.nodes[p] == b.nodes[p]
                 || (forks && a.session().entries[a.path()[p]].id() == b.session().entries[b.path()[p]].id())

@@ -184,7 +184,14 @@ pub fn read<'a>(session: &Session<'a>, index: usize) -> Option<(LogHead<'a>, usi
 /// The log data a host keeps outside the file (Claude Code's fork records, attached from the
 /// store), oldest first, with the entry each was written at.
 pub fn stored<'s>(session: &'s Session<'_>) -> Vec<(usize, LogData<'s>)> {
-    session.stored.iter().filter_map(|(i, data)| Some((*i, LogData::deserialize(data).ok()?))).collect()
+    stored_at(session).into_iter().map(|(i, data, _)| (i, data)).collect()
+}
+
+/// [`stored`] with when each record was made, when it says (an older shake's do not).
+pub fn stored_at<'s>(session: &'s Session<'_>) -> Vec<(usize, LogData<'s>, Option<&'s str>)> {
+    let read =
+        |s: &'s shake_plumbing::host::Stored| Some((s.index, LogData::deserialize(&s.data).ok()?, s.at.as_deref()));
+    session.stored.iter().filter_map(read).collect()
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use shake_plumbing::durable::FileError;
 use shake_plumbing::host::file::Bytes;
-use shake_plumbing::host::{HostKind, Session, SessionFile, View, WriteBack};
+use shake_plumbing::host::{HostKind, Session, SessionFile, View, Writer};
 use shake_plumbing::id::{Kind, ObjectId};
 use shake_plumbing::js::write_string;
 use shake_plumbing::store::import::OwnAppend;
@@ -78,9 +78,10 @@ fn save_at(ctx: &Context, session: &Session<'_>, leaf: usize, node: &ObjectId, w
 /// the wall no longer keeps) with a JSON tree of every folded item took 576 M instructions on
 /// 100,000 tiny entries, where deriving and checking the ref took 290 M.
 pub fn wall_at<'s>(ctx: &Context, session: &Session<'_>, projection: &View<'s, '_>) -> Wall<'s> {
-    // A fork host's wall comes from the store's fold records, not the file: nothing to cache.
-    if session.host().write_back() == WriteBack::Fork {
-        return Wall::at(projection);
+    match session.host().writer() {
+        // A fork host's wall comes from the store's fold records, not the file: nothing to cache.
+        Writer::Fork(_) => return Wall::at(projection),
+        Writer::Append | Writer::ReadOnly { .. } => {}
     }
     // The leaf's node before the wall: when the import state cannot name it (the file changed
     // within the second it was imported), every path entry is hashed, 7.75 MiB on 100,000 tiny
@@ -131,7 +132,7 @@ pub struct AfterWrite {
 pub fn after_batch(projection: &View<'_, '_>, wall: &Wall, log: &Appended<'_>, ids: &[String]) -> Option<Vec<u8>> {
     let session = projection.session;
     let leaf_id = ids.last()?;
-    (session.host().write_back() == WriteBack::Append)
+    matches!(session.host().writer(), Writer::Append)
         .then(|| wall.after_batch(projection, log, |overlay| bytes_at(session, leaf_id, overlay)))
 }
 

@@ -10,11 +10,10 @@ use crate::rules::Rules;
 use crate::scope::regions;
 use crate::scope::Scope;
 use serde_json::value::RawValue;
-use shake_plumbing::claude::select::{ClaudeShake, Output};
-use shake_plumbing::claude::write::{is_tombstone, utf16_len};
 use shake_plumbing::host::{BlockKind, Content, Role, Unit, View};
 use shake_plumbing::js::string_json;
 use shake_plumbing::json::{js_string, raw, trusted, RawObject};
+use shake_plumbing::regions::claude_shake::{is_tombstone, utf16_len, ClaudeShake, Output};
 use shake_plumbing::regions::rules::{keep_tool_uses, superseded};
 use shake_plumbing::regions::{skip, tail_start, RegionKind};
 use shake_plumbing::tokens::{tokens_with, Tokenizer};
@@ -434,7 +433,7 @@ mod tests {
     }
 
     fn parse(r: &RawValue) -> Content<'_> {
-        shake_plumbing::hosts::of(shake_plumbing::host::HostKind::Pi).unwrap().parse_content(Some(r))
+        shake_plumbing::hosts::named("pi").unwrap().parse_content(Some(r))
     }
 
     fn raw(s: &str) -> Box<RawValue> {

@@ -43,7 +43,7 @@ impl Profile {
     }
 
     /// The protect window, in tokens, measured from the newest entry back (claude-shake's counts
-    /// tool-result text only, at 0.34 tokens a character: [`shake_plumbing::claude::select`]).
+    /// tool-result text only, at 0.34 tokens a character: [`shake_plumbing::regions::claude_shake`]).
     pub fn tail(self) -> u64 {
         match self {
             Profile::Default => 4_000,
@@ -149,6 +149,7 @@ pub(crate) fn sandbox_ctx(dir: &Path) -> Context {
         store_dir: dir.join("store"),
         color: false,
         host: None,
+        model: None,
     }
 }
 

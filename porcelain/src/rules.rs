@@ -76,7 +76,8 @@ impl Rules {
             superseded_reads: !peer,
             floor: (profile == Profile::ClaudeShake).then(|| {
                 Floor::Share(
-                    (shake_plumbing::claude::select::ClaudeShake::default().floor_share * 10_000.0).round() as u32
+                    (shake_plumbing::regions::claude_shake::ClaudeShake::default().floor_share * 10_000.0).round()
+                        as u32,
                 )
             }),
         }

@@ -17,7 +17,7 @@ use crate::scope::placeholder;
 #[cfg(test)]
 use serde::Serialize;
 use serde_json::value::RawValue;
-use shake_plumbing::host::{View, WriteBack};
+use shake_plumbing::host::{View, Writer};
 use shake_plumbing::js::write_string;
 use shake_plumbing::regions::{Region, RegionKind};
 
@@ -187,7 +187,7 @@ impl<'w> Wall<'w> {
                 && !foreign.contains(edit)
                 && !superseded.contains(&*t.id)
         };
-        if session.host().write_back() != WriteBack::Append || !data.targets.iter().all(shortcut) {
+        if !matches!(session.host().writer(), Writer::Append) || !data.targets.iter().all(shortcut) {
             return None;
         }
         // The wall's items of the batch's targets (each target's are contiguous: same entry).
@@ -248,7 +248,7 @@ impl<'w> Wall<'w> {
 
     fn derive<'s: 'w>(projection: &View<'s, '_>, batch: Option<&Appended<'w>>) -> Wall<'w> {
         let session = projection.session;
-        if session.host().write_back() == WriteBack::Fork {
+        if let Writer::Fork(_) = session.host().writer() {
             return Wall::of_forks(projection);
         }
         let mut on_path: HashSet<&str, Fast> =

@@ -203,6 +203,7 @@ fn cut_everywhere(env: &TestEnv, name: &str, before: &[u8], op: &[&str]) -> Vec<
         custom_session_dir: None,
         store_dir: no_store.join("store"),
         host: None,
+        model: None,
         color: false,
     };
     quiet();

@@ -400,3 +400,37 @@ fn an_undone_session_left_cut_is_written_again() {
     assert!(err.contains("exists already; not overwritten"), "{err}");
     assert_eq!(std::fs::read(&undone).unwrap(), b"other");
 }
+
+/// `log` on a fork prints when the fold was made (the time its record keeps), not the time of
+/// the source row it was made at (issue 34.6); a record an older shake wrote, without a time,
+/// is read with its row's time, as before.
+#[test]
+fn log_on_a_fork_prints_when_the_fold_was_made() {
+    let env = TestEnv::new();
+    let path = install(&env, &crate::env::fixture_path("claude/bash-read"));
+    let at = "2031-05-06T07:08:09.010Z";
+    let out = env.cmd().env("SHAKE_TIMESTAMP", at).args(["fold", "--json", path.to_str().unwrap()]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let fold: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (fork, fork_id) = (fold["fork"]["path"].as_str().unwrap(), fold["fork"]["sessionId"].as_str().unwrap());
+    let log = json(&env, &["log", "--json", fork]);
+    assert_eq!(log[0]["timestamp"], at, "{log}");
+    assert!(env.ok(&["log", fork]).contains(at));
+    // An older shake's record: no time; the row's stands in.
+    let ctx = shake_plumbing::Context {
+        cwd: env.cwd(),
+        home: env.dir.path().to_path_buf(),
+        agent_dir: env.agent_dir(),
+        custom_session_dir: None,
+        store_dir: env.store(),
+        color: false,
+        host: None,
+        model: None,
+    };
+    let mut records = shake_plumbing::fork_record::read(&ctx, fork_id).unwrap();
+    records.iter_mut().for_each(|r| assert!(r.as_object_mut().unwrap().remove("at").is_some()));
+    shake_plumbing::fork_record::put(&ctx, fork_id, records).unwrap();
+    let log = json(&env, &["log", "--json", fork]);
+    let row_time = log[0]["timestamp"].as_str().unwrap();
+    assert!(row_time.starts_with("20") && row_time != at, "{log}");
+}

@@ -9,8 +9,9 @@ use std::process::Command;
 
 use serde_json::Value;
 use shake_plumbing::claude::fork::{fork, new_session_id, result_texts};
-use shake_plumbing::claude::write::{is_tombstone, placeholder};
+use shake_plumbing::claude::write::placeholder;
 use shake_plumbing::claude::{self, Transcript};
+use shake_plumbing::regions::claude_shake::is_tombstone;
 
 use crate::claude_live::claude_oracle;
 use crate::claude_project::{assert_same_messages, projected};

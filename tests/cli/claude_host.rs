@@ -7,8 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use shake_plumbing::claude::select::{ClaudeShake, Output};
-use shake_plumbing::claude::write::is_tombstone;
+use shake_plumbing::regions::claude_shake::is_tombstone;
+use shake_plumbing::regions::claude_shake::{ClaudeShake, Output};
 
 use crate::claude_project::{assert_same_messages, claude_fixtures};
 use crate::env::TestEnv;

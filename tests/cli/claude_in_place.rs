@@ -89,7 +89,7 @@ fn fold_in_place_needs_force_and_undo_in_place_gives_the_bytes_back() {
     assert!(dry.contains("rewrites this transcript in place"), "{dry}");
     // On a pi session --in-place means nothing: refused.
     let err = env.fails(&["fold", "--example", "--in-place", "--force"], 1);
-    assert!(err.contains("--in-place is for Claude Code transcripts"), "{err}");
+    assert!(err.contains("--in-place is for the sessions a fold writes anew (Claude Code)"), "{err}");
 
     let meter = json(&env, &["meter", "--json", f]);
     let fold = json(&env, &["fold", "--json", "--in-place", "--force", f]);

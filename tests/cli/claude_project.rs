@@ -89,7 +89,7 @@ fn shakes_placeholder_is_claude_codes_own_persisted_output() {
             let saved = dir.join("tool-results").join(Path::new(path).file_name().unwrap());
             let original = std::fs::read_to_string(saved).unwrap();
             assert_eq!(claude::write::placeholder(&original, Path::new(path)), text);
-            assert!(claude::write::is_tombstone(text));
+            assert!(shake_plumbing::regions::claude_shake::is_tombstone(text));
             checked += 1;
         }
     }

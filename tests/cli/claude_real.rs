@@ -407,7 +407,7 @@ fn every_real_transcript_projects_folds_and_undoes_as_claude_code_resumes_it() {
                 assert_eq!(id, id2, "{name}: message {i}");
                 if x != y {
                     let placeholder = texts[id].as_str();
-                    assert!(shake_plumbing::claude::write::is_tombstone(placeholder), "{name}: {id}");
+                    assert!(shake_plumbing::regions::claude_shake::is_tombstone(placeholder), "{name}: {id}");
                     assert!(y.as_str().is_some_and(|s| s.starts_with(placeholder.trim_end())), "{name}: {id}");
                     folded += 1;
                 }

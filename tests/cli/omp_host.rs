@@ -41,6 +41,9 @@ fn omp_read_commands_work_on_omp_files() {
     assert!(err.contains("oh-my-pi sessions are read-only") && err.contains(f), "{err}");
     // A dry run says what the real run does: the same refusal, not a plan (issue 32.2).
     assert_eq!(env.fails(&["fold", f, "--dry-run"], 1), err);
+    // --in-place is refused for what the host is (read-only), not as if it appended (issue 34.2:
+    // it said "a oh-my-pi session is always written in place, by appending").
+    assert_eq!(env.fails(&["fold", f, "--in-place", "--force"], 1), err);
     assert_eq!(std::fs::read(&fixture).unwrap(), before);
 }
 
@@ -285,4 +288,45 @@ fn omp_meter_answers_an_unchanged_settled_file_from_its_memo() {
     set_mtime(hour_ago);
     let auto = env.ok(&["--host", "omp", "meter", "--json", p, "--profile", "omp-auto"]);
     assert!(auto.contains("\"profile\":\"omp-auto\""), "{auto}");
+}
+
+/// `shake log` on an OMP file tells a rewrite by OMP from a restore by shake, and counts the
+/// tokens that came back (issue 34.6: a `shake restore` was listed as one more rewrite by
+/// oh-my-pi, with nothing that left and nothing said of what came back).
+#[test]
+fn omp_log_tells_a_restore_by_shake_from_a_rewrite_by_omp() {
+    let env = TestEnv::new();
+    let original = std::fs::read(crate::env::fixture_path("omp/omp-large-session.jsonl")).unwrap();
+    let path = env.write("omp.jsonl", &original);
+    let p = path.to_str().unwrap();
+    env.ok(&["meter", p]);
+    // A rewrite as OMP's /shake makes one: the longest tool result's text replaced in place.
+    let text = String::from_utf8(original.clone()).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let longest = (0..lines.len())
+        .filter(|&i| lines[i].contains(r#""role":"toolResult""#))
+        .max_by_key(|&i| lines[i].len())
+        .unwrap();
+    let mut entry: Value = serde_json::from_str(&lines[longest]).unwrap();
+    entry["message"]["content"] = serde_json::json!([{"type": "text", "text": "[shaken ~9,000 tokens]"}]);
+    lines[longest] = entry.to_string();
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    env.ok(&["meter", p]);
+    env.ok(&["restore", p, "--version", "1", "--force"]);
+    assert_eq!(std::fs::read(&path).unwrap(), original);
+    env.ok(&["meter", p]);
+
+    let log: Value = serde_json::from_str(&env.ok(&["log", "--json", p])).unwrap();
+    let log = log.as_array().unwrap();
+    assert_eq!(log.len(), 2, "{log:?}");
+    let (restore, rewrite) = (&log[0], &log[1]);
+    assert_eq!((rewrite["by"].as_str(), rewrite["restored"].as_u64()), (Some("omp"), None));
+    assert_eq!((restore["by"].as_str(), restore["restored"].as_u64()), (Some("shake"), Some(1)));
+    let removed = rewrite["tokensRemoved"].as_u64().unwrap();
+    assert!(removed > 1_000, "{rewrite}");
+    assert_eq!(restore["tokensRestored"].as_u64(), Some(removed), "what left came back");
+    let text = env.ok(&["log", p]);
+    assert!(text.contains("3 versions imported; 1 rewrite by oh-my-pi, 1 restore by shake."), "{text}");
+    assert!(text.contains("version 2 → 3: version 1 restored by shake; ~"), "{text}");
+    assert!(text.contains("tokens came back to the context"), "{text}");
 }

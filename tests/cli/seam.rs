@@ -1,6 +1,8 @@
 //! The host seam (`docs/architecture.md`): a file's host is recognised from its content or forced
-//! with `--host`; a file no host reads is refused, named, and never stored; and nothing outside a
-//! host's own folder names pi's types or pi's role strings.
+//! with `--host`; a file no host reads is refused, named, and never stored; nothing outside a
+//! host's own module and the registry names it (nor pi's role strings); the porcelain asks a host
+//! what it can do instead of comparing; and a host added as one module and the registry's lines
+//! (the tests' toy host) runs the engine.
 
 use std::path::{Path, PathBuf};
 
@@ -101,6 +103,69 @@ fn the_seam_and_the_floor_name_no_host() {
     assert!(names("    let h = crate::pi::Pi;") && names("use crate::hosts::HOSTS;") && !names("/// see crate::pi::x"));
 }
 
+/// Every host and where it lives: its module path segment and its folder (or file) under
+/// `plumbing/src`. The toy host is the tests' own (`fixture-host`), registered in one line.
+const HOST_MODULES: [(&str, &str); 4] = [("pi", "pi"), ("claude", "claude"), ("omp", "omp"), ("toy", "hosts/toy.rs")];
+
+/// The code lines of `text` (comments left out: a doc may name a host) that name host module
+/// `host` by a path from a crate's root (`crate::claude::`, `shake_plumbing::omp;`, `use
+/// crate::{pi, …}`), not a module of the same name elsewhere (`tokens::claude`).
+fn names_host(text: &str, host: &str) -> Vec<String> {
+    let word = |s: &str| s.starts_with(host) && !s[host.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_');
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .filter(|l| {
+            ["crate::", "shake_plumbing::"].iter().any(|root| {
+                l.match_indices(root).any(|(at, _)| {
+                    let rest = &l[at + root.len()..];
+                    word(rest)
+                        || rest.strip_prefix('{').is_some_and(|list| list.split([',', '}']).any(|p| word(p.trim())))
+                })
+            })
+        })
+        .map(|l| l.trim().to_string())
+        .collect()
+}
+
+/// For every host, no source file outside its own module and the registry names it (oh-my-pi's
+/// module may read through pi's: its format is pi's plus a title slot); the porcelain matches on
+/// what a host can do (`Host::writer`), never compares it, and sniffs no format (issue 34.7).
+#[test]
+fn no_file_outside_a_hosts_module_and_the_registry_names_it() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let src = root.join("plumbing/src");
+    let mut files = Vec::new();
+    for dir in SOURCES {
+        rust_files(&root.join(dir), &mut files);
+    }
+    let mut leaks = Vec::new();
+    for (host, module) in HOST_MODULES {
+        assert!(src.join(module).exists(), "{host}: no module at plumbing/src/{module}");
+        for f in files.iter().filter(|f| !f.starts_with(src.join(module)) && !f.ends_with(REGISTRY)) {
+            let at = f.strip_prefix(root).unwrap_or(f).display().to_string();
+            if host == "pi" && f.starts_with(src.join("omp")) {
+                continue;
+            }
+            let text = std::fs::read_to_string(f).unwrap();
+            leaks.extend(names_host(&text, host).into_iter().map(|l| format!("{at}: names {host}: {l}")));
+        }
+    }
+    assert!(leaks.is_empty(), "a host named outside its module and the registry:\n{}", leaks.join("\n"));
+    let mut porcelain = Vec::new();
+    rust_files(&root.join("porcelain/src"), &mut porcelain);
+    for f in &porcelain {
+        let text = std::fs::read_to_string(f).unwrap();
+        for what in ["write_back()", "WriteBack", "looks_like_omp", "is_omp"] {
+            assert!(!text.contains(what), "{} holds {what}: match on Host::writer / ask the host", f.display());
+        }
+    }
+    // The check itself sees what it must.
+    assert_eq!(names_host("use shake_plumbing::claude::write;", "claude").len(), 1);
+    assert_eq!(names_host("use crate::{hosts, omp};", "omp").len(), 1);
+    assert!(names_host("crate::tokens::claude::for_model(x); // crate::pi::x", "claude").is_empty());
+    assert!(names_host("use crate::pi_extension;", "pi").is_empty());
+}
+
 #[test]
 fn a_file_no_host_reads_is_refused_and_not_stored() {
     let env = TestEnv::new();
@@ -136,5 +201,78 @@ fn host_is_recognised_or_forced() {
     // Forced, oh-my-pi reads a pi file as its own (OMP's format is pi's plus a title slot).
     assert_eq!(env.ok(&["--host", "omp", "project", g, "--json"]), plain);
     let err = env.fails(&["--host", "vim", "project", g], 2);
-    assert!(err.contains("possible values: pi, claude, omp"), "{err}");
+    assert!(err.contains("possible values: ") && ["pi", "claude", "omp"].iter().all(|h| err.contains(h)), "{err}");
+}
+
+/// `--tokenizer pi` on a session whose host has no estimate of its own (Claude Code) counts pi's
+/// rule, as named (a count without tables), and says so on stderr; on pi's own
+/// session it says nothing. Issue 34.2: it counted pi's rule on any host's session, silently.
+#[test]
+fn the_pi_estimate_on_another_hosts_session_is_said() {
+    let env = TestEnv::new();
+    let copy = |name: &str, to: &str| env.write(to, std::fs::read(crate::env::fixture_path(name)).unwrap());
+    let claude = copy("claude/bash-read/transcript.jsonl", "transcript.jsonl");
+    let pi = env.write("pi.jsonl", format!("{HEAD}\n{USER}\n"));
+    for (path, host) in [(&claude, Some("Claude Code")), (&pi, None)] {
+        let p = path.to_str().unwrap();
+        for cmd in [&["meter", p, "--tokenizer", "pi"][..], &["fold", "--dry-run", p, "--tokenizer", "pi"]] {
+            let out = env.cmd().args(cmd).output().unwrap();
+            assert!(out.status.success(), "{cmd:?}: {out:?}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            match host {
+                Some(title) => assert!(
+                    err.contains(&format!("{p}: --tokenizer pi counts pi's own estimate"))
+                        && err.contains(&format!("not {title}'s")),
+                    "{cmd:?}: {err}"
+                ),
+                None => assert!(!err.contains("--tokenizer pi"), "{cmd:?}: {err}"),
+            }
+        }
+    }
+}
+
+/// A toy session: a user turn, a long tool result, the reply, and a long last turn (the tail).
+fn toy_session() -> String {
+    let listing: Vec<String> = (0..3000).map(|i| format!("file_{i}.rs  {} bytes", i * 37)).collect();
+    let words: Vec<String> = (0..3000).map(|i| format!("word{i}")).collect();
+    let rows = [
+        serde_json::json!({"toy": 1, "session": "s1", "cwd": "/p"}),
+        serde_json::json!({"id": "a", "parent": null, "role": "user", "content": "list the files"}),
+        serde_json::json!({"id": "b", "parent": "a", "role": "tool", "tool": "bash",
+            "content": [{"type": "text", "text": listing.join("\n")}]}),
+        serde_json::json!({"id": "c", "parent": "b", "role": "assistant", "content": "Many files."}),
+        serde_json::json!({"id": "d", "parent": "c", "role": "user", "content": words.join(" ")}),
+    ];
+    rows.iter().map(|r| format!("{r}\n")).collect()
+}
+
+/// The toy host, added as one module and the registry's lines (`plumbing/src/hosts/toy.rs`), is
+/// read by the engine as any host is: detected, metered, planned (the dry run's figure is the
+/// meter's), folded by appending, told by `status` and `log`, projected, and undone.
+#[test]
+fn a_host_added_as_one_module_runs_the_engine() {
+    let env = TestEnv::new();
+    let path = env.write("toy.jsonl", toy_session());
+    let p = path.to_str().unwrap();
+    let json = |args: &[&str]| serde_json::from_str::<serde_json::Value>(&env.ok(args)).unwrap();
+    let meter = json(&["meter", "--json", p]);
+    let dry = json(&["fold", "--dry-run", "--json", p]);
+    assert!(meter["tokens"].as_u64().unwrap() > 10_000, "{meter}");
+    assert_eq!(meter["tokens"], dry["tokensFreed"], "meter = fold --dry-run");
+    let projected = json(&["project", p]);
+    assert_eq!(projected.as_array().map(Vec::len), Some(4), "{projected}");
+    assert!(env.ok(&["status", p]).contains("Nothing is folded"));
+    let fold = json(&["fold", "--json", p]);
+    assert_eq!(fold["tokensFreed"], dry["tokensFreed"], "the dry run is the real run");
+    let status = json(&["status", "--json", p]);
+    assert_eq!(status["tokensFreed"], fold["tokensFreed"], "status of the folded file");
+    let projected = json(&["project", p]);
+    let folded = projected[1]["content"][0]["text"].as_str().unwrap();
+    assert!(folded.starts_with("[bash output omitted"), "{projected}");
+    assert!(env.ok(&["log", p]).contains("fold elide/default: 1 tool result"));
+    env.ok(&["undo", p]);
+    assert_eq!(json(&["meter", "--json", p])["tokens"], meter["tokens"], "undo gives it all back");
+    // Forced, and named among the hosts --host takes.
+    assert_eq!(json(&["--host", "toy", "meter", "--json", p])["tokens"], meter["tokens"]);
+    assert!(env.fails(&["--host", "vim", "meter", p], 2).contains("toy"));
 }

@@ -24,10 +24,11 @@ use super::transcript::{as_str, Row, Transcript};
 use super::{paths, project, unresumable, write};
 use crate::host::view::{Positions, Target, NO_EDIT};
 use crate::host::{
-    self, Appender, Block, BlockKind, Call, Content, ForkWrite, Header, Host, HostKind, HostSession, HostView, Node,
-    Projected, Refusal, Reply, Role, SessionFile, Tool, TreeLine, Unit, View, Warning, WriteBack,
+    self, Block, BlockKind, Call, Content, ForkWrite, Header, Host, HostKind, HostSession, HostView, Node, Projected,
+    Refusal, Reply, Role, SessionFile, Tool, TreeLine, Unit, View, Warning, Writer,
 };
 use crate::json::members;
+use crate::output::shell_word;
 use crate::tokens::Pieces;
 use crate::{Context, Error, Result};
 
@@ -36,6 +37,9 @@ const CONVERSATION: [&str; 4] = ["user", "assistant", "attachment", "system"];
 
 /// The Claude Code host (Claude Code 2.1.x).
 pub struct Claude;
+
+/// Claude Code's kind: `--host claude`.
+pub const KIND: HostKind = HostKind::new("claude", "Claude Code");
 
 /// The few fields of a row that detection and the store's import read.
 #[derive(Deserialize)]
@@ -58,7 +62,7 @@ impl RowHead<'_> {
 
 impl Host for Claude {
     fn kind(&self) -> HostKind {
-        HostKind::Claude
+        KIND
     }
 
     fn accepts(&self, file: &SessionFile) -> std::result::Result<(), Refusal> {
@@ -168,8 +172,8 @@ impl Host for Claude {
         paths::session_id_of_file(file_name)
     }
 
-    fn write_back(&self) -> WriteBack {
-        WriteBack::Fork
+    fn writer(&self) -> Writer {
+        Writer::Fork(&Claude)
     }
 
     fn follow<'a>(
@@ -179,10 +183,6 @@ impl Host for Claude {
         room: &'a std::cell::OnceCell<SessionFile>,
     ) -> Option<host::Followed<'a>> {
         super::tail::ClaudeTail::of_tail(tail)?.follow(appended, room)
-    }
-
-    fn row_session_id(&self, text: &str) -> Option<String> {
-        serde_json::from_str::<RowHead<'_>>(text).ok()?.session_id.map(Cow::into_owned)
     }
 
     fn parse_content<'r>(&self, raw: Option<&'r RawValue>) -> Content<'r> {
@@ -195,18 +195,19 @@ impl Host for Claude {
         role == Role::ToolResult
             && matches!(content, Content::Blocks(b) if b.len() == 1 && b[0].raw.get().starts_with('"'))
     }
+}
 
-    fn estimate_text(&self, text: &str) -> u64 {
-        // Claude Code's rough count: `Math.round(text.length / 4)`, in UTF-16 units.
-        text.chars().map(|c| c.len_utf16() as u64).sum()
+impl host::Forks for Claude {
+    /// `cd <cwd> && claude --resume <id>`, each word quoted for a POSIX shell when it needs it
+    /// (the id is a uuid, checked before anything was written; quoted all the same, as a word
+    /// printed for a shell).
+    fn resume_command(&self, f: &host::Forked) -> String {
+        let cwd = f.cwd.as_deref().unwrap_or(".");
+        format!("cd {} && claude --resume {}", shell_word(cwd), shell_word(&f.session_id))
     }
 
-    fn estimate_image(&self) -> u64 {
-        4 * crate::tokens::IMAGE_TOKENS
-    }
-
-    fn estimate_tokens(&self, units: u64) -> u64 {
-        (units + 2) / 4
+    fn row_session_id(&self, text: &str) -> Option<String> {
+        serde_json::from_str::<RowHead<'_>>(text).ok()?.session_id.map(Cow::into_owned)
     }
 }
 
@@ -446,7 +447,8 @@ impl<'a> ClaudeSession<'a> {
                         arguments: call.and_then(|c| c.arguments),
                     }
                 });
-                let tombstone = result.is_some_and(|r| write::is_tombstone(&text_of(&parse_content(r.content))));
+                let tombstone = result
+                    .is_some_and(|r| crate::regions::claude_shake::is_tombstone(&text_of(&parse_content(r.content))));
                 Unit {
                     index: n,
                     role,
@@ -525,6 +527,10 @@ fn text_of(content: &Content<'_>) -> String {
 }
 
 impl<'a> HostSession<'a> for ClaudeSession<'a> {
+    fn choose_model(&mut self, model: &str) {
+        self.t.model = Some(model.to_string());
+    }
+
     fn view<'s>(&'s self, session: &'s host::Session<'a>, leaf: Option<usize>) -> Result<View<'s, 'a>> {
         if let Some(follows) = &self.follows {
             let leaf = self.last_main();
@@ -577,33 +583,12 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
         }
     }
 
-    fn version(&self) -> Option<u64> {
-        None
-    }
-
-    fn needs_migration(&self) -> bool {
-        false
-    }
-
-    fn record(&self, _index: usize, _record_type: &str) -> Option<&'a RawValue> {
-        // No shake record is ever written into a transcript: folds are recorded in the store.
-        None
-    }
-
     fn timestamp(&self, index: usize) -> Option<Cow<'a, str>> {
         self.row(index).timestamp().map(|t| Cow::Owned(t.to_string()))
     }
 
     fn own_content(&self, index: usize) -> Option<&'a RawValue> {
         self.own(index)
-    }
-
-    fn is_edit(&self, _index: usize) -> bool {
-        false
-    }
-
-    fn edit_raw(&self, _index: usize) -> Option<&'a RawValue> {
-        None
     }
 
     fn reply(&self, index: usize) -> Option<Reply<'a>> {
@@ -651,15 +636,6 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
         // An appended attachment can join the tool result before it, and an assistant row can
         // join an earlier message: no row is known to leave what came before unchanged.
         false
-    }
-
-    fn append_prefix(&self) -> Option<&'a [u8]> {
-        None
-    }
-
-    fn appender(&self, _session: &host::Session<'a>) -> Result<Box<dyn Appender>> {
-        Err(Error::user("shake never appends to a Claude Code transcript: a fold is written as a fork")
-            .hint("`shake fold` on a transcript writes a new session and prints the command to resume it"))
     }
 
     fn write_fork(
@@ -1014,5 +990,25 @@ mod tests {
         let s = Claude.load(&f).unwrap();
         let v = View::at(&s, Some(2)).unwrap();
         assert!(v.units[2].tombstone);
+    }
+
+    /// Finding 28.11: every word of the printed command is one shell word, whatever it holds.
+    #[test]
+    fn the_resume_command_quotes_each_word_for_a_shell() {
+        use host::Forks;
+        let forked = |cwd: &str, id: &str| host::Forked {
+            session_id: id.to_string(),
+            path: "p".into(),
+            cwd: Some(cwd.to_string()),
+            saved: Vec::new(),
+            reused: false,
+            in_place: false,
+            carried: 0,
+        };
+        let plain = forked("/home/u/proj", "2ae52f18-adcf-4b1a-8aef-d430e953f9b2");
+        let resume = |f| Claude.resume_command(&f);
+        assert_eq!(resume(plain), "cd /home/u/proj && claude --resume 2ae52f18-adcf-4b1a-8aef-d430e953f9b2");
+        let crafted = forked("/it's here", "x;touch PWNED;#");
+        assert_eq!(resume(crafted), "cd '/it'\\''s here' && claude --resume 'x;touch PWNED;#'");
     }
 }

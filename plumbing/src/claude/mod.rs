@@ -14,8 +14,6 @@ pub mod model;
 pub mod normalize;
 pub mod paths;
 pub mod project;
-pub mod record;
-pub mod select;
 mod system_turns;
 pub mod tail;
 mod toolsearch;

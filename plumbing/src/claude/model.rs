@@ -13,25 +13,11 @@ use crate::json::members;
 /// The `model` Claude Code writes on the assistant rows it made up itself (API errors, …).
 const SYNTHETIC: &str = "<synthetic>";
 
-/// The model chosen for this process (`--model`), when one was.
-static CHOSEN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-
-/// Chooses the model every Claude Code projection of this process is for (`--model`); the
-/// first choice holds.
-pub fn choose(model: &str) {
-    let _ = CHOSEN.set(model.to_owned());
-}
-
-/// The model chosen with [`choose`], if any.
-pub fn chosen() -> Option<&'static str> {
-    CHOSEN.get().map(String::as_str)
-}
-
-/// The model a projection of `chain` is for: the one chosen, else the transcript's own last
+/// The model a projection of `chain` is for: the one chosen (`--model`, [`Transcript::model`]), else the transcript's own last
 /// model (the `message.model` of the chain's last assistant row that Claude Code did not make
 /// up itself), else none (no assistant row: nothing to tell apart).
 pub fn target(t: &Transcript, chain: &Chain) -> Option<String> {
-    if let Some(chosen) = CHOSEN.get() {
+    if let Some(chosen) = &t.model {
         return Some(chosen.clone());
     }
     chain.rows.iter().rev().map(|&i| &t.rows[i]).filter(|r| r.kind() == "assistant").find_map(|r| {

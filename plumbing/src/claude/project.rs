@@ -222,7 +222,7 @@ fn to_msg(t: &Transcript, row: &Row, target: Option<&str>) -> Option<Msg> {
 /// transcript's last one, so that a row's pieces do not change when later rows come from
 /// another model (the meter measures appended rows alone, `tail.rs`).
 pub(crate) fn rendered_parts(t: &Transcript, row: &Row) -> Option<Vec<Value>> {
-    rendered_parts_for(t, row, model::chosen())
+    rendered_parts_for(t, row, t.model.as_deref())
 }
 
 /// [`rendered_parts`] when Claude Code sends to the model `target`.

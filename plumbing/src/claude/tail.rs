@@ -260,13 +260,13 @@ impl ClaudeTail {
     /// [`ClaudeTail::of_tail`]).
     pub(crate) fn into_tail(self) -> host::Tail {
         let state = bincode::serde::encode_to_vec(&self, bincode::config::standard()).unwrap_or_default();
-        host::Tail::new(host::HostKind::Claude, self.leaf.clone(), state)
+        host::Tail::new(super::host::KIND, self.leaf.clone(), state)
     }
 
     /// The tail [`ClaudeTail::into_tail`] put in `tail`, or `None` when it holds no such tail
     /// (another host's, or bytes that do not decode: the whole file is measured then).
     pub(crate) fn of_tail(tail: &host::Tail) -> Option<ClaudeTail> {
-        if tail.host != host::HostKind::Claude {
+        if tail.host() != super::host::KIND.as_str() {
             return None;
         }
         let config = bincode::config::standard().with_limit::<{ 1 << 20 }>();

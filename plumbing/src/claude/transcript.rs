@@ -35,6 +35,8 @@ pub struct Transcript {
     pub torn: Option<usize>,
     /// The `cwd` of the first row that names one.
     cwd: Option<Box<str>>,
+    /// The model chosen for the projection (`--model`), over the transcript's own.
+    pub(crate) model: Option<String>,
 }
 
 /// One JSON row of a transcript: the fields the loader reads, decoded; the rest stays in the
@@ -194,7 +196,7 @@ impl Transcript {
                 None => bad_lines.push(number),
             }
         }
-        Transcript { file, rows, bad_lines, torn, cwd }
+        Transcript { file, rows, bad_lines, torn, cwd, model: None }
     }
 
     /// The exact bytes of a row's line.

@@ -15,6 +15,7 @@ use serde_json::value::RawValue;
 use super::transcript::Transcript;
 use crate::durable::{Batch, FileError};
 use crate::json::{js_string, RawObject};
+use crate::regions::claude_shake::utf16_len;
 
 /// The exact byte range of each `tool_result` block's `content` in a row's line, by
 /// `tool_use_id` (empty for lines that are not user rows with results).
@@ -141,18 +142,6 @@ pub fn note_of(placeholder: &str) -> Option<&str> {
     (lines.next() == Some("")).then_some(note)
 }
 
-/// A result already folded, by Claude Code or by a fold tool: never folded or counted again.
-pub fn is_tombstone(text: &str) -> bool {
-    let head = text.trim_start();
-    ["[shaken:", "<persisted-output>", "<truncated-output>"].iter().any(|p| head.starts_with(p))
-        || head == "[Old tool result content cleared]"
-}
-
-/// A string's length in UTF-16 units (JavaScript's `.length`).
-pub fn utf16_len(s: &str) -> usize {
-    s.chars().map(char::len_utf16).sum()
-}
-
 /// Claude Code's size label: `N bytes` below 1 KiB, else one decimal of KB or MB without `.0`.
 fn size(n: usize) -> String {
     let one = |v: f64, unit: &str| {
@@ -268,6 +257,7 @@ pub fn save_original(dir: &Path, id: &str, text: &str, batch: &mut Batch) -> Res
 mod tests {
     use super::*;
     use crate::host::SessionFile;
+    use crate::regions::claude_shake::is_tombstone;
 
     fn transcript(text: &str) -> Transcript {
         Transcript::parse(SessionFile::from_bytes("t.jsonl".into(), text.as_bytes().to_vec()))

@@ -1,14 +1,13 @@
 //! `shake generate-session` (hidden): writes a seeded, realistic pi v3 session for tests and
 //! benchmarks (`docs/generate-session.md`); with `--host omp`, the same session as oh-my-pi
-//! writes it (`crate::omp::generate`).
+//! writes it (`crate::hosts::generate_session`).
 
 use std::io::Write;
 use std::path::PathBuf;
 
 use crate::durable::FileError;
-use crate::host::HostKind;
-use crate::hosts::generate::{generate, Limit, Options};
-use crate::{omp, Context, Error, Result};
+use crate::hosts::generate::Limit;
+use crate::{Context, Result};
 
 /// Write a seeded, realistic pi v3 session (a development and benchmark tool)
 #[derive(clap::Args, Debug)]
@@ -40,18 +39,7 @@ pub fn run(ctx: &Context, args: &GenerateSessionArgs, out: &mut dyn Write) -> Re
         (None, Some(n)) => Limit::Entries(n),
         (None, None) => Limit::Default,
     };
-    let bytes = match (ctx.host, &args.model) {
-        (None | Some(HostKind::Pi), None) => generate(&Options { seed: args.seed, limit, cwd: args.cwd.clone() }),
-        (Some(HostKind::Omp), model) if args.cwd.is_none() => omp::generate::generate(&omp::generate::Options {
-            seed: args.seed,
-            limit,
-            model: model.clone().unwrap_or_else(|| "anthropic/claude-sonnet-4-5".into()),
-            title: format!("generated session {}", args.seed),
-        }),
-        (Some(HostKind::Omp), _) => return Err(Error::user("--cwd is for pi sessions; an OMP session has its own")),
-        (Some(HostKind::Claude), _) => return Err(Error::user("generate-session writes pi and oh-my-pi sessions")),
-        (_, Some(_)) => return Err(Error::user("--model is for OMP sessions (--host omp)")),
-    };
+    let bytes = crate::hosts::generate_session(ctx.host, args.seed, limit, args.cwd.clone(), args.model.clone())?;
     match &args.output {
         Some(path) => std::fs::write(path, &bytes).map_err(FileError::at(path, "write"))?,
         None => out.write_all(&bytes)?,

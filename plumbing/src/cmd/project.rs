@@ -20,9 +20,7 @@ pub struct ProjectArgs {
 
 /// Runs `shake project`.
 pub fn run(ctx: &Context, args: &ProjectArgs, out: &mut dyn Write) -> Result {
-    if let Some(model) = &args.model {
-        crate::claude::model::choose(model);
-    }
+    let ctx = &ctx.with_model(args.model.as_deref());
     let (file, rev) = args.rev.load(ctx)?;
     let (session, leaf) = rev.open(ctx, &file)?;
     session.write_context_json(leaf, out)?;

@@ -16,6 +16,7 @@
 
 pub mod file;
 pub mod model;
+pub mod own;
 pub mod recent;
 pub mod session;
 pub mod view;
@@ -32,7 +33,7 @@ use crate::{Context, Error, Result};
 
 pub use file::SessionFile;
 pub use model::{Block, BlockKind, Content, Role, Tool};
-pub use session::{Cycle, Header, Node, Session, Warning};
+pub use session::{Cycle, Header, Node, Session, Stored, Warning};
 pub use view::{Call, Projected, Unit, View};
 
 /// What a host keeps of a measured view's end to read rows appended after it alone (the
@@ -42,8 +43,8 @@ pub use view::{Call, Projected, Unit, View};
 /// by [`View::tail`].
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Tail {
-    /// The host that made it, which alone reads it.
-    pub host: HostKind,
+    /// The name of the host that made it, which alone reads it ([`HostKind::as_str`]).
+    host: String,
     /// The id of the leaf the view ends at (the leaf a whole measure of the file finds; none
     /// when the file has no message to end at, as right after a compaction's boundary).
     leaf_id: Option<String>,
@@ -54,7 +55,12 @@ pub struct Tail {
 impl Tail {
     /// A tail of `host`'s, ending at `leaf_id`, holding the host's `state`.
     pub fn new(host: HostKind, leaf_id: Option<String>, state: Vec<u8>) -> Tail {
-        Tail { host, leaf_id, state }
+        Tail { host: host.as_str().to_string(), leaf_id, state }
+    }
+
+    /// The name of the host that made it ([`HostKind::as_str`]).
+    pub fn host(&self) -> &str {
+        &self.host
     }
 
     /// The id of the leaf the view ends at.
@@ -87,53 +93,113 @@ pub struct Followed<'a> {
     pub tail: Tail,
 }
 
-/// The session formats shake knows of (`--host`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum HostKind {
-    /// pi 1.6.0 (`~/.pi/agent/sessions`)
-    Pi,
-    /// Claude Code 2.1.x (`~/.claude/projects`)
-    Claude,
-    /// oh-my-pi 18.x (`~/.omp/agent/sessions`)
-    Omp,
+/// Which host a session is: its name as typed (`--host`) and printed, and its agent's name
+/// for messages. Each host declares its own (`Host::kind`); the registry (`crate::hosts`) lists
+/// them, so this type names none. Two kinds are the same host when their names are.
+#[derive(Clone, Copy)]
+pub struct HostKind {
+    name: &'static str,
+    title: &'static str,
 }
 
 impl HostKind {
+    /// A host's kind: `name` as typed and printed (`pi`, `claude`), `title` its agent's name
+    /// (`Claude Code`).
+    pub const fn new(name: &'static str, title: &'static str) -> HostKind {
+        HostKind { name, title }
+    }
+
     /// The name as typed and printed.
     pub fn as_str(self) -> &'static str {
-        match self {
-            HostKind::Pi => "pi",
-            HostKind::Claude => "claude",
-            HostKind::Omp => "omp",
-        }
+        self.name
     }
 
     /// The agent's name, for messages.
     pub fn title(self) -> &'static str {
-        match self {
-            HostKind::Pi => "pi",
-            HostKind::Claude => "Claude Code",
-            HostKind::Omp => "oh-my-pi",
-        }
+        self.title
+    }
+}
+
+impl PartialEq for HostKind {
+    fn eq(&self, other: &HostKind) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for HostKind {}
+
+impl std::hash::Hash for HostKind {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.name.hash(state)
+    }
+}
+
+impl fmt::Debug for HostKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name)
     }
 }
 
 impl fmt::Display for HostKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        f.write_str(self.name)
     }
 }
 
-/// How a host takes a fold back.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WriteBack {
-    /// Append entries to the session file (pi: `context_edit` entries and a log entry).
+/// What a host can do with a fold ([`Host::writer`]): one value the engine matches on, not
+/// methods every host must answer. The words a user reads about it come from the host too.
+#[derive(Clone, Copy)]
+pub enum Writer {
+    /// Appends lines to the session file (pi: `context_edit` entries and a log entry), through
+    /// [`Session::appender`](session::Session::appender); shake's records are in the file.
     Append,
-    /// Write a new session file beside it (Claude Code).
-    Fork,
-    /// Never write: measure only (oh-my-pi).
-    ReadOnly,
+    /// Writes a new session beside the source (Claude Code), through
+    /// [`Session::write_fork`](session::Session::write_fork); the source is never written, and
+    /// the folds' records are kept in the store (`crate::fork_record`).
+    Fork(&'static dyn Forks),
+    /// Never writes: measure only (oh-my-pi).
+    ReadOnly {
+        /// Why, in the host's words, after the file's name (`<file>: <reason>`).
+        reason: &'static str,
+        /// What to do instead.
+        hint: &'static str,
+    },
+}
+
+impl Writer {
+    /// The refusal a write to `session`'s file meets on a host that never writes; `None` on
+    /// one that does.
+    pub fn refusal(self, session: &Session<'_>) -> Option<Error> {
+        match self {
+            Writer::ReadOnly { reason, hint } => {
+                Some(Error::user(format!("{}: {reason}", session.file.display())).hint(hint))
+            }
+            Writer::Append | Writer::Fork(_) => None,
+        }
+    }
+}
+
+impl fmt::Debug for Writer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Writer::Append => f.write_str("Append"),
+            Writer::Fork(_) => f.write_str("Fork"),
+            Writer::ReadOnly { reason, .. } => write!(f, "ReadOnly({reason})"),
+        }
+    }
+}
+
+/// A host whose folds are new sessions written beside their source ([`Writer::Fork`]): what only
+/// such a host is asked.
+pub trait Forks: Sync {
+    /// The command a user types to go on with the session written (Claude Code: `cd <cwd> &&
+    /// claude --resume <id>`), each word quoted for a shell where it needs it.
+    fn resume_command(&self, forked: &Forked) -> String;
+
+    /// The session id a line carries as its own, for hosts that write the id into every row
+    /// (Claude Code's top-level `sessionId`): the store keys such rows with the file's id taken
+    /// out (`store::row`), so a copy of them under a new id (a fork) shares them.
+    fn row_session_id(&self, text: &str) -> Option<String>;
 }
 
 /// Why a host does not take a file as its own.
@@ -227,7 +293,7 @@ impl Export<'_> {
     }
 }
 
-/// A fold written as a new session beside its source ([`WriteBack::Fork`],
+/// A fold written as a new session beside its source ([`Writer::Fork`],
 /// [`HostSession::write_fork`]).
 #[derive(Clone, Debug)]
 pub struct Forked {
@@ -279,7 +345,7 @@ pub struct Exact {
     pub hash: [u8; 32],
 }
 
-/// Makes the lines of one appended batch ([`WriteBack::Append`]).
+/// Makes the lines of one appended batch ([`Writer::Append`]).
 pub trait Appender {
     /// Returns a fresh entry id, unique in `session` (the one the appender was made for) and in
     /// this batch.
@@ -317,8 +383,8 @@ pub trait Host: Sync {
     /// The session id a file name carries, if the host names files after it.
     fn session_id_of_file(&self, file_name: &str) -> Option<String>;
 
-    /// How a fold is written back.
-    fn write_back(&self) -> WriteBack;
+    /// What the host does with a fold: append, fork, or nothing (and why).
+    fn writer(&self) -> Writer;
 
     /// Tells whether this host may shrink the file whose first bytes are `head` in place (a
     /// truncating rewrite): such a file is copied, never mapped (`file`, "Mapped reads" in
@@ -331,14 +397,6 @@ pub trait Host: Sync {
     /// mapped read copies them out of the map while it is checked.
     fn overwrites_in_place(&self) -> usize {
         0
-    }
-
-    /// The session id a line carries as its own, for hosts that write the id into every row
-    /// (Claude Code's top-level `sessionId`): the store keys such rows with the file's id taken
-    /// out (`store::row`), so a copy of them under a new id (a fork) shares them. Asked only of
-    /// hosts whose folds are forks ([`WriteBack::Fork`]); `None` for the rest.
-    fn row_session_id(&self, _text: &str) -> Option<String> {
-        None
     }
 
     /// Reads `appended` (the bytes appended to the file after `tail`'s view, whole lines) as
@@ -363,19 +421,46 @@ pub trait Host: Sync {
     /// messages into blocks, so those are not).
     fn foldable_content(&self, role: Role, content: &Content<'_>) -> bool;
 
-    /// The host's own token estimate for a piece of text, in its units (pi: UTF-16 code units).
-    fn estimate_text(&self, text: &str) -> u64;
+    /// The host's own meter, when it rewrites its files by rules of its own (oh-my-pi's
+    /// `/shake`): `shake meter` prints what they would free instead of shake's plan.
+    fn own_meter(&self) -> Option<&'static dyn own::OwnMeter> {
+        None
+    }
 
-    /// The host's estimate for one image, in the same units.
-    fn estimate_image(&self) -> u64;
+    /// What the host's own rewrites of its files changed (`shake log`, `shake diff
+    /// SESSION@N SESSION@M`), when it rewrites them.
+    fn history(&self) -> Option<&'static dyn own::History> {
+        None
+    }
+
+    /// The host's own token estimate, when it has one shake counts with (pi's `estimateTokens`,
+    /// `--tokenizer pi`); `None`: the host's figures are counted by a real tokenizer only.
+    fn estimator(&self) -> Option<&'static dyn Estimator> {
+        None
+    }
+}
+
+/// A host's own token estimate ([`Host::estimator`]): units per piece, tokens per message.
+pub trait Estimator: Sync {
+    /// The estimate for a piece of text, in the host's units (pi: UTF-16 code units).
+    fn text(&self, text: &str) -> u64;
+
+    /// The estimate for one image, in the same units.
+    fn image(&self) -> u64;
 
     /// Turns one message's units into tokens (pi: `ceil(units / 4)`).
-    fn estimate_tokens(&self, units: u64) -> u64;
+    fn tokens(&self, units: u64) -> u64;
 }
 
 impl fmt::Debug for dyn Host {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Host({})", self.kind())
+    }
+}
+
+impl fmt::Debug for dyn Estimator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Estimator")
     }
 }
 
@@ -406,6 +491,11 @@ pub trait HostSession<'a> {
     /// reading what they say (so an edit the host would choke on does not stop a listing).
     fn context(&self, path: &[usize]) -> Vec<usize>;
 
+    /// Projects every later view for `model`, the model the next request goes to (`--model`),
+    /// when what the host sends depends on it (Claude Code leaves out the thinking another
+    /// model family signed); a host whose projection does not keeps the default.
+    fn choose_model(&mut self, _model: &str) {}
+
     /// The host's leaf on load (pi: the last entry in file order; Claude Code: the last
     /// non-sidechain user or assistant row its loader starts from).
     fn default_leaf(&self, session: &Session<'a>) -> Option<usize> {
@@ -413,14 +503,20 @@ pub trait HostSession<'a> {
     }
 
     /// The format version, when the format has one.
-    fn version(&self) -> Option<u64>;
+    fn version(&self) -> Option<u64> {
+        None
+    }
 
     /// Tells whether the host would migrate (rewrite) this file when it opens it.
-    fn needs_migration(&self) -> bool;
+    fn needs_migration(&self) -> bool {
+        false
+    }
 
     /// The `data` of entry `index` when it is a log record of type `record_type` (pi: a
-    /// `custom` entry with that `customType`).
-    fn record(&self, index: usize, record_type: &str) -> Option<&'a RawValue>;
+    /// `custom` entry with that `customType`); none in a file shake never writes records into.
+    fn record(&self, _index: usize, _record_type: &str) -> Option<&'a RawValue> {
+        None
+    }
 
     /// The entry's timestamp as written.
     fn timestamp(&self, index: usize) -> Option<Cow<'a, str>>;
@@ -428,11 +524,15 @@ pub trait HostSession<'a> {
     /// A foldable entry's own content, as written.
     fn own_content(&self, index: usize) -> Option<&'a RawValue>;
 
-    /// Tells whether entry `index` is an edit (pi: a `context_edit`).
-    fn is_edit(&self, index: usize) -> bool;
+    /// Tells whether entry `index` is an edit (pi: a `context_edit`); none in a format without.
+    fn is_edit(&self, _index: usize) -> bool {
+        false
+    }
 
     /// The raw payload of an edit entry, as written (pi: its `replacement`).
-    fn edit_raw(&self, index: usize) -> Option<&'a RawValue>;
+    fn edit_raw(&self, _index: usize) -> Option<&'a RawValue> {
+        None
+    }
 
     /// The reply entry `index` is, when it is one the provider counted.
     fn reply(&self, index: usize) -> Option<Reply<'a>>;
@@ -445,16 +545,27 @@ pub trait HostSession<'a> {
     fn entry_label(&self, index: usize) -> String;
 
     /// Tells whether entry `index` can follow a measured leaf without changing what the model
-    /// saw before it (the meter's append shortcut: no edit, compaction or summary).
-    fn is_plain(&self, index: usize) -> bool;
+    /// saw before it (the meter's append shortcut: no edit, compaction or summary). A host
+    /// that cannot tell keeps the default: no row is (the whole file is measured again).
+    fn is_plain(&self, _index: usize) -> bool {
+        false
+    }
 
     /// The bytes to put before appended lines so they load alone (pi: the header line).
-    fn append_prefix(&self) -> Option<&'a [u8]>;
+    fn append_prefix(&self) -> Option<&'a [u8]> {
+        None
+    }
 
-    /// A writer for one appended batch (only for [`WriteBack::Append`] hosts).
-    fn appender(&self, session: &Session<'a>) -> Result<Box<dyn Appender>>;
+    /// A writer for one appended batch ([`Writer::Append`] hosts only).
+    fn appender(&self, session: &Session<'a>) -> Result<Box<dyn Appender>> {
+        Err(Error::user(format!(
+            "{}: {} does not take a fold as appended lines",
+            session.file.display(),
+            session.kind.title()
+        )))
+    }
 
-    /// Writes a fold as a new session beside this one ([`WriteBack::Fork`] hosts only): each
+    /// Writes a fold as a new session beside this one ([`Writer::Fork`] hosts only): each
     /// `(target, content)` replaces that target's content; the source is never written.
     fn write_fork(&self, session: &Session<'a>, _edits: &[(String, &RawValue)], _how: ForkWrite) -> Result<Forked> {
         Err(Error::user(format!("{}: {} does not take a fold as a fork", session.file.display(), session.kind.title())))

@@ -20,6 +20,17 @@ pub struct Warning {
     pub message: String,
 }
 
+/// One of shake's log records kept outside the file ([`Session::stored`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stored {
+    /// The entry it was made at.
+    pub index: usize,
+    /// The record's data, as read.
+    pub data: serde_json::Value,
+    /// When it was made (ISO 8601), when the record says (older ones do not).
+    pub at: Option<String>,
+}
+
 /// The session's header line (or record), when the format has one.
 #[derive(Debug)]
 pub struct Header<'a> {
@@ -234,9 +245,9 @@ pub struct Session<'a> {
     pub entries: Vec<Node<'a>>,
     /// Lines the host skips or reads with a loss, and other things worth telling.
     pub warnings: Vec<Warning>,
-    /// Shake's log records kept outside the file (Claude Code's, in the store:
-    /// `claude::record::attach`), oldest first: (entry index, the record's data, as read).
-    pub stored: Vec<(usize, serde_json::Value)>,
+    /// Shake's log records kept outside the file (a forking host's, in the store:
+    /// `fork_record::attach`), oldest first.
+    pub stored: Vec<Stored>,
     /// Entry id → index (the later one when ids repeat).
     by_id: IdIndex,
     host: &'static dyn Host,
@@ -283,6 +294,14 @@ impl<'a> Session<'a> {
     /// The host whose format this is.
     pub fn host(&self) -> &'static dyn Host {
         self.host
+    }
+
+    /// Projects every later view for `model` (`--model`, [`crate::Context::model`]), when one is
+    /// given and the host's projection depends on it; `None` leaves each session's own.
+    pub fn choose_model(&mut self, model: Option<&str>) {
+        if let Some(model) = model {
+            self.data.choose_model(model);
+        }
     }
 
     /// Writes the context at `leaf` as the host itself would write it, byte for byte (`shake

@@ -15,8 +15,9 @@ use serde_json::value::RawValue;
 
 use super::file::{looks_like_omp, OmpFile};
 use super::paths;
+use crate::host::own::{History, OwnMeter};
 use crate::host::{
-    self, Appender, Content, Host, HostKind, HostSession, Refusal, Reply, Role, SessionFile, TreeLine, View, WriteBack,
+    self, Content, Host, HostKind, HostSession, Refusal, Reply, Role, SessionFile, TreeLine, View, Writer,
 };
 use crate::pi::{self, Pi};
 use crate::{Context, Error, Result};
@@ -37,9 +38,12 @@ const OMP_TYPES: [&str; 9] = [
 /// The oh-my-pi host (OMP 18.x).
 pub struct Omp;
 
+/// oh-my-pi's kind: `--host omp`.
+pub const KIND: HostKind = HostKind::new("omp", "oh-my-pi");
+
 impl Host for Omp {
     fn kind(&self) -> HostKind {
-        HostKind::Omp
+        KIND
     }
 
     fn accepts(&self, file: &SessionFile) -> std::result::Result<(), Refusal> {
@@ -95,8 +99,16 @@ impl Host for Omp {
         Pi.session_id_of_file(file_name)
     }
 
-    fn write_back(&self) -> WriteBack {
-        WriteBack::ReadOnly
+    fn own_meter(&self) -> Option<&'static dyn OwnMeter> {
+        Some(&super::own::OmpRules)
+    }
+
+    fn history(&self) -> Option<&'static dyn History> {
+        Some(&super::own::OmpRules)
+    }
+
+    fn writer(&self) -> Writer {
+        Writer::ReadOnly { reason: READ_ONLY, hint: READ_ONLY_HINT }
     }
 
     fn overwrites_in_place(&self) -> usize {
@@ -112,19 +124,6 @@ impl Host for Omp {
     fn foldable_content(&self, role: Role, content: &Content<'_>) -> bool {
         Pi.foldable_content(role, content)
     }
-
-    fn estimate_text(&self, text: &str) -> u64 {
-        text.len() as u64
-    }
-
-    fn estimate_image(&self) -> u64 {
-        // OMP's flat 1,200 tokens, in bytes/4 units.
-        4 * super::tokenizer::IMAGE_TOKENS
-    }
-
-    fn estimate_tokens(&self, units: u64) -> u64 {
-        units.div_ceil(4)
-    }
 }
 
 /// A loaded OMP file: pi's reading of its entries, and what OMP sends for pruned results.
@@ -135,10 +134,18 @@ pub struct OmpSession<'a> {
 }
 
 /// The error every write through an OMP session gets, naming its file.
+/// Why a fold is refused ([`Writer::ReadOnly`]), after the file's name.
+const READ_ONLY: &str = "an oh-my-pi session; oh-my-pi sessions are read-only: shake does not append to them";
+
+/// What to do instead of a fold.
+const READ_ONLY_HINT: &str =
+    "`shake meter` shows what OMP's own /shake would free; run /shake in OMP, and `shake restore --version N` undoes it";
+
+/// The refusal of `what` (an export) on a read-only host.
 fn read_only(session: &host::Session<'_>, what: &str) -> Error {
     let file = session.file.display();
     Error::user(format!("{file}: an oh-my-pi session; oh-my-pi sessions are read-only: shake does not {what} them"))
-        .hint("`shake meter` shows what OMP's own /shake would free; run /shake in OMP, and `shake restore --version N` undoes it")
+        .hint(READ_ONLY_HINT)
 }
 
 impl<'a> HostSession<'a> for OmpSession<'a> {
@@ -165,25 +172,12 @@ impl<'a> HostSession<'a> for OmpSession<'a> {
         HostSession::needs_migration(&self.pi)
     }
 
-    fn record(&self, _index: usize, _record_type: &str) -> Option<&'a RawValue> {
-        // shake never writes log records into an OMP file.
-        None
-    }
-
     fn timestamp(&self, index: usize) -> Option<Cow<'a, str>> {
         self.pi.timestamp(index)
     }
 
     fn own_content(&self, index: usize) -> Option<&'a RawValue> {
         self.pi.own_content(index)
-    }
-
-    fn is_edit(&self, _index: usize) -> bool {
-        false
-    }
-
-    fn edit_raw(&self, _index: usize) -> Option<&'a RawValue> {
-        None
     }
 
     fn reply(&self, index: usize) -> Option<Reply<'a>> {
@@ -200,14 +194,6 @@ impl<'a> HostSession<'a> for OmpSession<'a> {
 
     fn is_plain(&self, index: usize) -> bool {
         self.pi.is_plain(index)
-    }
-
-    fn append_prefix(&self) -> Option<&'a [u8]> {
-        None
-    }
-
-    fn appender(&self, session: &host::Session<'a>) -> Result<Box<dyn Appender>> {
-        Err(read_only(session, "append to"))
     }
 
     fn export(&self, _ctx: &Context, session: &host::Session<'a>, _leaf: usize) -> Result<host::Export<'a>> {

@@ -10,13 +10,14 @@ pub mod generate;
 pub mod history;
 pub mod host;
 pub mod model;
+pub mod own;
 pub mod paths;
 pub mod prune;
 pub mod shake;
 pub mod tokenizer;
 
+pub use crate::tokens::family::Family;
 pub use file::{looks_like_omp, OmpEntry, OmpError, OmpFile};
-pub use model::Family;
 pub use shake::{Config, Region};
 pub use tokenizer::OmpTokenizer;
 

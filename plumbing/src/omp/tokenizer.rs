@@ -10,7 +10,7 @@
 //! counts and says so (`docs/tokens.md`).
 //! Images cost a flat 1,200 in every mode.
 
-use super::model::Family;
+use crate::tokens::family::Family;
 use crate::tokens::{Tokenizer, TokenizerName};
 
 /// OMP's fixed charge for one image (`IMAGE_TOKEN_ESTIMATE`).

@@ -22,7 +22,7 @@ use std::path::PathBuf;
 use serde_json::value::RawValue;
 
 use crate::host::{
-    self, Appender, Content, Host, HostKind, HostSession, Refusal, Reply, Role, SessionFile, TreeLine, View, WriteBack,
+    self, Appender, Content, Host, HostKind, HostSession, Refusal, Reply, Role, SessionFile, TreeLine, View, Writer,
 };
 use crate::{Context, Error, Result};
 
@@ -34,9 +34,12 @@ pub use session::{Header, ParseError, Session};
 /// The pi host (pi 1.6.0).
 pub struct Pi;
 
+/// pi's kind: `--host pi`.
+pub const KIND: HostKind = HostKind::new("pi", "pi");
+
 impl Host for Pi {
     fn kind(&self) -> HostKind {
-        HostKind::Pi
+        KIND
     }
 
     fn accepts(&self, file: &SessionFile) -> std::result::Result<(), Refusal> {
@@ -67,8 +70,8 @@ impl Host for Pi {
         stem.split_once('_').map(|(_, sid)| sid.to_string())
     }
 
-    fn write_back(&self) -> WriteBack {
-        WriteBack::Append
+    fn writer(&self) -> Writer {
+        Writer::Append
     }
 
     fn shrinks_in_place(&self, head: &[u8]) -> bool {
@@ -88,15 +91,24 @@ impl Host for Pi {
         }
     }
 
-    fn estimate_text(&self, text: &str) -> u64 {
+    fn estimator(&self) -> Option<&'static dyn host::Estimator> {
+        Some(&PiEstimate)
+    }
+}
+
+/// pi's `estimateTokens`: UTF-16 code units, `ceil(units / 4)` per message.
+struct PiEstimate;
+
+impl host::Estimator for PiEstimate {
+    fn text(&self, text: &str) -> u64 {
         estimate::utf16_len(text)
     }
 
-    fn estimate_image(&self) -> u64 {
+    fn image(&self) -> u64 {
         estimate::IMAGE_CHARS
     }
 
-    fn estimate_tokens(&self, units: u64) -> u64 {
+    fn tokens(&self, units: u64) -> u64 {
         units.div_ceil(4)
     }
 }

@@ -4,6 +4,7 @@
 //! [`spans`]. Which regions a fold takes (scopes, profiles) and the placeholder that replaces
 //! one are fold policy and live in the porcelain (`shake_porcelain::{scope, profile}`).
 
+pub mod claude_shake;
 pub mod rules;
 pub mod spans;
 

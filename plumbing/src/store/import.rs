@@ -666,9 +666,7 @@ fn row_session(
     lines: &[u8],
 ) -> Result<Option<String>, ImportError> {
     // Only a host whose folds are forks (copies of the rows under a new id) keys rows so.
-    if host.write_back() != host::WriteBack::Fork {
-        return Ok(None);
-    }
+    let host::Writer::Fork(forks) = host.writer() else { return Ok(None) };
     if let Some((parent, named)) = parent {
         match store.version(parent)?.session {
             Some(id) => return Ok(Some(id)),
@@ -676,7 +674,7 @@ fn row_session(
             None => {}
         }
     }
-    let mut ids = lines.split(|&b| b == b'\n').filter_map(|l| host.row_session_id(&String::from_utf8_lossy(l)));
+    let mut ids = lines.split(|&b| b == b'\n').filter_map(|l| forks.row_session_id(&String::from_utf8_lossy(l)));
     Ok(ids.next().filter(|id| super::row::safe(id)))
 }
 

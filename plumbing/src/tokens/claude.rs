@@ -81,7 +81,7 @@ pub fn shared(name: TokenizerName) -> Option<&'static Claude> {
 /// Claude's encoding for a model (ctok's vocabulary), as OMP's catalog chooses the family:
 /// `None` when the model is not Claude.
 pub fn for_model(provider: &str, model: &str) -> Option<TokenizerName> {
-    use crate::omp::model::Family;
+    use super::family::Family;
     match Family::of(provider, model)? {
         Family::ClaudeV3 => Some(TokenizerName::ClaudeV3),
         Family::ClaudeV47 => Some(TokenizerName::ClaudeV47),

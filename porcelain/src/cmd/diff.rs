@@ -1,7 +1,7 @@
 //! `shake diff`: how two leaves differ, in the same session or across sessions (a fork against
 //! its source): the prefix they share (equal node ids), the entries only on each side, and each
 //! entry the model sees differently, with what it sees on each side (`docs/plumbing.md`). Two
-//! versions of an oh-my-pi file (`SESSION@N`) are compared by `crate::omp_history`.
+//! versions of an oh-my-pi file (`SESSION@N`) are compared by `crate::host_history`.
 
 use std::io::Write;
 
@@ -45,7 +45,7 @@ struct Changed {
 pub fn run(ctx: &Context, args: &DiffArgs, out: &mut dyn Write) -> Result {
     match (split_version(&args.a), split_version(&args.b)) {
         (Some(a), Some(b)) => {
-            return crate::omp_history::diff(ctx, a, b, &args.output, out).map_err(Error::trouble);
+            return crate::host_history::diff(ctx, a, b, &args.output, out).map_err(Error::trouble);
         }
         (None, None) => {}
         _ => {

@@ -8,8 +8,8 @@ use crate::profile::Profile;
 use crate::scope::Scope;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
-use shake_plumbing::claude::record;
-use shake_plumbing::host::{ForkWrite, Forked, Session, SessionFile, View, WriteBack};
+use shake_plumbing::fork_record as record;
+use shake_plumbing::host::{ForkWrite, Forked, Forks, Session, SessionFile, View, Writer};
 use shake_plumbing::regions::RegionKind;
 use shake_plumbing::rev::{Rev, RevArgs};
 use shake_plumbing::token_cache::open_tokenizer;
@@ -52,9 +52,7 @@ pub struct FoldArgs {
 
 /// Runs `shake fold`.
 pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
-    if let Some(model) = &args.model {
-        shake_plumbing::claude::model::choose(model);
-    }
+    let ctx = &ctx.with_model(args.model.as_deref());
     let mut write = args.write.clone();
     if args.example {
         let path = match args.write.dry_run {
@@ -96,12 +94,17 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
             );
             return Ok((printed, Leftover::Nothing));
         }
-        if session.host().write_back() == WriteBack::Fork {
-            let written = fork(ctx, args, (file, &rev), (&session, in_place), leaf, (&plan, &source), out)?;
-            return Ok((Ok(0), Leftover::Written(written)));
-        }
-        let mut outcome =
-            batch::commit(ctx, projection, &args.write, wall, &plan.edits, |_, repairs| log_data(&plan, repairs))?;
+        let mut outcome = match session.host().writer() {
+            Writer::Fork(forks) => {
+                let session = (&session, forks, in_place);
+                let written = fork(ctx, args, (file, &rev), session, leaf, (&plan, &source), out)?;
+                return Ok((Ok(0), Leftover::Written(written)));
+            }
+            // A host that never writes refuses the batch as it is made, dry run or not.
+            Writer::Append | Writer::ReadOnly { .. } => {
+                batch::commit(ctx, projection, &args.write, wall, &plan.edits, |_, repairs| log_data(&plan, repairs))?
+            }
+        };
         let after = outcome.after.take();
         let leaf_id = session.entries[leaf].id().to_string();
         let report = Report {
@@ -136,7 +139,7 @@ fn fork(
     ctx: &Context,
     args: &FoldArgs,
     (file, rev): (&SessionFile, &Rev),
-    (session, in_place): (&Session<'_>, bool),
+    (session, forks, in_place): (&Session<'_>, &dyn Forks, bool),
     leaf: usize,
     (plan, source): (&Plan, &ProfileSource),
     out: &mut dyn Write,
@@ -196,7 +199,7 @@ fn fork(
                 "path": f.path,
                 "inPlace": f.in_place,
                 "carried": f.carried,
-                "resume": resume_command(f),
+                "resume": forks.resume_command(f),
                 "saved": f.saved.iter().map(|(id, p)| json!({"id": id, "path": p})).collect::<Vec<_>>(),
             }),
         };
@@ -228,7 +231,7 @@ fn fork(
             if let Some(dir) = dir {
                 writeln!(out, "Originals saved in {} (the placeholders point there).", dir.display())?;
             }
-            writeln!(out, "Continue with: {}", Paint::new(ctx).strong(&resume_command(f)))?;
+            writeln!(out, "Continue with: {}", Paint::new(ctx).strong(&forks.resume_command(f)))?;
         }
     }
     Ok(written.map(|f| f.path))
@@ -269,24 +272,6 @@ pub fn carried(f: &Forked) -> String {
     match f.carried {
         0 => String::new(),
         n => format!(" ({n} bytes of rows appended meanwhile copied after it)"),
-    }
-}
-
-/// `cd <cwd> && claude --resume <id>`, each word quoted for a POSIX shell when it needs it (the
-/// id is a uuid, checked before anything was written; quoted all the same, as a word printed
-/// for a shell).
-pub fn resume_command(f: &Forked) -> String {
-    let cwd = f.cwd.as_deref().unwrap_or(".");
-    format!("cd {} && claude --resume {}", shell_word(cwd), shell_word(&f.session_id))
-}
-
-/// `word` as one word for a POSIX shell: as it is when it holds only characters no shell
-/// treats specially, else in single quotes.
-fn shell_word(word: &str) -> Cow<'_, str> {
-    let plain = !word.is_empty() && word.bytes().all(|b| b.is_ascii_alphanumeric() || b"/._-+,:@%".contains(&b));
-    match plain {
-        true => Cow::Borrowed(word),
-        false => Cow::Owned(format!("'{}'", word.replace('\'', "'\\''"))),
     }
 }
 
@@ -399,28 +384,5 @@ impl Report<'_> {
             "leafAfter": self.outcome.appended.last().map_or(self.leaf, String::as_str),
             "resumePointMoved": self.outcome.moved,
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Finding 28.11: every word of the printed command is one shell word, whatever it holds.
-    #[test]
-    fn the_resume_command_quotes_each_word_for_a_shell() {
-        let forked = |cwd: &str, id: &str| Forked {
-            session_id: id.to_string(),
-            path: "p".into(),
-            cwd: Some(cwd.to_string()),
-            saved: Vec::new(),
-            reused: false,
-            in_place: false,
-            carried: 0,
-        };
-        let plain = forked("/home/u/proj", "2ae52f18-adcf-4b1a-8aef-d430e953f9b2");
-        assert_eq!(resume_command(&plain), "cd /home/u/proj && claude --resume 2ae52f18-adcf-4b1a-8aef-d430e953f9b2");
-        let crafted = forked("/it's here", "x;touch PWNED;#");
-        assert_eq!(resume_command(&crafted), "cd '/it'\\''s here' && claude --resume 'x;touch PWNED;#'");
     }
 }

@@ -1,5 +1,5 @@
 //! `shake log`: the fold and undo operations on a branch (or in the whole file), newest first;
-//! on an oh-my-pi session, the versions OMP rewrote (`crate::omp_history`).
+//! on an oh-my-pi session, the versions OMP rewrote (`crate::host_history`).
 
 use std::collections::HashSet;
 use std::io::Write;
@@ -28,9 +28,12 @@ pub struct LogArgs {
 
 /// Runs `shake log`.
 pub fn run(ctx: &Context, args: &LogArgs, out: &mut dyn Write) -> Result {
-    // shake never writes an OMP file: its log is the file's rewrites by OMP, from the store.
-    if crate::omp_meter::is_omp(ctx, &args.rev)? {
-        return crate::omp_history::log(ctx, &args.rev, args.json, out);
+    // A host that rewrites its files itself (oh-my-pi): its log is the file's rewrites, from the
+    // store (shake never writes such a file but to restore a version).
+    let path = args.rev.rev().session_path(ctx).ok();
+    let host = path.and_then(|p| shake_plumbing::hosts::of_head(&p, ctx.host));
+    if let Some(host) = host.filter(|h| h.history().is_some()) {
+        return crate::host_history::log(ctx, &args.rev, host, args.json, out);
     }
     let (file, rev) = args.rev.load(ctx)?;
     let (session, leaf) = rev.open(ctx, &file)?;
@@ -40,15 +43,19 @@ pub fn run(ctx: &Context, args: &LogArgs, out: &mut dyn Write) -> Result {
     // Newest first, then those of a host that keeps the records in the store (Claude Code's
     // forks), newest first as well. Each log is read, told and let go in turn: a long session's
     // folds are not all held at once.
-    let stored = log_entry::stored(&session);
+    // A log entry in the file was written when its entry was; a record in the store says when it
+    // was made (one of an older shake does not: its row's time stands in).
+    let stored = log_entry::stored_at(&session);
+    let when = |i: usize, at: Option<&str>| at.map(str::to_string).or_else(|| Some(session.timestamp(i)?.into_owned()));
     let mut logs = scan
         .into_iter()
         .rev()
-        .filter_map(|i| log_entry::parse(&session, i).map(|d| (i, d)))
-        .chain(stored.into_iter().rev())
+        .filter_map(|i| log_entry::parse(&session, i).map(|d| (i, d, when(i, None))))
+        .chain(stored.into_iter().rev().map(|(i, d, at)| (i, d, when(i, at))))
         .peekable();
     if args.json {
-        let items: Vec<Value> = logs.map(|(i, d)| to_json(&session, i, &d, on_path.contains(&i))).collect();
+        let items: Vec<Value> =
+            logs.map(|(i, d, time)| to_json(&session, i, &d, time.as_deref(), on_path.contains(&i))).collect();
         shake_plumbing::output::write_json(out, &items)?;
         return Ok(0);
     }
@@ -57,9 +64,9 @@ pub fn run(ctx: &Context, args: &LogArgs, out: &mut dyn Write) -> Result {
     if logs.peek().is_none() {
         writeln!(out, "No folds or undos {}.", if args.all { "in this session" } else { "on this branch" })?;
     }
-    for (i, d) in logs {
+    for (i, d, time) in logs {
         let e = &session.entries[i];
-        let time = session.timestamp(i).unwrap_or_default();
+        let time = time.unwrap_or_default();
         let off = if on_path.contains(&i) { "" } else { "  (other branch)" };
         writeln!(out, "{} {}  {}{off}", paint.dim(&time), e.id(), describe(&d))?;
     }
@@ -90,12 +97,12 @@ pub fn describe(d: &LogData) -> String {
     format!("{}{how}: {what}, ~{} tokens ({})", d.op, thousands(d.tokens), d.tokenizer)
 }
 
-fn to_json(session: &Session<'_>, index: usize, d: &LogData, on_path: bool) -> Value {
+fn to_json(session: &Session<'_>, index: usize, d: &LogData, time: Option<&str>, on_path: bool) -> Value {
     let e = &session.entries[index];
     json!({
         "id": e.id(),
         "line": e.line(),
-        "timestamp": session.timestamp(index),
+        "timestamp": time,
         "op": d.op,
         "scope": d.scope,
         "profile": d.profile,

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::io::Write;
 
 use serde_json::json;
-use shake_plumbing::host::{Session, View, WriteBack};
+use shake_plumbing::host::{Session, View, Writer};
 use shake_plumbing::regions::RegionKind;
 use shake_plumbing::token_cache::open_tokenizer;
 use shake_plumbing::{Context, Result};
@@ -41,7 +41,7 @@ pub struct Stranded {
 /// branches that hold a shake log entry below their fork from the current path are projected,
 /// as shared views ([`View::shared`]: each entry is read once for them all).
 pub fn stranded<'a>(session: &Session<'a>, current: &View<'_, 'a>) -> Vec<Stranded> {
-    if session.host().write_back() == WriteBack::Fork {
+    if let Writer::Fork(_) = session.host().writer() {
         return crate::rewind_forks::stranded(session, current);
     }
     let on_path: HashSet<usize> = current.path.iter().copied().collect();
@@ -177,13 +177,11 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result {
     }
     for s in &stranded {
         let (log, regions, leaves) = (&s.log, plural(s.regions, "region"), s.leaves.join(", "));
-        let msg = if session.host().write_back() == WriteBack::Fork {
-            let title = session.kind.title();
-            format!("Stranded: the fold recorded at {log} folds {regions} on an abandoned branch (leaf {leaves}); {title} continued from an earlier message (a rewind), so they do not apply here.")
-        } else if s.by_shake {
-            format!("On another branch: log entry {log} folds {regions} on the branch ending at {leaves}; a shake write with --branch moved pi to this branch, so they do not apply here.")
-        } else {
-            format!("Stranded: log entry {log} folds {regions} on an abandoned branch (leaf {leaves}); pi continued from an earlier entry, so they do not apply here.")
+        let title = session.kind.title();
+        let msg = match (session.host().writer(), s.by_shake) {
+            (Writer::Fork(_), _) => format!("Stranded: the fold recorded at {log} folds {regions} on an abandoned branch (leaf {leaves}); {title} continued from an earlier message (a rewind), so they do not apply here."),
+            (Writer::Append | Writer::ReadOnly { .. }, true) => format!("On another branch: log entry {log} folds {regions} on the branch ending at {leaves}; a shake write with --branch moved {title} to this branch, so they do not apply here."),
+            (Writer::Append | Writer::ReadOnly { .. }, false) => format!("Stranded: log entry {log} folds {regions} on an abandoned branch (leaf {leaves}); {title} continued from an earlier entry, so they do not apply here."),
         };
         writeln!(out, "{}", paint.warn(&msg))?;
     }

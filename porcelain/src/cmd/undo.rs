@@ -7,8 +7,8 @@ use std::io::Write;
 
 use serde_json::json;
 use serde_json::value::RawValue;
-use shake_plumbing::claude::record;
-use shake_plumbing::host::{ForkWrite, Role, Session, SessionFile, View, WriteBack};
+use shake_plumbing::fork_record as record;
+use shake_plumbing::host::{ForkWrite, Forks, Role, Session, SessionFile, View, Writer};
 use shake_plumbing::regions::tool_label;
 use shake_plumbing::rev::Rev;
 use shake_plumbing::token_cache::open_tokenizer;
@@ -153,19 +153,18 @@ pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
             );
             return Ok((printed, Leftover::Nothing));
         }
-        if session.host().write_back() == WriteBack::Fork {
-            let written = undo_fork(
-                ctx,
-                args,
-                (file, &rev),
-                (&session, in_place),
-                (&plan, &tok),
-                data(&projection, Vec::new()),
-                out,
-            )?;
-            return Ok((Ok(0), Leftover::Written(written)));
-        }
-        let mut outcome = batch::commit(ctx, projection, &args.write, wall, &plan.edits, data)?;
+        let mut outcome = match session.host().writer() {
+            Writer::Fork(forks) => {
+                let session = (&session, forks, in_place);
+                let data = data(&projection, Vec::new());
+                let written = undo_fork(ctx, args, (file, &rev), session, (&plan, &tok), data, out)?;
+                return Ok((Ok(0), Leftover::Written(written)));
+            }
+            // A host that never writes refuses the batch as it is made, dry run or not.
+            Writer::Append | Writer::ReadOnly { .. } => {
+                batch::commit(ctx, projection, &args.write, wall, &plan.edits, data)?
+            }
+        };
         let after = outcome.after.take();
         let leaf_id = session.entries[leaf].id().to_string();
         let printed = report(ctx, args, (file, &rev), (&plan, &tok), &outcome, &leaf_id, out);
@@ -221,7 +220,7 @@ fn undo_fork(
     ctx: &Context,
     args: &UndoArgs,
     (file, rev): (&SessionFile, &Rev),
-    (session, in_place): (&Session<'_>, bool),
+    (session, forks, in_place): (&Session<'_>, &dyn Forks, bool),
     (plan, tok): (&UndoPlan, &Tokenizer),
     data: LogData,
     out: &mut dyn Write,
@@ -266,7 +265,7 @@ fn undo_fork(
             "dryRun": args.write.dry_run,
             "tokensRestored": plan.tokens_restored,
             "targets": plan.edits.iter().map(|e| json!({"id": e.target, "kind": "restore", "tokens": e.after.saturating_sub(e.before)})).collect::<Vec<_>>(),
-            "session": written.as_ref().map(|f| json!({"sessionId": f.session_id, "path": f.path, "resume": crate::cmd::fold::resume_command(f), "reused": f.reused, "inPlace": f.in_place, "carried": f.carried})),
+            "session": written.as_ref().map(|f| json!({"sessionId": f.session_id, "path": f.path, "resume": forks.resume_command(f), "reused": f.reused, "inPlace": f.in_place, "carried": f.carried})),
         });
         shake_plumbing::output::write_json(out, &value)?;
         return Ok(written.map(|f| f.path));
@@ -290,7 +289,7 @@ fn undo_fork(
         }
         Some(f) if f.in_place => {
             writeln!(out, "Rewrote {} in place{}.", file.display(), crate::cmd::fold::carried(f))?;
-            writeln!(out, "Continue with: {}", Paint::new(ctx).strong(&crate::cmd::fold::resume_command(f)))?;
+            writeln!(out, "Continue with: {}", Paint::new(ctx).strong(&forks.resume_command(f)))?;
         }
         Some(f) => {
             let verb = if f.reused { "Already written" } else { "Wrote" };
@@ -301,7 +300,7 @@ fn undo_fork(
                 f.path.display(),
                 file.display()
             )?;
-            writeln!(out, "Continue with: {}", Paint::new(ctx).strong(&crate::cmd::fold::resume_command(f)))?;
+            writeln!(out, "Continue with: {}", Paint::new(ctx).strong(&forks.resume_command(f)))?;
         }
     }
     Ok(written.map(|f| f.path))

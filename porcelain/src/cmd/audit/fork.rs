@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use std::io::Write;
 
 use serde_json::{json, Value};
-use shake_plumbing::host::{Session, WriteBack};
+use shake_plumbing::host::{Session, Writer};
 use shake_plumbing::output::{answer, json_or, write_record};
 use shake_plumbing::{Context, Error, Result};
 
@@ -99,7 +99,7 @@ fn report(source: &LeafView<'_, '_>, fork: &LeafView<'_, '_>, args: &ForkArgs, o
             source.session().file.display()
         )));
     }
-    let forks = [source.session().host(), fork.session().host()].iter().all(|h| h.write_back() == WriteBack::Fork);
+    let forks = [source.session().host(), fork.session().host()].iter().all(|h| matches!(h.writer(), Writer::Fork(_)));
     let verdicts = match forks {
         true => forked_verdicts(source, fork),
         false => verdicts(source, fork, fork_point),

@@ -5,7 +5,7 @@
 use std::io::Write;
 
 use serde_json::{json, Value};
-use shake_plumbing::host::{Session, WriteBack};
+use shake_plumbing::host::{Session, Writer};
 use shake_plumbing::output::{answer, json_or, write_record};
 use shake_plumbing::rev::RevArgs;
 use shake_plumbing::{Context, Error, Result};
@@ -80,9 +80,9 @@ pub fn run(ctx: &Context, args: &RewindArgs, out: &mut dyn Write) -> Result {
         .collect::<Result<_>>()?;
     let current = views.at(session.default_leaf())?;
     let stranded = stranded(&session, &current.projection);
-    let checks = match session.host().write_back() {
+    let checks = match session.host().writer() {
         // Claude Code: the folds are the store's records, each checked at the row it was made at.
-        WriteBack::Fork => crate::rewind_forks::checks(&session)?.into_iter().map(|c| of_record(&session, c)).collect(),
+        Writer::Fork(_) => crate::rewind_forks::checks(&session)?.into_iter().map(|c| of_record(&session, c)).collect(),
         _ => (0..session.entries.len())
             .filter_map(|i| fold_of(&session, i).map(|d| check(&mut views, i, &d)))
             .collect::<Result<Vec<_>>>()?,

@@ -79,7 +79,7 @@ impl MemoEntry {
             Follow::Host { tail, ids } => {
                 let mini = SessionFile::from_bytes(state.path.clone(), new.to_vec());
                 let room = std::cell::OnceCell::new();
-                let followed = shake_plumbing::hosts::of(tail.host).ok()?.follow(tail, &mini, &room)?;
+                let followed = shake_plumbing::hosts::named(tail.host())?.follow(tail, &mini, &room)?;
                 let last = followed.tail.leaf_id().map(str::to_string);
                 // A filter's "maybe" is not looked for: the host's ids need not be written as
                 // they read, and one turn's few ids seldom meet one.

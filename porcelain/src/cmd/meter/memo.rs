@@ -38,7 +38,7 @@ fn unpriced(
     (profile, rules): (Profile, &Rules),
     tok: Tokenizer,
 ) -> Result<Reading> {
-    let Some(key) = memo_key(state, tok.name, profile, rules) else {
+    let Some(key) = memo_key(ctx, state, tok.name, profile, rules) else {
         return Ok(read(ctx, rev, (profile, rules), tok)?.reading);
     };
     let leaf = rev.rev().entry;
@@ -89,9 +89,15 @@ pub(super) struct MemoEntry {
 /// The memo key of a reading, or `None` when it must always be measured: `calibrated` (its
 /// ratio may come from `calibration.json`), or a model chosen with `--model`. The leaf is not in it: pi's leaf moves every turn,
 /// and the entry says which leaf it measured.
-fn memo_key(state: &FileState, tokenizer: TokenizerName, profile: Profile, rules: &Rules) -> Option<String> {
-    // A model chosen for Claude Code (`--model`) is not in the key: such readings are not kept.
-    if tokenizer == TokenizerName::Calibrated || shake_plumbing::claude::model::chosen().is_some() {
+fn memo_key(
+    ctx: &Context,
+    state: &FileState,
+    tokenizer: TokenizerName,
+    profile: Profile,
+    rules: &Rules,
+) -> Option<String> {
+    // A model chosen (`--model`) is not in the key: such readings are not kept.
+    if tokenizer == TokenizerName::Calibrated || ctx.model.is_some() {
         return None;
     }
     // The version, because what a plan frees is a function of shake's rules too.

@@ -265,6 +265,7 @@ pub(crate) fn suffix_of(view: &View<'_, '_>, plan: &crate::plan::Plan<'_>, token
 fn read(ctx: &Context, rev: &RevArgs, policy: (Profile, &Rules), tok: Tokenizer) -> Result<Measured> {
     let (file, rev) = rev.load(ctx)?;
     let (session, leaf) = rev.open(ctx, &file)?;
+    shake_plumbing::token_cache::warn_foreign_estimate(ctx, tok.name, &session);
     let tok = match tok.name {
         TokenizerName::Calibrated => calibrated_for(ctx, &session, tok)?,
         _ => tok,
@@ -286,14 +287,13 @@ struct Measured {
 
 /// Runs `shake meter`.
 pub fn run(ctx: &Context, args: &MeterArgs, out: &mut dyn Write) -> Result {
-    if let Some(model) = &args.model {
-        shake_plumbing::claude::model::choose(model);
-    }
+    let ctx = &ctx.with_model(args.model.as_deref());
     if args.statusline {
         return statusline::run(ctx, args, std::io::stdin().lock(), out);
     }
-    if crate::omp_meter::is_omp(ctx, &args.rev)? {
-        return crate::omp_meter::run(ctx, args, ctx.color, out);
+    // A host with a meter of its own (oh-my-pi's /shake) measures by its own rules.
+    if let Some(own) = crate::own_meter::of(ctx, &args.rev) {
+        return crate::own_meter::run(ctx, args, own, out);
     }
     let (profile, _) = profile::resolve(ctx, args.profile)?;
     let rules = crate::rules::resolve(ctx, &args.rules, profile)?;

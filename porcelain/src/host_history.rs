@@ -1,28 +1,27 @@
-//! oh-my-pi's rewrites as the store saw them (`docs/omp.md`): `shake log` on an OMP session
-//! lists each imported version that rewrote the file (OMP's `/shake`, its pruning), and `shake
-//! diff SESSION@N SESSION@M` shows what changed between two versions, entry by entry with the
-//! placeholder OMP put in. Both compare versions with `omp::history::compare`, counting as OMP
-//! counts for the session's model.
+//! A host's rewrites of its own files as the store saw them (`docs/omp.md`): `shake log` on a
+//! session of a host that rewrites its files (oh-my-pi's `/shake`, its pruning) lists each
+//! imported version that rewrote the file, by the host or by `shake restore`, and `shake diff
+//! SESSION@N SESSION@M` shows what changed between two versions, entry by entry with the
+//! placeholder the host put in. Both compare versions with the host's [`History`], counting as
+//! the host counts for the session's model.
 
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
-use shake_plumbing::hosts::short_path;
+use shake_plumbing::host::own::{Change, ChangeKind, Compared, History, Rewrite};
+use shake_plumbing::host::{Host, SessionFile};
+use shake_plumbing::hosts::{short_path, HOSTS};
 use shake_plumbing::id::ObjectId;
-use shake_plumbing::omp::history::{compare, Change, ChangeKind, Rewrite};
-use shake_plumbing::omp::{looks_like_omp, session_tokenizer, OmpFile, OmpTokenizer};
 use shake_plumbing::output::{answer, json_or, table, write_json, write_record, RecordArgs};
 use shake_plumbing::rev::{Rev, RevArgs};
 use shake_plumbing::store::Store;
-use shake_plumbing::token_cache::open_cached;
-use shake_plumbing::tokens::TokenizerName;
 use shake_plumbing::{Context, Error, Result};
 
 use crate::render::{plural, thousands, Paint};
 
-/// The imported versions of one OMP session file, oldest first (version 1 is the first import).
+/// The imported versions of one session file, oldest first (version 1 is the first import).
 struct Versions {
     store: Store,
     path: PathBuf,
@@ -67,17 +66,40 @@ impl Versions {
         })
     }
 
-    /// Version `n` read as OMP's file; a version that is not an OMP file is refused.
-    fn file(&self, n: usize) -> Result<OmpFile> {
-        let bytes = self.store.version_bytes(&self.id(n)?)?;
-        if !looks_like_omp(&bytes) {
-            return Err(Error::user(format!(
-                "{} version {n} is not an oh-my-pi session: versions are compared for OMP's rewrites",
-                self.path.display()
-            ))
-            .hint("to compare two leaves, name them as SESSION[:ENTRY]"));
+    /// Version `n`'s bytes, as a file at the session's path.
+    fn file(&self, n: usize) -> Result<SessionFile> {
+        Ok(SessionFile::from_bytes(self.path.clone(), self.store.version_bytes(&self.id(n)?)?))
+    }
+
+    /// The host of version `n` (`file`) and its history; a version whose host does not
+    /// rewrite its files is refused.
+    fn host(&self, n: usize, file: &SessionFile) -> Result<(&'static dyn Host, &'static dyn History)> {
+        let host = shake_plumbing::hosts::detect(file, None).ok();
+        match host.and_then(|h| Some((h, h.history()?))) {
+            Some(found) => Ok(found),
+            None => {
+                let rewriters: Vec<&str> =
+                    HOSTS.iter().filter(|h| h.history().is_some()).map(|h| h.kind().title()).collect();
+                Err(Error::user(format!(
+                    "{} version {n} is not a session of a host that rewrites its own files ({}): versions are compared for such rewrites",
+                    self.path.display(),
+                    rewriters.join(", ")
+                ))
+                .hint("to compare two leaves, name them as SESSION[:ENTRY]"))
+            }
         }
-        OmpFile::parse(self.path.clone(), bytes).map_err(|e| Error::user(format!("version {n}: {e}")))
+    }
+
+    /// Versions `a` and `b` compared by the host of `a`.
+    fn compare(
+        &self,
+        ctx: &Context,
+        (a, old): (usize, &SessionFile),
+        (b, new): (usize, &SessionFile),
+    ) -> Result<Compared> {
+        let (_, history) = self.host(a, old)?;
+        self.host(b, new)?;
+        history.compare(ctx, (&format!("version {a}"), old), (&format!("version {b}"), new))
     }
 
     /// How version `n` came from the one before (`first`, `appended`, `rewritten`).
@@ -103,12 +125,6 @@ impl Versions {
     }
 }
 
-/// The tokenizer OMP counts `file` with (the session's model), its o200k counts cached.
-fn tokenizer(ctx: &Context, file: &OmpFile) -> OmpTokenizer {
-    let o200k = open_cached(ctx, TokenizerName::O200k);
-    session_tokenizer(file, crate::omp_meter::accurate(), *o200k).1
-}
-
 /// `{"id","change","oldLine","newLine","tokensBefore","tokensAfter","placeholders"}`.
 fn change_json(c: &Change) -> Value {
     json!({
@@ -124,7 +140,7 @@ fn change_json(c: &Change) -> Value {
 
 /// The rewrite in words: `13 entries changed (12 shaken, 1 edited); ~5,432 tokens left the
 /// context (bytes/4)`.
-fn summary(r: &Rewrite, tok: &OmpTokenizer) -> String {
+fn summary(r: &Rewrite, tokenizer: &str) -> String {
     let kinds = [ChangeKind::Shaken, ChangeKind::Edited, ChangeKind::Added, ChangeKind::Removed];
     let parts: Vec<String> = kinds
         .iter()
@@ -138,7 +154,7 @@ fn summary(r: &Rewrite, tok: &OmpTokenizer) -> String {
         true => "no entry changed".to_string(),
         false => format!("{} changed ({}){title}", plural(r.changes.len(), "entry"), parts.join(", ")),
     };
-    format!("{what}; ~{} tokens left the context ({})", thousands(r.tokens_removed()), tok.label())
+    format!("{what}; ~{} tokens left the context ({tokenizer})", thousands(r.tokens_removed()))
 }
 
 /// One row of the table of changed entries.
@@ -161,38 +177,62 @@ fn change_row(c: &Change) -> Vec<String> {
 
 const CHANGE_HEADER: [&str; 7] = ["ID", "CHANGE", "LINE A", "LINE B", "TOKENS A", "TOKENS B", "PUT IN"];
 
-/// `shake log` on an OMP session: each version that rewrote the file, newest first, with the
-/// entries the rewrite changed and the tokens that left; `--json`: an array of those.
-pub fn log(ctx: &Context, rev: &RevArgs, as_json: bool, out: &mut dyn Write) -> Result {
+/// One rewrite of the file: version `n` replaced version `n - 1`.
+struct Rewritten {
+    n: usize,
+    compared: Compared,
+    /// Version `n` is an earlier version's bytes again, written back by `shake restore` (its
+    /// number), not a rewrite by the host.
+    restored: Option<usize>,
+}
+
+/// `shake log` on a session whose host rewrites its files: each version that rewrote the file,
+/// newest first, by the host (the entries it changed and the tokens that left) or by `shake
+/// restore` (an earlier version's bytes again, and the tokens that came back); `--json`: an
+/// array of those.
+pub fn log(ctx: &Context, rev: &RevArgs, host: &dyn Host, as_json: bool, out: &mut dyn Write) -> Result {
     let r = rev.rev();
+    let title = host.kind().title();
     if r.entry.is_some() {
-        return Err(Error::user("an oh-my-pi log lists the file's rewrites; a leaf cannot be chosen"));
+        return Err(Error::user(format!("an {title} log lists the file's rewrites; a leaf cannot be chosen")));
     }
     let v = Versions::of(ctx, r.session.as_deref())?;
+    // Each version's bytes by their hash, the first version that had them: a rewrite to bytes an
+    // earlier version had is a restore (shake writes them back whole; the host never does).
+    let mut first_with: HashMap<blake3::Hash, usize> = HashMap::new();
     let mut rewrites = Vec::new();
-    for n in (2..=v.chain.len()).rev() {
-        if v.how(n)? != "rewritten" {
-            continue;
+    let mut old = None;
+    for n in 1..=v.chain.len() {
+        let new = v.file(n)?;
+        let hash = blake3::hash(new.raw());
+        let earlier = first_with.get(&hash).copied();
+        first_with.entry(hash).or_insert(n);
+        if let Some(old) = old.as_ref().filter(|_| v.how(n).is_ok_and(|how| how == "rewritten")) {
+            let compared = v.compare(ctx, (n - 1, old), (n, &new))?;
+            rewrites.push(Rewritten { n, compared, restored: earlier });
         }
-        let (old, new) = (v.file(n - 1)?, v.file(n)?);
-        let tok = tokenizer(ctx, &old);
-        rewrites.push((n, compare(&old, &new, &tok), tok));
+        old = Some(new);
     }
+    rewrites.reverse();
     if as_json {
         let items: Vec<Value> = rewrites
             .iter()
-            .map(|(n, r, tok)| {
+            .map(|w| {
+                let (n, r) = (w.n, &w.compared.rewrite);
                 json!({
                     "from": n - 1,
                     "to": n,
                     "fromVersion": v.id(n - 1).map(|id| id.to_hex()).ok(),
-                    "toVersion": v.id(*n).map(|id| id.to_hex()).ok(),
-                    "importedAt": v.imported_at(*n),
+                    "toVersion": v.id(n).map(|id| id.to_hex()).ok(),
+                    "importedAt": v.imported_at(n),
+                    "by": if w.restored.is_some() { "shake" } else { host.kind().as_str() },
+                    "restored": w.restored,
                     "titleChanged": r.title_changed,
                     "shaken": r.shaken(),
                     "tokensRemoved": r.tokens_removed(),
-                    "tokenizer": tok.label(),
-                    "exact": tok.exact(),
+                    "tokensRestored": r.tokens_restored(),
+                    "tokenizer": w.compared.tokenizer,
+                    "exact": w.compared.exact,
                     "changes": r.changes.iter().map(change_json).collect::<Vec<_>>(),
                 })
             })
@@ -202,25 +242,35 @@ pub fn log(ctx: &Context, rev: &RevArgs, as_json: bool, out: &mut dyn Write) -> 
     }
     let paint = Paint::new(ctx);
     crate::render::write_session_line(out, ctx, &r, &v.path)?;
-    writeln!(
-        out,
-        "{} imported; {} by oh-my-pi.",
-        plural(v.chain.len(), "version"),
-        match rewrites.len() {
-            0 => "no rewrite".to_string(),
-            k => plural(k, "rewrite"),
+    let restores = rewrites.iter().filter(|w| w.restored.is_some()).count();
+    let by_host = match rewrites.len() - restores {
+        0 => "no rewrite".to_string(),
+        k => plural(k, "rewrite"),
+    };
+    let by_shake = match restores {
+        0 => String::new(),
+        k => format!(", {} by shake", plural(k, "restore")),
+    };
+    writeln!(out, "{} imported; {by_host} by {title}{by_shake}.", plural(v.chain.len(), "version"))?;
+    for w in &rewrites {
+        let (n, r) = (w.n, &w.compared.rewrite);
+        let when = paint.dim(&v.imported_at(n).unwrap_or_else(|| "time unknown".to_string())).to_string();
+        match w.restored {
+            Some(k) => writeln!(
+                out,
+                "{when} version {} → {n}: version {k} restored by shake; ~{} tokens came back to the context ({}).",
+                n - 1,
+                thousands(r.tokens_restored()),
+                w.compared.tokenizer
+            )?,
+            None => writeln!(
+                out,
+                "{when} version {} → {n}: {}. Undo: shake restore --version {}",
+                n - 1,
+                summary(r, &w.compared.tokenizer),
+                n - 1
+            )?,
         }
-    )?;
-    for (n, r, tok) in &rewrites {
-        let when = v.imported_at(*n).unwrap_or_else(|| "time unknown".to_string());
-        writeln!(
-            out,
-            "{} version {} → {n}: {}. Undo: shake restore --version {}",
-            paint.dim(&when),
-            n - 1,
-            summary(r, tok),
-            n - 1
-        )?;
         let rows: Vec<Vec<String>> = r.changes.iter().map(change_row).collect();
         if !rows.is_empty() {
             let mut text = Vec::new();
@@ -233,7 +283,8 @@ pub fn log(ctx: &Context, rev: &RevArgs, as_json: bool, out: &mut dyn Write) -> 
     Ok(0)
 }
 
-/// `shake diff SESSION@N SESSION@M`: what changed between two versions of an OMP file. Exit 0
+/// `shake diff SESSION@N SESSION@M`: what changed between two versions of a file its host
+/// rewrites. Exit 0
 /// when the versions are the same file, 1 when they differ.
 pub fn diff(
     ctx: &Context,
@@ -244,9 +295,11 @@ pub fn diff(
 ) -> Result {
     let (va, vb) = (Versions::of(ctx, a)?, Versions::of(ctx, b)?);
     let (old, new) = (va.file(na)?, vb.file(nb)?);
-    let tok = tokenizer(ctx, &old);
-    let r = compare(&old, &new, &tok);
-    let same = old.bytes == new.bytes;
+    let (_, history) = va.host(na, &old)?;
+    vb.host(nb, &new)?;
+    let compared = history.compare(ctx, (&format!("version {na}"), &old), (&format!("version {nb}"), &new))?;
+    let (r, tokenizer) = (&compared.rewrite, &compared.tokenizer);
+    let same = old.raw() == new.raw();
     if how.for_people() {
         let mut text = Vec::new();
         for (name, v, n, file) in [("A", &va, na, &old), ("B", &vb, nb, &new)] {
@@ -256,7 +309,7 @@ pub fn diff(
                 "{name}  {} version {n} of {} ({} bytes{when})",
                 short_path(ctx, &v.path),
                 v.chain.len(),
-                thousands(file.bytes.len() as u64)
+                thousands(file.raw().len() as u64)
             )?;
         }
         let line = if same {
@@ -264,7 +317,7 @@ pub fn diff(
         } else if r.appended {
             format!("B is A plus {} (an append, not a rewrite).", plural(r.changes.len(), "entry"))
         } else {
-            format!("Rewritten: {}.", summary(&r, &tok))
+            format!("Rewritten: {}.", summary(r, tokenizer))
         };
         if !r.changes.is_empty() && !r.appended {
             table(&mut text, &CHANGE_HEADER, &r.changes.iter().map(change_row).collect::<Vec<_>>(), &[])?;
@@ -277,12 +330,12 @@ pub fn diff(
         how.json,
         || {
             json!({
-                "a": va.side_json(na, old.bytes.len()),
-                "b": vb.side_json(nb, new.bytes.len()),
+                "a": va.side_json(na, old.raw().len()),
+                "b": vb.side_json(nb, new.raw().len()),
                 "appended": r.appended,
                 "titleChanged": r.title_changed,
-                "tokenizer": tok.label(),
-                "exact": tok.exact(),
+                "tokenizer": tokenizer,
+                "exact": compared.exact,
                 "tokensRemoved": r.tokens_removed(),
                 "changes": r.changes.iter().map(change_json).collect::<Vec<_>>(),
                 "same": same,
@@ -294,7 +347,7 @@ pub fn diff(
             let (na, nb) = (na.to_string(), nb.to_string());
             write_record(
                 out,
-                &["versions", &na, &nb, yes(r.appended), yes(r.title_changed), &removed, &tok.label()],
+                &["versions", &na, &nb, yes(r.appended), yes(r.title_changed), &removed, tokenizer],
                 how.nul,
             )?;
             let line = |l: Option<usize>| l.map_or("-".to_string(), |l| l.to_string());

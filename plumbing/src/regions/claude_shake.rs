@@ -78,6 +78,18 @@ impl ClaudeShake {
     }
 }
 
+/// A result already folded, by Claude Code or by a fold tool: never folded or counted again.
+pub fn is_tombstone(text: &str) -> bool {
+    let head = text.trim_start();
+    ["[shaken:", "<persisted-output>", "<truncated-output>"].iter().any(|p| head.starts_with(p))
+        || head == "[Old tool result content cleared]"
+}
+
+/// A string's length in UTF-16 units (JavaScript's `.length`).
+pub fn utf16_len(s: &str) -> usize {
+    s.chars().map(char::len_utf16).sum()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

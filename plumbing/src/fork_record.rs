@@ -1,12 +1,15 @@
-//! The records of folds written as forks, kept in the store (no record may go into a Claude Code
-//! transcript: every byte of a fork but the folded results is its source's).
+//! The records of folds written as forks ([`Writer::Fork`]), kept in the store: no record goes
+//! into a forking host's session file (Claude Code's transcript: every byte of a fork but the
+//! folded results is its source's). The layout is the same for every host that forks.
 //!
 //! A session's records are one canonical-JSON object under `refs/forks/<session id>`:
 //! `{"v":1,"session":<id>,"records":[{"leaf","source","sourceSession","fork","forkPath","inPlace",
-//! "sourceBytes","sourceHash","data"}]}`, oldest first; `sourceBytes` and `sourceHash` (blake3,
-//! hex) are the bytes of the source the write read; `inPlace` says the write replaced the source
-//! itself (`fork` is then the source's own id); `data` is the fold's shake log data
-//! (`docs/log-entry.md`, target ids are `tool_use_id`s). A fork made from a fork inherits its source's records, so the folds in force
+//! "sourceBytes","sourceHash","at","data"}]}`, oldest first; `sourceBytes` and `sourceHash`
+//! (blake3, hex) are the bytes of the source the write read; `inPlace` says the write replaced
+//! the source itself (`fork` is then the source's own id); `at` is when the record was written
+//! (ISO 8601; records of an older shake have none, and are read with their row's time); `data`
+//! is the fold's shake log data
+//! (`docs/log-entry.md`; Claude Code's target ids are `tool_use_id`s). A fork made from a fork inherits its source's records, so the folds in force
 //! in a file are its own records. Loading attaches them to the session
 //! ([`attach`]), where the engine reads them as it reads pi's log entries.
 
@@ -14,7 +17,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::host::{Exact, Session};
+use crate::host::{Exact, Session, Stored, Writer};
 use crate::id::{Kind, ObjectId};
 use crate::store::{refs, Store};
 use crate::{Context, Error, Result};
@@ -68,6 +71,7 @@ pub fn write(ctx: &Context, record: Record<'_>) -> Result<()> {
         "inPlace": record.in_place,
         "sourceBytes": record.read.len(),
         "sourceHash": blake3::hash(record.read).to_hex().as_str(),
+        "at": crate::time::iso(crate::time::now_millis()),
         "data": record.data,
     }));
     put(ctx, record.fork, records)
@@ -108,13 +112,13 @@ pub fn put(ctx: &Context, session_id: &str, records: Vec<Value>) -> Result<()> {
 /// record's `data` at the row it names (a record whose row is missing is left out). A store that
 /// cannot be read is an error: attaching nothing would report a fork's folds as none.
 pub fn attach(ctx: &Context, session: &mut Session<'_>) -> Result<()> {
-    if session.host().write_back() != crate::host::WriteBack::Fork {
-        return Ok(());
-    }
+    let Writer::Fork(_) = session.host().writer() else { return Ok(()) };
     let Some(id) = session.header.as_ref().map(|h| h.id.to_string()) else { return Ok(()) };
     for mut record in read(ctx, &id)? {
         let Some(index) = record["leaf"].as_str().and_then(|leaf| session.index_of(leaf)) else { continue };
-        session.stored.push((index, record["data"].take()));
+        // A record written before shake stored its time has no `at`: its row's time stands in.
+        let at = record["at"].as_str().map(str::to_string);
+        session.stored.push(Stored { index, data: record["data"].take(), at });
     }
     Ok(())
 }
