@@ -39,6 +39,7 @@ mod omp_host;
 mod omp_undo;
 mod pi_live;
 mod pipe;
+mod price;
 mod project;
 mod readme;
 mod recent;
