@@ -185,8 +185,28 @@ pub fn lifetime_ms(long_cache: bool) -> u64 {
     }
 }
 
-/// Past this many turns to pay back, a fold is "not worth it yet".
-pub const PAYBACK_TURNS: u64 = 10;
+/// The tokens from the plan's first folded entry to the end of the context (0 for an empty plan).
+pub fn suffix_of(view: &View<'_, '_>, plan: &crate::plan::Plan<'_>, tokens: &[u64]) -> u64 {
+    let folded: std::collections::HashSet<usize> = plan.edits.iter().map(|e| e.index).collect();
+    view.context.iter().position(|i| folded.contains(i)).map_or(0, |first| tokens[first..].iter().sum())
+}
+
+/// A plan's economics now (`$SHAKE_TIMESTAMP`, else the clock), with the config file's prices:
+/// what `shake fold` reports.
+pub fn of_plan(
+    ctx: &shake_plumbing::Context,
+    view: &View<'_, '_>,
+    plan: &crate::plan::Plan<'_>,
+    tokens: &[u64],
+) -> shake_plumbing::Result<Option<Economics>> {
+    let config = crate::config::load(ctx)?;
+    let now = shake_plumbing::time::now_millis();
+    Ok(economics(plan.tokens_freed, suffix_of(view, plan, tokens), &LastTurn::of(view), now, &config))
+}
+
+/// Past this many turns (requests: an agent makes several a prompt) to pay back, a fold is "not
+/// worth it yet".
+pub const PAYBACK_TURNS: u64 = 25;
 
 /// A fold's economics.
 #[derive(Clone, Debug, PartialEq)]
@@ -226,6 +246,28 @@ impl Economics {
             Some(n) if n <= PAYBACK_TURNS => format!("pays back in {n} turns"),
             _ => "not worth it yet".into(),
         }
+    }
+
+    /// The sentence `shake fold` adds: `Cache: cold (the last turn was more than 5 minutes
+    /// ago), so this fold is free now. Prices: the session's recorded cost.`
+    pub fn sentence(&self) -> String {
+        let minutes = self.lifetime_ms / 60_000;
+        let span = if minutes >= 60 { "an hour".to_string() } else { format!("{minutes} minutes") };
+        let what = match self.break_even {
+            _ if self.cold => format!("cold (the last turn was more than {span} ago), so this fold is free now"),
+            Some(0) => "this fold costs nothing more".to_string(),
+            turns => format!(
+                "warm; this fold costs ${:.4} more on the next turn and saves ${:.4} a turn after: {}",
+                self.cost,
+                self.saving_per_turn,
+                match turns {
+                    Some(n) if n <= PAYBACK_TURNS => self.verdict(),
+                    Some(n) => format!("it pays back in {n} turns, not worth it yet"),
+                    None => "it never pays back".to_string(),
+                }
+            ),
+        };
+        format!("Cache: {what}. Prices: {}.", self.source.describe())
     }
 
     /// The numbers, for `--json`.

@@ -33,7 +33,7 @@ fn check_arithmetic(cache: &Value, freed: u64, suffix: u64, read: f64, write: f6
     assert_eq!(cache["breakEvenTurns"], turns);
     let verdict = match turns {
         1 => "pays back in 1 turn".to_string(),
-        n if n <= 10 => format!("pays back in {n} turns"),
+        n if n <= 25 => format!("pays back in {n} turns"),
         _ => "not worth it yet".to_string(),
     };
     assert_eq!(cache["verdict"], verdict.as_str());

@@ -82,6 +82,7 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
         let options = FoldOptions { scope: args.scope, profile, tokenizer: *tokenizer, rules };
         let wall = Wall::at(&projection);
         let plan = plan_with_wall(&projection, &wall, &options, &tokens);
+        let economics = crate::price::of_plan(ctx, &projection, &plan, &tokens)?;
         if args.write.plan {
             let message = summary(&plan, &source);
             let printed = host_plan::print(
@@ -97,7 +98,7 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
         let mut outcome = match session.host().writer() {
             Writer::Fork(forks) => {
                 let session = (&session, forks, in_place);
-                let written = fork(ctx, args, (file, &rev), session, leaf, (&plan, &source), out)?;
+                let written = fork(ctx, args, (file, &rev), session, leaf, (&plan, &source, economics), out)?;
                 return Ok((Ok(0), Leftover::Written(written)));
             }
             // A host that never writes refuses the batch as it is made, dry run or not.
@@ -109,6 +110,7 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
         let leaf_id = session.entries[leaf].id().to_string();
         let report = Report {
             paint: Paint::new(ctx),
+            economics,
             plan: &plan,
             source: &source,
             dry_run: args.write.dry_run,
@@ -141,7 +143,7 @@ fn fork(
     (file, rev): (&SessionFile, &Rev),
     (session, forks, in_place): (&Session<'_>, &dyn Forks, bool),
     leaf: usize,
-    (plan, source): (&Plan, &ProfileSource),
+    (plan, source, economics): (&Plan, &ProfileSource, Option<crate::price::Economics>),
     out: &mut dyn Write,
 ) -> Result<Option<std::path::PathBuf>> {
     let title = session.kind.title();
@@ -188,8 +190,15 @@ fn fork(
         }
     };
     let outcome = batch::Outcome::default();
-    let report =
-        Report { paint: Paint::new(ctx), plan, source, dry_run: args.write.dry_run, leaf: &leaf_id, outcome: &outcome };
+    let report = Report {
+        paint: Paint::new(ctx),
+        economics,
+        plan,
+        source,
+        dry_run: args.write.dry_run,
+        leaf: &leaf_id,
+        outcome: &outcome,
+    };
     if args.write.json {
         let mut json = report.json();
         json["fork"] = match &written {
@@ -341,6 +350,8 @@ pub fn summary(plan: &Plan, source: &ProfileSource) -> String {
 
 struct Report<'r> {
     paint: Paint,
+    /// What the fold costs and saves with the prompt cache (issue 31).
+    economics: Option<crate::price::Economics>,
     plan: &'r Plan<'r>,
     source: &'r ProfileSource,
     dry_run: bool,
@@ -353,6 +364,9 @@ impl Report<'_> {
         let paint = self.paint;
         let prefix = if self.dry_run { "[dry-run] · " } else { "" };
         writeln!(out, "{prefix}{}", paint.strong(&summary(self.plan, self.source)))?;
+        if let Some(e) = self.economics.as_ref().filter(|_| !self.plan.is_empty()) {
+            writeln!(out, "{}", e.sentence())?;
+        }
         batch::notices(out, paint, self.outcome, self.dry_run, self.leaf)
     }
 
@@ -377,6 +391,7 @@ impl Report<'_> {
             "thinking": p.count(RegionKind::Thinking),
             "images": p.count(RegionKind::Image),
             "tokensFreed": p.tokens_freed,
+            "cache": self.economics.as_ref().map(crate::price::Economics::json),
             "protectsTokens": if o.scope == Scope::Elide { o.profile.tail() } else { 0 },
             "targets": targets,
             "appended": self.outcome.appended,

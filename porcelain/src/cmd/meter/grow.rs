@@ -436,7 +436,7 @@ mod tests {
     fn plan_of(projection: &View<'_, '_>, fold: &FoldOptions) -> (u64, usize, usize, u64) {
         let tokens = shake_plumbing::tokens::context_tokens(projection, &fold.tokenizer);
         let plan = plan_with_wall(projection, &Wall::at(projection), fold, &tokens);
-        let suffix = super::super::suffix_of(projection, &plan, &tokens);
+        let suffix = crate::price::suffix_of(projection, &plan, &tokens);
         (plan.tokens_freed, plan.tool_results(), plan.count(RegionKind::Block), suffix)
     }
 

@@ -235,7 +235,7 @@ pub fn measure(
         None => {
             let tokens = context_tokens(&projection, &tok);
             let plan = plan_with_wall(&projection, &wall, &options, &tokens);
-            let suffix = suffix_of(&projection, &plan, &tokens);
+            let suffix = crate::price::suffix_of(&projection, &plan, &tokens);
             ((plan.tokens_freed, plan.tool_results(), plan.count(RegionKind::Block), suffix), None)
         }
     };
@@ -252,12 +252,6 @@ pub fn measure(
         leaf_id: leaf.map(|l| session.entries[l].id().to_string()),
     };
     Ok((reading, growth))
-}
-
-/// The tokens from the plan's first folded entry to the end of the context (0 for an empty plan).
-pub(crate) fn suffix_of(view: &View<'_, '_>, plan: &crate::plan::Plan<'_>, tokens: &[u64]) -> u64 {
-    let folded: std::collections::HashSet<usize> = plan.edits.iter().map(|e| e.index).collect();
-    view.context.iter().position(|i| folded.contains(i)).map_or(0, |first| tokens[first..].iter().sum())
 }
 
 /// Reads the session `rev` names and measures it, counting with `tok` (re-calibrated for this
