@@ -163,11 +163,12 @@ impl Reading {
         self.priced(render(self.tokens, color))
     }
 
-    /// A figure's text with the verdict after it, when there is one.
+    /// A figure's text with the verdict after it, when there is one (from 1,000 tokens on: below,
+    /// the figure says already that there is little to gain).
     fn priced(&self, figure: String) -> String {
         match &self.economics {
-            Some(e) => format!("{figure} · {}", e.verdict()),
-            None => figure,
+            Some(e) if self.tokens >= 1_000 => format!("{figure} · {}", e.verdict()),
+            _ => figure,
         }
     }
 

@@ -78,7 +78,7 @@ fn measure(ctx: &Context, args: &MeterArgs, input: impl Read) -> Result<Line> {
     let rev = RevArgs { rev: Some(path.to_string_lossy().into_owned()), leaf: None };
     let state = FileState::of(ctx, &rev)?;
     let r = reading(ctx, &rev, &state, (profile, &rules), *tok)?;
-    Ok(Line::Tokens(r.tokens, r.economics.map(|e| e.verdict())))
+    Ok(Line::Tokens(r.tokens, r.economics.filter(|_| r.tokens >= 1_000).map(|e| e.verdict())))
 }
 
 /// The `transcript_path` of Claude Code's status-line object (a relative one taken from its
