@@ -1,5 +1,5 @@
 #!/bin/sh
-# What a fork of a Claude Code transcript costs the store (docs/benchmarks.md, "Claude Code: a
+# What a fork of a Claude Code transcript costs the store (docs/bench/notebook.md, "Claude Code: a
 # fork in the store"): a fresh store imports the transcript, `shake fold` writes the fork, and a
 # second fresh store imports the source, then the fork alone, so the fork's own objects and pack
 # bytes show.

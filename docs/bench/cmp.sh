@@ -3,7 +3,7 @@
 # (user + system), interleaved so both see the same machine: each run takes a fresh copy and a
 # fresh store, imports it and dry-runs it first (the token cache warm), then times pi in a fresh
 # Node process (docs/bench/pi-meter.mjs), shake's fold, and the undo right after it. Prints each
-# run and the least of each (docs/benchmarks.md, "Issue 12's targets, each as it ends").
+# run and the least of each (docs/bench/notebook.md, "Issue 12's targets, each as it ends").
 #
 #   docs/bench/cmp.sh SHAKE SESSION.jsonl WORKDIR [RUNS]     # WORKDIR is emptied first; RUNS 5
 set -euo pipefail

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The instructions (valgrind's cachegrind) of each main command on one session, in a fresh
 # private store with the token cache warm: project --json, fold --dry-run, then on a copy fold,
-# status, log, undo. Deterministic, so two builds compare on a loaded machine (docs/benchmarks.md,
+# status, log, undo. Deterministic, so two builds compare on a loaded machine (docs/bench/notebook.md,
 # "Counting instructions").
 #
 #   docs/bench/count.sh SHAKE SESSION.jsonl WORKDIR     # WORKDIR is emptied first

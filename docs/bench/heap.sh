@@ -2,7 +2,7 @@
 # The memory of each main command on one session, in a fresh private store with the token cache
 # warm, in count.sh's order: the peak heap (heaptrack: every allocation the process made, the
 # mapped file not included) and the peak resident set (/usr/bin/time: heap + the mapped file's
-# pages touched + the binary), each beside the file's size (docs/benchmarks.md, "Heap and
+# pages touched + the binary), each beside the file's size (docs/bench/notebook.md, "Heap and
 # resident memory").
 #
 #   docs/bench/heap.sh SHAKE SESSION.jsonl WORKDIR     # WORKDIR is emptied first

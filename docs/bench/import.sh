@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Import benchmark (docs/benchmarks.md, "Import"): shake import of one big session (cold, then
+# Import benchmark (docs/bench/notebook.md, "Import"): shake import of one big session (cold, then
 # unchanged, then after an append) and of a folder of small sessions, next to `cat` of the same
 # bytes and pi's own SessionManager.open in Node, in the same run. Not a test: read the numbers.
 #

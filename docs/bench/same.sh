@@ -2,7 +2,7 @@
 # Checks that two builds print and write the same bytes: every read command's output, then on a
 # copy fold, status, log, show and undo with the bytes each write leaves in the file (and, for a
 # Claude Code transcript, in its folder), with $SHAKE_TIMESTAMP fixed so new ids repeat. Prints one
-# line per difference and exits 1 if there is any (docs/benchmarks.md, "Where the dry run's
+# line per difference and exits 1 if there is any (docs/bench/notebook.md, "Where the dry run's
 # instructions go": run it before a change to the engine's speed lands).
 #
 #   docs/bench/same.sh OLD NEW [SESSION.jsonl ...]   # default: every fixture in tests/fixtures

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The cost of `shake meter --statusline` per Claude Code turn (docs/benchmarks.md, "Claude Code
+"""The cost of `shake meter --statusline` per Claude Code turn (docs/bench/notebook.md, "Claude Code
 status line").
 
 Replays a real transcript turn by turn: the file is cut after an assistant row, and each step

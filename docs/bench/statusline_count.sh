@@ -2,7 +2,7 @@
 # The instructions (valgrind's cachegrind) of one Claude Code status-line turn: TRANSCRIPT is cut
 # after its second-to-last assistant row and metered once (the memo), then grown by the rows up
 # to its last assistant row and metered again under cachegrind, as Claude Code runs it after a
-# message (docs/benchmarks.md, "claudegrow"). Deterministic, so two builds compare on a loaded
+# message (docs/bench/notebook.md, "claudegrow"). Deterministic, so two builds compare on a loaded
 # machine.
 #
 #   docs/bench/statusline_count.sh SHAKE TRANSCRIPT WORKDIR [MORE ARGS]   # WORKDIR is emptied first

@@ -384,8 +384,10 @@ export default function (pi: ExtensionAPI) {
 			return;
 		}
 		// No pi writer: the CLI appends at pi's leaf, then pi re-reads the file. This ctx is stale afterwards.
+		// `--force`: pi is idle and reloads the file right after, and pi's leaf is where pi is (so
+		// neither pi's own last write nor a leaf other than the last line is a reason to refuse).
 		const file = ctx.sessionManager.getSessionFile() as string;
-		const out = await cli(ctx, [verb, ...cliArgs]);
+		const out = await cli(ctx, [verb, "--force", ...cliArgs]);
 		if (out === undefined) return;
 		await ctx.switchSession(file, {
 			withSession: async (fresh) => {

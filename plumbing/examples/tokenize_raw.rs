@@ -1,4 +1,4 @@
-//! Benchmark limit for `shake meter` (docs/benchmarks.md, "Meter"): tiktoken's raw time on exactly
+//! Benchmark limit for `shake meter` (docs/bench/notebook.md, "Meter"): tiktoken's raw time on exactly
 //! the text the meter must count at a session's leaf, on one thread and on every core.
 //!
 //!     cargo run --release -p shake-plumbing --example tokenize_raw -- SESSION.jsonl [o200k|cl100k]

@@ -161,6 +161,16 @@ pub fn ending(bytes: &[u8]) -> Ending {
     }
 }
 
+/// Tells whether the last line of `bytes`, whole or cut short, is one shake writes: then the
+/// last write was shake's (a batch, or one a kill cut short), whoever else may have the file.
+pub fn last_line_is_shakes(bytes: &[u8]) -> bool {
+    let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    let last = &body[memchr::memrchr(b'\n', body).map_or(0, |i| i + 1)..];
+    SHAKE_LINE_PREFIXES
+        .iter()
+        .any(|p| last.starts_with(p.as_bytes()) || (!last.is_empty() && p.as_bytes().starts_with(last)))
+}
+
 /// Returns how long ago the file was modified, when that is within [`LIVE_WINDOW`].
 pub fn recently_written(path: &Path) -> Option<Duration> {
     let modified = path.metadata().and_then(|m| m.modified()).ok()?;

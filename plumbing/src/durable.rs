@@ -47,7 +47,25 @@ impl FileError {
 
 impl From<FileError> for Error {
     fn from(e: FileError) -> Error {
-        Error::os(e.source.kind(), &e).caused_by(e)
+        use std::io::ErrorKind as K;
+        // The two a user meets most, in words rather than the system's `(os error N)`.
+        let (message, hint) = match e.source.kind() {
+            K::AlreadyExists if e.doing == "create" => (
+                format!("{} exists; not overwritten", crate::output::path(&e.path)),
+                Some("name another file, or move this one away"),
+            ),
+            K::StorageFull => (
+                crate::error::chain(&e),
+                Some("the disk is full: free some space and run the command again (what was there is kept)"),
+            ),
+            _ => return Error::os(e.source.kind(), &e).caused_by(e),
+        };
+        let err = Error::os(e.source.kind(), &e);
+        let err = Error { message, ..err }.caused_by(e);
+        match hint {
+            Some(hint) => err.hint(hint),
+            None => err,
+        }
     }
 }
 

@@ -24,6 +24,7 @@ pub mod json;
 pub mod nodes;
 pub mod omp;
 pub mod output;
+pub mod own_write;
 pub mod pi;
 pub mod proof;
 pub mod regions;

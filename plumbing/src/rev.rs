@@ -185,7 +185,10 @@ pub fn resolve_entry(session: &Session<'_>, prefix: &str) -> Result<usize> {
     let mut hits = session.entries.iter().enumerate().filter(|(_, e)| e.id().starts_with(prefix));
     match (hits.next(), hits.next()) {
         (Some((i, _)), None) => Ok(i),
-        (None, _) => Err(Error::user(format!("{}: no entry {prefix:?}", session.file.display()))),
+        (None, _) => Err(Error::user(format!("{}: no entry {prefix:?}", session.file.display())).hint(format!(
+            "`shake ls-entries {}` lists the entries to its leaf, `shake ls-leaves` its leaves",
+            crate::output::shell_word(&session.file.path.to_string_lossy())
+        ))),
         (Some(first), Some(second)) => {
             let rest: Vec<String> = hits.map(|(_, e)| e.id().to_string()).collect();
             let ids = [first.1.id().to_string(), second.1.id().to_string()].into_iter().chain(rest).collect::<Vec<_>>();
@@ -219,7 +222,9 @@ fn no_session(ctx: &Context, id: &str) -> Error {
     });
     match is_entry {
         true => err.hint(format!("{id} is an entry of the current session here: name it `:{id}`")),
-        false => err.hint("name a session file, or a session id (`shake sessions` lists them)"),
+        false => err.hint(
+            "name a session file, or a session id: `shake import` then `shake sessions` lists every host's sessions",
+        ),
     }
 }
 
@@ -283,8 +288,18 @@ fn session_by_id(ctx: &Context, id: &str) -> Result<PathBuf> {
         0 => Err(no_session(ctx, id)),
         n => {
             let files: Vec<String> = hits.iter().map(|p| crate::output::path(p).into_owned()).collect();
-            Err(Error::user(format!("session id prefix {id:?} matches {n} sessions: {}", candidates(&files)))
-                .hint("type more of the id"))
+            // A whole id in two files (a copy, a session moved between projects): more of
+            // the id cannot pick one, its path can.
+            let whole = hits.iter().all(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| crate::hosts::HOSTS.iter().any(|h| h.session_id_of_file(n).as_deref() == Some(id)))
+            });
+            let how = match whole {
+                true => format!("{} have that id: name one by its path", if n == 2 { "both" } else { "all" }),
+                false => "type more of the id, or name the file by its path".to_string(),
+            };
+            Err(Error::user(format!("session id prefix {id:?} matches {n} sessions: {}", candidates(&files))).hint(how))
         }
     }
 }

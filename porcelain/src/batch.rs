@@ -37,6 +37,9 @@ pub struct WriteArgs {
     /// Print JSON instead of a sentence
     #[arg(long)]
     pub json: bool,
+    /// Write although another program wrote the file in the last 30 s (pi may have it open), or the write moves pi's resume point to another branch; with --in-place, rewrite a transcript a running Claude Code may have open
+    #[arg(long)]
+    pub force: bool,
 }
 
 impl WriteArgs {
@@ -59,15 +62,12 @@ pub struct InPlaceArgs {
     /// Claude Code: rewrite the transcript itself (temporary file, rename) instead of writing a new session; needs --force
     #[arg(long)]
     pub in_place: bool,
-    /// With --in-place: rewrite the transcript although a running Claude Code may have it open (nobody can tell from outside)
-    #[arg(long, requires = "in_place")]
-    pub force: bool,
 }
 
 impl InPlaceArgs {
     /// Whether to write into `session`'s file itself; refuses `--in-place` on a host that
-    /// appends, and without `--force` unless nothing is written (`dry_run`).
-    pub fn check(&self, session: &Session<'_>, dry_run: bool) -> Result<bool> {
+    /// appends, and without `force` unless nothing is written (`dry_run`).
+    pub fn check(&self, session: &Session<'_>, force: bool, dry_run: bool) -> Result<bool> {
         if !self.in_place {
             return Ok(false);
         }
@@ -90,7 +90,7 @@ impl InPlaceArgs {
                 .hint("leave out --in-place"));
             }
         }
-        if !self.force && !dry_run {
+        if !force && !dry_run {
             return Err(Error::user(format!(
                 "{file}: --in-place rewrites the transcript itself, and nobody can tell from outside whether a running {title} has it open: one that has keeps sending the originals it holds in memory, and may write the file again over the fold"
             ))
@@ -117,7 +117,7 @@ pub fn open<'a>(
     shake_plumbing::fork_record::attach(ctx, &mut session)?;
     let no_write = write.dry_run || write.plan;
     let leaf = write_leaf(ctx, &session, rev, no_write)?;
-    let in_place = in_place.check(&session, no_write)?;
+    let in_place = in_place.check(&session, write.force, no_write)?;
     Ok((session, leaf, in_place))
 }
 
@@ -202,6 +202,13 @@ pub fn commit<'d>(
         if let Some(refused) = session.host().writer().refusal(session) {
             return Err(refused);
         }
+        // Decided before anything is written, and the same in a dry run: the real run refuses.
+        if !args.force {
+            refuse_live(ctx, session)?;
+            if moved {
+                return Err(moves_resume_point(session, leaf));
+            }
+        }
     }
     if !args.dry_run && writes {
         let batch = Prepared::new(session, data(&projection, repairs), edits)?;
@@ -278,6 +285,40 @@ pub fn check_writable(ctx: &Context, session: &Session<'_>, dry_run: bool) -> Re
     Ok(())
 }
 
+/// Refuses a write into a file another program wrote in the last [`append::LIVE_WINDOW`]: pi
+/// may have it open, and its next message would put the batch on a side branch. shake's own
+/// last write does not count (recorded, or a batch a kill cut short: the file then ends in a
+/// shake line). Decided before writing, as git refuses with `index.lock`.
+fn refuse_live(ctx: &Context, session: &Session<'_>) -> Result<()> {
+    let path = &session.file.path;
+    let title = session.kind.title();
+    let shakes = || shake_plumbing::own_write::is_last(ctx, path) || append::last_line_is_shakes(session.file.raw());
+    match recently_written(path).filter(|_| !shakes()) {
+        None => Ok(()),
+        Some(age) => Err(Error::user(format!(
+            "{} was written {}s ago by another program: if {title} has this session open, its next message would put this change on a side branch",
+            session.file.display(),
+            age.as_secs()
+        ))
+        .hint(format!("quit {title} (or use /shake inside it), then run the command again; or pass --force to write all the same"))),
+    }
+}
+
+/// The refusal of a write at a leaf that is not the host's leaf on load: a host that appends
+/// resumes a session at its last entry, and the batch would become that, on another branch.
+fn moves_resume_point(session: &Session<'_>, leaf: usize) -> Error {
+    let title = session.kind.title();
+    let leaf_id = session.entries[leaf].id();
+    let resume = session.default_leaf().map(|i| session.entries[i].id()).unwrap_or_default();
+    Error::user(format!(
+        "{}: writing after {leaf_id} moves {title}'s resume point: {title} resumes a session at its last entry, which would be this batch, on the branch ending at {leaf_id} instead of {resume}",
+        session.file.display()
+    ))
+    .hint(format!(
+        "pass --force to write there all the same; to go back to {resume} afterwards, move {title} back to it (pi: /tree) before your next message"
+    ))
+}
+
 /// Tells whether the file ends in a line a shake batch left half-written.
 pub fn torn_last_line(file: &SessionFile) -> bool {
     ending(file.raw()) == Ending::TornShakeLine
@@ -308,7 +349,7 @@ const RECHAIN_ATTEMPTS: usize = 5;
 /// The store remembers the write as shake's own (no "pi may have it open" warning next time).
 fn write(ctx: &Context, session: &Session<'_>, leaf: usize, batch: Prepared, edits: &[TargetEdit]) -> Result<Written> {
     let written = append_batch(ctx, session, leaf, batch, edits)?;
-    crate::own_write::record(ctx, &session.file.path);
+    shake_plumbing::own_write::record(ctx, &session.file.path);
     Ok(written)
 }
 
@@ -321,14 +362,6 @@ fn append_batch(
     edits: &[TargetEdit],
 ) -> Result<Written> {
     let path = &session.file.path;
-    if let Some(age) = recently_written(path).filter(|_| !crate::own_write::is_last(ctx, path)) {
-        let title = session.kind.title();
-        ctx.warn(format_args!(
-            "{} was written {}s ago; if {title} has this session open, quit {title} and run shake again, or {title}'s next message will put this change on a side branch",
-            shake_plumbing::output::path(path),
-            age.as_secs()
-        ));
-    }
     let leaf_id = session.entries[leaf].id().to_string();
     let bytes = batch.bytes(&leaf_id, edits)?;
     let mut landed = append::append(path, &Snapshot::of(session.file.raw()), &bytes)?;

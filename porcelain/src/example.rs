@@ -26,7 +26,7 @@ pub fn fresh_copy(ctx: &Context) -> Result<PathBuf> {
     let path = path(ctx);
     durable::write(&path, SESSION)?;
     // shake wrote it: the fold that follows does not warn that pi may have it open.
-    crate::own_write::record(ctx, &path);
+    shake_plumbing::own_write::record(ctx, &path);
     Ok(path)
 }
 

@@ -6,7 +6,7 @@
 /// A Bloom filter of strings: no false negatives, a few false positives. Its size is set when it
 /// is made (16 bits per expected item, at least 512 bytes, at most [`Bloom::MAX_BYTES`]), so it
 /// stays bounded whatever the session's length; past ~520,000 items it says "maybe" more often
-/// (at 1,000,000 items, for ~2.4% of new ones; see `docs/benchmarks.md`, branch `claude2`).
+/// (at 1,000,000 items, for ~2.4% of new ones; see `docs/bench/notebook.md`, branch `claude2`).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Bloom {
     #[serde(with = "words_as_bytes")]

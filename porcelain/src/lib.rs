@@ -13,7 +13,6 @@ pub mod leaf;
 pub mod log_entry;
 pub mod overlay;
 pub mod own_meter;
-pub mod own_write;
 pub mod pi_extension;
 pub mod plan;
 pub mod price;

@@ -306,19 +306,6 @@ fn refuses_v1_files_and_foreign_partial_lines() {
     assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
 }
 
-#[test]
-fn warns_when_the_file_was_just_written() {
-    let env = TestEnv::new();
-    let path = env.write("live.jsonl", small());
-    let out = env.cmd().args(["fold", path.to_str().unwrap(), "--profile", "aggressive"]).output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    // "0s ago", or more on a loaded machine: the seconds are not the point.
-    let (_, after) = err.split_once(" was written ").unwrap_or_else(|| panic!("{err}"));
-    let (secs, rest) = after.split_once("s ago; ").unwrap_or_else(|| panic!("{err}"));
-    assert!(secs.parse::<u64>().is_ok_and(|s| s < 30), "{err}");
-    assert!(rest.starts_with("if pi has this session open, quit pi"), "{err}");
-}
-
 /// The entry ids on the branch pi resumes: from the file's last entry back along `parentId`.
 pub fn resumed_branch(bytes: &[u8]) -> Vec<String> {
     let entries: Vec<Value> = bytes
@@ -499,7 +486,8 @@ fn a_batch_cut_by_a_kill_is_ended_by_the_next_shake_command_before_pi_appends() 
     assert_eq!(std::fs::read(&path).unwrap(), [&cut[..], b"\n"].concat(), "the torn line is ended");
     let ids = append_as_pi(&path, resumed_branch(&before)[0].clone(), "pik", 2);
     assert_eq!(pi_resumes(file), (messages + 2, ids[1].clone()));
-    env.ok(&["fold", file, "--profile", "aggressive"]);
+    // pi wrote just now: the fold is refused unless forced (`messages.rs`), not the point here.
+    env.ok(&["fold", file, "--profile", "aggressive", "--force"]);
     assert_eq!(wall_ids(&status(&env, file)).len(), 2);
     assert_eq!(pi_resumes(file).0, messages + 2);
 }

@@ -44,14 +44,14 @@ impl TestEnv {
     pub fn fixture(&self, name: &str) -> PathBuf {
         let to = self.dir.path().join(name);
         std::fs::copy(fixture_path(name), &to).expect("copy fixture");
-        to
+        settled(&to)
     }
 
     /// Writes a file into the sandbox and returns its path.
     pub fn write(&self, name: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
         let to = self.dir.path().join(name);
         std::fs::write(&to, bytes).unwrap();
-        to
+        settled(&to)
     }
 
     /// Writes a session into pi's folder for the working directory, named as pi names it
@@ -62,7 +62,7 @@ impl TestEnv {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(format!("2026-01-01T00-00-00-000Z_{session_id}.jsonl"));
         std::fs::write(&path, bytes).unwrap();
-        path
+        settled(&path)
     }
 
     /// Returns a `shake` command set up to run in the sandbox.
@@ -203,4 +203,13 @@ pub fn npm_ci(dir: &Path, ready: &[&Path]) {
         .status()
         .expect("npm is needed to install pi for the tests");
     assert!(status.success(), "npm ci in {} failed", dir.display());
+}
+
+/// Dates `path` an hour back, as a session file no program has touched for a while looks: a
+/// fold refuses to write into one another program wrote in the last 30 s (pi may have it
+/// open). A test that plays pi writing just now writes after this.
+pub fn settled(path: &Path) -> PathBuf {
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::options().write(true).open(path).unwrap().set_modified(hour_ago).unwrap();
+    path.to_path_buf()
 }

@@ -104,7 +104,17 @@ fn branch_folds_another_leaf_and_says_pi_will_resume_it() {
     let rich = synthetic::rich();
     let path = env.write("rich.jsonl", &rich.text);
     let p = path.to_str().unwrap();
-    let out = env.ok(&["fold", p, "--branch", &rich.side_leaf, "--profile", "aggressive"]);
+    // Moving pi's resume point is refused, in a dry run as in the real run (issue 32.3), and
+    // says how to come back.
+    let before = std::fs::read(&path).unwrap();
+    let resume = env.ok(&["rev-parse", p]).trim_end().split_once(' ').unwrap().1.to_string();
+    for dry in [&["--dry-run"][..], &[]] {
+        let err = env.fails(&[&["fold", p, "--branch", &rich.side_leaf, "--profile", "aggressive"], dry].concat(), 1);
+        assert!(err.contains("moves pi's resume point") && err.contains("pass --force"), "{err}");
+        assert!(err.contains(&format!("to go back to {resume} afterwards, move pi back to it (pi: /tree)")), "{err}");
+    }
+    assert_eq!(std::fs::read(&path).unwrap(), before, "nothing written");
+    let out = env.ok(&["fold", p, "--branch", &rich.side_leaf, "--profile", "aggressive", "--force"]);
     assert!(out.contains(&format!("pi will now resume this branch (after {})", rich.side_leaf)), "{out}");
     // The appended entries are the file's last: pi's leaf on load is now on the side branch.
     let status: Value = serde_json::from_str(&env.ok(&["status", p, "--json"])).unwrap();
@@ -119,7 +129,7 @@ fn a_branch_folded_once_is_not_folded_again() {
     let rich = synthetic::rich();
     let path = env.write("rich.jsonl", &rich.text);
     let p = path.to_str().unwrap();
-    let first = json(&env, &["fold", p, "--branch", &rich.side_leaf, "--json"]);
+    let first = json(&env, &["fold", p, "--branch", &rich.side_leaf, "--json", "--force"]);
     assert!(!first["appended"].as_array().unwrap().is_empty());
     let leaves = env.ok(&["ls-leaves", p]);
     let bytes = std::fs::read(&path).unwrap();
@@ -146,7 +156,7 @@ fn a_dry_run_says_what_the_real_run_does() {
     // moves pi's resume point, and no write leaves it.
     let root = env.ok(&["ls-entries", p]).lines().next().unwrap().split('\t').next().unwrap().to_string();
     for (leaf, scope) in [(&root, "elide"), (&rich.side_leaf, "images"), (&rich.side_leaf, "elide")] {
-        let args = ["fold", p, "--branch", leaf, "--scope", scope];
+        let args = ["fold", p, "--branch", leaf, "--scope", scope, "--force"];
         let dry = json(&env, &[&args[..], &["--dry-run", "--json"]].concat());
         let dry_text = env.ok(&[&args[..], &["--dry-run"]].concat());
         let real = json(&env, &[&args[..], &["--json"]].concat());

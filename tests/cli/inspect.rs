@@ -102,7 +102,7 @@ fn log_all_covers_every_branch() {
     let path = env.write("rich.jsonl", &rich.text);
     let p = path.to_str().unwrap();
     let main_leaf = json(&env, &["status", p, "--json"])["leafId"].as_str().unwrap().to_string();
-    env.ok(&["fold", p, "--branch", &rich.side_leaf, "--scope", "images"]);
+    env.ok(&["fold", p, "--branch", &rich.side_leaf, "--scope", "images", "--force"]);
     assert_eq!(json(&env, &["log", p, "--leaf", &main_leaf, "--json"]).as_array().unwrap().len(), 0);
     let all = json(&env, &["log", p, "--leaf", &main_leaf, "--all", "--json"]);
     assert_eq!(all.as_array().unwrap().len(), 1);

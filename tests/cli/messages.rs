@@ -7,7 +7,7 @@ use std::io::Write;
 use crate::env::TestEnv;
 use crate::synthetic;
 
-const LIVE: &str = "if pi has this session open, quit pi";
+const LIVE: &str = "if pi has this session open";
 
 /// Runs `shake ARGS…`, asserts success, and returns stderr.
 fn stderr_of(env: &TestEnv, args: &[&str]) -> String {
@@ -16,24 +16,42 @@ fn stderr_of(env: &TestEnv, args: &[&str]) -> String {
     String::from_utf8(out.stderr).unwrap()
 }
 
+/// A write into a file another program wrote in the last 30 s is refused before anything is
+/// written, in a dry run as in the real run (issue 32.4), unless `--force`; shake's own last
+/// write does not count.
 #[test]
-fn the_live_session_warning_follows_only_another_programs_write() {
+fn a_write_just_after_another_programs_write_is_refused_unless_forced() {
     let env = TestEnv::new();
     let rich = synthetic::rich();
     let path = env.write("rich.jsonl", &rich.text);
     let p = path.to_str().unwrap();
+    let just_written = || {
+        std::fs::File::options().write(true).open(&path).unwrap().set_modified(std::time::SystemTime::now()).unwrap()
+    };
     // Written just now by someone else (here: the test; in life: pi).
-    assert!(stderr_of(&env, &["fold", p]).contains(LIVE));
-    // shake's own writes since: no warning.
-    assert!(!stderr_of(&env, &["undo", p]).contains(LIVE));
-    assert!(!stderr_of(&env, &["fold", p, "--scope", "thinking"]).contains(LIVE));
-    // pi appends an entry: the warning is back.
+    just_written();
+    let before = std::fs::read(&path).unwrap();
+    for args in [&["fold", p][..], &["fold", p, "--dry-run"], &["fold", p, "--json"]] {
+        let err = env.fails(args, 1);
+        assert!(err.contains("by another program: if pi has this session open") && err.contains("--force"), "{err}");
+    }
+    assert_eq!(std::fs::read(&path).unwrap(), before, "nothing written");
+    assert!(!stderr_of(&env, &["fold", p, "--force"]).contains(LIVE));
+    // shake's own writes since: no refusal.
+    env.ok(&["undo", p]);
+    env.ok(&["fold", p, "--scope", "thinking"]);
+    // pi appends an entry: refused again.
     let last_id = env.ok(&["rev-parse", p]).trim_end().split_once(' ').unwrap().1.to_string();
     let line = format!(
         "{{\"type\":\"message\",\"id\":\"p1000001\",\"parentId\":\"{last_id}\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"next\",\"timestamp\":1}}}}\n"
     );
     std::fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(line.as_bytes()).unwrap();
-    assert!(stderr_of(&env, &["fold", p]).contains(LIVE));
+    assert!(env.fails(&["undo", p], 1).contains("by another program"));
+    // Nothing to write: nothing refused.
+    crate::env::settled(&path);
+    env.ok(&["fold", p]);
+    just_written();
+    assert!(env.ok(&["fold", p]).contains("Nothing to fold"));
 }
 
 #[test]
@@ -43,7 +61,7 @@ fn a_fold_left_behind_by_branch_is_not_blamed_on_pi() {
     let path = env.write("rich.jsonl", &rich.text);
     let p = path.to_str().unwrap();
     env.ok(&["fold", p]);
-    env.ok(&["fold", p, "--branch", &rich.side_leaf]);
+    env.ok(&["fold", p, "--branch", &rich.side_leaf, "--force"]);
     let out = env.ok(&["status", p]);
     assert!(!out.contains("pi continued"), "{out}");
     assert!(out.contains("On another branch: log entry") && out.contains("--branch"), "{out}");
@@ -276,4 +294,35 @@ fn shake_alone_is_short_and_the_version_names_the_commit() {
         None => format!("shake {}\n", env!("CARGO_PKG_VERSION")),
     };
     assert_eq!(version, expected);
+}
+
+/// Errors that say the way out (issue 32.9): a full session id in two folders names both files
+/// and how to pick one; an id that names nothing says how to list what there is; an entry that
+/// is not there says how to list the entries; an output file that exists says so in words.
+#[test]
+fn errors_say_the_way_out() {
+    let env = TestEnv::new();
+    let rich = synthetic::rich();
+    let here = env.pi_session("0199aaaa-1111", &rich.text);
+    // The same session copied into another project's folder: the full id is in both.
+    let other = env.agent_dir().join("sessions/--elsewhere--");
+    std::fs::create_dir_all(&other).unwrap();
+    let there = other.join(here.file_name().unwrap());
+    std::fs::copy(&here, &there).unwrap();
+    let err = env.fails(&["status", "0199aaaa-1111"], 1);
+    assert!(err.contains("matches 2 sessions: ") && err.contains("--elsewhere--"), "{err}");
+    assert!(err.contains("hint: both have that id: name one by its path"), "{err}");
+    assert!(!err.contains("type more of the id"), "the whole id was typed: {err}");
+    // An id that names nothing: `shake sessions` lists only what was imported.
+    let err = env.fails(&["show", "zzzz"], 1);
+    assert!(err.contains("`shake import` then `shake sessions`"), "{err}");
+    // No such entry: how to list the entries.
+    let p = here.to_str().unwrap();
+    let err = env.fails(&["show", &format!("{p}:zzzz")], 1);
+    assert!(err.contains("no entry \"zzzz\"") && err.contains("hint: `shake ls-entries"), "{err}");
+    // An output file that exists.
+    let taken = env.write("taken.jsonl", "");
+    let err = env.fails(&["export", p, "-o", taken.to_str().unwrap()], 1);
+    assert!(err.contains("taken.jsonl exists; not overwritten"), "{err}");
+    assert!(!err.contains("os error"), "{err}");
 }

@@ -28,6 +28,7 @@ pub fn run(ctx: &Context, args: &ExportArgs, out: &mut dyn Write) -> Result {
     let export = session.export(ctx, leaf)?;
     let target = args.output.clone().unwrap_or_else(|| export.path.clone());
     crate::durable::write_new_with(&target, |out| export.write_to(out))?;
+    crate::own_write::record(ctx, &target);
     if args.json {
         let report = serde_json::json!({
             "path": target.to_string_lossy(),

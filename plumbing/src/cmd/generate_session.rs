@@ -41,7 +41,10 @@ pub fn run(ctx: &Context, args: &GenerateSessionArgs, out: &mut dyn Write) -> Re
     };
     let bytes = crate::hosts::generate_session(ctx.host, args.seed, limit, args.cwd.clone(), args.model.clone())?;
     match &args.output {
-        Some(path) => std::fs::write(path, &bytes).map_err(FileError::at(path, "write"))?,
+        Some(path) => {
+            std::fs::write(path, &bytes).map_err(FileError::at(path, "write"))?;
+            crate::own_write::record(ctx, path);
+        }
         None => out.write_all(&bytes)?,
     }
     Ok(0)

@@ -80,6 +80,7 @@ pub fn run(ctx: &Context, args: &RestoreArgs, out: &mut dyn Write) -> Result {
         None => crate::durable::replace_if(&target, &bytes, || Ok::<(), Error>(()))?,
     }
     std::fs::set_permissions(&target, permissions).map_err(FileError::at(&target, "set the mode of"))?;
+    crate::own_write::record(ctx, &target);
     writeln!(out, "{id} {n} {}", crate::output::path(&target))?;
     Ok(0)
 }

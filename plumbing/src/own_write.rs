@@ -1,14 +1,15 @@
 //! What shake itself last wrote to each session file: `<store>/written/<key>` (keyed as the
 //! file's import state) holds the file's size and modification time right after shake's write,
-//! so the "pi may have this session open" warning fires only when someone else wrote the file
-//! last, never after shake's own fold or undo. A hint, not data: losing it brings back one warning.
+//! so a write refuses "pi may have this session open" only when someone else wrote the file
+//! last, never after shake's own fold, undo, export, restore or generated session. A hint, not
+//! data: losing it brings back one refusal, which `--force` passes.
 
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
-use shake_plumbing::durable;
-use shake_plumbing::store::state::state_path;
-use shake_plumbing::Context;
+use crate::durable;
+use crate::store::state::state_path;
+use crate::Context;
 
 /// The record of `path` in the store (`key` as for import states: blake3 of the absolute path).
 fn record_path(ctx: &Context, path: &Path) -> PathBuf {
