@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use shake_plumbing::regions::thousands;
 
-use crate::env::{fixture_path, TestEnv};
+use crate::env::{fixture_path, settled, TestEnv};
 
 const PI: &str = "pi-mono-before-compaction.v3-migrated-by-pi-1.6.0.jsonl";
 /// A Claude Code transcript with reads superseded inside the tail.
@@ -26,7 +26,7 @@ fn copy(env: &TestEnv, name: &str, dir: &str) -> PathBuf {
     std::fs::create_dir_all(&folder).unwrap();
     let to = folder.join(Path::new(name).file_name().unwrap());
     std::fs::copy(fixture_path(name), &to).unwrap();
-    to
+    settled(&to)
 }
 
 /// The regions `shake regions` lists with these arguments (pi's tokenizer).
