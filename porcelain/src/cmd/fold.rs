@@ -84,7 +84,7 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
         let plan = plan_with_wall(&projection, &wall, &options, &tokens);
         let economics = crate::price::of_plan(ctx, &projection, &plan, &tokens)?;
         if args.write.plan {
-            let message = summary(&plan, &source);
+            let message = reported(&plan, &source, economics.as_ref());
             let printed = host_plan::print(
                 out,
                 &wall,
@@ -312,6 +312,15 @@ pub fn log_data<'p>(plan: &'p Plan, repairs: Vec<String>) -> LogData<'p> {
     }
 }
 
+/// What a fold reports: [`summary`], and on a line of its own what the fold costs with the prompt
+/// cache when it folds something and is priced (`--plan`'s `message` is the same text).
+fn reported(plan: &Plan, source: &ProfileSource, economics: Option<&crate::price::Economics>) -> String {
+    match economics.filter(|_| !plan.is_empty()) {
+        Some(e) => format!("{}\n{}", summary(plan, source), e.sentence()),
+        None => summary(plan, source),
+    }
+}
+
 /// The one sentence a plan is reported with: `Shook 43 tool results + 1 block (~27,838 tokens).
 /// Protects the last 4,000 tokens. Profile: default (built-in). Tokenizer: pi.`
 pub fn summary(plan: &Plan, source: &ProfileSource) -> String {
@@ -363,9 +372,11 @@ impl Report<'_> {
     fn human(&self, out: &mut dyn Write) -> Result<()> {
         let paint = self.paint;
         let prefix = if self.dry_run { "[dry-run] · " } else { "" };
-        writeln!(out, "{prefix}{}", paint.strong(&summary(self.plan, self.source)))?;
-        if let Some(e) = self.economics.as_ref().filter(|_| !self.plan.is_empty()) {
-            writeln!(out, "{}", e.sentence())?;
+        let text = reported(self.plan, self.source, self.economics.as_ref());
+        let (head, cache) = text.split_once('\n').map_or((text.as_str(), None), |(h, c)| (h, Some(c)));
+        writeln!(out, "{prefix}{}", paint.strong(head))?;
+        if let Some(cache) = cache {
+            writeln!(out, "{cache}")?;
         }
         batch::notices(out, paint, self.outcome, self.dry_run, self.leaf)
     }
