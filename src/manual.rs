@@ -69,7 +69,7 @@ pub const ENVIRONMENT: &[(&str, &str)] = &[
     ("SHAKE_DIR", "The store folder (after --store). See FILES."),
     ("SHAKE_PAGER, PAGER, LESS", "The pager for long output (log, show, diff, sessions) on a terminal; else less."),
     ("SHAKE_QUIET", "Set: no warnings on standard error."),
-    ("SHAKE_TIMESTAMP", "The timestamp written into appended entries, for reproducible files."),
+    ("SHAKE_TIMESTAMP", "The time now: written into appended entries (reproducible files), and the meter's clock for the prompt cache's lifetime (a fixed now for its verdict)."),
     (
         "NO_COLOR, CLICOLOR, CLICOLOR_FORCE, TERM",
         "Colour under --color auto: NO_COLOR, CLICOLOR=0 and TERM=dumb turn it off, CLICOLOR_FORCE on.",

@@ -36,8 +36,8 @@ type Replacement = null | { content: string | unknown[] };
 type Edit = { targetId: string; replacement: Replacement };
 /** `shake fold --plan --json` / `shake undo --plan --json` (contract: docs/pi.md). */
 type Plan = { edits: Edit[]; log: unknown; tokensFreed?: number; tokensRestored?: number; message: string };
-/** `shake meter --json`. */
-type Meter = { tokens: number; severity?: string; tokenizer?: string };
+/** `shake meter --json` (`cache.verdict`: what a fold costs with the prompt cache, issue 31). */
+type Meter = { tokens: number; severity?: string; tokenizer?: string; cache?: { verdict?: string } | null };
 /** A plan and pi's leaf when it was asked for (null: the session has no entries). */
 type Planned = { plan: Plan; leaf: string | null };
 /** Why `appendViaPi` wrote nothing when pi's leaf moved while the CLI planned. */
@@ -82,10 +82,12 @@ export function completions(prefix: string): { value: string; label: string; des
 	return items.length > 0 ? items : null;
 }
 
-/** The footer text and its colour for a shakeable figure: the label `shake meter` prints, coloured
- * by the meter's `severity` (low/warning/alert), else by its thresholds (10k, 25k). */
-export function meterLabel(tokens: number, severity?: string): { text: string; color: "dim" | "warning" | "error" } {
-	const text = tokens < 1000 ? "✂ <1k shakeable" : `✂ ~${Math.round(tokens / 1000).toLocaleString("en-US")}k shakeable`;
+/** The footer text and its colour for a shakeable figure: the label `shake meter` prints (with
+ * its verdict from 1k on: `✂ ~27k shakeable · pays back in 2 turns`), coloured by the meter's
+ * `severity` (low/warning/alert), else by its thresholds (10k, 25k). */
+export function meterLabel(tokens: number, severity?: string, verdict?: string): { text: string; color: "dim" | "warning" | "error" } {
+	const figure = tokens < 1000 ? "✂ <1k shakeable" : `✂ ~${Math.round(tokens / 1000).toLocaleString("en-US")}k shakeable`;
+	const text = verdict && tokens >= 1000 ? `${figure} · ${verdict}` : figure;
 	const level = severity ?? (tokens >= 25_000 ? "alert" : tokens >= 10_000 ? "warning" : "low");
 	return { text, color: level === "alert" ? "error" : level === "warning" ? "warning" : "dim" };
 }
@@ -270,7 +272,7 @@ export default function (pi: ExtensionAPI) {
 		}
 		shown = m;
 		tokenizer = m.tokenizer;
-		const { text, color } = meterLabel(m.tokens, m.severity);
+		const { text, color } = meterLabel(m.tokens, m.severity, m.cache?.verdict);
 		ctx.ui.setStatus(STATUS_KEY, ctx.ui.theme.fg(color, text));
 	}
 

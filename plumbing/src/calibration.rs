@@ -102,7 +102,7 @@ pub fn measure(session: &Session<'_>, leaf: Option<usize>, toks: &[Tokenizer]) -
             provider: reply.provider.map(|p| p.into_owned()),
             model: reply.model.map(|p| p.into_owned()),
             provider_tokens,
-            cache: reply.cache,
+            cache: reply.cache.map_or((0, 0), |c| (c.cache_read, c.cache_write)),
             counts,
         });
     }

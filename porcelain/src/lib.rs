@@ -4,6 +4,7 @@
 
 pub mod batch;
 pub mod cmd;
+pub mod config;
 pub mod example;
 pub mod fingerprint;
 pub mod host_history;
@@ -14,9 +15,11 @@ pub mod overlay;
 pub mod own_meter;
 pub mod pi_extension;
 pub mod plan;
+pub mod price;
 pub mod profile;
 pub mod render;
 pub mod rewind_forks;
+pub mod rules;
 pub mod scope;
 pub mod wall;
 

@@ -6,6 +6,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use crate::profile::Profile;
+use crate::rules::Rules;
 use crate::scope::regions;
 use crate::scope::Scope;
 use serde_json::value::RawValue;
@@ -13,13 +14,15 @@ use shake_plumbing::host::{BlockKind, Content, Role, Unit, View};
 use shake_plumbing::js::json::{js_string, raw, trusted, RawObject};
 use shake_plumbing::js::string_json;
 use shake_plumbing::regions::claude_shake::{is_tombstone, utf16_len, ClaudeShake, Output};
+use shake_plumbing::regions::rules::{keep_tool_uses, superseded};
 use shake_plumbing::regions::{skip, tail_start, RegionKind};
 use shake_plumbing::tokens::{tokens_with, Tokenizer};
 
 use crate::wall::{Item, Wall};
 
-/// What a fold does: the scope, the profile's thresholds, and the tokenizer that counts.
-#[derive(Clone, Copy, Debug)]
+/// What a fold does: the scope, the profile's thresholds, the rules, and the tokenizer that
+/// counts.
+#[derive(Clone, Debug)]
 pub struct FoldOptions {
     /// What to fold.
     pub scope: Scope,
@@ -27,6 +30,24 @@ pub struct FoldOptions {
     pub profile: Profile,
     /// Counts every token figure of the plan.
     pub tokenizer: Tokenizer,
+    /// Excluded tools (every scope); kept tool uses, superseded reads and the floor (`elide`).
+    pub rules: Rules,
+}
+
+impl FoldOptions {
+    /// The options of a scope with the profile's own rules.
+    pub fn new(scope: Scope, profile: Profile, tokenizer: Tokenizer) -> FoldOptions {
+        FoldOptions { scope, profile, tokenizer, rules: Rules::of(profile) }
+    }
+
+    /// For each context position, whether it is a superseded read this fold takes even in the
+    /// tail (empty when the rule is off or the scope is not `elide`).
+    fn superseded(&self, view: &View<'_, '_>) -> Vec<bool> {
+        match self.scope == Scope::Elide && self.rules.superseded_reads {
+            true => superseded(view),
+            false => Vec::new(),
+        }
+    }
 }
 
 /// One target's new content.
@@ -60,8 +81,8 @@ pub struct Plan<'s> {
     pub tokens_freed: u64,
     /// First protected context position (`elide`), or the context length.
     pub tail_start: usize,
-    /// What the fold would have freed when the profile's floor stopped it (claude-shake: less
-    /// than 15% of the context); the plan is then empty.
+    /// What the fold would have freed when the floor stopped it (claude-shake's: less than 15%
+    /// of the context); the plan is then empty.
     pub below_floor: Option<u64>,
 }
 
@@ -69,6 +90,11 @@ impl Plan<'_> {
     /// Counts the new regions of one kind.
     pub fn count(&self, kind: RegionKind) -> usize {
         self.regions.iter().filter(|r| r.kind == kind).count()
+    }
+
+    /// Counts the tool results folded whole, superseded reads included (the meter's figure).
+    pub fn tool_results(&self) -> usize {
+        self.regions.iter().filter(|r| r.kind.is_whole()).count()
     }
 
     /// Tells whether the fold would change nothing.
@@ -87,10 +113,15 @@ pub fn plan_with_wall<'s>(projection: &View<'s, '_>, wall: &Wall, options: &Fold
         (Scope::Elide, profile) => tail_start(tokens, profile.tail()),
         (Scope::Thinking | Scope::Images, _) => projection.context.len(),
     };
-    let mut plan = plan_before(projection, wall, options, tokens, tail_start);
-    if options.scope == Scope::Elide && options.profile == Profile::ClaudeShake && !plan.is_empty() {
-        let used: u64 = tokens.iter().sum();
-        if !ClaudeShake::default().passes_floor(plan.tokens_freed as f64, used as f64) {
+    let tail_start = match options.scope {
+        Scope::Elide => tail_start.min(keep_tool_uses(projection, options.rules.keep_tool_uses)),
+        Scope::Thinking | Scope::Images => tail_start,
+    };
+    let superseded = options.superseded(projection);
+    let mut plan = plan_before(projection, wall, options, tokens, tail_start, &superseded);
+    let floor = options.rules.floor.filter(|_| options.scope == Scope::Elide);
+    if let Some(floor) = floor.filter(|_| !plan.is_empty()) {
+        if !floor.passes(plan.tokens_freed, tokens.iter().sum()) {
             plan.below_floor = Some(plan.tokens_freed);
             (plan.regions, plan.edits, plan.tokens_freed) = (Vec::new(), Vec::new(), 0);
         }
@@ -131,22 +162,36 @@ pub struct Gain {
     pub tool_results: usize,
     /// Blocks folded.
     pub blocks: usize,
+    /// A superseded read: folded even inside the tail.
+    pub superseded: bool,
+    /// A tool use's result (what "keep the last N tool uses" counts), folded or not.
+    pub tool_use: bool,
 }
 
 /// The gain of every context position, as if no tail protected any (`tokens` as for
 /// [`plan_with_wall`]).
 pub fn gains(projection: &View<'_, '_>, wall: &Wall, options: &FoldOptions, tokens: &[u64]) -> Vec<Gain> {
-    let plan = plan_before(projection, wall, options, tokens, projection.context.len());
+    let superseded = options.superseded(projection);
+    let plan = plan_before(projection, wall, options, tokens, projection.context.len(), &superseded);
     let pos_of: HashMap<usize, usize, foldhash::fast::RandomState> =
         projection.context.iter().enumerate().map(|(pos, &index)| (index, pos)).collect();
-    let mut gains = vec![Gain::default(); projection.context.len()];
+    let mut gains: Vec<Gain> = projection
+        .units
+        .iter()
+        .enumerate()
+        .map(|(pos, u)| Gain {
+            superseded: superseded.get(pos).copied().unwrap_or(false),
+            tool_use: shake_plumbing::regions::rules::is_tool_use(u.role),
+            ..Gain::default()
+        })
+        .collect();
     for edit in &plan.edits {
         gains[pos_of[&edit.index]].tokens += edit.before.saturating_sub(edit.after);
     }
     for r in &plan.regions {
         let g = &mut gains[pos_of[&r.index]];
         match r.kind {
-            RegionKind::ToolResult => g.tool_results += 1,
+            RegionKind::ToolResult | RegionKind::SupersededRead => g.tool_results += 1,
             RegionKind::Block => g.blocks += 1,
             RegionKind::Thinking | RegionKind::Image => {}
         }
@@ -154,17 +199,19 @@ pub fn gains(projection: &View<'_, '_>, wall: &Wall, options: &FoldOptions, toke
     gains
 }
 
-/// Plans the positions before `tail_start` (the later ones are protected).
+/// Plans the positions before `tail_start` (the later ones are protected), and the `superseded`
+/// reads wherever they are.
 fn plan_before<'s>(
     view: &View<'s, '_>,
     wall: &Wall,
     options: &FoldOptions,
     tokens: &[u64],
     tail_start: usize,
+    superseded: &[bool],
 ) -> Plan<'s> {
     let tok = &options.tokenizer;
     let mut plan = Plan {
-        options: *options,
+        options: options.clone(),
         regions: Vec::new(),
         edits: Vec::new(),
         tokens_freed: 0,
@@ -172,7 +219,16 @@ fn plan_before<'s>(
         below_floor: None,
     };
     let claude_shake = options.scope == Scope::Elide && options.profile == Profile::ClaudeShake;
-    for (pos, unit) in view.units.iter().enumerate().take(tail_start) {
+    // Past the tail's start only superseded reads are in play.
+    let end = superseded.iter().rposition(|s| *s).map_or(tail_start, |last| tail_start.max(last + 1));
+    for (pos, unit) in view.units.iter().enumerate().take(end) {
+        let stale = superseded.get(pos).copied().unwrap_or(false);
+        if pos >= tail_start && !stale {
+            continue;
+        }
+        if unit.role == Role::ToolResult && unit.tool.as_ref().is_some_and(|t| options.rules.excludes(&t.name)) {
+            continue;
+        }
         let index = unit.index;
         let Some(base_raw) = wall.base_content(view, index) else { continue };
         let base = view.parse_content(Some(base_raw));
@@ -185,7 +241,7 @@ fn plan_before<'s>(
             continue;
         }
         let Some(target) = unit.target.map(|t| Cow::Borrowed(t.0)) else { continue };
-        let new = regions_in(unit, &target, &base, wall, options);
+        let new = regions_in(unit, &target, &base, wall, options, stale);
         if new.is_empty() {
             continue;
         }
@@ -194,8 +250,9 @@ fn plan_before<'s>(
         // A host with a placeholder of its own writes it for a whole tool result (Claude Code's
         // `<persisted-output>`): the plan counts what is written, and skips a result it would not
         // shrink.
-        let whole = all.iter().all(|it| it.kind == RegionKind::ToolResult);
-        let own = whole.then(|| view.own_placeholder(index)).flatten();
+        let whole = all.iter().all(|it| it.kind.is_whole());
+        let why = all.iter().any(|it| it.kind == RegionKind::SupersededRead).then_some(crate::scope::SUPERSEDED_WHY);
+        let own = whole.then(|| view.own_placeholder(index, why)).flatten();
         let shrinks_only = own.is_some();
         let content = own.unwrap_or_else(|| compose(&base, base_raw, &all));
         let before = tokens[pos];
@@ -214,18 +271,21 @@ fn plan_before<'s>(
     plan
 }
 
-/// The regions of one target that the scope would fold and the wall has not folded yet.
+/// The regions of one target that the scope would fold and the wall has not folded yet (a whole
+/// tool result is folded once, as a superseded read or not).
 fn regions_in<'s>(
     unit: &Unit<'s>,
     target: &Cow<'s, str>,
     base: &Content<'_>,
     wall: &Wall,
     o: &FoldOptions,
+    superseded: bool,
 ) -> Vec<Item<'s>> {
     let folded: Vec<_> = wall.items_of(target).iter().map(Item::key).collect();
-    regions(unit, base, o.scope, o.profile, &o.tokenizer)
+    let whole = wall.items_of(target).iter().any(|it| it.kind.is_whole());
+    regions(unit, base, o.scope, o.profile, &o.tokenizer, superseded)
         .into_iter()
-        .filter(|r| !folded.contains(&r.key()))
+        .filter(|r| !(folded.contains(&r.key()) || whole && r.kind.is_whole()))
         .map(|r| Item::new(target.clone(), unit.index, r, ""))
         .collect()
 }
@@ -236,7 +296,7 @@ pub fn compose(base: &Content<'_>, base_raw: &RawValue, items: &[&Item]) -> Box<
     let json = match base {
         Content::Text(s) => string_json(&replace_spans(s, exact_text(Some(base_raw)).as_deref(), items, None)),
         Content::Blocks(blocks) => {
-            let whole = items.iter().find(|it| it.kind == RegionKind::ToolResult);
+            let whole = items.iter().find(|it| it.kind.is_whole());
             let mut placed = false;
             let mut out: Vec<String> = Vec::with_capacity(blocks.len());
             for (i, b) in blocks.iter().enumerate() {

@@ -137,21 +137,28 @@ fn from_settings(ctx: &Context, path: &Path) -> Result<Option<Profile>> {
     })
 }
 
+/// A context in a test's folder: the project `proj/`, home the folder itself, pi's agent
+/// directory `agent/` (for the tests of what settings and config files choose).
+#[cfg(test)]
+pub(crate) fn sandbox_ctx(dir: &Path) -> Context {
+    Context {
+        cwd: dir.join("proj"),
+        home: dir.to_path_buf(),
+        agent_dir: dir.join("agent"),
+        custom_session_dir: None,
+        store_dir: dir.join("store"),
+        color: false,
+        host: None,
+        model: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn ctx(dir: &Path) -> Context {
-        Context {
-            cwd: dir.join("proj"),
-            home: dir.to_path_buf(),
-            agent_dir: dir.join("agent"),
-            custom_session_dir: None,
-            store_dir: dir.join("store"),
-            color: false,
-            host: None,
-            model: None,
-        }
+        sandbox_ctx(dir)
     }
 
     #[test]

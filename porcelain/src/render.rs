@@ -1,6 +1,7 @@
 //! Rendering for people: counts in words, thousands separators, and colour when the binary's
 //! choice allows it (`--color`, a terminal, the environment: [`ColorChoice`]).
 
+use shake_plumbing::regions::RegionKind;
 use std::io::Write;
 use std::path::Path;
 
@@ -23,6 +24,35 @@ pub fn plural(n: usize, noun: &str) -> String {
 /// Joins non-zero counts: `43 tool results + 1 block`; empty when all are zero.
 pub fn counts(parts: &[(usize, &str)]) -> String {
     parts.iter().filter(|(n, _)| *n > 0).map(|(n, noun)| plural(*n, noun)).collect::<Vec<_>>().join(" + ")
+}
+
+/// What a fold folds, counted per kind with [`counts`]: `157 tool results (44 superseded reads)
+/// + 1 block` (a superseded read is a tool result folded whole, and counted with them).
+pub fn region_counts(count: impl Fn(RegionKind) -> usize, kinds: &[RegionKind]) -> String {
+    let mut parts = Vec::new();
+    for &kind in kinds {
+        let n = count(kind);
+        let part = match kind {
+            RegionKind::ToolResult => {
+                let stale =
+                    if kinds.contains(&RegionKind::SupersededRead) { count(RegionKind::SupersededRead) } else { 0 };
+                let all = plural(n + stale, "tool result");
+                match stale {
+                    0 => all,
+                    _ => format!("{all} ({})", plural(stale, "superseded read")),
+                }
+            }
+            RegionKind::SupersededRead if kinds.contains(&RegionKind::ToolResult) => continue,
+            RegionKind::SupersededRead => plural(n, "superseded read"),
+            RegionKind::Block => plural(n, "block"),
+            RegionKind::Thinking => plural(n, "thinking block"),
+            RegionKind::Image => plural(n, "image"),
+        };
+        if !part.starts_with("0 ") {
+            parts.push(part);
+        }
+    }
+    parts.join(" + ")
 }
 
 /// The line a command for people starts with when the command line did not name the session's

@@ -49,24 +49,40 @@ impl fmt::Display for Scope {
 pub fn placeholder(kind: RegionKind, label: &str, tokens: u64) -> String {
     // Pushed piece by piece, not formatted: a fold makes two per region (to count it, then to
     // write it), and `format!` was half of their cost on many small tool results.
-    let (what, suffix) = match kind {
-        RegionKind::ToolResult => (label, " output"),
-        RegionKind::Block => (label, " block"),
-        RegionKind::Thinking => ("thinking", ""),
-        RegionKind::Image => (label, ""),
+    let (what, suffix, why) = match kind {
+        RegionKind::ToolResult => (label, " output", ""),
+        RegionKind::SupersededRead => (label, " output", SUPERSEDED),
+        RegionKind::Block => (label, " block", ""),
+        RegionKind::Thinking => ("thinking", "", ""),
+        RegionKind::Image => (label, "", ""),
     };
-    let mut out = String::with_capacity(what.len() + suffix.len() + 32);
-    for part in ["[", what, suffix, " omitted (~", &thousands(tokens), " tokens)]"] {
+    let mut out = String::with_capacity(what.len() + suffix.len() + why.len() + 32);
+    for part in ["[", what, suffix, " omitted (~", &thousands(tokens), " tokens)", why, "]"] {
         out.push_str(part);
     }
     out
 }
 
+/// Why a superseded read was folded, as its placeholder says it (shake's own placeholder; a host
+/// with a placeholder of its own says it in its own form).
+pub const SUPERSEDED_WHY: &str = "superseded: the file was read again or changed later";
+
+/// [`SUPERSEDED_WHY`] as the placeholder's ending.
+const SUPERSEDED: &str = ": superseded: the file was read again or changed later";
+
 /// Finds the regions of one foldable entry with content `content` that `scope` would fold:
 /// for `elide`, a tool result's text when it costs more than its placeholder, and blocks of at
 /// least the profile's block minimum elsewhere; for `thinking`, each thinking block of an
-/// assistant message; for `images`, each image outside assistant messages.
-pub fn regions(unit: &Unit<'_>, content: &Content<'_>, scope: Scope, profile: Profile, tok: &Tokenizer) -> Vec<Region> {
+/// assistant message; for `images`, each image outside assistant messages. A `superseded` tool
+/// result's text is a [`RegionKind::SupersededRead`] region.
+pub fn regions(
+    unit: &Unit<'_>,
+    content: &Content<'_>,
+    scope: Scope,
+    profile: Profile,
+    tok: &Tokenizer,
+    superseded: bool,
+) -> Vec<Region> {
     let blocks = content.blocks();
     let region = |kind, label: String, tokens, block, at| Region { kind, label, tokens, block, at };
     let mut out = Vec::new();
@@ -82,8 +98,9 @@ pub fn regions(unit: &Unit<'_>, content: &Content<'_>, scope: Scope, profile: Pr
             }
             let label = tool_label(unit.tool.as_deref());
             let tokens = tally.total();
-            if any_text && tokens > tok.count(&placeholder(RegionKind::ToolResult, &label, tokens)) {
-                out.push(region(RegionKind::ToolResult, label, tokens, None, None));
+            let kind = if superseded { RegionKind::SupersededRead } else { RegionKind::ToolResult };
+            if any_text && tokens > tok.count(&placeholder(kind, &label, tokens)) {
+                out.push(region(kind, label, tokens, None, None));
             }
         }
         Scope::Elide => {
@@ -136,5 +153,10 @@ mod tests {
     fn placeholders_and_thousands() {
         assert_eq!(placeholder(RegionKind::ToolResult, "bash", 9045), "[bash output omitted (~9,045 tokens)]");
         assert_eq!(placeholder(RegionKind::Block, "python", 1210), "[python block omitted (~1,210 tokens)]");
+        assert_eq!(
+            placeholder(RegionKind::SupersededRead, "read", 1210),
+            format!("[read output omitted (~1,210 tokens): {SUPERSEDED_WHY}]")
+        );
+        assert_eq!(SUPERSEDED, format!(": {SUPERSEDED_WHY}"));
     }
 }

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use shake_plumbing::claude::write::placeholder;
+use shake_plumbing::claude::write::noted_placeholder;
 use shake_plumbing::claude::Transcript;
 
 use crate::claude_host::{install, install_bytes, transcript};
@@ -70,7 +70,14 @@ pub fn fold_and_undo(env: &TestEnv, path: &Path, profile: &str) -> (PathBuf, Pat
                 let at = Path::new(saved[id.as_str()]);
                 assert!(at.is_absolute());
                 assert_eq!(&std::fs::read_to_string(at).unwrap(), text, "{id}: the saved original");
-                assert_eq!(after[id], placeholder(text, at));
+                // A superseded read's placeholder says why on a line of its own.
+                let stale = fold["targets"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|t| t["id"] == **id && t["kind"] == "supersededRead");
+                let why = stale.then_some(shake_porcelain::scope::SUPERSEDED_WHY);
+                assert_eq!(after[id], noted_placeholder(text, at, why));
                 let (from, to) = (serde_json::to_string(text).unwrap(), serde_json::to_string(&after[id]).unwrap());
                 // In the rows of that result only (a real transcript may hold the same text in
                 // other results, and the same result in more than one row).

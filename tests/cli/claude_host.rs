@@ -180,7 +180,7 @@ fn the_claude_shake_profile_selects_what_claude_shake_selects() {
         transcript("11111111-2222-4333-8444-666666666666", &small, None).as_bytes(),
     );
     let out = env.ok(&["fold", "--dry-run", "--profile", "claude-shake", path.to_str().unwrap()]);
-    assert!(out.contains("under the profile's floor (15% of the context)"), "{out}");
+    assert!(out.contains("under the floor (15% of the context)"), "{out}");
 }
 
 #[test]

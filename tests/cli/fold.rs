@@ -26,8 +26,12 @@ fn the_sentence_names_counts_tokens_tail_profile_and_tokenizer() {
     let freed = crate::render_thousands(plan["tokensFreed"].as_u64().unwrap());
     assert_eq!(
         dry,
-        format!("[dry-run] · Shook 3 tool results + 4 blocks (~{freed} tokens). Protects the last 4,000 tokens. Profile: default (built-in). Tokenizer: claude-v3.\n")
+        format!(
+            "[dry-run] · Shook 3 tool results + 4 blocks (~{freed} tokens). Protects the last 4,000 tokens. Profile: default (built-in). Tokenizer: claude-v3.\n\
+             Cache: cold (the last turn was more than 5 minutes ago), so this fold is free now. Prices: built-in prices for claude-sonnet (2025-11-24).\n"
+        )
     );
+    assert_eq!(plan["cache"]["verdict"], "cache cold: free now");
     let real = env.ok(&["fold", &p]);
     assert_eq!(real, dry.trim_start_matches("[dry-run] · "));
     assert_eq!(
@@ -36,7 +40,8 @@ fn the_sentence_names_counts_tokens_tail_profile_and_tokenizer() {
     );
     let thinking = env.ok(&["fold", &p, "--scope", "thinking", "--tokenizer", "o200k"]);
     assert!(
-        thinking.starts_with("Shook 1 thinking block (~") && thinking.ends_with("Tokenizer: o200k.\n"),
+        thinking.starts_with("Shook 1 thinking block (~")
+            && thinking.lines().next().unwrap().ends_with("Tokenizer: o200k."),
         "{thinking}"
     );
     assert!(env.ok(&["fold", &p, "--scope", "images"]).starts_with("Shook 2 images (~2,3"));

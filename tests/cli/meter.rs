@@ -92,8 +92,11 @@ fn meter_prints_a_plain_figure_off_a_terminal() {
     let env = TestEnv::new();
     let path = env.fixture("pi-mono-before-compaction.v3-migrated-by-pi-1.6.0.jsonl");
     let path = path.to_str().unwrap();
-    let tokens = json_of(&env.ok(&["meter", path, "--json", "--tokenizer", "pi"]))["tokens"].as_u64().unwrap();
-    let label = format!("~{}k shakeable\n", (tokens + 500) / 1000);
+    let reading = json_of(&env.ok(&["meter", path, "--json", "--tokenizer", "pi"]));
+    let tokens = reading["tokens"].as_u64().unwrap();
+    // The session's last turn is a year old: the cache is cold and the fold free.
+    assert_eq!(reading["cache"]["verdict"], "cache cold: free now");
+    let label = format!("~{}k shakeable · cache cold: free now\n", (tokens + 500) / 1000);
     assert_eq!(env.ok(&["meter", path, "--tokenizer", "pi"]), label);
     // Not a terminal: no colour even without NO_COLOR.
     let out = env.cmd().env_remove("NO_COLOR").args(["meter", path, "--tokenizer", "pi"]).output().unwrap();

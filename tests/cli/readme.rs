@@ -23,7 +23,7 @@ fn the_quick_start_runs_as_the_readme_shows() {
     assert!(env.dir.path().join("home/.pi/agent/shake/example/example.jsonl").is_file());
     for (cmd, expect) in [
         ("status", "158 entries folded at "),
-        ("log", "fold elide/default: 157 tool results + 1 block"),
+        ("log", "fold elide/default: 157 tool results (44 superseded reads) + 1 block"),
         ("undo", "Restored 158 entries"),
     ] {
         assert!(quick.contains(&format!("`shake {cmd} ffae836b`")), "README names `shake {cmd} ffae836b`");

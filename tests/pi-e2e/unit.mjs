@@ -50,6 +50,9 @@ assert.deepEqual(meterLabel(1_234_567), { text: "✂ ~1,235k shakeable", color: 
 // The meter's own severity wins over the thresholds.
 assert.deepEqual(meterLabel(12_000, "low"), { text: "✂ ~12k shakeable", color: "dim" });
 assert.deepEqual(meterLabel(500, "alert"), { text: "✂ <1k shakeable", color: "error" });
+// The meter's verdict (issue 31) after the figure, from 1k on.
+assert.deepEqual(meterLabel(27_400, "alert", "pays back in 2 turns"), { text: "✂ ~27k shakeable · pays back in 2 turns", color: "error" });
+assert.deepEqual(meterLabel(500, "low", "not worth it yet"), { text: "✂ <1k shakeable", color: "dim" });
 
 // The log entry names the ids pi gave the edits, per target (several regions can share a target).
 const plan = { v: 1, op: "fold", targets: [{ id: "t1", edit: "" }, { id: "t2", edit: "" }, { id: "t1", edit: "" }] };

@@ -600,16 +600,27 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
         let model = as_str(model).filter(|m| m != "<synthetic>")?;
         // A row without usage still names its model (the default tokenizer is the model's).
         let usage = usage.and_then(|u| {
-            members(u.get(), &["input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"])
+            members(
+                u.get(),
+                &["input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "cache_creation"],
+            )
         });
         let n = |raw: Option<&RawValue>| raw.and_then(|r| serde_json::from_str::<u64>(r.get()).ok()).unwrap_or(0);
-        let [input, write, read] = usage.unwrap_or_default().map(n);
-        let prompt = input + write + read;
+        let [input, write, read, split] = usage.unwrap_or_default();
+        let prompt = n(input) + n(write) + n(read);
+        let long = split.and_then(|s| members(s.get(), &["ephemeral_1h_input_tokens"])).map_or(0, |[l]| n(l));
+        let cache = host::CacheUse {
+            input: n(input),
+            cache_read: n(read),
+            cache_write: n(write),
+            cache_write_1h: long,
+            cost: None,
+        };
         Some(Reply {
             provider: Some(Cow::Borrowed("anthropic")),
             model: Some(Cow::Owned(model.into_owned())),
             prompt_tokens: (prompt > 0).then_some(prompt),
-            cache: (read, write),
+            cache: (prompt > 0).then_some(cache),
         })
     }
 
@@ -644,14 +655,21 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
         // The new contents as JSON strings, borrowed from the edits where they are written as
         // shake writes a text (an undo's originals: held once, not again decoded).
         let mut contents = write::Replace::new();
+        // The notes the plan's placeholders carry (a superseded read's), by saved file.
+        let mut notes = std::collections::HashMap::new();
         for (target, content) in edits {
             let text =
                 texts.text(target).ok_or_else(|| Error::user(format!("{shown}: no text tool_result {target}")))?;
             let new = serde_json::from_str::<String>(content.get())
                 .map_err(|_| Error::user(format!("{shown}: the new content of {target} is not a string")))?;
             // A fold writes Claude Code's placeholder: it must be what the plan counted.
-            if how.is_fold() && new != write::placeholder(&text, &super::fork::saved_path(source, sid, target)) {
+            let saved = super::fork::saved_path(source, sid, target);
+            let note = write::note_of(&new);
+            if how.is_fold() && new != write::noted_placeholder(&text, &saved, note) {
                 return Err(Error::user(format!("{shown}: the planned placeholder of {target} is not the fork's")));
+            }
+            if let Some(note) = note.filter(|_| how.is_fold()) {
+                notes.insert(saved, note.to_string());
             }
             let json = crate::js::json::js_string(&new);
             let json = if json == content.get() { std::borrow::Cow::Borrowed(content.get()) } else { json.into() };
@@ -672,15 +690,17 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
             carried: f.carried,
         };
         let targets: Vec<String> = edits.iter().map(|(t, _)| t.clone()).collect();
+        let noted = |text: &str, saved: &std::path::Path| {
+            write::noted_placeholder(text, saved, notes.get(saved).map(String::as_str))
+        };
         match how {
             ForkWrite::Fold => {
                 let id = super::fork::new_session_id();
-                let f = super::fork::fork(&self.t, source, &targets, &id, write::placeholder).map_err(fail)?;
+                let f = super::fork::fork(&self.t, source, &targets, &id, noted).map_err(fail)?;
                 return Ok(forked(f, false));
             }
             ForkWrite::FoldInPlace => {
-                let f =
-                    super::fork::fold_in_place(&self.t, source, &targets, write::placeholder, |_| {}).map_err(fail)?;
+                let f = super::fork::fold_in_place(&self.t, source, &targets, noted, |_| {}).map_err(fail)?;
                 return Ok(forked(f, true));
             }
             ForkWrite::RestoreInPlace(exact) => {
@@ -871,19 +891,19 @@ impl<'s> HostView<'s> for ClaudeView<'s, '_> {
         let path = std::path::Path::new(path);
         let original = std::fs::read_to_string(path).ok()?;
         // Only an original the placeholder was made from is put back.
-        (write::placeholder(&original, path) == *text)
+        (write::noted_placeholder(&original, path, write::note_of(text)) == *text)
             .then(|| RawValue::from_string(crate::js::json::js_string(&original)).ok())
             .flatten()
     }
 
-    fn own_placeholder(&self, index: usize) -> Option<Box<RawValue>> {
+    fn own_placeholder(&self, index: usize, why: Option<&str>) -> Option<Box<RawValue>> {
         let result = self.host.nodes[index].result.as_ref()?;
         let text = parse_content(result.content);
         let Content::Blocks(blocks) = &text else { return None };
         let [Block { kind: BlockKind::Text(text), .. }] = blocks.as_slice() else { return None };
         let sid = self.host.session_id()?;
         let saved = super::fork::saved_path(&self.host.t.file.path, sid, &result.call_id);
-        RawValue::from_string(crate::js::json::js_string(&write::placeholder(text, &saved))).ok()
+        RawValue::from_string(crate::js::json::js_string(&write::noted_placeholder(text, &saved, why))).ok()
     }
 
     fn tail(&self, view: &View<'s, '_>, ids: &mut dyn FnMut(&str)) -> Option<host::Tail> {

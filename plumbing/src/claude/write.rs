@@ -116,15 +116,30 @@ pub const PREVIEW_CHARS: usize = 2000;
 /// 2.1.328): the size, the path, and a preview of up to 2,000 UTF-16 units cut at the last
 /// newline past the half, never inside a surrogate pair.
 pub fn placeholder(text: &str, path: &Path) -> String {
+    noted_placeholder(text, path, None)
+}
+
+/// [`placeholder`] with a line saying why the output was folded (a superseded read), after the
+/// line naming the saved file (which [`original`](super::host) reads back).
+pub fn noted_placeholder(text: &str, path: &Path, note: Option<&str>) -> String {
     let (preview, more) = preview(text, PREVIEW_CHARS);
     let preview = preview.replace("</persisted-output>", "<\\/persisted-output>");
+    let note = note.map(|n| format!("\n{}", n.replace('\n', " "))).unwrap_or_default();
     format!(
-        "<persisted-output>\nOutput too large ({}). Full output saved to: {}\n\nPreview (first {}):\n{preview}{}</persisted-output>",
+        "<persisted-output>\nOutput too large ({}). Full output saved to: {}{note}\n\nPreview (first {}):\n{preview}{}</persisted-output>",
         size(utf16_len(text)),
         path.display(),
         size(PREVIEW_CHARS),
         if more { "\n...\n" } else { "\n" }
     )
+}
+
+/// The note of a placeholder [`noted_placeholder`] wrote: its third line, when the blank line
+/// before the preview follows it.
+pub fn note_of(placeholder: &str) -> Option<&str> {
+    let mut lines = placeholder.strip_prefix("<persisted-output>\n")?.splitn(4, '\n').skip(1);
+    let note = lines.next().filter(|n| !n.is_empty())?;
+    (lines.next() == Some("")).then_some(note)
 }
 
 /// Claude Code's size label: `N bytes` below 1 KiB, else one decimal of KB or MB without `.0`.
@@ -269,6 +284,18 @@ mod tests {
             .replace("\"big \\u00e9 output\"", "\"[folded]\"");
         assert_eq!(String::from_utf8(bytes).unwrap(), expected);
         assert_eq!(replaced, ["t1"]);
+    }
+
+    /// A noted placeholder keeps Claude Code's form and the saved file's line, and gives its
+    /// note back; a plain one has none.
+    #[test]
+    fn a_note_rides_on_its_own_line() {
+        let path = Path::new("/abs/t.txt");
+        let noted = noted_placeholder("a\nb", path, Some("superseded: read again"));
+        assert!(noted.starts_with("<persisted-output>\nOutput too large (3 bytes). Full output saved to: /abs/t.txt\nsuperseded: read again\n\nPreview"));
+        assert_eq!(note_of(&noted), Some("superseded: read again"));
+        assert_eq!(note_of(&placeholder("a\nb", path)), None);
+        assert_eq!(noted_placeholder("a", path, None), placeholder("a", path));
     }
 
     #[test]

@@ -236,10 +236,34 @@ pub struct Reply<'a> {
     /// The provider's context size for the request (input + cache read + cache write), when the
     /// host trusts the figure (not aborted or failed, not zero).
     pub prompt_tokens: Option<u64>,
-    /// Of that prompt, the tokens read from the provider's cache and those written to it (0
-    /// when not told): a request that reads less than the last one cached had another prefix,
-    /// or an expired cache ([`crate::calibration::added`]).
-    pub cache: (u64, u64),
+    /// How the prompt met the provider's cache, when the host records it (the priced meter).
+    pub cache: Option<CacheUse>,
+}
+
+/// How one request's prompt met the provider's prompt cache, as the host recorded it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CacheUse {
+    /// Prompt tokens neither read from nor written to the cache.
+    pub input: u64,
+    /// Prompt tokens read from the cache.
+    pub cache_read: u64,
+    /// Prompt tokens written to the cache (every lifetime).
+    pub cache_write: u64,
+    /// Of those, written with the 1-hour lifetime (Claude Code's `ephemeral_1h_input_tokens`).
+    pub cache_write_1h: u64,
+    /// What the request cost, in US dollars, when the host records it (pi's `usage.cost`).
+    pub cost: Option<CacheCost>,
+}
+
+/// A request's recorded cost in US dollars, by kind of prompt token.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CacheCost {
+    /// For the uncached input.
+    pub input: f64,
+    /// For the tokens read from the cache.
+    pub cache_read: f64,
+    /// For the tokens written to the cache.
+    pub cache_write: f64,
 }
 
 /// A branch written as a session file of its own ([`HostSession::export`]).
@@ -595,8 +619,9 @@ pub trait HostView<'s> {
 
     /// The content (raw JSON) the host writes in place of the whole text of tool result
     /// `index` when a fold takes it, if the host has a placeholder of its own (Claude Code: its
-    /// `<persisted-output>` form pointing at the saved original); `None`: shake's placeholder.
-    fn own_placeholder(&self, _index: usize) -> Option<Box<RawValue>> {
+    /// `<persisted-output>` form pointing at the saved original), saying `why` when the fold
+    /// says why (a superseded read); `None`: shake's placeholder.
+    fn own_placeholder(&self, _index: usize, _why: Option<&str>) -> Option<Box<RawValue>> {
         None
     }
 

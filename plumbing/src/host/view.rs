@@ -229,9 +229,9 @@ impl<'s, 'a> View<'s, 'a> {
     }
 
     /// The content the host writes in place of tool result `index`'s whole text, when it has a
-    /// placeholder of its own.
-    pub fn own_placeholder(&self, index: usize) -> Option<Box<RawValue>> {
-        self.data.own_placeholder(index)
+    /// placeholder of its own, saying `why` when the fold says why (a superseded read).
+    pub fn own_placeholder(&self, index: usize, why: Option<&str>) -> Option<Box<RawValue>> {
+        self.data.own_placeholder(index, why)
     }
 
     /// What the host keeps to follow rows appended after this context, the view being at its

@@ -135,6 +135,9 @@ pub struct Usage {
     pub cache_read: f64,
     pub cache_write: f64,
     pub total_tokens: f64,
+    /// `usage.cost` in US dollars (input, cache read, cache write), when it is an object of
+    /// numbers (pi records it; it decides nothing of pi's own, so a bad one is only absent).
+    pub cost: Option<[f64; 3]>,
 }
 
 impl Usage {
@@ -142,7 +145,7 @@ impl Usage {
     /// `±Infinity` (which pi's rule for trusting usage then refuses); `None` when a field is not
     /// a number or `usage` not an object.
     fn parse(raw: &RawValue) -> Option<Usage> {
-        let o = Slots::parse(raw, &["input", "output", "cacheRead", "cacheWrite", "totalTokens"])?;
+        let o = Slots::parse(raw, &["input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost"])?;
         // A JSON number's text is one Rust reads as JavaScript does (the nearest double,
         // `±Infinity` out of range); any other JSON value is not a number to either.
         let n = |i| match o.raw(i).map(RawValue::get) {
@@ -153,7 +156,12 @@ impl Usage {
             }
             Some(v) => v.trim().parse::<f64>().ok(),
         };
-        Some(Usage { input: n(0)?, output: n(1)?, cache_read: n(2)?, cache_write: n(3)?, total_tokens: n(4)? })
+        let cost = o.raw(5).and_then(|c| {
+            let c = Slots::parse(c, &["input", "cacheRead", "cacheWrite"])?;
+            let n = |i| c.raw(i).map_or(Some(0.0), |v| v.get().trim().parse::<f64>().ok().filter(|x| x.is_finite()));
+            Some([n(0)?, n(1)?, n(2)?])
+        });
+        Some(Usage { input: n(0)?, output: n(1)?, cache_read: n(2)?, cache_write: n(3)?, total_tokens: n(4)?, cost })
     }
 }
 

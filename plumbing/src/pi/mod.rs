@@ -187,7 +187,14 @@ impl<'a> HostSession<'a> for Session<'a> {
             return None;
         }
         let prompt_tokens = estimate::request_tokens(&m);
-        let cache = m.usage.map_or((0, 0), |u| (u.cache_read as u64, u.cache_write as u64));
+        let whole = |x: f64| if x.is_finite() && x > 0.0 { x as u64 } else { 0 };
+        let cache = prompt_tokens.and(m.usage).map(|u| host::CacheUse {
+            input: whole(u.input),
+            cache_read: whole(u.cache_read),
+            cache_write: whole(u.cache_write),
+            cache_write_1h: 0,
+            cost: u.cost.map(|[input, cache_read, cache_write]| host::CacheCost { input, cache_read, cache_write }),
+        });
         Some(Reply { provider: m.provider, model: m.model, prompt_tokens, cache })
     }
 

@@ -5,6 +5,7 @@
 //! one are fold policy and live in the porcelain (`shake_porcelain::{scope, profile}`).
 
 pub mod claude_shake;
+pub mod rules;
 pub mod spans;
 
 pub use spans::{find_spans, Span};
@@ -24,21 +25,35 @@ pub enum RegionKind {
     Thinking,
     /// One image block.
     Image,
+    /// A whole tool result of a read whose file was read again, written or edited later
+    /// ([`rules::superseded`]): folded even inside the tail, and its placeholder says why.
+    SupersededRead,
 }
 
 impl RegionKind {
     /// Every kind, in the order reports list them.
-    pub const ALL: [RegionKind; 4] =
-        [RegionKind::ToolResult, RegionKind::Block, RegionKind::Thinking, RegionKind::Image];
+    pub const ALL: [RegionKind; 5] = [
+        RegionKind::ToolResult,
+        RegionKind::Block,
+        RegionKind::Thinking,
+        RegionKind::Image,
+        RegionKind::SupersededRead,
+    ];
 
     /// Returns the kind's name as logged and printed.
     pub fn as_str(self) -> &'static str {
-        static NAMES: std::sync::OnceLock<[String; 4]> = std::sync::OnceLock::new();
+        static NAMES: std::sync::OnceLock<[String; 5]> = std::sync::OnceLock::new();
         let names = NAMES.get_or_init(|| {
             RegionKind::ALL
                 .map(|k| serde_json::to_value(k).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default())
         });
         &names[self as usize]
+    }
+
+    /// Tells whether the region is a whole tool result's text (the host's own placeholder, where
+    /// it has one, replaces it).
+    pub fn is_whole(self) -> bool {
+        matches!(self, RegionKind::ToolResult | RegionKind::SupersededRead)
     }
 
     /// Parses a logged kind.

@@ -21,7 +21,7 @@ use crate::host_plan::{self, Tokens};
 use crate::log_entry::{LogData, LogTarget, VERSION};
 use crate::plan::{plan_with_wall, FoldOptions, Plan};
 use crate::profile::{self, ProfileSource};
-use crate::render::{counts, thousands, Paint};
+use crate::render::{region_counts, thousands, Paint};
 use crate::wall::Wall;
 
 /// Fold stale tool output, big blocks, thinking or images out of what the agent sends the model
@@ -46,6 +46,8 @@ pub struct FoldArgs {
     pub example: bool,
     #[command(flatten)]
     pub in_place: batch::InPlaceArgs,
+    #[command(flatten)]
+    pub rules: crate::rules::RuleArgs,
 }
 
 /// Runs `shake fold`.
@@ -76,11 +78,13 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
         let projection = View::at(&session, Some(leaf))?;
         let tokenizer = open_tokenizer(ctx, args.tokenizer, &session, Some(leaf))?;
         let tokens = context_tokens(&projection, &tokenizer);
-        let options = FoldOptions { scope: args.scope, profile, tokenizer: *tokenizer };
+        let rules = crate::rules::resolve(ctx, &args.rules, profile)?;
+        let options = FoldOptions { scope: args.scope, profile, tokenizer: *tokenizer, rules };
         let wall = Wall::at(&projection);
         let plan = plan_with_wall(&projection, &wall, &options, &tokens);
+        let economics = crate::price::of_plan(ctx, &projection, &plan, &tokens)?;
         if args.write.plan {
-            let message = summary(&plan, &source);
+            let message = reported(&plan, &source, economics.as_ref());
             let printed = host_plan::print(
                 out,
                 &wall,
@@ -94,7 +98,7 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
         let mut outcome = match session.host().writer() {
             Writer::Fork(forks) => {
                 let session = (&session, forks, in_place);
-                let written = fork(ctx, args, (file, &rev), session, leaf, (&plan, &source), out)?;
+                let written = fork(ctx, args, (file, &rev), session, leaf, (&plan, &source, economics), out)?;
                 return Ok((Ok(0), Leftover::Written(written)));
             }
             // A host that never writes refuses the batch as it is made, dry run or not.
@@ -106,6 +110,7 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
         let leaf_id = session.entries[leaf].id().to_string();
         let report = Report {
             paint: Paint::new(ctx),
+            economics,
             plan: &plan,
             source: &source,
             dry_run: args.write.dry_run,
@@ -138,7 +143,7 @@ fn fork(
     (file, rev): (&SessionFile, &Rev),
     (session, forks, in_place): (&Session<'_>, &dyn Forks, bool),
     leaf: usize,
-    (plan, source): (&Plan, &ProfileSource),
+    (plan, source, economics): (&Plan, &ProfileSource, Option<crate::price::Economics>),
     out: &mut dyn Write,
 ) -> Result<Option<std::path::PathBuf>> {
     let title = session.kind.title();
@@ -185,8 +190,15 @@ fn fork(
         }
     };
     let outcome = batch::Outcome::default();
-    let report =
-        Report { paint: Paint::new(ctx), plan, source, dry_run: args.write.dry_run, leaf: &leaf_id, outcome: &outcome };
+    let report = Report {
+        paint: Paint::new(ctx),
+        economics,
+        plan,
+        source,
+        dry_run: args.write.dry_run,
+        leaf: &leaf_id,
+        outcome: &outcome,
+    };
     if args.write.json {
         let mut json = report.json();
         json["fork"] = match &written {
@@ -300,21 +312,23 @@ pub fn log_data<'p>(plan: &'p Plan, repairs: Vec<String>) -> LogData<'p> {
     }
 }
 
+/// What a fold reports: [`summary`], and on a line of its own what the fold costs with the prompt
+/// cache when it folds something and is priced (`--plan`'s `message` is the same text).
+fn reported(plan: &Plan, source: &ProfileSource, economics: Option<&crate::price::Economics>) -> String {
+    match economics.filter(|_| !plan.is_empty()) {
+        Some(e) => format!("{}\n{}", summary(plan, source), e.sentence()),
+        None => summary(plan, source),
+    }
+}
+
 /// The one sentence a plan is reported with: `Shook 43 tool results + 1 block (~27,838 tokens).
 /// Protects the last 4,000 tokens. Profile: default (built-in). Tokenizer: pi.`
 pub fn summary(plan: &Plan, source: &ProfileSource) -> String {
     let o = &plan.options;
-    let what = counts(&[
-        (plan.count(RegionKind::ToolResult), "tool result"),
-        (plan.count(RegionKind::Block), "block"),
-        (plan.count(RegionKind::Thinking), "thinking block"),
-        (plan.count(RegionKind::Image), "image"),
-    ]);
+    let what = region_counts(|k| plan.count(k), &RegionKind::ALL);
     let head = if let Some(freed) = plan.below_floor {
-        format!(
-            "Nothing to fold: it would free ~{} tokens, under the profile's floor (15% of the context).",
-            thousands(freed)
-        )
+        let floor = o.rules.floor.map(|f| f.to_string()).unwrap_or_default();
+        format!("Nothing to fold: it would free ~{} tokens, under the floor ({floor}).", thousands(freed))
     } else if plan.is_empty() {
         match o.scope {
             Scope::Elide => "Nothing to fold.".to_string(),
@@ -324,19 +338,29 @@ pub fn summary(plan: &Plan, source: &ProfileSource) -> String {
     } else {
         format!("Shook {what} (~{} tokens).", thousands(plan.tokens_freed))
     };
+    let kept = match o.rules.keep_tool_uses {
+        0 => String::new(),
+        n => format!(" and the last {}", crate::render::plural(n, "tool use")),
+    };
     let tail = match o.scope {
         Scope::Elide => format!(
-            " Protects the last {} tokens. Profile: {} ({source}).",
+            " Protects the last {} tokens{kept}. Profile: {} ({source}).",
             thousands(o.profile.tail()),
             o.profile.as_str()
         ),
         Scope::Thinking | Scope::Images => String::new(),
     };
-    format!("{head}{tail} Tokenizer: {}.", o.tokenizer.name)
+    let never = match o.rules.exclude_tools.as_slice() {
+        [] => String::new(),
+        tools => format!(" Never folds: {}.", tools.join(", ")),
+    };
+    format!("{head}{tail}{never} Tokenizer: {}.", o.tokenizer.name)
 }
 
 struct Report<'r> {
     paint: Paint,
+    /// What the fold costs and saves with the prompt cache (issue 31).
+    economics: Option<crate::price::Economics>,
     plan: &'r Plan<'r>,
     source: &'r ProfileSource,
     dry_run: bool,
@@ -348,7 +372,12 @@ impl Report<'_> {
     fn human(&self, out: &mut dyn Write) -> Result<()> {
         let paint = self.paint;
         let prefix = if self.dry_run { "[dry-run] · " } else { "" };
-        writeln!(out, "{prefix}{}", paint.strong(&summary(self.plan, self.source)))?;
+        let text = reported(self.plan, self.source, self.economics.as_ref());
+        let (head, cache) = text.split_once('\n').map_or((text.as_str(), None), |(h, c)| (h, Some(c)));
+        writeln!(out, "{prefix}{}", paint.strong(head))?;
+        if let Some(cache) = cache {
+            writeln!(out, "{cache}")?;
+        }
         batch::notices(out, paint, self.outcome, self.dry_run, self.leaf)
     }
 
@@ -367,11 +396,13 @@ impl Report<'_> {
             "profile": o.profile.as_str(),
             "profileSource": self.source.key(),
             "tokenizer": o.tokenizer.name.as_str(),
-            "toolResults": p.count(RegionKind::ToolResult),
+            "toolResults": p.tool_results(),
+            "supersededReads": p.count(RegionKind::SupersededRead),
             "blocks": p.count(RegionKind::Block),
             "thinking": p.count(RegionKind::Thinking),
             "images": p.count(RegionKind::Image),
             "tokensFreed": p.tokens_freed,
+            "cache": self.economics.as_ref().map(crate::price::Economics::json),
             "protectsTokens": if o.scope == Scope::Elide { o.profile.tail() } else { 0 },
             "targets": targets,
             "appended": self.outcome.appended,

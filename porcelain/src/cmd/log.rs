@@ -11,7 +11,7 @@ use shake_plumbing::rev::RevArgs;
 use shake_plumbing::{Context, Result};
 
 use crate::log_entry::{self, LogData};
-use crate::render::{counts, plural, thousands, Paint};
+use crate::render::{plural, thousands, Paint};
 
 /// Show the fold and undo operations on a branch, newest first (an oh-my-pi session: OMP's rewrites)
 #[derive(clap::Args, Debug)]
@@ -81,12 +81,7 @@ pub fn describe(d: &LogData) -> String {
             None => format!("restored {}", plural(d.targets.len(), "entry")),
         },
         _ => {
-            let c = counts(&[
-                (d.count(RegionKind::ToolResult), "tool result"),
-                (d.count(RegionKind::Block), "block"),
-                (d.count(RegionKind::Thinking), "thinking block"),
-                (d.count(RegionKind::Image), "image"),
-            ]);
+            let c = crate::render::region_counts(|k| d.count(k), &RegionKind::ALL);
             if c.is_empty() {
                 "nothing new (repair)".to_string()
             } else {
@@ -112,7 +107,8 @@ fn to_json(session: &Session<'_>, index: usize, d: &LogData, time: Option<&str>,
         "scope": d.scope,
         "profile": d.profile,
         "tokenizer": d.tokenizer,
-        "toolResults": d.count(RegionKind::ToolResult),
+        "toolResults": d.count(RegionKind::ToolResult) + d.count(RegionKind::SupersededRead),
+        "supersededReads": d.count(RegionKind::SupersededRead),
         "blocks": d.count(RegionKind::Block),
         "thinking": d.count(RegionKind::Thinking),
         "images": d.count(RegionKind::Image),

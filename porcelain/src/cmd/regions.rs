@@ -31,6 +31,8 @@ pub struct RegionsArgs {
     /// Tokenizer for the token figures [default: Claude's own for the session's model when it is Claude, else o200k]
     #[arg(long, value_enum)]
     pub tokenizer: Option<TokenizerName>,
+    #[command(flatten)]
+    pub rules: crate::rules::RuleArgs,
     /// Print JSON: {"leafId","scope","profile","tokenizer","tailStart","regions":[{"id","kind","label","tokens","block","at","placeholder"}]}
     #[arg(long)]
     pub json: bool,
@@ -44,7 +46,8 @@ pub fn run(ctx: &Context, args: &RegionsArgs, out: &mut dyn Write) -> Result {
     let tokenizer = open_tokenizer(ctx, args.tokenizer, &session, leaf)?;
     let tokens = context_tokens(&projection, &tokenizer);
     let wall = Wall::at(&projection);
-    let options = FoldOptions { scope: args.scope, profile: args.profile, tokenizer: *tokenizer };
+    let rules = crate::rules::resolve(ctx, &args.rules, args.profile)?;
+    let options = FoldOptions { scope: args.scope, profile: args.profile, tokenizer: *tokenizer, rules };
     let plan = plan_with_wall(&projection, &wall, &options, &tokens);
     let json = || {
         let regions: Vec<_> = plan

@@ -14,7 +14,7 @@ use shake_plumbing::{Context, Result};
 
 use crate::log::describe;
 use crate::log_entry::{self, LogData};
-use crate::render::{counts, thousands, Paint, ReadArgs};
+use crate::render::{thousands, Paint, ReadArgs};
 use crate::wall::Wall;
 
 /// Show a shake log entry, any other entry, or the projected context at a leaf
@@ -116,12 +116,7 @@ fn show_leaf(
         let e = &session.entries[i];
         let items = wall.items_of(e.id());
         let count = |k| items.iter().filter(|it| it.kind == k).count();
-        let folded = counts(&[
-            (count(RegionKind::ToolResult), "tool result"),
-            (count(RegionKind::Block), "block"),
-            (count(RegionKind::Thinking), "thinking block"),
-            (count(RegionKind::Image), "image"),
-        ]);
+        let folded = crate::render::region_counts(count, &RegionKind::ALL);
         let state = match projection.projected(i) {
             _ if !folded.is_empty() => format!("folded: {folded}"),
             Projected::Omitted => "omitted (null edit)".to_string(),

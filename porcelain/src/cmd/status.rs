@@ -154,7 +154,13 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result {
         );
         writeln!(out, "{}", paint.strong(&line))?;
         let rows = [
-            ("elide", counts(&[(count(RegionKind::ToolResult), "tool result"), (count(RegionKind::Block), "block")])),
+            (
+                "elide",
+                crate::render::region_counts(
+                    count,
+                    &[RegionKind::ToolResult, RegionKind::SupersededRead, RegionKind::Block],
+                ),
+            ),
             ("thinking", counts(&[(count(RegionKind::Thinking), "thinking block")])),
             ("images", counts(&[(count(RegionKind::Image), "image")])),
         ];

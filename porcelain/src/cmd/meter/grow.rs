@@ -5,9 +5,12 @@
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
+use crate::price::LastTurn;
 use crate::profile::Profile;
+use crate::rules::Rules;
 use crate::scope::Scope;
 use shake_plumbing::host::{self, Role, SessionFile, Tail, View};
+use shake_plumbing::regions::rules::{read_files, touched};
 use shake_plumbing::regions::{is_skill_path, tail_start};
 use shake_plumbing::tokens::{context_tokens, named_default, Tokenizer};
 
@@ -29,6 +32,7 @@ impl MemoEntry {
         state: &FileState,
         leaf: Option<&str>,
         profile: Profile,
+        rules: &Rules,
         tok: Tokenizer,
         by_model: bool,
     ) -> Option<Measured> {
@@ -47,8 +51,9 @@ impl MemoEntry {
         if !before.ends_with(&g.last_bytes) || new.last() != Some(&b'\n') {
             return None;
         }
-        let options = FoldOptions { scope: Scope::Elide, profile, tokenizer: tok };
+        let options = FoldOptions { scope: Scope::Elide, profile, tokenizer: tok, rules: rules.clone() };
         let mut next = g.clone();
+        let newer;
         let last = match &mut next.follow {
             Follow::Entries(e) => {
                 let mut mini = format!("{}\n", e.header).into_bytes();
@@ -71,6 +76,8 @@ impl MemoEntry {
                     return None;
                 }
                 e.note(&projection)?;
+                newer = LastTurn::of(&projection);
+                next.reads.supersede(&projection, &options)?;
                 next.tally.extend(&projection, &options);
                 last
             }
@@ -95,15 +102,20 @@ impl MemoEntry {
                 // A restart's view is the whole context: nothing of the old figures holds.
                 if followed.restart {
                     next.tally = Tally::default();
+                    next.reads = Reads::new(0);
+                    next.turn = LastTurn::default();
                 }
+                newer = LastTurn::of(&projection);
+                next.reads.supersede(&projection, &options)?;
                 next.tally.extend(&projection, &options);
                 last
             }
         };
         next.last_bytes = bytes[bytes.len().saturating_sub(LAST_BYTES)..].to_vec();
-        let sum = next.tally.settle(profile);
+        let sum = next.tally.settle(&options);
+        next.turn = std::mem::take(&mut next.turn).then(newer);
         let proof = self.seen.proof.extended(&bytes[usize::try_from(self.seen.proof.resume_at() - from).ok()?..]);
-        let reading = reading_of(state, tok.name, profile, sum, last);
+        let reading = reading_of(state, tok.name, profile, sum, last, next.turn.clone());
         Some(Measured { reading, at_last: true, growth: Some(next), proof })
     }
 }
@@ -157,6 +169,37 @@ pub struct Growth {
     last_bytes: Vec<u8>,
     /// The plan's figures per position.
     tally: Tally,
+    /// The files the measured context reads (a later result touching one supersedes a read).
+    reads: Reads,
+    /// The newest turn's facts (the new lines' newest over the old).
+    turn: LastTurn,
+}
+
+/// The files read in the measured context, as a filter: new lines that touch one of them
+/// (read it again, write it, edit it) may supersede an old read, so the old figures no longer
+/// hold and the file is measured whole.
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
+struct Reads(Bloom);
+
+impl Reads {
+    /// An empty filter with room for `files`.
+    fn new(files: usize) -> Reads {
+        Reads(Bloom::with_capacity(2 * files + 256))
+    }
+
+    /// `None` when the superseded rule is on and the new context touches a file read before,
+    /// or a file whose call is in the old lines (which file is not known from the new ones);
+    /// else notes the files it reads.
+    fn supersede(&mut self, new: &View<'_, '_>, options: &FoldOptions) -> Option<()> {
+        if !options.rules.superseded_reads {
+            return Some(());
+        }
+        if touched(new)?.iter().any(|f| self.0.may_contain(f)) {
+            return None;
+        }
+        read_files(new).iter().for_each(|f| self.0.insert(f));
+        Some(())
+    }
 }
 
 /// How a growth reads the new lines and knows they continue the measured context.
@@ -192,6 +235,12 @@ struct Entries {
 /// the size is that of the tail, not of the session.
 #[derive(Clone, Default, serde::Serialize, serde::Deserialize)]
 struct Tally {
+    /// The tokens of every position measured (what a floor's share is of).
+    used: u64,
+    /// The tokens of the positions moved into `before` ahead of the first folded one, and
+    /// whether a folded one was moved (then the first folded position is among them).
+    unfolded: u64,
+    found: bool,
     /// The gains of the positions before the tail, summed.
     before: Gain,
     /// Per context position from the tail's start: tokens, and the gain of folding it.
@@ -209,7 +258,8 @@ impl Growth {
         wall: &Wall,
         options: &FoldOptions,
         at_last: bool,
-    ) -> Option<(Growth, (u64, usize, usize))> {
+        turn: &LastTurn,
+    ) -> Option<(Growth, (u64, usize, usize, u64))> {
         let session = projection.session;
         let raw = session.file.raw();
         // claude-shake's window and floor are not a token tail: its plan is made whole each time.
@@ -226,16 +276,23 @@ impl Growth {
             }
             None => Follow::Entries(Entries::of(projection)?),
         };
+        let read = match options.rules.superseded_reads {
+            true => read_files(projection),
+            false => Vec::new(),
+        };
         let mut g = Growth {
             follow,
             last_bytes: raw[raw.len().saturating_sub(LAST_BYTES)..].to_vec(),
             tally: Tally::default(),
+            reads: Reads::new(read.len()),
+            turn: turn.clone(),
         };
+        read.iter().for_each(|f| g.reads.0.insert(f));
         if let Follow::Entries(e) = &mut g.follow {
             e.note(projection)?;
         }
         g.tally.extend_with(projection, wall, options);
-        let figures = g.tally.settle(options.profile);
+        let figures = g.tally.settle(options);
         Some((g, figures))
     }
 }
@@ -251,21 +308,56 @@ impl Tally {
     fn extend_with(&mut self, projection: &View<'_, '_>, wall: &Wall, options: &FoldOptions) {
         let tokens = context_tokens(projection, &options.tokenizer);
         self.gains.extend(gains(projection, wall, options, &tokens));
+        self.used += tokens.iter().sum::<u64>();
         self.tokens.extend(tokens);
     }
 
-    /// Moves the positions now before the tail into `before` and returns the plan's figures:
-    /// tokens freed, tool results and blocks folded.
-    fn settle(&mut self, profile: Profile) -> (u64, usize, usize) {
-        let start = tail_start(&self.tokens, profile.tail());
-        for g in self.gains.drain(..start) {
-            self.before.tokens += g.tokens;
-            self.before.tool_results += g.tool_results;
-            self.before.blocks += g.blocks;
+    /// Moves the positions now before the tail (the token tail, or the last tool uses kept when
+    /// they reach further back) into `before` and returns the plan's figures: tokens freed, tool
+    /// results and blocks folded (the superseded reads in the tail too; nothing under the floor).
+    fn settle(&mut self, options: &FoldOptions) -> (u64, usize, usize, u64) {
+        let keep = options.rules.keep_tool_uses;
+        // Fewer kept tool uses than asked among the tail's positions: the older ones left the
+        // tail when it was further back, so all of these are kept.
+        let kept = match keep {
+            0 => self.gains.len(),
+            n => self.gains.iter().enumerate().rev().filter(|(_, g)| g.tool_use).nth(n - 1).map_or(0, |(p, _)| p),
+        };
+        let start = tail_start(&self.tokens, options.profile.tail()).min(kept);
+        for (g, t) in self.gains.drain(..start).zip(self.tokens.drain(..start)) {
+            add(&mut self.before, &g);
+            self.found |= folds(&g);
+            if !self.found {
+                self.unfolded += t;
+            }
         }
-        self.tokens.drain(..start);
-        (self.before.tokens, self.before.tool_results, self.before.blocks)
+        let mut sum = self.before;
+        self.gains.iter().filter(|g| g.superseded).for_each(|g| add(&mut sum, g));
+        // The first folded position: among those moved, else the first superseded read left.
+        let suffix = match self.found {
+            true => self.used - self.unfolded,
+            false => match self.gains.iter().position(|g| g.superseded && folds(g)) {
+                Some(first) => self.tokens[first..].iter().sum(),
+                None => 0,
+            },
+        };
+        match options.rules.floor {
+            Some(floor) if !floor.passes(sum.tokens, self.used) => (0, 0, 0, 0),
+            _ => (sum.tokens, sum.tool_results, sum.blocks, suffix),
+        }
     }
+}
+
+/// Tells whether a position's fold has regions (the plan edits it).
+fn folds(g: &Gain) -> bool {
+    g.tool_results + g.blocks > 0
+}
+
+/// Adds a position's gain to a sum.
+fn add(sum: &mut Gain, g: &Gain) {
+    sum.tokens += g.tokens;
+    sum.tool_results += g.tool_results;
+    sum.blocks += g.blocks;
 }
 
 impl Entries {
@@ -346,18 +438,20 @@ mod tests {
     use crate::fingerprint::{Bloom, Proof};
     use crate::plan::plan_with_wall;
 
-    /// The full plan of a session's bytes: tokens freed, tool results, blocks.
-    fn planned(bytes: &[u8], fold: &FoldOptions) -> (u64, usize, usize) {
+    /// The full plan of a session's bytes: tokens freed, tool results, blocks, and the tokens
+    /// from the first folded entry on.
+    fn planned(bytes: &[u8], fold: &FoldOptions) -> (u64, usize, usize, u64) {
         let whole = SessionFile::from_bytes(PathBuf::from("w.jsonl"), bytes.to_vec());
         let session = shake_plumbing::hosts::load(&whole, None).unwrap();
         let view = View::at(&session, session.default_leaf()).unwrap();
         plan_of(&view, fold)
     }
 
-    fn plan_of(projection: &View<'_, '_>, fold: &FoldOptions) -> (u64, usize, usize) {
+    fn plan_of(projection: &View<'_, '_>, fold: &FoldOptions) -> (u64, usize, usize, u64) {
         let tokens = shake_plumbing::tokens::context_tokens(projection, &fold.tokenizer);
         let plan = plan_with_wall(projection, &Wall::at(projection), fold, &tokens);
-        (plan.tokens_freed, plan.count(RegionKind::ToolResult), plan.count(RegionKind::Block))
+        let suffix = crate::price::suffix_of(projection, &plan, &tokens);
+        (plan.tokens_freed, plan.tool_results(), plan.count(RegionKind::Block), suffix)
     }
 
     /// The pi part of a growth.
@@ -379,10 +473,18 @@ mod tests {
         let session = shake_plumbing::hosts::load(&whole, None).ok()?;
         let projection = View::at(&session, session.default_leaf()).unwrap();
         let leaf = session.default_leaf().map(|l| session.entries[l].id().to_string());
+        let turn = LastTurn::of(&projection);
         Some(Measured {
-            reading: reading_of(state, fold.tokenizer.name, fold.profile, plan_of(&projection, fold), leaf),
+            reading: reading_of(
+                state,
+                fold.tokenizer.name,
+                fold.profile,
+                plan_of(&projection, fold),
+                leaf,
+                turn.clone(),
+            ),
             at_last: true,
-            growth: Growth::of(&projection, &Wall::at(&projection), fold, true).map(|(g, _)| g),
+            growth: Growth::of(&projection, &Wall::at(&projection), fold, true, &turn).map(|(g, _)| g),
             proof: Proof::of(bytes),
         })
     }
@@ -417,7 +519,8 @@ mod tests {
             std::io::Write::write_all(&mut f, format!("{line}\n").as_bytes()).unwrap();
             let len = std::fs::metadata(path).unwrap().len();
             let state = FileState { path: path.to_path_buf(), len, mtime_ns: 0, inode: 1 };
-            let grown = memo.as_ref().and_then(|m| m.grow(&state, None, fold.profile, fold.tokenizer, false));
+            let grown =
+                memo.as_ref().and_then(|m| m.grow(&state, None, fold.profile, &fold.rules, fold.tokenizer, false));
             memo = grown.map(|m| MemoEntry::new("k", &state, &m));
             out.push(memo.clone());
         }
@@ -457,7 +560,10 @@ mod tests {
             grown.iter().position(Option::is_none)
         );
         let last = grown.last().unwrap().as_ref().unwrap();
-        assert_eq!((last.tokens, last.tool_results, last.blocks), planned(&std::fs::read(&path).unwrap(), &fold));
+        assert_eq!(
+            (last.tokens, last.tool_results, last.blocks, last.suffix),
+            planned(&std::fs::read(&path).unwrap(), &fold)
+        );
     }
 
     /// A filter saying "maybe" of everything: a new id is looked for in the old bytes, so an
@@ -489,7 +595,10 @@ mod tests {
         let grown = grow_by(&path, memo, &fresh, &fold);
         assert!(grown.iter().all(Option::is_some));
         let last = grown[1].as_ref().unwrap();
-        assert_eq!((last.tokens, last.tool_results, last.blocks), planned(&std::fs::read(&path).unwrap(), &fold));
+        assert_eq!(
+            (last.tokens, last.tool_results, last.blocks, last.suffix),
+            planned(&std::fs::read(&path).unwrap(), &fold)
+        );
         for reused in [message("a0", "a2", user), message("b1", "a2", &calling(["c1".to_string()].into_iter()))] {
             let (path, memo) = start("reused.jsonl", "a0");
             assert!(grow_by(&path, memo, std::slice::from_ref(&reused), &fold)[0].is_none(), "{reused}");
@@ -519,7 +628,14 @@ mod tests {
             let ends: Vec<usize> = bytes.iter().enumerate().filter(|(_, &b)| b == b'\n').map(|(i, _)| i + 1).collect();
             let profile = [Profile::Default, Profile::Aggressive, Profile::Conservative][seed as usize % 3];
             let tok = Tokenizer::new(TokenizerName::Pi);
-            let fold = FoldOptions { scope: Scope::Elide, profile, tokenizer: tok };
+            let mut fold = FoldOptions::new(Scope::Elide, profile, tok);
+            // The rules besides the tail, in turn (issue 31): the growth follows each.
+            match seed % 4 {
+                1 => fold.rules.keep_tool_uses = 3,
+                2 => fold.rules.floor = Some(crate::rules::Floor::Tokens(2_000)),
+                3 => fold.rules.exclude_tools = vec!["bash".into()],
+                _ => fold.rules.superseded_reads = false,
+            }
             let path = dir.path().join(format!("s{seed}.jsonl"));
             let state_at = |cut: usize| {
                 std::fs::write(&path, &bytes[..cut]).unwrap();
@@ -528,12 +644,12 @@ mod tests {
             let mut memo: Option<MemoEntry> = None;
             for &cut in ends.iter().skip(3).step_by(7) {
                 let state = state_at(cut);
-                let grown = memo.as_ref().and_then(|m| m.grow(&state, None, profile, tok, false));
+                let grown = memo.as_ref().and_then(|m| m.grow(&state, None, profile, &fold.rules, tok, false));
                 if let Some(m) = &grown {
                     taken += 1;
                     let r = &m.reading;
                     assert_eq!(
-                        (r.tokens, r.tool_results, r.blocks),
+                        (r.tokens, r.tool_results, r.blocks, r.suffix),
                         planned(&bytes[..cut], &fold),
                         "seed {seed} cut {cut}"
                     );
@@ -588,7 +704,7 @@ mod tests {
 
     /// The default profile, counted as pi does.
     fn pi_fold() -> FoldOptions {
-        FoldOptions { scope: Scope::Elide, profile: Profile::Default, tokenizer: Tokenizer::new(TokenizerName::Pi) }
+        FoldOptions::new(Scope::Elide, Profile::Default, Tokenizer::new(TokenizerName::Pi))
     }
 
     /// The byte offsets just after each line.
@@ -609,7 +725,10 @@ mod tests {
         let mut memo: Option<MemoEntry> = None;
         for &cut in cuts {
             let state = state_at(cut);
-            let m = match memo.as_ref().and_then(|m| m.grow(&state, None, fold.profile, fold.tokenizer, false)) {
+            let m = match memo
+                .as_ref()
+                .and_then(|m| m.grow(&state, None, fold.profile, &fold.rules, fold.tokenizer, false))
+            {
                 Some(m) => {
                     grown += 1;
                     let fresh = measured(&state, &bytes[..cut], fold);
@@ -651,11 +770,7 @@ mod tests {
             let ends = &ends[if bytes.len() > 4 << 20 { ends.len().saturating_sub(300) } else { 0 }..];
             for (j, lines) in [1, 2, 3, 5].into_iter().enumerate() {
                 let cuts: Vec<usize> = ends.iter().copied().step_by(lines).collect();
-                let fold = FoldOptions {
-                    scope: Scope::Elide,
-                    profile: profiles[(k + j) % 3],
-                    tokenizer: Tokenizer::new(TokenizerName::Pi),
-                };
+                let fold = FoldOptions::new(Scope::Elide, profiles[(k + j) % 3], Tokenizer::new(TokenizerName::Pi));
                 let path = dir.path().join(format!("{name}-{lines}.jsonl"));
                 let (grown, whole) = replay(&path, &bytes, &cuts, &fold, &name);
                 assert!(grown > 0, "{name}: never grown");
@@ -695,11 +810,7 @@ mod tests {
             .filter(|&(a, &b)| kind(&bytes[a..b]).as_deref() == Some("assistant"))
             .map(|(_, &b)| b)
             .collect();
-        let fold = FoldOptions {
-            scope: Scope::Elide,
-            profile: Profile::Default,
-            tokenizer: Tokenizer::new(TokenizerName::O200k),
-        };
+        let fold = FoldOptions::new(Scope::Elide, Profile::Default, Tokenizer::new(TokenizerName::O200k));
         let (grown, whole) = replay(&dir.join(format!("{name}.jsonl")), bytes, &cuts, &fold, name);
         assert!(cuts.len() >= 8 && whole == cuts[..1], "{name}: {grown} grown; measured whole at {whole:?}");
     }
@@ -713,7 +824,7 @@ mod tests {
         let all = [old, append].concat();
         std::fs::write(path, &all).unwrap();
         let state = FileState { path: path.to_path_buf(), len: all.len() as u64, mtime_ns: 0, inode: 1 };
-        let grown = memo.grow(&state, None, fold.profile, fold.tokenizer, false);
+        let grown = memo.grow(&state, None, fold.profile, &fold.rules, fold.tokenizer, false);
         grown.inspect(|m| assert_eq!(m.reading, measured(&state, &all, fold).reading))
     }
 

@@ -1,10 +1,12 @@
-//! The meter's memo: the reading remembered per (session file, tokenizer, profile), recalled
+//! The meter's memo: the reading remembered per (session file, tokenizer, profile, rules), recalled
 //! while the file is unchanged (its stamp, or the proof of its bytes), or grown by the append
 //! shortcut ([`super::grow`]) when the file only gained lines continuing what was measured.
 
 use std::path::PathBuf;
 
+use crate::price::LastTurn;
 use crate::profile::Profile;
+use crate::rules::Rules;
 use shake_plumbing::rev::RevArgs;
 use shake_plumbing::store::sealed::{self, Unsealed};
 use shake_plumbing::tokens::TokenizerName;
@@ -22,11 +24,22 @@ pub(super) fn reading(
     ctx: &Context,
     rev: &RevArgs,
     state: &FileState,
-    profile: Profile,
+    (profile, rules): (Profile, &Rules),
     counting: &Counting<'_>,
 ) -> Result<Reading> {
-    let Some(key) = memo_key(ctx, state, counting.choice, profile) else {
-        return Ok(read(ctx, rev, profile, counting)?.reading);
+    unpriced(ctx, rev, state, (profile, rules), counting).and_then(|r| super::priced(ctx, r))
+}
+
+/// [`reading`] before its economics.
+fn unpriced(
+    ctx: &Context,
+    rev: &RevArgs,
+    state: &FileState,
+    (profile, rules): (Profile, &Rules),
+    counting: &Counting<'_>,
+) -> Result<Reading> {
+    let Some(key) = memo_key(ctx, state, counting.choice, profile, rules) else {
+        return Ok(read(ctx, rev, (profile, rules), counting)?.reading);
     };
     let leaf = rev.rev().entry;
     let known = load_memo(ctx, &key);
@@ -38,14 +51,13 @@ pub(super) fn reading(
             }
             return Ok(reading);
         }
-        if let Some(m) =
-            known.grow(state, leaf.as_deref(), profile, counting.tokenizer(known.tokenizer), counting.choice.is_none())
-        {
+        let tok = counting.tokenizer(known.tokenizer);
+        if let Some(m) = known.grow(state, leaf.as_deref(), profile, rules, tok, counting.choice.is_none()) {
             remember(ctx, &key, MemoEntry::new(&key, state, &m));
             return Ok(m.reading);
         }
     }
-    let m = read(ctx, rev, profile, counting)?;
+    let m = read(ctx, rev, (profile, rules), counting)?;
     remember(ctx, &key, MemoEntry::new(&key, state, &m));
     Ok(m.reading)
 }
@@ -66,6 +78,10 @@ pub(super) struct MemoEntry {
     pub(super) tokens: u64,
     pub(super) tool_results: usize,
     pub(super) blocks: usize,
+    /// Tokens from the first folded entry to the end (what a fold makes the cache write again).
+    pub(super) suffix: u64,
+    /// The newest turn's time, model, cache lifetime and recorded prices.
+    pub(super) turn: LastTurn,
     pub(super) leaf_id: Option<String>,
     /// The leaf measured was pi's leaf on load (the file's last entry), asked for by no `:LEAF`.
     pub(super) at_last: bool,
@@ -77,7 +93,13 @@ pub(super) struct MemoEntry {
 /// ratio may come from `calibration.json`), or a model chosen with `--model`. The leaf is not in it: pi's leaf moves every turn,
 /// and the entry says which leaf it measured. No tokenizer chosen is a key of its own
 /// (`default`): the entry says which one the session's model gave.
-fn memo_key(ctx: &Context, state: &FileState, tokenizer: Option<TokenizerName>, profile: Profile) -> Option<String> {
+fn memo_key(
+    ctx: &Context,
+    state: &FileState,
+    tokenizer: Option<TokenizerName>,
+    profile: Profile,
+    rules: &Rules,
+) -> Option<String> {
     // A model chosen (`--model`) is not in the key: such readings are not kept.
     if tokenizer == Some(TokenizerName::Calibrated) || ctx.model.is_some() {
         return None;
@@ -85,10 +107,11 @@ fn memo_key(ctx: &Context, state: &FileState, tokenizer: Option<TokenizerName>, 
     let tokenizer = tokenizer.map_or("default", TokenizerName::as_str);
     // The version, because what a plan frees is a function of shake's rules too.
     Some(format!(
-        "{} {} {} {}",
+        "{} {} {} {} {}",
         env!("CARGO_PKG_VERSION"),
         tokenizer,
         profile.as_str(),
+        rules.key(),
         std::fs::canonicalize(&state.path).unwrap_or_else(|_| state.path.clone()).display()
     ))
 }
@@ -134,6 +157,8 @@ impl MemoEntry {
             tokens: r.tokens,
             tool_results: r.tool_results,
             blocks: r.blocks,
+            suffix: r.suffix,
+            turn: r.turn.clone(),
             leaf_id: r.leaf_id.clone(),
             at_last: m.at_last,
             growth: m.growth.clone(),
@@ -156,8 +181,8 @@ impl MemoEntry {
             return None;
         }
         let proven = self.seen.unchanged(state)?;
-        let figures = (self.tokens, self.tool_results, self.blocks);
-        Some((reading_of(state, self.tokenizer, profile, figures, self.leaf_id.clone()), proven))
+        let figures = (self.tokens, self.tool_results, self.blocks, self.suffix);
+        Some((reading_of(state, self.tokenizer, profile, figures, self.leaf_id.clone(), self.turn.clone()), proven))
     }
 }
 
@@ -203,10 +228,22 @@ pub(super) fn reading_of(
     state: &FileState,
     tokenizer: TokenizerName,
     profile: Profile,
-    f: (u64, usize, usize),
+    f: (u64, usize, usize, u64),
     leaf_id: Option<String>,
+    turn: LastTurn,
 ) -> Reading {
-    Reading { tokens: f.0, tool_results: f.1, blocks: f.2, tokenizer, profile, session: state.path.clone(), leaf_id }
+    Reading {
+        tokens: f.0,
+        tool_results: f.1,
+        blocks: f.2,
+        suffix: f.3,
+        turn,
+        economics: None,
+        tokenizer,
+        profile,
+        session: state.path.clone(),
+        leaf_id,
+    }
 }
 
 /// Remembers a reading (a cache file: atomic, not fsync-ed); failing to is not an error.

@@ -19,7 +19,9 @@ pub(crate) mod watch;
 use std::io::Write;
 use std::path::PathBuf;
 
+use crate::price::{economics, Economics, LastTurn};
 use crate::profile::Profile;
+use crate::rules::Rules;
 use crate::scope::Scope;
 use anstyle::{AnsiColor, Style};
 use serde_json::{json, Value};
@@ -49,7 +51,7 @@ pub const ALERT_FROM: u64 = 25_000;
 pub struct MeterArgs {
     #[command(flatten)]
     pub rev: RevArgs,
-    /// Print JSON: {"tokens","toolResults","blocks","severity","tokenizer","profile","session","leafId"}
+    /// Print JSON: {"tokens","toolResults","blocks","severity","tokenizer","profile","session","leafId","cache"} (cache: what the fold costs and saves with the prompt cache, or null)
     #[arg(long)]
     pub json: bool,
     /// Tokenizer for the figure [default: as fold's, Claude's own for the session's model when it is Claude, else o200k]
@@ -75,6 +77,8 @@ pub struct MeterArgs {
     /// `✂ ~27k shakeable`; always exits 0 (a bad input prints `✂ ?`, the reason on stderr)
     #[arg(long, conflicts_with_all = ["rev", "leaf", "watch", "log", "serve", "json"])]
     pub statusline: bool,
+    #[command(flatten)]
+    pub rules: crate::rules::RuleArgs,
 }
 
 /// How urgent a figure is: ignore, consider, do it.
@@ -117,7 +121,7 @@ impl Severity {
 }
 
 /// One reading of the meter.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Reading {
     /// Tokens a plain fold would free (the plan's `tokens_freed`).
     pub tokens: u64,
@@ -125,6 +129,13 @@ pub struct Reading {
     pub tool_results: usize,
     /// Fenced/XML blocks it would fold.
     pub blocks: usize,
+    /// Tokens from the first entry it would fold to the end (what the cache writes again).
+    pub suffix: u64,
+    /// The newest turn's time, model, cache lifetime and recorded prices.
+    pub turn: LastTurn,
+    /// What the fold costs and saves with the prompt cache, now ([`priced`]); `None` when
+    /// nothing is freed or no price is known.
+    pub economics: Option<Economics>,
     /// The tokenizer that counted.
     pub tokenizer: TokenizerName,
     /// The profile planned with.
@@ -141,17 +152,28 @@ impl Reading {
         Severity::of(self.tokens)
     }
 
-    /// `~27k shakeable`, or `<1k shakeable`.
+    /// `~27k shakeable`, or `<1k shakeable`, and the verdict when the fold is priced:
+    /// `~27k shakeable · pays back in 2 turns`.
     pub fn label(&self) -> String {
-        label(self.tokens)
+        self.priced(label(self.tokens))
     }
 
     /// The label, coloured by severity when `color` is on.
     pub fn render(&self, color: bool) -> String {
-        render(self.tokens, color)
+        self.priced(render(self.tokens, color))
     }
 
-    /// `{"tokens","toolResults","blocks","severity","tokenizer","profile","session","leafId"}`.
+    /// A figure's text with the verdict after it, when there is one (from 1,000 tokens on: below,
+    /// the figure says already that there is little to gain).
+    fn priced(&self, figure: String) -> String {
+        match &self.economics {
+            Some(e) if self.tokens >= 1_000 => format!("{figure} · {}", e.verdict()),
+            _ => figure,
+        }
+    }
+
+    /// `{"tokens","toolResults","blocks","severity","tokenizer","profile","session","leafId","cache"}`
+    /// (`cache`: the economics' numbers, or `null`).
     pub fn json(&self) -> Value {
         json!({
             "tokens": self.tokens,
@@ -162,6 +184,7 @@ impl Reading {
             "profile": self.profile.as_str(),
             "session": self.session.to_string_lossy(),
             "leafId": self.leaf_id,
+            "cache": self.economics.as_ref().map(Economics::json),
         })
     }
 }
@@ -183,6 +206,14 @@ pub fn render(tokens: u64, color: bool) -> String {
     }
 }
 
+/// Prices a reading now (`$SHAKE_TIMESTAMP`, else the clock), with the config file's prices.
+pub(crate) fn priced(ctx: &Context, mut reading: Reading) -> Result<Reading> {
+    let config = crate::config::load(ctx)?;
+    let now = shake_plumbing::time::now_millis();
+    reading.economics = economics(reading.tokens, reading.suffix, &reading.turn, now, &config);
+    Ok(reading)
+}
+
 /// Measures a session at a leaf (`at_last`: the host's leaf on load): the plan a plain `shake
 /// fold` would make there, with the wall read from the leaf's stored overlay (or derived and
 /// stored).
@@ -191,25 +222,31 @@ pub fn measure(
     session: &Session<'_>,
     leaf: Option<usize>,
     at_last: bool,
-    profile: Profile,
+    (profile, rules): (Profile, &Rules),
     tok: Tokenizer,
 ) -> Result<(Reading, Option<Growth>)> {
     let projection = View::at(session, leaf)?;
     let wall = crate::overlay::wall_at(ctx, session, &projection);
-    let options = FoldOptions { scope: Scope::Elide, profile, tokenizer: tok };
+    let options = FoldOptions { scope: Scope::Elide, profile, tokenizer: tok, rules: rules.clone() };
     // A growth plans every position once (its figures are the plan's: the gains before the
     // tail), so the plan is not made a second time.
-    let (figures, growth) = match Growth::of(&projection, &wall, &options, at_last) {
+    let turn = LastTurn::of(&projection);
+    let (figures, growth) = match Growth::of(&projection, &wall, &options, at_last, &turn) {
         Some((growth, figures)) => (figures, Some(growth)),
         None => {
-            let plan = plan_with_wall(&projection, &wall, &options, &context_tokens(&projection, &tok));
-            ((plan.tokens_freed, plan.count(RegionKind::ToolResult), plan.count(RegionKind::Block)), None)
+            let tokens = context_tokens(&projection, &tok);
+            let plan = plan_with_wall(&projection, &wall, &options, &tokens);
+            let suffix = crate::price::suffix_of(&projection, &plan, &tokens);
+            ((plan.tokens_freed, plan.tool_results(), plan.count(RegionKind::Block), suffix), None)
         }
     };
     let reading = Reading {
         tokens: figures.0,
         tool_results: figures.1,
         blocks: figures.2,
+        suffix: figures.3,
+        turn,
+        economics: None,
         tokenizer: tok.name,
         profile,
         session: session.file.path.clone(),
@@ -246,7 +283,7 @@ impl<'c> Counting<'c> {
 /// Reads the session `rev` names and measures it, counting with the tokenizer chosen or the
 /// session's own (re-calibrated for this session when it is `calibrated`); also returns the
 /// proof of the bytes measured.
-fn read(ctx: &Context, rev: &RevArgs, profile: Profile, counting: &Counting<'_>) -> Result<Measured> {
+fn read(ctx: &Context, rev: &RevArgs, policy: (Profile, &Rules), counting: &Counting<'_>) -> Result<Measured> {
     let (file, rev) = rev.load(ctx)?;
     let (session, leaf) = rev.open(ctx, &file)?;
     let tok = counting.tokenizer(resolve(counting.choice, &session, leaf, ctx.model.as_deref()));
@@ -257,7 +294,7 @@ fn read(ctx: &Context, rev: &RevArgs, profile: Profile, counting: &Counting<'_>)
     };
     // Without `:LEAF` the leaf is the host's on load (asking again would load Claude Code's chain again).
     let at_last = rev.entry.is_none() || leaf == session.default_leaf();
-    let (reading, growth) = measure(ctx, &session, leaf, at_last, profile, tok)?;
+    let (reading, growth) = measure(ctx, &session, leaf, at_last, policy, tok)?;
     Ok(Measured { reading, at_last, growth, proof: Proof::of(file.raw()) })
 }
 
@@ -281,11 +318,12 @@ pub fn run(ctx: &Context, args: &MeterArgs, out: &mut dyn Write) -> Result {
         return crate::own_meter::run(ctx, args, own, out);
     }
     let (profile, _) = profile::resolve(ctx, args.profile)?;
+    let rules = crate::rules::resolve(ctx, &args.rules, profile)?;
     let counting = Counting::new(ctx, args.tokenizer);
     if args.serve {
-        return serve(ctx, profile, &counting, std::io::stdin().lock(), out);
+        return serve(ctx, profile, &rules, &counting, std::io::stdin().lock(), out);
     }
-    watch::run(ctx, args, profile, &counting, out)
+    watch::run(ctx, args, profile, &rules, &counting, out)
 }
 
 #[cfg(test)]
@@ -298,6 +336,9 @@ mod tests {
             tokens,
             tool_results: 3,
             blocks: 1,
+            suffix: 0,
+            turn: LastTurn::default(),
+            economics: None,
             tokenizer: TokenizerName::O200k,
             profile: Profile::Default,
             session: PathBuf::from("/s.jsonl"),
@@ -331,7 +372,10 @@ mod tests {
     fn json_has_the_documented_keys() {
         let j = reading(12_000).json();
         let keys: Vec<&str> = j.as_object().unwrap().keys().map(String::as_str).collect();
-        assert_eq!(keys, ["tokens", "toolResults", "blocks", "severity", "tokenizer", "profile", "session", "leafId"]);
+        assert_eq!(
+            keys,
+            ["tokens", "toolResults", "blocks", "severity", "tokenizer", "profile", "session", "leafId", "cache"]
+        );
         assert_eq!(j["severity"], "warning");
     }
 }

@@ -4,6 +4,7 @@ use std::io::{BufRead, Write};
 use std::time::{Duration, Instant};
 
 use crate::profile::Profile;
+use crate::rules::Rules;
 use serde_json::json;
 use shake_plumbing::rev::RevArgs;
 use shake_plumbing::{Context, Result};
@@ -23,6 +24,7 @@ const SAVE_EVERY: Duration = Duration::from_secs(30);
 pub fn serve(
     ctx: &Context,
     profile: Profile,
+    rules: &Rules,
     counting: &Counting<'_>,
     input: impl BufRead,
     out: &mut dyn Write,
@@ -32,7 +34,7 @@ pub fn serve(
         let line = line?;
         let line = line.trim_end_matches('\r');
         let rev = RevArgs { rev: (!line.is_empty()).then(|| line.to_string()), leaf: None };
-        let answer = FileState::of(ctx, &rev).and_then(|state| reading(ctx, &rev, &state, profile, counting));
+        let answer = FileState::of(ctx, &rev).and_then(|state| reading(ctx, &rev, &state, (profile, rules), counting));
         match answer {
             Ok(r) => writeln!(out, "{}", r.json())?,
             Err(e) => writeln!(out, "{}", json!({ "error": e.to_string() }))?,

@@ -22,8 +22,8 @@ const INPUT_LIMIT: u64 = 1 << 20;
 /// What the status line says.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) enum Line {
-    /// The meter's figure.
-    Tokens(u64),
+    /// The meter's figure, and its verdict when the fold is priced (`pays back in 2 turns`).
+    Tokens(u64, Option<String>),
     /// The transcript does not exist yet (a new session before its first message).
     NoTranscript,
     /// The input or the transcript could not be read (the reason goes to stderr).
@@ -38,11 +38,14 @@ impl Line {
             false => text.to_string(),
         };
         match self {
-            Line::Tokens(0) | Line::NoTranscript => dim("✂ nothing to shake"),
-            Line::Tokens(tokens) => match color {
-                true => format!("{}{}", dim("✂ "), render(*tokens, true)),
-                false => format!("✂ {}", render(*tokens, false)),
-            },
+            Line::Tokens(0, _) | Line::NoTranscript => dim("✂ nothing to shake"),
+            Line::Tokens(tokens, verdict) => {
+                let verdict = verdict.as_ref().map(|v| format!(" · {v}")).unwrap_or_default();
+                match color {
+                    true => format!("{}{}{verdict}", dim("✂ "), render(*tokens, true)),
+                    false => format!("✂ {}{verdict}", render(*tokens, false)),
+                }
+            }
             Line::Unreadable => dim("✂ ?"),
         }
     }
@@ -69,10 +72,12 @@ fn measure(ctx: &Context, args: &MeterArgs, input: impl Read) -> Result<Line> {
         return Ok(Line::NoTranscript);
     }
     let (profile, _) = profile::resolve(ctx, args.profile)?;
+    let rules = crate::rules::resolve(ctx, &args.rules, profile)?;
     let counting = Counting::new(ctx, args.tokenizer);
     let rev = RevArgs { rev: Some(path.to_string_lossy().into_owned()), leaf: None };
     let state = FileState::of(ctx, &rev)?;
-    Ok(Line::Tokens(reading(ctx, &rev, &state, profile, &counting)?.tokens))
+    let r = reading(ctx, &rev, &state, (profile, &rules), &counting)?;
+    Ok(Line::Tokens(r.tokens, r.economics.filter(|_| r.tokens >= 1_000).map(|e| e.verdict())))
 }
 
 /// The `transcript_path` of Claude Code's status-line object (a relative one taken from its
@@ -96,12 +101,17 @@ mod tests {
 
     #[test]
     fn lines_are_short_and_coloured_only_when_asked() {
-        assert_eq!(Line::Tokens(27_400).render(false), "✂ ~27k shakeable");
-        assert_eq!(Line::Tokens(400).render(false), "✂ <1k shakeable");
-        assert_eq!(Line::Tokens(0).render(false), "✂ nothing to shake");
+        assert_eq!(Line::Tokens(27_400, None).render(false), "✂ ~27k shakeable");
+        assert_eq!(Line::Tokens(400, None).render(false), "✂ <1k shakeable");
+        assert_eq!(Line::Tokens(0, None).render(false), "✂ nothing to shake");
         assert_eq!(Line::NoTranscript.render(false), "✂ nothing to shake");
         assert_eq!(Line::Unreadable.render(false), "✂ ?");
-        assert_eq!(Line::Tokens(30_000).render(true), "\u{1b}[2m✂ \u{1b}[0m\u{1b}[1m\u{1b}[31m~30k shakeable\u{1b}[0m");
-        assert_eq!(Line::Tokens(0).render(true), "\u{1b}[2m✂ nothing to shake\u{1b}[0m");
+        let priced = Line::Tokens(27_400, Some("pays back in 2 turns".into()));
+        assert_eq!(priced.render(false), "✂ ~27k shakeable · pays back in 2 turns");
+        assert_eq!(
+            Line::Tokens(30_000, None).render(true),
+            "\u{1b}[2m✂ \u{1b}[0m\u{1b}[1m\u{1b}[31m~30k shakeable\u{1b}[0m"
+        );
+        assert_eq!(Line::Tokens(0, None).render(true), "\u{1b}[2m✂ nothing to shake\u{1b}[0m");
     }
 }

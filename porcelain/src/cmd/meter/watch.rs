@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use crate::profile::Profile;
+use crate::rules::Rules;
 use shake_plumbing::durable::FileError;
 use shake_plumbing::rev::RevArgs;
 use shake_plumbing::{Context, Result};
@@ -22,13 +23,14 @@ pub(super) fn run(
     ctx: &Context,
     args: &MeterArgs,
     profile: Profile,
+    rules: &Rules,
     counting: &Counting<'_>,
     out: &mut dyn Write,
 ) -> Result {
     let color = !args.json && ctx.color;
     let mut state = FileState::of(ctx, &args.rev)?;
     loop {
-        let reading = reading(ctx, &args.rev, &state, profile, counting)?;
+        let reading = reading(ctx, &args.rev, &state, (profile, rules), counting)?;
         if args.json {
             writeln!(out, "{}", reading.json())?;
         } else {

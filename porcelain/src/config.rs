@@ -1,0 +1,141 @@
+//! The shake config file (TOML): the fold rules (`[fold]`) and the prices the meter reads when
+//! a session records none (`[prices.<model family>]`). Two places, the project's over the
+//! user's, key by key: `<cwd>/.shake.toml`, then `<home>/.config/shake/config.toml`. Flags win
+//! over both, and both over the profile's defaults (`docs/folding.md`, "Rules").
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use shake_plumbing::{Context, Error, Result};
+
+/// The `[fold]` table: every key optional (absent: the next place, else the profile's default).
+#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct FoldConfig {
+    /// Tools whose results are never folded.
+    pub exclude_tools: Option<Vec<String>>,
+    /// Tool uses protected from the newest back, besides the token tail.
+    pub keep_tool_uses: Option<usize>,
+    /// Fold superseded reads, even inside the tail.
+    pub superseded_reads: Option<bool>,
+    /// The floor: a number of tokens, or a share of the context as `"15%"`.
+    pub floor: Option<FloorValue>,
+}
+
+/// A floor as written: `4000` or `"15%"` (or `"4000"`).
+#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
+#[serde(untagged)]
+pub enum FloorValue {
+    /// A number of tokens.
+    Tokens(u64),
+    /// Tokens or a percentage, as text.
+    Text(String),
+}
+
+/// One model family's prices, in US dollars per million tokens.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct PriceConfig {
+    /// Uncached input.
+    pub input: f64,
+    /// Writing the cache (5-minute lifetime).
+    pub cache_write: f64,
+    /// Reading the cache.
+    pub cache_read: f64,
+    /// Writing the cache with the 1-hour lifetime (default: twice the input price).
+    pub cache_write_1h: Option<f64>,
+}
+
+/// The whole file.
+#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct Config {
+    /// The fold rules.
+    #[serde(default)]
+    pub fold: FoldConfig,
+    /// Prices per model family (a prefix of the model's name, e.g. `claude-sonnet-4`).
+    #[serde(default)]
+    pub prices: BTreeMap<String, PriceConfig>,
+}
+
+/// The config in force: the project's keys over the user's, and the files read.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Loaded {
+    /// The merged config.
+    pub config: Config,
+    /// The files that set something, project first.
+    pub files: Vec<PathBuf>,
+}
+
+/// The two places, project first.
+pub fn places(ctx: &Context) -> [PathBuf; 2] {
+    [ctx.cwd.join(".shake.toml"), ctx.home.join(".config/shake/config.toml")]
+}
+
+/// Reads the config files: a missing file sets nothing; an unreadable or invalid one is an
+/// error naming it (and, for TOML, the line).
+pub fn load(ctx: &Context) -> Result<Loaded> {
+    let mut loaded = Loaded::default();
+    // The user's first, the project's over it.
+    for path in places(ctx).iter().rev() {
+        let Some(config) = read(path)? else { continue };
+        let fold = &mut loaded.config.fold;
+        let f = config.fold;
+        fold.exclude_tools = f.exclude_tools.or(fold.exclude_tools.take());
+        fold.keep_tool_uses = f.keep_tool_uses.or(fold.keep_tool_uses);
+        fold.superseded_reads = f.superseded_reads.or(fold.superseded_reads);
+        fold.floor = f.floor.or(fold.floor.take());
+        loaded.config.prices.extend(config.prices);
+        loaded.files.insert(0, path.clone());
+    }
+    Ok(loaded)
+}
+
+/// Reads one config file (`None`: there is none).
+fn read(path: &Path) -> Result<Option<Config>> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::user(format!("{}: cannot read the config file: {e}", path.display()))),
+    };
+    toml::from_str(&text).map(Some).map_err(|e| {
+        let message = e.to_string().replace('\n', " ").trim().to_string();
+        Error::user(format!("{}: not a valid shake config: {message}", path.display()))
+            .hint("see docs/folding.md, \"Rules\", for the keys")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::sandbox_ctx as ctx;
+
+    #[test]
+    fn the_project_overrides_the_user_key_by_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = ctx(dir.path());
+        assert_eq!(load(&c).unwrap(), Loaded::default());
+        std::fs::create_dir_all(dir.path().join(".config/shake")).unwrap();
+        std::fs::create_dir_all(dir.path().join("proj")).unwrap();
+        std::fs::write(
+            dir.path().join(".config/shake/config.toml"),
+            "[fold]\nkeep-tool-uses = 3\nfloor = \"15%\"\n[prices.claude-sonnet-4]\ninput = 3\ncache-write = 3.75\ncache-read = 0.3\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("proj/.shake.toml"), "[fold]\nfloor = 4000\n").unwrap();
+        let l = load(&c).unwrap();
+        assert_eq!(l.config.fold.keep_tool_uses, Some(3));
+        assert_eq!(l.config.fold.floor, Some(FloorValue::Tokens(4000)));
+        assert_eq!(l.config.prices["claude-sonnet-4"].cache_read, 0.3);
+        assert_eq!(l.files.len(), 2);
+    }
+
+    #[test]
+    fn a_bad_file_is_named_with_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("proj")).unwrap();
+        std::fs::write(dir.path().join("proj/.shake.toml"), "[fold]\nkeep-tool-uses = 3\nwild = 1\n").unwrap();
+        let e = load(&ctx(dir.path())).unwrap_err().message;
+        assert!(e.contains(".shake.toml: not a valid shake config") && e.contains("line 3"), "{e}");
+    }
+}

@@ -1,0 +1,167 @@
+//! The fold rules besides the token tail (issue 31), each on real fixtures, pi's and Claude
+//! Code's: tools never folded, the last N tool uses kept, superseded reads folded even inside
+//! what is protected (the placeholder says why, in each host's form), the floor; the config file
+//! and its precedence; and meter = dry run = fold = status with every rule.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use shake_plumbing::regions::thousands;
+
+use crate::env::{fixture_path, settled, TestEnv};
+
+const PI: &str = "pi-mono-before-compaction.v3-migrated-by-pi-1.6.0.jsonl";
+/// A Claude Code transcript with reads superseded inside the tail.
+const CLAUDE: &str = "claude-real/aistrad__work__4de22212-8a9b-4541-85d7-4b4f8c0c2451.jsonl";
+
+fn json(env: &TestEnv, args: &[&str]) -> Value {
+    let out = env.ok(args);
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+/// A fresh copy of a fixture (in its own folder: a Claude Code fold saves originals beside it).
+fn copy(env: &TestEnv, name: &str, dir: &str) -> PathBuf {
+    let folder = env.dir.path().join(dir);
+    std::fs::create_dir_all(&folder).unwrap();
+    let to = folder.join(Path::new(name).file_name().unwrap());
+    std::fs::copy(fixture_path(name), &to).unwrap();
+    settled(&to)
+}
+
+/// The regions `shake regions` lists with these arguments (pi's tokenizer).
+fn regions(env: &TestEnv, path: &Path, extra: &[&str]) -> Vec<Value> {
+    let args = [&["regions", path.to_str().unwrap(), "--json", "--tokenizer", "pi"], extra].concat();
+    json(env, &args)["regions"].as_array().unwrap().clone()
+}
+
+/// meter = dry run = fold = status, with these arguments; returns the fold's JSON (on Claude
+/// Code, status reads the fork the fold wrote).
+fn one_number(env: &TestEnv, path: &Path, extra: &[&str]) -> Value {
+    let p = path.to_str().unwrap();
+    let with = |head: &[&'static str]| [head, &[p, "--json", "--tokenizer", "pi"], extra].concat();
+    let meter = json(env, &with(&["meter"]));
+    let dry = json(env, &with(&["fold", "--dry-run"]));
+    let fold = json(env, &with(&["fold"]));
+    let figures = |v: &Value, tokens: &str| (v[tokens].clone(), v["toolResults"].clone(), v["blocks"].clone());
+    assert_eq!(figures(&meter, "tokens"), figures(&dry, "tokensFreed"), "meter = dry run {extra:?}");
+    assert_eq!(figures(&fold, "tokensFreed"), figures(&dry, "tokensFreed"), "dry run = fold {extra:?}");
+    let folded = fold["fork"]["path"].as_str().unwrap_or(p).to_string();
+    let status = json(env, &["status", &folded, "--json", "--tokenizer", "pi"]);
+    assert_eq!(status["tokensFreed"], fold["tokensFreed"], "fold = status {extra:?}");
+    fold
+}
+
+fn labels(regions: &[Value]) -> Vec<&str> {
+    regions.iter().map(|r| r["label"].as_str().unwrap()).collect()
+}
+
+#[test]
+fn excluded_tools_are_never_folded() {
+    let env = TestEnv::new();
+    for (name, tool) in [(PI, "bash"), (CLAUDE, "Edit")] {
+        let path = copy(&env, name, "x");
+        let all = regions(&env, &path, &[]);
+        let kept = regions(&env, &path, &["--exclude-tool", tool]);
+        let others = labels(&all).into_iter().filter(|l| *l != tool).count();
+        assert!(others < all.len(), "{name}: the fixture has {tool} results to exclude");
+        assert_eq!((kept.len(), labels(&kept).contains(&tool)), (others, false), "{name}");
+        let fold = one_number(&env, &path, &["--exclude-tool", tool]);
+        assert_eq!(fold["toolResults"], others, "{name}");
+    }
+}
+
+#[test]
+fn the_last_tool_uses_are_kept() {
+    let env = TestEnv::new();
+    let path = copy(&env, PI, "k");
+    let p = path.to_str().unwrap();
+    let shown = json(&env, &["show", p, "--json", "--tokenizer", "pi"]);
+    let results: Vec<&str> = shown["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["role"] == "toolResult")
+        .map(|e| e["id"].as_str().unwrap())
+        .collect();
+    let no_superseded = ["--superseded-reads", "false"];
+    let base = regions(&env, &path, &no_superseded);
+    let kept = regions(&env, &path, &[&["--keep-tool-uses", "60"], &no_superseded[..]].concat());
+    let last: Vec<&str> = results[results.len() - 60..].to_vec();
+    assert!(kept.len() < base.len(), "60 tool uses reach past the 4,000-token tail");
+    assert!(kept.iter().all(|r| !last.contains(&r["id"].as_str().unwrap())), "a kept tool use was folded");
+    // None kept: the tail alone decides.
+    let none = regions(&env, &path, &[&["--keep-tool-uses", "0"], &no_superseded[..]].concat());
+    assert!(none == base, "--keep-tool-uses 0 changed the plan");
+    one_number(&env, &path, &[&["--keep-tool-uses", "60"], &no_superseded[..]].concat());
+}
+
+#[test]
+fn superseded_reads_fold_inside_what_is_protected_and_say_why() {
+    let env = TestEnv::new();
+    // pi: 60 kept tool uses protect reads whose files were read again or edited later.
+    let path = copy(&env, PI, "s");
+    let keep = ["--keep-tool-uses", "60"];
+    let on = regions(&env, &path, &keep);
+    let off = regions(&env, &path, &[&keep[..], &["--superseded-reads", "false"]].concat());
+    let stale: Vec<&Value> = on.iter().filter(|r| r["kind"] == "supersededRead").collect();
+    assert!(on.len() > off.len(), "superseded reads inside the kept tool uses are folded");
+    assert!(stale.iter().all(|r| r["label"] == "read"), "only reads are superseded");
+    for r in &stale {
+        let placeholder = r["placeholder"].as_str().unwrap();
+        assert!(placeholder.ends_with("tokens): superseded: the file was read again or changed later]"), "{r}");
+    }
+    let fold = one_number(&env, &path, &keep);
+    assert_eq!(fold["supersededReads"], stale.len());
+    let log = json(&env, &["log", path.to_str().unwrap(), "--json"]);
+    assert_eq!(log[0]["supersededReads"], stale.len());
+    // Undo puts every read back as it was.
+    env.ok(&["undo", path.to_str().unwrap()]);
+    assert_eq!(regions(&env, &path, &keep), on);
+
+    // Claude Code: the reads superseded inside the tail are folded, in Claude Code's own form
+    // with the reason on its own line; the fork's undo brings back the originals.
+    let path = copy(&env, CLAUDE, "c");
+    let on = regions(&env, &path, &[]);
+    let off = regions(&env, &path, &["--superseded-reads", "false"]);
+    assert!(on.len() > off.len(), "{} vs {}", on.len(), off.len());
+    let fold = one_number(&env, &path, &[]);
+    let fork = fold["fork"]["path"].as_str().unwrap();
+    let text = std::fs::read_to_string(fork).unwrap();
+    let noted = "Full output saved to: ";
+    let reason = "\\nsuperseded: the file was read again or changed later\\n\\nPreview";
+    assert!(text.matches(reason).count() >= on.len() - off.len(), "the fork says why");
+    assert!(text.contains(noted));
+    let undo = json(&env, &["undo", fork, "--json"]);
+    let back = undo["session"]["path"].as_str().unwrap();
+    let original = std::fs::read_to_string(&path).unwrap();
+    let restored = std::fs::read_to_string(back).unwrap();
+    assert_eq!(restored.lines().count(), original.lines().count());
+    assert!(!restored.contains(reason), "undo restores every superseded read");
+}
+
+#[test]
+fn the_floor_stops_a_small_fold_and_the_config_sets_it() {
+    let env = TestEnv::new();
+    let path = copy(&env, PI, "f");
+    let p = path.to_str().unwrap();
+    let all = json(&env, &["fold", p, "--dry-run", "--json", "--tokenizer", "pi"])["tokensFreed"].as_u64().unwrap();
+    let over = (all + 1).to_string();
+    let out = env.ok(&["fold", p, "--dry-run", "--tokenizer", "pi", "--floor", &over]);
+    assert!(out.contains(&format!("under the floor ({} tokens)", thousands(all + 1))), "{out}");
+    assert_eq!(json(&env, &["meter", p, "--json", "--tokenizer", "pi", "--floor", &over])["tokens"], 0);
+    assert!(env
+        .ok(&["fold", p, "--dry-run", "--tokenizer", "pi", "--floor", "99%"])
+        .contains("under the floor (99% of"));
+    // The config file sets it; a flag wins over it.
+    std::fs::write(env.cwd().join(".shake.toml"), format!("[fold]\nfloor = {over}\n")).unwrap();
+    assert_eq!(json(&env, &["meter", p, "--json", "--tokenizer", "pi"])["tokens"], 0);
+    assert_eq!(json(&env, &["meter", p, "--json", "--tokenizer", "pi", "--floor", "0"])["tokens"], all);
+    std::fs::write(env.cwd().join(".shake.toml"), "[fold]\nfloor = \"1%\"\n").unwrap();
+    let fold = one_number(&env, &path, &[]);
+    assert_eq!(fold["tokensFreed"], all);
+    // A bad file is an error naming it and its line.
+    std::fs::write(env.cwd().join(".shake.toml"), "[fold]\nfloor = \"1%\"\nfloors = 3\n").unwrap();
+    let err = env.fails(&["meter", p], 1);
+    assert!(err.contains(".shake.toml: not a valid shake config") && err.contains("line 3"), "{err}");
+}
