@@ -305,3 +305,36 @@ fn a_fork_made_by_pi_is_in_its_sources_family() {
     assert!(shared > 0 && shared <= k["entries"].as_u64().unwrap(), "{k}");
     assert_eq!(s["family"][0]["shared"], shared);
 }
+
+/// A Claude Code transcript whose first rows name no session (summaries first, or only
+/// conversation rows) is listed by the id its rows carry, else by its file's name (issue 32.10):
+/// `-` gave the user nothing to type.
+#[test]
+fn a_transcript_is_listed_by_the_id_to_type() {
+    let env = TestEnv::new();
+    let copy = |fixture: &str, name: &str| {
+        let to = env.dir.path().join(name);
+        std::fs::copy(crate::env::fixture_path(&format!("claude-real/{fixture}")), &to).unwrap();
+        to
+    };
+    let rows = copy("attach-every-type.jsonl", "rows.jsonl");
+    let summaries_first =
+        copy("gouchan__agent-swarm-config__bdc6842b-5fce-422b-8644-c62e32c34900.jsonl", "summaries-first.jsonl");
+    // Only summaries: no row names the session; Claude Code names the file by it.
+    let named =
+        copy("aistrad__work__d6ae3ef5-fae9-4f38-9d8a-5b5249c0cbd6.jsonl", "d6ae3ef5-0816-4b4f-9c0f-5b5249c0cbd6.jsonl");
+    for path in [&rows, &summaries_first, &named] {
+        env.ok(&["import", p(path)]);
+    }
+    let listed = json(&env.ok(&["sessions", "--json"]));
+    let id_of = |path: &Path| {
+        let row =
+            listed.as_array().unwrap().iter().find(|s| s["path"] == p(path)).unwrap_or_else(|| panic!("{listed}"));
+        row["session"].as_str().map(str::to_string)
+    };
+    assert_eq!(id_of(&rows).as_deref(), Some("61dcf75d-56df-459d-b351-729550898806"));
+    assert_eq!(id_of(&summaries_first).as_deref(), Some("bdc6842b-5fce-422b-8644-c62e32c34900"));
+    assert_eq!(id_of(&named).as_deref(), Some("d6ae3ef5-0816-4b4f-9c0f-5b5249c0cbd6"));
+    let text = env.ok(&["sessions"]);
+    assert!(text.lines().all(|l| !l.starts_with("- ")), "{text}");
+}

@@ -236,7 +236,13 @@ fn prepare_from(
     if let Some(chunk) = read.failed {
         return Err(ImportError::TableUnread { path: path.to_path_buf(), chunk });
     }
-    let session_id = read.session_id.or(base.session_id);
+    // A file with no header naming it (a Claude Code transcript whose first rows are summaries
+    // or conversation rows) is known by the id its rows carry, else by its host's file name for
+    // it: a session listed as `-` leaves the user nothing to type.
+    let session_id = read.session_id.or(base.session_id).or_else(|| rows.clone()).or_else(|| {
+        let name = path.file_name()?.to_string_lossy();
+        host.session_id_of_file(&name).filter(|id| crate::store::row::safe(id))
+    });
     let version = Version {
         parent: base.parent,
         offset: base.start as u64,
