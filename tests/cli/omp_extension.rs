@@ -1,7 +1,8 @@
 //! The OMP extension (`integrations/omp/shake-meter.ts`), loaded through oh-my-pi's own extension
 //! loader from npm (`tests/omp-oracle/extension-check.ts`) and driven with a session: its footer
-//! shows OMP's own `/shake` figure with the priced meter's verdict, its log records it, and every refresh imports the file, so the
-//! version before a `/shake` is in the store and `restore` brings it back.
+//! shows OMP's own `/shake` figure with the priced meter's verdict, its log records it, and every
+//! refresh imports the file, so the version before a `/shake` is in the store and `restore` brings
+//! it back.
 
 use std::path::Path;
 use std::process::Command;
