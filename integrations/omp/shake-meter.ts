@@ -1,11 +1,14 @@
 // shake-meter.ts: the oh-my-pi extension for `shake` (OMP 18.x). It does two things, and never
 // changes the session:
-//   - a footer meter, `✂ ~27k shakeable`: what OMP's own manual `/shake` would free now, computed
-//     by the running agent's own collectShakeRegions and Tokenizer (so it is OMP's number, for
-//     every model family), with `shake meter --json` as the fallback outside OMP;
-//   - the undo for OMP's destructive `/shake`: every refresh runs `shake import` on the session
-//     file, so the store holds the file as it was before each shake, and
-//     `shake restore <file> --version N` puts it back byte for byte (docs/omp.md).
+//   - a footer meter, `✂ ~27k shakeable · pays back in 2 turns`: what OMP's own manual `/shake`
+//     would free now, computed by the running agent's own collectShakeRegions and Tokenizer (so
+//     it is OMP's number, for every model family), with `shake meter --json` as the fallback
+//     outside OMP; the verdict is that reading's (`cache.verdict`: what the fold costs with the
+//     prompt cache, priced from the session's recorded usage, docs/meter.md);
+//   - the undo for OMP's destructive `/shake`: every refresh runs `shake meter --json` on the
+//     session file, which imports it (`shake import` when the meter fails), so the store holds the
+//     file as it was before each shake, and `shake restore <file> --version N` puts it back byte
+//     for byte (docs/omp.md).
 // Refreshes on session start, switch, compaction, turn end, agent end and a 3-second tick
 // (`/shake` emits no event). Dim below 10k, warning from 10k, error from 25k. Each change of the
 // reading is logged as one JSON line to $OMP_SHAKE_METER_LOG, else ~/.omp/logs/shake-meter.jsonl.
@@ -23,9 +26,11 @@ const SAMPLE_PLACEHOLDER = "[shaken ~1234 tokens — recover: artifact://62 (reg
 /** What the meter shows: the tokens a no-argument `/shake` would free, and where the figure came from. */
 export type Reading = { tokens: number; toolResults: number; blocks: number; source: "omp" | "shake" };
 
-/** The footer text and its colour for a shakeable figure (shake-meter-omp's thresholds). */
-export function meterLabel(tokens: number): { text: string; color: "dim" | "warning" | "error" } {
-	const text = tokens < 1000 ? "✂ <1k shakeable" : `✂ ~${Math.round(tokens / 1000).toLocaleString("en-US")}k shakeable`;
+/** The footer text and its colour for a shakeable figure (shake-meter-omp's thresholds), with the
+ * verdict from 1k on as `shake meter` prints it (`✂ ~27k shakeable · pays back in 2 turns`). */
+export function meterLabel(tokens: number, verdict?: string): { text: string; color: "dim" | "warning" | "error" } {
+	const figure = tokens < 1000 ? "✂ <1k shakeable" : `✂ ~${Math.round(tokens / 1000).toLocaleString("en-US")}k shakeable`;
+	const text = verdict && tokens >= 1000 ? `${figure} · ${verdict}` : figure;
 	return { text, color: tokens >= 25_000 ? "error" : tokens >= 10_000 ? "warning" : "dim" };
 }
 
@@ -77,11 +82,12 @@ export default function shakeMeter(pi: any) {
 		}
 	}
 
-	async function shakeMeterJson(file: string): Promise<Reading | null> {
+	/** `shake meter --json` on the file (which imports it), or `shake import` when it fails. */
+	async function shakeMeterJson(file: string): Promise<any> {
 		const r = await pi.exec(BIN, ["meter", "--json", file]);
-		if (r.code !== 0) return null;
-		const m = JSON.parse(r.stdout);
-		return { tokens: m.tokens, toolResults: m.toolResults ?? 0, blocks: m.blocks ?? 0, source: "shake" };
+		if (r.code === 0) return JSON.parse(r.stdout);
+		await pi.exec(BIN, ["import", file]);
+		return null;
 	}
 
 	async function refresh(ctx: any): Promise<void> {
@@ -90,15 +96,16 @@ export default function shakeMeter(pi: any) {
 		busy = true;
 		try {
 			const file: string | undefined = last.sessionManager.getSessionFile?.();
-			// Keep this version of the file before OMP may rewrite it (the undo for /shake).
-			if (file) await pi.exec(BIN, ["import", file]);
-			const reading = core
+			// Keep this version of the file before OMP may rewrite it (the undo for /shake), and
+			// take the verdict of shake's reading (its figure is OMP's /shake figure too).
+			const m = file ? await shakeMeterJson(file) : null;
+			const reading: Reading | null = core
 				? ompReading(core, last.sessionManager.getBranch(), last.model)
-				: file
-					? await shakeMeterJson(file)
+				: m
+					? { tokens: m.tokens, toolResults: m.toolResults ?? 0, blocks: m.blocks ?? 0, source: "shake" }
 					: null;
 			if (!reading) return;
-			const { text, color } = meterLabel(reading.tokens);
+			const { text, color } = meterLabel(reading.tokens, m?.cache?.verdict);
 			if (text + color !== shown) {
 				shown = text + color;
 				last.ui.setStatus(STATUS_KEY, last.ui.theme.fg(color, text));

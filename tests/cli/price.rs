@@ -7,6 +7,8 @@ use serde_json::Value;
 use crate::env::TestEnv;
 
 const PI: &str = "pi-mono-before-compaction.v3-migrated-by-pi-1.6.0.jsonl";
+/// Real oh-my-pi (claude-sonnet-4-5), its usage recorded per turn as pi records it.
+const OMP: &str = "omp/omp-large-session.jsonl";
 /// Real Claude Code (claude-opus-5) with the 1-hour cache in its usage.
 const CLAUDE: &str = "claude-real/attach-d3f32579.jsonl";
 
@@ -110,4 +112,45 @@ fn claude_code_usage_shows_the_hour_long_cache_and_the_table_prices_it() {
     assert_eq!(cache["priceSource"], "config");
     assert!(cache["prices"].as_str().unwrap().ends_with(".shake.toml [prices.claude-opus-5]"), "{cache}");
     check_arithmetic(cache, priced["tokens"].as_u64().unwrap(), cache["suffixTokens"].as_u64().unwrap(), 0.4, 8.0);
+}
+
+#[test]
+fn omp_meter_keeps_omps_figure_and_prices_it_from_the_recorded_cost() {
+    let env = TestEnv::new();
+    let path = env.write("omp.jsonl", std::fs::read(crate::env::fixture_path(OMP)).unwrap());
+    let p = path.to_str().unwrap();
+    // The last assistant turn is 7e66f52c at 2025-11-21T02:14:02.980Z (claude-sonnet-4-5); the
+    // `session_exit` entry after it reached no provider.
+    let warm = meter_at(&env, p, "2025-11-21T02:16:00.000Z", &[]);
+    assert_eq!((warm["host"].as_str(), warm["profile"].as_str()), (Some("omp"), Some("omp")));
+    let cache = &warm["cache"];
+    assert_eq!((cache["lastTurn"].as_str(), cache["cold"].as_bool()), (Some("2025-11-21T02:14:02.980Z"), Some(false)));
+    assert_eq!((cache["priceSource"].as_str(), cache["cacheLifetimeSeconds"].as_u64()), (Some("session"), Some(300)));
+    // The prices, by hand from 7e66f52c's usage: 176,585 cached tokens read for $0.0529755
+    // ($0.30 a million), 1,019 written for $0.00382125 ($3.75 a million).
+    let (read, write) = (0.0529755 / 176_585.0 * 1e6, 0.00382125 / 1_019.0 * 1e6);
+    close(&cache["readPrice"], read);
+    close(&cache["writePrice"], write);
+    // The suffix holds every region /shake would replace (each counted as OMP counts it).
+    let file = shake_plumbing::omp::OmpFile::read(&path).unwrap();
+    let tok = shake_plumbing::omp::session_tokenizer(
+        &file,
+        false,
+        shake_plumbing::tokens::Tokenizer::new(shake_plumbing::tokens::TokenizerName::Pi),
+    );
+    let r = shake_plumbing::omp::reading(&file, &shake_plumbing::omp::shake::AGGRESSIVE, tok.0, tok.1);
+    let freed = warm["tokens"].as_u64().unwrap();
+    assert_eq!(freed, r.freed, "the figure is OMP's own");
+    let suffix = cache["suffixTokens"].as_u64().unwrap();
+    assert!(suffix >= r.regions.iter().map(|g| g.tokens).sum::<u64>(), "{suffix}");
+    check_arithmetic(cache, freed, suffix, read, write);
+    // Five minutes after the last turn the cache may still be warm; a millisecond later it is not.
+    assert_eq!(meter_at(&env, p, "2025-11-21T02:19:02.980Z", &[])["cache"]["cold"], false);
+    let cold = meter_at(&env, p, "2025-11-21T02:19:02.981Z", &[]);
+    assert_eq!(cold["tokens"], warm["tokens"]);
+    assert_eq!(cold["cache"]["verdict"], "cache cold: free now");
+    close(&cold["cache"]["cost"], -(freed as f64) * write / 1e6);
+    let line = env.cmd().env("SHAKE_TIMESTAMP", "2025-11-21T02:19:02.981Z").args(["meter", p]).output().unwrap();
+    let want = format!("~{}k shakeable · cache cold: free now\n", (freed + 500) / 1000);
+    assert_eq!(String::from_utf8(line.stdout).unwrap(), want);
 }

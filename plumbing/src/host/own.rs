@@ -55,6 +55,9 @@ pub struct OwnFigures {
     pub model: Option<String>,
     /// The leaf the rules take.
     pub leaf_id: Option<String>,
+    /// Tokens from the first entry the rules would change to the end: what the provider's
+    /// cache writes again after (the priced meter's suffix).
+    pub suffix: u64,
 }
 
 /// What a host's rewrites of its own files changed ([`super::Host::history`]).

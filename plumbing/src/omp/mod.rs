@@ -37,6 +37,9 @@ pub struct Reading {
     pub regions: Vec<Region>,
     /// What `/shake` would free, as the meter counts it.
     pub freed: u64,
+    /// The branch's tokens from the first region's entry to the end (what the cache writes
+    /// again after `/shake`), counted as OMP counts an entry.
+    pub suffix: u64,
 }
 
 /// The session's model (`provider/id`) and the tokenizer OMP counts it with. `accurate` stands
@@ -56,7 +59,7 @@ pub fn session_tokenizer(
 pub fn reading(file: &OmpFile, config: &Config, model: Option<String>, tokenizer: OmpTokenizer) -> Reading {
     let branch = shake::branch(file);
     let boundary = shake::boundary(file, &branch);
-    let regions = shake::collect(file, &branch, &tokenizer, config, boundary.as_deref());
+    let (regions, suffix) = shake::collect(file, &branch, &tokenizer, config, boundary.as_deref());
     let freed = shake::freed(&regions, &tokenizer);
-    Reading { model, tokenizer, branch_len: branch.len(), boundary, regions, freed }
+    Reading { model, tokenizer, branch_len: branch.len(), boundary, regions, freed, suffix }
 }

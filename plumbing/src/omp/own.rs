@@ -78,6 +78,7 @@ impl OwnMeter for OmpRules {
             exact: r.tokenizer.exact(),
             model: r.model,
             leaf_id: file.entries.last().and_then(|e| e.id()).map(str::to_string),
+            suffix: r.suffix,
         })
     }
 }

@@ -126,14 +126,16 @@ struct CallInfo {
     path: Option<String>,
 }
 
-/// `collectShakeRegions(branch, tokenizer, {...config, keepBoundaryId})`.
+/// `collectShakeRegions(branch, tokenizer, {...config, keepBoundaryId})`, and the branch's
+/// tokens (OMP's `entryTokens`) from the first region's entry to the end: what replacing them
+/// makes the provider's cache write again (0 without regions).
 pub fn collect(
     file: &OmpFile,
     branch: &[&OmpEntry],
     tok: &OmpTokenizer,
     config: &Config,
     keep: Option<&str>,
-) -> Vec<Region> {
+) -> (Vec<Region>, u64) {
     let bytes: usize = branch.iter().map(|e| e.raw.len()).sum();
     let threads = match bytes < PARALLEL_BYTES {
         true => 1,
@@ -150,7 +152,7 @@ fn collect_on(
     config: &Config,
     keep: Option<&str>,
     threads: usize,
-) -> Vec<Region> {
+) -> (Vec<Region>, u64) {
     let n = branch.len();
     let start = keep.map_or(0, |id| branch.iter().position(|e| e.id() == Some(id)).unwrap_or(0));
     let mut tokens = Vec::with_capacity(n);
@@ -196,9 +198,10 @@ fn collect_on(
     }
     let savings: u64 = regions.iter().map(|r| r.tokens.saturating_sub(GATE_PLACEHOLDER)).sum();
     if savings < config.min_savings {
-        return Vec::new();
+        return (Vec::new(), 0);
     }
-    regions
+    let suffix = regions.iter().map(|r| r.pos).min().map_or(0, |first| tokens[first..].iter().sum());
+    (regions, suffix)
 }
 
 /// What reading a stretch of the branch gave ([`read_part`]).
@@ -671,7 +674,7 @@ mod tests {
             let keeps = [None, branch.get(branch.len() / 3).and_then(|e| e.id())];
             for (keep, config) in keeps.into_iter().zip([&AGGRESSIVE, &AUTO]) {
                 let whole = collect_on(&file, &branch, &tok, config, keep, 1);
-                assert!(!whole.is_empty(), "{model}: no region to compare");
+                assert!(!whole.0.is_empty(), "{model}: no region to compare");
                 for threads in [2, 3, 7] {
                     assert_eq!(collect_on(&file, &branch, &tok, config, keep, threads), whole, "{model}, {threads}");
                 }

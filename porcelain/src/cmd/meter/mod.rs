@@ -163,13 +163,9 @@ impl Reading {
         self.priced(render(self.tokens, color))
     }
 
-    /// A figure's text with the verdict after it, when there is one (from 1,000 tokens on: below,
-    /// the figure says already that there is little to gain).
+    /// A figure's text with the verdict after it ([`with_verdict`]).
     fn priced(&self, figure: String) -> String {
-        match &self.economics {
-            Some(e) if self.tokens >= 1_000 => format!("{figure} · {}", e.verdict()),
-            _ => figure,
-        }
+        with_verdict(figure, self.tokens, self.economics.as_ref())
     }
 
     /// `{"tokens","toolResults","blocks","severity","tokenizer","profile","session","leafId","cache"}`
@@ -194,6 +190,15 @@ pub fn label(tokens: u64) -> String {
     match tokens {
         t if t < 1_000 => "<1k shakeable".into(),
         t => format!("~{}k shakeable", crate::render::thousands((t + 500) / 1_000)),
+    }
+}
+
+/// A figure's text with the verdict after it, when there is one (from 1,000 tokens on: below,
+/// the figure says already that there is little to gain): `~27k shakeable · pays back in 2 turns`.
+pub fn with_verdict(figure: String, tokens: u64, economics: Option<&Economics>) -> String {
+    match economics {
+        Some(e) if tokens >= 1_000 => format!("{figure} · {}", e.verdict()),
+        _ => figure,
     }
 }
 
