@@ -206,6 +206,10 @@ impl host::Forks for Claude {
         format!("cd {} && claude --resume {}", shell_word(cwd), shell_word(&f.session_id))
     }
 
+    fn file_word(&self) -> &'static str {
+        "transcript"
+    }
+
     fn row_session_id(&self, text: &str) -> Option<String> {
         serde_json::from_str::<RowHead<'_>>(text).ok()?.session_id.map(Cow::into_owned)
     }
