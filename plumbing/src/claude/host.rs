@@ -105,8 +105,7 @@ impl Host for Claude {
             };
             return Err(Error::user(format!("{at}: {}", r.reason)));
         }
-        host::file::check_lines(|| file.display().into_owned(), file.lines.len())
-            .map_err(|e| Error::user(e.to_string()))?;
+        host::file::check_lines(&file.path, file.lines.len())?;
         let data = ClaudeSession::read(file);
         if let Some(refused) = unresumable::refusal(file, &data.t) {
             return Err(refused);
