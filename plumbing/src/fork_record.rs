@@ -35,7 +35,7 @@ pub fn read(ctx: &Context, session_id: &str) -> Result<Vec<Value>> {
     let store = Store::open(ctx)?;
     let Some(id) = store.read_ref(&records_ref(session_id))? else { return Ok(Vec::new()) };
     let value: Value = serde_json::from_slice(store.read_kind(&id, Kind::Overlay)?)
-        .map_err(|e| Error::corrupt(format!("fork records {id}: {e}")))?;
+        .map_err(|e| Error::corrupt(format!("fork records {id}: {e}")).caused_by(e))?;
     Ok(value["records"].as_array().cloned().unwrap_or_default())
 }
 
@@ -100,7 +100,8 @@ pub fn exact_before(records: &[Value], session_id: &str, targets: &[&str]) -> Op
 /// Replaces session `session_id`'s records.
 pub fn put(ctx: &Context, session_id: &str, records: Vec<Value>) -> Result<()> {
     let value = json!({"v": VERSION, "session": session_id, "records": records});
-    let bytes = serde_json::to_vec(&value).map_err(|e| Error::user(format!("cannot encode fork records: {e}")))?;
+    let bytes =
+        serde_json::to_vec(&value).map_err(|e| Error::user(format!("cannot encode fork records: {e}")).caused_by(e))?;
     let mut store = Store::open(ctx)?;
     let mut batch = store.batch()?;
     let id: ObjectId = batch.put(Kind::Overlay, &bytes)?;

@@ -76,8 +76,10 @@ impl InPlaceArgs {
         if let Some(refused) = writer.refusal(session) {
             return Err(refused);
         }
-        match writer {
-            Writer::Fork(_) | Writer::ReadOnly { .. } => {}
+        let word = match writer {
+            Writer::Fork(forks) => forks.file_word(),
+            // Refused above.
+            Writer::ReadOnly { .. } => "session file",
             Writer::Append => {
                 let forks: Vec<&str> = (shake_plumbing::hosts::HOSTS.iter())
                     .filter(|h| matches!(h.writer(), Writer::Fork(_)))
@@ -89,13 +91,13 @@ impl InPlaceArgs {
                 ))
                 .hint("leave out --in-place"));
             }
-        }
+        };
         if !force && !dry_run {
             return Err(Error::user(format!(
-                "{file}: --in-place rewrites the transcript itself, and nobody can tell from outside whether a running {title} has it open: one that has keeps sending the originals it holds in memory, and may write the file again over the fold"
+                "{file}: --in-place rewrites the {word} itself, and nobody can tell from outside whether a running {title} has it open: one that has keeps sending the originals it holds in memory, and may write the file again over the fold"
             ))
             .hint(format!(
-                "quit every {title} running this session, then add --force; or leave out --in-place to write a new session (the transcript is never written)"
+                "quit every {title} running this session, then add --force; or leave out --in-place to write a new session (the {word} is never written)"
             )));
         }
         Ok(true)

@@ -135,6 +135,30 @@ fn reading(env: &TestEnv, path: &Path, extra: &[&str]) -> serde_json::Value {
 /// the last 8 KiB are blanked once the memo holds its first reading, so a whole measure would
 /// read another transcript (checked: it gives another figure). A row branching off an older row
 /// is measured whole: the reading is then the blanked file's.
+/// A status line set up with `--tokenizer pi` on a Claude Code transcript says nothing on stderr,
+/// turn after turn: the setting was chosen once, and Claude Code does not draw the status line's
+/// stderr (so a warning each turn is work nobody reads). `shake meter` on the transcript says
+/// what the figure is (pi's rule, not Claude Code's). Before: the warning on every turn.
+#[test]
+fn a_status_line_with_the_pi_estimate_does_not_warn_every_turn() {
+    let fixture = claude_fixtures().into_iter().find(|d| d.ends_with("bash-read")).unwrap();
+    let bytes = std::fs::read(fixture.join("transcript.jsonl")).unwrap();
+    let ends: Vec<usize> = (bytes.iter().enumerate().filter(|(_, &b)| b == b'\n').map(|(i, _)| i + 1)).collect();
+    let env = TestEnv::new();
+    let path = env.dir.path().join("work/transcript.jsonl");
+    let input = claude_input(&path, &env.cwd());
+    // Turn after turn (the transcript grows), and once more unchanged (the memo).
+    for &end in [&ends[ends.len() / 2..], &ends[ends.len() - 1..]].concat().iter() {
+        std::fs::write(&path, &bytes[..end]).unwrap();
+        let out = statusline(env.cmd(), &["--tokenizer", "pi"], &input);
+        assert!(stdout(&out).starts_with("✂ "), "{out:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), "", "at byte {end}");
+    }
+    // (A fresh store: from the memo nothing is read again, and nothing said.)
+    let out = TestEnv::new().cmd().args(["meter", path.to_str().unwrap(), "--tokenizer", "pi"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--tokenizer pi counts pi's own estimate"), "{out:?}");
+}
+
 #[test]
 fn each_turn_is_measured_from_its_new_rows_alone() {
     for name in ["bash-read", "parallel", "missing-parent"] {

@@ -166,6 +166,24 @@ fn no_file_outside_a_hosts_module_and_the_registry_names_it() {
     assert!(names_host("use crate::pi_extension;", "pi").is_empty());
 }
 
+/// The messages fold and undo print about a host whose folds are new sessions take that host's
+/// words (its title, [`Forks::file_word`]), never Claude Code's "transcript" for every such host
+/// (issue 34.6: a second fork-writing host would inherit Claude Code's wording).
+#[test]
+fn fold_and_undo_messages_take_the_hosts_words() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut said = Vec::new();
+    for file in ["porcelain/src/batch.rs", "porcelain/src/cmd/fold.rs", "porcelain/src/cmd/undo.rs"] {
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        let code = text.lines().filter(|l| !l.trim_start().starts_with("//"));
+        // A string literal naming one host's word for its files (comments and help may name it).
+        said.extend(
+            code.filter(|l| l.contains('"') && l.contains("transcript")).map(|l| format!("{file}: {}", l.trim())),
+        );
+    }
+    assert!(said.is_empty(), "a message says Claude Code's word for every host:\n{}", said.join("\n"));
+}
+
 #[test]
 fn a_file_no_host_reads_is_refused_and_not_stored() {
     let env = TestEnv::new();

@@ -105,8 +105,7 @@ impl Host for Claude {
             };
             return Err(Error::user(format!("{at}: {}", r.reason)));
         }
-        host::file::check_lines(|| file.display().into_owned(), file.lines.len())
-            .map_err(|e| Error::user(e.to_string()))?;
+        host::file::check_lines(&file.path, file.lines.len())?;
         let data = ClaudeSession::read(file);
         if let Some(refused) = unresumable::refusal(file, &data.t) {
             return Err(refused);
@@ -204,6 +203,10 @@ impl host::Forks for Claude {
     fn resume_command(&self, f: &host::Forked) -> String {
         let cwd = f.cwd.as_deref().unwrap_or(".");
         format!("cd {} && claude --resume {}", shell_word(cwd), shell_word(&f.session_id))
+    }
+
+    fn file_word(&self) -> &'static str {
+        "transcript"
     }
 
     fn row_session_id(&self, text: &str) -> Option<String> {

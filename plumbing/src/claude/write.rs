@@ -15,7 +15,7 @@ use serde_json::value::RawValue;
 use super::transcript::Transcript;
 use crate::durable::{Batch, FileError};
 use crate::js::json::{js_string, RawObject};
-use crate::regions::claude_shake::utf16_len;
+use crate::js::utf16_len;
 
 /// The exact byte range of each `tool_result` block's `content` in a row's line, by
 /// `tool_use_id` (empty for lines that are not user rows with results).

@@ -29,6 +29,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::proof::Proof;
+use crate::Error;
 
 /// Files of at least this many bytes are mapped rather than read into memory.
 pub const MAP_MIN: u64 = 1 << 20;
@@ -101,19 +102,25 @@ pub const MAX_LINES: usize = u32::MAX as usize;
 
 /// A file of more than [`MAX_LINES`] lines, which every host refuses.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("{path}: {lines} lines; shake reads a session of at most {MAX_LINES} lines")]
+#[error("{}: {lines} lines; shake reads a session of at most {MAX_LINES} lines", crate::output::path(path))]
 pub struct TooManyLines {
-    /// The file, as messages name it.
-    pub path: String,
+    /// The file.
+    pub path: PathBuf,
     /// How many lines it has.
     pub lines: usize,
 }
 
-/// Refuses a file of more than [`MAX_LINES`] lines, by name (`path` is asked only then).
-pub fn check_lines(path: impl FnOnce() -> String, lines: usize) -> Result<(), TooManyLines> {
+/// Refuses a file of more than [`MAX_LINES`] lines, by name.
+pub fn check_lines(path: &Path, lines: usize) -> Result<(), TooManyLines> {
     match lines > MAX_LINES {
-        true => Err(TooManyLines { path: path(), lines }),
+        true => Err(TooManyLines { path: path.to_path_buf(), lines }),
         false => Ok(()),
+    }
+}
+
+impl From<TooManyLines> for Error {
+    fn from(e: TooManyLines) -> Error {
+        Error::user(e.to_string()).caused_by(e)
     }
 }
 
@@ -419,8 +426,8 @@ mod tests {
     /// one at the limit is read.
     #[test]
     fn too_many_lines_are_refused_by_name() {
-        assert!(check_lines(|| "t.jsonl".into(), MAX_LINES).is_ok());
-        let err = check_lines(|| "t.jsonl".into(), MAX_LINES + 1).unwrap_err();
+        assert!(check_lines(Path::new("t.jsonl"), MAX_LINES).is_ok());
+        let err = check_lines(Path::new("t.jsonl"), MAX_LINES + 1).unwrap_err();
         assert_eq!(err.to_string(), "t.jsonl: 4294967296 lines; shake reads a session of at most 4294967295 lines");
     }
 

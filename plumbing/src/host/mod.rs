@@ -196,6 +196,10 @@ pub trait Forks: Sync {
     /// claude --resume <id>`), each word quoted for a shell where it needs it.
     fn resume_command(&self, forked: &Forked) -> String;
 
+    /// The word the host's users call one of its session files (Claude Code: `transcript`), for
+    /// the messages about writing one in place.
+    fn file_word(&self) -> &'static str;
+
     /// The session id a line carries as its own, for hosts that write the id into every row
     /// (Claude Code's top-level `sessionId`): the store keys such rows with the file's id taken
     /// out (`store::row`), so a copy of them under a new id (a fork) shares them.

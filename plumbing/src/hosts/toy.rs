@@ -99,7 +99,7 @@ impl Host for Toy {
         for (n, line) in (1..).zip(&file.lines) {
             let (text, raw) = (file.line_text(line), file.line_raw(line));
             let row: Row<'a> = serde_json::from_str(text)
-                .map_err(|e| Error::user(format!("{}:{n}: not a toy line: {e}", file.display())))?;
+                .map_err(|e| Error::user(format!("{}:{n}: not a toy line: {e}", file.display())).caused_by(e))?;
             if row.toy.is_some() {
                 let id = row.session.clone().unwrap_or_default();
                 header = Some(Header { line: n as usize, raw, id, cwd: row.cwd.clone(), parent_session: None });
@@ -181,7 +181,9 @@ struct ToySession<'a> {
 impl<'a> HostSession<'a> for ToySession<'a> {
     fn view<'s>(&'s self, session: &'s Session<'a>, leaf: Option<usize>) -> Result<View<'s, 'a>> {
         let path = match leaf {
-            Some(leaf) => session.path(leaf).map_err(|e| Error::user(format!("{}: {e}", session.file.display())))?,
+            Some(leaf) => {
+                session.path(leaf).map_err(|e| Error::user(format!("{}: {e}", session.file.display())).caused_by(e))?
+            }
             None => Vec::new(),
         };
         let context = self.context(&path);

@@ -9,6 +9,15 @@ use serde::de::{Deserializer, Visitor};
 
 use super::scan::string_stop;
 
+/// A string's length in UTF-16 code units (JavaScript's `.length`): what pi's estimate and
+/// Claude Code's and oh-my-pi's size limits count.
+pub fn utf16_len(s: &str) -> usize {
+    match s.is_ascii() {
+        true => s.len(),
+        false => s.chars().map(char::len_utf16).sum(),
+    }
+}
+
 /// Writes a WTF-8 string as `JSON.stringify` does: `"`, `\`, and control characters escaped
 /// (`\n`, `\u001f`, …), lone surrogates as `\udxxx`, everything else as is.
 pub fn write_string(out: &mut Vec<u8>, s: &[u8]) {
@@ -214,6 +223,12 @@ pub fn js_number(x: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn utf16_units() {
+        assert_eq!(utf16_len("é😀"), 3);
+        assert_eq!(utf16_len("abc"), 3);
+    }
 
     #[test]
     fn string_literals_decode_without_refusing_surrogates() {

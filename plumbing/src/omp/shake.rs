@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use super::file::{message, role, OmpEntry, OmpFile};
 use super::tokenizer::{OmpTokenizer, IMAGE_TOKENS};
-use crate::js::stringify;
+use crate::js::{stringify, utf16_len};
 
 /// A `ShakeConfig` preset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -633,10 +633,6 @@ fn xml_open(line: &str) -> Option<&str> {
 fn xml_close(line: &str) -> Option<&str> {
     let inner = line.strip_prefix("</")?.strip_suffix('>')?;
     (tag_name(inner) == inner.len() && !inner.is_empty()).then_some(inner)
-}
-
-fn utf16_len(s: &str) -> usize {
-    s.chars().map(char::len_utf16).sum()
 }
 
 fn blocks(content: Option<&Value>) -> impl Iterator<Item = &Value> {

@@ -18,14 +18,6 @@ use crate::tokens::Pieces;
 /// pi's fixed estimate for one image, in characters (`ESTIMATED_IMAGE_CHARS`).
 pub const IMAGE_CHARS: u64 = 4_800;
 
-/// Returns a string's length in UTF-16 code units (JavaScript's `.length`).
-pub fn utf16_len(s: &str) -> u64 {
-    if s.is_ascii() {
-        return s.len() as u64;
-    }
-    s.chars().map(|c| c.len_utf16() as u64).sum()
-}
-
 /// The provider's prompt size for an assistant reply, when it is usable: not aborted or failed,
 /// and not zero (pi's own rule for trusting usage).
 pub fn request_tokens(m: &Message<'_>) -> Option<u64> {
@@ -202,11 +194,5 @@ mod tests {
         }
         let canonical: &RawValue = serde_json::from_str(r#"{"path":"a.rs"}"#).unwrap();
         assert!(matches!(stringified(canonical), Cow::Borrowed(_)));
-    }
-
-    #[test]
-    fn utf16_units() {
-        assert_eq!(utf16_len("é😀"), 3);
-        assert_eq!(utf16_len("abc"), 3);
     }
 }

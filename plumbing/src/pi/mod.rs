@@ -101,7 +101,7 @@ struct PiEstimate;
 
 impl host::Estimator for PiEstimate {
     fn text(&self, text: &str) -> u64 {
-        estimate::utf16_len(text)
+        crate::js::utf16_len(text) as u64
     }
 
     fn image(&self) -> u64 {

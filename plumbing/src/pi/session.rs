@@ -143,7 +143,7 @@ impl<'a> Session<'a> {
 
     /// [`Session::parse`] leaving out the first `skip` physical lines.
     pub fn parse_skipping(file: &'a SessionFile, skip: usize) -> Result<Parsed<'a>, ParseError> {
-        host::file::check_lines(|| file.display().into_owned(), file.lines.len())?;
+        host::file::check_lines(&file.path, file.lines.len())?;
         let mut warnings = Vec::new();
         let mut header: Option<Header<'a>> = None;
         // One entry a line at most: reserved once, not doubled as it fills (on a 1,000,000-entry

@@ -85,11 +85,6 @@ pub fn is_tombstone(text: &str) -> bool {
         || head == "[Old tool result content cleared]"
 }
 
-/// A string's length in UTF-16 units (JavaScript's `.length`).
-pub fn utf16_len(s: &str) -> usize {
-    s.chars().map(char::len_utf16).sum()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -28,6 +28,16 @@ pub enum PackError {
         /// What is wrong, and where.
         why: String,
     },
+    /// The record of object `id` is not where or what its index row says.
+    #[error("{}: object {id}: {source}", path.display())]
+    BadObject {
+        /// The `.pack` file.
+        path: PathBuf,
+        /// The object the index row names.
+        id: ObjectId,
+        /// What is wrong with its record.
+        source: BadRecord,
+    },
     /// A pack the index names is gone (a store's packs are never removed but by a writer that
     /// merged them).
     #[error("{}: cannot open: {source}", path.display())]
@@ -40,6 +50,30 @@ pub enum PackError {
     /// The system refused a step (open, write, fsync, rename).
     #[error(transparent)]
     File(#[from] FileError),
+}
+
+/// Why a record of a pack cannot be read ([`PackError::BadObject`]).
+#[derive(Debug, thiserror::Error)]
+pub enum BadRecord {
+    /// The offset lies outside the pack's records.
+    #[error("record offset {0} is outside the pack")]
+    Outside(usize),
+    /// The kind byte is no kind.
+    #[error("unknown kind code {code} at offset {offset}")]
+    UnknownKind {
+        /// The byte read.
+        code: u8,
+        /// Where the record starts.
+        offset: usize,
+    },
+    /// The length runs past the end of the pack.
+    #[error("record at offset {offset} claims {len} bytes, past the end of the pack")]
+    PastTheEnd {
+        /// Where the record starts.
+        offset: usize,
+        /// The length it claims.
+        len: usize,
+    },
 }
 
 impl PackError {
@@ -56,7 +90,9 @@ impl PackError {
 impl From<PackError> for Error {
     fn from(e: PackError) -> Error {
         let err = match &e {
-            PackError::Corrupt { .. } | PackError::Vanished { .. } => Error::corrupt(crate::error::chain(&e)),
+            PackError::Corrupt { .. } | PackError::BadObject { .. } | PackError::Vanished { .. } => {
+                Error::corrupt(crate::error::chain(&e))
+            }
             PackError::File(f) => Error::os(f.source.kind(), &e),
         };
         err.caused_by(e)
@@ -249,21 +285,21 @@ impl Pack {
     pub fn object_at(&self, i: usize) -> Result<Object<'_>> {
         let id = self.id_at(i);
         let offset = usize::try_from(self.offset_at(i)).unwrap_or(usize::MAX);
-        self.record(offset).map_err(|why| PackError::corrupt(&self.path, format!("object {id}: {why}")))
+        self.record(offset).map_err(|source| PackError::BadObject { path: self.path.clone(), id, source })
     }
 
     /// Parses the record at `offset`; on failure says why, for the caller to name the object.
-    fn record(&self, offset: usize) -> std::result::Result<Object<'_>, String> {
+    fn record(&self, offset: usize) -> std::result::Result<Object<'_>, BadRecord> {
         let body_end = self.pack.len() - CHECKSUM_LEN;
         if offset < HEADER_LEN || offset.saturating_add(RECORD_HEADER_LEN) > body_end {
-            return Err(format!("record offset {offset} is outside the pack"));
+            return Err(BadRecord::Outside(offset));
         }
-        let kind = Kind::from_code(self.pack[offset])
-            .ok_or_else(|| format!("unknown kind code {} at offset {offset}", self.pack[offset]))?;
+        let code = self.pack[offset];
+        let kind = Kind::from_code(code).ok_or(BadRecord::UnknownKind { code, offset })?;
         let len = usize::try_from(u64_at(&self.pack, offset + 1)).unwrap_or(usize::MAX);
         let start = offset + RECORD_HEADER_LEN;
         if start.saturating_add(len) > body_end {
-            return Err(format!("record at offset {offset} claims {len} bytes, past the end of the pack"));
+            return Err(BadRecord::PastTheEnd { offset, len });
         }
         Ok(Object { kind, bytes: &self.pack[start..start + len] })
     }

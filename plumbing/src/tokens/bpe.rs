@@ -40,13 +40,30 @@ pub fn shared(name: TokenizerName, table: Option<&Path>) -> (&'static Bpe, Optio
 
 /// Checks the table a store keeps for `name`, layout and checksum (for `shake fsck`): `Ok(false)`
 /// when there is none (it is made on first use), the damage when it is damaged.
-pub fn check(store_dir: &Path, name: TokenizerName) -> Result<bool, String> {
+pub fn check(store_dir: &Path, name: TokenizerName) -> Result<bool, TableError> {
     let path = table_path(store_dir, name);
     let Some(table) = Table::map(&path, name)? else { return Ok(false) };
     if blake3::hash(&table.bytes[HEADER..]).as_bytes()[..] != table.bytes[40..HEADER] {
-        return Err("checksum mismatch".into());
+        return Err(TableError::Damaged("checksum mismatch".into()));
     }
     Ok(true)
+}
+
+/// Why a store's BPE table cannot be used. The text is the reason alone: the callers name the
+/// file in their own sentence (`<path>: ignoring the BPE table (<reason>)`).
+#[derive(Debug, thiserror::Error)]
+pub enum TableError {
+    /// The system refused to open or map it.
+    #[error("{source}")]
+    File {
+        /// The table's file.
+        path: PathBuf,
+        /// The system's error.
+        source: std::io::Error,
+    },
+    /// Its bytes are not a whole table for the tokenizer: what is wrong.
+    #[error("{0}")]
+    Damaged(String),
 }
 
 /// Where a store keeps `name`'s table, next to its token cache.
@@ -377,19 +394,20 @@ impl Table {
 
     /// Maps the table at `path`: `Ok(None)` when there is none or it is of another version,
     /// `Err` when it is damaged.
-    fn map(path: &Path, name: TokenizerName) -> Result<Option<Table>, String> {
+    fn map(path: &Path, name: TokenizerName) -> Result<Option<Table>, TableError> {
+        let refused = |source| TableError::File { path: path.to_path_buf(), source };
         let file = match std::fs::File::open(path) {
             Ok(file) => file,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(refused(e)),
         };
         // SAFETY: the table is only ever replaced by a rename, never written in place, so the
         // mapping does not change under us.
-        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| e.to_string())?;
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(refused)?;
         if map.starts_with(&MAGIC) && map.get(8..12).is_some_and(|v| v != VERSION.to_le_bytes()) {
             return Ok(None);
         }
-        Table::laid_out(Backing::Mapped(map), name).map(Some)
+        Table::laid_out(Backing::Mapped(map), name).map(Some).map_err(TableError::Damaged)
     }
 
     /// Checks a table's layout, so that every lookup stays in bounds and every probe ends; the
@@ -640,8 +658,8 @@ mod tests {
         assert!(matches!(again.table.bytes, Backing::Mapped(_)));
         assert_eq!(again.count("hello world, it's me"), first.count("hello world, it's me"));
         let store = dir.path();
-        assert_eq!(check(store, TokenizerName::O200k), Ok(true));
-        assert_eq!(check(store, TokenizerName::Cl100k), Ok(false));
+        assert_eq!(check(store, TokenizerName::O200k).map_err(|e| e.to_string()), Ok(true));
+        assert_eq!(check(store, TokenizerName::Cl100k).map_err(|e| e.to_string()), Ok(false));
         // A flipped byte in the tokens is fsck's to find; a slot naming no rank, a cut file,
         // another tokenizer's table are found on open, named, and the table rebuilt, and the
         // counts stay tiktoken's.
@@ -649,7 +667,7 @@ mod tests {
         let mut flipped = whole.clone();
         *flipped.last_mut().unwrap() ^= 1;
         std::fs::write(&path, &flipped).unwrap();
-        assert_eq!(check(store, TokenizerName::O200k), Err("checksum mismatch".into()));
+        assert_eq!(check(store, TokenizerName::O200k).map_err(|e| e.to_string()), Err("checksum mismatch".into()));
         let table = Table::map(&path, TokenizerName::O200k).unwrap().unwrap();
         let mut bad_slot = whole.clone();
         let slot = (0..1usize << (64 - table.shift)).map(|s| table.slots_at + 4 * s).find(|&at| table.word(at) != 0);

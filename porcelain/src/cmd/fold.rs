@@ -175,7 +175,7 @@ fn fork(
                 data,
             };
             match in_place {
-                true => Some(fold_in_place(ctx, session, file, &edits, record)?),
+                true => Some(fold_in_place(ctx, (session, forks.file_word()), file, &edits, record)?),
                 false => {
                     let forked = session.write_fork(&edits, ForkWrite::Fold)?;
                     // The fork exists: a record that cannot be stored is a warning (undo reads
@@ -218,9 +218,11 @@ fn fork(
     crate::render::write_session_line(out, ctx, rev, &file.path)?;
     report.human(out)?;
     match &written {
-        None if args.write.dry_run && !plan.is_empty() && in_place => {
-            writeln!(out, "The real run saves the originals, then rewrites this transcript in place (with --force).")?
-        }
+        None if args.write.dry_run && !plan.is_empty() && in_place => writeln!(
+            out,
+            "The real run saves the originals, then rewrites this {} in place (with --force).",
+            forks.file_word()
+        )?,
         None if args.write.dry_run && !plan.is_empty() => {
             writeln!(out, "The real run writes a new {title} session beside this one; this file is never written.")?
         }
@@ -252,14 +254,14 @@ fn fork(
 /// that is refused takes the record back.
 fn fold_in_place(
     ctx: &Context,
-    session: &Session<'_>,
+    (session, word): (&Session<'_>, &str),
     file: &SessionFile,
     edits: &[(String, &RawValue)],
     record: record::Record<'_>,
 ) -> Result<Forked> {
     let refused = |e: Error| {
         Error::user(format!(
-            "{}: the store could not keep the way back ({}); the transcript was not rewritten",
+            "{}: the store could not keep the way back ({}); the {word} was not rewritten",
             file.display(),
             e.message
         ))

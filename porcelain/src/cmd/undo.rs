@@ -281,9 +281,11 @@ fn undo_fork(
     let prefix = if args.write.dry_run { "[dry-run] · " } else { "" };
     writeln!(out, "{prefix}{}", Paint::new(ctx).strong(&summary(plan, tok)))?;
     match &written {
-        None if in_place => {
-            writeln!(out, "The real run puts the originals back into this transcript in place (with --force).")?
-        }
+        None if in_place => writeln!(
+            out,
+            "The real run puts the originals back into this {} in place (with --force).",
+            forks.file_word()
+        )?,
         None => {
             writeln!(out, "The real run writes a new {title} session with the originals; this file is never written.")?
         }

@@ -266,12 +266,21 @@ pub struct Counting<'c> {
     /// `--tokenizer`, when given.
     pub(crate) choice: Option<TokenizerName>,
     caches: Caches<'c>,
+    /// Says when the count is pi's estimate on a host without one of its own (off for the status
+    /// line: the setting was chosen once, and Claude Code does not draw its stderr).
+    says_estimate: bool,
 }
 
 impl<'c> Counting<'c> {
     /// Counts with `choice`, else each session's own tokenizer.
     pub(crate) fn new(ctx: &'c Context, choice: Option<TokenizerName>) -> Counting<'c> {
-        Counting { choice, caches: Caches::new(ctx) }
+        Counting { choice, caches: Caches::new(ctx), says_estimate: true }
+    }
+
+    /// Counts as [`Counting::new`], without saying that a count is pi's estimate on a host
+    /// without its own (`--statusline`).
+    pub(crate) fn quiet(ctx: &'c Context, choice: Option<TokenizerName>) -> Counting<'c> {
+        Counting { says_estimate: false, ..Counting::new(ctx, choice) }
     }
 
     /// `name` through its cache.
@@ -292,7 +301,9 @@ fn read(ctx: &Context, rev: &RevArgs, policy: (Profile, &Rules), counting: &Coun
     let (file, rev) = rev.load(ctx)?;
     let (session, leaf) = rev.open(ctx, &file)?;
     let tok = counting.tokenizer(resolve(counting.choice, &session, leaf, ctx.model.as_deref()));
-    shake_plumbing::token_cache::warn_foreign_estimate(ctx, tok.name, &session);
+    if counting.says_estimate {
+        shake_plumbing::token_cache::warn_foreign_estimate(ctx, tok.name, &session);
+    }
     let tok = match tok.name {
         TokenizerName::Calibrated => calibrated_for(ctx, &session, tok)?,
         _ => tok,

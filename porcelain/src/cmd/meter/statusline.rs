@@ -73,7 +73,8 @@ fn measure(ctx: &Context, args: &MeterArgs, input: impl Read) -> Result<Line> {
     }
     let (profile, _) = profile::resolve(ctx, args.profile)?;
     let rules = crate::rules::resolve(ctx, &args.rules, profile)?;
-    let counting = Counting::new(ctx, args.tokenizer);
+    // `--tokenizer pi` on a transcript is not said each turn: Claude Code does not draw the stderr.
+    let counting = Counting::quiet(ctx, args.tokenizer);
     let rev = RevArgs { rev: Some(path.to_string_lossy().into_owned()), leaf: None };
     let state = FileState::of(ctx, &rev)?;
     let r = reading(ctx, &rev, &state, (profile, &rules), &counting)?;
