@@ -165,13 +165,8 @@ pub fn ending(bytes: &[u8]) -> Ending {
     if bytes.is_empty() || bytes.ends_with(b"\n") {
         return Ending::Clean;
     }
-    let start = memchr::memrchr(b'\n', bytes).map_or(0, |i| i + 1);
-    let last = &bytes[start..];
-    let ours = SHAKE_LINE_PREFIXES
-        .iter()
-        .any(|p| last.starts_with(p.as_bytes()) || (p.as_bytes().starts_with(last) && !last.is_empty()));
     // A complete shake line that lacks only its newline is torn too: the write was cut there.
-    if ours {
+    if last_line_is_shakes(bytes) {
         Ending::TornShakeLine
     } else {
         Ending::Partial
