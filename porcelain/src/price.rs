@@ -125,8 +125,12 @@ pub fn of_plan(
     Ok(economics(plan.tokens_freed, suffix_of(view, plan, tokens), &LastTurn::of(view), now, &config))
 }
 
-/// Past this many turns (requests: an agent makes several a prompt) to pay back, a fold is "not
-/// worth it yet".
+/// The default horizon: past this many turns (requests) to pay back, a fold is "not worth it
+/// yet"; `[fold] payback-turns` in the config file sets another. Why 25 (`docs/folding.md`, "The
+/// horizon"): an agent makes several requests a prompt (the bundled pi session: 484 for 55
+/// prompts, about 9), so 25 is about three prompts of work in one warm stretch; and with
+/// Anthropic's write/read ratio of 12.5 it is the break-even of a fold that frees about 31% of
+/// what the cache writes again: smaller folds wait for a cold cache.
 pub const PAYBACK_TURNS: u64 = 25;
 
 /// A fold's economics.
@@ -155,6 +159,8 @@ pub struct Economics {
     pub read_price: f64,
     /// Where they came from.
     pub source: PriceSource,
+    /// The horizon: a fold that pays back within this many turns is worth it.
+    pub horizon: u64,
 }
 
 impl Economics {
@@ -164,7 +170,7 @@ impl Economics {
             _ if self.cold => "cache cold: free now".into(),
             Some(0) => "free now".into(),
             Some(1) => "pays back in 1 turn".into(),
-            Some(n) if n <= PAYBACK_TURNS => format!("pays back in {n} turns"),
+            Some(n) if n <= self.horizon => format!("pays back in {n} turns"),
             _ => "not worth it yet".into(),
         }
     }
@@ -182,8 +188,8 @@ impl Economics {
                 self.cost,
                 self.saving_per_turn,
                 match turns {
-                    Some(n) if n <= PAYBACK_TURNS => self.verdict(),
-                    Some(n) => format!("it pays back in {n} turns, not worth it yet"),
+                    Some(n) if n <= self.horizon => self.verdict(),
+                    Some(n) => format!("it pays back in {n} turns, not worth it yet (beyond {})", self.horizon),
                     None => "it never pays back".to_string(),
                 }
             ),
@@ -205,6 +211,7 @@ impl Economics {
             "readPrice": self.read_price,
             "priceSource": self.source.key(),
             "prices": self.source.describe(),
+            "paybackTurns": self.horizon,
             "verdict": self.verdict(),
         })
     }
@@ -268,6 +275,7 @@ pub fn economics(freed: u64, suffix: u64, turn: &LastTurn, now_ms: u64, config: 
         write_price: write,
         read_price: read,
         source,
+        horizon: config.config.fold.payback_turns.unwrap_or(PAYBACK_TURNS),
     })
 }
 
