@@ -90,8 +90,21 @@ fn access(tool: &Tool<'_>, cwd: Option<&str>) -> Option<Access> {
 /// the very same part (a later read of another part of the file leaves it alone). Paths are
 /// compared normalised against the session's working directory ([`normalise`]).
 pub fn superseded(view: &View<'_, '_>) -> Vec<bool> {
+    stale(view).0
+}
+
+/// For each context position, whether it is the result of a write or edit whose file a later
+/// tool result in the context reads whole, writes or edits: what the call wrote is no longer
+/// the file (its arguments may be folded, `--fold-tool-inputs`).
+pub fn stale_changes(view: &View<'_, '_>) -> Vec<bool> {
+    stale(view).1
+}
+
+/// [`superseded`] and [`stale_changes`], in one walk from the newest result back.
+fn stale(view: &View<'_, '_>) -> (Vec<bool>, Vec<bool>) {
     let cwd = cwd_of(view);
     let mut out = vec![false; view.units.len()];
+    let mut changes = vec![false; view.units.len()];
     let mut whole: HashSet<String> = HashSet::new();
     let mut parts: HashSet<(String, String)> = HashSet::new();
     for (pos, unit) in view.units.iter().enumerate().rev() {
@@ -106,12 +119,13 @@ pub fn superseded(view: &View<'_, '_>) -> Vec<bool> {
                 parts.insert((path, part));
             }
             Some(Access::Change(path)) => {
+                changes[pos] = whole.contains(&path);
                 whole.insert(path);
             }
             None => {}
         }
     }
-    out
+    (out, changes)
 }
 
 /// The files tool results in the context touch (read, write or edit): a read of one is
@@ -222,6 +236,13 @@ mod tests {
         let stale: Vec<usize> = superseded(&v).iter().enumerate().filter(|(_, s)| **s).map(|(p, _)| p).collect();
         let ids: Vec<&str> = stale.iter().map(|&p| s.entries[v.context[p]].id()).collect();
         assert_eq!(ids, ["r0", "r2"]);
+        let changed: Vec<&str> = stale_changes(&v)
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| **s)
+            .map(|(p, _)| s.entries[v.context[p]].id())
+            .collect();
+        assert!(changed.is_empty(), "the edit of c is the last change of c: {changed:?}");
         assert_eq!(keep_tool_uses(&v, 2), v.units.len() - 3);
         assert_eq!((keep_tool_uses(&v, 0), keep_tool_uses(&v, 99)), (v.units.len(), 0));
         assert_eq!(touched(&v).unwrap(), ["/a", "/b", "/c", "/b", "/c", "/a"]);
@@ -250,9 +271,15 @@ mod tests {
                 ("read", r#"{"path":"src//c.rs","limit":5}"#),
                 ("write", r#"{"path":"./d.rs","content":"z"}"#),
                 ("read", r#"{"path":"/abs/e.rs"}"#),
+                ("read", r#"{"path":"a.rs"}"#), // after the edit of a.rs: the edit is stale
             ],
         );
         assert_eq!(stale_ids(&file), ["r0", "r1", "r2", "r3"]);
+        let s = crate::hosts::load(&file, None).unwrap();
+        let v = View::at(&s, s.default_leaf()).unwrap();
+        let changed = stale_changes(&v).into_iter().enumerate().filter(|(_, c)| *c);
+        let changed: Vec<&str> = changed.map(|(p, _)| s.entries[v.context[p]].id()).collect();
+        assert_eq!(changed, ["r5"]);
         // Without a working directory, relative spellings still meet; an absolute one stays apart.
         assert_eq!(normalise("./x/../a.rs", None), "a.rs");
         assert_eq!(normalise("../../a.rs", Some("/w")), "/a.rs");
