@@ -249,3 +249,19 @@ fn tool_inputs_fold_on_request_and_pi_projects_them() {
     env.ok(&["undo", p]);
     assert_eq!(messages(&pi_check(&path)), was);
 }
+
+#[test]
+fn tool_inputs_are_refused_on_omp_and_not_yet_folded_on_claude_code() {
+    let env = TestEnv::new();
+    // oh-my-pi's own /shake never folds a tool call: its meter says so rather than ignore it.
+    let omp = copy(&env, "omp/omp-large-session.jsonl", "o");
+    let err = env.fails(&["meter", omp.to_str().unwrap(), "--fold-tool-inputs"], 1);
+    assert!(err.contains("OMP's own /shake never folds tool inputs"), "{err}");
+    // Claude Code: the fork rewrites tool results only, so the rule finds nothing there yet, and
+    // the figures stay one number with it on.
+    let path = copy(&env, CLAUDE, "c");
+    let p = path.to_str().unwrap();
+    let without = json(&env, &["fold", p, "--dry-run", "--json", "--tokenizer", "pi"]);
+    let fold = one_number(&env, &path, &["--fold-tool-inputs"]);
+    assert_eq!((&fold["toolInputs"], &fold["tokensFreed"]), (&Value::from(0), &without["tokensFreed"]));
+}
