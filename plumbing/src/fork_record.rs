@@ -106,7 +106,7 @@ pub fn put(ctx: &Context, session_id: &str, records: Vec<Value>) -> Result<()> {
     let mut batch = store.batch()?;
     let id: ObjectId = batch.put(Kind::Overlay, &bytes)?;
     batch.set_ref(&records_ref(session_id), id)?;
-    batch.commit()
+    Ok(batch.commit()?)
 }
 
 /// Attaches the store's records of a session whose host keeps them outside the file: each

@@ -267,7 +267,8 @@ fn fold_in_place(
         ))
         .hint("free space for the store (or make it writable), then fold again")
     };
-    shake_plumbing::store::Store::open(ctx).and_then(|mut s| Ok(s.import_read(file, ctx.host)?)).map_err(refused)?;
+    let mut store = shake_plumbing::store::Store::open(ctx).map_err(|e| refused(e.into()))?;
+    store.import_read(file, ctx.host).map_err(|e| refused(e.into()))?;
     let before = record::read(ctx, record.source_session).map_err(refused)?;
     let session_id = record.source_session.to_string();
     record::write(ctx, record).map_err(refused)?;
