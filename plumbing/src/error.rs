@@ -1,20 +1,14 @@
 //! The error every command returns: a message, hints, what kind of failure it is (which decides
 //! the exit code), and the engine error it came from (its `source` chain).
 //!
-//! This is the command boundary, as jj's `command_error.rs` is: engine operations return their
-//! own typed errors (`store::StoreError` and the store's parts it wraps, `append::AppendError`,
-//! `durable::FileError` for a step on a file, each host's parse errors, …), each naming the path
-//! involved and keeping the system's error as its `source`; they become an [`Error`] by `From`
-//! where a command's `?` meets them, and the `From` impls below pick the kind (the exit code)
-//! and the hints, here and not where the error was made.
+//! Engine operations return their own typed errors (`store::StoreError` and the store's parts it
+//! wraps, `append::AppendError`, `durable::FileError` for a step on a file, each host's parse
+//! errors, …), each naming the path involved and keeping the system's error as its `source`;
+//! they become an [`Error`] by `From` where a command's `?` meets them. Those `From` impls, which
+//! pick the kind (the exit code) and the hints, are the command boundary's
+//! (`command_error.rs`, as jj's is), not this floor's nor where the error was made.
 
 use std::fmt;
-
-use crate::store::import::ImportError;
-use crate::store::pack::PackError;
-use crate::store::refs::RefError;
-use crate::store::state::StateError;
-use crate::store::StoreError;
 
 /// What kind of failure an error is; each maps to one exit code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -165,108 +159,6 @@ impl From<std::io::Error> for Error {
             return Error::user(nul.to_string()).hint("print it with --json, or without -z (quoted)");
         }
         Error::new(ErrorKind::of_io(e.kind()), e.to_string()).caused_by(e)
-    }
-}
-
-// The command boundary: each engine error as the CLI says it (exit code, hints). The engine's
-// operations return their own typed errors; a command's `?` turns them into an `Error` here,
-// and nowhere else is an exit code or a hint chosen for them.
-
-impl From<StoreError> for Error {
-    fn from(e: StoreError) -> Error {
-        use StoreError as S;
-        let err = match e {
-            S::Pack(e) => return e.into(),
-            S::Ref(e) => return e.into(),
-            S::State(e) => return e.into(),
-            S::File(e) => return e.into(),
-            S::Damaged { .. } => Error::corrupt(e.to_string())
-                .hint("run shake fsck; nothing is merged or collected while the damage is there"),
-            S::NotMerging { .. } => Error::corrupt(e.to_string())
-                .hint("run shake fsck: nothing is merged, repacked or dropped until the damage is dealt with"),
-            S::NotCollecting { .. } => {
-                Error::corrupt(e.to_string()).hint("run shake fsck: gc keeps everything until the damage is dealt with")
-            }
-            S::Rehash { .. } => Error::corrupt(e.to_string()).hint(
-                "run shake fsck; shake restore or a re-import rebuilds the object from a session file that has it",
-            ),
-            S::NotPackedName { .. }
-            | S::BadPacked { .. }
-            | S::Mismatch { .. }
-            | S::Missing { .. }
-            | S::ChainLoops { .. }
-            | S::BadVersion { .. }
-            | S::PathTooLong { .. }
-            | S::PathTooShort { .. }
-            | S::BadNodeIn { .. }
-            | S::BadNode { .. }
-            | S::KeepsTooMuch { .. }
-            | S::RowWithoutSession { .. }
-            | S::StateUnreadable { .. }
-            | S::ResumeUnreadable { .. }
-            | S::ChunkUnread { .. }
-            | S::NotANode { .. } => Error::corrupt(e.to_string()),
-            S::Ambiguous { .. } => Error::user(e.to_string()).hint("type more digits"),
-            S::NoSession { .. } => Error::user(e.to_string()).hint("name the session file, or run shake import first"),
-            S::AmbiguousSession { ref paths, .. } => {
-                let paths: Vec<String> = paths.iter().map(|p| crate::output::path(p).into_owned()).collect();
-                Error::user(e.to_string()).hint(format!("name one of the files: {}", paths.join(", ")))
-            }
-            S::Unsettled { .. }
-            | S::WrongKind { .. }
-            | S::NotALine { .. }
-            | S::NotAnId { .. }
-            | S::NoObject { .. }
-            | S::NoTarget { .. }
-            | S::NotUtf8 { .. }
-            | S::Cycle { .. }
-            | S::Encode(_) => Error::user(chain(&e)),
-        };
-        err.caused_by(e)
-    }
-}
-
-impl From<ImportError> for Error {
-    fn from(e: ImportError) -> Error {
-        let err = match e {
-            ImportError::Pack(e) => return e.into(),
-            ImportError::Store(e) => return e.into(),
-            ImportError::Host(e) => return e,
-            ImportError::NotAFile { .. } => Error::user(e.to_string()),
-            ImportError::TableUnread { .. } => Error::corrupt(e.to_string()),
-            ImportError::File(ref f) => Error::os(f.source.kind(), &e),
-        };
-        err.caused_by(e)
-    }
-}
-
-impl From<PackError> for Error {
-    fn from(e: PackError) -> Error {
-        let err = match &e {
-            PackError::Corrupt { .. } | PackError::BadObject { .. } | PackError::Vanished { .. } => {
-                Error::corrupt(chain(&e))
-            }
-            PackError::File(f) => Error::os(f.source.kind(), &e),
-        };
-        err.caused_by(e)
-    }
-}
-
-impl From<RefError> for Error {
-    fn from(e: RefError) -> Error {
-        let err = match &e {
-            RefError::BadName { .. } => Error::user(e.to_string()).hint("ref names look like refs/sessions/<id>"),
-            RefError::BadFile { .. } => Error::corrupt(e.to_string()),
-            RefError::Moved { .. } => Error::user(e.to_string()).hint("another process moved it; re-read it and retry"),
-            RefError::Io(f) => Error::os(f.source.kind(), &e),
-        };
-        err.caused_by(e)
-    }
-}
-
-impl From<StateError> for Error {
-    fn from(e: StateError) -> Error {
-        Error::corrupt(e.to_string()).caused_by(e)
     }
 }
 

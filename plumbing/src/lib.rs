@@ -13,6 +13,7 @@ pub mod calibration;
 pub mod claude;
 #[cfg(feature = "cli")]
 pub mod cmd;
+mod command_error;
 pub mod context;
 pub mod durable;
 pub mod error;
