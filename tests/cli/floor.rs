@@ -89,3 +89,30 @@ fn the_store_returns_its_own_errors_and_the_boundary_picks_exit_codes() {
     assert!(!names_cli_error("return Err(PackError::corrupt(path, \"bad\"));"));
     assert!(!names_cli_error("Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}"));
 }
+
+/// The porcelain's small circles are gone (issue 34.5) and stay gone: the meter's rooms import
+/// one way (`watch` → `memo` → `grow` → `stamp`: the loop, the memo, the append shortcut, the
+/// file's stamp), and the stranded folds of a rewind (`rewind.rs`) are the library's, which
+/// `status` and `audit rewind` use and which uses no command.
+#[test]
+fn the_meter_rooms_and_the_rewind_import_one_way() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("porcelain/src");
+    let code = |file: &str| {
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        text.split("#[cfg(test)]").next().unwrap().to_string()
+    };
+    let forbidden = [
+        ("cmd/meter/stamp.rs", &["super::memo", "super::grow", "super::watch"][..]),
+        ("cmd/meter/grow.rs", &["super::memo", "super::watch"][..]),
+        ("cmd/meter/memo.rs", &["super::watch"][..]),
+        ("rewind.rs", &["crate::cmd", "crate::status", "crate::audit"][..]),
+    ];
+    let mut back = Vec::new();
+    for (file, names) in forbidden {
+        let text = code(file);
+        back.extend(names.iter().filter(|n| text.contains(*n)).map(|n| format!("{file} names {n}")));
+    }
+    assert!(back.is_empty(), "an import runs back:\n{}", back.join("\n"));
+    assert!(code("cmd/meter/memo.rs").contains("super::grow::Growth"), "the memo grows through grow.rs");
+    assert!(code("cmd/status.rs").contains("crate::rewind::stranded"), "status asks the rewind's library");
+}
