@@ -116,3 +116,23 @@ fn the_meter_rooms_and_the_rewind_import_one_way() {
     assert!(code("cmd/meter/memo.rs").contains("super::grow::Growth"), "the memo grows through grow.rs");
     assert!(code("cmd/status.rs").contains("crate::rewind::stranded"), "status asks the rewind's library");
 }
+
+/// The hosts are private outside the engine (issue 34.4): the porcelain and the binary reach a
+/// host only through the seam and the registry, and only the tests' surface (`fixture-host`, a
+/// dev-dependency feature) makes a host module public.
+#[test]
+fn hosts_are_private_but_to_the_tests() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let lib = std::fs::read_to_string(root.join("plumbing/src/lib.rs")).unwrap();
+    for host in ["pi", "claude", "omp"] {
+        let private = format!("#[cfg(not(feature = \"fixture-host\"))]\npub(crate) mod {host};");
+        let tests = format!("#[cfg(feature = \"fixture-host\")]\npub mod {host};");
+        assert!(lib.contains(&private) && lib.contains(&tests), "{host} is public to the porcelain");
+    }
+    // Only a dev-dependency turns the tests' surface on: no shipped build has it.
+    for manifest in ["Cargo.toml", "porcelain/Cargo.toml"] {
+        let text = std::fs::read_to_string(root.join(manifest)).unwrap();
+        let shipped = text.split("[dev-dependencies]").next().unwrap();
+        assert!(!shipped.contains("fixture-host"), "{manifest} ships the hosts' insides");
+    }
+}
