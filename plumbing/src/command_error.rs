@@ -4,7 +4,10 @@
 //! and nowhere else is an exit code or a hint chosen for them. Nothing imports this file (a
 //! trait impl needs no import), so the floor (`error.rs`) stays below the engine.
 
+use crate::append::AppendError;
+use crate::durable::FileError;
 use crate::error::{chain, Error};
+use crate::host::file::TooManyLines;
 use crate::store::import::ImportError;
 use crate::store::pack::PackError;
 use crate::store::refs::RefError;
@@ -106,5 +109,59 @@ impl From<RefError> for Error {
 impl From<StateError> for Error {
     fn from(e: StateError) -> Error {
         Error::corrupt(e.to_string()).caused_by(e)
+    }
+}
+
+impl From<FileError> for Error {
+    fn from(e: FileError) -> Error {
+        use std::io::ErrorKind as K;
+        // The two a user meets most, in words rather than the system's `(os error N)`.
+        let (message, hint) = match e.source.kind() {
+            K::AlreadyExists if e.doing == "create" => (
+                format!("{} exists; not overwritten", crate::output::path(&e.path)),
+                Some("name another file, or move this one away"),
+            ),
+            K::StorageFull => (
+                chain(&e),
+                Some("the disk is full: free some space and run the command again (what was there is kept)"),
+            ),
+            _ => return Error::os(e.source.kind(), &e).caused_by(e),
+        };
+        let err = Error::os(e.source.kind(), &e);
+        let err = Error { message, ..err }.caused_by(e);
+        match hint {
+            Some(hint) => err.hint(hint),
+            None => err,
+        }
+    }
+}
+
+impl From<AppendError> for Error {
+    fn from(e: AppendError) -> Error {
+        let hints: &[&str] = match &e {
+            AppendError::Busy { .. } => &["wait for it to finish, then run the command again"],
+            AppendError::Changed { .. } => {
+                &["if pi is running on this session, quit it first; then run the command again"]
+            }
+            AppendError::PartialLine { .. } => &[
+                "another program may be writing the file right now; try again when it is done",
+                "if nothing is writing it, open the session in pi once: pi terminates the line",
+            ],
+            AppendError::Vanished { .. } => {
+                &["check the file with shake status; shake restore can bring back any imported version"]
+            }
+            AppendError::Io(_) => &[],
+        };
+        let err = match &e {
+            AppendError::Io(f) => Error::os(f.source.kind(), &e),
+            _ => Error::user(chain(&e)),
+        };
+        hints.iter().fold(err.caused_by(e), |err, h| err.hint(*h))
+    }
+}
+
+impl From<TooManyLines> for Error {
+    fn from(e: TooManyLines) -> Error {
+        Error::user(e.to_string()).caused_by(e)
     }
 }
