@@ -7,6 +7,7 @@
 use crate::append::AppendError;
 use crate::durable::FileError;
 use crate::error::{chain, Error};
+use crate::fork_record::RecordError;
 use crate::host::file::TooManyLines;
 use crate::store::import::ImportError;
 use crate::store::pack::PackError;
@@ -163,5 +164,16 @@ impl From<AppendError> for Error {
 impl From<TooManyLines> for Error {
     fn from(e: TooManyLines) -> Error {
         Error::user(e.to_string()).caused_by(e)
+    }
+}
+
+impl From<RecordError> for Error {
+    fn from(e: RecordError) -> Error {
+        let err = match e {
+            RecordError::Store(e) => return e.into(),
+            RecordError::Damaged { .. } => Error::corrupt(chain(&e)),
+            RecordError::Encode(_) => Error::user(chain(&e)),
+        };
+        err.caused_by(e)
     }
 }

@@ -58,7 +58,7 @@ fn names_cli_error(line: &str) -> bool {
 }
 
 /// The engine's rooms that return their own typed errors (issue 34.4): the store, the floor
-/// (`durable.rs`, `output.rs`), the append and a session file's line table. None builds the
+/// (`durable.rs`, `output.rs`), the append, a session file's line table and the fork records. None builds the
 /// CLI's `Error` or picks an exit code: the command boundary does (`command_error.rs`); their
 /// tests may look at what it makes of an error. `touch.rs` still words the implicit import's
 /// warning as the CLI does, because a host's refusal reaches it as the CLI's error until the
@@ -68,7 +68,7 @@ fn the_store_returns_its_own_errors_and_the_boundary_picks_exit_codes() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("plumbing/src");
     let mut files = 0;
     let mut leaks = Vec::new();
-    let rooms = ["store", "durable.rs", "output.rs", "append.rs", "host/file.rs"];
+    let rooms = ["store", "durable.rs", "output.rs", "append.rs", "host/file.rs", "fork_record.rs"];
     for entry in rooms.iter().flat_map(|r| walkdir::WalkDir::new(root.join(r))) {
         let path = entry.unwrap().into_path();
         let skip = ["tests.rs", "touch.rs"];
