@@ -8,7 +8,8 @@
 use super::file::OmpEntry;
 use super::OmpFile;
 use crate::host::turn::LastTurn;
-use crate::pi::{entry::as_str, Message};
+use crate::pi::entry::as_str;
+use crate::pi::message::Message;
 
 /// The facts of the branch `branch` (root first) of `file`, whose newest compaction keeps the
 /// entries from `first_kept` on ([`super::shake::boundary`]).
