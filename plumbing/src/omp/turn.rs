@@ -76,7 +76,7 @@ mod tests {
             let options = Options {
                 seed,
                 limit: Limit::Entries(300),
-                model: generate::FAMILY_MODELS[2].into(),
+                model: "anthropic/claude-sonnet-4-5".into(),
                 title: "t".into(),
             };
             let bytes = generate::generate(&options);
