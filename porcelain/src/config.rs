@@ -20,6 +20,10 @@ pub struct FoldConfig {
     pub superseded_reads: Option<bool>,
     /// The floor: a number of tokens, or a share of the context as `"15%"`.
     pub floor: Option<FloorValue>,
+    /// Fold the big arguments of tool calls whose result is folded or whose file changed later.
+    pub fold_tool_inputs: Option<bool>,
+    /// The priced meter's horizon: a fold that pays back within this many turns is worth it.
+    pub payback_turns: Option<u64>,
 }
 
 /// A floor as written: `4000` or `"15%"` (or `"4000"`).
@@ -85,6 +89,8 @@ pub fn load(ctx: &Context) -> Result<Loaded> {
         fold.keep_tool_uses = f.keep_tool_uses.or(fold.keep_tool_uses);
         fold.superseded_reads = f.superseded_reads.or(fold.superseded_reads);
         fold.floor = f.floor.or(fold.floor.take());
+        fold.payback_turns = f.payback_turns.or(fold.payback_turns);
+        fold.fold_tool_inputs = f.fold_tool_inputs.or(fold.fold_tool_inputs);
         loaded.config.prices.extend(config.prices);
         loaded.files.insert(0, path.clone());
     }

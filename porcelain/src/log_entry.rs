@@ -137,8 +137,11 @@ impl LogTarget<'_> {
     /// The text this fold put in place of the region; `None` for a dropped thinking block, an
     /// undo's `restore` item, or a kind this shake does not know.
     pub fn placeholder(&self) -> Option<String> {
-        let kind = RegionKind::parse(&self.kind).filter(|k| *k != RegionKind::Thinking)?;
-        Some(placeholder(kind, &self.label, self.tokens))
+        match RegionKind::parse(&self.kind)? {
+            RegionKind::Thinking => None,
+            RegionKind::ToolInput => Some(crate::scope::input_placeholder(&self.label, self.tokens, &self.id)),
+            kind => Some(placeholder(kind, &self.label, self.tokens)),
+        }
     }
 }
 

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use shake_plumbing::host::own::{OwnFigures, OwnMeter, Rules};
-use shake_plumbing::host::{Host, View};
+use shake_plumbing::host::Host;
 use shake_plumbing::rev::RevArgs;
 use shake_plumbing::token_cache::CachedTokenizer;
 use shake_plumbing::{Context, Result};
@@ -21,7 +21,7 @@ use crate::cmd::meter::memo;
 use crate::cmd::meter::stamp::{FileState, Seen};
 use crate::fingerprint::Proof;
 use crate::meter::{append_log, render, with_verdict, MeterArgs, Severity};
-use crate::price::{economics, Economics, LastTurn};
+use crate::price::{economics, Economics};
 
 /// How often `--watch` looks at the file.
 const POLL: Duration = Duration::from_millis(500);
@@ -36,6 +36,14 @@ pub fn of(ctx: &Context, rev: &RevArgs) -> Option<(&'static dyn Host, &'static d
 
 /// Runs `shake meter` with the host's own meter.
 pub fn run(ctx: &Context, args: &MeterArgs, (host, own): (&dyn Host, &dyn OwnMeter), out: &mut dyn Write) -> Result {
+    // The only host with a meter of its own is oh-my-pi, whose /shake has no such rule: the
+    // flag is refused rather than ignored.
+    if args.rules.fold_tool_inputs == Some(true) {
+        return Err(shake_plumbing::Error::user(
+            "--fold-tool-inputs: this session's meter is OMP's own /shake, and OMP's own /shake never folds tool inputs",
+        )
+        .hint("omit --fold-tool-inputs"));
+    }
     let rules = own.rules(args.profile.map(|p| p.as_str()), args.rev.rev().entry.is_some())?;
     // Opened by the first reading that measures with it: a recalled one reads no token cache.
     let mut caches: Vec<CachedTokenizer<'_>> = Vec::new();
@@ -43,24 +51,22 @@ pub fn run(ctx: &Context, args: &MeterArgs, (host, own): (&dyn Host, &dyn OwnMet
     loop {
         let state = FileState::of(ctx, &args.rev)?;
         let key = memo_key(&state, host, &rules);
-        let (figures, turn) = match recall(ctx, &key, &state) {
+        let figures = match recall(ctx, &key, &state) {
             Some(figures) => figures,
             None => {
-                let (mut proof, mut turn) = (None, LastTurn::default());
-                let figures = own.measure(ctx, &state.path, &rules, &mut caches, &mut |b| {
-                    proof = Some(Proof::of(b));
-                    turn = last_turn(host, &state.path, b);
-                })?;
+                let mut proof = None;
+                let figures =
+                    own.measure(ctx, &state.path, &rules, &mut caches, &mut |b| proof = Some(Proof::of(b)))?;
                 let proof = proof.unwrap_or_else(|| Proof::of(&[]));
-                let memo = Memo { key: key.clone(), seen: Seen::new(&state, proof), figures, turn };
+                let memo = Memo { key: key.clone(), seen: Seen::new(&state, proof), figures };
                 memo::save(ctx, &key, MEMO_MAGIC, &memo);
-                (memo.figures, memo.turn)
+                memo.figures
             }
         };
         let path = &state.path;
         // Priced now (`$SHAKE_TIMESTAMP`, else the clock) as shake's own meter prices its plan.
         let now = shake_plumbing::time::now_millis();
-        let priced = economics(figures.tokens, figures.suffix, &turn, now, &config);
+        let priced = economics(figures.tokens, figures.suffix, &figures.turn, now, &config);
         let line: Value = json!({
             "tokens": figures.tokens,
             "toolResults": figures.tool_results,
@@ -96,17 +102,8 @@ pub fn run(ctx: &Context, args: &MeterArgs, (host, own): (&dyn Host, &dyn OwnMet
     }
 }
 
-/// The newest turn's facts (time, model, cache lifetime, recorded prices) in the bytes the host's
-/// meter read, through the host's own reader (OMP's: pi's, which records usage per turn alike);
-/// none when it cannot read them (the figure stands unpriced).
-fn last_turn(host: &dyn Host, path: &std::path::Path, bytes: &[u8]) -> LastTurn {
-    let file = shake_plumbing::host::SessionFile::from_bytes(path.to_path_buf(), bytes.to_vec());
-    let Ok(session) = host.load(&file) else { return LastTurn::default() };
-    View::at(&session, session.default_leaf()).map(|view| LastTurn::of(&view)).unwrap_or_default()
-}
-
 /// Bumped whenever [`Memo`]'s layout changes (an older file is then ignored).
-const MEMO_MAGIC: &str = "shake-meter-memo-omp 3";
+const MEMO_MAGIC: &str = "shake-meter-memo-omp 4";
 
 /// A reading of a host's own meter remembered per (session file, rules), as shake's meter
 /// remembers its own (`cmd::meter::memo`): recalled while the file is unchanged, by its stamp
@@ -118,7 +115,6 @@ struct Memo {
     key: String,
     seen: Seen,
     figures: OwnFigures,
-    turn: LastTurn,
 }
 
 /// The memo key: shake's version, the host, its rules and what else decides them, the file.
@@ -130,12 +126,12 @@ fn memo_key(state: &FileState, host: &dyn Host, rules: &Rules) -> String {
 
 /// The remembered figures, if the file is still exactly as measured; a proven recall is
 /// remembered with the file's new stamp, so the next one is a stat again.
-fn recall(ctx: &Context, key: &str, state: &FileState) -> Option<(OwnFigures, LastTurn)> {
+fn recall(ctx: &Context, key: &str, state: &FileState) -> Option<OwnFigures> {
     let known: Memo = memo::load(ctx, key, MEMO_MAGIC).filter(|m: &Memo| m.key == key)?;
     if !known.seen.unchanged(state)? {
-        return Some((known.figures, known.turn));
+        return Some(known.figures);
     }
     let memo = Memo { seen: known.seen.restamped(state), ..known };
     memo::save(ctx, key, MEMO_MAGIC, &memo);
-    Some((memo.figures, memo.turn))
+    Some(memo.figures)
 }

@@ -3,19 +3,18 @@
 //! number they show is one number.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::profile::Profile;
 use crate::rules::Rules;
-use crate::scope::regions;
-use crate::scope::Scope;
+use crate::scope::{input_regions, is_big_string, regions, Scope};
 use serde_json::value::RawValue;
 use shake_plumbing::host::{BlockKind, Content, Role, Unit, View};
 use shake_plumbing::js::json::{js_string, raw, trusted, RawObject};
 use shake_plumbing::js::string_json;
 use shake_plumbing::js::utf16_len;
 use shake_plumbing::regions::claude_shake::{is_tombstone, ClaudeShake, Output};
-use shake_plumbing::regions::rules::{keep_tool_uses, superseded};
+use shake_plumbing::regions::rules::{keep_tool_uses, stale_changes, superseded};
 use shake_plumbing::regions::{skip, tail_start, RegionKind};
 use shake_plumbing::tokens::{tokens_with, Tokenizer};
 
@@ -119,7 +118,8 @@ pub fn plan_with_wall<'s>(projection: &View<'s, '_>, wall: &Wall, options: &Fold
         Scope::Thinking | Scope::Images => tail_start,
     };
     let superseded = options.superseded(projection);
-    let mut plan = plan_before(projection, wall, options, tokens, tail_start, &superseded);
+    let inputs = stale_inputs(projection, wall, options, tokens, tail_start, &superseded);
+    let mut plan = plan_before(projection, wall, options, tokens, tail_start, &superseded, &inputs);
     let floor = options.rules.floor.filter(|_| options.scope == Scope::Elide);
     if let Some(floor) = floor.filter(|_| !plan.is_empty()) {
         if !floor.passes(plan.tokens_freed, tokens.iter().sum()) {
@@ -128,6 +128,33 @@ pub fn plan_with_wall<'s>(projection: &View<'s, '_>, wall: &Wall, options: &Fold
         }
     }
     plan
+}
+
+/// The tool calls whose arguments `--fold-tool-inputs` folds, by call id: each whose result this
+/// fold (planned first without them) or an earlier one folds whole, or whose file a later result
+/// writes, edits or reads whole ([`stale_changes`]). Empty when the rule is off.
+fn stale_inputs(
+    view: &View<'_, '_>,
+    wall: &Wall,
+    options: &FoldOptions,
+    tokens: &[u64],
+    tail_start: usize,
+    superseded: &[bool],
+) -> HashSet<String> {
+    if options.scope != Scope::Elide || !options.rules.fold_tool_inputs {
+        return HashSet::new();
+    }
+    let results = plan_before(view, wall, options, tokens, tail_start, superseded, &HashSet::new());
+    let folded: HashSet<&str> = results.regions.iter().filter(|r| r.kind.is_whole()).map(|r| &*r.target).collect();
+    let changed = stale_changes(view);
+    let units = view.units.iter().enumerate().filter(|(_, u)| u.role == Role::ToolResult);
+    units
+        .filter_map(|(pos, u)| {
+            let call = u.tool.as_deref()?.call_id.as_deref()?;
+            let whole = |t: &str| folded.contains(t) || wall.items_of(t).iter().any(|it| it.kind.is_whole());
+            (changed[pos] || u.target.is_some_and(|t| whole(t.0))).then(|| call.to_string())
+        })
+        .collect()
 }
 
 /// The tool results of the context as claude-shake sees them: context position, text length
@@ -173,7 +200,9 @@ pub struct Gain {
 /// [`plan_with_wall`]).
 pub fn gains(projection: &View<'_, '_>, wall: &Wall, options: &FoldOptions, tokens: &[u64]) -> Vec<Gain> {
     let superseded = options.superseded(projection);
-    let plan = plan_before(projection, wall, options, tokens, projection.context.len(), &superseded);
+    // Tool inputs are not counted here: a call's gain depends on its result's place (the
+    // growing meter measures whole when the rule is on).
+    let plan = plan_before(projection, wall, options, tokens, projection.context.len(), &superseded, &HashSet::new());
     let pos_of: HashMap<usize, usize, foldhash::fast::RandomState> =
         projection.context.iter().enumerate().map(|(pos, &index)| (index, pos)).collect();
     let mut gains: Vec<Gain> = projection
@@ -194,14 +223,14 @@ pub fn gains(projection: &View<'_, '_>, wall: &Wall, options: &FoldOptions, toke
         match r.kind {
             RegionKind::ToolResult | RegionKind::SupersededRead => g.tool_results += 1,
             RegionKind::Block => g.blocks += 1,
-            RegionKind::Thinking | RegionKind::Image => {}
+            RegionKind::Thinking | RegionKind::Image | RegionKind::ToolInput => {}
         }
     }
     gains
 }
 
 /// Plans the positions before `tail_start` (the later ones are protected), and the `superseded`
-/// reads wherever they are.
+/// reads wherever they are; the arguments of the tool calls `inputs` names ([`stale_inputs`]).
 fn plan_before<'s>(
     view: &View<'s, '_>,
     wall: &Wall,
@@ -209,6 +238,7 @@ fn plan_before<'s>(
     tokens: &[u64],
     tail_start: usize,
     superseded: &[bool],
+    inputs: &HashSet<String>,
 ) -> Plan<'s> {
     let tok = &options.tokenizer;
     let mut plan = Plan {
@@ -242,7 +272,7 @@ fn plan_before<'s>(
             continue;
         }
         let Some(target) = unit.target.map(|t| Cow::Borrowed(t.0)) else { continue };
-        let new = regions_in(unit, &target, &base, wall, options, stale);
+        let new = regions_in(unit, &target, &base, wall, options, stale, inputs);
         if new.is_empty() {
             continue;
         }
@@ -281,10 +311,15 @@ fn regions_in<'s>(
     wall: &Wall,
     o: &FoldOptions,
     superseded: bool,
+    inputs: &HashSet<String>,
 ) -> Vec<Item<'s>> {
     let folded: Vec<_> = wall.items_of(target).iter().map(Item::key).collect();
     let whole = wall.items_of(target).iter().any(|it| it.kind.is_whole());
-    regions(unit, base, o.scope, o.profile, &o.tokenizer, superseded)
+    let mut found = regions(unit, base, o.scope, o.profile, &o.tokenizer, superseded);
+    if !inputs.is_empty() && unit.role == Role::Assistant {
+        found.extend(input_regions(base, inputs, o.profile, &o.tokenizer, |name| o.rules.excludes(name)));
+    }
+    found
         .into_iter()
         .filter(|r| !(folded.contains(&r.key()) || whole && r.kind.is_whole()))
         .map(|r| Item::new(target.clone(), unit.index, r, ""))
@@ -316,6 +351,14 @@ pub fn compose(base: &Content<'_>, base_raw: &RawValue, items: &[&Item]) -> Box<
                         out.push(with_text(b.raw, &replace_spans(t, exact.as_deref(), items, Some(i))))
                     }
                     BlockKind::Thinking(_) if has(RegionKind::Thinking) => {}
+                    BlockKind::ToolCall { arguments: Some(args), .. } if has(RegionKind::ToolInput) => {
+                        let it = items.iter().find(|it| it.kind == RegionKind::ToolInput && it.block == Some(i));
+                        let text = it.and_then(|it| it.placeholder()).unwrap_or_default();
+                        out.push(match folded_arguments(args, &text) {
+                            Some(json) => with_member(b.raw, args, &json),
+                            None => b.raw.get().to_string(),
+                        });
+                    }
                     BlockKind::Image { .. } if has(RegionKind::Image) => {
                         let it = items.iter().find(|it| it.kind == RegionKind::Image && it.block == Some(i));
                         let text = it.and_then(|it| it.placeholder()).unwrap_or_default();
@@ -329,6 +372,52 @@ pub fn compose(base: &Content<'_>, base_raw: &RawValue, items: &[&Item]) -> Box<
         Content::Other => base_raw.get().to_string(),
     };
     RawValue::from_string(json).unwrap_or_else(|_| base_raw.to_owned())
+}
+
+/// A tool call's arguments with each big string member ([`is_big_string`]) replaced by
+/// `placeholder`; every other member keeps its place and exact bytes. `None` when they are not an
+/// object whose keys hold no escape.
+fn folded_arguments(args: &RawValue, placeholder: &str) -> Option<String> {
+    let members: Vec<(&[u8], &RawValue)> = trusted::members(args)?.collect::<Option<_>>()?;
+    let folded = js_string(placeholder);
+    let mut out = String::with_capacity(args.get().len().min(1024));
+    out.push('{');
+    write_members(&mut out, &members, |_, value| is_big_string(value).then_some(folded.as_str()))?;
+    out.push('}');
+    Some(out)
+}
+
+/// Writes an object's members (keys without escapes) as JSON into `out`, comma-separated, each
+/// value as `new` gives it for its key and raw value, else its own bytes; `None` when a key is
+/// not UTF-8.
+fn write_members<'n>(
+    out: &mut String,
+    members: &[(&[u8], &RawValue)],
+    mut new: impl FnMut(&[u8], &RawValue) -> Option<&'n str>,
+) -> Option<()> {
+    for (i, (key, raw)) in members.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push('"');
+        out.push_str(std::str::from_utf8(key).ok()?);
+        out.push_str("\":");
+        out.push_str(new(key, raw).unwrap_or(raw.get()));
+    }
+    Some(())
+}
+
+/// A block's JSON with one member's value (`member`, a slice of the block's own text) replaced
+/// by `json`; every other byte kept. The block unchanged when `member` is not inside it.
+fn with_member(block: &RawValue, member: &RawValue, json: &str) -> String {
+    let (whole, part) = (block.get(), member.get());
+    let start = (part.as_ptr() as usize).wrapping_sub(whole.as_ptr() as usize);
+    match whole.get(start..start.saturating_add(part.len())) {
+        Some(inside) if std::ptr::eq(inside.as_ptr(), part.as_ptr()) => {
+            format!("{}{json}{}", &whole[..start], &whole[start + part.len()..])
+        }
+        _ => whole.to_string(),
+    }
 }
 
 /// A raw JSON string's exact characters (WTF-8: a lone surrogate stays one, [`shake_plumbing::js`]).
@@ -386,21 +475,10 @@ fn with_text_plain(raw_block: &RawValue, text: &[u8]) -> Option<String> {
     let mut out = String::with_capacity(raw_block.get().len() + value.len());
     out.push('{');
     let mut set = false;
-    for (i, (key, raw)) in members.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push('"');
-        out.push_str(std::str::from_utf8(key).ok()?);
-        out.push_str("\":");
-        match *key == b"text" {
-            true => {
-                out.push_str(&value);
-                set = true;
-            }
-            false => out.push_str(raw.get()),
-        }
-    }
+    write_members(&mut out, &members, |key, _| {
+        set |= key == b"text";
+        (key == b"text").then_some(value.as_str())
+    })?;
     if !set {
         if !members.is_empty() {
             out.push(',');

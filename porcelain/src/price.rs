@@ -16,8 +16,8 @@
 
 use std::path::PathBuf;
 
-use shake_plumbing::host::{Role, View};
-use shake_plumbing::time::parse_iso_millis;
+pub use shake_plumbing::host::turn::LastTurn;
+use shake_plumbing::host::View;
 
 use crate::config::Loaded;
 
@@ -97,85 +97,6 @@ impl PriceSource {
     }
 }
 
-/// What the meter keeps of the session's newest turns: when the last one was, its model, the
-/// cache lifetime its usage shows, and the prices its recorded cost shows (the memo keeps it).
-/// Each fact is the newest reply's that shows it, so a stretch of newer lines updates them with
-/// [`LastTurn::then`] as reading the whole path would.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct LastTurn {
-    /// The last reply's time, Unix milliseconds: the newest assistant entry's of the context.
-    pub at_ms: Option<u64>,
-    /// Its model.
-    pub model: Option<String>,
-    /// Whether the newest turn that wrote the cache wrote it with the 1-hour lifetime.
-    pub long_cache: Option<bool>,
-    /// The cache-read price the newest turn with a recorded cost of reading paid, $ per million.
-    pub read_price: Option<f64>,
-    /// The cache-write price the newest turn with a recorded cost of writing paid.
-    pub write_price: Option<f64>,
-}
-
-impl LastTurn {
-    /// The newest turn's facts in a context: its leaf's path walked from the leaf back.
-    pub fn of(view: &View<'_, '_>) -> LastTurn {
-        let session = view.session;
-        let mut turn = LastTurn::default();
-        // The newest assistant entry: the last request's answer (a later entry of another kind,
-        // shake's own log entry among them, reached no provider).
-        let newest = view.units.iter().rev().find(|u| u.role == Role::Assistant);
-        turn.at_ms = newest
-            .and_then(|u| session.timestamp(u.index))
-            .and_then(|t| parse_iso_millis(&t))
-            .and_then(|t| u64::try_from(t).ok());
-        let Some(path) = view.leaf.and_then(|leaf| session.path(leaf).ok()) else { return turn };
-        for &index in path.iter().rev() {
-            let Some(reply) = session.reply(index) else { continue };
-            if turn.model.is_none() {
-                turn.model = reply.model.map(|m| m.into_owned());
-            }
-            if let Some(cache) = reply.cache {
-                if turn.long_cache.is_none() && cache.cache_write > 0 {
-                    turn.long_cache = Some(cache.cache_write_1h > 0);
-                }
-                let cost = cache.cost.unwrap_or_default();
-                turn.read_price = turn.read_price.or_else(|| per_million(cost.cache_read, cache.cache_read));
-                turn.write_price = turn.write_price.or_else(|| per_million(cost.cache_write, cache.cache_write));
-            }
-            let facts = [
-                turn.model.is_some(),
-                turn.long_cache.is_some(),
-                turn.read_price.is_some(),
-                turn.write_price.is_some(),
-            ];
-            if facts.iter().all(|f| *f) {
-                break;
-            }
-        }
-        turn
-    }
-
-    /// These facts updated by a newer stretch's (`newer`): each fact the newer one shows wins.
-    pub fn then(self, newer: LastTurn) -> LastTurn {
-        LastTurn {
-            at_ms: newer.at_ms.or(self.at_ms),
-            model: newer.model.or(self.model),
-            long_cache: newer.long_cache.or(self.long_cache),
-            read_price: newer.read_price.or(self.read_price),
-            write_price: newer.write_price.or(self.write_price),
-        }
-    }
-
-    /// Whether the cache in use has the 1-hour lifetime.
-    pub fn long(&self) -> bool {
-        self.long_cache == Some(true)
-    }
-}
-
-/// Dollars for `tokens` as dollars per million, when both are there and positive.
-fn per_million(dollars: f64, tokens: u64) -> Option<f64> {
-    (dollars.is_finite() && dollars > 0.0 && tokens > 0).then(|| dollars * 1e6 / tokens as f64)
-}
-
 /// The cache's lifetime: 5 minutes, or an hour with the extended cache.
 pub fn lifetime_ms(long_cache: bool) -> u64 {
     if long_cache {
@@ -204,8 +125,12 @@ pub fn of_plan(
     Ok(economics(plan.tokens_freed, suffix_of(view, plan, tokens), &LastTurn::of(view), now, &config))
 }
 
-/// Past this many turns (requests: an agent makes several a prompt) to pay back, a fold is "not
-/// worth it yet".
+/// The default horizon: past this many turns (requests) to pay back, a fold is "not worth it
+/// yet"; `[fold] payback-turns` in the config file sets another. Why 25 (`docs/folding.md`, "The
+/// horizon"): an agent makes several requests a prompt (the bundled pi session: 484 for 55
+/// prompts, about 9), so 25 is about three prompts of work in one warm stretch; and with
+/// Anthropic's write/read ratio of 12.5 it is the break-even of a fold that frees about 31% of
+/// what the cache writes again: smaller folds wait for a cold cache.
 pub const PAYBACK_TURNS: u64 = 25;
 
 /// A fold's economics.
@@ -234,6 +159,8 @@ pub struct Economics {
     pub read_price: f64,
     /// Where they came from.
     pub source: PriceSource,
+    /// The horizon: a fold that pays back within this many turns is worth it.
+    pub horizon: u64,
 }
 
 impl Economics {
@@ -243,7 +170,7 @@ impl Economics {
             _ if self.cold => "cache cold: free now".into(),
             Some(0) => "free now".into(),
             Some(1) => "pays back in 1 turn".into(),
-            Some(n) if n <= PAYBACK_TURNS => format!("pays back in {n} turns"),
+            Some(n) if n <= self.horizon => format!("pays back in {n} turns"),
             _ => "not worth it yet".into(),
         }
     }
@@ -261,8 +188,8 @@ impl Economics {
                 self.cost,
                 self.saving_per_turn,
                 match turns {
-                    Some(n) if n <= PAYBACK_TURNS => self.verdict(),
-                    Some(n) => format!("it pays back in {n} turns, not worth it yet"),
+                    Some(n) if n <= self.horizon => self.verdict(),
+                    Some(n) => format!("it pays back in {n} turns, not worth it yet (beyond {})", self.horizon),
                     None => "it never pays back".to_string(),
                 }
             ),
@@ -284,6 +211,7 @@ impl Economics {
             "readPrice": self.read_price,
             "priceSource": self.source.key(),
             "prices": self.source.describe(),
+            "paybackTurns": self.horizon,
             "verdict": self.verdict(),
         })
     }
@@ -347,6 +275,7 @@ pub fn economics(freed: u64, suffix: u64, turn: &LastTurn, now_ms: u64, config: 
         write_price: write,
         read_price: read,
         source,
+        horizon: config.config.fold.payback_turns.unwrap_or(PAYBACK_TURNS),
     })
 }
 

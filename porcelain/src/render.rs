@@ -47,6 +47,7 @@ pub fn region_counts(count: impl Fn(RegionKind) -> usize, kinds: &[RegionKind]) 
             RegionKind::Block => plural(n, "block"),
             RegionKind::Thinking => plural(n, "thinking block"),
             RegionKind::Image => plural(n, "image"),
+            RegionKind::ToolInput => plural(n, "tool input"),
         };
         if !part.starts_with("0 ") {
             parts.push(part);

@@ -63,6 +63,9 @@ pub struct Rules {
     pub superseded_reads: bool,
     /// Fold nothing unless the fold frees at least this much.
     pub floor: Option<Floor>,
+    /// Fold the big arguments of a tool call whose result is folded or whose file was changed or
+    /// read whole later (opt-in; `elide` only).
+    pub fold_tool_inputs: bool,
 }
 
 impl Rules {
@@ -80,6 +83,7 @@ impl Rules {
                         as u32,
                 )
             }),
+            fold_tool_inputs: false,
         }
     }
 
@@ -91,11 +95,12 @@ impl Rules {
     /// A short text naming every rule, for the meter's memo key (a reading is kept per rules).
     pub fn key(&self) -> String {
         format!(
-            "x={} k={} s={} f={}",
+            "x={} k={} s={} f={} i={}",
             self.exclude_tools.join("\u{1f}"),
             self.keep_tool_uses,
             self.superseded_reads,
-            self.floor.map(|f| f.to_string()).unwrap_or_default()
+            self.floor.map(|f| f.to_string()).unwrap_or_default(),
+            self.fold_tool_inputs
         )
     }
 }
@@ -121,6 +126,9 @@ pub struct RuleArgs {
     /// Fold only when it frees at least N tokens or P% of the context (e.g. 4000, 15%)
     #[arg(long, value_name = "N|P%", value_parser = parse_floor)]
     pub floor: Option<Floor>,
+    /// Fold the big arguments of a tool call whose result is folded or whose file was changed or read whole later (default: false)
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub fold_tool_inputs: Option<bool>,
 }
 
 /// Parses `--floor`.
@@ -149,6 +157,7 @@ pub fn resolve(ctx: &Context, args: &RuleArgs, profile: Profile) -> Result<Rules
         })?),
     };
     rules.floor = args.floor.or(from_config).or(rules.floor);
+    rules.fold_tool_inputs = args.fold_tool_inputs.or(f.fold_tool_inputs).unwrap_or(rules.fold_tool_inputs);
     Ok(rules)
 }
 

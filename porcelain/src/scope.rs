@@ -55,11 +55,24 @@ pub fn placeholder(kind: RegionKind, label: &str, tokens: u64) -> String {
         RegionKind::Block => (label, " block", ""),
         RegionKind::Thinking => ("thinking", "", ""),
         RegionKind::Image => (label, "", ""),
+        RegionKind::ToolInput => (label, " input", ""),
     };
     let mut out = String::with_capacity(what.len() + suffix.len() + why.len() + 32);
     for part in ["[", what, suffix, " omitted (~", &thousands(tokens), " tokens)", why, "]"] {
         out.push_str(part);
     }
+    out
+}
+
+/// The text that replaces the big arguments of a folded tool call (`target`: the entry holding
+/// the call): what it was and how to get it back, `[write input omitted (~3,210 tokens): `shake
+/// show :1a2b3c4d` prints the call as written]` (`shake show SESSION:ENTRY` prints an entry's line).
+pub fn input_placeholder(label: &str, tokens: u64, target: &str) -> String {
+    let mut out = placeholder(RegionKind::ToolInput, label, tokens);
+    out.pop();
+    out.push_str(": `shake show :");
+    out.push_str(target);
+    out.push_str("` prints the call as written]");
     out
 }
 
@@ -145,6 +158,49 @@ pub fn regions(
     out
 }
 
+/// A tool call's argument big enough to fold: a string member whose JSON takes at least this
+/// many bytes (a whole file written, an edit's long old or new text); the others (a path, an
+/// offset) stay, so the model still sees what the call did.
+pub const BIG_ARGUMENT_BYTES: usize = 200;
+
+/// The tool-call regions of an assistant entry with content `content` (`--fold-tool-inputs`):
+/// each call whose id is in `calls` (its result is folded, or its file changed later), not of an
+/// excluded tool, whose arguments hold a big string ([`BIG_ARGUMENT_BYTES`]) and come to at least
+/// the profile's block minimum.
+pub fn input_regions(
+    content: &Content<'_>,
+    calls: &std::collections::HashSet<String>,
+    profile: Profile,
+    tok: &Tokenizer,
+    excludes: impl Fn(&str) -> bool,
+) -> Vec<Region> {
+    let mut out = Vec::new();
+    for (i, b) in content.blocks().iter().enumerate() {
+        let BlockKind::ToolCall { id: Some(id), name, arguments: Some(args) } = &b.kind else { continue };
+        if !calls.contains(id.as_ref()) || excludes(name) || !has_big_string(args) {
+            continue;
+        }
+        let tokens = tok.count(args.get());
+        if tokens >= profile.block_min() {
+            let label = if name.is_empty() { "tool".to_string() } else { name.to_string() };
+            out.push(Region { kind: RegionKind::ToolInput, label, tokens, block: Some(i), at: None });
+        }
+    }
+    out
+}
+
+/// Whether a call's arguments are an object with a big string member ([`BIG_ARGUMENT_BYTES`]).
+fn has_big_string(args: &serde_json::value::RawValue) -> bool {
+    let Some(mut members) = shake_plumbing::js::json::trusted::members(args) else { return false };
+    members.any(|m| m.is_some_and(|(_, v)| is_big_string(v)))
+}
+
+/// Whether an argument's JSON is a string of at least [`BIG_ARGUMENT_BYTES`].
+pub fn is_big_string(value: &serde_json::value::RawValue) -> bool {
+    let v = value.get();
+    v.starts_with('"') && v.len() >= BIG_ARGUMENT_BYTES
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,5 +214,9 @@ mod tests {
             format!("[read output omitted (~1,210 tokens): {SUPERSEDED_WHY}]")
         );
         assert_eq!(SUPERSEDED, format!(": {SUPERSEDED_WHY}"));
+        assert_eq!(
+            input_placeholder("write", 3210, "1a2b3c4d"),
+            "[write input omitted (~3,210 tokens): `shake show :1a2b3c4d` prints the call as written]"
+        );
     }
 }

@@ -75,7 +75,11 @@ impl<'w> Item<'w> {
 
     /// The text the model sees instead of the region; `None` for a dropped thinking block.
     pub fn placeholder(&self) -> Option<String> {
-        (self.kind != RegionKind::Thinking).then(|| placeholder(self.kind, &self.label, self.tokens))
+        match self.kind {
+            RegionKind::Thinking => None,
+            RegionKind::ToolInput => Some(crate::scope::input_placeholder(&self.label, self.tokens, &self.target)),
+            kind => Some(placeholder(kind, &self.label, self.tokens)),
+        }
     }
 }
 

@@ -154,3 +154,38 @@ fn omp_meter_keeps_omps_figure_and_prices_it_from_the_recorded_cost() {
     let want = format!("~{}k shakeable · cache cold: free now\n", (freed + 500) / 1000);
     assert_eq!(String::from_utf8(line.stdout).unwrap(), want);
 }
+
+#[test]
+fn the_payback_horizon_is_a_config_setting_the_reading_names() {
+    let env = TestEnv::new();
+    let path = env.fixture(PI);
+    let p = path.to_str().unwrap();
+    let at = |now| meter_at(&env, p, now, &["--tokenizer", "pi"]);
+    // Two minutes after the last turn this session's fold pays back in 13 turns (the worked
+    // example of docs/folding.md): within the default horizon of 25 turns.
+    let warm = at("2025-12-09T00:45:00.000Z");
+    assert_eq!(
+        (warm["cache"]["breakEvenTurns"].as_u64(), warm["cache"]["paybackTurns"].as_u64()),
+        (Some(13), Some(25))
+    );
+    assert_eq!(warm["cache"]["verdict"], "pays back in 13 turns");
+    // A user who expects fewer turns before the cache goes cold sets a shorter horizon.
+    std::fs::write(env.cwd().join(".shake.toml"), "[fold]\npayback-turns = 10\n").unwrap();
+    let short = at("2025-12-09T00:45:00.000Z");
+    assert_eq!(
+        (short["cache"]["breakEvenTurns"].as_u64(), short["cache"]["paybackTurns"].as_u64()),
+        (Some(13), Some(10))
+    );
+    assert_eq!(short["cache"]["verdict"], "not worth it yet");
+    let folded = env
+        .cmd()
+        .env("SHAKE_TIMESTAMP", "2025-12-09T00:45:00.000Z")
+        .args(["fold", p, "--dry-run", "--force", "--tokenizer", "pi"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8(folded.stdout).unwrap();
+    assert!(said.contains("it pays back in 13 turns, not worth it yet (beyond 10)"), "{said}");
+    // A cold cache is free whatever the horizon.
+    let cold = at("2025-12-09T00:47:47.589Z");
+    assert_eq!(cold["cache"]["verdict"], "cache cold: free now");
+}

@@ -165,3 +165,103 @@ fn the_floor_stops_a_small_fold_and_the_config_sets_it() {
     let err = env.fails(&["meter", p], 1);
     assert!(err.contains(".shake.toml: not a valid shake config") && err.contains("line 3"), "{err}");
 }
+
+/// pi's view of a file (`tests/oracle/fold-check.mjs`): its projection at pi's leaf, and each
+/// `context_edit` on the path replayed through pi's own `appendContextEdit`.
+fn pi_check(path: &Path) -> Value {
+    crate::env::Oracle::run("fold-check.mjs", &[path.to_str().unwrap()])[0].clone()
+}
+
+#[test]
+fn tool_inputs_fold_on_request_and_pi_projects_them() {
+    let env = TestEnv::new();
+    let path = copy(&env, PI, "i");
+    let p = path.to_str().unwrap();
+    let on = ["--fold-tool-inputs"];
+    assert!(regions(&env, &path, &[]).iter().all(|r| r["kind"] != "toolInput"), "opt-in");
+    let inputs: Vec<Value> = regions(&env, &path, &on).into_iter().filter(|r| r["kind"] == "toolInput").collect();
+    assert!(inputs.len() >= 10, "the session's old writes and edits: {}", inputs.len());
+    // The config file turns it on as the flag does.
+    std::fs::write(env.cwd().join(".shake.toml"), "[fold]\nfold-tool-inputs = true\n").unwrap();
+    let by_config: Vec<Value> = regions(&env, &path, &[]).into_iter().filter(|r| r["kind"] == "toolInput").collect();
+    assert_eq!(by_config, inputs);
+    std::fs::remove_file(env.cwd().join(".shake.toml")).unwrap();
+    let before = pi_check(&path);
+    let without = json(&env, &["fold", p, "--dry-run", "--json", "--tokenizer", "pi"]);
+    let fold = one_number(&env, &path, &on);
+    assert_eq!(fold["toolInputs"], inputs.len());
+    assert!(fold["tokensFreed"].as_u64() > without["tokensFreed"].as_u64(), "{fold}");
+    assert_eq!(json(&env, &["log", p, "--json"])[0]["toolInputs"], inputs.len());
+
+    // pi accepts every edit as written and projects the folded calls: id and name kept, each big
+    // argument the placeholder, the path kept; shake projects the file as pi does.
+    let after = pi_check(&path);
+    assert_eq!((&after["accepted"], &after["piChangedFile"]), (&Value::Bool(true), &Value::from("unchanged")));
+    for edit in after["edits"].as_array().unwrap() {
+        assert!(edit["ok"] == true && edit.get("normalized").is_none(), "{edit}");
+    }
+    let ours = json(&env, &["project", p, "--json"]);
+    assert_eq!(ours["entries"], after["entries"], "shake projects the folded file as pi does");
+    let projected = |v: &Value, id: &str| {
+        let entry = v["entries"].as_array().unwrap().iter().find(|e| e["id"] == id).unwrap().clone();
+        entry["messages"][0]["content"].as_array().unwrap().clone()
+    };
+    for r in &inputs {
+        let id = r["id"].as_str().unwrap();
+        let placeholder = r["placeholder"].as_str().unwrap();
+        assert!(placeholder.ends_with(&format!("tokens): `shake show :{id}` prints the call as written]")), "{r}");
+        let (was, now) = (projected(&before, id), projected(&after, id));
+        let calls = |c: &[Value]| c.iter().filter(|b| b["type"] == "toolCall").cloned().collect::<Vec<_>>();
+        let (was, now) = (calls(&was), calls(&now));
+        assert_eq!(was.len(), now.len());
+        let folded: Vec<(&Value, &Value)> = was.iter().zip(&now).filter(|(w, n)| w != n).collect();
+        assert!(!folded.is_empty(), "{id}: a call is folded");
+        for (w, n) in folded {
+            assert_eq!(
+                (&w["id"], &w["name"], &w["arguments"]["path"]),
+                (&n["id"], &n["name"], &n["arguments"]["path"])
+            );
+            let args = n["arguments"].as_object().unwrap();
+            assert!(args.values().any(|v| v == placeholder), "{id}: {n}");
+            assert_eq!(args.keys().collect::<Vec<_>>(), w["arguments"].as_object().unwrap().keys().collect::<Vec<_>>());
+        }
+        // The way back the placeholder names: the entry's line as written.
+        let line = std::fs::read_to_string(&path)
+            .unwrap()
+            .lines()
+            .find(|l| l.contains(&format!("\"id\":\"{id}\"")))
+            .unwrap()
+            .to_string();
+        assert!(env.ok(&["show", &format!("{p}:{id}")]).contains(&line), "{id}");
+    }
+
+    // Nothing else changed; undo puts every input back exactly: pi projects the context entries
+    // as before the fold (shake's own entries project to no message).
+    let messages = |v: &Value| -> Vec<Value> {
+        v["entries"].as_array().unwrap().iter().filter(|e| e["messages"] != serde_json::json!([])).cloned().collect()
+    };
+    let folded: Vec<&str> = fold["targets"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
+    let (was, now) = (messages(&before), messages(&after));
+    assert_eq!(was.len(), now.len());
+    for (w, n) in was.iter().zip(&now) {
+        assert!(w == n || folded.contains(&w["id"].as_str().unwrap()), "{} changed but was not folded", w["id"]);
+    }
+    env.ok(&["undo", p]);
+    assert_eq!(messages(&pi_check(&path)), was);
+}
+
+#[test]
+fn tool_inputs_are_refused_on_omp_and_not_yet_folded_on_claude_code() {
+    let env = TestEnv::new();
+    // oh-my-pi's own /shake never folds a tool call: its meter says so rather than ignore it.
+    let omp = copy(&env, "omp/omp-large-session.jsonl", "o");
+    let err = env.fails(&["meter", omp.to_str().unwrap(), "--fold-tool-inputs"], 1);
+    assert!(err.contains("OMP's own /shake never folds tool inputs"), "{err}");
+    // Claude Code: the fork rewrites tool results only, so the rule finds nothing there yet, and
+    // the figures stay one number with it on.
+    let path = copy(&env, CLAUDE, "c");
+    let p = path.to_str().unwrap();
+    let without = json(&env, &["fold", p, "--dry-run", "--json", "--tokenizer", "pi"]);
+    let fold = one_number(&env, &path, &["--fold-tool-inputs"]);
+    assert_eq!((&fold["toolInputs"], &fold["tokensFreed"]), (&Value::from(0), &without["tokensFreed"]));
+}

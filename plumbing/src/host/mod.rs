@@ -19,6 +19,7 @@ pub mod model;
 pub mod own;
 pub mod recent;
 pub mod session;
+pub mod turn;
 pub mod view;
 
 use std::borrow::Cow;

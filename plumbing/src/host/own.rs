@@ -17,7 +17,8 @@ pub trait OwnMeter: Sync {
     fn rules(&self, profile: Option<&str>, leaf: bool) -> Result<Rules>;
 
     /// Reads the file at `path` (the store imports the bytes read: the version before the host
-    /// rewrites it is kept) and measures it by `rules`; `seen` is given the bytes measured.
+    /// rewrites it is kept) and measures it by `rules`, with the newest turn's facts that price
+    /// the figure; `seen` is given the bytes measured.
     /// `caches` keeps the token caches opened, for later readings under `--watch`.
     fn measure<'c>(
         &self,
@@ -39,7 +40,7 @@ pub struct Rules {
 }
 
 /// What one reading of a host's own meter shows.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OwnFigures {
     /// Tokens the host's rules would free now.
     pub tokens: u64,
@@ -58,6 +59,8 @@ pub struct OwnFigures {
     /// Tokens from the first entry the rules would change to the end: what the provider's
     /// cache writes again after (the priced meter's suffix).
     pub suffix: u64,
+    /// The newest turn's facts, read on the same pass (the priced meter reads no second copy).
+    pub turn: super::turn::LastTurn,
 }
 
 /// What a host's rewrites of its own files changed ([`super::Host::history`]).

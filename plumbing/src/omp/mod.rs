@@ -15,6 +15,7 @@ pub mod paths;
 pub mod prune;
 pub mod shake;
 pub mod tokenizer;
+pub mod turn;
 
 pub use crate::tokens::family::Family;
 pub use file::OmpFile;
@@ -44,6 +45,9 @@ pub struct Reading {
     /// The branch's tokens from the first region's entry to the end (what the cache writes
     /// again after `/shake`), counted as OMP counts an entry.
     pub suffix: u64,
+    /// The branch's newest turn (its time, model, cache lifetime and recorded prices), read from
+    /// the same file: what prices the reading.
+    pub turn: crate::host::turn::LastTurn,
 }
 
 /// The session's model (`provider/id`) and the tokenizer OMP counts it with. `accurate` stands
@@ -65,5 +69,6 @@ pub fn reading(file: &OmpFile, config: &Config, model: Option<String>, tokenizer
     let boundary = shake::boundary(file, &branch);
     let (regions, suffix) = shake::collect(file, &branch, &tokenizer, config, boundary.as_deref());
     let freed = shake::freed(&regions, &tokenizer);
-    Reading { model, tokenizer, branch_len: branch.len(), boundary, regions, freed, suffix }
+    let turn = turn::last_turn(file, &branch, boundary.as_deref());
+    Reading { model, tokenizer, branch_len: branch.len(), boundary, regions, freed, suffix, turn }
 }

@@ -79,6 +79,7 @@ impl OwnMeter for OmpRules {
             model: r.model,
             leaf_id: file.entries.last().and_then(|e| e.id()).map(str::to_string),
             suffix: r.suffix,
+            turn: r.turn,
         })
     }
 }

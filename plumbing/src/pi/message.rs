@@ -200,6 +200,28 @@ impl<'a> Message<'a> {
     pub fn content(&self) -> Content<'a> {
         parse_content(self.content)
     }
+
+    /// What the provider said an assistant message's request cost ([`crate::host::Reply`]);
+    /// `None` for any other role. pi's reader and oh-my-pi's own meter read replies by it.
+    pub fn reply(self) -> Option<crate::host::Reply<'a>> {
+        if self.role.as_deref() != Some("assistant") {
+            return None;
+        }
+        let prompt_tokens = super::estimate::request_tokens(&self);
+        let whole = |x: f64| if x.is_finite() && x > 0.0 { x as u64 } else { 0 };
+        let cache = prompt_tokens.and(self.usage).map(|u| crate::host::CacheUse {
+            input: whole(u.input),
+            cache_read: whole(u.cache_read),
+            cache_write: whole(u.cache_write),
+            cache_write_1h: 0,
+            cost: u.cost.map(|[input, cache_read, cache_write]| crate::host::CacheCost {
+                input,
+                cache_read,
+                cache_write,
+            }),
+        });
+        Some(crate::host::Reply { provider: self.provider, model: self.model, prompt_tokens, cache })
+    }
 }
 
 /// The fields of a message every view reads (its role, its content, the tool it answers), for

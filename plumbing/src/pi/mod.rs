@@ -187,20 +187,7 @@ impl<'a> HostSession<'a> for Session<'a> {
     }
 
     fn reply(&self, index: usize) -> Option<Reply<'a>> {
-        let m = self.entries[index].message()?;
-        if m.role.as_deref() != Some("assistant") {
-            return None;
-        }
-        let prompt_tokens = estimate::request_tokens(&m);
-        let whole = |x: f64| if x.is_finite() && x > 0.0 { x as u64 } else { 0 };
-        let cache = prompt_tokens.and(m.usage).map(|u| host::CacheUse {
-            input: whole(u.input),
-            cache_read: whole(u.cache_read),
-            cache_write: whole(u.cache_write),
-            cache_write_1h: 0,
-            cost: u.cost.map(|[input, cache_read, cache_write]| host::CacheCost { input, cache_read, cache_write }),
-        });
-        Some(Reply { provider: m.provider, model: m.model, prompt_tokens, cache })
+        self.entries[index].message()?.reply()
     }
 
     fn role_label(&self, index: usize) -> String {

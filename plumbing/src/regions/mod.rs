@@ -28,21 +28,25 @@ pub enum RegionKind {
     /// A whole tool result of a read whose file was read again, written or edited later
     /// ([`rules::superseded`]): folded even inside the tail, and its placeholder says why.
     SupersededRead,
+    /// A tool call's arguments (its id and name stay), when its result is folded or its file was
+    /// changed or read whole later ([`rules::stale_changes`]): opt-in.
+    ToolInput,
 }
 
 impl RegionKind {
     /// Every kind, in the order reports list them.
-    pub const ALL: [RegionKind; 5] = [
+    pub const ALL: [RegionKind; 6] = [
         RegionKind::ToolResult,
         RegionKind::Block,
         RegionKind::Thinking,
         RegionKind::Image,
         RegionKind::SupersededRead,
+        RegionKind::ToolInput,
     ];
 
     /// Returns the kind's name as logged and printed.
     pub fn as_str(self) -> &'static str {
-        static NAMES: std::sync::OnceLock<[String; 5]> = std::sync::OnceLock::new();
+        static NAMES: std::sync::OnceLock<[String; 6]> = std::sync::OnceLock::new();
         let names = NAMES.get_or_init(|| {
             RegionKind::ALL
                 .map(|k| serde_json::to_value(k).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default())
@@ -184,6 +188,7 @@ mod tests {
             assert_eq!(RegionKind::parse(k.as_str()), Some(k));
         }
         assert_eq!((RegionKind::Block.as_str(), RegionKind::Image.as_str()), ("block", "image"));
+        assert_eq!(RegionKind::ToolInput.as_str(), "toolInput");
     }
 }
 

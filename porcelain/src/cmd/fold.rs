@@ -404,6 +404,7 @@ impl Report<'_> {
             "blocks": p.count(RegionKind::Block),
             "thinking": p.count(RegionKind::Thinking),
             "images": p.count(RegionKind::Image),
+            "toolInputs": p.count(RegionKind::ToolInput),
             "tokensFreed": p.tokens_freed,
             "cache": self.economics.as_ref().map(crate::price::Economics::json),
             "protectsTokens": if o.scope == Scope::Elide { o.profile.tail() } else { 0 },

@@ -78,7 +78,7 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result {
                 "elide",
                 crate::render::region_counts(
                     count,
-                    &[RegionKind::ToolResult, RegionKind::SupersededRead, RegionKind::Block],
+                    &[RegionKind::ToolResult, RegionKind::SupersededRead, RegionKind::Block, RegionKind::ToolInput],
                 ),
             ),
             ("thinking", counts(&[(count(RegionKind::Thinking), "thinking block")])),

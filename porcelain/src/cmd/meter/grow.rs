@@ -260,8 +260,12 @@ impl Growth {
     ) -> Option<(Growth, (u64, usize, usize, u64))> {
         let session = projection.session;
         let raw = session.file.raw();
-        // claude-shake's window and floor are not a token tail: its plan is made whole each time.
-        if !session.file.ends_with_newline() || options.profile == Profile::ClaudeShake {
+        // claude-shake's window and floor are not a token tail: its plan is made whole each time;
+        // so is one that folds tool inputs (a call's gain depends on where its result is).
+        if !session.file.ends_with_newline()
+            || options.profile == Profile::ClaudeShake
+            || options.rules.fold_tool_inputs
+        {
             return None;
         }
         let mut old = Vec::new();
