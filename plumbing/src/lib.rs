@@ -29,6 +29,7 @@ pub mod own_write;
 pub mod pi;
 pub mod proof;
 pub mod regions;
+pub mod remote;
 pub mod rev;
 pub mod store;
 pub mod time;

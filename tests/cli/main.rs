@@ -46,6 +46,7 @@ mod price;
 mod project;
 mod readme;
 mod recent;
+mod remote;
 mod restore;
 mod rules;
 mod seam;

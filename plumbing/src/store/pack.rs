@@ -362,6 +362,27 @@ impl Pack {
     }
 }
 
+/// The object ids a pack index lists, and the checksum of the pack it indexes, read from the
+/// index alone (a remote's, whose pack is not here: `remote`); `None` unless its magic,
+/// version, length and own checksum are right and the ids are sorted.
+pub fn index_ids(idx: &[u8]) -> Option<(Vec<ObjectId>, [u8; 32])> {
+    if idx.len() < HEADER_LEN + FANOUT_LEN + IDX_TRAILER_LEN || &idx[..8] != IDX_MAGIC {
+        return None;
+    }
+    let count = u32_at(idx, 12) as usize;
+    let sound = u32_at(idx, 8) == FORMAT_VERSION
+        && idx.len() == HEADER_LEN + FANOUT_LEN + count.checked_mul(IDX_ROW_LEN)? + IDX_TRAILER_LEN;
+    let (body, sum) = idx.split_at(idx.len() - CHECKSUM_LEN);
+    if !sound || blake3::hash(body).as_bytes() != sum {
+        return None;
+    }
+    let start = HEADER_LEN + FANOUT_LEN;
+    let ids: Vec<ObjectId> =
+        idx[start..start + count * 32].chunks_exact(32).map(|c| ObjectId(c.try_into().unwrap_or([0; 32]))).collect();
+    let pack_sum = idx[idx.len() - 64..idx.len() - 32].try_into().ok()?;
+    ids.windows(2).all(|w| w[0] < w[1]).then_some((ids, pack_sum))
+}
+
 /// Writes one new pack: records stream to a temp file as they come, the index is built at the end.
 pub struct PackWriter {
     dir: PathBuf,
