@@ -76,7 +76,7 @@ pub fn fetch(ctx: &Context, remote: &Remote, progress: &Progress) -> Result<Fetc
             }
             Err(e) => return Err(e),
         }
-        crate::fault::pause("SHAKE_PAUSE_FETCH_PACK");
+        crate::fault::pause(super::PAUSE_FETCH_ENV);
     }
     progress.step("fetching", todo.len(), todo.len(), fetched.bytes);
     let sound: Vec<&Manifest> =

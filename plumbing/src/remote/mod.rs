@@ -44,6 +44,12 @@ const MACHINE: &str = "machine";
 pub const MIRRORS: &str = "remote";
 /// Inside a machine's folder: the id of the machine the folder is for.
 const MIRROR_ID: &str = ".machine";
+/// The fault tests' pause (ms) in a push, after its pack and before its index (`fault.rs`).
+pub const PAUSE_INDEX_ENV: &str = "SHAKE_TEST_PUSH_INDEX_PAUSE_MS";
+/// The fault tests' pause (ms) in a push, before its manifest.
+pub const PAUSE_MANIFEST_ENV: &str = "SHAKE_TEST_PUSH_MANIFEST_PAUSE_MS";
+/// The fault tests' pause (ms) in a fetch, after each pack.
+pub const PAUSE_FETCH_ENV: &str = "SHAKE_TEST_FETCH_PACK_PAUSE_MS";
 
 /// One remote: the name it goes by here and its URL.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]

@@ -116,7 +116,7 @@ pub fn push(ctx: &Context, remote: &Remote, check: Check<'_>, progress: &Progres
         packs: holds_ours,
         sessions,
     };
-    crate::fault::pause("SHAKE_PAUSE_PUSH_MANIFEST");
+    crate::fault::pause(super::PAUSE_MANIFEST_ENV);
     let write = previous.as_ref() != Some(&manifest);
     if write {
         manifest::write(&transport, &manifest)?;
@@ -189,7 +189,7 @@ fn send_missing(
     progress.step("pushing", 0, 1, 0);
     remote.put(&format!("packs/{stem}.pack"), pack_bytes)?;
     // The index last: a pack counts as there once both are.
-    crate::fault::pause("SHAKE_PAUSE_PUSH_INDEX");
+    crate::fault::pause(super::PAUSE_INDEX_ENV);
     remote.put(&format!("packs/{stem}.idx"), idx_bytes)?;
     progress.step("pushing", 1, 1, sent);
     // The local copy was only for sending: the store has every object of it.
