@@ -142,7 +142,7 @@ pub fn unhex(text: &str) -> Option<Vec<u8>> {
         _ => None,
     };
     let text = text.as_bytes();
-    (text.len() % 2 == 0).then_some(())?;
+    text.len().is_multiple_of(2).then_some(())?;
     text.chunks_exact(2).map(|pair| Some(digit(pair[0])? << 4 | digit(pair[1])?)).collect()
 }
 

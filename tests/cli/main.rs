@@ -47,6 +47,7 @@ mod project;
 mod readme;
 mod recent;
 mod remote;
+mod remote_garage;
 mod restore;
 mod rules;
 mod seam;

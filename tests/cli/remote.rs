@@ -139,6 +139,16 @@ pub fn entry_ids(text: &str) -> Vec<ObjectId> {
     text.lines().skip(1).map(|l| ObjectId::hash(Kind::Entry, l.as_bytes())).collect()
 }
 
+/// Two machines sharing a folder remote `origin` (the folder's root).
+fn folder_pair() -> (tempfile::TempDir, Machine, Machine) {
+    let bucket = tempfile::tempdir().unwrap();
+    let (a, b) = (Machine::new("alpha", &[]), Machine::new("beta", &[]));
+    for m in [&a, &b] {
+        m.ok(&["remote", "add", "origin", bucket.path().to_str().unwrap()]);
+    }
+    (bucket, a, b)
+}
+
 /// The whole round over a folder remote: push from A, fetch in B, every read the same; a fork
 /// pushed from B sends only its new objects; A fetches the fork; a second push sends nothing.
 #[test]
@@ -200,13 +210,7 @@ fn a_folder_remote_carries_sessions_between_two_stores() {
 /// that names it is fetched; `fsck --remote` names it too.
 #[test]
 fn a_damaged_remote_pack_is_refused_and_said() {
-    let bucket = tempfile::tempdir().unwrap();
-    let url = bucket.path().display().to_string();
-    let a = Machine::new("alpha", &[]);
-    let b = Machine::new("beta", &[]);
-    for m in [&a, &b] {
-        m.ok(&["remote", "add", "origin", &url]);
-    }
+    let (bucket, a, b) = folder_pair();
     folded_session(&a, "0199aaaa-3333");
     a.ok(&["push"]);
     let pack = std::fs::read_dir(bucket.path().join("packs"))
@@ -244,4 +248,52 @@ fn remote_names_are_checked() {
     assert!(stderr(&a.run(&["fetch", "three"])).contains("no remote named"));
     a.ok(&["remote", "remove", "two"]);
     assert_eq!(a.json(&["remote", "list", "--json"]).as_array().unwrap().len(), 1);
+}
+
+/// A push killed between its pack and its index (a folder remote, where the pack is seen to
+/// land) leaves a pack that does not count: no manifest, a remote `fsck` passes, a fetch finds
+/// nothing. The next push sends the same pack again and then its manifest.
+#[test]
+fn a_push_killed_between_its_pack_and_its_index_is_finished_by_the_next() {
+    let (bucket, a, b) = folder_pair();
+    folded_session(&a, "0199aaaa-9999");
+    let mut push = a.env.cmd();
+    push.env("SHAKE_MACHINE", a.name).env(shake_plumbing::remote::PAUSE_INDEX_ENV, "600000").arg("push");
+    let mut child = push.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
+    let packs = bucket.path().join("packs");
+    // object_store writes a folder's object as `<name>#<n>`, then renames it.
+    let names = || -> Vec<String> {
+        let listed =
+            std::fs::read_dir(&packs).map(|d| d.filter_map(|e| e.ok()).collect::<Vec<_>>()).unwrap_or_default();
+        listed
+            .iter()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("pack-") && !n.contains('#'))
+            .collect()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while names().is_empty() {
+        assert!(std::time::Instant::now() < deadline && child.try_wait().unwrap().is_none(), "the push never paused");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let left = names();
+    assert!(left.len() == 1 && left[0].ends_with(".pack"), "{left:?}");
+    assert!(
+        !bucket.path().join("machines").exists()
+            || std::fs::read_dir(bucket.path().join("machines")).unwrap().count() == 0
+    );
+    let fsck = b.json(&["fsck", "--remote", "origin", "--json"]);
+    assert_eq!(
+        (fsck["ok"].as_bool(), fsck["manifests"].as_u64(), fsck["unnamed"].as_u64()),
+        (Some(true), Some(0), Some(0))
+    );
+    assert_eq!(b.json(&["fetch", "--json"])["machines"], serde_json::json!([]));
+    let done = a.json(&["push", "--json"]);
+    assert_eq!((done["packs"].as_u64(), done["manifest"].as_bool()), (Some(1), Some(true)), "{done}");
+    let mut now = names();
+    now.sort();
+    assert_eq!(now, [left[0].replace(".pack", ".idx"), left[0].clone()], "the same pack, now with its index");
+    assert_eq!(b.json(&["fetch", "--json"])["machines"][0]["sessions"], 1);
 }
