@@ -25,6 +25,7 @@ mod export;
 mod family;
 mod fault_claude;
 mod fault_pi;
+mod fault_remote;
 mod fault_store;
 mod fault_study;
 mod floor;

@@ -24,10 +24,15 @@ impl Machine {
         Machine { env: TestEnv::new(), name, vars: vars.to_vec() }
     }
 
-    pub fn run(&self, args: &[&str]) -> Output {
-        let mut cmd = self.env.cmd();
+    /// A `shake` command of this machine run through `wrapper` (`timeout 60`), or alone.
+    pub fn cmd_through(&self, wrapper: &[&str]) -> std::process::Command {
+        let mut cmd = self.env.cmd_through(wrapper);
         cmd.env("SHAKE_MACHINE", self.name).envs(self.vars.iter().map(|(k, v)| (k, v)));
-        cmd.args(args).output().expect("run shake")
+        cmd
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.cmd_through(&[]).args(args).output().expect("run shake")
     }
 
     pub fn ok(&self, args: &[&str]) -> String {
@@ -257,8 +262,8 @@ fn remote_names_are_checked() {
 fn a_push_killed_between_its_pack_and_its_index_is_finished_by_the_next() {
     let (bucket, a, b) = folder_pair();
     folded_session(&a, "0199aaaa-9999");
-    let mut push = a.env.cmd();
-    push.env("SHAKE_MACHINE", a.name).env(shake_plumbing::remote::PAUSE_INDEX_ENV, "600000").arg("push");
+    let mut push = a.cmd_through(&[]);
+    push.env(shake_plumbing::remote::PAUSE_INDEX_ENV, "600000").arg("push");
     let mut child = push.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
     let packs = bucket.path().join("packs");
     // object_store writes a folder's object as `<name>#<n>`, then renames it.
@@ -296,4 +301,37 @@ fn a_push_killed_between_its_pack_and_its_index_is_finished_by_the_next() {
     now.sort();
     assert_eq!(now, [left[0].replace(".pack", ".idx"), left[0].clone()], "the same pack, now with its index");
     assert_eq!(b.json(&["fetch", "--json"])["machines"][0]["sessions"], 1);
+}
+
+/// A Claude Code transcript folded on A (a fork whose fold records live in A's store, not in the
+/// file) reads the same in B: the records travel with the session.
+#[test]
+fn a_claude_code_fork_and_its_fold_records_travel() {
+    let (_bucket, a, b) = folder_pair();
+    let path = crate::claude_host::install(&a.env, &crate::env::fixture_path("claude/bash-read"));
+    let fold = a.json(&["fold", "--json", path.to_str().unwrap()]);
+    let (source, fork) = (
+        shake_plumbing::claude::Transcript::read(&path).unwrap().session_id().unwrap().to_string(),
+        fold["fork"]["sessionId"].as_str().unwrap().to_string(),
+    );
+    let fork_path = std::path::PathBuf::from(fold["fork"]["path"].as_str().unwrap());
+    a.ok(&["push"]);
+    b.ok(&["fetch"]);
+    let b_fork = fetched_path(&b, "alpha", &fork);
+    let b_source = fetched_path(&b, "alpha", &source);
+    for read in
+        [vec!["show", "{f}", "--json"], vec!["log", "{f}", "--json"], vec!["audit", "fork", "{s}", "{f}", "--json"]]
+    {
+        let on = |m: &Machine, s: &str, f: &str| {
+            let args: Vec<String> = read.iter().map(|x| x.replace("{s}", s).replace("{f}", f)).collect();
+            let out = m.run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+            (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
+        };
+        let (code_a, text_a) = on(&a, &source, &fork);
+        let (code_b, text_b) = on(&b, &format!("alpha/{source}"), &format!("alpha/{fork}"));
+        assert_eq!(code_a, code_b, "{read:?}");
+        let text_a = clean(clean(text_a, &fork_path), &path);
+        let text_b = clean(clean(text_b, &b_fork), &b_source);
+        assert_eq!(text_a, text_b, "{read:?} differs between the origin and alpha/…");
+    }
 }

@@ -193,8 +193,7 @@ fn a_killed_push_leaves_no_manifest_naming_a_missing_pack_and_the_next_one_compl
     // A second session: a new pack and a new manifest to write.
     let more = a.env.pi_session("0199aaaa-8888", fork_of(&crate::synthetic::rich().text, "0199aaaa-8888"));
     a.ok(&["import", more.to_str().unwrap()]);
-    let mut push = a.env.cmd();
-    push.env("SHAKE_MACHINE", a.name).envs(garage.vars());
+    let mut push = a.cmd_through(&[]);
     push.env(shake_plumbing::remote::PAUSE_MANIFEST_ENV, "600000").args(["push"]).stdout(Stdio::null());
     let mut child = push.stderr(Stdio::null()).spawn().unwrap();
     // Its pack and index are up once a reader counts a pack no manifest names.

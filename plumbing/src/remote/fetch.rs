@@ -120,6 +120,13 @@ fn copy_sessions(batch: &mut crate::store::Batch<'_>, dir: &Path, m: &Manifest) 
                 batch.set_record(state::name(at), moved);
             }
         }
+        // Its fold records (a host whose folds are forks), unless this store has its own.
+        if let (Some(id), Some(records)) = (&shared.session, shared.forks.as_ref().and_then(|f| f.parse().ok())) {
+            let name = crate::fork_record::records_ref(id);
+            if batch.store().read_ref(&name)?.is_none() {
+                batch.set_ref(&name, records)?;
+            }
+        }
         let had = batch.store().import_times(&canonical)?;
         let new: String = shared
             .times

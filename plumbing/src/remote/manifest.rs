@@ -40,6 +40,10 @@ pub struct Shared {
     pub state: String,
     /// Its import times (`<version> <ms>` lines), so `log` says the same times.
     pub times: String,
+    /// The object of its fold records, for a host whose folds are forks
+    /// (`refs/forks/<session>`, `fork_record.rs`), when it has some.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forks: Option<String>,
 }
 
 impl Shared {
@@ -94,9 +98,12 @@ pub fn read(remote: &Transport, id: &str) -> Result<Option<Manifest>> {
     if let Some(bad) = manifest.packs.iter().find(|p| !valid_sum(p)) {
         return Err(damaged(format!("names pack {bad:?}, which is no pack name")));
     }
-    if let Some(bad) =
-        manifest.sessions.iter().find(|s| s.version_id().is_none() || crate::id::unhex(&s.state).is_none())
-    {
+    let unreadable = |s: &&Shared| {
+        s.version_id().is_none()
+            || crate::id::unhex(&s.state).is_none()
+            || s.forks.as_ref().is_some_and(|f| f.parse::<ObjectId>().is_err())
+    };
+    if let Some(bad) = manifest.sessions.iter().find(unreadable) {
         return Err(damaged(format!("session {:?}: its version or state does not read", bad.path)));
     }
     Ok(Some(manifest))

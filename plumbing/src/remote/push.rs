@@ -138,7 +138,12 @@ fn own_sessions(store: &Store, store_dir: &Path) -> Result<Vec<Shared>> {
             store.import_times(Path::new(&head.path))?.into_iter().map(|(id, ms)| (ms, id)).collect();
         when.sort();
         let times: Vec<u8> = when.iter().flat_map(|(ms, id)| times::line(id, *ms)).collect();
+        let forks = match &head.session_id {
+            Some(id) => store.read_ref(&crate::fork_record::records_ref(id))?.map(|f| f.to_hex()),
+            None => None,
+        };
         shared.push(Shared {
+            forks,
             session: head.session_id.clone(),
             path: head.path.clone(),
             version: ObjectId(head.version).to_hex(),
