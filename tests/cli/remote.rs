@@ -335,3 +335,31 @@ fn a_claude_code_fork_and_its_fold_records_travel() {
         assert_eq!(text_a, text_b, "{read:?} differs between the origin and alpha/…");
     }
 }
+
+/// What another machine's manifest says never becomes a path unchecked: a machine name that
+/// would climb out of the store is refused (exit 3, naming the manifest), and a session path
+/// that climbs (`../..`) only names a file inside that machine's folder.
+#[test]
+fn a_crafted_manifest_never_shapes_a_path() {
+    let (bucket, a, b) = folder_pair();
+    folded_session(&a, "0199aaaa-4444");
+    a.ok(&["push"]);
+    let machines = bucket.path().join("machines");
+    let file = std::fs::read_dir(&machines).unwrap().next().unwrap().unwrap().path();
+    let honest: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let mut crafted = honest.clone();
+    crafted["name"] = Value::from("../up");
+    std::fs::write(&file, serde_json::to_vec(&crafted).unwrap()).unwrap();
+    let out = b.run(&["fetch"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(stderr(&out).contains(file.file_name().unwrap().to_str().unwrap()), "{}", stderr(&out));
+    assert!(!b.env.store().join("up").exists() && !b.env.dir.path().join("up").exists());
+    let mut crafted = honest;
+    crafted["sessions"][0]["path"] = Value::from("/../../../../up/../../evil.jsonl");
+    std::fs::write(&file, serde_json::to_vec(&crafted).unwrap()).unwrap();
+    b.ok(&["fetch"]);
+    let path = fetched_path(&b, "alpha", "0199aaaa-4444");
+    let mirrors = std::fs::canonicalize(b.env.store().join("remote/alpha")).unwrap();
+    assert!(path.starts_with(&mirrors), "{} is outside {}", path.display(), mirrors.display());
+    b.ok(&["show", "alpha/0199aaaa"]);
+}
