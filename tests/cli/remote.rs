@@ -342,7 +342,8 @@ fn a_claude_code_fork_and_its_fold_records_travel() {
 #[test]
 fn a_crafted_manifest_never_shapes_a_path() {
     let (bucket, a, b) = folder_pair();
-    folded_session(&a, "0199aaaa-4444");
+    let unfolded = a.env.pi_session("0199aaaa-4444", fork_of(&crate::synthetic::rich().text, "0199aaaa-4444"));
+    a.ok(&["import", unfolded.to_str().unwrap()]);
     a.ok(&["push"]);
     let machines = bucket.path().join("machines");
     let file = std::fs::read_dir(&machines).unwrap().next().unwrap().unwrap().path();
@@ -362,4 +363,8 @@ fn a_crafted_manifest_never_shapes_a_path() {
     let mirrors = std::fs::canonicalize(b.env.store().join("remote/alpha")).unwrap();
     assert!(path.starts_with(&mirrors), "{} is outside {}", path.display(), mirrors.display());
     b.ok(&["show", "alpha/0199aaaa"]);
+    // A fetched session is read-only here: its machine's to change (this one has folds to make).
+    let out = b.run(&["fold", "alpha/0199aaaa"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("fetched from machine alpha, read-only here"), "{}", stderr(&out));
 }
