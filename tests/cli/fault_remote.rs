@@ -1,9 +1,9 @@
 //! The fault study's remote part (`docs/remotes.md`, "Interrupted"): on a real Garage node, each
-//! trial adds a session on machine A, SIGKILLs A's `push` at a random moment (its pauses, before
-//! the index and before the manifest, widened by a random few milliseconds), then checks that no
-//! manifest names a pack that is not there whole (`fsck --remote`), SIGKILLs B's `fetch` at a
-//! random moment and checks B's store (`fsck`), then runs both again to the end: every session
-//! A has must read in B as `alpha/<session>`.
+//! trial adds a session on machine A, SIGKILLs A's `push` 0 to 250 ms after its start (its
+//! pauses, before the index, before the manifest and after each fetched pack, each widened by 0
+//! to 100 ms), then checks that no manifest names a pack that is not there whole (`fsck
+//! --remote`), SIGKILLs B's `fetch` the same way and checks B's store (`fsck`), then runs both
+//! again to the end: every session A has must read in B as `alpha/<session>`.
 //!
 //! Ignored by default; run it with
 //! `SHAKE_STUDY_REMOTE=20 cargo test --test cli fault_remote -- --ignored --nocapture`
@@ -51,7 +51,7 @@ fn fault_remote() {
     println!("fault study (remote), seed {seed}; garage single node ready in {:?}", garage.started_in);
     let (a, b) = garage.machines();
     let (mut pushes, mut fetches) = (Figures::default(), Figures::default());
-    let mut sessions = 0;
+    let (mut sessions, mut cut_pushes, mut cut_fetches) = (0, 0, 0);
     for t in 0..n {
         // Something new on A: a generated session of its own (a new pack to send).
         let id = format!("0199f00d-{t:04}");
@@ -59,8 +59,9 @@ fn fault_remote() {
         let path = a.env.pi_session(&id, crate::remote::fork_of(&text, &id));
         a.ok(&["import", path.to_str().unwrap()]);
         sessions += 1;
-        let pause = rng.below(60) as u64;
-        let push = killed(&a, &["push"], pause, rng.below(400) as u64);
+        let pause = rng.below(100) as u64;
+        let push = killed(&a, &["push"], pause, rng.below(250) as u64);
+        cut_pushes += usize::from(push.status.code().is_none());
         let check = finished(&b, &["fsck", "--remote", "origin", "--json"]);
         let sound = check.status.success();
         if !sound {
@@ -69,7 +70,8 @@ fn fault_remote() {
         let again = finished(&a, &["push"]);
         pushes.count(sound && again.status.success(), &push);
 
-        let fetch = killed(&b, &["fetch"], pause, rng.below(400) as u64);
+        let fetch = killed(&b, &["fetch"], pause, rng.below(250) as u64);
+        cut_fetches += usize::from(fetch.status.code().is_none());
         let local = finished(&b, &["fsck"]);
         let done = finished(&b, &["fetch"]);
         let listed = finished(&b, &["sessions", "--json"]);
@@ -93,5 +95,8 @@ fn fault_remote() {
     println!("|---|---|---|---|---|---|---|");
     println!("{}", pushes.row("SIGKILL of push at a random moment, then fsck --remote, then push again"));
     println!("{}", fetches.row("SIGKILL of fetch at a random moment, then fsck, then fetch again"));
+    println!(
+        "killed before their end: {cut_pushes} of {n} pushes, {cut_fetches} of {n} fetches (the rest ended first)"
+    );
     assert_eq!((pushes.kept, fetches.kept), (n, n), "a killed push or fetch lost something");
 }
