@@ -21,9 +21,9 @@ fn binary() -> PathBuf {
     bin
 }
 
-/// One Garage node, stopped (killed) when dropped.
+/// A Garage cluster on loopback (one node, or three), every node stopped (killed) when dropped.
 pub struct Garage {
-    child: Child,
+    nodes: Vec<Option<Child>>,
     dir: tempfile::TempDir,
     s3_port: u16,
     key: (String, String),
@@ -40,17 +40,26 @@ fn free_ports(n: usize) -> Vec<u16> {
 impl Garage {
     /// Starts a single node with a bucket `shake` and a key that may read and write it.
     pub fn start() -> Garage {
-        let bin = binary();
+        Garage::cluster(1)
+    }
+
+    /// Starts `n` nodes (each object on every node: `replication_factor = n`), connected, in one
+    /// layout, with a bucket `shake` and a key that may read and write it; shake talks to the
+    /// first node's S3 port.
+    pub fn cluster(n: usize) -> Garage {
         let started = Instant::now();
         let dir = tempfile::tempdir().unwrap();
-        let ports = free_ports(3);
-        let (s3_port, rpc_port, admin_port) = (ports[0], ports[1], ports[2]);
-        let secret: String = (0..32).map(|i| format!("{:02x}", (i * 37 + rpc_port as usize) % 256)).collect();
-        let config = format!(
-            r#"metadata_dir = "{d}/meta"
-data_dir = "{d}/data"
+        let ports = free_ports(3 * n);
+        let secret: String = (0..32).map(|i| format!("{:02x}", (i * 37 + ports[0] as usize) % 256)).collect();
+        let mut garage =
+            Garage { nodes: Vec::new(), dir, s3_port: ports[0], key: Default::default(), started_in: Duration::ZERO };
+        for i in 0..n {
+            let (s3_port, rpc_port, admin_port) = (ports[3 * i], ports[3 * i + 1], ports[3 * i + 2]);
+            let config = format!(
+                r#"metadata_dir = "{d}/meta{i}"
+data_dir = "{d}/data{i}"
 db_engine = "sqlite"
-replication_factor = 1
+replication_factor = {n}
 rpc_bind_addr = "127.0.0.1:{rpc_port}"
 rpc_public_addr = "127.0.0.1:{rpc_port}"
 rpc_secret = "{secret}"
@@ -63,55 +72,83 @@ root_domain = ".s3.garage.localhost"
 [admin]
 api_bind_addr = "127.0.0.1:{admin_port}"
 "#,
-            d = dir.path().display()
-        );
-        std::fs::write(dir.path().join("garage.toml"), config).unwrap();
-        let log = std::fs::File::create(dir.path().join("garage.log")).unwrap();
-        let child = Command::new(&bin)
-            .arg("-c")
-            .arg(dir.path().join("garage.toml"))
-            .arg("server")
-            .stdout(log.try_clone().unwrap())
-            .stderr(log)
-            .spawn()
-            .unwrap();
-        let mut garage = Garage { child, dir, s3_port, key: Default::default(), started_in: Duration::ZERO };
-        let deadline = Instant::now() + Duration::from_secs(120);
-        while !garage.cli(&["status"]).status.success() {
-            assert!(Instant::now() < deadline, "garage did not start: {}", garage.log());
-            std::thread::sleep(Duration::from_millis(100));
+                d = garage.dir.path().display()
+            );
+            std::fs::write(garage.config(i), config).unwrap();
+            let log = std::fs::File::create(garage.dir.path().join(format!("garage{i}.log"))).unwrap();
+            let child = Command::new(binary())
+                .arg("-c")
+                .arg(garage.config(i))
+                .arg("server")
+                .stdout(log.try_clone().unwrap())
+                .stderr(log)
+                .spawn()
+                .unwrap();
+            garage.nodes.push(Some(child));
         }
-        let node = String::from_utf8(garage.ok(&["node", "id", "-q"])).unwrap();
-        let node = node.trim().split('@').next().unwrap().to_string();
-        garage.ok(&["layout", "assign", "-z", "dc1", "-c", "1G", &node]);
+        let deadline = Instant::now() + Duration::from_secs(120);
+        let mut ids = Vec::new();
+        for i in 0..n {
+            while !garage.cli_on(i, &["status"]).status.success() {
+                assert!(Instant::now() < deadline, "garage node {i} did not start: {}", garage.log());
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            let id = String::from_utf8(garage.ok_on(i, &["node", "id", "-q"])).unwrap();
+            ids.push(id.trim().to_string());
+        }
+        for id in &ids[1..] {
+            garage.ok(&["node", "connect", id]);
+        }
+        for id in &ids {
+            garage.ok(&["layout", "assign", "-z", "dc1", "-c", "1G", id.split('@').next().unwrap()]);
+        }
         garage.ok(&["layout", "apply", "--version", "1"]);
         let key: Value = serde_json::from_slice(&garage.ok(&["json-api", "CreateKey", r#"{"name":"shake"}"#])).unwrap();
         let id = key["accessKeyId"].as_str().unwrap().to_string();
         garage.key = (id.clone(), key["secretAccessKey"].as_str().unwrap().to_string());
-        garage.ok(&["bucket", "create", "shake"]);
+        // A new layout settles on every node before the bucket is there for all of them.
+        while !garage.cli(&["bucket", "create", "shake"]).status.success() {
+            assert!(Instant::now() < deadline, "no bucket: {}", garage.log());
+            std::thread::sleep(Duration::from_millis(200));
+        }
         garage.ok(&["bucket", "allow", "--read", "--write", "--owner", "shake", "--key", &id]);
         garage.started_in = started.elapsed();
         garage
     }
 
+    fn config(&self, node: usize) -> PathBuf {
+        self.dir.path().join(format!("garage{node}.toml"))
+    }
+
+    /// Stops node `i` (SIGKILL), as a machine that goes down.
+    pub fn stop(&mut self, i: usize) {
+        if let Some(mut child) = self.nodes[i].take() {
+            child.kill().unwrap();
+            child.wait().unwrap();
+        }
+    }
+
     fn cli(&self, args: &[&str]) -> std::process::Output {
-        Command::new(binary())
-            .arg("-c")
-            .arg(self.dir.path().join("garage.toml"))
-            .args(args)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
+        self.cli_on(0, args)
     }
 
     fn ok(&self, args: &[&str]) -> Vec<u8> {
-        let out = self.cli(args);
+        self.ok_on(0, args)
+    }
+
+    fn ok_on(&self, node: usize, args: &[&str]) -> Vec<u8> {
+        let out = self.cli_on(node, args);
         assert!(out.status.success(), "garage {args:?}: {}\n{}", stderr(&out), self.log());
         out.stdout
     }
 
+    fn cli_on(&self, node: usize, args: &[&str]) -> std::process::Output {
+        Command::new(binary()).arg("-c").arg(self.config(node)).args(args).stdin(Stdio::null()).output().unwrap()
+    }
+
     fn log(&self) -> String {
-        std::fs::read_to_string(self.dir.path().join("garage.log")).unwrap_or_default()
+        let logs = (0..self.nodes.len()).map(|i| self.dir.path().join(format!("garage{i}.log")));
+        logs.map(|p| std::fs::read_to_string(p).unwrap_or_default()).collect::<Vec<_>>().join("\n")
     }
 
     /// The environment a shake needs to reach the bucket, as object_store reads it.
@@ -140,8 +177,10 @@ api_bind_addr = "127.0.0.1:{admin_port}"
 
 impl Drop for Garage {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        for child in self.nodes.iter_mut().flatten() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 }
 
@@ -220,4 +259,66 @@ fn a_killed_push_leaves_no_manifest_naming_a_missing_pack_and_the_next_one_compl
     assert_eq!(b.json(&["fetch", "--json"])["machines"][0]["sessions"], 2);
     let out = b.run(&["show", "alpha/0199aaaa-8888"]);
     assert!(out.status.success(), "{}", stderr(&out));
+}
+
+/// Three nodes, every object on each: a node stopped while a push waits before its manifest
+/// leaves a push that completes (a quorum of two writes), a remote `fsck` that passes, and a
+/// fetch that reads the session, all through the first node.
+#[test]
+fn a_node_stopped_during_a_push_of_a_three_node_cluster() {
+    let mut garage = Garage::cluster(3);
+    eprintln!("garage: three nodes ready in {:?}", garage.started_in);
+    let (a, b) = garage.machines();
+    let origin = folded_session(&a, "0199aaaa-aaaa");
+    let mut push = a.cmd_through(&[]);
+    push.env(shake_plumbing::remote::PAUSE_MANIFEST_ENV, "3000").args(["push", "--json"]);
+    let child = push.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while b.json(&["fsck", "--remote", "origin", "--json"])["unnamed"] != 1 {
+        assert!(Instant::now() < deadline, "the push never reached its manifest");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    garage.stop(2);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let fsck = b.json(&["fsck", "--remote", "origin", "--json"]);
+    assert_eq!(
+        (fsck["ok"].as_bool(), fsck["manifests"].as_u64(), fsck["unnamed"].as_u64()),
+        (Some(true), Some(1), Some(0)),
+        "{fsck}"
+    );
+    assert_eq!(b.json(&["fetch", "--json"])["machines"][0]["sessions"], 1);
+    let path = fetched_path(&b, "alpha", "0199aaaa-aaaa");
+    assert_eq!(std::fs::read(path).unwrap(), std::fs::read(origin).unwrap());
+}
+
+/// Two machines push the same session at once (the same bytes imported in each): both pushes
+/// complete, each machine's manifest names packs that are there, and a third machine fetches
+/// the session from both, byte for byte.
+#[test]
+fn two_machines_push_the_same_session_at_once_to_a_three_node_cluster() {
+    let garage = Garage::cluster(3);
+    let (a, b) = garage.machines();
+    let c = Machine::new("gamma", &garage.vars());
+    c.ok(&["remote", "add", "origin", "s3://shake/team"]);
+    let text = fork_of(&crate::synthetic::rich().text, "0199cccc-cccc");
+    for m in [&a, &b] {
+        let path = m.env.pi_session("0199cccc-cccc", &text);
+        m.ok(&["import", path.to_str().unwrap()]);
+    }
+    let spawn = |m: &Machine| {
+        m.cmd_through(&[]).args(["push", "--json"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+    };
+    let (pa, pb) = (spawn(&a), spawn(&b));
+    for out in [pa.wait_with_output().unwrap(), pb.wait_with_output().unwrap()] {
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let fsck = c.json(&["fsck", "--remote", "origin", "--json"]);
+    assert_eq!((fsck["ok"].as_bool(), fsck["manifests"].as_u64()), (Some(true), Some(2)), "{fsck}");
+    let fetched = c.json(&["fetch", "--json"]);
+    assert_eq!(fetched["machines"].as_array().unwrap().len(), 2, "{fetched}");
+    for machine in ["alpha", "beta"] {
+        let path = fetched_path(&c, machine, "0199cccc-cccc");
+        assert_eq!(std::fs::read_to_string(path).unwrap(), text, "{machine}'s copy");
+    }
 }
