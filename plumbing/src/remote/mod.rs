@@ -134,10 +134,10 @@ fn change(store: &Path, edit: impl FnOnce(&mut Vec<Remote>) -> Result<()>) -> Re
 
 /// The remote a command names, or the only one when it names none.
 pub fn named(store: &Path, name: Option<&str>) -> Result<Remote> {
-    let all = remotes(store)?;
+    let mut all = remotes(store)?;
     match name {
         Some(name) => all.into_iter().find(|r| r.name == name).ok_or_else(|| unknown(name)),
-        None if all.len() == 1 => Ok(all.into_iter().next().unwrap_or_else(|| unreachable!())),
+        None if all.len() == 1 => Ok(all.remove(0)),
         None if all.is_empty() => {
             Err(Error::user("no remote yet").hint("add one: shake remote add NAME URL (docs/remotes.md)"))
         }
