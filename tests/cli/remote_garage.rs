@@ -75,16 +75,8 @@ api_bind_addr = "127.0.0.1:{admin_port}"
                 d = garage.dir.path().display()
             );
             std::fs::write(garage.config(i), config).unwrap();
-            let log = std::fs::File::create(garage.dir.path().join(format!("garage{i}.log"))).unwrap();
-            let child = Command::new(binary())
-                .arg("-c")
-                .arg(garage.config(i))
-                .arg("server")
-                .stdout(log.try_clone().unwrap())
-                .stderr(log)
-                .spawn()
-                .unwrap();
-            garage.nodes.push(Some(child));
+            garage.nodes.push(None);
+            garage.run_node(i);
         }
         let deadline = Instant::now() + Duration::from_secs(120);
         let mut ids = Vec::new();
@@ -118,6 +110,34 @@ api_bind_addr = "127.0.0.1:{admin_port}"
 
     fn config(&self, node: usize) -> PathBuf {
         self.dir.path().join(format!("garage{node}.toml"))
+    }
+
+    /// Starts node `i` from its config (its data kept), its log appended to.
+    fn run_node(&mut self, i: usize) {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.path().join(format!("garage{i}.log")))
+            .unwrap();
+        let child = Command::new(binary())
+            .arg("-c")
+            .arg(self.config(i))
+            .arg("server")
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        self.nodes[i] = Some(child);
+    }
+
+    /// Starts node `i` again after [`Garage::stop`], and waits until it answers.
+    pub fn restart(&mut self, i: usize) {
+        self.run_node(i);
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while !self.cli_on(i, &["bucket", "info", "shake"]).status.success() {
+            assert!(Instant::now() < deadline, "garage node {i} did not restart: {}", self.log());
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
 
     /// Stops node `i` (SIGKILL), as a machine that goes down.
@@ -321,4 +341,22 @@ fn two_machines_push_the_same_session_at_once_to_a_three_node_cluster() {
         let path = fetched_path(&c, machine, "0199cccc-cccc");
         assert_eq!(std::fs::read_to_string(path).unwrap(), text, "{machine}'s copy");
     }
+}
+
+/// A push to a server that is gone (a dropped connection) fails in bounded time with exit 4,
+/// naming the remote, and leaves nothing half done: once the server is back, the next push
+/// completes and another machine fetches it.
+#[test]
+fn a_push_to_a_server_gone_fails_with_exit_4_and_the_next_one_completes() {
+    let mut garage = Garage::start();
+    let (a, b) = garage.machines();
+    folded_session(&a, "0199aaaa-dddd");
+    garage.stop(0);
+    // `timeout`'s 124 would be a push that keeps retrying for minutes.
+    let out = a.cmd_through(&["timeout", "60"]).arg("push").output().unwrap();
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(stderr(&out).contains("remote s3://shake/team"), "{}", stderr(&out));
+    garage.restart(0);
+    a.ok(&["push"]);
+    assert_eq!(b.json(&["fetch", "--json"])["machines"][0]["sessions"], 1);
 }
