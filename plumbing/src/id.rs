@@ -285,4 +285,13 @@ mod tests {
         }
         assert_eq!(Kind::from_code(0), None);
     }
+
+    #[test]
+    fn hex_and_unhex_round_trip() {
+        assert_eq!(hex(&[0, 0xab, 0x10]), "00ab10");
+        assert_eq!(unhex("00ab10"), Some(vec![0, 0xab, 0x10]));
+        for bad in ["0", "0g", "AB", "0 "] {
+            assert_eq!(unhex(bad), None, "{bad}");
+        }
+    }
 }

@@ -379,3 +379,30 @@ impl Progress {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_that_would_be_paths_are_not_names() {
+        for good in ["origin", "nas-2", "a.b_c", "x"] {
+            assert!(valid_name(good), "{good}");
+        }
+        for bad in ["", ".", "..", ".hidden", "-x", "a/b", "a b", "é", &"x".repeat(65)] {
+            assert!(!valid_name(bad), "{bad}");
+        }
+        assert!(valid_id(&"0a".repeat(16)) && !valid_id(&"0A".repeat(16)) && !valid_id("../x"));
+        assert!(valid_sum(&"f".repeat(40)) && !valid_sum(&"f".repeat(39)));
+    }
+
+    #[test]
+    fn sanitize_makes_a_plain_name() {
+        assert_eq!(sanitize("..", 64), "_.");
+        assert_eq!(sanitize("a/b c", 64), "a_b_c");
+        assert_eq!(sanitize("-home-x", 64), "_home-x");
+        assert_eq!(sanitize("", 64), "_");
+        assert_eq!(sanitize("abcdef", 3), "abc");
+        assert!(valid_name(&sanitize("my host.local", 64)));
+    }
+}

@@ -638,6 +638,26 @@ mod tests {
         w.finish().unwrap().unwrap()
     }
 
+    /// An index read alone (a remote's) gives its ids and its pack's checksum, and nothing when
+    /// a byte of it changed.
+    #[test]
+    fn index_ids_reads_an_index_alone_and_refuses_a_damaged_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let idx = write_pack(dir.path(), &[(Kind::Entry, b"a"), (Kind::Entry, b"b"), (Kind::Node, b"c")]);
+        let pack = Pack::open(&idx).unwrap();
+        let bytes = std::fs::read(&idx).unwrap();
+        let (ids, sum) = index_ids(&bytes).unwrap();
+        assert_eq!(ids, (0..3).map(|i| pack.id_at(i)).collect::<Vec<_>>());
+        let pack_bytes = std::fs::read(&pack.path).unwrap();
+        assert_eq!(sum, pack_bytes[pack_bytes.len() - 32..]);
+        for at in [0, 12, HEADER_LEN + FANOUT_LEN + 5, bytes.len() - 1] {
+            let mut flipped = bytes.clone();
+            flipped[at] ^= 1;
+            assert!(index_ids(&flipped).is_none(), "byte {at}");
+        }
+        assert!(index_ids(&bytes[..bytes.len() - 1]).is_none());
+    }
+
     #[test]
     fn round_trip_lookup_and_prefix() {
         let dir = tempfile::tempdir().unwrap();

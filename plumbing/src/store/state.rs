@@ -675,6 +675,22 @@ mod tests {
         t
     }
 
+    /// A fetched state moved to the copy's path keeps everything but its path and mtime (0:
+    /// racy, so the next import proves the file), and its resume part reads as before.
+    #[test]
+    fn a_moved_state_names_the_new_path_and_is_racy() {
+        let (_dir, store) = store();
+        let resume = Resume { header_version: Some(3), lines: 2, entries: 1, ..Resume::default() };
+        let bytes = encode(&store, &head(), &resume).unwrap().state;
+        let moved = moved(&bytes, "/store/remote/alpha/x/b.jsonl").unwrap();
+        let (h, rest) = decode_head(&moved).unwrap();
+        assert_eq!(h, FileState { path: "/store/remote/alpha/x/b.jsonl".into(), mtime_ns: 0, ..head() });
+        assert_eq!(decode_resume(&h, rest), decode_resume(&head(), decode_head(&bytes).unwrap().1));
+        let mut flipped = bytes.clone();
+        flipped[20] ^= 1;
+        assert_eq!(moved(&flipped, "/x"), None, "a damaged state is not moved");
+    }
+
     #[test]
     fn round_trip_and_garbage() {
         let (_dir, mut store) = store();
