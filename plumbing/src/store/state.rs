@@ -682,8 +682,8 @@ mod tests {
         let (_dir, store) = store();
         let resume = Resume { header_version: Some(3), lines: 2, entries: 1, ..Resume::default() };
         let bytes = encode(&store, &head(), &resume).unwrap().state;
-        let moved = moved(&bytes, "/store/remote/alpha/x/b.jsonl").unwrap();
-        let (h, rest) = decode_head(&moved).unwrap();
+        let there = moved(&bytes, "/store/remote/alpha/x/b.jsonl").unwrap();
+        let (h, rest) = decode_head(&there).unwrap();
         assert_eq!(h, FileState { path: "/store/remote/alpha/x/b.jsonl".into(), mtime_ns: 0, ..head() });
         assert_eq!(decode_resume(&h, rest), decode_resume(&head(), decode_head(&bytes).unwrap().1));
         let mut flipped = bytes.clone();
