@@ -368,3 +368,19 @@ fn a_crafted_manifest_never_shapes_a_path() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).contains("fetched from machine alpha, read-only here"), "{}", stderr(&out));
 }
+
+/// A push sends what the store keeps (what `gc` keeps: what refs and import states reach), not
+/// objects nothing names any more: a line written with `hash-entry -w` and named by no session
+/// stays home.
+#[test]
+fn a_push_sends_only_what_the_store_keeps() {
+    let (bucket, a, _b) = folder_pair();
+    let loose = a.env.write("loose.txt", "a line no session holds: AKIAIOSFODNN7EXAMPLE\n");
+    a.ok(&["hash-entry", "-w", loose.to_str().unwrap()]);
+    let id = ObjectId::hash(Kind::Entry, b"a line no session holds: AKIAIOSFODNN7EXAMPLE");
+    folded_session(&a, "0199aaaa-eeee");
+    a.ok(&["push"]);
+    let sent: HashSet<ObjectId> = pack_ids(&bucket.path().join("packs")).into_iter().flat_map(|(_, ids)| ids).collect();
+    assert!(!sent.is_empty());
+    assert!(!sent.contains(&id), "an object no session names was pushed");
+}

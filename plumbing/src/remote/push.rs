@@ -1,7 +1,8 @@
 //! `push`: send what the remote lacks, then this machine's manifest.
 //!
 //! 1. The remote's packs are listed and their indexes read (cached by content name), which says
-//!    which objects it holds; every object of the store it lacks goes into one new pack, which
+//!    which objects it holds; every object the store keeps (`gc`'s reachable set) that it lacks
+//!    goes into one new pack, which
 //!    goes up under its content name, its index after it. A pack already there is never sent
 //!    again (a listing decides, not a conditional write).
 //! 2. Then, last, the manifest: the packs holding this store's objects and its own sessions.
@@ -155,8 +156,10 @@ fn own_sessions(store: &Store, store_dir: &Path) -> Result<Vec<Shared>> {
     Ok(shared)
 }
 
-/// Sends, as one new pack, every object of the store that is not in `known` (the remote's);
-/// returns its name, object count and the bytes sent, or `None` when the remote has them all.
+/// Sends, as one new pack, every object the store keeps (what `gc` keeps: what its refs and
+/// import states reach, never an object nothing names any more) that is not in `known` (the
+/// remote's); returns its name, object count and the bytes sent, or `None` when the remote has
+/// them all.
 fn send_missing(
     store: &Store,
     store_dir: &Path,
@@ -164,12 +167,13 @@ fn send_missing(
     known: &HashSet<ObjectId>,
     progress: &Progress,
 ) -> Result<Option<(String, u64, u64)>> {
+    let kept = crate::store::gc::reachable(store)?;
     let dir = store_dir.join("cache/push");
     let mut writer = PackWriter::new(&dir)?;
     for pack in store.packs() {
         for i in 0..pack.len() {
             let id = pack.id_at(i);
-            if known.contains(&id) || writer.contains(&id) {
+            if known.contains(&id) || writer.contains(&id) || !kept.contains(&id) {
                 continue;
             }
             let obj = pack.object_at(i)?;
