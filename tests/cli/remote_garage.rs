@@ -360,3 +360,31 @@ fn a_push_to_a_server_gone_fails_with_exit_4_and_the_next_one_completes() {
     a.ok(&["push"]);
     assert_eq!(b.json(&["fetch", "--json"])["machines"][0]["sessions"], 1);
 }
+
+/// A pack larger than one upload part goes up in parts (a multipart upload, streamed from the
+/// file) and comes down streamed to a file: the session reads back byte for byte in B, on Garage
+/// and on a folder remote.
+#[test]
+fn a_pack_larger_than_a_part_goes_up_in_parts_and_reads_back() {
+    let garage = Garage::start();
+    let (a, b) = garage.machines();
+    // A third machine fetches from the folder (B has every object once it fetched from Garage).
+    let c = Machine::new("gamma", &[]);
+    let folder = tempfile::tempdir().unwrap();
+    for m in [&a, &c] {
+        m.ok(&["remote", "add", "nas", folder.path().to_str().unwrap()]);
+    }
+    let text = a.ok(&["generate-session", "--seed", "7", "--size", "12M"]);
+    let path = a.env.pi_session("0199bbbb-ffff", fork_of(&text, "0199bbbb-ffff"));
+    a.ok(&["import", path.to_str().unwrap()]);
+    for (remote, b) in [("origin", &b), ("nas", &c)] {
+        let pushed = a.json(&["push", remote, "--json"]);
+        let bytes = pushed["bytes"].as_u64().unwrap();
+        assert!(bytes > shake_plumbing::remote::transport::PART as u64, "{pushed}");
+        let fsck = b.json(&["fsck", "--remote", remote, "--json"]);
+        assert_eq!(fsck["ok"], true, "{fsck}");
+        assert_eq!(b.json(&["fetch", remote, "--json"])["bytes"], bytes, "{remote}");
+        let copy = fetched_path(b, "alpha", "0199bbbb-ffff");
+        assert!(std::fs::read(&copy).unwrap() == std::fs::read(&path).unwrap(), "{remote}: the copy differs");
+    }
+}

@@ -58,14 +58,10 @@ pub fn check(remote: &Remote) -> Result<Checked> {
         let mut problems = Vec::new();
         let mut fetch = |ext: &str| -> Result<()> {
             let name = format!("pack-{sum}.{ext}");
-            match transport.get(&format!("packs/{name}"))? {
-                Some(bytes) => std::fs::write(dir.path().join(&name), bytes)
-                    .map_err(|e| Error::io(format!("cannot write {}", dir.path().join(&name).display()), e)),
-                None => {
-                    problems.push(format!("packs/{name} vanished while checked"));
-                    Ok(())
-                }
+            if !transport.get_file(&format!("packs/{name}"), &dir.path().join(&name), &mut |_| {})? {
+                problems.push(format!("packs/{name} vanished while checked"));
             }
+            Ok(())
         };
         fetch("pack")?;
         fetch("idx")?;

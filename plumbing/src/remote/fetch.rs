@@ -66,9 +66,11 @@ pub fn fetch(ctx: &Context, remote: &Remote, progress: &Progress) -> Result<Fetc
             todo.push(sum);
         }
     }
+    let sizes = super::remote_packs(&transport)?;
     for (n, sum) in todo.iter().enumerate() {
-        progress.step("fetching", n, todo.len(), fetched.bytes);
-        match install(&ctx.store_dir, &transport, sum) {
+        let what = format!("fetching pack {} of {} (pack-{})", n + 1, todo.len(), &sum[..12]);
+        let size = sizes.get(*sum).copied().unwrap_or(0);
+        match install(&ctx.store_dir, &transport, sum, &mut |got| progress.bytes(&what, got, size)) {
             Ok(bytes) => (fetched.packs, fetched.bytes) = (fetched.packs + 1, fetched.bytes + bytes),
             Err(e) if e.kind == ErrorKind::Corrupt => {
                 fetched.refused.push(e.message);
@@ -78,7 +80,6 @@ pub fn fetch(ctx: &Context, remote: &Remote, progress: &Progress) -> Result<Fetc
         }
         crate::fault::pause(super::PAUSE_FETCH_ENV);
     }
-    progress.step("fetching", todo.len(), todo.len(), fetched.bytes);
     let sound: Vec<&Manifest> =
         manifests.iter().filter(|m| !m.packs.iter().any(|p| bad.contains(p.as_str()))).collect();
     for m in manifests.iter().filter(|m| m.packs.iter().any(|p| bad.contains(p.as_str()))) {
@@ -156,24 +157,36 @@ fn copy_path(dir: &Path, origin: &str, taken: &mut HashSet<PathBuf>) -> PathBuf 
     path
 }
 
-/// Brings the remote's pack `sum` into the store, checked whole first; returns its bytes. A
-/// damaged pack is a corrupt-remote error naming it, and leaves nothing behind.
-fn install(store: &Path, remote: &Transport, sum: &str) -> Result<u64> {
-    let missing = |what: &str| {
-        Error::corrupt(format!("remote {}: packs/pack-{sum}.{what} is missing (a manifest names it)", remote.url()))
-            .hint("run shake fsck --remote")
-    };
-    let pack = remote.get(&format!("packs/pack-{sum}.pack"))?.ok_or_else(|| missing("pack"))?;
-    let idx = remote.get(&format!("packs/pack-{sum}.idx"))?.ok_or_else(|| missing("idx"))?;
-    let bytes = (pack.len() + idx.len()) as u64;
+/// Brings the remote's pack `sum` into the store (streamed to `tmp-fetch-*` files, `got` told
+/// the pack's bytes so far), checked whole first; returns its bytes. A damaged pack is a
+/// corrupt-remote error naming it, and leaves nothing behind.
+fn install(store: &Path, remote: &Transport, sum: &str, got: &mut dyn FnMut(u64)) -> Result<u64> {
     let dir = store.join("packs");
+    crate::durable::private_dir(&dir)?;
     let (tmp_pack, tmp_idx) = (dir.join(format!("tmp-fetch-{sum}.pack")), dir.join(format!("tmp-fetch-{sum}.idx")));
-    crate::durable::write(&tmp_pack, &pack)?;
-    crate::durable::write(&tmp_idx, &idx)?;
+    let clean = || {
+        let _ = std::fs::remove_file(&tmp_pack);
+        let _ = std::fs::remove_file(&tmp_idx);
+    };
+    for (path, ext) in [(&tmp_pack, "pack"), (&tmp_idx, "idx")] {
+        let name = format!("packs/pack-{sum}.{ext}");
+        let found = remote.get_file(&name, path, &mut |n| {
+            if ext == "pack" {
+                got(n)
+            }
+        });
+        if !found.inspect_err(|_| clean())? {
+            clean();
+            return Err(Error::corrupt(format!("remote {}: {name} is missing (a manifest names it)", remote.url()))
+                .hint("run shake fsck --remote"));
+        }
+    }
+    let size = |path: &Path| std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let bytes = size(&tmp_pack) + size(&tmp_idx);
     let problems = match Pack::open(&tmp_idx) {
         Ok(opened) => {
             let mut problems = opened.verify();
-            if !crate::id::hex(&pack[pack.len().saturating_sub(32)..]).starts_with(sum) {
+            if !crate::id::hex(&opened.checksum()).starts_with(sum) {
                 problems.push("its checksum is not its name".to_string());
             }
             problems
@@ -181,8 +194,7 @@ fn install(store: &Path, remote: &Transport, sum: &str) -> Result<u64> {
         Err(e) => vec![e.to_string()],
     };
     if let Some(first) = problems.first() {
-        let _ = std::fs::remove_file(&tmp_pack);
-        let _ = std::fs::remove_file(&tmp_idx);
+        clean();
         let first = first.replace(&tmp_pack.display().to_string(), "").replace(&tmp_idx.display().to_string(), "");
         return Err(Error::corrupt(format!(
             "remote {}: pack-{sum} is damaged ({} problem{}, first: {}); it was not fetched",

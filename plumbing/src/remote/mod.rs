@@ -362,19 +362,25 @@ pub fn remote_ids(store: &Path, remote: &Transport, sum: &str) -> Result<Vec<Obj
 /// last one ended.
 pub struct Progress {
     shown: bool,
+    /// The bytes last shown: a line per mebibyte, not per chunk a service sends.
+    last: std::cell::Cell<u64>,
 }
 
 impl Progress {
     /// Progress for this process: shown when stderr is a terminal and `quiet` is not asked.
     pub fn new(quiet: bool) -> Progress {
-        Progress { shown: !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()) }
+        Progress { shown: !quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()), last: Default::default() }
     }
 
-    /// Shows one step (`done` of `total`, and what it moves).
-    pub fn step(&self, verb: &str, done: usize, total: usize, bytes: u64) {
-        if self.shown {
-            let end = if done == total { "\n" } else { "" };
-            let line = format!("\r{verb} {done}/{total} packs, {} bytes{end}", crate::regions::thousands(bytes));
+    /// Shows how far a transfer is: `done` of `total` bytes of `what` (ended with a newline
+    /// once done).
+    pub fn bytes(&self, what: &str, done: u64, total: u64) {
+        let due = done >= total || done < self.last.get() || done - self.last.get() >= 1 << 20;
+        if self.shown && due {
+            self.last.set(done);
+            let end = if done >= total { "\n" } else { "" };
+            let (done, total) = (crate::regions::thousands(done), crate::regions::thousands(total));
+            let line = format!("\r{what}: {done} of {total} bytes{end}");
             let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
         }
     }

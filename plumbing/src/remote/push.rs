@@ -192,15 +192,17 @@ fn send_missing(
     let pack = idx.with_extension("pack");
     let stem = idx.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let sum = stem.trim_start_matches("pack-").to_string();
-    let read = |path: &Path| std::fs::read(path).map_err(crate::durable::FileError::at(path, "read"));
-    let (pack_bytes, idx_bytes) = (read(&pack)?, read(&idx)?);
-    let sent = (pack_bytes.len() + idx_bytes.len()) as u64;
-    progress.step("pushing", 0, 1, 0);
-    remote.put(&format!("packs/{stem}.pack"), pack_bytes)?;
+    let size =
+        |path: &Path| std::fs::metadata(path).map(|m| m.len()).map_err(crate::durable::FileError::at(path, "read"));
+    let (pack_size, idx_size) = (size(&pack)?, size(&idx)?);
+    let what = format!("pushing {stem}");
+    remote.put_file(&format!("packs/{stem}.pack"), &pack, &mut |n| progress.bytes(&what, n, pack_size + idx_size))?;
     // The index last: a pack counts as there once both are.
     crate::fault::pause(super::PAUSE_INDEX_ENV);
-    remote.put(&format!("packs/{stem}.idx"), idx_bytes)?;
-    progress.step("pushing", 1, 1, sent);
+    remote.put_file(&format!("packs/{stem}.idx"), &idx, &mut |n| {
+        progress.bytes(&what, pack_size + n, pack_size + idx_size)
+    })?;
+    let sent = pack_size + idx_size;
     // The local copy was only for sending: the store has every object of it.
     let _ = std::fs::remove_file(&idx);
     let _ = std::fs::remove_file(&pack);

@@ -6,14 +6,19 @@
 //! Credentials are each service's own (`AWS_*`, `GOOGLE_*`, `AZURE_*` variables and the files
 //! the builders' `from_env` read); shake keeps only the URL.
 
-use std::path::PathBuf;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use futures::TryStreamExt;
+use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path as Key;
-use object_store::{ObjectStore, ObjectStoreScheme, PutPayload};
+use object_store::{ObjectStore, ObjectStoreScheme, PutPayload, WriteMultipart};
 
+use crate::durable::FileError;
 use crate::{Error, ErrorKind, Result};
+
+/// The size of each part of a large upload (S3 takes parts of 5 MiB and more, but the last).
+pub const PART: usize = 8 << 20;
 
 /// One opened remote.
 pub struct Transport {
@@ -130,10 +135,97 @@ impl Transport {
             .map_err(|e| service(&self.url, &format!("write {name} to"), e))
     }
 
+    /// Writes object `name` from the file at `path`: whole when it is small, else in parts of
+    /// [`PART`] bytes (a multipart upload, which the service makes the object at its end, whole
+    /// or not at all; two parts in memory at most), telling `sent` the bytes sent so far. A
+    /// failed upload is aborted, so the service drops the parts it kept.
+    pub fn put_file(&self, name: &str, path: &Path, sent: &mut dyn FnMut(u64)) -> Result<()> {
+        let meta = std::fs::metadata(path).map_err(FileError::at(path, "read"))?;
+        if meta.len() <= PART as u64 {
+            self.put(name, std::fs::read(path).map_err(FileError::at(path, "read"))?)?;
+            sent(meta.len());
+            return Ok(());
+        }
+        let mut file = std::fs::File::open(path).map_err(FileError::at(path, "read"))?;
+        let key = self.key(name);
+        let local = |e: std::io::Error| object_store::Error::Generic { store: "local file", source: Box::new(e) };
+        let done = self.runtime.block_on(async {
+            let mut writer = WriteMultipart::new_with_chunk_size(self.store.put_multipart(&key).await?, PART);
+            let mut buf = vec![0u8; PART];
+            let mut total = 0u64;
+            let streamed: object_store::Result<()> = async {
+                loop {
+                    let n = read_full(&mut file, &mut buf).map_err(local)?;
+                    if n == 0 {
+                        return Ok(());
+                    }
+                    writer.wait_for_capacity(1).await?;
+                    writer.write(&buf[..n]);
+                    total += n as u64;
+                    sent(total);
+                }
+            }
+            .await;
+            match streamed {
+                Ok(()) => writer.finish().await.map(|_| ()),
+                Err(e) => {
+                    let _ = writer.abort().await;
+                    Err(e)
+                }
+            }
+        });
+        done.map_err(|e| service(&self.url, &format!("write {name} to"), e))
+    }
+
+    /// Reads object `name` into a new private file at `path` (synced), as it streams in,
+    /// telling `got` the bytes so far; `false` when there is no such object.
+    pub fn get_file(&self, name: &str, path: &Path, got: &mut dyn FnMut(u64)) -> Result<bool> {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(path)
+            .map_err(FileError::at(path, "create"))?;
+        let key = self.key(name);
+        let local = |e: std::io::Error| object_store::Error::Generic { store: "local file", source: Box::new(e) };
+        let done = self.runtime.block_on(async {
+            let mut stream = match self.store.get(&key).await {
+                Ok(found) => found.into_stream(),
+                Err(object_store::Error::NotFound { .. }) => return Ok(false),
+                Err(e) => return Err(e),
+            };
+            let mut total = 0u64;
+            while let Some(chunk) = stream.next().await {
+                let chunk = chunk?;
+                file.write_all(&chunk).map_err(local)?;
+                total += chunk.len() as u64;
+                got(total);
+            }
+            file.sync_all().map_err(local)?;
+            Ok(true)
+        });
+        done.map_err(|e| service(&self.url, &format!("read {name} from"), e))
+    }
+
     /// The remote's URL as given.
     pub fn url(&self) -> &str {
         &self.url
     }
+}
+
+/// Reads until `buf` is full or the file ends; returns how many bytes were read.
+fn read_full(file: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match file.read(&mut buf[n..])? {
+            0 => break,
+            got => n += got,
+        }
+    }
+    Ok(n)
 }
 
 /// The folder a `file://` URL or a plain path names; `None` for a service's URL.

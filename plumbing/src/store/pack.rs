@@ -204,6 +204,11 @@ impl Pack {
         (self.pack.len() + self.idx.len()) as u64
     }
 
+    /// Returns the pack's checksum (its last 32 bytes, whose hex starts its name).
+    pub fn checksum(&self) -> [u8; 32] {
+        self.pack[self.pack.len() - CHECKSUM_LEN..].try_into().unwrap_or([0; 32])
+    }
+
     /// Returns the id in index row `i`.
     pub fn id_at(&self, i: usize) -> ObjectId {
         let start = HEADER_LEN + FANOUT_LEN + i * 32;
