@@ -384,3 +384,22 @@ fn a_push_sends_only_what_the_store_keeps() {
     assert!(!sent.is_empty());
     assert!(!sent.contains(&id), "an object no session names was pushed");
 }
+
+/// Two pushes of one store at once (a cron job and a person) both complete: each builds its
+/// pack in a folder of its own, so neither removes the file the other is still sending.
+#[test]
+fn two_pushes_of_one_store_at_once_both_complete() {
+    let (_bucket, a, b) = folder_pair();
+    folded_session(&a, "0199aaaa-0000");
+    let spawn = || {
+        let mut cmd = a.cmd_through(&[]);
+        cmd.env(shake_plumbing::remote::PAUSE_INDEX_ENV, "300").arg("push");
+        cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap()
+    };
+    let (first, second) = (spawn(), spawn());
+    for out in [first.wait_with_output().unwrap(), second.wait_with_output().unwrap()] {
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    assert_eq!(b.json(&["fsck", "--remote", "origin", "--json"])["ok"], true);
+    assert_eq!(b.json(&["fetch", "--json"])["machines"][0]["sessions"], 1);
+}

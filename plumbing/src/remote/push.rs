@@ -168,7 +168,9 @@ fn send_missing(
     progress: &Progress,
 ) -> Result<Option<(String, u64, u64)>> {
     let kept = crate::store::gc::reachable(store)?;
-    let dir = store_dir.join("cache/push");
+    // A folder of this process's own: two pushes of one store at once (a cron job and a person)
+    // build the same pack, and one must not remove it while the other sends it.
+    let dir = crate::durable::temp_dir_of_this_process(&store_dir.join("cache/push"), "push")?;
     let mut writer = PackWriter::new(&dir)?;
     for pack in store.packs() {
         for i in 0..pack.len() {
@@ -188,7 +190,10 @@ fn send_missing(
         }
     }
     let count = writer.len() as u64;
-    let Some(idx) = writer.finish()? else { return Ok(None) };
+    let Some(idx) = writer.finish()? else {
+        let _ = std::fs::remove_dir_all(&dir);
+        return Ok(None);
+    };
     let pack = idx.with_extension("pack");
     let stem = idx.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let sum = stem.trim_start_matches("pack-").to_string();
@@ -204,7 +209,6 @@ fn send_missing(
     })?;
     let sent = pack_size + idx_size;
     // The local copy was only for sending: the store has every object of it.
-    let _ = std::fs::remove_file(&idx);
-    let _ = std::fs::remove_file(&pack);
+    let _ = std::fs::remove_dir_all(&dir);
     Ok(Some((sum, count, sent)))
 }
