@@ -103,7 +103,7 @@ fn copy_sessions(batch: &mut crate::store::Batch<'_>, dir: &Path, m: &Manifest) 
     for shared in &m.sessions {
         let version = shared.version_id().unwrap_or(ObjectId::NULL);
         let bytes = batch.store().version_bytes(&version).map_err(|e| {
-            Error::corrupt(format!("machine {} ({}): session {}: {}", m.name, m.machine, shared.path, e.message))
+            Error::corrupt(format!("machine {} ({}): session {}: {}", m.name, m.machine, shared.path, e))
         })?;
         let path = copy_path(dir, &shared.path, &mut taken);
         if std::fs::read(&path).ok().as_deref() != Some(&bytes[..]) {

@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::durable::FileError;
 use crate::id::ObjectId;
-use crate::store::{Store, WriteLock};
+use crate::store::{Store, StoreError, WriteLock};
 use crate::{Context, Error, Result};
 pub use transport::Transport;
 
@@ -267,7 +267,7 @@ pub fn machine_of(store: &Path, path: &Path) -> Option<String> {
 /// `text` does not name a machine fetched into this store (it may be a path).
 pub fn resolve(ctx: &Context, text: &str) -> Result<Option<PathBuf>> {
     match named_session(&ctx.store_dir, text) {
-        Some(_) => resolve_in(&Store::open(ctx)?, text),
+        Some(_) => Ok(resolve_in(&Store::open(ctx)?, text)?),
         None => Ok(None),
     }
 }
@@ -284,26 +284,21 @@ fn named_session<'t>(store: &Path, text: &'t str) -> Option<(PathBuf, &'t str)> 
 
 /// [`resolve`] in an open store: the one resolver of `<machine>/<session>`, for the commands
 /// that read files (`Rev::session_path`) and those that read the store's records
-/// (`Store::find_session`).
-pub fn resolve_in(store: &Store, text: &str) -> Result<Option<PathBuf>> {
+/// (`Store::find_session`). A machine with no such session, or several, is the store's answer
+/// for any session id (`NoSession`, `AmbiguousSession`).
+pub fn resolve_in(store: &Store, text: &str) -> crate::store::Result<Option<PathBuf>> {
     let Some((dir, prefix)) = named_session(store.dir(), text) else { return Ok(None) };
-    let machine = text.split_once('/').map_or(text, |(m, _)| m);
-    let mut hits: Vec<(String, PathBuf)> = store
+    let mut hits: Vec<PathBuf> = store
         .sessions()?
         .into_iter()
         .filter(|s| s.path.starts_with(&dir) && s.session_id.as_deref().is_some_and(|id| id.starts_with(prefix)))
-        .map(|s| (s.session_id.unwrap_or_default(), s.path))
+        .map(|s| s.path)
         .collect();
     hits.sort();
     match hits.len() {
-        1 => Ok(Some(hits.remove(0).1)),
-        0 => Err(Error::user(format!("machine {machine} has no session {prefix:?} here"))
-            .hint("`shake fetch` brings what it pushed since; `shake sessions` lists what is here")),
-        n => {
-            let ids: Vec<&str> = hits.iter().map(|(id, _)| id.as_str()).collect();
-            Err(Error::user(format!("{text:?} matches {n} sessions of {machine}: {}", ids.join(", ")))
-                .hint("type more of the id"))
-        }
+        1 => Ok(Some(hits.remove(0))),
+        0 => Err(StoreError::NoSession { prefix: text.to_string() }),
+        _ => Err(StoreError::AmbiguousSession { prefix: text.to_string(), paths: hits }),
     }
 }
 
