@@ -69,6 +69,11 @@ pub const ENVIRONMENT: &[(&str, &str)] = &[
     ("SHAKE_DIR", "The store folder (after --store). See FILES."),
     ("SHAKE_PAGER, PAGER, LESS", "The pager for long output (log, show, diff, sessions) on a terminal; else less."),
     ("SHAKE_QUIET", "Set: no warnings on standard error."),
+    ("SHAKE_MACHINE", "The name this store's machine goes by on remotes, read once, when the store first pushes or fetches; else the host name (docs/remotes.md)."),
+    (
+        "AWS_*, GOOGLE_*, AZURE_*",
+        "A remote's credentials and endpoint, read by each service's own client (object_store's from_env), never stored by shake (docs/remotes.md).",
+    ),
     ("SHAKE_TIMESTAMP", "The time now: written into appended entries (reproducible files), and the meter's clock for the prompt cache's lifetime (a fixed now for its verdict)."),
     (
         "NO_COLOR, CLICOLOR, CLICOLOR_FORCE, TERM",

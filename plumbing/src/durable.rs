@@ -90,16 +90,34 @@ pub fn hidden_temp(dir: &Path) -> Result<tempfile::NamedTempFile, FileError> {
 }
 
 /// Removes the hidden temp files ([`HIDDEN_TMP_PREFIX`]) in `dir` whose writer is no longer
-/// running (killed midway). Best effort: a file that cannot be removed stays.
+/// running (killed midway), and such temp folders (a push's, [`temp_dir_of_this_process`]).
+/// Best effort: a file that cannot be removed stays.
 pub fn remove_dead_temps(dir: &Path) {
     for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let name = entry.file_name();
         let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(HIDDEN_TMP_PREFIX)) else { continue };
         let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else { continue };
         if !alive(pid) {
-            let _ = std::fs::remove_file(entry.path());
+            let _ = match entry.file_type().is_ok_and(|t| t.is_dir()) {
+                true => std::fs::remove_dir_all(entry.path()),
+                false => std::fs::remove_file(entry.path()),
+            };
         }
     }
+}
+
+/// A hidden temp folder of this process in `dir` (`.shake-tmp-<pid>-<what>`), made empty and
+/// private: another process's is never touched, and [`remove_dead_temps`] removes one its
+/// process left when killed.
+pub fn temp_dir_of_this_process(dir: &Path, what: &str) -> Result<PathBuf, FileError> {
+    remove_dead_temps(dir);
+    let path = dir.join(format!("{HIDDEN_TMP_PREFIX}{}-{what}", std::process::id()));
+    match std::fs::remove_dir_all(&path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(FileError::at(&path, "remove")(e)),
+        _ => {}
+    }
+    private_dir(&path)?;
+    Ok(path)
 }
 
 /// Whether process `pid` runs (in this pid namespace; a process shake may not signal runs).

@@ -129,6 +129,23 @@ impl ObjectId {
     }
 }
 
+/// Returns `bytes` as lowercase hex digits.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Reads lowercase hex digits back into bytes; `None` for anything else.
+pub fn unhex(text: &str) -> Option<Vec<u8>> {
+    let digit = |c: u8| match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        _ => None,
+    };
+    let text = text.as_bytes();
+    text.len().is_multiple_of(2).then_some(())?;
+    text.chunks_exact(2).map(|pair| Some(digit(pair[0])? << 4 | digit(pair[1])?)).collect()
+}
+
 /// Returns the canonical bytes of a node object: parent node id (if any) then entry id.
 pub fn node_bytes(parent: Option<&ObjectId>, entry: &ObjectId) -> NodeBytes {
     let mut bytes = [0u8; 64];
@@ -267,5 +284,14 @@ mod tests {
             assert_eq!(Kind::from_name(k.name()), Some(k));
         }
         assert_eq!(Kind::from_code(0), None);
+    }
+
+    #[test]
+    fn hex_and_unhex_round_trip() {
+        assert_eq!(hex(&[0, 0xab, 0x10]), "00ab10");
+        assert_eq!(unhex("00ab10"), Some(vec![0, 0xab, 0x10]));
+        for bad in ["0", "0g", "AB", "0 "] {
+            assert_eq!(unhex(bad), None, "{bad}");
+        }
     }
 }

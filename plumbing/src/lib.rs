@@ -43,6 +43,7 @@ pub mod pi;
 pub(crate) mod pi;
 pub mod proof;
 pub mod regions;
+pub mod remote;
 pub mod rev;
 pub mod store;
 pub mod time;

@@ -1,6 +1,7 @@
 //! Revisions: how a command line names a session and a leaf in it (`docs/revisions.md`).
 //!
-//! `REV` is a session file path, or a session id (or a unique prefix of one), optionally followed
+//! `REV` is a session file path, or a session id (or a unique prefix of one), or
+//! `<machine>/<session id>` for a session fetched from another machine, optionally followed
 //! by `:<entry-id>` (an entry id or a unique prefix). No suffix means pi's own leaf, the last entry
 //! in file order. No `REV` at all means a host's own choice for the current directory (pi's
 //! `--continue`; [`default_choice`] says which host's).
@@ -97,6 +98,13 @@ impl Rev {
 
     /// Returns the session file this revision names.
     pub fn session_path(&self, ctx: &Context) -> Result<PathBuf> {
+        // `<machine>/<session>`: a session fetched from another machine (`docs/remotes.md`),
+        // unless a file or folder here has that name.
+        if let Some(s) = self.session.as_deref().filter(|s| s.contains('/') && !Path::new(s).exists()) {
+            if let Some(path) = crate::remote::resolve(ctx, s)? {
+                return Ok(path);
+            }
+        }
         match &self.session {
             None => default_session(ctx),
             Some(s) if Path::new(s).is_file() => Ok(PathBuf::from(s)),

@@ -199,6 +199,15 @@ pub fn commit<'d>(
     let moved = writes && session.default_leaf() != Some(leaf);
     let mut outcome = Outcome { after: None, appended: Vec::new(), repaired, moved };
     if writes {
+        // A session fetched from another machine is that machine's to change: a fold here would
+        // be overwritten by the next fetch (`docs/remotes.md`).
+        if let Some(machine) = shake_plumbing::remote::machine_of(&ctx.store_dir, &session.file.path) {
+            return Err(Error::user(format!(
+                "{}: fetched from machine {machine}, read-only here",
+                session.file.display()
+            ))
+            .hint(format!("fold it on {machine}, or work on a copy: shake restore {machine}/<session> -o FILE")));
+        }
         // A dry run says what the real run does: a host that never writes (oh-my-pi) refuses
         // both, in its own words.
         if let Some(refused) = session.host().writer().refusal(session) {

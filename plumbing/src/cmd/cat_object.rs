@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use crate::id::Kind;
+use crate::id::{hex, Kind};
 use crate::store::Store;
 use crate::{Context, Result};
 
@@ -53,8 +53,4 @@ pub fn run(ctx: &Context, args: &CatObjectArgs, out: &mut dyn Write) -> Result {
         out.write_all(obj.bytes)?;
     }
     Ok(0)
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -15,7 +15,7 @@ use crate::{Context, Result};
 
 /// List imported sessions: file, entries, leaves, bytes, versions and family (forks)
 #[derive(clap::Args, Debug)]
-#[command(mut_arg("json", |a| a.help(r#"Print JSON: [{"session","path","entries","leaves","bytes","versions","version","family":[{"session","path","shared"}]}]"#)))]
+#[command(mut_arg("json", |a| a.help(r#"Print JSON: [{"session","path","entries","leaves","bytes","versions","version","family":[{"session","path","shared"}],"machine"}]; machine: the machine a fetched session came from, else null"#)))]
 pub struct SessionsArgs {
     /// Also list every imported version of each file (number, version id, bytes, how it came)
     #[arg(long)]
@@ -39,6 +39,8 @@ pub fn run(ctx: &Context, args: &SessionsArgs, out: &mut dyn Write) -> Result {
     let relatives = family::families(&trees);
     let group = family_numbers(&relatives);
     let records = args.output.records();
+    let machines: Vec<Option<String>> =
+        sessions.iter().map(|s| crate::remote::machine_of(&ctx.store_dir, &s.path)).collect();
     let mut rows = Vec::new();
     let mut table = Vec::new();
     for (i, s) in sessions.iter().enumerate() {
@@ -51,7 +53,7 @@ pub fn run(ctx: &Context, args: &SessionsArgs, out: &mut dyn Write) -> Result {
             let mut row = json!({
                 "session": s.session_id, "path": s.path.to_string_lossy(), "entries": s.entries,
                 "leaves": trees[i].leaves, "bytes": s.size, "versions": s.versions, "version": s.version.to_hex(),
-                "family": family,
+                "family": family, "machine": machines[i],
             });
             if args.versions {
                 row["history"] = versions
@@ -72,7 +74,11 @@ pub fn run(ctx: &Context, args: &SessionsArgs, out: &mut dyn Write) -> Result {
         ];
         let sid = s.session_id.as_deref().unwrap_or("-");
         if !records {
-            let short: String = sid.chars().take(8).collect();
+            let mut short: String = sid.chars().take(8).collect();
+            // A session fetched from another machine goes by `<machine>/<session>`.
+            if let Some(machine) = &machines[i] {
+                short = format!("{machine}/{short}");
+            }
             let count = |n: u64| thousands(n);
             table.push(vec![
                 short,

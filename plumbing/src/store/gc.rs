@@ -194,7 +194,7 @@ fn each_kept(
 }
 
 /// Returns every object id a ref or an import state reaches (see the module doc).
-fn reachable(store: &Store) -> Result<HashSet<ObjectId>> {
+pub fn reachable(store: &Store) -> Result<HashSet<ObjectId>> {
     let mut keep = HashSet::new();
     let mut todo: Vec<ObjectId> = store.refs()?.into_iter().map(|(_, id)| id).collect();
     todo.extend(store.sessions()?.into_iter().map(|s| s.version));

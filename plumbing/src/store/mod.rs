@@ -462,6 +462,13 @@ impl Batch<'_> {
         Ok(())
     }
 
+    /// Sets an import state or times record (`import/<key>`, `times/<key>`) once the batch
+    /// commits: a fetch's states of the copies of other machines' sessions (`remote::fetch`).
+    pub fn set_record(&mut self, name: String, bytes: Vec<u8>) {
+        debug_assert!(name.starts_with("import/") || name.starts_with("times/"));
+        self.pending.set(name, bytes);
+    }
+
     /// Makes the pack durable (one fsync for the pack, one for its index), then writes the refs,
     /// import states and times that name its objects in one packed file (one fsync), last, so
     /// an interruption anywhere leaves a store whose refs and states only name objects that

@@ -191,6 +191,11 @@ impl Pack {
         (self.pack.len() + self.idx.len()) as u64
     }
 
+    /// Returns the pack's checksum (its last 32 bytes, whose hex starts its name).
+    pub fn checksum(&self) -> [u8; 32] {
+        self.pack[self.pack.len() - CHECKSUM_LEN..].try_into().unwrap_or([0; 32])
+    }
+
     /// Returns the id in index row `i`.
     pub fn id_at(&self, i: usize) -> ObjectId {
         let start = HEADER_LEN + FANOUT_LEN + i * 32;
@@ -347,6 +352,27 @@ impl Pack {
         }
         problems
     }
+}
+
+/// The object ids a pack index lists, and the checksum of the pack it indexes, read from the
+/// index alone (a remote's, whose pack is not here: `remote`); `None` unless its magic,
+/// version, length and own checksum are right and the ids are sorted.
+pub fn index_ids(idx: &[u8]) -> Option<(Vec<ObjectId>, [u8; 32])> {
+    if idx.len() < HEADER_LEN + FANOUT_LEN + IDX_TRAILER_LEN || &idx[..8] != IDX_MAGIC {
+        return None;
+    }
+    let count = u32_at(idx, 12) as usize;
+    let sound = u32_at(idx, 8) == FORMAT_VERSION
+        && idx.len() == HEADER_LEN + FANOUT_LEN + count.checked_mul(IDX_ROW_LEN)? + IDX_TRAILER_LEN;
+    let (body, sum) = idx.split_at(idx.len() - CHECKSUM_LEN);
+    if !sound || blake3::hash(body).as_bytes() != sum {
+        return None;
+    }
+    let start = HEADER_LEN + FANOUT_LEN;
+    let ids: Vec<ObjectId> =
+        idx[start..start + count * 32].chunks_exact(32).map(|c| ObjectId(c.try_into().unwrap_or([0; 32]))).collect();
+    let pack_sum = idx[idx.len() - 64..idx.len() - 32].try_into().ok()?;
+    ids.windows(2).all(|w| w[0] < w[1]).then_some((ids, pack_sum))
 }
 
 /// Writes one new pack: records stream to a temp file as they come, the index is built at the end.
@@ -603,6 +629,26 @@ mod tests {
             w.add(ObjectId::hash(*kind, bytes), *kind, bytes).unwrap();
         }
         w.finish().unwrap().unwrap()
+    }
+
+    /// An index read alone (a remote's) gives its ids and its pack's checksum, and nothing when
+    /// a byte of it changed.
+    #[test]
+    fn index_ids_reads_an_index_alone_and_refuses_a_damaged_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let idx = write_pack(dir.path(), &[(Kind::Entry, b"a"), (Kind::Entry, b"b"), (Kind::Node, b"c")]);
+        let pack = Pack::open(&idx).unwrap();
+        let bytes = std::fs::read(&idx).unwrap();
+        let (ids, sum) = index_ids(&bytes).unwrap();
+        assert_eq!(ids, (0..3).map(|i| pack.id_at(i)).collect::<Vec<_>>());
+        let pack_bytes = std::fs::read(&pack.path).unwrap();
+        assert_eq!(sum, pack_bytes[pack_bytes.len() - 32..]);
+        for at in [0, 12, HEADER_LEN + FANOUT_LEN + 5, bytes.len() - 1] {
+            let mut flipped = bytes.clone();
+            flipped[at] ^= 1;
+            assert!(index_ids(&flipped).is_none(), "byte {at}");
+        }
+        assert!(index_ids(&bytes[..bytes.len() - 1]).is_none());
     }
 
     #[test]

@@ -479,6 +479,28 @@ pub fn encode(store: &Store, head: &FileState, resume: &Resume) -> Result<Encode
     Ok(Encoded { state: out, tables })
 }
 
+/// The state `bytes` describes, moved to `path` and made racy (mtime 0: the next import reads
+/// the file and proves it unchanged, or records what changed as a new version of the same
+/// chain): a fetched session's state, for the copy of its file a fetch writes
+/// (`remote::fetch`). Its resume part is kept as it is, so its format must be one whose head
+/// this shake encodes (3 or the current one); `None` otherwise, or when `bytes` do not read.
+pub fn moved(bytes: &[u8], path: &str) -> Option<Vec<u8>> {
+    let (head, rest) = decode_head(bytes)?;
+    if !matches!(head.format, VERSION | V3) {
+        return None;
+    }
+    let head = FileState { path: path.to_string(), mtime_ns: 0, ..head };
+    let encoded = bincode::serde::encode_to_vec(&head, config()).ok()?;
+    let mut out = Vec::with_capacity(bytes.len() + path.len());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&head.format.to_le_bytes());
+    out.extend_from_slice(&encoded);
+    out.extend_from_slice(rest);
+    let sum = blake3::hash(&out);
+    out.extend_from_slice(sum.as_bytes());
+    Some(out)
+}
+
 /// Checks a state file's checksum and decodes its head (of format 3 or 2); the resume part's
 /// bytes are returned too. `None` for a damaged or foreign file.
 pub fn decode_head(bytes: &[u8]) -> Option<(FileState, &[u8])> {
@@ -646,6 +668,22 @@ mod tests {
         let mut t = NodeTable::default();
         entries.iter().for_each(|(id, n)| t.push(id, &ObjectId([*n; 32])));
         t
+    }
+
+    /// A fetched state moved to the copy's path keeps everything but its path and mtime (0:
+    /// racy, so the next import proves the file), and its resume part reads as before.
+    #[test]
+    fn a_moved_state_names_the_new_path_and_is_racy() {
+        let (_dir, store) = store();
+        let resume = Resume { header_version: Some(3), lines: 2, entries: 1, ..Resume::default() };
+        let bytes = encode(&store, &head(), &resume).unwrap().state;
+        let there = moved(&bytes, "/store/remote/alpha/x/b.jsonl").unwrap();
+        let (h, rest) = decode_head(&there).unwrap();
+        assert_eq!(h, FileState { path: "/store/remote/alpha/x/b.jsonl".into(), mtime_ns: 0, ..head() });
+        assert_eq!(decode_resume(&h, rest), decode_resume(&head(), decode_head(&bytes).unwrap().1));
+        let mut flipped = bytes.clone();
+        flipped[20] ^= 1;
+        assert_eq!(moved(&flipped, "/x"), None, "a damaged state is not moved");
     }
 
     #[test]

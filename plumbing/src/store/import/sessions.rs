@@ -125,9 +125,16 @@ impl Store {
     }
 
     /// Finds the imported session a `SESSION` argument names: an existing file's import, a file path
-    /// the store recorded (the file may be gone), or a session id or unique prefix.
+    /// the store recorded (the file may be gone), a fetched `<machine>/<session>`, or a session
+    /// id or unique prefix.
     pub fn find_session(&self, ctx: &Context, arg: &str) -> Result<SessionInfo> {
         let path = Path::new(arg);
+        // `<machine>/<session>`: a session fetched from another machine (`docs/remotes.md`).
+        if let Some(fetched) = (!path.exists()).then(|| crate::remote::resolve_in(self, arg)).transpose()?.flatten() {
+            if let Some(info) = self.session(&fetched)? {
+                return Ok(info);
+            }
+        }
         if path.is_file() {
             if let Some(info) = self.session(path)? {
                 return Ok(info);
