@@ -105,8 +105,9 @@ fn last_turn(host: &dyn Host, path: &std::path::Path, bytes: &[u8]) -> LastTurn 
     View::at(&session, session.default_leaf()).map(|view| LastTurn::of(&view)).unwrap_or_default()
 }
 
-/// Bumped whenever [`Memo`]'s layout changes (an older file is then ignored).
-const MEMO_MAGIC: &str = "shake-meter-memo-omp 3";
+/// Bumped whenever [`Memo`]'s layout, or what a remembered field says, changes (an older file is
+/// then ignored; 4: a Claude session's tokenizer is OMP's encoding, `omp-v3`, not `claude-v3`).
+const MEMO_MAGIC: &str = "shake-meter-memo-omp 4";
 
 /// A reading of a host's own meter remembered per (session file, rules), as shake's meter
 /// remembers its own (`cmd::meter::memo`): recalled while the file is unchanged, by its stamp
