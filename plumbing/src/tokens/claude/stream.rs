@@ -46,16 +46,20 @@ pub struct Rules {
 }
 
 /// The measured normalization (ctok's `nfc`).
-pub fn normalize(text: &str, fold_quotes: bool) -> String {
+pub fn normalize(text: &str, fold_quotes: bool) -> std::borrow::Cow<'_, str> {
+    // Printable ASCII, tabs and line feeds are their own normal form: most text, borrowed.
+    if text.bytes().all(|b| matches!(b, b'\t' | b'\n' | b' '..=b'~')) {
+        return text.into();
+    }
     // ASCII text is its own NFC (and the normalizer's lookups were a tenth of a count).
     if text.is_ascii() {
-        return normalized(text.chars(), fold_quotes, text.len());
+        return normalized(text.chars(), fold_quotes, text.len()).into();
     }
     // Most other text is NFC already, which a quick check tells at a fraction of composing it.
     if unicode_normalization::is_nfc_quick(text.chars()) == unicode_normalization::IsNormalized::Yes {
-        return normalized(text.chars(), fold_quotes, text.len());
+        return normalized(text.chars(), fold_quotes, text.len()).into();
     }
-    normalized(text.nfc(), fold_quotes, text.len())
+    normalized(text.nfc(), fold_quotes, text.len()).into()
 }
 
 fn normalized(chars: impl Iterator<Item = char>, fold_quotes: bool, len: usize) -> String {
@@ -280,6 +284,25 @@ fn mark_case(span: &str, allcaps_min: Option<usize>, head_mark: bool) -> String 
     span.to_string()
 }
 
+/// [`mark_case`] of a run of ASCII letters, written to `out` as [`marked`] writes a word: its case
+/// marker, its word start when `bow`, the word, its word end.
+fn push_ascii_word(out: &mut Marked, body: &str, allcaps_min: Option<usize>, bow: bool) {
+    let b = body.as_bytes();
+    let upper = b.iter().filter(|c| c.is_ascii_uppercase()).count();
+    let case = match upper {
+        n if n == b.len() && allcaps_min.is_some_and(|min| b.len() >= min) => Some(CAPS),
+        1 if b[0].is_ascii_uppercase() => Some(SHIFT),
+        _ => None,
+    };
+    out.open(case, bow);
+    let at = out.text.len();
+    out.text.push_str(body);
+    if case.is_some() {
+        out.text[at..].make_ascii_lowercase();
+    }
+    out.close();
+}
+
 // ---- runs and their borders ----
 
 fn is_separator(c: char) -> bool {
@@ -436,13 +459,69 @@ fn contraction_seam(runs: &[Run<'_>], i: usize) -> bool {
     i < 2 || !runs[i - 2].takes_right_border()
 }
 
-/// The marked stream of normalized text (ctok's `stream_norm`), its trailing line feeds left
-/// out (the frame prices them: [`super`]). `head_space` tells whether the raw text began with a
-/// space.
-pub fn marked(norm: &str, rules: Rules, head_space: bool) -> String {
+/// A marked stream, and where it may be cut for the tiling ([`Marked::cuts`]). Kept by the caller
+/// and cleared for each text, so its buffers are allocated once per thread.
+#[derive(Default)]
+pub struct Marked {
+    /// The stream.
+    pub text: String,
+    /// Offsets in `text`, in order (repeats allowed), where no piece of the vocabulary can span:
+    /// after each word end, before each case marker, and before each word start no case marker
+    /// precedes (`super::tests::every_vocabulary_cuts_at_markers`). The fewest tokens tiling the
+    /// stream are the sum of its segments'.
+    pub cuts: Vec<usize>,
+}
+
+impl Marked {
+    /// Empties both buffers for the next text.
+    pub fn clear(&mut self) {
+        self.text.clear();
+        self.cuts.clear();
+    }
+
+    /// Writes the start of a marked span: its case marker if any, then its word start when
+    /// `bow`. A single space between a word end and a word start is the boundary pair itself and
+    /// is folded away (ctok's seam), unless the word end follows a line feed or opens the stream.
+    fn open(&mut self, case: Option<char>, bow: bool) {
+        if bow {
+            let b = self.text.as_bytes();
+            let n = b.len();
+            if n >= 5 && b[n - 1] == b' ' && b[n - 4..n - 1] == *EOW_UTF8 && b[n - 5] != b'\n' {
+                self.text.pop();
+            }
+        }
+        // A word with neither (a contraction's suffix, `'s`) is no place to cut: `'s` + word end
+        // is a piece.
+        if case.is_some() || bow {
+            self.cuts.push(self.text.len());
+        }
+        if let Some(c) = case {
+            self.text.push(c);
+        }
+        if bow {
+            self.text.push(BOW);
+        }
+    }
+
+    /// Writes a word end.
+    fn close(&mut self) {
+        self.text.push(EOW);
+        self.cuts.push(self.text.len());
+    }
+}
+
+const EOW_UTF8: &[u8; 3] = b"\xEF\xB7\x91";
+
+/// Writes the marked stream of normalized text (ctok's `stream_norm`) to `out`, its trailing line
+/// feeds left out (the frame prices them: [`super`]). `head_space` tells whether the raw text
+/// began with a space.
+pub fn marked(norm: &str, rules: Rules, head_space: bool, out: &mut Marked) {
     let escaped: String;
     let mut norm = norm;
-    if norm.chars().any(|c| (ESCAPE_FROM..ESCAPE_FROM + 5).contains(&(c as u32))) {
+    // U+FDD0..=U+FDD4 are EF B7 90..=94 in UTF-8.
+    let b = norm.as_bytes();
+    if memchr::memchr_iter(0xEF, b).any(|at| b.get(at + 1) == Some(&0xB7) && matches!(b.get(at + 2), Some(0x90..=0x94)))
+    {
         escaped = norm
             .chars()
             .map(|c| match c as u32 {
@@ -459,7 +538,10 @@ pub fn marked(norm: &str, rules: Rules, head_space: bool) -> String {
     }
     let runs = runs(norm);
     if runs.is_empty() {
-        return if rules.frame_bow { BOW.to_string() } else { String::new() };
+        if rules.frame_bow {
+            out.open(None, true);
+        }
+        return;
     }
     let borders_space = |i: usize, left: bool| -> bool {
         let j = if left {
@@ -487,75 +569,60 @@ pub fn marked(norm: &str, rules: Rules, head_space: bool) -> String {
             || first.hard_bow()
             || (matches!(first.class, Class::Digit | Class::Hard) && first.digit_bow())
             || (first.class == Class::Space && first.body.starts_with(' ')));
-    let mut out = String::with_capacity(norm.len() + norm.len() / 2);
     if !own_bow && rules.frame_bow {
-        out.push(if head_quote { ' ' } else { BOW });
+        match head_quote {
+            true => out.text.push(' '),
+            false => out.open(None, true),
+        }
     }
     for (i, run) in runs.iter().enumerate() {
         let body = run.body;
         match run.class {
+            Class::Space => out.text.push_str(body),
+            // No case oddity, mark or hard character in ASCII: mark_case's outcome from the bytes.
+            Class::Wordy if body.is_ascii() && (i == 0 || runs[i - 1].class != Class::StrayMark) => {
+                push_ascii_word(out, body, rules.allcaps_min, !contraction_seam(&runs, i))
+            }
+            // ASCII digits border nothing (`digit_border`).
+            Class::Digit if body.is_ascii() => out.text.push_str(body),
             Class::Wordy => {
                 let fused = i > 0 && runs[i - 1].class == Class::StrayMark;
                 let marked = mark_case(body, rules.allcaps_min, fused);
                 let word = marked.trim_start_matches([SHIFT, CAPS]);
-                out.push_str(&marked[..marked.len() - word.len()]);
-                if !fused && !contraction_seam(&runs, i) {
-                    out.push(BOW);
-                }
-                out.push_str(word);
-                out.push(EOW);
+                out.open(
+                    marked.chars().next().filter(|_| word.len() < marked.len()),
+                    !fused && !contraction_seam(&runs, i),
+                );
+                out.text.push_str(word);
+                out.close();
             }
             Class::StrayMark => {
-                out.push(BOW);
-                out.push_str(body);
+                out.open(None, true);
+                out.text.push_str(body);
                 if runs.get(i + 1).is_none_or(|r| r.class != Class::Wordy) {
-                    out.push(EOW);
+                    out.close();
                 }
             }
             class if class == Class::Punct || run.hard_bow() || run.hard_eow() => {
                 let punct = class == Class::Punct;
                 if borders_space(i, true) && !opens_word(&runs, i) && (punct || run.hard_bow()) {
-                    out.push(BOW);
+                    out.open(None, true);
                 }
-                out.push_str(body);
+                out.text.push_str(body);
                 if borders_space(i, false) && (punct || run.hard_eow()) {
-                    out.push(EOW);
+                    out.close();
                 }
             }
             Class::Digit | Class::Hard if run.digit_run() => {
                 if run.digit_bow() && borders_space(i, true) {
-                    out.push(BOW);
+                    out.open(None, true);
                 }
-                out.push_str(body);
+                out.text.push_str(body);
                 if run.digit_eow() && borders_space(i, false) {
-                    out.push(EOW);
+                    out.close();
                 }
             }
-            _ => out.push_str(body),
+            _ => out.text.push_str(body),
         }
     }
-    seam(&out)
-}
-
-/// Folds the seam: word end, one space, case markers, word start loses the space (a single space
-/// between two marked spans is the boundary pair itself).
-fn seam(s: &str) -> String {
-    let chars: Vec<char> = s.chars().collect();
-    let mut out = String::with_capacity(s.len());
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        out.push(c);
-        i += 1;
-        if c == EOW && i > 1 && chars[i - 2] != '\n' && chars.get(i) == Some(&' ') {
-            let mut j = i + 1;
-            while matches!(chars.get(j), Some(&SHIFT) | Some(&CAPS)) {
-                j += 1;
-            }
-            if chars.get(j) == Some(&BOW) {
-                i += 1; // drop the space
-            }
-        }
-    }
-    out
 }
