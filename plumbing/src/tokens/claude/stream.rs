@@ -13,6 +13,8 @@ use unicode_general_category::{get_general_category, GeneralCategory as G};
 use unicode_normalization::char::canonical_combining_class;
 use unicode_normalization::UnicodeNormalization;
 
+use std::borrow::Cow;
+
 /// Word start, word end, shift (a title-case word) and caps (an all-caps word): the markers as
 /// the vocabulary spells them, noncharacters no text holds once [`escape_markers`] ran.
 pub const BOW: char = '\u{FDD0}';
@@ -45,52 +47,96 @@ pub struct Rules {
     pub frame_bow: bool,
 }
 
-/// The measured normalization (ctok's `nfc`).
-pub fn normalize(text: &str, fold_quotes: bool) -> std::borrow::Cow<'_, str> {
-    // Printable ASCII, tabs and line feeds are their own normal form: most text, borrowed.
-    if text.bytes().all(|b| matches!(b, b'\t' | b'\n' | b' '..=b'~')) {
-        return text.into();
+/// The measured normalization (ctok's `nfc`): borrowed where it changes nothing.
+pub fn normalize(text: &str, fold_quotes: bool) -> Cow<'_, str> {
+    // ASCII text is its own NFC (and the normalizer's lookups were a tenth of a count), and most
+    // other text is NFC already, which a quick check tells at a fraction of composing it.
+    if text.is_ascii() || unicode_normalization::is_nfc_quick(text.chars()) == unicode_normalization::IsNormalized::Yes
+    {
+        return normalized(text, fold_quotes);
     }
-    // ASCII text is its own NFC (and the normalizer's lookups were a tenth of a count).
-    if text.is_ascii() {
-        return normalized(text.chars(), fold_quotes, text.len()).into();
-    }
-    // Most other text is NFC already, which a quick check tells at a fraction of composing it.
-    if unicode_normalization::is_nfc_quick(text.chars()) == unicode_normalization::IsNormalized::Yes {
-        return normalized(text.chars(), fold_quotes, text.len()).into();
-    }
-    normalized(text.nfc(), fold_quotes, text.len()).into()
+    normalized(&text.nfc().collect::<String>(), fold_quotes).into_owned().into()
 }
 
-fn normalized(chars: impl Iterator<Item = char>, fold_quotes: bool, len: usize) -> String {
-    let mut out = String::with_capacity(len);
+/// What [`normalized`] does with one character.
+enum Edit {
+    Keep,
+    Drop,
+    Replace(char),
+    /// Thai NIKHAHIT (the character before, kept) + SARA AA: SARA AM.
+    SaraAm,
+}
+
+/// The rest of the normalization, on NFC text. Printable ASCII, tabs and line feeds are kept as
+/// they are, so only other characters are decoded; the text is copied only if something changes,
+/// and then in runs of what is kept.
+fn normalized(text: &str, fold_quotes: bool) -> Cow<'_, str> {
+    let bytes = text.as_bytes();
+    let mut out: Option<String> = None;
+    // `text[kept..at]` is kept and not copied yet.
+    let (mut kept, mut at) = (0, 0);
     let mut prev_nikhahit = false;
-    for c in chars {
-        // C0/C1 controls other than TAB, LF and NUL cost nothing; NUL reads as a space.
-        let c = match c {
-            '\u{01}'..='\u{08}' | '\u{0B}'..='\u{1F}' | '\u{7F}'..='\u{9F}' => continue,
-            '\0' => ' ',
-            c => c,
-        };
-        // Claude composes Thai NIKHAHIT + SARA AA into SARA AM (which NFC leaves apart).
-        if c == '\u{0E32}' && prev_nikhahit {
-            out.pop();
-            out.push('\u{0E33}');
+    while at < bytes.len() {
+        if matches!(bytes[at], b'\t' | b'\n' | b' '..=b'~') {
             prev_nikhahit = false;
+            at += 1;
             continue;
         }
-        prev_nikhahit = c == '\u{0E4D}';
-        let c = match c {
-            // BMP private use costs nothing either.
-            '\u{E000}'..='\u{F8FF}' => continue,
-            '\u{2018}' | '\u{2019}' if fold_quotes => '\'',
-            '\u{201C}' | '\u{201D}' if fold_quotes => '"',
-            '\u{A0}' | '\u{1680}' | '\u{2000}'..='\u{200A}' | '\u{2028}' | '\u{2029}' | '\u{202F}' | '\u{205F}' => ' ',
-            c => c,
+        let c = text[at..].chars().next().unwrap_or('\0');
+        let edit = match c {
+            // C0/C1 controls other than TAB, LF and NUL cost nothing; NUL reads as a space.
+            '\u{01}'..='\u{08}' | '\u{0B}'..='\u{1F}' | '\u{7F}'..='\u{9F}' => Edit::Drop,
+            '\0' => {
+                prev_nikhahit = false;
+                Edit::Replace(' ')
+            }
+            // Claude composes Thai NIKHAHIT + SARA AA into SARA AM (which NFC leaves apart).
+            '\u{0E32}' if prev_nikhahit => {
+                prev_nikhahit = false;
+                Edit::SaraAm
+            }
+            c => {
+                prev_nikhahit = c == '\u{0E4D}';
+                match c {
+                    // BMP private use costs nothing either.
+                    '\u{E000}'..='\u{F8FF}' => Edit::Drop,
+                    '\u{2018}' | '\u{2019}' if fold_quotes => Edit::Replace('\''),
+                    '\u{201C}' | '\u{201D}' if fold_quotes => Edit::Replace('"'),
+                    '\u{A0}'
+                    | '\u{1680}'
+                    | '\u{2000}'..='\u{200A}'
+                    | '\u{2028}'
+                    | '\u{2029}'
+                    | '\u{202F}'
+                    | '\u{205F}' => Edit::Replace(' '),
+                    _ => Edit::Keep,
+                }
+            }
         };
-        out.push(c);
+        if !matches!(edit, Edit::Keep) {
+            let copy = out.get_or_insert_with(|| String::with_capacity(text.len()));
+            copy.push_str(&text[kept..at]);
+            match edit {
+                Edit::Replace(r) => copy.push(r),
+                Edit::SaraAm => {
+                    // Only dropped controls can stand between it and the NIKHAHIT: that is the
+                    // last character copied.
+                    copy.pop();
+                    copy.push('\u{0E33}');
+                }
+                Edit::Keep | Edit::Drop => {}
+            }
+            kept = at + c.len_utf8();
+        }
+        at += c.len_utf8();
     }
-    out
+    match out {
+        None => Cow::Borrowed(text),
+        Some(mut copy) => {
+            copy.push_str(&text[kept..]);
+            Cow::Owned(copy)
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
