@@ -212,13 +212,14 @@ fn is_hard_cp(o: u32) -> bool {
         || matches!(o, 0x3005 | 0x3006 | 0x3031..=0x3035 | 0x303B | 0x303C)
 }
 
+/// Most text is ASCII: its classes, worked out once (the rules below cost a scan of the case
+/// pairs and a category lookup a character).
+static ASCII_CLASSES: std::sync::LazyLock<[Class; 128]> =
+    std::sync::LazyLock::new(|| std::array::from_fn(|b| classify_slowly(char::from(b as u8))));
+
 fn classify(c: char) -> Class {
-    // Most text is ASCII: its classes, worked out once (the rules below cost a scan of the case
-    // pairs and a category lookup a character).
-    static ASCII: std::sync::LazyLock<[Class; 128]> =
-        std::sync::LazyLock::new(|| std::array::from_fn(|b| classify_slowly(char::from(b as u8))));
     match c.is_ascii() {
-        true => ASCII[c as usize],
+        true => ASCII_CLASSES[c as usize],
         false => classify_slowly(c),
     }
 }
@@ -439,15 +440,22 @@ impl Run<'_> {
 /// Splits text into maximal runs of one class; a hard run is split again where the kind of
 /// character changes (punctuation, number, letter), a variation selector riding its base.
 fn runs(text: &str) -> Vec<Run<'_>> {
-    let mut out = Vec::new();
-    let mut chars = text.char_indices();
-    let Some((_, first)) = chars.next() else { return out };
-    let mut start = 0;
+    // A run is a few bytes long: room for most texts' runs at once.
+    let mut out = Vec::with_capacity(text.len() / 4 + 1);
+    let Some(first) = text.chars().next() else { return out };
+    let (bytes, ascii) = (text.as_bytes(), &*ASCII_CLASSES);
+    let (mut start, mut at) = (0, first.len_utf8());
     let mut class = classify(first);
     if class == Class::Wordy && stray_mark(first) {
         class = Class::StrayMark;
     }
-    for (at, c) in chars {
+    while at < bytes.len() {
+        // An ASCII character of the run's class goes on with it (no ASCII character is a mark).
+        if bytes[at].is_ascii() && ascii[bytes[at] as usize] == class {
+            at += 1;
+            continue;
+        }
+        let c = text[at..].chars().next().unwrap_or(' ');
         let k = classify(c);
         // Consecutive unattached marks are one run, as are characters of one class.
         let next = if (class == Class::StrayMark && k == Class::Wordy && stray_mark(c)) || k == class {
@@ -462,6 +470,7 @@ fn runs(text: &str) -> Vec<Run<'_>> {
             start = at;
             class = next;
         }
+        at += c.len_utf8();
     }
     push_run(&mut out, class, &text[start..]);
     out
