@@ -96,6 +96,23 @@ fn omp_restore_undoes_omps_shake_byte_for_byte() {
     assert_eq!(std::fs::read(&path).unwrap(), unseen, "the unseen version came back too");
 }
 
+/// A Claude session's rewrite is counted with OMP's own encoding (ctok 1.0.0's vocabulary, which
+/// OMP ships), and every output names that one: `omp-v3`, not ctok 1.3.0's `claude-v3`.
+#[test]
+fn omp_outputs_name_the_encoding_omp_counts_claude_with() {
+    let env = TestEnv::new();
+    let (path, _) = imported(&env, 3, "anthropic/claude-sonnet-4-5");
+    let p = path.to_str().unwrap();
+    let meter: serde_json::Value = serde_json::from_str(&env.ok(&["meter", "--json", p])).unwrap();
+    assert_eq!((meter["tokenizer"].as_str(), meter["exact"].as_bool()), (Some("omp-v3"), Some(true)));
+    omp_shake(&path, 3);
+    env.ok(&["import", p]);
+    let log: serde_json::Value = serde_json::from_str(&env.ok(&["log", "--json", p])).unwrap();
+    assert_eq!(log[0]["tokenizer"], "omp-v3", "{log}");
+    let text = env.ok(&["log", p]);
+    assert!(text.contains("tokens left the context (omp-v3)"), "{text}");
+}
+
 /// The ids of the entries `regions` (the oracle's) name.
 fn region_entries(regions: &serde_json::Value) -> std::collections::BTreeSet<String> {
     regions["regions"].as_array().unwrap().iter().map(|r| r["entryId"].as_str().unwrap().to_string()).collect()

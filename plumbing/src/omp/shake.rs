@@ -264,7 +264,8 @@ fn read_part(
     let mut candidates: Vec<(usize, Candidate)> = Vec::new();
     for (i, entry) in branch.iter().enumerate().take(range.end).skip(range.start) {
         let value = file.value(entry);
-        tokens.push(entry_tokens(&value, tok));
+        let (texts_tokens, extra) = entry_token_parts(&value, tok);
+        tokens.push(texts_tokens + extra);
         let message = message(&value);
         if role(&value) == Some("assistant") {
             for b in blocks(message.and_then(|m| m.get("content"))) {
@@ -280,12 +281,9 @@ fn read_part(
         }
         let result = message.filter(|m| m.get("role").and_then(Value::as_str) == Some("toolResult"));
         if let Some(m) = result {
-            let texts: Vec<&str> = blocks(m.get("content"))
-                .filter(|b| is_type(b, "text"))
-                .filter_map(|b| b.get("text")?.as_str())
-                .filter(|t| !t.is_empty())
-                .collect();
-            if texts.is_empty() {
+            let mut texts =
+                blocks(m.get("content")).filter(|b| is_type(b, "text")).filter_map(|b| b.get("text")?.as_str());
+            if !texts.any(|t| !t.is_empty()) {
                 continue;
             }
             let source = m.get("details").and_then(|d| d.get("meta")?.get("source"));
@@ -302,7 +300,9 @@ fn read_part(
                     name: str_field(m, "toolName").to_string(),
                     call_id: m.get("toolCallId").and_then(Value::as_str).map(str::to_string),
                     artifact,
-                    tokens: tok.count_all(&texts),
+                    // The region is the result's non-empty text blocks (its content is an
+                    // array, or it had none): what `entryTokens` counted of it, without images.
+                    tokens: texts_tokens,
                 },
             ));
             continue;
@@ -436,22 +436,30 @@ fn apply(entry: &mut Map<String, Value>, region: &Region, replacement: &str, now
 /// `entryTokens` of an entry's value: a message's `countMessage`, a custom message's text, 0
 /// for anything else.
 pub(crate) fn entry_tokens(entry: &Map<String, Value>, tok: &OmpTokenizer) -> u64 {
+    let (texts, extra) = entry_token_parts(entry, tok);
+    texts + extra
+}
+
+/// [`entry_tokens`] in two parts: the count of its texts, and the flat charges (images, frames).
+/// A tool result's texts are its non-empty text blocks, so their count is its region's too.
+fn entry_token_parts(entry: &Map<String, Value>, tok: &OmpTokenizer) -> (u64, u64) {
     match entry.get("type").and_then(Value::as_str).unwrap_or("") {
-        "message" => message(entry).map_or(0, |m| message_tokens(m, tok)),
+        "message" => message(entry).map_or((0, 0), |m| message_tokens(m, tok)),
         "custom_message" => match entry.get("content") {
-            Some(Value::String(s)) => tok.count(s),
+            Some(Value::String(s)) => (tok.count(s), 0),
             content => {
                 let texts: Vec<&str> =
                     blocks(content).filter(|b| is_type(b, "text")).filter_map(|b| b.get("text")?.as_str()).collect();
-                tok.count_all(&texts)
+                (tok.count_all(&texts), 0)
             }
         },
-        _ => 0,
+        _ => (0, 0),
     }
 }
 
-/// `Tokenizer.countMessage` (`tokenizer.ts` `#measureMessage`), encrypted reasoning included.
-fn message_tokens(m: &Map<String, Value>, tok: &OmpTokenizer) -> u64 {
+/// `Tokenizer.countMessage` (`tokenizer.ts` `#measureMessage`), encrypted reasoning included:
+/// the count of its texts, and its flat charges.
+fn message_tokens(m: &Map<String, Value>, tok: &OmpTokenizer) -> (u64, u64) {
     let mut texts: Vec<std::borrow::Cow<'_, str>> = Vec::new();
     let mut extra = 0;
     let content = m.get("content");
@@ -510,10 +518,10 @@ fn message_tokens(m: &Map<String, Value>, tok: &OmpTokenizer) -> u64 {
                 }
             }
         }
-        _ => return 0,
+        _ => return (0, 0),
     }
     let texts: Vec<&str> = texts.iter().map(|t| t.as_ref()).collect();
-    extra + tok.count_all(&texts)
+    (tok.count_all(&texts), extra)
 }
 
 /// snapcompact's charge for one rendered frame (`FRAME_TOKEN_ESTIMATE`).

@@ -74,13 +74,12 @@ impl OmpTokenizer {
         !matches!(self.counting, Counting::Scaled(_))
     }
 
-    /// The name printed beside a count: `bytes/4`, `o200k`, `claude-v3`, or `~qwen3`
-    /// (approximate).
+    /// The name printed beside a count: `bytes/4`, `o200k`, `omp-v3` (OMP's encoding of the
+    /// `claude-v3` family: what counts, not the catalog's family), or `~qwen3` (approximate).
     pub fn label(&self) -> String {
         match self.counting {
             Counting::Bytes4 => "bytes/4".into(),
-            Counting::O200k => "o200k".into(),
-            Counting::Claude(f) => f.as_str().into(),
+            Counting::O200k | Counting::Claude(_) => self.counter.base().as_str().into(),
             Counting::Scaled(f) => format!("~{}", f.as_str()),
         }
     }
@@ -143,7 +142,7 @@ mod tests {
         assert!(!OmpTokenizer::new(Some(Family::Qwen3), false).exact());
         let claude = OmpTokenizer::new(Some(Family::ClaudeV3), false);
         assert!(claude.exact());
-        assert_eq!(claude.label(), "claude-v3");
+        assert_eq!(claude.label(), "omp-v3");
         assert_eq!(claude.count_all(&["hello, world", "\u{FFFD}"]), 5); // OMP's 3 + 2
     }
 

@@ -94,7 +94,8 @@ pub fn for_model(provider: &str, model: &str) -> Option<TokenizerName> {
 fn vocab(v47: bool, omp: bool) -> &'static Vocab {
     static CELLS: [OnceLock<Vocab>; 4] = [const { OnceLock::new() }; 4];
     let data = if v47 { PIECES_V4_7 } else { PIECES_V3 };
-    CELLS[v47 as usize + 2 * omp as usize].get_or_init(|| Vocab::parse(data, omp))
+    let id = v47 as usize + 2 * omp as usize;
+    CELLS[id].get_or_init(|| Vocab::parse(data, omp, id))
 }
 
 impl Claude {
@@ -111,8 +112,20 @@ impl Claude {
             true => 0,
             false => norm.len() - norm.trim_end_matches('\n').len(),
         };
-        let marked = stream::marked(&norm, self.rules, head_space);
-        self.frame_tail(line_feeds) + self.vocab().tile(&marked)
+        let vocab = self.vocab();
+        SCRATCH.with_borrow_mut(|Scratch { marked, memos }| {
+            let memo = &mut memos[vocab.id];
+            marked.clear();
+            stream::marked(&norm, self.rules, head_space, marked);
+            // What the line feeds ending the content cost: the frame closes with two line
+            // feeds, and one token may span both, so the run tiled is `n + 2` long and its last
+            // token is the frame's own.
+            let tail = match line_feeds {
+                0 => 0,
+                n => vocab.tile_segment(&"\n".repeat(n + 2), &mut memo.best) - 1,
+            };
+            tail + vocab.tile(marked, memo)
+        })
     }
 
     fn vocab(&self) -> &'static Vocab {
@@ -123,21 +136,13 @@ impl Claude {
     pub fn frame(&self) -> u64 {
         self.frame
     }
-
-    /// What `n` line feeds ending the content cost: the frame closes with two line feeds, and
-    /// one token may span both, so the run tiled is `n + 2` long and its last token is the
-    /// frame's own.
-    fn frame_tail(&self, n: usize) -> u64 {
-        match n {
-            0 => 0,
-            n => self.vocab().tile(&"\n".repeat(n + 2)) - 1,
-        }
-    }
 }
 
 /// A family's vocabulary: a byte trie of its pieces, and the byte-prefix tokens a character no
 /// piece covers is priced with.
 struct Vocab {
+    /// Which of the four vocabularies (its memo's index).
+    id: usize,
     trie: Trie,
     byte_tokens: HashSet<u64>,
 }
@@ -145,7 +150,7 @@ struct Vocab {
 impl Vocab {
     /// Reads `extract.py`'s layout: pieces, byte tokens, the pieces and the byte tokens OMP's
     /// vocabulary lacks, each ended by 0xFF, the sections by 0xFE; `omp` leaves out what it lacks.
-    fn parse(data: &'static [u8], omp: bool) -> Vocab {
+    fn parse(data: &'static [u8], omp: bool, id: usize) -> Vocab {
         let mut sections = data.split(|&b| b == 0xFE);
         let mut records = || sections.next().unwrap_or_default().split(|&x| x == 0xFF).filter(|p| !p.is_empty());
         let (pieces, bytes) = (records(), records());
@@ -155,14 +160,45 @@ impl Vocab {
         };
         let pieces: Vec<&[u8]> = pieces.filter(|p| !lacks.contains(p)).collect();
         let byte_tokens = bytes.filter(|p| !lacks_bytes.contains(p)).map(pack).collect();
-        Vocab { trie: Trie::build(&pieces), byte_tokens }
+        Vocab { id, trie: Trie::build(&pieces), byte_tokens }
+    }
+
+    /// The fewest tokens tiling a marked stream: the sum of its segments' (no piece spans a
+    /// cut), each one `memo` holds, or tiled.
+    fn tile(&self, marked: &stream::Marked, memo: &mut Memo) -> u64 {
+        let (text, mut from, mut sum) = (marked.text.as_str(), 0, 0);
+        for &cut in marked.cuts.iter().chain([&text.len()]) {
+            if cut > from {
+                sum += self.tile_memo(&text[from..cut], memo);
+                from = cut;
+            }
+        }
+        sum
+    }
+
+    /// A segment's tiling, from `memo` when it holds it (most segments are words, and words
+    /// repeat), else tiled and, if short, remembered.
+    fn tile_memo(&self, seg: &str, memo: &mut Memo) -> u64 {
+        if seg.len() > Memo::LONGEST {
+            return self.tile_segment(seg, &mut memo.best);
+        }
+        if let Some(&n) = memo.counts.get(seg.as_bytes()) {
+            return n as u64;
+        }
+        let n = self.tile_segment(seg, &mut memo.best);
+        if memo.counts.len() >= Memo::MOST {
+            memo.counts.clear(); // a bound on memory; the words that matter come back at once
+        }
+        memo.counts.insert(seg.as_bytes().into(), n as u32);
+        n
     }
 
     /// The fewest tokens tiling `s` (ctok's `min_vocab_tile`, forward: the best tiling of each
-    /// prefix is final before any edge leaves its end).
-    fn tile(&self, s: &str) -> u64 {
+    /// prefix is final before any edge leaves its end), in `best` (reused across calls).
+    fn tile_segment(&self, s: &str, best: &mut Vec<u32>) -> u64 {
         let bytes = s.as_bytes();
-        let mut best = vec![u32::MAX; bytes.len() + 1];
+        best.clear();
+        best.resize(bytes.len() + 1, u32::MAX);
         best[0] = 0;
         for start in 0..bytes.len() {
             let base = best[start];
@@ -214,6 +250,31 @@ impl Vocab {
         }
         best[bytes.len()]
     }
+}
+
+/// Segments already tiled, per thread and vocabulary, and the tiling's buffer.
+#[derive(Default)]
+struct Memo {
+    counts: std::collections::HashMap<Box<[u8]>, u32, foldhash::fast::RandomState>,
+    best: Vec<u32>,
+}
+
+impl Memo {
+    /// Segments longer than this are tiled each time (a long one seldom repeats).
+    const LONGEST: usize = 64;
+    /// At most this many segments remembered (a few MB).
+    const MOST: usize = 1 << 16;
+}
+
+/// A thread's buffers for counting: the marked stream, and each vocabulary's memo.
+#[derive(Default)]
+struct Scratch {
+    marked: stream::Marked,
+    memos: [Memo; 4],
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
 }
 
 /// A short byte string as one number (length and bytes) for the byte-token set.
@@ -341,6 +402,44 @@ mod tests {
         }
         assert!(walk(b"bx").is_some_and(|n| !t.terminal(n) && t.child(n, 16).is_none()));
         assert!(walk(b"ab\0").is_none());
+    }
+
+    /// What [`segments`] relies on, for every piece of both vocabularies (OMP's are a subset): a
+    /// word end only last, shift and caps only first, a word start only first or after them.
+    #[test]
+    fn every_vocabulary_cuts_at_markers() {
+        use stream::{BOW, CAPS, EOW, SHIFT};
+        for data in [PIECES_V3, PIECES_V4_7] {
+            let pieces = data.split(|&b| b == 0xFE).next().unwrap().split(|&b| b == 0xFF).filter(|p| !p.is_empty());
+            for piece in pieces {
+                let chars: Vec<char> = std::str::from_utf8(piece).unwrap().chars().collect();
+                for (i, &c) in chars.iter().enumerate() {
+                    let ok = match c {
+                        EOW => i + 1 == chars.len(),
+                        SHIFT | CAPS => i == 0,
+                        BOW => i == 0 || matches!(chars[i - 1], SHIFT | CAPS),
+                        _ => true,
+                    };
+                    assert!(ok, "{chars:?}");
+                }
+            }
+        }
+    }
+
+    /// The stream tiled in segments costs what it costs whole, segments remembered or not.
+    #[test]
+    fn segments_tile_as_the_whole() {
+        let text = "Hello World THIS is it's 'First' x = f(a, b);\n  // ÉCOLE café 日本語 😀 ﷲ\n\nok";
+        for name in [TokenizerName::ClaudeV3, TokenizerName::OmpV47, TokenizerName::ClaudeV5Sonnet] {
+            let claude = shared(name).unwrap();
+            let vocab = claude.vocab();
+            let mut marked = stream::Marked::default();
+            stream::marked(&stream::normalize(text, claude.rules.fold_quotes), claude.rules, false, &mut marked);
+            let whole = vocab.tile_segment(&marked.text, &mut Vec::new());
+            assert!(marked.cuts.len() > 10);
+            let mut memo = Memo::default();
+            assert_eq!((vocab.tile(&marked, &mut memo), vocab.tile(&marked, &mut memo)), (whole, whole), "{name:?}");
+        }
     }
 
     /// Counts ctok 1.3.0 and OMP 18.2.11 give (ctok's `token_count` less the frame).

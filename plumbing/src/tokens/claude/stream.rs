@@ -13,6 +13,8 @@ use unicode_general_category::{get_general_category, GeneralCategory as G};
 use unicode_normalization::char::canonical_combining_class;
 use unicode_normalization::UnicodeNormalization;
 
+use std::borrow::Cow;
+
 /// Word start, word end, shift (a title-case word) and caps (an all-caps word): the markers as
 /// the vocabulary spells them, noncharacters no text holds once [`escape_markers`] ran.
 pub const BOW: char = '\u{FDD0}';
@@ -45,48 +47,96 @@ pub struct Rules {
     pub frame_bow: bool,
 }
 
-/// The measured normalization (ctok's `nfc`).
-pub fn normalize(text: &str, fold_quotes: bool) -> String {
-    // ASCII text is its own NFC (and the normalizer's lookups were a tenth of a count).
-    if text.is_ascii() {
-        return normalized(text.chars(), fold_quotes, text.len());
+/// The measured normalization (ctok's `nfc`): borrowed where it changes nothing.
+pub fn normalize(text: &str, fold_quotes: bool) -> Cow<'_, str> {
+    // ASCII text is its own NFC (and the normalizer's lookups were a tenth of a count), and most
+    // other text is NFC already, which a quick check tells at a fraction of composing it.
+    if text.is_ascii() || unicode_normalization::is_nfc_quick(text.chars()) == unicode_normalization::IsNormalized::Yes
+    {
+        return normalized(text, fold_quotes);
     }
-    // Most other text is NFC already, which a quick check tells at a fraction of composing it.
-    if unicode_normalization::is_nfc_quick(text.chars()) == unicode_normalization::IsNormalized::Yes {
-        return normalized(text.chars(), fold_quotes, text.len());
-    }
-    normalized(text.nfc(), fold_quotes, text.len())
+    normalized(&text.nfc().collect::<String>(), fold_quotes).into_owned().into()
 }
 
-fn normalized(chars: impl Iterator<Item = char>, fold_quotes: bool, len: usize) -> String {
-    let mut out = String::with_capacity(len);
+/// What [`normalized`] does with one character.
+enum Edit {
+    Keep,
+    Drop,
+    Replace(char),
+    /// Thai NIKHAHIT (the character before, kept) + SARA AA: SARA AM.
+    SaraAm,
+}
+
+/// The rest of the normalization, on NFC text. Printable ASCII, tabs and line feeds are kept as
+/// they are, so only other characters are decoded; the text is copied only if something changes,
+/// and then in runs of what is kept.
+fn normalized(text: &str, fold_quotes: bool) -> Cow<'_, str> {
+    let bytes = text.as_bytes();
+    let mut out: Option<String> = None;
+    // `text[kept..at]` is kept and not copied yet.
+    let (mut kept, mut at) = (0, 0);
     let mut prev_nikhahit = false;
-    for c in chars {
-        // C0/C1 controls other than TAB, LF and NUL cost nothing; NUL reads as a space.
-        let c = match c {
-            '\u{01}'..='\u{08}' | '\u{0B}'..='\u{1F}' | '\u{7F}'..='\u{9F}' => continue,
-            '\0' => ' ',
-            c => c,
-        };
-        // Claude composes Thai NIKHAHIT + SARA AA into SARA AM (which NFC leaves apart).
-        if c == '\u{0E32}' && prev_nikhahit {
-            out.pop();
-            out.push('\u{0E33}');
+    while at < bytes.len() {
+        if matches!(bytes[at], b'\t' | b'\n' | b' '..=b'~') {
             prev_nikhahit = false;
+            at += 1;
             continue;
         }
-        prev_nikhahit = c == '\u{0E4D}';
-        let c = match c {
-            // BMP private use costs nothing either.
-            '\u{E000}'..='\u{F8FF}' => continue,
-            '\u{2018}' | '\u{2019}' if fold_quotes => '\'',
-            '\u{201C}' | '\u{201D}' if fold_quotes => '"',
-            '\u{A0}' | '\u{1680}' | '\u{2000}'..='\u{200A}' | '\u{2028}' | '\u{2029}' | '\u{202F}' | '\u{205F}' => ' ',
-            c => c,
+        let c = text[at..].chars().next().unwrap_or('\0');
+        let edit = match c {
+            // C0/C1 controls other than TAB, LF and NUL cost nothing; NUL reads as a space.
+            '\u{01}'..='\u{08}' | '\u{0B}'..='\u{1F}' | '\u{7F}'..='\u{9F}' => Edit::Drop,
+            '\0' => {
+                prev_nikhahit = false;
+                Edit::Replace(' ')
+            }
+            // Claude composes Thai NIKHAHIT + SARA AA into SARA AM (which NFC leaves apart).
+            '\u{0E32}' if prev_nikhahit => {
+                prev_nikhahit = false;
+                Edit::SaraAm
+            }
+            c => {
+                prev_nikhahit = c == '\u{0E4D}';
+                match c {
+                    // BMP private use costs nothing either.
+                    '\u{E000}'..='\u{F8FF}' => Edit::Drop,
+                    '\u{2018}' | '\u{2019}' if fold_quotes => Edit::Replace('\''),
+                    '\u{201C}' | '\u{201D}' if fold_quotes => Edit::Replace('"'),
+                    '\u{A0}'
+                    | '\u{1680}'
+                    | '\u{2000}'..='\u{200A}'
+                    | '\u{2028}'
+                    | '\u{2029}'
+                    | '\u{202F}'
+                    | '\u{205F}' => Edit::Replace(' '),
+                    _ => Edit::Keep,
+                }
+            }
         };
-        out.push(c);
+        if !matches!(edit, Edit::Keep) {
+            let copy = out.get_or_insert_with(|| String::with_capacity(text.len()));
+            copy.push_str(&text[kept..at]);
+            match edit {
+                Edit::Replace(r) => copy.push(r),
+                Edit::SaraAm => {
+                    // Only dropped controls can stand between it and the NIKHAHIT: that is the
+                    // last character copied.
+                    copy.pop();
+                    copy.push('\u{0E33}');
+                }
+                Edit::Keep | Edit::Drop => {}
+            }
+            kept = at + c.len_utf8();
+        }
+        at += c.len_utf8();
     }
-    out
+    match out {
+        None => Cow::Borrowed(text),
+        Some(mut copy) => {
+            copy.push_str(&text[kept..]);
+            Cow::Owned(copy)
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -162,13 +212,14 @@ fn is_hard_cp(o: u32) -> bool {
         || matches!(o, 0x3005 | 0x3006 | 0x3031..=0x3035 | 0x303B | 0x303C)
 }
 
+/// Most text is ASCII: its classes, worked out once (the rules below cost a scan of the case
+/// pairs and a category lookup a character).
+static ASCII_CLASSES: std::sync::LazyLock<[Class; 128]> =
+    std::sync::LazyLock::new(|| std::array::from_fn(|b| classify_slowly(char::from(b as u8))));
+
 fn classify(c: char) -> Class {
-    // Most text is ASCII: its classes, worked out once (the rules below cost a scan of the case
-    // pairs and a category lookup a character).
-    static ASCII: std::sync::LazyLock<[Class; 128]> =
-        std::sync::LazyLock::new(|| std::array::from_fn(|b| classify_slowly(char::from(b as u8))));
     match c.is_ascii() {
-        true => ASCII[c as usize],
+        true => ASCII_CLASSES[c as usize],
         false => classify_slowly(c),
     }
 }
@@ -280,6 +331,25 @@ fn mark_case(span: &str, allcaps_min: Option<usize>, head_mark: bool) -> String 
     span.to_string()
 }
 
+/// [`mark_case`] of a run of ASCII letters, written to `out` as [`marked`] writes a word: its case
+/// marker, its word start when `bow`, the word, its word end.
+fn push_ascii_word(out: &mut Marked, body: &str, allcaps_min: Option<usize>, bow: bool) {
+    let b = body.as_bytes();
+    let upper = b.iter().filter(|c| c.is_ascii_uppercase()).count();
+    let case = match upper {
+        n if n == b.len() && allcaps_min.is_some_and(|min| b.len() >= min) => Some(CAPS),
+        1 if b[0].is_ascii_uppercase() => Some(SHIFT),
+        _ => None,
+    };
+    out.open(case, bow);
+    let at = out.text.len();
+    out.text.push_str(body);
+    if case.is_some() {
+        out.text[at..].make_ascii_lowercase();
+    }
+    out.close();
+}
+
 // ---- runs and their borders ----
 
 fn is_separator(c: char) -> bool {
@@ -370,15 +440,22 @@ impl Run<'_> {
 /// Splits text into maximal runs of one class; a hard run is split again where the kind of
 /// character changes (punctuation, number, letter), a variation selector riding its base.
 fn runs(text: &str) -> Vec<Run<'_>> {
-    let mut out = Vec::new();
-    let mut chars = text.char_indices();
-    let Some((_, first)) = chars.next() else { return out };
-    let mut start = 0;
+    // A run is a few bytes long: room for most texts' runs at once.
+    let mut out = Vec::with_capacity(text.len() / 4 + 1);
+    let Some(first) = text.chars().next() else { return out };
+    let (bytes, ascii) = (text.as_bytes(), &*ASCII_CLASSES);
+    let (mut start, mut at) = (0, first.len_utf8());
     let mut class = classify(first);
     if class == Class::Wordy && stray_mark(first) {
         class = Class::StrayMark;
     }
-    for (at, c) in chars {
+    while at < bytes.len() {
+        // An ASCII character of the run's class goes on with it (no ASCII character is a mark).
+        if bytes[at].is_ascii() && ascii[bytes[at] as usize] == class {
+            at += 1;
+            continue;
+        }
+        let c = text[at..].chars().next().unwrap_or(' ');
         let k = classify(c);
         // Consecutive unattached marks are one run, as are characters of one class.
         let next = if (class == Class::StrayMark && k == Class::Wordy && stray_mark(c)) || k == class {
@@ -393,6 +470,7 @@ fn runs(text: &str) -> Vec<Run<'_>> {
             start = at;
             class = next;
         }
+        at += c.len_utf8();
     }
     push_run(&mut out, class, &text[start..]);
     out
@@ -436,13 +514,69 @@ fn contraction_seam(runs: &[Run<'_>], i: usize) -> bool {
     i < 2 || !runs[i - 2].takes_right_border()
 }
 
-/// The marked stream of normalized text (ctok's `stream_norm`), its trailing line feeds left
-/// out (the frame prices them: [`super`]). `head_space` tells whether the raw text began with a
-/// space.
-pub fn marked(norm: &str, rules: Rules, head_space: bool) -> String {
+/// A marked stream, and where it may be cut for the tiling ([`Marked::cuts`]). Kept by the caller
+/// and cleared for each text, so its buffers are allocated once per thread.
+#[derive(Default)]
+pub struct Marked {
+    /// The stream.
+    pub text: String,
+    /// Offsets in `text`, in order (repeats allowed), where no piece of the vocabulary can span:
+    /// after each word end, before each case marker, and before each word start no case marker
+    /// precedes (`super::tests::every_vocabulary_cuts_at_markers`). The fewest tokens tiling the
+    /// stream are the sum of its segments'.
+    pub cuts: Vec<usize>,
+}
+
+impl Marked {
+    /// Empties both buffers for the next text.
+    pub fn clear(&mut self) {
+        self.text.clear();
+        self.cuts.clear();
+    }
+
+    /// Writes the start of a marked span: its case marker if any, then its word start when
+    /// `bow`. A single space between a word end and a word start is the boundary pair itself and
+    /// is folded away (ctok's seam), unless the word end follows a line feed or opens the stream.
+    fn open(&mut self, case: Option<char>, bow: bool) {
+        if bow {
+            let b = self.text.as_bytes();
+            let n = b.len();
+            if n >= 5 && b[n - 1] == b' ' && b[n - 4..n - 1] == *EOW_UTF8 && b[n - 5] != b'\n' {
+                self.text.pop();
+            }
+        }
+        // A word with neither (a contraction's suffix, `'s`) is no place to cut: `'s` + word end
+        // is a piece.
+        if case.is_some() || bow {
+            self.cuts.push(self.text.len());
+        }
+        if let Some(c) = case {
+            self.text.push(c);
+        }
+        if bow {
+            self.text.push(BOW);
+        }
+    }
+
+    /// Writes a word end.
+    fn close(&mut self) {
+        self.text.push(EOW);
+        self.cuts.push(self.text.len());
+    }
+}
+
+const EOW_UTF8: &[u8; 3] = b"\xEF\xB7\x91";
+
+/// Writes the marked stream of normalized text (ctok's `stream_norm`) to `out`, its trailing line
+/// feeds left out (the frame prices them: [`super`]). `head_space` tells whether the raw text
+/// began with a space.
+pub fn marked(norm: &str, rules: Rules, head_space: bool, out: &mut Marked) {
     let escaped: String;
     let mut norm = norm;
-    if norm.chars().any(|c| (ESCAPE_FROM..ESCAPE_FROM + 5).contains(&(c as u32))) {
+    // U+FDD0..=U+FDD4 are EF B7 90..=94 in UTF-8.
+    let b = norm.as_bytes();
+    if memchr::memchr_iter(0xEF, b).any(|at| b.get(at + 1) == Some(&0xB7) && matches!(b.get(at + 2), Some(0x90..=0x94)))
+    {
         escaped = norm
             .chars()
             .map(|c| match c as u32 {
@@ -459,7 +593,10 @@ pub fn marked(norm: &str, rules: Rules, head_space: bool) -> String {
     }
     let runs = runs(norm);
     if runs.is_empty() {
-        return if rules.frame_bow { BOW.to_string() } else { String::new() };
+        if rules.frame_bow {
+            out.open(None, true);
+        }
+        return;
     }
     let borders_space = |i: usize, left: bool| -> bool {
         let j = if left {
@@ -487,75 +624,60 @@ pub fn marked(norm: &str, rules: Rules, head_space: bool) -> String {
             || first.hard_bow()
             || (matches!(first.class, Class::Digit | Class::Hard) && first.digit_bow())
             || (first.class == Class::Space && first.body.starts_with(' ')));
-    let mut out = String::with_capacity(norm.len() + norm.len() / 2);
     if !own_bow && rules.frame_bow {
-        out.push(if head_quote { ' ' } else { BOW });
+        match head_quote {
+            true => out.text.push(' '),
+            false => out.open(None, true),
+        }
     }
     for (i, run) in runs.iter().enumerate() {
         let body = run.body;
         match run.class {
+            Class::Space => out.text.push_str(body),
+            // No case oddity, mark or hard character in ASCII: mark_case's outcome from the bytes.
+            Class::Wordy if body.is_ascii() && (i == 0 || runs[i - 1].class != Class::StrayMark) => {
+                push_ascii_word(out, body, rules.allcaps_min, !contraction_seam(&runs, i))
+            }
+            // ASCII digits border nothing (`digit_border`).
+            Class::Digit if body.is_ascii() => out.text.push_str(body),
             Class::Wordy => {
                 let fused = i > 0 && runs[i - 1].class == Class::StrayMark;
                 let marked = mark_case(body, rules.allcaps_min, fused);
                 let word = marked.trim_start_matches([SHIFT, CAPS]);
-                out.push_str(&marked[..marked.len() - word.len()]);
-                if !fused && !contraction_seam(&runs, i) {
-                    out.push(BOW);
-                }
-                out.push_str(word);
-                out.push(EOW);
+                out.open(
+                    marked.chars().next().filter(|_| word.len() < marked.len()),
+                    !fused && !contraction_seam(&runs, i),
+                );
+                out.text.push_str(word);
+                out.close();
             }
             Class::StrayMark => {
-                out.push(BOW);
-                out.push_str(body);
+                out.open(None, true);
+                out.text.push_str(body);
                 if runs.get(i + 1).is_none_or(|r| r.class != Class::Wordy) {
-                    out.push(EOW);
+                    out.close();
                 }
             }
             class if class == Class::Punct || run.hard_bow() || run.hard_eow() => {
                 let punct = class == Class::Punct;
                 if borders_space(i, true) && !opens_word(&runs, i) && (punct || run.hard_bow()) {
-                    out.push(BOW);
+                    out.open(None, true);
                 }
-                out.push_str(body);
+                out.text.push_str(body);
                 if borders_space(i, false) && (punct || run.hard_eow()) {
-                    out.push(EOW);
+                    out.close();
                 }
             }
             Class::Digit | Class::Hard if run.digit_run() => {
                 if run.digit_bow() && borders_space(i, true) {
-                    out.push(BOW);
+                    out.open(None, true);
                 }
-                out.push_str(body);
+                out.text.push_str(body);
                 if run.digit_eow() && borders_space(i, false) {
-                    out.push(EOW);
+                    out.close();
                 }
             }
-            _ => out.push_str(body),
+            _ => out.text.push_str(body),
         }
     }
-    seam(&out)
-}
-
-/// Folds the seam: word end, one space, case markers, word start loses the space (a single space
-/// between two marked spans is the boundary pair itself).
-fn seam(s: &str) -> String {
-    let chars: Vec<char> = s.chars().collect();
-    let mut out = String::with_capacity(s.len());
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        out.push(c);
-        i += 1;
-        if c == EOW && i > 1 && chars[i - 2] != '\n' && chars.get(i) == Some(&' ') {
-            let mut j = i + 1;
-            while matches!(chars.get(j), Some(&SHIFT) | Some(&CAPS)) {
-                j += 1;
-            }
-            if chars.get(j) == Some(&BOW) {
-                i += 1; // drop the space
-            }
-        }
-    }
-    out
 }
