@@ -122,6 +122,7 @@ pub enum Command {
     Gc(plumbing::gc::GcArgs),
     #[command(hide = true)]
     GenerateSession(plumbing::generate_session::GenerateSessionArgs),
+    Grep(porcelain::grep::GrepArgs),
     HashEntry(plumbing::hash_entry::HashEntryArgs),
     Import(plumbing::import::ImportArgs),
     LsEntries(plumbing::ls_entries::LsEntriesArgs),
@@ -170,6 +171,7 @@ impl Command {
             Command::Fsck(args) => plumbing::fsck::run(ctx, args, out, &porcelain::overlay::recompute),
             Command::Gc(args) => plumbing::gc::run(ctx, args, out),
             Command::GenerateSession(args) => plumbing::generate_session::run(ctx, args, out),
+            Command::Grep(args) => porcelain::grep::run(ctx, args, out),
             Command::HashEntry(args) => plumbing::hash_entry::run(ctx, args, out),
             Command::Import(args) => plumbing::import::run(ctx, args, out),
             Command::Log(args) => porcelain::log::run(ctx, args, out),

@@ -30,6 +30,7 @@ pub mod pi;
 pub mod proof;
 pub mod regions;
 pub mod rev;
+pub mod search;
 pub mod store;
 pub mod time;
 pub mod token_cache;

@@ -30,6 +30,7 @@ mod fault_study;
 mod floor;
 mod fold;
 mod generate;
+mod grep;
 mod home;
 mod host_plan;
 mod inspect;

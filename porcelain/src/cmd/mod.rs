@@ -5,6 +5,7 @@ pub mod audit;
 pub mod diff;
 pub mod drop;
 pub mod fold;
+pub mod grep;
 pub mod log;
 pub mod meter;
 pub mod regions;
