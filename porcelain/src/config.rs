@@ -46,6 +46,15 @@ pub struct PriceConfig {
     pub cache_write_1h: Option<f64>,
 }
 
+/// The `[scan]` table: what the secret scan allows (`docs/search.md`, "The secret scan").
+#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct ScanConfig {
+    /// Rule ids (`aws-access-token`) and fingerprints (`fp:<12 hex>`) of secrets to let through.
+    #[serde(default)]
+    pub allow: Vec<String>,
+}
+
 /// The whole file.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
@@ -56,6 +65,9 @@ pub struct Config {
     /// Prices per model family (a prefix of the model's name, e.g. `claude-sonnet-4`).
     #[serde(default)]
     pub prices: BTreeMap<String, PriceConfig>,
+    /// The secret scan's allow list.
+    #[serde(default)]
+    pub scan: ScanConfig,
 }
 
 /// The config in force: the project's keys over the user's, and the files read.
@@ -86,6 +98,8 @@ pub fn load(ctx: &Context) -> Result<Loaded> {
         fold.superseded_reads = f.superseded_reads.or(fold.superseded_reads);
         fold.floor = f.floor.or(fold.floor.take());
         loaded.config.prices.extend(config.prices);
+        // Both places' allow lists add up: the user's and the project's.
+        loaded.config.scan.allow.extend(config.scan.allow);
         loaded.files.insert(0, path.clone());
     }
     Ok(loaded)

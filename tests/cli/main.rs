@@ -49,6 +49,7 @@ mod readme;
 mod recent;
 mod restore;
 mod rules;
+mod scan;
 mod seam;
 mod sessions;
 mod store;

@@ -4,6 +4,7 @@
 //! (id, role, time, from the session's own host), and the sessions taken on every core, in order.
 
 pub mod grep;
+pub mod secrets;
 pub mod text;
 
 use std::collections::HashMap;

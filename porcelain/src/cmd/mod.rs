@@ -9,6 +9,7 @@ pub mod grep;
 pub mod log;
 pub mod meter;
 pub mod regions;
+pub mod scan;
 pub mod show;
 pub mod status;
 pub mod undo;
