@@ -228,6 +228,9 @@ impl Rules {
         }
         let keywords = AhoCorasick::builder()
             .ascii_case_insensitive(true)
+            // A full DFA: overlapping search steps one table lookup a byte (the default for
+            // this many keywords, a contiguous NFA, took half the scan's time).
+            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
             .build(&keywords)
             .map_err(|e| Error::user(format!("the secret rules' keywords: {e}")))?;
         Ok(Rules { keywords, wakes, always, global: Allowed::of(&global, "global allowlist")?, rules })
