@@ -18,7 +18,6 @@ use std::time::{Duration, SystemTime};
 use crate::durable::FileError;
 use crate::host::file::{SessionFile, Stamp};
 use crate::proof::Proof;
-use crate::Error;
 
 /// A file modified more recently than this may be open in a running pi.
 pub const LIVE_WINDOW: Duration = Duration::from_secs(30);
@@ -104,30 +103,6 @@ pub enum AppendError {
         /// The session file.
         path: PathBuf,
     },
-}
-
-impl From<AppendError> for Error {
-    fn from(e: AppendError) -> Error {
-        let hints: &[&str] = match &e {
-            AppendError::Busy { .. } => &["wait for it to finish, then run the command again"],
-            AppendError::Changed { .. } => {
-                &["if pi is running on this session, quit it first; then run the command again"]
-            }
-            AppendError::PartialLine { .. } => &[
-                "another program may be writing the file right now; try again when it is done",
-                "if nothing is writing it, open the session in pi once: pi terminates the line",
-            ],
-            AppendError::Vanished { .. } => {
-                &["check the file with shake status; shake restore can bring back any imported version"]
-            }
-            AppendError::Io(_) => &[],
-        };
-        let err = match &e {
-            AppendError::Io(f) => Error::os(f.source.kind(), &e),
-            _ => Error::user(crate::error::chain(&e)),
-        };
-        hints.iter().fold(err.caused_by(e), |err, h| err.hint(*h))
-    }
 }
 
 /// What an append did.
@@ -300,8 +275,8 @@ pub fn reads_back(file: &File, at: u64, bytes: &[u8]) -> bool {
 }
 
 /// Returns the refusal for a file that ends in a partial line shake did not write.
-pub fn partial_line(path: &Path) -> Error {
-    AppendError::PartialLine { path: path.to_path_buf() }.into()
+pub fn partial_line(path: &Path) -> AppendError {
+    AppendError::PartialLine { path: path.to_path_buf() }
 }
 
 /// Checks that the file still ends as `snapshot` says; returns what `fstat` said of it.
@@ -324,6 +299,7 @@ fn check_unchanged(file: &mut File, path: &Path, snapshot: &Snapshot) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Error;
 
     #[test]
     fn endings() {

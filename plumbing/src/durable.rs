@@ -14,8 +14,6 @@ use std::io::Write;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
-use crate::Error;
-
 /// The prefix of every temp file; `gc` removes those of writers that died.
 pub const TMP_PREFIX: &str = "tmp-";
 
@@ -42,30 +40,6 @@ impl FileError {
     /// The `map_err` for a step on `path`: `.map_err(FileError::at(path, "read"))`.
     pub fn at<'p>(path: &'p Path, doing: &'static str) -> impl Fn(std::io::Error) -> FileError + Copy + 'p {
         move |source| FileError { path: path.to_path_buf(), doing, source }
-    }
-}
-
-impl From<FileError> for Error {
-    fn from(e: FileError) -> Error {
-        use std::io::ErrorKind as K;
-        // The two a user meets most, in words rather than the system's `(os error N)`.
-        let (message, hint) = match e.source.kind() {
-            K::AlreadyExists if e.doing == "create" => (
-                format!("{} exists; not overwritten", crate::output::path(&e.path)),
-                Some("name another file, or move this one away"),
-            ),
-            K::StorageFull => (
-                crate::error::chain(&e),
-                Some("the disk is full: free some space and run the command again (what was there is kept)"),
-            ),
-            _ => return Error::os(e.source.kind(), &e).caused_by(e),
-        };
-        let err = Error::os(e.source.kind(), &e);
-        let err = Error { message, ..err }.caused_by(e);
-        match hint {
-            Some(hint) => err.hint(hint),
-            None => err,
-        }
     }
 }
 
@@ -298,6 +272,7 @@ pub fn sync_dir(dir: &Path) -> Result<(), FileError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Error;
     use std::os::unix::fs::PermissionsExt;
 
     #[test]

@@ -1,11 +1,12 @@
 //! The error every command returns: a message, hints, what kind of failure it is (which decides
 //! the exit code), and the engine error it came from (its `source` chain).
 //!
-//! Engine operations have their own typed errors (`append::AppendError`, `store::refs::RefError`,
-//! `store::pack::PackError`, `store::import::ImportError`, `durable::FileError` for a step on a
-//! file, each host's parse errors, …), each naming the path involved and keeping the system's
-//! error as its `source`; they become an [`Error`] by `From` where a command's `?` meets them,
-//! which picks the kind and the hints.
+//! Engine operations return their own typed errors (`store::StoreError` and the store's parts it
+//! wraps, `append::AppendError`, `durable::FileError` for a step on a file, each host's parse
+//! errors, …), each naming the path involved and keeping the system's error as its `source`;
+//! they become an [`Error`] by `From` where a command's `?` meets them. Those `From` impls, which
+//! pick the kind (the exit code) and the hints, are the command boundary's
+//! (`command_error.rs`, as jj's is), not this floor's nor where the error was made.
 
 use std::fmt;
 

@@ -19,8 +19,31 @@ use serde_json::{json, Value};
 
 use crate::host::{Exact, Session, Stored, Writer};
 use crate::id::{Kind, ObjectId};
+use crate::store::StoreError;
 use crate::store::{refs, Store};
-use crate::{Context, Error, Result};
+use crate::Context;
+
+/// What reading or writing a session's fork records can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    /// The store does not open, read or write.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The records object is not JSON.
+    #[error("fork records {id}: {source}")]
+    Damaged {
+        /// The records object.
+        id: ObjectId,
+        /// What the JSON parser said.
+        source: serde_json::Error,
+    },
+    /// The records do not encode.
+    #[error("cannot encode fork records: {0}")]
+    Encode(#[source] serde_json::Error),
+}
+
+/// What reading or writing fork records returns.
+type Result<T> = std::result::Result<T, RecordError>;
 
 /// The record layout version.
 pub const VERSION: u64 = 1;
@@ -35,7 +58,7 @@ pub fn read(ctx: &Context, session_id: &str) -> Result<Vec<Value>> {
     let store = Store::open(ctx)?;
     let Some(id) = store.read_ref(&records_ref(session_id))? else { return Ok(Vec::new()) };
     let value: Value = serde_json::from_slice(store.read_kind(&id, Kind::Overlay)?)
-        .map_err(|e| Error::corrupt(format!("fork records {id}: {e}")).caused_by(e))?;
+        .map_err(|source| RecordError::Damaged { id, source })?;
     Ok(value["records"].as_array().cloned().unwrap_or_default())
 }
 
@@ -100,13 +123,12 @@ pub fn exact_before(records: &[Value], session_id: &str, targets: &[&str]) -> Op
 /// Replaces session `session_id`'s records.
 pub fn put(ctx: &Context, session_id: &str, records: Vec<Value>) -> Result<()> {
     let value = json!({"v": VERSION, "session": session_id, "records": records});
-    let bytes =
-        serde_json::to_vec(&value).map_err(|e| Error::user(format!("cannot encode fork records: {e}")).caused_by(e))?;
+    let bytes = serde_json::to_vec(&value).map_err(RecordError::Encode)?;
     let mut store = Store::open(ctx)?;
     let mut batch = store.batch()?;
-    let id: ObjectId = batch.put(Kind::Overlay, &bytes)?;
+    let id: ObjectId = batch.put(Kind::Overlay, &bytes).map_err(StoreError::from)?;
     batch.set_ref(&records_ref(session_id), id)?;
-    batch.commit()
+    Ok(batch.commit()?)
 }
 
 /// Attaches the store's records of a session whose host keeps them outside the file: each

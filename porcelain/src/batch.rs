@@ -278,7 +278,7 @@ pub fn check_writable(ctx: &Context, session: &Session<'_>, dry_run: bool) -> Re
         .hint("open the session in pi once (pi --session <file>), quit, then run shake again"));
     }
     if ending(session.file.raw()) == Ending::Partial {
-        let err = append::partial_line(&session.file.path);
+        let err = Error::from(append::partial_line(&session.file.path));
         if !dry_run {
             return Err(err);
         }

@@ -47,7 +47,7 @@ impl Versions {
             shake_plumbing::store::touch::import(ctx, &path);
         }
         let store = Store::open(ctx)?;
-        let info = match store.session(&path) {
+        let info = match store.session(&path).map_err(Error::from) {
             Ok(Some(info)) => info,
             // A damaged store is said, never taken for "not imported".
             Err(e) if e.kind == shake_plumbing::ErrorKind::Corrupt => return Err(e),

@@ -18,7 +18,7 @@ pub mod plan;
 pub mod price;
 pub mod profile;
 pub mod render;
-pub mod rewind_forks;
+pub mod rewind;
 pub mod rules;
 pub mod scope;
 pub mod wall;

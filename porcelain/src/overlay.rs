@@ -69,7 +69,7 @@ fn save_at(ctx: &Context, session: &Session<'_>, leaf: usize, node: &ObjectId, w
     let mut batch = store.batch()?;
     let id = batch.put(Kind::Overlay, &bytes)?;
     batch.set_ref(&name, id)?;
-    batch.commit()
+    Ok(batch.commit()?)
 }
 
 /// Returns the wall at the projection's leaf, derived from the path, and stores it as the
@@ -182,7 +182,7 @@ impl AfterWrite {
             let id = store_batch.put(Kind::Overlay, &bytes)?;
             store_batch.set_ref(&refs::overlay_ref(&node), id)?;
         }
-        store_batch.commit()
+        Ok(store_batch.commit()?)
     }
 }
 

@@ -17,8 +17,8 @@ use shake_plumbing::rev::RevArgs;
 use shake_plumbing::token_cache::CachedTokenizer;
 use shake_plumbing::{Context, Result};
 
-use crate::cmd::meter::memo::{self, Seen};
-use crate::cmd::meter::watch::FileState;
+use crate::cmd::meter::memo;
+use crate::cmd::meter::stamp::{FileState, Seen};
 use crate::fingerprint::Proof;
 use crate::meter::{append_log, render, with_verdict, MeterArgs, Severity};
 use crate::price::{economics, Economics, LastTurn};

@@ -40,3 +40,102 @@ fn plumbing_names_clap_only_behind_its_cli_feature() {
     assert!(!unguarded_clap("#[cfg_attr(feature = \"cli\", derive(clap::Args))]"));
     assert!(!unguarded_clap("/// as clap's usage errors"));
 }
+
+/// Tells whether a line of code builds or names the CLI's `Error` (exit codes and hints are the
+/// command boundary's, `plumbing/src/error.rs`), rather than an engine error of its own.
+fn names_cli_error(line: &str) -> bool {
+    let code = line.trim_start();
+    let named = ["Error::user(", "Error::corrupt(", "Error::os(", "Error::io(", "crate::Error", "ErrorKind::"];
+    let bare = |n: &str| {
+        code.match_indices(n).any(|(at, _)| {
+            let before = code[..at].chars().next_back();
+            !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':')
+        })
+    };
+    !code.starts_with("//")
+        && (named.iter().any(|n| bare(n))
+            || code.starts_with("use crate::{") && code.contains(" Error") && code.contains('}'))
+}
+
+/// The engine's rooms that return their own typed errors (issue 34.4): the store, the floor
+/// (`durable.rs`, `output.rs`), the append, a session file's line table and the fork records. None builds the
+/// CLI's `Error` or picks an exit code: the command boundary does (`command_error.rs`); their
+/// tests may look at what it makes of an error. `touch.rs` still words the implicit import's
+/// warning as the CLI does, because a host's refusal reaches it as the CLI's error until the
+/// hosts' errors are typed.
+#[test]
+fn the_store_returns_its_own_errors_and_the_boundary_picks_exit_codes() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("plumbing/src");
+    let mut files = 0;
+    let mut leaks = Vec::new();
+    let rooms = ["store", "durable.rs", "output.rs", "append.rs", "host/file.rs", "fork_record.rs"];
+    for entry in rooms.iter().flat_map(|r| walkdir::WalkDir::new(root.join(r))) {
+        let path = entry.unwrap().into_path();
+        let skip = ["tests.rs", "touch.rs"];
+        if path.extension().is_none_or(|x| x != "rs") || path.file_name().is_some_and(|n| skip.iter().any(|s| n == *s))
+        {
+            continue;
+        }
+        files += 1;
+        let text = std::fs::read_to_string(&path).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap();
+        for (n, line) in code.lines().enumerate().filter(|(_, l)| names_cli_error(l)) {
+            leaks.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
+        }
+    }
+    assert!(files > 20, "plumbing/src/store moved: {files} files");
+    assert!(leaks.is_empty(), "an engine room builds the CLI's error:\n{}", leaks.join("\n"));
+    // The check itself sees what it must.
+    assert!(names_cli_error("    return Err(Error::corrupt(format!(\"x\")));"));
+    assert!(names_cli_error("use crate::{Context, Error, Result};"));
+    assert!(!names_cli_error("use crate::{Context, StoreError};"));
+    assert!(!names_cli_error("return Err(PackError::corrupt(path, \"bad\"));"));
+    assert!(!names_cli_error("Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}"));
+}
+
+/// The porcelain's small circles are gone (issue 34.5) and stay gone: the meter's rooms import
+/// one way (`watch` → `memo` → `grow` → `stamp`: the loop, the memo, the append shortcut, the
+/// file's stamp), and the stranded folds of a rewind (`rewind.rs`) are the library's, which
+/// `status` and `audit rewind` use and which uses no command.
+#[test]
+fn the_meter_rooms_and_the_rewind_import_one_way() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("porcelain/src");
+    let code = |file: &str| {
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        text.split("#[cfg(test)]").next().unwrap().to_string()
+    };
+    let forbidden = [
+        ("cmd/meter/stamp.rs", &["super::memo", "super::grow", "super::watch"][..]),
+        ("cmd/meter/grow.rs", &["super::memo", "super::watch"][..]),
+        ("cmd/meter/memo.rs", &["super::watch"][..]),
+        ("rewind.rs", &["crate::cmd", "crate::status", "crate::audit"][..]),
+    ];
+    let mut back = Vec::new();
+    for (file, names) in forbidden {
+        let text = code(file);
+        back.extend(names.iter().filter(|n| text.contains(*n)).map(|n| format!("{file} names {n}")));
+    }
+    assert!(back.is_empty(), "an import runs back:\n{}", back.join("\n"));
+    assert!(code("cmd/meter/memo.rs").contains("super::grow::Growth"), "the memo grows through grow.rs");
+    assert!(code("cmd/status.rs").contains("crate::rewind::stranded"), "status asks the rewind's library");
+}
+
+/// The hosts are private outside the engine (issue 34.4): the porcelain and the binary reach a
+/// host only through the seam and the registry, and only the tests' surface (`fixture-host`, a
+/// dev-dependency feature) makes a host module public.
+#[test]
+fn hosts_are_private_but_to_the_tests() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let lib = std::fs::read_to_string(root.join("plumbing/src/lib.rs")).unwrap();
+    for host in ["pi", "claude", "omp"] {
+        let private = format!("#[cfg(not(feature = \"fixture-host\"))]\npub(crate) mod {host};");
+        let tests = format!("#[cfg(feature = \"fixture-host\")]\npub mod {host};");
+        assert!(lib.contains(&private) && lib.contains(&tests), "{host} is public to the porcelain");
+    }
+    // Only a dev-dependency turns the tests' surface on: no shipped build has it.
+    for manifest in ["Cargo.toml", "porcelain/Cargo.toml"] {
+        let text = std::fs::read_to_string(root.join(manifest)).unwrap();
+        let shipped = text.split("[dev-dependencies]").next().unwrap();
+        assert!(!shipped.contains("fixture-host"), "{manifest} ships the hosts' insides");
+    }
+}

@@ -120,12 +120,14 @@ impl<'t> Results<'t> {
     }
 
     /// Every result's text, by id (tests and tools: this holds them all at once).
+    #[cfg(feature = "fixture-host")]
     pub fn all(&self) -> HashMap<String, String> {
         self.at.keys().filter_map(|id| Some((id.clone(), self.text(id)?))).collect()
     }
 }
 
 /// The text of every `tool_result` whose content is a string, by `tool_use_id` ([`Results::all`]).
+#[cfg(feature = "fixture-host")]
 pub fn result_texts(t: &Transcript) -> HashMap<String, String> {
     Results::new(t).all()
 }

@@ -128,6 +128,7 @@ impl<'t> ProgressBridge<'t> {
 }
 
 /// Loads the conversation as Claude Code does on `--resume`.
+#[cfg(any(test, feature = "fixture-host"))]
 pub fn load(t: &Transcript, options: LoadOptions) -> Chain {
     load_at(t, options, None)
 }

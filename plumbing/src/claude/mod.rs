@@ -21,6 +21,8 @@ pub mod transcript;
 mod unresumable;
 pub mod write;
 
+#[cfg(feature = "fixture-host")]
 pub use loader::{load, load_at, Chain, LoadOptions};
 pub use project::project;
+#[cfg(feature = "fixture-host")]
 pub use transcript::{Row, Transcript};

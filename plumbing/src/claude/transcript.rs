@@ -11,7 +11,6 @@
 //! line where it is used, so a transcript costs little more than its bytes.
 
 use std::ops::Range;
-use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::value::RawValue;
@@ -176,7 +175,8 @@ fn block_types(content: Option<&RawValue>) -> impl Iterator<Item = Option<std::b
 
 impl Transcript {
     /// Reads and parses a transcript file.
-    pub fn read(path: &Path) -> std::io::Result<Transcript> {
+    #[cfg(any(test, feature = "fixture-host"))]
+    pub fn read(path: &std::path::Path) -> std::io::Result<Transcript> {
         Ok(Transcript::parse(SessionFile::read(path, &[&super::host::Claude])?))
     }
 

@@ -103,6 +103,7 @@ pub fn write_fork_bytes(
 }
 
 /// [`write_fork_bytes`] into memory: the fork's bytes and the ids replaced.
+#[cfg(any(test, feature = "fixture-host"))]
 pub fn fork_bytes(t: &Transcript, old_id: &str, new_id: &str, replace: &Replace<'_>) -> (Vec<u8>, Vec<String>) {
     let mut out = Vec::with_capacity(t.file.raw().len());
     let replaced = write_fork_bytes(t, old_id, new_id, replace, &mut out).expect("writing to memory cannot fail");
@@ -115,6 +116,7 @@ pub const PREVIEW_CHARS: usize = 2000;
 /// Claude Code's own placeholder for an output saved to `path` (its `<persisted-output>` form,
 /// 2.1.328): the size, the path, and a preview of up to 2,000 UTF-16 units cut at the last
 /// newline past the half, never inside a surrogate pair.
+#[cfg(any(test, feature = "fixture-host"))]
 pub fn placeholder(text: &str, path: &Path) -> String {
     noted_placeholder(text, path, None)
 }

@@ -18,7 +18,12 @@ pub struct FsckArgs {
 
 /// Runs `shake fsck`; `overlays` recomputes a leaf's overlay (the porcelain's wall) to compare
 /// with the stored one.
-pub fn run(ctx: &Context, args: &FsckArgs, out: &mut dyn Write, overlays: fsck::OverlayCheck<'_>) -> Result {
+pub fn run(
+    ctx: &Context,
+    args: &FsckArgs,
+    out: &mut dyn Write,
+    overlays: fsck::OverlayCheck<'_, crate::Error>,
+) -> Result {
     let r = fsck::check(&ctx.store_dir, overlays)?;
     let json = || {
         json!({

@@ -35,7 +35,7 @@ struct VersionRow {
 pub fn run(ctx: &Context, args: &SessionsArgs, out: &mut dyn Write) -> Result {
     let store = Store::open(ctx)?;
     let sessions = store.sessions()?;
-    let trees = sessions.iter().map(|s| store.session_tree(s)).collect::<Result<Vec<_>>>()?;
+    let trees = sessions.iter().map(|s| store.session_tree(s)).collect::<Result<Vec<_>, _>>()?;
     let relatives = family::families(&trees);
     let group = family_numbers(&relatives);
     let records = args.output.records();

@@ -29,7 +29,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::proof::Proof;
-use crate::Error;
 
 /// Files of at least this many bytes are mapped rather than read into memory.
 pub const MAP_MIN: u64 = 1 << 20;
@@ -115,12 +114,6 @@ pub fn check_lines(path: &Path, lines: usize) -> Result<(), TooManyLines> {
     match lines > MAX_LINES {
         true => Err(TooManyLines { path: path.to_path_buf(), lines }),
         false => Ok(()),
-    }
-}
-
-impl From<TooManyLines> for Error {
-    fn from(e: TooManyLines) -> Error {
-        Error::user(e.to_string()).caused_by(e)
     }
 }
 

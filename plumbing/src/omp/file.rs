@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 use thiserror::Error;
 
-use crate::host::file::{read_settled, Bytes, SessionFile, READ_ATTEMPTS};
+use crate::host::file::{Bytes, SessionFile, READ_ATTEMPTS};
 
 /// The title slot's fixed width, `\n` included (`session-title-slot.ts`).
 pub const TITLE_SLOT_BYTES: usize = 256;
@@ -101,6 +101,9 @@ pub fn role(value: &Map<String, Value>) -> Option<&str> {
 }
 
 /// A whole OMP session file.
+// The whole file as OMP reads it: its path, header line and skipped lines are for whoever
+// reads it whole (the tests, a tool), not for the engine, which reads the entries.
+#[cfg_attr(not(feature = "fixture-host"), allow(dead_code))]
 #[derive(Clone, Debug)]
 pub struct OmpFile {
     /// Where it was read from.
@@ -137,14 +140,16 @@ pub fn looks_like_omp(bytes: &[u8]) -> bool {
 impl OmpFile {
     /// Reads the file at `path`, reopening it until two looks at the path agree (OMP may replace
     /// it with a rename at any moment).
+    #[cfg(any(test, feature = "fixture-host"))]
     pub fn read(path: &Path) -> Result<OmpFile, OmpError> {
         Self::read_with(path, || {})
     }
 
     /// [`OmpFile::read`] with a hook run between reading the bytes and checking the path again
     /// (tests use it to rewrite the file mid-read).
+    #[cfg(any(test, feature = "fixture-host"))]
     pub fn read_with(path: &Path, between: impl FnMut()) -> Result<OmpFile, OmpError> {
-        let read = read_settled(path, &[&super::host::Omp], between)
+        let read = crate::host::file::read_settled(path, &[&super::host::Omp], between)
             .map_err(|source| OmpError::Io { path: path.to_path_buf(), source })?;
         match read.settled {
             true => Self::parse(path.to_path_buf(), read.bytes),
@@ -187,6 +192,7 @@ impl OmpFile {
     }
 
     /// Where the entries start: the end of the header line, `\n` included.
+    #[cfg(any(test, feature = "fixture-host"))]
     pub fn header_end(&self) -> usize {
         (self.header.raw.end + 1).min(self.bytes.len())
     }

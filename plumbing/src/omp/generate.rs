@@ -33,6 +33,7 @@ pub struct Options {
 }
 
 /// One model per tokenizer family OMP knows, plus models without one (GPT: bytes/4).
+#[cfg(feature = "fixture-host")]
 pub const FAMILY_MODELS: &[&str] = &[
     "openai/gpt-5.1-codex",
     "google/gemini-2.5-pro",

@@ -52,6 +52,7 @@ pub enum Kind {
 
 impl Kind {
     /// OMP's name for it.
+    #[cfg(feature = "fixture-host")]
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::ToolResult => "toolResult",
@@ -345,6 +346,7 @@ pub fn freed(regions: &[Region], tok: &OmpTokenizer) -> u64 {
 }
 
 /// The placeholder `/shake` writes for region `k` (1-based) with artifact `artifact`.
+#[cfg(any(test, feature = "fixture-host"))]
 pub fn placeholder(region: &Region, k: usize, artifact: Option<u64>) -> String {
     match artifact {
         Some(a) => format!("[shaken ~{} tokens — recover: artifact://{a} (region {k})]", region.tokens),
@@ -356,6 +358,7 @@ pub fn placeholder(region: &Region, k: usize, artifact: Option<u64>) -> String {
 /// (`applyShakeRegions`), `prunedAt` stamped on the tool results, every entry line re-written
 /// with `JSON.stringify` (`rewriteEntries`), the title slot kept. Also returns the freed figure
 /// `/shake` reports: max(0, Σ region − Σ placeholder).
+#[cfg(any(test, feature = "fixture-host"))]
 pub fn rewrite(file: &OmpFile, regions: &[Region], artifact: Option<u64>, now_ms: u64) -> (Vec<u8>, u64) {
     let branch = branch(file);
     let mut edited: HashMap<usize, Map<String, Value>> = HashMap::new();
@@ -384,12 +387,14 @@ pub fn rewrite(file: &OmpFile, regions: &[Region], artifact: Option<u64>, now_ms
 
 /// A placeholder's cost as `/shake` counts it for its report: bytes/4 (the simulation's
 /// tokenizer; a family count would need OMP's vocabulary).
+#[cfg(any(test, feature = "fixture-host"))]
 fn region_placeholder_tokens(text: &str) -> u64 {
     (text.len() as u64 + 3) >> 2
 }
 
 /// `applyShakeRegion`: a tool result keeps its non-text blocks and its first non-empty text
 /// block, which becomes the placeholder; a block region is spliced out of its text.
+#[cfg(any(test, feature = "fixture-host"))]
 fn apply(entry: &mut Map<String, Value>, region: &Region, replacement: &str, now_ms: u64) {
     let target = match entry.get("type").and_then(Value::as_str) {
         Some("message") => entry.get_mut("message").and_then(Value::as_object_mut),

@@ -39,6 +39,9 @@ macro_rules! pi_fields {
             })
         }
 
+        // Every key pi reads has its accessor, whether the engine reads it yet or not, named
+        // after the key (`fromId` is `from_id`, no conversion).
+        #[allow(dead_code, clippy::wrong_self_convention)]
         impl<'a> Fields<'a> {
             $(
                 #[doc = concat!("The raw value of `", $key, "`, when the line has it.")]

@@ -107,6 +107,8 @@ fn call_kind<'a>(o: &Slots<'a, '_>) -> Option<BlockKind<'a>> {
 }
 
 /// The parts of a message the engine reads, borrowed from the entry's `message` value.
+// Every field pi checks is parsed (a wrong type refuses the line, as pi does), read or not.
+#[allow(dead_code)]
 #[derive(Default, Debug, Clone)]
 pub struct Message<'a> {
     pub role: Option<Cow<'a, str>>,

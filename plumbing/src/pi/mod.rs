@@ -26,10 +26,15 @@ use crate::host::{
 };
 use crate::{Context, Error, Result};
 
-pub use entry::{Entry, EntryType};
+#[cfg(feature = "fixture-host")]
+pub use entry::Entry;
+pub use entry::EntryType;
+#[cfg(feature = "fixture-host")]
 pub use message::Message;
 pub use project::{ProjectError, Projection};
-pub use session::{Header, ParseError, Session};
+#[cfg(feature = "fixture-host")]
+pub use session::Header;
+pub use session::{ParseError, Session};
 
 /// The pi host (pi 1.6.0).
 pub struct Pi;

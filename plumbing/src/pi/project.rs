@@ -288,11 +288,6 @@ impl<'s, 'a> Projection<'s, 'a> {
         })
     }
 
-    /// Returns the edit that wins for entry `index`, if any.
-    pub fn edit_of(&self, index: usize) -> Option<&'s Entry<'a>> {
-        self.edit_index(index).map(|e| &self.pi.entries[e])
-    }
-
     /// Returns the index of the edit that wins for entry `index`, if any.
     pub fn edit_index(&self, index: usize) -> Option<usize> {
         match self.parsed(index) {

@@ -28,6 +28,7 @@ pub enum ParseError {
     TooManyLines(#[from] host::file::TooManyLines),
 }
 
+#[cfg(feature = "fixture-host")]
 pub use host::file::MAX_LINES;
 
 /// The header line.
@@ -137,6 +138,7 @@ impl<'a> Session<'a> {
     }
 
     /// Parses a session file as pi 1.6.0 loads it, with the warnings of what pi skips.
+    #[cfg(any(test, feature = "fixture-host"))]
     pub fn parse(file: &'a SessionFile) -> Result<Parsed<'a>, ParseError> {
         Self::parse_skipping(file, 0)
     }

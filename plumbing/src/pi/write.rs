@@ -40,11 +40,6 @@ impl EntryWriter {
         EntryWriter { handed: HashSet::default(), seed: seed.finalize(), counter: 0, timestamp }
     }
 
-    /// The timestamp every entry of this batch carries.
-    pub fn timestamp(&self) -> &str {
-        &self.timestamp
-    }
-
     /// Returns a fresh 8-hex id, unique in `session` (the one this writer was made for) and in
     /// this batch. Ids derive from the file's bytes and the timestamp, so a run with
     /// `$SHAKE_TIMESTAMP` set is reproducible.

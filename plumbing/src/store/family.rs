@@ -3,8 +3,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::{Result, StoreError};
 use crate::id::{Kind, ObjectId};
-use crate::{Error, Result};
 
 use super::version::split_node;
 use super::{state, SessionInfo, Store};
@@ -27,14 +27,14 @@ impl Store {
         let key = info.path.to_string_lossy();
         let Some((head, rest)) = self.read_state(&key)?? else { return Ok(Tree::default()) };
         let Some(resume) = state::decode_resume(&head, &rest) else {
-            return Err(Error::corrupt(format!("import state of {key}: unreadable (resume part)")));
+            return Err(StoreError::ResumeUnreadable { path: info.path.clone() });
         };
         // v2/v3 files list every node; a v1 file only its last one (its entries form one chain),
         // so walk up through the node objects until a node already seen.
         let table = state::Table::of(self, &resume);
         let mut todo: Vec<ObjectId> = table.iter_back().map(|(_, n)| n).chain(resume.last_node.map(ObjectId)).collect();
         if let Some(chunk) = table.failed() {
-            return Err(Error::corrupt(format!("import state of {key}: node table chunk {chunk} does not read")));
+            return Err(StoreError::ChunkUnread { path: info.path.clone(), chunk });
         }
         let mut nodes = HashSet::new();
         let mut parents = HashSet::new();
@@ -46,9 +46,7 @@ impl Store {
             // another kind is corruption, not a shorter tree (which would print wrong figures).
             let obj = self.read(&node)?;
             let split = (obj.kind == Kind::Node).then(|| split_node(obj.bytes)).flatten();
-            let (parent, _) = split.ok_or_else(|| {
-                Error::corrupt(format!("{}: {node} is not a node object; run shake fsck", info.path.display()))
-            })?;
+            let (parent, _) = split.ok_or_else(|| StoreError::NotANode { path: info.path.clone(), node })?;
             if let Some(parent) = parent {
                 parents.insert(parent);
                 todo.push(parent);

@@ -14,7 +14,7 @@ use crate::id::{Kind, ObjectId};
 use crate::tokens::{bpe, TokenizerName};
 
 use super::version::{split_node, Version};
-use super::{refs, state, Pack, Store};
+use super::{refs, state, Pack, Result, Store};
 
 /// What `fsck` found.
 #[derive(Debug, Default)]
@@ -36,12 +36,13 @@ pub struct FsckReport {
 }
 
 /// Recomputes a leaf's overlay from a session file: the leaf's node id and the overlay's
-/// canonical bytes, or `None` when the file has no entry with this id.
-pub type OverlayCheck<'a> = &'a dyn Fn(&SessionFile, &str) -> crate::Result<Option<(ObjectId, Vec<u8>)>>;
+/// canonical bytes, or `None` when the file has no entry with this id; its error is the
+/// caller's (the fold policy that recomputes overlays is the porcelain's), said as it displays.
+pub type OverlayCheck<'a, E> = &'a dyn Fn(&SessionFile, &str) -> Result<Option<(ObjectId, Vec<u8>)>, E>;
 
 /// Checks the store in `dir` as deeply as it can, never stopping at the first problem;
 /// `overlays` recomputes overlays to compare with the stored ones.
-pub fn check(dir: &Path, overlays: OverlayCheck<'_>) -> crate::Result<FsckReport> {
+pub fn check<E: std::fmt::Display>(dir: &Path, overlays: OverlayCheck<'_, E>) -> Result<FsckReport> {
     let mut report = FsckReport::default();
     let (packed, problems) = super::packed::Packed::check(dir)?;
     report.problems.extend(problems);
@@ -104,7 +105,11 @@ fn check_tables(dir: &Path, report: &mut FsckReport) {
 /// Recomputes every overlay ref's object from an imported file of its session (the file as
 /// the store holds it) and reports those that differ. Overlays of sessions not imported, or
 /// of leaves no imported file holds, are noted, not checked.
-fn check_overlays(store: &Store, recompute: OverlayCheck<'_>, report: &mut FsckReport) -> crate::Result<()> {
+fn check_overlays<E: std::fmt::Display>(
+    store: &Store,
+    recompute: OverlayCheck<'_, E>,
+    report: &mut FsckReport,
+) -> Result<()> {
     #[derive(serde::Deserialize)]
     struct Head {
         session: Option<String>,
@@ -125,7 +130,7 @@ fn check_overlays(store: &Store, recompute: OverlayCheck<'_>, report: &mut FsckR
         };
         // The first file that holds the leaf at the ref's node decides; a file that holds the
         // leaf elsewhere (a rewritten copy of the session) only counts when none does.
-        let mut found: Option<std::result::Result<(), String>> = None;
+        let mut found: Option<Result<(), String>> = None;
         for s in sessions.iter().filter(|s| s.session_id.is_some() && s.session_id == head.session) {
             let file = match files.entry(s.version) {
                 Entry::Occupied(o) => o.into_mut(),
@@ -144,7 +149,7 @@ fn check_overlays(store: &Store, recompute: OverlayCheck<'_>, report: &mut FsckR
                 }
                 Ok(Some((n, _))) => format!("overlay {id} is for leaf {} at node {n}, not this ref's node", head.leaf),
                 Ok(None) => continue,
-                Err(e) => format!("cannot recompute from {}: {}", s.path.display(), e.message),
+                Err(e) => format!("cannot recompute from {}: {e}", s.path.display()),
             };
             found.get_or_insert(Err(here));
         }
@@ -177,7 +182,7 @@ fn check_links(store: &Store, report: &mut FsckReport) {
                         v.lines(store, &what)
                     });
                     match lines {
-                        Err(e) => report.problems.push(format!("{what}: {}", e.message)),
+                        Err(e) => report.problems.push(format!("{what}: {}", crate::error::chain(&e))),
                         Ok(lines) => {
                             // A row puts back the version's session id: it must name one.
                             let session = Version::decode(obj.bytes, &what).ok().and_then(|v| v.session);
@@ -221,7 +226,7 @@ fn expect_line(store: &Store, id: &ObjectId, what: &str, report: &mut FsckReport
             report.missing.insert(*id);
             report.problems.push(format!("{what}: names missing object {id}"))
         }
-        Err(e) => report.problems.push(format!("{what}: names {id}: {}", e.message)),
+        Err(e) => report.problems.push(format!("{what}: names {id}: {}", crate::error::chain(&e))),
     }
     None
 }
@@ -237,11 +242,11 @@ fn expect(store: &Store, id: &ObjectId, want: Option<Kind>, what: &str, report: 
             report.missing.insert(*id);
             report.problems.push(format!("{what}: names missing object {id}"))
         }
-        Err(e) => report.problems.push(format!("{what}: names {id}: {}", e.message)),
+        Err(e) => report.problems.push(format!("{what}: names {id}: {}", crate::error::chain(&e))),
     }
 }
 
-fn check_states(store: &Store, report: &mut FsckReport) -> crate::Result<()> {
+fn check_states(store: &Store, report: &mut FsckReport) -> Result<()> {
     for (path, bytes) in store.states()? {
         report.sessions += 1;
         let (head, rest) = match state::decode(&path, &bytes) {

@@ -11,9 +11,9 @@
 
 use std::collections::HashSet;
 
+use super::{Result, StoreError};
 use crate::durable::FileError;
 use crate::id::{Kind, ObjectId};
-use crate::{Error, Result};
 
 use super::version::{split_node, Item};
 use super::{pack, state, Batch, Store};
@@ -47,11 +47,7 @@ impl Store {
         let mut problems = store.packed.problems();
         problems.extend(store.packs().iter().flat_map(|p| p.verify()));
         if !problems.is_empty() {
-            return Err(Error::corrupt(format!(
-                "{}; not collecting garbage while the store is damaged",
-                problems.join("; ")
-            ))
-            .hint("run shake fsck: gc keeps everything until the damage is dealt with"));
+            return Err(StoreError::NotCollecting { problems });
         }
         let temp_files = remove_temp_files(store.dir(), dry_run)?;
         let keep = reachable(store)?;
@@ -189,10 +185,7 @@ fn each_kept(
             }
             let obj = p.object_at(i)?;
             if ObjectId::hash(obj.kind, obj.bytes) != id {
-                return Err(Error::corrupt(format!(
-                    "{}: object {id} does not match its id; run shake fsck",
-                    p.path.display()
-                )));
+                return Err(StoreError::Mismatch { pack: p.path.clone(), id });
             }
             f(id, obj)?;
         }
@@ -207,7 +200,7 @@ fn reachable(store: &Store) -> Result<HashSet<ObjectId>> {
     todo.extend(store.sessions()?.into_iter().map(|s| s.version));
     for (path, bytes) in store.states()? {
         let resume = state::decode_head(&bytes).and_then(|(head, rest)| state::decode_resume(&head, rest));
-        let resume = resume.ok_or_else(|| Error::corrupt(format!("{}: unreadable import state", path.display())))?;
+        let resume = resume.ok_or(StoreError::StateUnreadable { path })?;
         todo.extend(resume.chunks.into_iter().map(|c| c.id));
     }
     while let Some(id) = todo.pop() {
@@ -227,8 +220,7 @@ fn reachable(store: &Store) -> Result<HashSet<ObjectId>> {
                 todo.extend(version.parent);
             }
             Kind::Node => {
-                let (parent, entry) =
-                    split_node(obj.bytes).ok_or_else(|| Error::corrupt(format!("node {id} is not 32 or 64 bytes")))?;
+                let (parent, entry) = split_node(obj.bytes).ok_or(StoreError::BadNode { id })?;
                 keep.insert(entry);
                 todo.extend(parent);
             }
@@ -250,8 +242,8 @@ fn keep_nodes(store: &Store, keep: &mut HashSet<ObjectId>) -> Result<()> {
                 continue;
             }
             let id = p.id_at(i);
-            let (parent, entry) = split_node(obj.bytes)
-                .ok_or_else(|| Error::corrupt(format!("{}: node {id} is not 32 or 64 bytes", p.path.display())))?;
+            let what = p.path.display().to_string();
+            let (parent, entry) = split_node(obj.bytes).ok_or(StoreError::BadNodeIn { what, id })?;
             if keep.contains(&entry) {
                 nodes.push((id, parent));
             }

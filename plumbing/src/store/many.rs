@@ -7,10 +7,9 @@ use std::path::PathBuf;
 use std::sync::mpsc;
 
 use crate::host::HostKind;
-use crate::Result;
 
 use super::import::{prepare, ImportError, ImportReport, Prepared};
-use super::Store;
+use super::{Result, Store};
 
 /// No more workers than this, whatever the machine: beyond it this thread, which writes the
 /// pack, is the bottleneck.

@@ -7,6 +7,7 @@
 //! Readers never lock: packs and packed files are immutable once renamed into place.
 //! Writers ([`Batch`]) hold an advisory lock on `lock` so two shake processes never race.
 
+mod error;
 pub mod family;
 pub mod fsck;
 pub mod gc;
@@ -28,13 +29,15 @@ use std::path::{Path, PathBuf};
 
 use crate::durable::FileError;
 use crate::id::{HexPrefix, Kind, ObjectId};
-use crate::{Context, Error, Result};
+use crate::Context;
+
+pub use error::{Result, StoreError};
 
 pub use import::{path_nodes, session_by_id, ImportReport, SessionInfo};
 pub use lock::WriteLock;
 pub use pack::{Object, Pack};
 use packed::Resolved;
-pub use refs::Expect;
+pub use refs::{Expect, RefError};
 pub use version::Version;
 
 /// More packs than this get merged (all but the largest) by the next write.
@@ -101,7 +104,7 @@ impl Store {
                 return Ok(());
             }
         }
-        Err(Error::user(format!("{}: packs keep changing under this process; try again", self.packs_dir().display())))
+        Err(StoreError::Unsettled { dir: self.packs_dir() })
     }
 
     /// Merges every pack but the largest into one when there are more than [`MAX_PACKS`]
@@ -118,10 +121,7 @@ impl Store {
             for i in 0..pack.len() {
                 let (id, obj) = (pack.id_at(i), pack.object_at(i)?);
                 if ObjectId::hash(obj.kind, obj.bytes) != id {
-                    return Err(Error::corrupt(format!(
-                        "{}: object {id} does not match its id; run shake fsck",
-                        pack.path.display()
-                    )));
+                    return Err(StoreError::Mismatch { pack: pack.path.clone(), id });
                 }
                 if !writer.contains(&id) && self.packs[0].find(&id).is_none() {
                     writer.add(id, obj.kind, obj.bytes)?;
@@ -187,12 +187,7 @@ impl Store {
         let Some((pack, obj)) = self.locate(id)? else { return Ok(None) };
         let actual = ObjectId::hash(obj.kind, obj.bytes);
         if actual != *id {
-            return Err(Error::corrupt(format!(
-                "{}: object {id}: content hashes to {actual} (corrupt {} bytes); nothing was read from it",
-                pack.path.display(),
-                obj.kind
-            ))
-            .hint("run shake fsck; shake restore or a re-import rebuilds the object from a session file that has it"));
+            return Err(StoreError::Rehash { pack: pack.path.clone(), id: *id, actual, kind: obj.kind });
         }
         Ok(Some(obj))
     }
@@ -215,30 +210,29 @@ impl Store {
 
     /// Returns the object `id`; a missing object is a corrupt store (something refers to it).
     pub fn read(&self, id: &ObjectId) -> Result<Object<'_>> {
-        self.get(id)?.ok_or_else(|| Error::corrupt(format!("{}: object {id} is missing", self.dir.display())))
+        self.get(id)?.ok_or_else(|| StoreError::Missing { store: self.dir.clone(), id: *id })
     }
 
     /// Returns the object `id`, checking it is of `kind`.
     pub fn read_kind(&self, id: &ObjectId, kind: Kind) -> Result<&[u8]> {
         let obj = self.read(id)?;
         if obj.kind != kind {
-            return Err(Error::user(format!("object {id} is a {}, not a {kind}", obj.kind)));
+            return Err(StoreError::WrongKind { id: *id, is: obj.kind, want: kind });
         }
         Ok(obj.bytes)
     }
 
     /// Resolves a full id or a unique hex prefix (at least 4 digits) to an id in the store.
     pub fn resolve(&self, text: &str) -> Result<ObjectId> {
-        let prefix = HexPrefix::parse(text)
-            .ok_or_else(|| Error::user(format!("not an object id or prefix: {text:?} (want 4 to 64 hex digits)")))?;
+        let prefix = HexPrefix::parse(text).ok_or_else(|| StoreError::NotAnId { text: text.to_string() })?;
         let mut hits = Vec::new();
         self.packs.iter().for_each(|p| p.find_prefix(&prefix, &mut hits));
         hits.sort_unstable();
         hits.dedup();
         match hits.len() {
             1 => Ok(hits[0]),
-            0 => Err(Error::user(format!("no object {text} in {}", self.dir.display()))),
-            n => Err(Error::user(format!("object prefix {text} is ambiguous ({n} objects)")).hint("type more digits")),
+            0 => Err(StoreError::NoObject { text: text.to_string(), store: self.dir.clone() }),
+            count => Err(StoreError::Ambiguous { text: text.to_string(), count }),
         }
     }
 
@@ -269,7 +263,7 @@ impl Store {
         let _held = WriteLock::take(&self.dir)?;
         self.refresh()?;
         if !self.contains(new) {
-            return Err(Error::user(format!("cannot point {name} at {new}: no such object")));
+            return Err(StoreError::NoTarget { name: name.to_string(), new: *new });
         }
         refs::compare(name, self.read_ref(name)?, expect)?;
         let records = [(name.to_string(), refs::value(new))].into();
@@ -278,14 +272,14 @@ impl Store {
 
     /// Lists every ref, sorted by name; the first unreadable ref is an error.
     pub fn refs(&self) -> Result<Vec<(String, ObjectId)>> {
-        self.refs_all()?.into_iter().map(|(name, id)| id.map(|id| (name, id))).collect()
+        Ok(self.refs_all()?.into_iter().map(|(name, id)| id.map(|id| (name, id))).collect::<Result<_, _>>()?)
     }
 
     /// Lists every ref, sorted by name, each with its id or why it cannot be read: the packed
     /// ones and the loose files no packed record shadows. Damage that may hide a ref or its
     /// value is a corrupt-store error naming it (`fsck`'s lenient view: those refs left out).
-    pub fn refs_all(&self) -> Result<Vec<(String, Result<ObjectId>)>> {
-        let mut all: BTreeMap<String, Result<ObjectId>> = refs::list_all(&self.dir)?.into_iter().collect();
+    pub fn refs_all(&self) -> Result<refs::Listed> {
+        let mut all: BTreeMap<String, Result<ObjectId, RefError>> = refs::list_all(&self.dir)?.into_iter().collect();
         for name in self.packed.names("refs/").map_err(damaged)? {
             all.insert(name.to_string(), Ok(ObjectId::NULL));
         }
@@ -293,8 +287,7 @@ impl Store {
         for (name, id) in all {
             match self.packed.resolve(&name) {
                 Resolved::Found(f, bytes) => {
-                    let id = refs::parse(&f.path.join(&name), bytes).map_err(Error::from);
-                    listed.push((name, id));
+                    listed.push((name.clone(), refs::parse(&f.path.join(&name), bytes)));
                 }
                 Resolved::Damaged(what) => self.packed.refuse(what).map_err(damaged)?,
                 Resolved::Missing => listed.push((name, id)),
@@ -333,7 +326,7 @@ impl Store {
         let mut seen = HashSet::from([*id]);
         while let Some(parent) = self.version(&chain[chain.len() - 1])?.parent {
             if !seen.insert(parent) {
-                return Err(Error::corrupt(format!("version {id}: its chain loops at {parent}")));
+                return Err(StoreError::ChainLoops { id: *id, parent });
             }
             chain.push(parent);
         }
@@ -379,9 +372,8 @@ impl Store {
 }
 
 /// The corrupt-store error for damage in the packed files (`what` names it).
-fn damaged(what: String) -> Error {
-    Error::corrupt(format!("corrupt store: {what}"))
-        .hint("run shake fsck; nothing is merged or collected while the damage is there")
+fn damaged(what: String) -> StoreError {
+    StoreError::Damaged { what }
 }
 
 /// A write in progress: new objects go to one new pack; the refs, import states and import

@@ -15,7 +15,6 @@ use memmap2::Mmap;
 
 use crate::durable::FileError;
 use crate::id::{HexPrefix, Kind, ObjectId};
-use crate::Error;
 
 /// What reading or writing a pack can fail with, naming the file.
 #[derive(Debug, thiserror::Error)]
@@ -84,18 +83,6 @@ impl PackError {
     /// Tells whether the system refused a step (the store may be fine; the answer is unknown).
     pub fn is_io(&self) -> bool {
         matches!(self, PackError::File(_))
-    }
-}
-
-impl From<PackError> for Error {
-    fn from(e: PackError) -> Error {
-        let err = match &e {
-            PackError::Corrupt { .. } | PackError::BadObject { .. } | PackError::Vanished { .. } => {
-                Error::corrupt(crate::error::chain(&e))
-            }
-            PackError::File(f) => Error::os(f.source.kind(), &e),
-        };
-        err.caused_by(e)
     }
 }
 
@@ -608,6 +595,7 @@ fn u64_at(bytes: &[u8], at: usize) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Error;
 
     fn write_pack(dir: &Path, objects: &[(Kind, &[u8])]) -> PathBuf {
         let mut w = PackWriter::new(dir).unwrap();

@@ -25,7 +25,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use crate::durable::{self, FileError};
-use crate::Error;
+
+use super::StoreError;
 
 const MAGIC: &[u8; 8] = b"SHAKPREF";
 /// 2: framed records (a marker, a checksum of the lengths and name). 1 (still read): records
@@ -126,14 +127,14 @@ impl PackedFile {
     /// Opens and maps a packed file and checks its layout (magic, version; format 1: every
     /// record in bounds; names UTF-8, sorted and unique); the file's checksum is `fsck`'s to
     /// check, each record's is checked when it is read.
-    pub fn open(path: &Path) -> Result<PackedFile, Error> {
-        let seq = seq_of(path).ok_or_else(|| Error::corrupt(format!("{}: not a packed file name", path.display())))?;
+    pub fn open(path: &Path) -> Result<PackedFile, StoreError> {
+        let seq = seq_of(path).ok_or_else(|| StoreError::NotPackedName { path: path.to_path_buf() })?;
         let file = std::fs::File::open(path).map_err(FileError::at(path, "open"))?;
         // SAFETY: packed files are never written once renamed into place (a new file replaces
         // them), so the mapping does not change under us.
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(FileError::at(path, "map"))?;
         let (version, records, gaps) =
-            layout(&map).map_err(|why| Error::corrupt(format!("{}: bad packed file: {why}", path.display())))?;
+            layout(&map).map_err(|why| StoreError::BadPacked { path: path.to_path_buf(), why })?;
         Ok(PackedFile { path: path.to_path_buf(), seq, map, version, records, unsound: Default::default(), gaps })
     }
 
@@ -399,7 +400,7 @@ impl Packed {
     /// Lists and opens the packed files in `store` (none when the folder does not exist),
     /// keeping those of `old` that are still there. A file listed and then removed was merged
     /// by a writer meanwhile: the caller lists again.
-    pub fn load(store: &Path, old: Packed) -> Result<(Packed, bool), Error> {
+    pub fn load(store: &Path, old: Packed) -> Result<(Packed, bool), StoreError> {
         let lenient = old.lenient;
         let Some(paths) = list(store)? else { return Ok((Packed { files: Vec::new(), lenient }, false)) };
         let mut old = old.files;
@@ -420,12 +421,12 @@ impl Packed {
     /// Opens every packed file in `store` for `fsck`, lenient (readers skip what is damaged):
     /// the ones that open, and a message for each damage ([`Packed::problems`]) and each file
     /// that does not open.
-    pub fn check(store: &Path) -> Result<(Packed, Vec<String>), Error> {
+    pub fn check(store: &Path) -> Result<(Packed, Vec<String>), StoreError> {
         let (mut files, mut problems) = (Vec::new(), Vec::new());
         for path in list(store)?.unwrap_or_default() {
             match PackedFile::open(&path) {
                 Ok(f) => files.push(f),
-                Err(e) => problems.push(e.message),
+                Err(e) => problems.push(crate::error::chain(&e)),
             }
         }
         let packed = Packed { files, lenient: true };
@@ -513,14 +514,10 @@ impl Packed {
     /// Every name with its newest value (the records that add up: all their lines, oldest
     /// first), laid over `base` (older records, e.g. loose files), sorted by name. Refuses, naming
     /// it, while any file is damaged: what a damaged record held would be dropped.
-    pub fn merged(&self, mut base: BTreeMap<String, Vec<u8>>) -> Result<BTreeMap<String, Vec<u8>>, Error> {
+    pub fn merged(&self, mut base: BTreeMap<String, Vec<u8>>) -> Result<BTreeMap<String, Vec<u8>>, StoreError> {
         let problems = self.problems();
         if !problems.is_empty() {
-            return Err(Error::corrupt(format!(
-                "{}; not merging the packed files while one is damaged",
-                problems.join("; ")
-            ))
-            .hint("run shake fsck: nothing is merged, repacked or dropped until the damage is dealt with"));
+            return Err(StoreError::NotMerging { problems });
         }
         for f in self.files.iter().rev() {
             for (name, value) in f.records() {
@@ -534,7 +531,7 @@ impl Packed {
     /// next file holds every record instead ([`Packed::replace`]), unless one is damaged (the
     /// merge waits, so that nothing a damaged file holds is dropped). The caller holds the
     /// store's write lock and loaded `self` under it.
-    pub fn write(&mut self, store: &Path, records: BTreeMap<String, Vec<u8>>) -> Result<(), Error> {
+    pub fn write(&mut self, store: &Path, records: BTreeMap<String, Vec<u8>>) -> Result<(), StoreError> {
         if records.is_empty() {
             return Ok(());
         }
@@ -553,7 +550,7 @@ impl Packed {
     /// Writes `records` as the one packed file, then removes every older one (it is in place,
     /// durably, first). The caller holds the store's write lock and took `records` from
     /// [`Packed::merged`].
-    pub fn replace(&mut self, store: &Path, records: BTreeMap<String, Vec<u8>>) -> Result<(), Error> {
+    pub fn replace(&mut self, store: &Path, records: BTreeMap<String, Vec<u8>>) -> Result<(), StoreError> {
         let written = self.put(store, &records)?;
         for old in std::mem::take(&mut self.files) {
             std::fs::remove_file(&old.path).map_err(FileError::at(&old.path, "remove"))?;
@@ -563,7 +560,7 @@ impl Packed {
     }
 
     /// Writes the next packed file durably (temp, fsync, rename, folder fsync) and opens it.
-    fn put(&self, store: &Path, records: &BTreeMap<String, Vec<u8>>) -> Result<PackedFile, Error> {
+    fn put(&self, store: &Path, records: &BTreeMap<String, Vec<u8>>) -> Result<PackedFile, StoreError> {
         let seq = self.files.first().map_or(1, |f| f.seq + 1);
         let path = store.join(DIR).join(format!("{PREFIX}{seq:020}"));
         durable::write(&path, &encode(records))?;
@@ -572,7 +569,7 @@ impl Packed {
 }
 
 /// The packed files in `store`, newest first (`None` when the folder does not exist).
-fn list(store: &Path) -> Result<Option<Vec<PathBuf>>, Error> {
+fn list(store: &Path) -> Result<Option<Vec<PathBuf>>, StoreError> {
     let dir = store.join(DIR);
     let read = match std::fs::read_dir(&dir) {
         Ok(r) => r,
@@ -683,8 +680,8 @@ mod tests {
         let (mut packed, _) = Packed::load(dir.path(), Packed::default()).unwrap();
         packed.write(dir.path(), records(&[("import/new", "v")])).unwrap();
         assert_eq!(std::fs::read_dir(dir.path().join(DIR)).unwrap().count(), MAX_FILES + 1);
-        let err = packed.merged(BTreeMap::new()).unwrap_err();
-        assert!(err.message.contains(&damaged.display().to_string()), "{}", err.message);
+        let err = packed.merged(BTreeMap::new()).unwrap_err().to_string();
+        assert!(err.contains(&damaged.display().to_string()), "{err}");
         assert!(matches!(packed.resolve("import/07"), Resolved::Damaged(_)));
         assert_eq!(value(&packed, "import/09"), Some(Ok("value".into())));
     }
@@ -715,7 +712,7 @@ mod tests {
                 let packed = match Packed::load(dir.path(), Packed::default()) {
                     Ok((p, _)) => p,
                     Err(e) => {
-                        assert!(i < 12 && e.message.contains("packed file"), "flip at {i}: {}", e.message);
+                        assert!(i < 12 && e.to_string().contains("packed file"), "flip at {i}: {e}");
                         continue;
                     }
                 };

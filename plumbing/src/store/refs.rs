@@ -12,7 +12,6 @@ use std::path::{Path, PathBuf};
 
 use crate::durable::FileError;
 use crate::id::ObjectId;
-use crate::{Error, Result};
 
 /// Why a ref could not be read or written.
 #[derive(Debug, thiserror::Error)]
@@ -46,18 +45,6 @@ pub enum RefError {
     Io(#[from] FileError),
 }
 
-impl From<RefError> for Error {
-    fn from(e: RefError) -> Error {
-        let err = match &e {
-            RefError::BadName { .. } => Error::user(e.to_string()).hint("ref names look like refs/sessions/<id>"),
-            RefError::BadFile { .. } => Error::corrupt(e.to_string()),
-            RefError::Moved { .. } => Error::user(e.to_string()).hint("another process moved it; re-read it and retry"),
-            RefError::Io(f) => Error::os(f.source.kind(), &e),
-        };
-        err.caused_by(e)
-    }
-}
-
 /// The ref naming a session's latest imported version. An id of ASCII letters, digits, `-` and
 /// `_` (pi's UUIDs) is the name as it is; any other id is spelled `hex.<its UTF-8 bytes in hex>`,
 /// which no plain id can collide with (plain ids have no `.`).
@@ -89,7 +76,7 @@ pub enum Expect {
 
 /// Checks a ref name: `refs/` then `/`-separated parts of ASCII letters, digits, `-`, `_`, `.`,
 /// none empty, none starting with `.`, none ending with `.lock`.
-pub fn check_name(name: &str) -> std::result::Result<(), RefError> {
+pub fn check_name(name: &str) -> Result<(), RefError> {
     let bad = |why: &'static str| Err(RefError::BadName { name: name.to_string(), why });
     let Some(rest) = name.strip_prefix("refs/") else { return bad("it must start with refs/") };
     for part in rest.split('/') {
@@ -105,7 +92,7 @@ pub fn check_name(name: &str) -> std::result::Result<(), RefError> {
 
 /// Reads a ref: `None` when it does not exist; a corrupt-store error naming the file when it
 /// does not hold one id.
-pub fn read(store: &Path, name: &str) -> std::result::Result<Option<ObjectId>, RefError> {
+pub fn read(store: &Path, name: &str) -> Result<Option<ObjectId>, RefError> {
     let path = store.join(name);
     match std::fs::read(&path) {
         Ok(bytes) => parse(&path, &bytes).map(Some),
@@ -120,7 +107,7 @@ pub fn value(id: &ObjectId) -> Vec<u8> {
 }
 
 /// Parses a ref's bytes (64 hex digits and `\n`); `path` names it in the error.
-pub fn parse(path: &Path, bytes: &[u8]) -> std::result::Result<ObjectId, RefError> {
+pub fn parse(path: &Path, bytes: &[u8]) -> Result<ObjectId, RefError> {
     std::str::from_utf8(bytes)
         .ok()
         .and_then(|s| s.strip_suffix('\n'))
@@ -129,7 +116,7 @@ pub fn parse(path: &Path, bytes: &[u8]) -> std::result::Result<ObjectId, RefErro
 }
 
 /// Checks a compare-and-swap: `current` must be what `expect` says.
-pub fn compare(name: &str, current: Option<ObjectId>, expect: Expect) -> std::result::Result<(), RefError> {
+pub fn compare(name: &str, current: Option<ObjectId>, expect: Expect) -> Result<(), RefError> {
     let ok = match expect {
         Expect::Any => true,
         Expect::Absent => current.is_none(),
@@ -146,8 +133,11 @@ pub fn compare(name: &str, current: Option<ObjectId>, expect: Expect) -> std::re
     Err(RefError::Moved { name: name.to_string(), is, want })
 }
 
+/// Refs by name, each with its id or why it cannot be read.
+pub type Listed = Vec<(String, Result<ObjectId, RefError>)>;
+
 /// Lists every ref file, sorted by name, each with its id or why it cannot be read.
-pub fn list_all(store: &Path) -> Result<Vec<(String, Result<ObjectId>)>> {
+pub fn list_all(store: &Path) -> Result<Listed, RefError> {
     let root = store.join("refs");
     let mut refs = Vec::new();
     for entry in walkdir::WalkDir::new(&root).sort_by_file_name() {
@@ -157,7 +147,7 @@ pub fn list_all(store: &Path) -> Result<Vec<(String, Result<ObjectId>)>> {
             Err(e) => {
                 let path = e.path().unwrap_or(&root).to_path_buf();
                 let source = e.into_io_error().unwrap_or_else(|| std::io::Error::other("a loop in the folder tree"));
-                return Err(RefError::Io(FileError { path, doing: "list", source }).into());
+                return Err(RefError::Io(FileError { path, doing: "list", source }));
             }
         };
         let name = entry.path().strip_prefix(store).unwrap_or(entry.path()).to_string_lossy().replace('\\', "/");
@@ -169,8 +159,7 @@ pub fn list_all(store: &Path) -> Result<Vec<(String, Result<ObjectId>)>> {
         }
         let id = std::fs::read(entry.path())
             .map_err(|source| RefError::Io(FileError { path: entry.path().to_path_buf(), doing: "read", source }))
-            .and_then(|bytes| parse(entry.path(), &bytes))
-            .map_err(Error::from);
+            .and_then(|bytes| parse(entry.path(), &bytes));
         refs.push((name, id));
     }
     Ok(refs)
@@ -192,6 +181,7 @@ pub fn lock_files(store: &Path) -> Vec<PathBuf> {
 mod tests {
     use super::*;
     use crate::id::Kind;
+    use crate::Error;
 
     #[test]
     fn compare_and_swap() {

@@ -27,9 +27,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::{Result, StoreError};
 use crate::id::{Kind, ObjectId};
 use crate::proof::Proof;
-use crate::{Error, Result};
 
 use super::Store;
 
@@ -283,12 +283,12 @@ pub enum ChunkError {
         says: u64,
     },
     /// The object did not read (its bytes do not hash to its id, a pack that does not read).
-    #[error("node table chunk {id}: {}", source.message)]
+    #[error("node table chunk {id}: {source}")]
     Unread {
         /// The chunk's id.
         id: ObjectId,
         /// The store's error.
-        source: Error,
+        source: Box<StoreError>,
     },
 }
 
@@ -304,7 +304,7 @@ pub fn chunk_bytes<'s>(store: &'s Store, chunk: &Chunk) -> std::result::Result<&
             None => Err(ChunkError::Torn { id }),
         },
         Ok(None) => Err(ChunkError::Missing { id }),
-        Err(source) => Err(ChunkError::Unread { id, source }),
+        Err(source) => Err(ChunkError::Unread { id, source: Box::new(source) }),
     }
 }
 
@@ -454,7 +454,7 @@ pub struct Encoded {
 /// Encodes a state (in the current format, whatever `head.format` says), its inline entries
 /// stored as a chunk ([`seal`]).
 pub fn encode(store: &Store, head: &FileState, resume: &Resume) -> Result<Encoded> {
-    let err = |e: bincode::error::EncodeError| Error::user(format!("cannot encode import state: {e}"));
+    let err = StoreError::Encode;
     let (chunks, tables) = seal(store, resume);
     let head = bincode::serde::encode_to_vec(head, config()).map_err(err)?;
     let fixed = ResumeHead4 {
@@ -569,12 +569,6 @@ pub enum StateError {
     },
 }
 
-impl From<StateError> for Error {
-    fn from(e: StateError) -> Error {
-        Error::corrupt(e.to_string()).caused_by(e)
-    }
-}
-
 /// A state as read: `Ok(None)` when absent, `Err` naming it when it does not decode.
 pub type Read = std::result::Result<Option<(FileState, Vec<u8>)>, StateError>;
 
@@ -615,6 +609,7 @@ pub fn encode_format_3(head: &FileState, resume: &Resume, table: &NodeTable) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Error;
 
     fn head() -> FileState {
         FileState {

@@ -29,7 +29,7 @@ fn reported(
     ctx: &Context,
     import: impl FnOnce(&mut Store) -> Result<ImportReport, super::import::ImportError>,
 ) -> Option<ImportReport> {
-    match Store::open(ctx).and_then(|mut store| Ok(import(&mut store)?)) {
+    match Store::open(ctx).map_err(Error::from).and_then(|mut store| Ok(import(&mut store)?)) {
         Ok(report) => Some(report),
         Err(e) => {
             warn_once(ctx, &e);

@@ -21,8 +21,8 @@
 
 use std::collections::HashSet;
 
+use super::{Result, StoreError};
 use crate::id::{Kind, ObjectId};
-use crate::{Error, Result};
 
 use super::Store;
 
@@ -123,7 +123,7 @@ impl Version {
 
     /// Parses canonical bytes; `what` names the object in the error.
     pub fn decode(bytes: &[u8], what: &dyn std::fmt::Display) -> Result<Version> {
-        let bad = || Error::corrupt(format!("{what}: not a valid version object"));
+        let bad = || StoreError::BadVersion { what: what.to_string() };
         let text = std::str::from_utf8(bytes).map_err(|_| bad())?;
         let body = text.strip_suffix('\n').ok_or_else(bad)?;
         let mut lines = body.split('\n').peekable();
@@ -173,16 +173,15 @@ impl Version {
                     // A path cannot be longer than the store has objects (a corrupt count must
                     // not loop for ages).
                     if count > store.counts().objects {
-                        return Err(Error::corrupt(format!("{what}: path {node} claims {count} lines")));
+                        return Err(StoreError::PathTooLong { what: what.to_string(), node, count });
                     }
                     let start = out.len();
                     let mut at = Some(node);
                     for _ in 0..count {
-                        let id =
-                            at.ok_or_else(|| Error::corrupt(format!("{what}: path {node} is shorter than {count}")))?;
+                        let id = at.ok_or_else(|| StoreError::PathTooShort { what: what.to_string(), node, count })?;
                         let bytes = store.read_kind(&id, Kind::Node)?;
-                        let (parent, entry) = split_node(bytes)
-                            .ok_or_else(|| Error::corrupt(format!("{what}: node {id} is not 32 or 64 bytes")))?;
+                        let (parent, entry) =
+                            split_node(bytes).ok_or_else(|| StoreError::BadNodeIn { what: what.to_string(), id })?;
                         out.push(entry);
                         at = parent;
                     }
@@ -230,7 +229,7 @@ impl Store {
                 break;
             }
             if !seen.insert(parent) {
-                return Err(Error::corrupt(format!("version {id}: its chain loops at {parent}")));
+                return Err(StoreError::ChainLoops { id: *id, parent });
             }
             chain.push((parent, self.version(&parent)?));
         }
@@ -238,10 +237,7 @@ impl Store {
         for (vid, version) in chain.iter().rev() {
             let keep = usize::try_from(version.offset).unwrap_or(usize::MAX);
             if keep > out.len() {
-                return Err(Error::corrupt(format!(
-                    "version {vid}: keeps {keep} bytes of a parent that has {}",
-                    out.len()
-                )));
+                return Err(StoreError::KeepsTooMuch { id: *vid, keep, has: out.len() });
             }
             out.truncate(keep);
             let lines = version.lines(self, &format_args!("version {vid}"))?;
@@ -253,10 +249,8 @@ impl Store {
                 match (obj.kind, &version.session) {
                     (Kind::Entry, _) => out.extend_from_slice(obj.bytes),
                     (Kind::Row, Some(session)) => out.extend_from_slice(&super::row::put_back(obj.bytes, session)),
-                    (Kind::Row, None) => {
-                        return Err(Error::corrupt(format!("version {vid}: lists row {line} but names no session")))
-                    }
-                    (kind, _) => return Err(Error::user(format!("object {line} is a {kind}, not an entry or a row"))),
+                    (Kind::Row, None) => return Err(StoreError::RowWithoutSession { id: *vid, row: *line }),
+                    (kind, _) => return Err(StoreError::NotALine { id: *line, kind }),
                 }
             }
             if version.newline && !lines.is_empty() {

@@ -182,7 +182,7 @@ fn fork(
                     // the placeholders themselves), never a reason to lose the fork.
                     let record = record::Record { fork: &forked.session_id, fork_path: &forked.path, ..record };
                     if let Err(e) = record::write(ctx, record) {
-                        ctx.warn(format_args!("the fold's record was not stored: {}", e.message));
+                        ctx.warn(format_args!("the fold's record was not stored: {}", Error::from(e).message));
                     }
                     Some(forked)
                 }
@@ -267,13 +267,14 @@ fn fold_in_place(
         ))
         .hint("free space for the store (or make it writable), then fold again")
     };
-    shake_plumbing::store::Store::open(ctx).and_then(|mut s| Ok(s.import_read(file, ctx.host)?)).map_err(refused)?;
-    let before = record::read(ctx, record.source_session).map_err(refused)?;
+    let mut store = shake_plumbing::store::Store::open(ctx).map_err(|e| refused(e.into()))?;
+    store.import_read(file, ctx.host).map_err(|e| refused(e.into()))?;
+    let before = record::read(ctx, record.source_session).map_err(|e| refused(e.into()))?;
     let session_id = record.source_session.to_string();
-    record::write(ctx, record).map_err(refused)?;
+    record::write(ctx, record).map_err(|e| refused(e.into()))?;
     session.write_fork(edits, ForkWrite::FoldInPlace).inspect_err(|_| {
         if let Err(e) = record::put(ctx, &session_id, before) {
-            ctx.warn(format_args!("the record of the fold not written stays in the store: {}", e.message));
+            ctx.warn(format_args!("the record of the fold not written stays in the store: {}", Error::from(e).message));
         }
     })
 }

@@ -1,104 +1,24 @@
 //! `shake status`: the wall at a leaf (what is folded now, by scope and kind, and what it frees),
 //! folds stranded on abandoned branches, and half-written batches.
 
-use std::collections::{BTreeMap, HashSet};
 use std::io::Write;
 
 use serde_json::json;
-use shake_plumbing::host::{Session, View, Writer};
+use shake_plumbing::host::{View, Writer};
 use shake_plumbing::regions::RegionKind;
 use shake_plumbing::token_cache::open_tokenizer;
 use shake_plumbing::{Context, Result};
 
 use crate::batch::torn_last_line;
-use crate::log_entry;
 use crate::render::{counts, plural, thousands, Paint, ReadArgs};
+use crate::rewind::stranded;
 use crate::undo::undo_plan;
-use crate::wall::Wall;
 
 /// Show what is folded at a leaf, what it frees, and folds stranded on abandoned branches
 #[derive(clap::Args, Debug)]
 pub struct StatusArgs {
     #[command(flatten)]
     pub read: ReadArgs,
-}
-
-/// Folds that apply on another branch of the session but not at this leaf.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Stranded {
-    /// The shake log entry that folded them.
-    pub log: String,
-    /// Regions it keeps folded on its branch.
-    pub regions: usize,
-    /// Branch tips where they apply.
-    pub leaves: Vec<String>,
-    /// The current path left their branch through shake's own entries only (a fold or undo
-    /// written with `--branch` elsewhere), not through pi continuing from an earlier entry.
-    pub by_shake: bool,
-}
-
-/// Finds folds in force at other leaves whose log entries are not on `current`'s path. Only
-/// branches that hold a shake log entry below their fork from the current path are projected,
-/// as shared views ([`View::shared`]: each entry is read once for them all).
-pub fn stranded<'a>(session: &Session<'a>, current: &View<'_, 'a>) -> Vec<Stranded> {
-    if let Writer::Fork(_) = session.host().writer() {
-        return crate::rewind_forks::stranded(session, current);
-    }
-    let on_path: HashSet<usize> = current.path.iter().copied().collect();
-    let off_path_log = |i: usize| !on_path.contains(&i) && log_entry::parse(session, i).is_some();
-    let mut by_log: BTreeMap<usize, Stranded> = BTreeMap::new();
-    for leaf in session.leaves() {
-        let mut branch = Some(leaf);
-        let mut holds_log = false;
-        let mut steps = 0;
-        while let Some(i) = branch.filter(|i| !on_path.contains(i) && steps <= session.entries.len()) {
-            holds_log |= off_path_log(i);
-            branch = session.parent_of(i);
-            steps += 1;
-        }
-        if !holds_log {
-            continue;
-        }
-        let Ok(projection) = View::shared(session, Some(leaf)) else { continue };
-        let leaf_id = session.entries[leaf].id().to_string();
-        for item in &Wall::at(&projection).items {
-            let Some(log) = session.index_of(item.log).filter(|i| !on_path.contains(i)) else { continue };
-            let s = by_log.entry(log).or_insert_with(|| Stranded {
-                log: item.log.to_string(),
-                regions: 0,
-                leaves: Vec::new(),
-                by_shake: left_by_shake(session, current, log),
-            });
-            if !s.leaves.contains(&leaf_id) {
-                s.leaves.push(leaf_id.clone());
-            }
-            if s.leaves.len() == 1 {
-                s.regions += 1;
-            }
-        }
-    }
-    by_log.into_values().collect()
-}
-
-/// Tells whether the current path, after the entry where it leaves log entry `log`'s branch,
-/// holds only shake's own entries (log entries and `context_edit`s) among those written after
-/// `log`: then a later shake write moved pi's resume point, not pi continuing on its own.
-fn left_by_shake(session: &Session<'_>, current: &View<'_, '_>, log: usize) -> bool {
-    let mut at = Some(log);
-    let mut steps = 0;
-    let fork = loop {
-        match at {
-            Some(i) if steps <= session.entries.len() => match current.path.iter().position(|&p| p == i) {
-                Some(pos) => break pos,
-                None => (at, steps) = (session.parent_of(i), steps + 1),
-            },
-            _ => return false,
-        }
-    };
-    current.path[fork + 1..]
-        .iter()
-        .filter(|&&i| i > log)
-        .all(|&i| session.is_edit(i) || log_entry::parse(session, i).is_some())
 }
 
 /// Runs `shake status`.

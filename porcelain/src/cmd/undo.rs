@@ -254,7 +254,7 @@ fn undo_fork(
                 data: value,
             };
             if let Err(e) = record::write(ctx, record) {
-                ctx.warn(format_args!("the undo's record was not stored: {}", e.message));
+                ctx.warn(format_args!("the undo's record was not stored: {}", Error::from(e).message));
             }
             Some(restored)
         }

@@ -36,7 +36,7 @@ use crate::id::ObjectId;
 use crate::{Error, Result};
 
 use super::pack::PackError;
-use super::{Batch, Store};
+use super::{Batch, Store, StoreError};
 use prepare::prepare_known;
 use read::Known;
 
@@ -50,12 +50,6 @@ pub enum ImportError {
     #[error("{}: not a file", crate::output::path(path))]
     NotAFile {
         /// The path given.
-        path: PathBuf,
-    },
-    /// The file's absolute path is not UTF-8 (import states are keyed by it).
-    #[error("{}: shake needs UTF-8 paths", crate::output::path(path))]
-    NotUtf8 {
-        /// The absolute path.
         path: PathBuf,
     },
     /// The system refused a step on the file or the store's folders (stat, read, list).
@@ -73,23 +67,13 @@ pub enum ImportError {
     /// Writing the pack failed.
     #[error(transparent)]
     Pack(#[from] PackError),
-    /// A step decided in the CLI's terms already: no host reads the file, the store's write
-    /// lock, a ref.
+    /// The store's part: its write lock, a state, a ref, the file's key.
     #[error(transparent)]
-    Store(#[from] Error),
-}
-
-impl From<ImportError> for Error {
-    fn from(e: ImportError) -> Error {
-        let err = match e {
-            ImportError::Pack(p) => return p.into(),
-            ImportError::Store(e) => return e,
-            ImportError::NotAFile { .. } | ImportError::NotUtf8 { .. } => Error::user(e.to_string()),
-            ImportError::TableUnread { .. } => Error::corrupt(e.to_string()),
-            ImportError::File(ref f) => Error::os(f.source.kind(), &e),
-        };
-        err.caused_by(e)
-    }
+    Store(#[from] StoreError),
+    /// No host reads the file (the registry's refusal, in the CLI's terms until the hosts'
+    /// errors are typed).
+    #[error(transparent)]
+    Host(#[from] Error),
 }
 
 /// What importing one file did.
@@ -197,9 +181,9 @@ pub struct OwnAppend<'a> {
 }
 
 /// The absolute, symlink-free path that keys a file's import state.
-fn canonical(path: &Path) -> Result<String, ImportError> {
+fn canonical(path: &Path) -> Result<String, StoreError> {
     let full = std::fs::canonicalize(path).map_err(FileError::at(path, "read"))?;
-    full.into_os_string().into_string().map_err(|p| ImportError::NotUtf8 { path: PathBuf::from(p) })
+    full.into_os_string().into_string().map_err(|p| StoreError::NotUtf8 { path: PathBuf::from(p) })
 }
 
 /// Returns a file's size and mtime (nanoseconds since the epoch).
@@ -229,8 +213,9 @@ fn remembered_mtime(mtime_ns: u64) -> u64 {
 
 /// Returns the node id of every entry on the root→leaf path of `leaf` (root first), as import
 /// computes them: the last one names the leaf (e.g. in `refs/overlays/<node-id>`).
-pub fn path_nodes(session: &host::Session<'_>, leaf: usize) -> Result<Vec<ObjectId>> {
-    crate::nodes::path_nodes(session, leaf).map_err(|c| Error::user(format!("{}: {c}", session.file.display())))
+pub fn path_nodes(session: &host::Session<'_>, leaf: usize) -> Result<Vec<ObjectId>, StoreError> {
+    crate::nodes::path_nodes(session, leaf)
+        .map_err(|cycle| StoreError::Cycle { path: session.file.path.clone(), cycle })
 }
 
 #[cfg(test)]

@@ -7,7 +7,8 @@ use crate::durable::FileError;
 use crate::host::file::Stamp;
 use crate::host::SessionFile;
 use crate::id::ObjectId;
-use crate::{Context, Error, Result};
+use crate::store::{Result, StoreError};
+use crate::Context;
 
 use super::canonical;
 use crate::store::state::{self, FileState, Table};
@@ -147,12 +148,10 @@ pub fn session_by_id<'a>(sessions: &'a [SessionInfo], prefix: &str) -> Result<&'
         sessions.iter().filter(|s| s.session_id.as_deref().is_some_and(|id| id.starts_with(prefix))).collect();
     match hits.as_slice() {
         [one] => Ok(one),
-        [] => Err(Error::user(format!("no session file or imported session id {prefix:?}"))
-            .hint("name the session file, or run shake import first")),
-        many => {
-            let paths: Vec<String> = many.iter().map(|s| crate::output::path(&s.path).into_owned()).collect();
-            Err(Error::user(format!("session id {prefix:?} matches {} imported files", many.len()))
-                .hint(format!("name one of the files: {}", paths.join(", "))))
-        }
+        [] => Err(StoreError::NoSession { prefix: prefix.to_string() }),
+        many => Err(StoreError::AmbiguousSession {
+            prefix: prefix.to_string(),
+            paths: many.iter().map(|s| s.path.clone()).collect(),
+        }),
     }
 }

@@ -321,7 +321,7 @@ fn set_state(store: &mut Store, path: &Path, bytes: Vec<u8>) {
 }
 
 fn fsck_problems(store: &Store) -> Vec<String> {
-    crate::store::fsck::check(store.dir(), &|_, _| Ok(None)).unwrap().problems
+    crate::store::fsck::check::<String>(store.dir(), &|_, _| Ok(None)).unwrap().problems
 }
 
 fn append(path: &Path, line: &str) {

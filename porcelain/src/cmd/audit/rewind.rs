@@ -13,7 +13,7 @@ use shake_plumbing::{Context, Error, Result};
 use super::fold_of;
 use crate::leaf::{id_of, LeafView, Leaves, Seen};
 use crate::log_entry::LogData;
-use crate::status::stranded;
+use crate::rewind::stranded;
 
 /// Check a session's rewinds: each leaf's wall, stranded folds, and that before each fold its targets show unfolded
 #[derive(clap::Args, Debug)]
@@ -82,7 +82,7 @@ pub fn run(ctx: &Context, args: &RewindArgs, out: &mut dyn Write) -> Result {
     let stranded = stranded(&session, &current.projection);
     let checks = match session.host().writer() {
         // Claude Code: the folds are the store's records, each checked at the row it was made at.
-        Writer::Fork(_) => crate::rewind_forks::checks(&session)?.into_iter().map(|c| of_record(&session, c)).collect(),
+        Writer::Fork(_) => crate::rewind::checks(&session)?.into_iter().map(|c| of_record(&session, c)).collect(),
         _ => (0..session.entries.len())
             .filter_map(|i| fold_of(&session, i).map(|d| check(&mut views, i, &d)))
             .collect::<Result<Vec<_>>>()?,
@@ -159,9 +159,9 @@ fn check(views: &mut Leaves<'_, '_>, log: usize, data: &LogData) -> Result<FoldC
     Ok(FoldCheck { log: session.entries[log].id().to_string(), line: session.entries[log].line(), before, targets })
 }
 
-/// The check of a fold record ([`crate::rewind_forks::checks`]): `log` and `before` both name
+/// The check of a fold record ([`crate::rewind::checks`]): `log` and `before` both name
 /// the row the record is attached to, the leaf the fold was made at.
-fn of_record(session: &Session<'_>, c: crate::rewind_forks::RecordCheck) -> FoldCheck {
+fn of_record(session: &Session<'_>, c: crate::rewind::RecordCheck) -> FoldCheck {
     let e = &session.entries[c.at];
     let targets = c.targets.into_iter().map(|(id, seen, problem)| TargetCheck { id, seen, problem }).collect();
     FoldCheck { log: e.id().to_string(), line: e.line(), before: Some(e.id().to_string()), targets }

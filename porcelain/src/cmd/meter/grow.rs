@@ -14,45 +14,44 @@ use shake_plumbing::regions::rules::{read_files, touched};
 use shake_plumbing::regions::{is_skill_path, tail_start};
 use shake_plumbing::tokens::{context_tokens, named_default, Tokenizer};
 
-use super::memo::{reading_of, MemoEntry};
-use super::watch::FileState;
-use super::Measured;
+use super::stamp::{FileState, Seen};
+use super::{reading_of, Measured};
 use crate::fingerprint::Bloom;
 use crate::plan::{gains, FoldOptions, Gain};
 use crate::wall::Wall;
 
-impl MemoEntry {
-    /// Measures the file from the bytes appended since this reading, when they are whole lines
-    /// that continue its context as [`Growth`] follows it, and the leaf asked for is the one
-    /// they end at (the host's leaf on load, by no `:LEAF` or by its id); `None` means: measure
-    /// it all. `tok` is the tokenizer this reading counted with; `by_model` says it was the
-    /// session's own, so new lines naming a model that gives another are measured whole.
+impl Growth {
+    /// Measures the file from the bytes appended since the reading `seen` measured (at the
+    /// leaf `leaf_id`), when they are whole lines that continue its context as this growth
+    /// follows it, and the leaf asked for is the one they end at (the host's leaf on load, by
+    /// no `:LEAF` or by its id); `None` means: measure it all. `tok` is the tokenizer that
+    /// reading counted with; `by_model` says it was the session's own, so new lines naming a
+    /// model that gives another are measured whole.
     pub(super) fn grow(
         &self,
+        (seen, leaf_id): (&Seen, Option<&str>),
         state: &FileState,
         leaf: Option<&str>,
-        profile: Profile,
-        rules: &Rules,
+        (profile, rules): (Profile, &Rules),
         tok: Tokenizer,
         by_model: bool,
     ) -> Option<Measured> {
-        let g = self.growth.as_ref()?;
-        if state.inode != self.seen.inode || state.len <= self.seen.len {
+        if state.inode != seen.inode || state.len <= seen.len {
             return None;
         }
-        let last_from = self.seen.len.checked_sub(g.last_bytes.len() as u64)?;
-        let from = last_from.min(self.seen.proof.resume_at());
+        let last_from = seen.len.checked_sub(self.last_bytes.len() as u64)?;
+        let from = last_from.min(seen.proof.resume_at());
         let mut file = std::fs::File::open(&state.path).ok()?;
         file.seek(SeekFrom::Start(from)).ok()?;
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes).ok()?;
-        let old = usize::try_from(self.seen.len - from).ok()?;
+        let old = usize::try_from(seen.len - from).ok()?;
         let (before, new) = bytes.split_at_checked(old)?;
-        if !before.ends_with(&g.last_bytes) || new.last() != Some(&b'\n') {
+        if !before.ends_with(&self.last_bytes) || new.last() != Some(&b'\n') {
             return None;
         }
         let options = FoldOptions { scope: Scope::Elide, profile, tokenizer: tok, rules: rules.clone() };
-        let mut next = g.clone();
+        let mut next = self.clone();
         let newer;
         let last = match &mut next.follow {
             Follow::Entries(e) => {
@@ -68,10 +67,9 @@ impl MemoEntry {
                     return None;
                 }
                 let projection = View::at(&session, session.default_leaf()).ok()?;
-                let maybe = e.continued_by(&projection, self.leaf_id.as_deref()?)?;
+                let maybe = e.continued_by(&projection, leaf_id?)?;
                 // A filter's "maybe" is checked in the old bytes: far cheaper than measuring them.
-                let unseen =
-                    maybe.is_empty() || e.exact && occurs_in(&state.path, self.seen.len, &maybe) == Some(false);
+                let unseen = maybe.is_empty() || e.exact && occurs_in(&state.path, seen.len, &maybe) == Some(false);
                 if !unseen {
                     return None;
                 }
@@ -114,7 +112,7 @@ impl MemoEntry {
         next.last_bytes = bytes[bytes.len().saturating_sub(LAST_BYTES)..].to_vec();
         let sum = next.tally.settle(&options);
         next.turn = std::mem::take(&mut next.turn).then(newer);
-        let proof = self.seen.proof.extended(&bytes[usize::try_from(self.seen.proof.resume_at() - from).ok()?..]);
+        let proof = seen.proof.extended(&bytes[usize::try_from(seen.proof.resume_at() - from).ok()?..]);
         let reading = reading_of(state, tok.name, profile, sum, last, next.turn.clone());
         Some(Measured { reading, at_last: true, growth: Some(next), proof })
     }
@@ -435,6 +433,7 @@ mod tests {
     use shake_plumbing::tokens::TokenizerName;
 
     use super::*;
+    use crate::cmd::meter::memo::MemoEntry;
     use crate::fingerprint::{Bloom, Proof};
     use crate::plan::plan_with_wall;
 
@@ -520,7 +519,7 @@ mod tests {
             let len = std::fs::metadata(path).unwrap().len();
             let state = FileState { path: path.to_path_buf(), len, mtime_ns: 0, inode: 1 };
             let grown =
-                memo.as_ref().and_then(|m| m.grow(&state, None, fold.profile, &fold.rules, fold.tokenizer, false));
+                memo.as_ref().and_then(|m| m.grow(&state, None, (fold.profile, &fold.rules), fold.tokenizer, false));
             memo = grown.map(|m| MemoEntry::new("k", &state, &m));
             out.push(memo.clone());
         }
@@ -644,7 +643,7 @@ mod tests {
             let mut memo: Option<MemoEntry> = None;
             for &cut in ends.iter().skip(3).step_by(7) {
                 let state = state_at(cut);
-                let grown = memo.as_ref().and_then(|m| m.grow(&state, None, profile, &fold.rules, tok, false));
+                let grown = memo.as_ref().and_then(|m| m.grow(&state, None, (profile, &fold.rules), tok, false));
                 if let Some(m) = &grown {
                     taken += 1;
                     let r = &m.reading;
@@ -727,7 +726,7 @@ mod tests {
             let state = state_at(cut);
             let m = match memo
                 .as_ref()
-                .and_then(|m| m.grow(&state, None, fold.profile, &fold.rules, fold.tokenizer, false))
+                .and_then(|m| m.grow(&state, None, (fold.profile, &fold.rules), fold.tokenizer, false))
             {
                 Some(m) => {
                     grown += 1;
@@ -824,7 +823,7 @@ mod tests {
         let all = [old, append].concat();
         std::fs::write(path, &all).unwrap();
         let state = FileState { path: path.to_path_buf(), len: all.len() as u64, mtime_ns: 0, inode: 1 };
-        let grown = memo.grow(&state, None, fold.profile, &fold.rules, fold.tokenizer, false);
+        let grown = memo.grow(&state, None, (fold.profile, &fold.rules), fold.tokenizer, false);
         grown.inspect(|m| assert_eq!(m.reading, measured(&state, &all, fold).reading))
     }
 

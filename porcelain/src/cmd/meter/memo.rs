@@ -13,9 +13,8 @@ use shake_plumbing::tokens::TokenizerName;
 use shake_plumbing::{Context, Result};
 
 use super::grow::Growth;
-use super::watch::FileState;
-use super::{read, Counting, Measured, Reading};
-use crate::fingerprint::Proof;
+use super::stamp::{FileState, Seen};
+use super::{read, reading_of, Counting, Measured, Reading};
 
 /// One reading of the session `rev` names, whose file is now as `state` says: from the memo when
 /// nothing changed (a stat, or for a touched file the proof of its bytes), from the new bytes
@@ -52,7 +51,7 @@ fn unpriced(
             return Ok(reading);
         }
         let tok = counting.tokenizer(known.tokenizer);
-        if let Some(m) = known.grow(state, leaf.as_deref(), profile, rules, tok, counting.choice.is_none()) {
+        if let Some(m) = known.grow(state, leaf.as_deref(), (profile, rules), tok, counting.choice.is_none()) {
             remember(ctx, &key, MemoEntry::new(&key, state, &m));
             return Ok(m.reading);
         }
@@ -174,6 +173,20 @@ impl MemoEntry {
         }
     }
 
+    /// Measures the file from the bytes appended since this reading ([`Growth::grow`]); `None`
+    /// means: measure it all.
+    pub(super) fn grow(
+        &self,
+        state: &FileState,
+        leaf: Option<&str>,
+        policy: (Profile, &Rules),
+        tok: shake_plumbing::tokens::Tokenizer,
+        by_model: bool,
+    ) -> Option<Measured> {
+        let measured = (&self.seen, self.leaf_id.as_deref());
+        self.growth.as_ref()?.grow(measured, state, leaf, policy, tok, by_model)
+    }
+
     /// The remembered reading, if the file is still exactly as it was ([`Seen::unchanged`]).
     /// `true` when proven.
     pub(super) fn recall(&self, state: &FileState, leaf: Option<&str>, profile: Profile) -> Option<(Reading, bool)> {
@@ -183,66 +196,6 @@ impl MemoEntry {
         let proven = self.seen.unchanged(state)?;
         let figures = (self.tokens, self.tool_results, self.blocks, self.suffix);
         Some((reading_of(state, self.tokenizer, profile, figures, self.leaf_id.clone(), self.turn.clone()), proven))
-    }
-}
-
-/// The bytes a reading was measured on, and the file's stamp when they were read: what tells
-/// a meter (any host's) that the file is still those bytes.
-#[derive(Clone, serde::Serialize, serde::Deserialize)]
-pub(crate) struct Seen {
-    pub(super) len: u64,
-    mtime_ns: u128,
-    pub(super) inode: u64,
-    /// The file was settled when measured, so its stamp alone may recall the reading.
-    exact: bool,
-    /// The measured bytes, for a touched file.
-    pub(super) proof: Proof,
-}
-
-impl Seen {
-    /// The bytes `proof` proves, read after the stat that gave `state`.
-    pub(crate) fn new(state: &FileState, proof: Proof) -> Seen {
-        // Bytes read after the stat may be newer than its stamp.
-        let exact = state.settled() && proof.len == state.len;
-        Seen { len: proof.len, mtime_ns: state.mtime_ns, inode: state.inode, exact, proof }
-    }
-
-    /// `Some` if the file is still exactly these bytes: the same stamp (measured settled), or
-    /// the same size and inode and the same bytes; `Some(true)` when proven by the bytes.
-    pub(crate) fn unchanged(&self, state: &FileState) -> Option<bool> {
-        if (state.len, state.inode) != (self.len, self.inode) {
-            return None;
-        }
-        let stamped = self.exact && state.mtime_ns == self.mtime_ns;
-        (stamped || self.proof.verify(&state.path)).then_some(!stamped)
-    }
-
-    /// The same bytes under the file's new stamp (after a proven recall: the next is a stat).
-    pub(crate) fn restamped(&self, state: &FileState) -> Seen {
-        Seen { exact: state.settled(), mtime_ns: state.mtime_ns, ..self.clone() }
-    }
-}
-
-/// A reading of the file `state` names from remembered figures.
-pub(super) fn reading_of(
-    state: &FileState,
-    tokenizer: TokenizerName,
-    profile: Profile,
-    f: (u64, usize, usize, u64),
-    leaf_id: Option<String>,
-    turn: LastTurn,
-) -> Reading {
-    Reading {
-        tokens: f.0,
-        tool_results: f.1,
-        blocks: f.2,
-        suffix: f.3,
-        turn,
-        economics: None,
-        tokenizer,
-        profile,
-        session: state.path.clone(),
-        leaf_id,
     }
 }
 

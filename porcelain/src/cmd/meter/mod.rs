@@ -13,8 +13,9 @@ mod grow;
 mod log;
 pub(crate) mod memo;
 mod serve;
+pub(crate) mod stamp;
 mod statusline;
-pub(crate) mod watch;
+mod watch;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -312,6 +313,29 @@ fn read(ctx: &Context, rev: &RevArgs, policy: (Profile, &Rules), counting: &Coun
     let at_last = rev.entry.is_none() || leaf == session.default_leaf();
     let (reading, growth) = measure(ctx, &session, leaf, at_last, policy, tok)?;
     Ok(Measured { reading, at_last, growth, proof: Proof::of(file.raw()) })
+}
+
+/// A reading of the file `state` names from remembered figures.
+fn reading_of(
+    state: &stamp::FileState,
+    tokenizer: TokenizerName,
+    profile: Profile,
+    f: (u64, usize, usize, u64),
+    leaf_id: Option<String>,
+    turn: LastTurn,
+) -> Reading {
+    Reading {
+        tokens: f.0,
+        tool_results: f.1,
+        blocks: f.2,
+        suffix: f.3,
+        turn,
+        economics: None,
+        tokenizer,
+        profile,
+        session: state.path.clone(),
+        leaf_id,
+    }
 }
 
 /// A reading and what the memo keeps of it.

@@ -10,7 +10,7 @@ use shake_plumbing::rev::RevArgs;
 use shake_plumbing::{Context, Result};
 
 use super::memo::reading;
-use super::watch::FileState;
+use super::stamp::FileState;
 use super::Counting;
 
 /// How often `--serve` saves the token cache while it runs (and once at the end): saving writes

@@ -12,7 +12,7 @@ use shake_plumbing::rev::RevArgs;
 use shake_plumbing::{Context, Error, Result};
 
 use super::memo::reading;
-use super::watch::FileState;
+use super::stamp::FileState;
 use super::{render, Counting, MeterArgs, Severity};
 use crate::profile;
 

@@ -1,0 +1,179 @@
+//! The command boundary, as jj's `cli/src/command_error.rs` is: how a command says each engine
+//! error, its kind (the exit code) and its hints. The engine's operations return their own typed
+//! errors; a command's `?` turns them into the CLI's [`Error`] through the `From` impls here,
+//! and nowhere else is an exit code or a hint chosen for them. Nothing imports this file (a
+//! trait impl needs no import), so the floor (`error.rs`) stays below the engine.
+
+use crate::append::AppendError;
+use crate::durable::FileError;
+use crate::error::{chain, Error};
+use crate::fork_record::RecordError;
+use crate::host::file::TooManyLines;
+use crate::store::import::ImportError;
+use crate::store::pack::PackError;
+use crate::store::refs::RefError;
+use crate::store::state::StateError;
+use crate::store::StoreError;
+
+impl From<StoreError> for Error {
+    fn from(e: StoreError) -> Error {
+        use StoreError as S;
+        let err = match e {
+            S::Pack(e) => return e.into(),
+            S::Ref(e) => return e.into(),
+            S::State(e) => return e.into(),
+            S::File(e) => return e.into(),
+            S::Damaged { .. } => Error::corrupt(e.to_string())
+                .hint("run shake fsck; nothing is merged or collected while the damage is there"),
+            S::NotMerging { .. } => Error::corrupt(e.to_string())
+                .hint("run shake fsck: nothing is merged, repacked or dropped until the damage is dealt with"),
+            S::NotCollecting { .. } => {
+                Error::corrupt(e.to_string()).hint("run shake fsck: gc keeps everything until the damage is dealt with")
+            }
+            S::Rehash { .. } => Error::corrupt(e.to_string()).hint(
+                "run shake fsck; shake restore or a re-import rebuilds the object from a session file that has it",
+            ),
+            S::NotPackedName { .. }
+            | S::BadPacked { .. }
+            | S::Mismatch { .. }
+            | S::Missing { .. }
+            | S::ChainLoops { .. }
+            | S::BadVersion { .. }
+            | S::PathTooLong { .. }
+            | S::PathTooShort { .. }
+            | S::BadNodeIn { .. }
+            | S::BadNode { .. }
+            | S::KeepsTooMuch { .. }
+            | S::RowWithoutSession { .. }
+            | S::StateUnreadable { .. }
+            | S::ResumeUnreadable { .. }
+            | S::ChunkUnread { .. }
+            | S::NotANode { .. } => Error::corrupt(e.to_string()),
+            S::Ambiguous { .. } => Error::user(e.to_string()).hint("type more digits"),
+            S::NoSession { .. } => Error::user(e.to_string()).hint("name the session file, or run shake import first"),
+            S::AmbiguousSession { ref paths, .. } => {
+                let paths: Vec<String> = paths.iter().map(|p| crate::output::path(p).into_owned()).collect();
+                Error::user(e.to_string()).hint(format!("name one of the files: {}", paths.join(", ")))
+            }
+            S::Unsettled { .. }
+            | S::WrongKind { .. }
+            | S::NotALine { .. }
+            | S::NotAnId { .. }
+            | S::NoObject { .. }
+            | S::NoTarget { .. }
+            | S::NotUtf8 { .. }
+            | S::Cycle { .. }
+            | S::Encode(_) => Error::user(chain(&e)),
+        };
+        err.caused_by(e)
+    }
+}
+
+impl From<ImportError> for Error {
+    fn from(e: ImportError) -> Error {
+        let err = match e {
+            ImportError::Pack(e) => return e.into(),
+            ImportError::Store(e) => return e.into(),
+            ImportError::Host(e) => return e,
+            ImportError::NotAFile { .. } => Error::user(e.to_string()),
+            ImportError::TableUnread { .. } => Error::corrupt(e.to_string()),
+            ImportError::File(ref f) => Error::os(f.source.kind(), &e),
+        };
+        err.caused_by(e)
+    }
+}
+
+impl From<PackError> for Error {
+    fn from(e: PackError) -> Error {
+        let err = match &e {
+            PackError::Corrupt { .. } | PackError::BadObject { .. } | PackError::Vanished { .. } => {
+                Error::corrupt(chain(&e))
+            }
+            PackError::File(f) => Error::os(f.source.kind(), &e),
+        };
+        err.caused_by(e)
+    }
+}
+
+impl From<RefError> for Error {
+    fn from(e: RefError) -> Error {
+        let err = match &e {
+            RefError::BadName { .. } => Error::user(e.to_string()).hint("ref names look like refs/sessions/<id>"),
+            RefError::BadFile { .. } => Error::corrupt(e.to_string()),
+            RefError::Moved { .. } => Error::user(e.to_string()).hint("another process moved it; re-read it and retry"),
+            RefError::Io(f) => Error::os(f.source.kind(), &e),
+        };
+        err.caused_by(e)
+    }
+}
+
+impl From<StateError> for Error {
+    fn from(e: StateError) -> Error {
+        Error::corrupt(e.to_string()).caused_by(e)
+    }
+}
+
+impl From<FileError> for Error {
+    fn from(e: FileError) -> Error {
+        use std::io::ErrorKind as K;
+        // The two a user meets most, in words rather than the system's `(os error N)`.
+        let (message, hint) = match e.source.kind() {
+            K::AlreadyExists if e.doing == "create" => (
+                format!("{} exists; not overwritten", crate::output::path(&e.path)),
+                Some("name another file, or move this one away"),
+            ),
+            K::StorageFull => (
+                chain(&e),
+                Some("the disk is full: free some space and run the command again (what was there is kept)"),
+            ),
+            _ => return Error::os(e.source.kind(), &e).caused_by(e),
+        };
+        let err = Error::os(e.source.kind(), &e);
+        let err = Error { message, ..err }.caused_by(e);
+        match hint {
+            Some(hint) => err.hint(hint),
+            None => err,
+        }
+    }
+}
+
+impl From<AppendError> for Error {
+    fn from(e: AppendError) -> Error {
+        let hints: &[&str] = match &e {
+            AppendError::Busy { .. } => &["wait for it to finish, then run the command again"],
+            AppendError::Changed { .. } => {
+                &["if pi is running on this session, quit it first; then run the command again"]
+            }
+            AppendError::PartialLine { .. } => &[
+                "another program may be writing the file right now; try again when it is done",
+                "if nothing is writing it, open the session in pi once: pi terminates the line",
+            ],
+            AppendError::Vanished { .. } => {
+                &["check the file with shake status; shake restore can bring back any imported version"]
+            }
+            AppendError::Io(_) => &[],
+        };
+        let err = match &e {
+            AppendError::Io(f) => Error::os(f.source.kind(), &e),
+            _ => Error::user(chain(&e)),
+        };
+        hints.iter().fold(err.caused_by(e), |err, h| err.hint(*h))
+    }
+}
+
+impl From<TooManyLines> for Error {
+    fn from(e: TooManyLines) -> Error {
+        Error::user(e.to_string()).caused_by(e)
+    }
+}
+
+impl From<RecordError> for Error {
+    fn from(e: RecordError) -> Error {
+        let err = match e {
+            RecordError::Store(e) => return e.into(),
+            RecordError::Damaged { .. } => Error::corrupt(chain(&e)),
+            RecordError::Encode(_) => Error::user(chain(&e)),
+        };
+        err.caused_by(e)
+    }
+}
