@@ -45,9 +45,10 @@ impl Readable {
     }
 }
 
-/// Rebuilds a stored session's file bytes (its latest version).
+/// Rebuilds a stored session's file bytes (its latest version); a damaged store is the
+/// command's error as the store says it (`command_error.rs`: exit 3).
 pub fn session_bytes(store: &Store, info: &SessionInfo) -> Result<Vec<u8>> {
-    store.version_bytes(&info.version)
+    Ok(store.version_bytes(&info.version)?)
 }
 
 /// What a search says of who wrote an entry: the roles `--role` names, or another.

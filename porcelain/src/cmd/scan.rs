@@ -47,7 +47,9 @@ fn scan(ctx: &Context, args: &ScanArgs, out: &mut dyn Write) -> Result {
     let store = Store::open(ctx)?;
     let sessions: Vec<SessionInfo> = match args.sessions.is_empty() {
         true => store.sessions()?,
-        false => args.sessions.iter().map(|s| store.find_session(ctx, s)).collect::<Result<_>>()?,
+        false => {
+            args.sessions.iter().map(|s| store.find_session(ctx, s).map_err(Error::from)).collect::<Result<_>>()?
+        }
     };
     let findings = secrets::scan_sessions(&store, &sessions, &allow)?;
     if args.json {
