@@ -68,9 +68,9 @@ fn grep_searches_the_text_people_read_in_every_stored_session() {
     let everywhere = lines(&env.ok(&["grep", "--json", "deploy"]));
     assert!(everywhere.iter().any(|h| h["host"] == "claude") && everywhere.iter().any(|h| h["host"] == "pi"));
 
-    // For people: the session as shake prints it, the entry, its role, the line.
+    // For people: the host, the session as shake prints it, the entry, its role, the line.
     let people = env.ok(&["grep", "café deploy"]);
-    assert!(people.ends_with("pi.jsonl:a3 tool: café deploy ok\n"), "{people}");
+    assert!(people.starts_with("pi ") && people.ends_with("pi.jsonl:a3 tool: café deploy ok\n"), "{people}");
     // -z: host, session, path, entry, line, role and text, each ended by NUL.
     let z = env.ok(&["grep", "-z", "café deploy"]);
     let fields: Vec<&str> = z.split('\0').collect();

@@ -182,7 +182,8 @@ fn print(
         } else {
             let id = entry.id.clone().unwrap_or_else(|| format!("line {}", hit.line));
             let place = paint.dim(&format!("{id} {role}"));
-            writeln!(out, "{}:{place}: {}", paint.strong(&name), coloured(paint, &hit.text, &hit.spans))?;
+            let text = coloured(paint, &hit.text, &hit.spans);
+            writeln!(out, "{} {}:{place}: {text}", paint.dim(host), paint.strong(&name))?;
         }
     }
     Ok(())
