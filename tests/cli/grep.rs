@@ -92,3 +92,26 @@ fn grep_exits_as_grep_does() {
     assert!(e.contains("not a pattern"), "{e}");
     env.fails(&["grep", "--since", "yesterday", "x"], 2);
 }
+
+/// A flipped byte in the store's pack: grep and scan say the store is corrupt (exit 3), never
+/// "nothing found" or "clean".
+#[test]
+fn grep_and_scan_say_a_damaged_store_is_corrupt() {
+    let env = TestEnv::new();
+    let pi = env.write("pi.jsonl", PI);
+    env.ok(&["import", pi.to_str().unwrap()]);
+    let packs = env.store().join("packs");
+    let pack = std::fs::read_dir(&packs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|f| f.extension().is_some_and(|x| x == "pack"))
+        .unwrap();
+    let mut bytes = std::fs::read(&pack).unwrap();
+    let at = bytes.windows(6).position(|w| w == b"deploy").unwrap();
+    bytes[at] ^= 0x20;
+    std::fs::write(&pack, &bytes).unwrap();
+    let e = env.fails(&["grep", "deploy"], 3);
+    assert!(e.contains("corrupt"), "{e}");
+    env.fails(&["grep", "nothing-here"], 3);
+    env.fails(&["scan"], 3);
+}
