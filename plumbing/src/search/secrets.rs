@@ -500,4 +500,23 @@ mod tests {
         assert_eq!(hits[0].kind, "github-pat");
         assert_eq!(hits[0].fingerprint, fingerprint(b"ghp_4kd93nfLq0x8ZrT2mWv7YpB1cHs6Je5Ua3Rt"));
     }
+
+    #[test]
+    fn the_refusal_names_session_entry_and_kind_never_the_secret() {
+        let hit = scan("GITHUB_TOKEN=ghp_4kd93nfLq0x8ZrT2mWv7YpB1cHs6Je5Ua3Rt\n").remove(0);
+        let finding =
+            Finding { session: Some("s-1".into()), path: PathBuf::from("/x.jsonl"), entry: Some("e-9".into()), hit };
+        let e = refusal(&vec![finding; 7]);
+        assert!(
+            e.message.starts_with("7 secrets in what would leave this machine: s-1 entry e-9 (github-pat): "),
+            "{}",
+            e.message
+        );
+        assert!(
+            e.message.ends_with("and 2 more (shake scan lists them all)") && !e.message.contains("Je5Ua3Rt"),
+            "{}",
+            e.message
+        );
+        assert!(e.hints[0].contains("--allow KIND"));
+    }
 }
