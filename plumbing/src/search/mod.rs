@@ -12,7 +12,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
-use crate::host::{HostKind, SessionFile};
+use crate::host::{HostKind, Role, SessionFile};
 use crate::store::{SessionInfo, Store};
 use crate::Result;
 
@@ -110,10 +110,9 @@ impl Entries {
             if !wanted.contains(&line) {
                 continue;
             }
-            let role = session.role_label(index);
             let entry = Entry {
                 id: Some(node.id().to_string()),
-                who: Some(who_of(&role)),
+                who: Some(session.speaker(index).map_or(Who::Other, Who::of)),
                 timestamp: session.timestamp(index).map(|t| t.into_owned()),
             };
             by_line.insert(line, entry);
@@ -127,14 +126,15 @@ impl Entries {
     }
 }
 
-/// The role a host's label names (`role_label`: pi's and oh-my-pi's `toolResult`, Claude
-/// Code's `tool_result` for a user row that carries tool results).
-fn who_of(label: &str) -> Who {
-    match label {
-        "user" => Who::User,
-        "assistant" => Who::Assistant,
-        "toolResult" | "tool_result" => Who::Tool,
-        _ => Who::Other,
+impl Who {
+    /// What the host's neutral role is for a search.
+    fn of(role: Role) -> Who {
+        match role {
+            Role::User => Who::User,
+            Role::Assistant => Who::Assistant,
+            Role::ToolResult => Who::Tool,
+            _ => Who::Other,
+        }
     }
 }
 

@@ -145,7 +145,7 @@ mod tests {
 
     #[test]
     fn values_unescaped_keys_and_ids_left_out() {
-        let line = r#"{"type":"message","id":"ab12","message":{"role":"toolResult","content":[{"type":"text","text":"line one\nsaid \"hi\" caf\u00e9 \ud83d\ude00\\"}]}}"#;
+        let line = r#"{"type":"message","id":"ab12","message":{"role":"tool","content":[{"type":"text","text":"line one\nsaid \"hi\" caf\u00e9 \ud83d\ude00\\"}]}}"#;
         assert_eq!(text(line), "line one\nsaid \"hi\" café 😀\\\n");
         // Tool input: the arguments' string values.
         let call = r#"{"type":"toolCall","name":"bash","arguments":{"command":"ls -la\n"}}"#;
