@@ -45,6 +45,7 @@ pub mod proof;
 pub mod regions;
 pub mod remote;
 pub mod rev;
+pub mod search;
 pub mod store;
 pub mod time;
 pub mod token_cache;

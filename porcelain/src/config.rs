@@ -50,6 +50,15 @@ pub struct PriceConfig {
     pub cache_write_1h: Option<f64>,
 }
 
+/// The `[scan]` table: what the secret scan allows (`docs/search.md`, "The secret scan").
+#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct ScanConfig {
+    /// Rule ids (`aws-access-token`) and fingerprints (`fp:<12 hex>`) of secrets to let through.
+    #[serde(default)]
+    pub allow: Vec<String>,
+}
+
 /// The whole file.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
@@ -60,6 +69,9 @@ pub struct Config {
     /// Prices per model family (a prefix of the model's name, e.g. `claude-sonnet-4`).
     #[serde(default)]
     pub prices: BTreeMap<String, PriceConfig>,
+    /// The secret scan's allow list.
+    #[serde(default)]
+    pub scan: ScanConfig,
 }
 
 /// The config in force: the project's keys over the user's, and the files read.
@@ -92,6 +104,8 @@ pub fn load(ctx: &Context) -> Result<Loaded> {
         fold.payback_turns = f.payback_turns.or(fold.payback_turns);
         fold.fold_tool_inputs = f.fold_tool_inputs.or(fold.fold_tool_inputs);
         loaded.config.prices.extend(config.prices);
+        // Both places' allow lists add up: the user's and the project's.
+        loaded.config.scan.allow.extend(config.scan.allow);
         loaded.files.insert(0, path.clone());
     }
     Ok(loaded)

@@ -23,4 +23,4 @@ pub mod rules;
 pub mod scope;
 pub mod wall;
 
-pub use cmd::{audit, diff, drop, fold, log, meter, regions, show, status, undo};
+pub use cmd::{audit, diff, drop, fold, grep, log, meter, regions, scan, show, status, undo};

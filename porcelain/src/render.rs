@@ -181,6 +181,11 @@ impl Paint {
         self.style(Style::new().dimmed(), text)
     }
 
+    /// Bold red, for what a search matched (as grep and ripgrep colour it).
+    pub fn matched(&self, text: &str) -> String {
+        self.style(Style::new().bold().fg_color(Some(AnsiColor::Red.into())), text)
+    }
+
     /// Yellow, for notices the user must act on.
     pub fn warn(&self, text: &str) -> String {
         self.style(Style::new().fg_color(Some(AnsiColor::Yellow.into())), text)

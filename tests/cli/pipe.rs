@@ -84,3 +84,13 @@ fn completions_through_a_closed_pipe_and_into_a_full_disk() {
     assert_eq!(out.status.code(), Some(4), "into /dev/full: {stderr}");
     assert!(stderr.contains("cannot write to standard output: No space left on device"), "{stderr}");
 }
+
+/// `shake grep` found something when the reader closes the pipe: exit 0, as grep's, not an error.
+#[test]
+fn grep_answers_found_through_a_closed_pipe() {
+    let env = TestEnv::new();
+    let path = env.fixture("pi-v3-branch-compaction-edit.jsonl");
+    env.ok(&["import", path.to_str().unwrap()]);
+    exits_through_a_closed_pipe(&env, &["grep", "."], 0);
+    exits_through_a_closed_pipe(&env, &["grep", "--json", "."], 0);
+}

@@ -627,6 +627,10 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
         })
     }
 
+    fn speaker(&self, index: usize) -> Option<Role> {
+        Some(self.role(index))
+    }
+
     fn role_label(&self, index: usize) -> String {
         match self.role(index) {
             Role::ToolResult => "tool_result".to_string(),

@@ -545,6 +545,12 @@ pub trait HostSession<'a> {
     /// The label of what entry `index` gives the model, as `show` prints it (a role name).
     fn role_label(&self, index: usize) -> String;
 
+    /// The neutral role of what entry `index` gives the model, read from the entry alone (no
+    /// view): what `shake grep --role` keeps. `None` by default: every line is `other`.
+    fn speaker(&self, _index: usize) -> Option<Role> {
+        None
+    }
+
     /// The message role of entry `index` in the host's words, else the entry's type (how an
     /// undo log names a restored target that is not a tool result).
     fn entry_label(&self, index: usize) -> String;

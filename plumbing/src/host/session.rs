@@ -360,6 +360,11 @@ impl<'a> Session<'a> {
         self.data.role_label(index)
     }
 
+    /// The neutral role of entry `index`, from the entry alone ([`HostSession::speaker`]).
+    pub fn speaker(&self, index: usize) -> Option<super::Role> {
+        self.data.speaker(index)
+    }
+
     /// The message role of entry `index` in the host's words, else the entry's type.
     pub fn entry_label(&self, index: usize) -> String {
         self.data.entry_label(index)

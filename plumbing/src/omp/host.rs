@@ -188,6 +188,10 @@ impl<'a> HostSession<'a> for OmpSession<'a> {
         self.pi.role_label(index)
     }
 
+    fn speaker(&self, index: usize) -> Option<crate::host::Role> {
+        self.pi.speaker(index)
+    }
+
     fn entry_label(&self, index: usize) -> String {
         self.pi.entry_label(index)
     }

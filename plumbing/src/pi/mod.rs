@@ -201,6 +201,10 @@ impl<'a> HostSession<'a> for Session<'a> {
         }
     }
 
+    fn speaker(&self, index: usize) -> Option<Role> {
+        Some(project::entry_role(&self.entries[index]))
+    }
+
     fn entry_label(&self, index: usize) -> String {
         let e = &self.entries[index];
         e.role().map_or_else(|| e.kind_name().into_owned(), |r| r.into_owned())

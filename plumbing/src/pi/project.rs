@@ -589,6 +589,11 @@ impl FactsMemo<'_> {
     }
 }
 
+/// The neutral role of what an entry gives the model, its message read for it.
+pub fn entry_role(e: &Entry<'_>) -> Role {
+    role_of(e, e.message_head().as_ref())
+}
+
 /// The neutral role of what an entry gives the model.
 fn role_of(e: &Entry<'_>, message: Option<&Head<'_>>) -> Role {
     match e.kind {
