@@ -187,7 +187,13 @@ impl Command {
             Command::PiExtension(args) => porcelain::pi_extension::run(ctx, args, out),
             Command::Project(args) => plumbing::project::run(ctx, args, out),
             // The pre-push check (issue 33 part 2's secret scan) plugs in here.
-            Command::Push(args) => plumbing::push::run(ctx, args, out, &shake_plumbing::remote::push::allow_all),
+            Command::Push(args) => {
+                // The secret scan decides what may leave (docs/search.md); nothing is sent first.
+                let allow = porcelain::scan::allow_list(ctx, &args.allow)?;
+                plumbing::push::run(ctx, args, out, &|store, leaving| {
+                    porcelain::scan::before_push(store, leaving, &allow)
+                })
+            }
             Command::Regions(args) => porcelain::regions::run(ctx, args, out),
             Command::Remote(args) => plumbing::remote::run(ctx, args, out),
             Command::Restore(args) => plumbing::restore::run(ctx, args, out),

@@ -403,3 +403,33 @@ fn two_pushes_of_one_store_at_once_both_complete() {
     assert_eq!(b.json(&["fsck", "--remote", "origin", "--json"])["ok"], true);
     assert_eq!(b.json(&["fetch", "--json"])["machines"][0]["sessions"], 1);
 }
+
+/// The secret scan runs before anything leaves: a push of a session whose tool output holds
+/// keys is refused, naming session, entry and kind, and sends nothing; a key only an older
+/// version holds (the file rewritten since, as OMP's `/shake` rewrites) still refuses it;
+/// what the user allows goes.
+#[test]
+fn a_push_is_refused_while_a_session_holds_secrets() {
+    let (bucket, a, _b) = folder_pair();
+    let path = a.env.write("planted.jsonl", crate::scan::session());
+    a.ok(&["import", path.to_str().unwrap()]);
+    let out = a.run(&["push"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let said = stderr(&out);
+    for word in ["5ec7-planted", "r1", "aws-access-token", "github-pat", "private-key"] {
+        assert!(said.contains(word), "{word} not named: {said}");
+    }
+    assert!(!bucket.path().join("machines").exists(), "a refused push wrote its manifest");
+    let packs = bucket.path().join("packs");
+    assert!(!packs.exists() || pack_ids(&packs).is_empty(), "a refused push sent a pack");
+
+    // The file rewritten without the keys: the older version, which a push sends too, holds them.
+    let clean: String = crate::scan::session().lines().take(2).map(|l| format!("{l}\n")).collect();
+    a.env.write("planted.jsonl", clean);
+    a.ok(&["import", path.to_str().unwrap()]);
+    let out = a.run(&["push"]);
+    assert_eq!(out.status.code(), Some(1), "the older version's keys let through: {}", stderr(&out));
+
+    a.ok(&["push", "--allow", "aws-access-token", "--allow", "github-pat", "--allow", "private-key"]);
+    assert!(bucket.path().join("machines").exists());
+}

@@ -10,7 +10,7 @@ const GITHUB: &str = "ghp_4kd93nfLq0x8ZrT2mWv7YpB1cHs6Je5Ua3Rt";
 const PEM_BODY: &str = "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gunVTLw7onLRnrq0";
 
 /// A pi session whose tool output holds the three planted secrets (as JSON escapes them).
-fn session() -> String {
+pub fn session() -> String {
     let pem = format!("-----BEGIN RSA PRIVATE KEY-----\n{PEM_BODY}\n{PEM_BODY}\n-----END RSA PRIVATE KEY-----\n");
     let output = format!("$ cat .env ~/.ssh/id_rsa\nAWS_ACCESS_KEY_ID={AWS}\nGITHUB_TOKEN={GITHUB}\n{pem}");
     let result = serde_json::json!({

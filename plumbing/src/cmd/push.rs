@@ -14,6 +14,9 @@ use crate::{Context, Result};
 pub struct PushArgs {
     /// The remote (default: the only one)
     pub name: Option<String>,
+    /// Let a kind of secret through the scan run before anything leaves (a rule id, e.g. aws-access-token) or one secret (fp:<12 hex>, as printed); repeat for more; adds to [scan] allow in .shake.toml
+    #[arg(long, value_name = "KIND|fp:HEX")]
+    pub allow: Vec<String>,
     /// Print JSON: {"remote","machine","name","sessions","changed","packs","objects","bytes","manifest"}
     #[arg(long)]
     pub json: bool,

@@ -41,11 +41,6 @@ pub struct Leaving<'a> {
 /// would change on the remote, it returns an error to refuse the push (nothing is sent).
 pub type Check<'c> = &'c dyn Fn(&Store, &[Leaving<'_>]) -> Result<()>;
 
-/// The check that lets everything go.
-pub fn allow_all(_: &Store, _: &[Leaving<'_>]) -> Result<()> {
-    Ok(())
-}
-
 /// What a push did.
 #[derive(Clone, Debug)]
 pub struct Pushed {

@@ -8,6 +8,7 @@ use std::io::Write;
 use serde_json::json;
 use shake_plumbing::hosts::short_path;
 use shake_plumbing::output::write_json;
+use shake_plumbing::remote::push::Leaving;
 use shake_plumbing::search::secrets::{self, Allow, Finding, Rules};
 use shake_plumbing::store::{SessionInfo, Store};
 use shake_plumbing::{Context, Error, Result};
@@ -80,6 +81,33 @@ fn scan(ctx: &Context, args: &ScanArgs, out: &mut dyn Write) -> Result {
         }
     }
     Ok(if findings.is_empty() { 0 } else { 1 })
+}
+
+/// The check `push` runs before anything leaves: every version going up is scanned (the newest
+/// whole, and each older one since the last push that is not a prefix of it: what a rewrite
+/// such as OMP's `/shake` took out still leaves in the older version); any finding refuses the
+/// whole push, naming session, entry and kind.
+pub fn before_push(store: &Store, leaving: &[Leaving<'_>], allow: &Allow) -> Result<()> {
+    let known = store.sessions()?;
+    let mut versions = Vec::new();
+    for going in leaving {
+        let Some(info) = known.iter().find(|s| s.path.to_str() == Some(going.path)) else { continue };
+        let newest = store.version_bytes(&going.version)?;
+        for id in store.version_chain(&going.version)? {
+            if Some(id) == going.pushed {
+                break;
+            }
+            if id != going.version && newest.starts_with(&store.version_bytes(&id)?) {
+                continue;
+            }
+            versions.push(SessionInfo { version: id, ..info.clone() });
+        }
+    }
+    let findings = secrets::scan_sessions(store, &versions, allow)?;
+    match findings.is_empty() {
+        true => Ok(()),
+        false => Err(secrets::refusal(&findings)),
+    }
 }
 
 /// The allow list: `--allow` and the config files' `[scan] allow`, each name checked.
