@@ -433,3 +433,33 @@ fn a_push_is_refused_while_a_session_holds_secrets() {
     a.ok(&["push", "--allow", "aws-access-token", "--allow", "github-pat", "--allow", "private-key"]);
     assert!(bucket.path().join("machines").exists());
 }
+
+/// `grep` reads a fetched session as its origin does and names it as every read command takes
+/// it, `<machine>/<session>`: the same matches (entry, line, role, text) on both machines, the
+/// machine in `--json`, and `--session alpha/…` picks it and not a local session of the same
+/// id prefix.
+#[test]
+fn grep_names_a_fetched_session_by_its_machine() {
+    let (_bucket, a, b) = folder_pair();
+    let id = "0199aaaa-3333";
+    folded_session(&a, id);
+    a.ok(&["push"]);
+    b.ok(&["fetch"]);
+    folded_session(&b, "0199aaaa-4444");
+    let rows = |m: &Machine, args: &[&str]| -> Vec<Value> {
+        m.ok(args).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    };
+    let here = rows(&a, &["grep", "--json", "e"]);
+    let there = rows(&b, &["grep", "--json", "--session", "alpha/0199aaaa", "e"]);
+    assert!(!here.is_empty());
+    assert_eq!(here.len(), there.len(), "{there:?}");
+    for (x, y) in here.iter().zip(&there) {
+        for key in ["host", "session", "entry", "line", "role", "timestamp", "text", "spans"] {
+            assert_eq!(x[key], y[key], "{key}: {x} against {y}");
+        }
+        assert_eq!((&x["machine"], &y["machine"]), (&Value::Null, &Value::from("alpha")));
+    }
+    let people = b.ok(&["grep", "--session", "alpha/", "e"]);
+    assert!(!people.is_empty() && people.lines().all(|l| l.contains(&format!(" alpha/{id}:"))), "{people}");
+    assert!(rows(&b, &["grep", "--json", "e"]).len() > there.len(), "B's own session matches too");
+}

@@ -8,6 +8,7 @@ use std::io::Write;
 use serde_json::json;
 use shake_plumbing::hosts::short_path;
 use shake_plumbing::output::{write_json, write_record, RecordArgs};
+use shake_plumbing::remote;
 use shake_plumbing::search::grep::{self, Hit, How};
 use shake_plumbing::search::{self, Entries, Readable, Who};
 use shake_plumbing::store::{SessionInfo, Store};
@@ -17,11 +18,11 @@ use crate::render::Paint;
 
 /// Search every stored session's text (messages, tool input, tool output) with ripgrep's engine
 #[derive(clap::Args, Debug)]
-#[command(mut_arg("json", |a| a.help(r#"Print JSON, one object per matching line: {"host","session","path","entry","line","role","timestamp","text","spans"}"#)))]
+#[command(mut_arg("json", |a| a.help(r#"Print JSON, one object per matching line: {"host","session","path","machine","entry","line","role","timestamp","text","spans"}; machine: the machine a fetched session came from, else null"#)))]
 pub struct GrepArgs {
     /// A regular expression (ripgrep's syntax), or a plain string with -F
     pub pattern: String,
-    /// Only sessions whose id starts with this, or whose file's path (full, or as shake prints it) does; repeat for more
+    /// Only sessions whose id starts with this, or whose file's path (full, or as shake prints it) does, or <machine>/<session> for a fetched one; repeat for more
     #[arg(long, value_name = "SESSION")]
     pub session: Vec<String>,
     /// Only lines of entries by this role: user, assistant (its text, thinking and tool input), tool (tool output), other; repeat for more
@@ -137,8 +138,17 @@ fn chosen(ctx: &Context, wanted: &[String], s: &SessionInfo) -> bool {
         || wanted.iter().any(|w| {
             s.session_id.as_deref().is_some_and(|id| id.starts_with(w.as_str()))
                 || s.path.to_string_lossy().starts_with(w.as_str())
-                || short_path(ctx, &s.path).starts_with(w.as_str())
+                || shown(ctx, &s.path, s.session_id.as_deref()).starts_with(w.as_str())
         })
+}
+
+/// What a person calls the session: its path as shake prints it, or `<machine>/<session>` for
+/// one fetched from another machine (the name every read command takes).
+pub(crate) fn shown(ctx: &Context, path: &std::path::Path, session: Option<&str>) -> String {
+    match (remote::machine_of(&ctx.store_dir, path), session) {
+        (Some(machine), Some(id)) => format!("{machine}/{id}"),
+        _ => short_path(ctx, path),
+    }
 }
 
 /// Tells whether `--role`, `--since` and `--until` keep this entry (an entry without a time is
@@ -162,7 +172,8 @@ fn print(
 ) -> std::io::Result<()> {
     let host = found.host.unwrap_or("-");
     let sid = info.session_id.as_deref().unwrap_or("-");
-    let name = short_path(ctx, &info.path);
+    let name = shown(ctx, &info.path, info.session_id.as_deref());
+    let machine = remote::machine_of(&ctx.store_dir, &info.path);
     for Row { hit, entry } in &found.rows {
         let text = String::from_utf8_lossy(&hit.text);
         let role = entry.who.unwrap_or(Who::Other).as_str();
@@ -171,7 +182,7 @@ fn print(
                 out,
                 &json!({
                     "host": found.host, "session": info.session_id, "path": info.path.to_string_lossy(),
-                    "entry": entry.id, "line": hit.line, "role": role, "timestamp": entry.timestamp,
+                    "machine": machine, "entry": entry.id, "line": hit.line, "role": role, "timestamp": entry.timestamp,
                     "text": text, "spans": hit.spans,
                 }),
             )?;

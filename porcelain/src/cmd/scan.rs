@@ -6,7 +6,6 @@
 use std::io::Write;
 
 use serde_json::json;
-use shake_plumbing::hosts::short_path;
 use shake_plumbing::output::write_json;
 use shake_plumbing::remote::push::Leaving;
 use shake_plumbing::search::secrets::{self, Allow, Finding, Rules};
@@ -26,7 +25,7 @@ pub struct ScanArgs {
     /// List the rule ids (the kinds --allow takes) and exit
     #[arg(long)]
     pub list_rules: bool,
-    /// Print JSON: {"sessions","findings":[{"session","path","entry","line","kind","excerpt","fingerprint"}]}
+    /// Print JSON: {"sessions","findings":[{"session","path","machine","entry","line","kind","excerpt","fingerprint"}]}
     #[arg(long)]
     pub json: bool,
 }
@@ -54,7 +53,7 @@ fn scan(ctx: &Context, args: &ScanArgs, out: &mut dyn Write) -> Result {
     };
     let findings = secrets::scan_sessions(&store, &sessions, &allow)?;
     if args.json {
-        let items: Vec<_> = findings.iter().map(to_json).collect();
+        let items: Vec<_> = findings.iter().map(|f| to_json(ctx, f)).collect();
         write_json(out, &json!({"sessions": sessions.len(), "findings": items}))?;
     } else {
         let paint = Paint::new(ctx);
@@ -63,7 +62,7 @@ fn scan(ctx: &Context, args: &ScanArgs, out: &mut dyn Write) -> Result {
             writeln!(
                 out,
                 "{}:{}: {} {}",
-                paint.strong(&short_path(ctx, &f.path)),
+                paint.strong(&super::grep::shown(ctx, &f.path, f.session.as_deref())),
                 paint.dim(&entry),
                 paint.warn(&f.hit.kind),
                 paint.dim(&f.hit.fingerprint)
@@ -117,9 +116,10 @@ pub fn allow_list(ctx: &Context, flags: &[String]) -> Result<Allow> {
     Allow::new(Rules::builtin(), names)
 }
 
-fn to_json(f: &Finding) -> serde_json::Value {
+fn to_json(ctx: &Context, f: &Finding) -> serde_json::Value {
     json!({
-        "session": f.session, "path": f.path.to_string_lossy(), "entry": f.entry, "line": f.hit.line,
+        "session": f.session, "path": f.path.to_string_lossy(),
+        "machine": shake_plumbing::remote::machine_of(&ctx.store_dir, &f.path), "entry": f.entry, "line": f.hit.line,
         "kind": f.hit.kind, "excerpt": f.hit.excerpt, "fingerprint": f.hit.fingerprint,
     })
 }
