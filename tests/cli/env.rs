@@ -139,6 +139,15 @@ pub fn without_dac(probe: &[&str]) -> &'static [&'static str] {
 }
 
 /// The path of a checked-in fixture.
+/// The first pack file (`*.pack`) in the folder `packs` (a store's, or a folder remote's).
+pub fn first_pack(packs: &Path) -> PathBuf {
+    std::fs::read_dir(packs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "pack"))
+        .unwrap_or_else(|| panic!("no pack in {}", packs.display()))
+}
+
 pub fn fixture_path(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
 }

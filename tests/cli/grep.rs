@@ -101,11 +101,7 @@ fn grep_and_scan_say_a_damaged_store_is_corrupt() {
     let pi = env.write("pi.jsonl", PI);
     env.ok(&["import", pi.to_str().unwrap()]);
     let packs = env.store().join("packs");
-    let pack = std::fs::read_dir(&packs)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|f| f.extension().is_some_and(|x| x == "pack"))
-        .unwrap();
+    let pack = crate::env::first_pack(&packs);
     let mut bytes = std::fs::read(&pack).unwrap();
     let at = bytes.windows(6).position(|w| w == b"deploy").unwrap();
     bytes[at] ^= 0x20;

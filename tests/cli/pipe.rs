@@ -58,11 +58,7 @@ fn diff_audit_and_fsck_answer_through_a_closed_pipe() {
     // A flipped byte in the store's only pack: fsck reports corruption, exit 3.
     env.ok(&["import", p]);
     let packs = env.store().join("packs");
-    let pack = std::fs::read_dir(&packs)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|f| f.extension().is_some_and(|x| x == "pack"))
-        .unwrap();
+    let pack = crate::env::first_pack(&packs);
     let mut bytes = std::fs::read(&pack).unwrap();
     let at = bytes.windows(6).position(|w| w == b"\"type\"").unwrap();
     bytes[at + 2] ^= 0x20;

@@ -218,11 +218,7 @@ fn a_damaged_remote_pack_is_refused_and_said() {
     let (bucket, a, b) = folder_pair();
     folded_session(&a, "0199aaaa-3333");
     a.ok(&["push"]);
-    let pack = std::fs::read_dir(bucket.path().join("packs"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|x| x == "pack"))
-        .unwrap();
+    let pack = crate::env::first_pack(&bucket.path().join("packs"));
     let mut bytes = std::fs::read(&pack).unwrap();
     let at = bytes.len() / 2;
     bytes[at] ^= 0x20;

@@ -79,11 +79,7 @@ fn a_pack_an_interrupted_write_left_is_a_note_safe_to_delete() {
     // The pack another import writes, as a writer killed between the two renames leaves it.
     let other = TestEnv::new();
     other.ok(&["import", other.fixture("pi-v3-branch-compaction-edit.jsonl").to_str().unwrap()]);
-    let pack = std::fs::read_dir(other.store().join("packs"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|x| x == "pack"))
-        .unwrap();
+    let pack = crate::env::first_pack(&other.store().join("packs"));
     let left = env.store().join("packs").join(pack.file_name().unwrap());
     std::fs::copy(&pack, &left).unwrap();
     let out = env.run(&["fsck"]);

@@ -4,6 +4,7 @@
 //! when nothing did, 2 when the search could not run (3 a corrupt store, 4 the system), as grep.
 
 use std::io::Write;
+use std::path::Path;
 
 use serde_json::json;
 use shake_plumbing::hosts::short_path;
@@ -134,18 +135,22 @@ fn search_all(ctx: &Context, args: &GrepArgs, out: &mut dyn Write) -> Result {
 
 /// Tells whether `--session` takes this session (no `--session`: every one).
 fn chosen(ctx: &Context, wanted: &[String], s: &SessionInfo) -> bool {
-    wanted.is_empty()
-        || wanted.iter().any(|w| {
-            s.session_id.as_deref().is_some_and(|id| id.starts_with(w.as_str()))
-                || s.path.to_string_lossy().starts_with(w.as_str())
-                || shown(ctx, &s.path, s.session_id.as_deref()).starts_with(w.as_str())
-        })
+    if wanted.is_empty() {
+        return true;
+    }
+    let name = shown(ctx, &s.path, s.session_id.as_deref(), remote::machine_of(&ctx.store_dir, &s.path).as_deref());
+    wanted.iter().any(|w| {
+        s.session_id.as_deref().is_some_and(|id| id.starts_with(w.as_str()))
+            || s.path.to_string_lossy().starts_with(w.as_str())
+            || name.starts_with(w.as_str())
+    })
 }
 
 /// What a person calls the session: its path as shake prints it, or `<machine>/<session>` for
 /// one fetched from another machine (the name every read command takes).
-pub(crate) fn shown(ctx: &Context, path: &std::path::Path, session: Option<&str>) -> String {
-    match (remote::machine_of(&ctx.store_dir, path), session) {
+/// `machine`: `remote::machine_of` for `path`, found once by the caller (who prints it in `--json` too).
+pub(crate) fn shown(ctx: &Context, path: &Path, session: Option<&str>, machine: Option<&str>) -> String {
+    match (machine, session) {
         (Some(machine), Some(id)) => format!("{machine}/{id}"),
         _ => short_path(ctx, path),
     }
@@ -172,8 +177,8 @@ fn print(
 ) -> std::io::Result<()> {
     let host = found.host.unwrap_or("-");
     let sid = info.session_id.as_deref().unwrap_or("-");
-    let name = shown(ctx, &info.path, info.session_id.as_deref());
     let machine = remote::machine_of(&ctx.store_dir, &info.path);
+    let name = shown(ctx, &info.path, info.session_id.as_deref(), machine.as_deref());
     for Row { hit, entry } in &found.rows {
         let text = String::from_utf8_lossy(&hit.text);
         let role = entry.who.unwrap_or(Who::Other).as_str();

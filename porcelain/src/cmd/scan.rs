@@ -7,11 +7,13 @@ use std::io::Write;
 
 use serde_json::json;
 use shake_plumbing::output::write_json;
+use shake_plumbing::remote::machine_of;
 use shake_plumbing::remote::push::Leaving;
 use shake_plumbing::search::secrets::{self, Allow, Finding, Rules};
 use shake_plumbing::store::{SessionInfo, Store};
 use shake_plumbing::{Context, Error, Result};
 
+use super::grep;
 use crate::render::{plural, Paint};
 
 /// Scan stored sessions for secrets (cloud keys, tokens, private keys, .env lines), as push does
@@ -62,7 +64,12 @@ fn scan(ctx: &Context, args: &ScanArgs, out: &mut dyn Write) -> Result {
             writeln!(
                 out,
                 "{}:{}: {} {}",
-                paint.strong(&super::grep::shown(ctx, &f.path, f.session.as_deref())),
+                paint.strong(&grep::shown(
+                    ctx,
+                    &f.path,
+                    f.session.as_deref(),
+                    machine_of(&ctx.store_dir, &f.path).as_deref()
+                )),
                 paint.dim(&entry),
                 paint.warn(&f.hit.kind),
                 paint.dim(&f.hit.fingerprint)
@@ -90,14 +97,25 @@ pub fn before_push(store: &Store, leaving: &[Leaving<'_>], allow: &Allow) -> Res
     let known = store.sessions()?;
     let mut versions = Vec::new();
     for going in leaving {
-        let Some(info) = known.iter().find(|s| s.path.to_str() == Some(going.path)) else { continue };
-        let newest = store.version_bytes(&going.version)?;
+        // A session the scan cannot find is refused, never let through unscanned.
+        let Some(info) = known.iter().find(|s| s.path.to_str() == Some(going.path)) else {
+            return Err(Error::user(format!("{}: not among the stored sessions; nothing was pushed", going.path)));
+        };
+        // The newest version's bytes are rebuilt here only when an older one is to be compared.
+        let mut newest: Option<Vec<u8>> = None;
         for id in store.version_chain(&going.version)? {
             if Some(id) == going.pushed {
                 break;
             }
-            if id != going.version && newest.starts_with(&store.version_bytes(&id)?) {
-                continue;
+            if id != going.version {
+                let older = store.version_bytes(&id)?;
+                let newest = match &mut newest {
+                    Some(bytes) => bytes,
+                    empty => empty.insert(store.version_bytes(&going.version)?),
+                };
+                if newest.starts_with(&older) {
+                    continue;
+                }
             }
             versions.push(SessionInfo { version: id, ..info.clone() });
         }
@@ -119,7 +137,7 @@ pub fn allow_list(ctx: &Context, flags: &[String]) -> Result<Allow> {
 fn to_json(ctx: &Context, f: &Finding) -> serde_json::Value {
     json!({
         "session": f.session, "path": f.path.to_string_lossy(),
-        "machine": shake_plumbing::remote::machine_of(&ctx.store_dir, &f.path), "entry": f.entry, "line": f.hit.line,
+        "machine": machine_of(&ctx.store_dir, &f.path), "entry": f.entry, "line": f.hit.line,
         "kind": f.hit.kind, "excerpt": f.hit.excerpt, "fingerprint": f.hit.fingerprint,
     })
 }
