@@ -8,6 +8,7 @@ use crate::append::AppendError;
 use crate::durable::FileError;
 use crate::error::{chain, Error};
 use crate::fork_record::RecordError;
+use crate::host::error::HostError;
 use crate::host::file::TooManyLines;
 use crate::store::import::ImportError;
 use crate::store::pack::PackError;
@@ -74,7 +75,7 @@ impl From<ImportError> for Error {
         let err = match e {
             ImportError::Pack(e) => return e.into(),
             ImportError::Store(e) => return e.into(),
-            ImportError::Host(e) => return e,
+            ImportError::Host(e) => return e.into(),
             ImportError::NotAFile { .. } => Error::user(e.to_string()),
             ImportError::TableUnread { .. } => Error::corrupt(e.to_string()),
             ImportError::File(ref f) => Error::os(f.source.kind(), &e),
@@ -175,5 +176,48 @@ impl From<RecordError> for Error {
             RecordError::Encode(_) => Error::user(chain(&e)),
         };
         err.caused_by(e)
+    }
+}
+
+impl From<HostError> for Error {
+    fn from(e: HostError) -> Error {
+        match e {
+            HostError::Refused { message, hints, source } => {
+                hints.into_iter().fold(Error { source, ..Error::user(message) }, Error::hint)
+            }
+            HostError::Io { source, kind } => {
+                let err = Error::os(kind, &*source);
+                Error { source: Some(source), ..err }
+            }
+            HostError::File(e) => e.into(),
+            HostError::Write(e) => e.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A host's error becomes the CLI's at the boundary with the kind and hints it had when the
+    /// hosts built the CLI's error themselves: a refusal is the user's (exit 1) with its hints
+    /// and source, a read the system refused keeps the system's kind, a closed output is a
+    /// broken pipe.
+    #[test]
+    fn a_hosts_error_keeps_its_exit_code_and_hints_at_the_boundary() {
+        let parse = std::io::Error::other("bad line");
+        let e = Error::from(HostError::refused("/s.jsonl:3: refused").hint("do this").caused_by(parse));
+        assert_eq!(
+            (e.kind.exit_code(), e.message.as_str(), e.hints.as_slice()),
+            (1, "/s.jsonl:3: refused", &["do this".to_string()][..])
+        );
+        assert!(std::error::Error::source(&e).is_some_and(|s| s.to_string() == "bad line"));
+        let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        let e = Error::from(HostError::Io { kind: denied.kind(), source: Box::new(denied) });
+        assert_eq!(e.kind.exit_code(), 4);
+        let gone = std::io::Error::from(std::io::ErrorKind::NotFound);
+        assert_eq!(Error::from(HostError::Io { kind: gone.kind(), source: Box::new(gone) }).kind.exit_code(), 1);
+        let pipe = Error::from(HostError::from(std::io::Error::from(std::io::ErrorKind::BrokenPipe)));
+        assert!(pipe.is_broken_pipe());
     }
 }

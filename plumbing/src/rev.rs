@@ -266,7 +266,7 @@ pub fn default_choice(ctx: &Context) -> Result<(PathBuf, HostKind)> {
         Some((_, path, kind)) => Ok((path, kind)),
         None => {
             let names: Vec<&str> = others.map(|h| h.kind().title()).collect();
-            Err(no_pi.hint(format!("no {} session here either", names.join(" or "))))
+            Err(Error::from(no_pi).hint(format!("no {} session here either", names.join(" or "))))
         }
     }
 }

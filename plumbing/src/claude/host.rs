@@ -22,6 +22,7 @@ use serde_json::{json, Value};
 use super::loader::{load_at, Chain, LoadOptions};
 use super::transcript::{as_str, Row, Transcript};
 use super::{paths, project, unresumable, write};
+use crate::host::error::{HostError, Result};
 use crate::host::view::{Positions, Target, NO_EDIT};
 use crate::host::{
     self, Block, BlockKind, Call, Content, ForkWrite, Header, Host, HostKind, HostSession, HostView, Node, Projected,
@@ -30,7 +31,7 @@ use crate::host::{
 use crate::js::json::members;
 use crate::output::shell_word;
 use crate::tokens::Pieces;
-use crate::{Context, Error, Result};
+use crate::Context;
 
 /// The conversation row types (the rows with `uuid`/`parentUuid` that form the tree).
 const CONVERSATION: [&str; 4] = ["user", "assistant", "attachment", "system"];
@@ -103,7 +104,7 @@ impl Host for Claude {
                 0 => file.display().into_owned(),
                 n => format!("{}:{n}", file.display()),
             };
-            return Err(Error::user(format!("{at}: {}", r.reason)));
+            return Err(HostError::refused(format!("{at}: {}", r.reason)));
         }
         host::file::check_lines(&file.path, file.lines.len())?;
         let data = ClaudeSession::read(file);
@@ -154,7 +155,7 @@ impl Host for Claude {
         let newest =
             paths::project_dir(&projects, &cwd).and_then(|dir| paths::sessions_newest_first(&dir).into_iter().next());
         newest.ok_or_else(|| {
-            Error::user(format!(
+            HostError::refused(format!(
                 "no Claude Code session for {} (looked in {})",
                 ctx.cwd.display(),
                 projects.join(paths::encode_cwd(&cwd)).display()
@@ -403,7 +404,7 @@ impl<'a> ClaudeSession<'a> {
                     row.uuid().unwrap_or_default(),
                     row.parent_uuid(),
                 )
-                .ok_or_else(|| Error::user(format!("{}:{}: a row longer than 4 GiB", file.display(), row.line)))
+                .ok_or_else(|| HostError::refused(format!("{}:{}: a row longer than 4 GiB", file.display(), row.line)))
             })
             .collect()
     }
@@ -561,7 +562,7 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
         let chain = self.chain(leaf);
         if leaf.is_some() && chain.leaf.is_none() {
             let n = leaf.unwrap_or_default();
-            return Err(Error::user(format!(
+            return Err(HostError::refused(format!(
                 "{}:{}: row {} is not part of what Claude Code loads (it is before the last compaction of a file over 5 MiB, or dropped by a compaction's relink)",
                 session.file.display(),
                 session.entries[n].line(),
@@ -657,7 +658,8 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
     ) -> Result<host::Forked> {
         let source = &session.file.path;
         let shown = session.file.display();
-        let sid = self.t.session_id().ok_or_else(|| Error::user(format!("{shown}: no row names a sessionId")))?;
+        let sid =
+            self.t.session_id().ok_or_else(|| HostError::refused(format!("{shown}: no row names a sessionId")))?;
         let texts = super::fork::Results::new(&self.t);
         // The new contents as JSON strings, borrowed from the edits where they are written as
         // shake writes a text (an undo's originals: held once, not again decoded).
@@ -665,15 +667,18 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
         // The notes the plan's placeholders carry (a superseded read's), by saved file.
         let mut notes = std::collections::HashMap::new();
         for (target, content) in edits {
-            let text =
-                texts.text(target).ok_or_else(|| Error::user(format!("{shown}: no text tool_result {target}")))?;
+            let text = texts
+                .text(target)
+                .ok_or_else(|| HostError::refused(format!("{shown}: no text tool_result {target}")))?;
             let new = serde_json::from_str::<String>(content.get())
-                .map_err(|_| Error::user(format!("{shown}: the new content of {target} is not a string")))?;
+                .map_err(|_| HostError::refused(format!("{shown}: the new content of {target} is not a string")))?;
             // A fold writes Claude Code's placeholder: it must be what the plan counted.
             let saved = super::fork::saved_path(source, sid, target);
             let note = write::note_of(&new);
             if how.is_fold() && new != write::noted_placeholder(&text, &saved, note) {
-                return Err(Error::user(format!("{shown}: the planned placeholder of {target} is not the fork's")));
+                return Err(HostError::refused(format!(
+                    "{shown}: the planned placeholder of {target} is not the fork's"
+                )));
             }
             if let Some(note) = note.filter(|_| how.is_fold()) {
                 notes.insert(saved, note.to_string());
@@ -684,8 +689,8 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
         }
         let cwd = self.t.cwd().map(str::to_string);
         let fail = |e: super::fork::ForkError| match e {
-            super::fork::ForkError::File(e) => Error::from(e),
-            e => Error::user(e.to_string()),
+            super::fork::ForkError::File(e) => HostError::from(e),
+            e => HostError::refused(e.to_string()),
         };
         let forked = |f: super::fork::Forked, in_place| host::Forked {
             session_id: f.session_id,
@@ -728,7 +733,7 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
                 };
                 let carried = super::in_place::rewrite(&self.t, source, write, |_| {});
                 if let (true, Some(exact)) = (mismatch.get(), exact) {
-                    return Err(Error::user(format!(
+                    return Err(HostError::refused(format!(
                         "{shown}: putting the saved originals back would not give the bytes the fold read (blake3 {}, {} bytes); nothing was written",
                         blake3::Hash::from(exact.hash).to_hex(),
                         exact.len
@@ -761,7 +766,7 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
     }
 
     fn export(&self, _ctx: &Context, session: &host::Session<'a>, _leaf: usize) -> Result<host::Export<'a>> {
-        Err(Error::user(format!("{}: shake does not export Claude Code sessions", session.file.display()))
+        Err(HostError::refused(format!("{}: shake does not export Claude Code sessions", session.file.display()))
             .hint("Claude Code forks a session itself: claude --resume <id> --fork-session"))
     }
 }

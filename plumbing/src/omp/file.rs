@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 use thiserror::Error;
 
+use crate::host::error::HostError;
 use crate::host::file::{Bytes, SessionFile, READ_ATTEMPTS};
 
 /// The title slot's fixed width, `\n` included (`session-title-slot.ts`).
@@ -41,13 +42,12 @@ pub enum OmpError {
     Unstable { path: PathBuf, attempts: usize },
 }
 
-impl From<OmpError> for crate::Error {
-    fn from(e: OmpError) -> crate::Error {
-        let err = match &e {
-            OmpError::Io { source, .. } => crate::Error::os(source.kind(), &e),
-            _ => crate::Error::user(e.to_string()),
-        };
-        err.caused_by(e)
+impl From<OmpError> for HostError {
+    fn from(e: OmpError) -> HostError {
+        match &e {
+            OmpError::Io { source, .. } => HostError::Io { kind: source.kind(), source: Box::new(e) },
+            _ => HostError::refused(e.to_string()).caused_by(e),
+        }
     }
 }
 
@@ -330,14 +330,14 @@ mod tests {
         let e = OmpFile::read(&missing).unwrap_err();
         let OmpError::Io { path, source } = &e else { panic!("{e:?}") };
         assert_eq!((path, source.kind()), (&missing, std::io::ErrorKind::NotFound));
-        let e = crate::Error::from(e);
+        let e = crate::Error::from(HostError::from(e));
         // A file not there is the user's to name again (exit 1), as every missing file is.
         assert_eq!(e.kind.exit_code(), 1);
         assert!(std::error::Error::source(&e).is_some_and(|s| s.is::<OmpError>()));
         // Reading /proc/self/mem from offset 0 fails with EIO, even for root: an I/O error.
-        let e = crate::Error::from(OmpFile::read(Path::new("/proc/self/mem")).unwrap_err());
+        let e = crate::Error::from(HostError::from(OmpFile::read(Path::new("/proc/self/mem")).unwrap_err()));
         assert_eq!(e.kind.exit_code(), 4, "{}", e.message);
-        let e = crate::Error::from(OmpFile::check(&missing, b"{}\n").unwrap_err());
+        let e = crate::Error::from(HostError::from(OmpFile::check(&missing, b"{}\n").unwrap_err()));
         assert!(
             e.message.ends_with("no session header (no `\"type\":\"session\"` line before the first entry)"),
             "{}",

@@ -5,6 +5,7 @@ use crate::id::Kind;
 use crate::proof::Proof;
 use crate::store::state::{self, FileState, Hashed, NodeTable, Resume, Table};
 use crate::store::version;
+use crate::Error;
 
 #[test]
 fn path_nodes_match_what_import_stored() {
