@@ -5,11 +5,13 @@
 //! trait impl needs no import), so the floor (`error.rs`) stays below the engine.
 
 use crate::append::AppendError;
+use crate::calibration::CalibrationError;
 use crate::durable::FileError;
 use crate::error::{chain, Error};
 use crate::fork_record::RecordError;
 use crate::host::error::HostError;
 use crate::host::file::TooManyLines;
+use crate::rev::RevError;
 use crate::store::import::ImportError;
 use crate::store::pack::PackError;
 use crate::store::refs::RefError;
@@ -191,6 +193,66 @@ impl From<HostError> for Error {
             }
             HostError::File(e) => e.into(),
             HostError::Write(e) => e.into(),
+        }
+    }
+}
+
+impl From<RevError> for Error {
+    fn from(e: RevError) -> Error {
+        use RevError as R;
+        match e {
+            R::Host(e) => e.into(),
+            R::File(e) => e.into(),
+            R::Store(e) => e.into(),
+            R::Record(e) => e.into(),
+            R::NoDefault { source, others } => {
+                Error::from(source).hint(format!("no {} session here either", others.join(" or ")))
+            }
+            e => {
+                let err = Error::user(e.to_string());
+                match rev_hint(&e) {
+                    Some(hint) => err.hint(hint),
+                    None => err,
+                }
+                .caused_by(e)
+            }
+        }
+    }
+}
+
+/// What the user can do about a revision that names no session or no leaf.
+fn rev_hint(e: &RevError) -> Option<String> {
+    use RevError as R;
+    Some(match e {
+        R::Folder { .. } => "name a .jsonl file in it, or a session id (`shake sessions` lists them)".to_string(),
+        R::NoSession { id, entry_here: true } => {
+            format!("{id} is an entry of the current session here: name it `:{id}`")
+        }
+        R::NoSession { entry_here: false, .. } => {
+            "name a session file, or a session id: `shake import` then `shake sessions` lists every host's sessions"
+                .to_string()
+        }
+        R::AmbiguousSession { files, whole: true, .. } => {
+            format!("{} have that id: name one by its path", if files.len() == 2 { "both" } else { "all" })
+        }
+        R::AmbiguousSession { whole: false, .. } => "type more of the id, or name the file by its path".to_string(),
+        R::Cycle { .. } => "repair the parentId of one entry on the loop by hand".to_string(),
+        R::NoEntry { path, .. } => format!(
+            "`shake ls-entries {}` lists the entries to its leaf, `shake ls-leaves` its leaves",
+            crate::output::shell_word(&path.to_string_lossy())
+        ),
+        R::AmbiguousEntry { .. } => "type more of the id".to_string(),
+        _ => return None,
+    })
+}
+
+impl From<CalibrationError> for Error {
+    fn from(e: CalibrationError) -> Error {
+        match e {
+            CalibrationError::Host(e) => e.into(),
+            CalibrationError::NoRatio { .. } => Error::user(e.to_string())
+                .hint("run `shake tokens` on a longer session of the same model first, or pick another --tokenizer")
+                .caused_by(e),
         }
     }
 }

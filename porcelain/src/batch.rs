@@ -48,10 +48,10 @@ impl WriteArgs {
         let leaf = self.branch.as_deref().map(|b| b.rsplit(':').next().unwrap_or(b).to_string());
         let rev = RevArgs { rev: self.rev.clone(), leaf };
         // A dry run changes nothing, not even a torn line's end (it says the real run repairs it).
-        match self.dry_run {
-            true => rev.load_as_is(ctx),
-            false => rev.load(ctx),
-        }
+        Ok(match self.dry_run {
+            true => rev.load_as_is(ctx)?,
+            false => rev.load(ctx)?,
+        })
     }
 }
 

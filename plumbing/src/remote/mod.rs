@@ -265,9 +265,9 @@ pub fn machine_of(store: &Path, path: &Path) -> Option<String> {
 
 /// Resolves `<machine>/<session id or prefix>` to the file of that fetched session; `None` when
 /// `text` does not name a machine fetched into this store (it may be a path).
-pub fn resolve(ctx: &Context, text: &str) -> Result<Option<PathBuf>> {
+pub fn resolve(ctx: &Context, text: &str) -> crate::store::Result<Option<PathBuf>> {
     match named_session(&ctx.store_dir, text) {
-        Some(_) => Ok(resolve_in(&Store::open(ctx)?, text)?),
+        Some(_) => resolve_in(&Store::open(ctx)?, text),
         None => Ok(None),
     }
 }
