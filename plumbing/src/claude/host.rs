@@ -23,13 +23,13 @@ use super::loader::{load_at, Chain, LoadOptions};
 use super::transcript::{as_str, Row, Transcript};
 use super::{paths, project, unresumable, write};
 use crate::host::view::{Positions, Target, NO_EDIT};
+use crate::host::Pieces;
 use crate::host::{
     self, Block, BlockKind, Call, Content, ForkWrite, Header, Host, HostKind, HostSession, HostView, Node, Projected,
     Refusal, Reply, Role, SessionFile, Tool, TreeLine, Unit, View, Warning, Writer,
 };
 use crate::js::json::members;
 use crate::output::shell_word;
-use crate::tokens::Pieces;
 use crate::{Context, Error, Result};
 
 /// The conversation row types (the rows with `uuid`/`parentUuid` that form the tree).
