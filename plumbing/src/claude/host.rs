@@ -24,13 +24,13 @@ use super::transcript::{as_str, Row, Transcript};
 use super::{paths, project, unresumable, write};
 use crate::host::error::{HostError, Result};
 use crate::host::view::{Positions, Target, NO_EDIT};
+use crate::host::Pieces;
 use crate::host::{
     self, Block, BlockKind, Call, Content, ForkWrite, Header, Host, HostKind, HostSession, HostView, Node, Projected,
     Refusal, Reply, Role, SessionFile, Tool, TreeLine, Unit, View, Warning, Writer,
 };
 use crate::js::json::members;
 use crate::output::shell_word;
-use crate::tokens::Pieces;
 use crate::Context;
 
 /// The conversation row types (the rows with `uuid`/`parentUuid` that form the tree).
