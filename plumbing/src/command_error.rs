@@ -12,6 +12,7 @@ use crate::fork_record::RecordError;
 use crate::host::error::HostError;
 use crate::host::file::TooManyLines;
 use crate::rev::RevError;
+use crate::search::SearchError;
 use crate::store::import::ImportError;
 use crate::store::pack::PackError;
 use crate::store::refs::RefError;
@@ -254,6 +255,25 @@ impl From<CalibrationError> for Error {
                 .hint("run `shake tokens` on a longer session of the same model first, or pick another --tokenizer")
                 .caused_by(e),
         }
+    }
+}
+
+impl From<SearchError> for Error {
+    fn from(e: SearchError) -> Error {
+        let hint = match e {
+            SearchError::Store(e) => return e.into(),
+            SearchError::NotAllowable { .. } => Some("`shake scan --list-rules` lists the rule ids"),
+            SearchError::Secrets { .. } => Some(
+                "allow a kind with --allow KIND, or one secret with --allow fp:… (`shake scan` prints each one's), or list them under [scan] allow in .shake.toml",
+            ),
+            _ => None,
+        };
+        let err = Error::user(e.to_string());
+        match hint {
+            Some(hint) => err.hint(hint),
+            None => err,
+        }
+        .caused_by(e)
     }
 }
 
