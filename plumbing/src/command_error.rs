@@ -7,10 +7,11 @@
 use crate::append::AppendError;
 use crate::calibration::CalibrationError;
 use crate::durable::FileError;
-use crate::error::{chain, Error};
+use crate::error::{chain, Error, ErrorKind};
 use crate::fork_record::RecordError;
 use crate::host::error::HostError;
 use crate::host::file::TooManyLines;
+use crate::remote::RemoteError;
 use crate::rev::RevError;
 use crate::search::SearchError;
 use crate::store::import::ImportError;
@@ -275,6 +276,69 @@ impl From<SearchError> for Error {
         }
         .caused_by(e)
     }
+}
+
+impl From<RemoteError> for Error {
+    fn from(e: RemoteError) -> Error {
+        use RemoteError as R;
+        match e {
+            R::Store(e) => e.into(),
+            R::Pack(e) => e.into(),
+            R::File(e) => e.into(),
+            e => {
+                let (kind, hint) = remote_words(&e);
+                let err = Error { kind, ..Error::user(e.to_string()) };
+                match hint {
+                    Some(hint) => err.hint(hint),
+                    None => err,
+                }
+                .caused_by(e)
+            }
+        }
+    }
+}
+
+/// A remote's error's kind (the remote's damage and a damaged remotes or machine file are
+/// corruption, a service's failure the system's) and what the user can do about it.
+fn remote_words(e: &RemoteError) -> (ErrorKind, Option<String>) {
+    use ErrorKind::{Corrupt, Io, User};
+    use RemoteError as R;
+    let (kind, hint) = match e {
+        R::Runtime(io) | R::TempDir(io) => (ErrorKind::of_io(io.kind()), None),
+        R::Service { .. } => (Io, None),
+        R::BadRemotes { .. } | R::RemotesVersion { .. } | R::BadMachine { .. } | R::SessionUnread { .. } => {
+            (Corrupt, None)
+        }
+        R::IndexMissing { .. } | R::PackMissing { .. } => (Corrupt, Some("run shake fsck --remote")),
+        R::IndexDamaged { .. } | R::PackDamaged { .. } => {
+            (Corrupt, Some("run shake fsck --remote; the machine that pushed it can push again"))
+        }
+        R::ManifestDamaged { .. } => {
+            (Corrupt, Some("run shake fsck --remote; the machine that wrote it can push again"))
+        }
+        R::ObjectMismatch { .. } => (Corrupt, Some("run shake fsck")),
+        R::Exists { name } => {
+            return (User, Some(format!("`shake remote remove {name}` first, or choose another name")))
+        }
+        R::NoRemote => (User, Some("add one: shake remote add NAME URL (docs/remotes.md)")),
+        R::Unknown { .. } => (User, Some("`shake remote list` lists them")),
+        R::Scheme { .. } => (
+            User,
+            Some("use s3://BUCKET/PREFIX, gs://BUCKET/PREFIX, az://CONTAINER/PREFIX, file:///PATH or a folder path"),
+        ),
+        R::NotWritable { .. } => (User, Some("use s3://, gs://, az://, file:// or a folder path")),
+        R::ManifestVersion { .. } => (User, Some("upgrade shake")),
+        R::BadName { .. }
+        | R::EmptyUrl
+        | R::Several { .. }
+        | R::NoMirror { .. }
+        | R::Encode { .. }
+        | R::Url { .. }
+        | R::Store(_)
+        | R::Pack(_)
+        | R::File(_) => (User, None),
+    };
+    (kind, hint.map(str::to_string))
 }
 
 #[cfg(test)]

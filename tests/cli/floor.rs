@@ -62,8 +62,8 @@ fn names_cli_error(line: &str) -> bool {
 /// The engine's rooms that return their own typed errors (issue 34.4): the store (and its
 /// implicit import's warning), the floor (`durable.rs`, `output.rs`), the append, the fork
 /// records, the host seam (`host::error::HostError`), every host and the registry, revisions
-/// (`rev::RevError`), the calibration (`calibration::CalibrationError`) and the search
-/// (`search::SearchError`). None builds
+/// (`rev::RevError`), the calibration (`calibration::CalibrationError`), the search
+/// (`search::SearchError`) and the remotes (`remote::RemoteError`). None builds
 /// the CLI's `Error` or picks an exit code: the command boundary does (`command_error.rs`);
 /// their tests may look at what it makes of an error.
 #[test]
@@ -87,6 +87,7 @@ fn the_store_returns_its_own_errors_and_the_boundary_picks_exit_codes() {
         "calibration.rs",
         "token_cache.rs",
         "search",
+        "remote",
     ];
     for entry in rooms.iter().flat_map(|r| walkdir::WalkDir::new(root.join(r))) {
         let path = entry.unwrap().into_path();
