@@ -70,7 +70,7 @@ impl HostError {
 
     /// Returns a host's own error `e` as a refusal, its whole source chain as the message.
     pub fn chained(e: impl std::error::Error + Send + Sync + 'static) -> HostError {
-        HostError::refused(crate::error::chain(&e)).caused_by(e)
+        HostError::refused(crate::output::chain(&e)).caused_by(e)
     }
 }
 

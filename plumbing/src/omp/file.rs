@@ -323,6 +323,7 @@ mod tests {
     /// An OMP file's errors name it as a path and keep what the system said: the CLI's error
     /// for a refused read is an I/O error (exit 4; a missing file the user's, exit 1) whose
     /// source is the OMP error, the user's (exit 1) for a file that is not OMP's to read.
+    #[cfg(feature = "cli")]
     #[test]
     fn errors_keep_the_path_and_the_systems_error() {
         let dir = tempfile::tempdir().unwrap();

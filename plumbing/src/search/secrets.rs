@@ -504,6 +504,7 @@ mod tests {
         assert_eq!(hits[0].fingerprint, fingerprint(b"ghp_4kd93nfLq0x8ZrT2mWv7YpB1cHs6Je5Ua3Rt"));
     }
 
+    #[cfg(feature = "cli")]
     #[test]
     fn the_refusal_names_session_entry_and_kind_never_the_secret() {
         let hit = scan("GITHUB_TOKEN=ghp_4kd93nfLq0x8ZrT2mWv7YpB1cHs6Je5Ua3Rt\n").remove(0);

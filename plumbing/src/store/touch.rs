@@ -47,7 +47,7 @@ fn reported(
 fn reason(e: &ImportError) -> String {
     match e {
         ImportError::Host(HostError::Refused { message, .. }) => message.clone(),
-        e => crate::error::chain(e),
+        e => crate::output::chain(e),
     }
 }
 
