@@ -66,13 +66,24 @@ pub fn placeholder(kind: RegionKind, label: &str, tokens: u64) -> String {
 
 /// The text that replaces the big arguments of a folded tool call (`target`: the entry holding
 /// the call): what it was and how to get it back, `[write input omitted (~3,210 tokens): `shake
-/// show :1a2b3c4d` prints the call as written]` (`shake show SESSION:ENTRY` prints an entry's line).
-pub fn input_placeholder(label: &str, tokens: u64, target: &str) -> String {
+/// show :1a2b3c4d` prints the call as written]` (`shake show SESSION:ENTRY` prints an entry's
+/// line), or the host's own way when it keeps the arguments itself (`way_back`, Claude Code's
+/// saved file: [`shake_plumbing::host::View::input_way_back`]).
+pub fn input_placeholder(label: &str, tokens: u64, target: &str, way_back: Option<&str>) -> String {
     let mut out = placeholder(RegionKind::ToolInput, label, tokens);
     out.pop();
-    out.push_str(": `shake show :");
-    out.push_str(target);
-    out.push_str("` prints the call as written]");
+    match way_back {
+        Some(way) => {
+            out.push_str(": ");
+            out.push_str(way);
+            out.push(']');
+        }
+        None => {
+            out.push_str(": `shake show :");
+            out.push_str(target);
+            out.push_str("` prints the call as written]");
+        }
+    }
     out
 }
 
@@ -215,8 +226,12 @@ mod tests {
         );
         assert_eq!(SUPERSEDED, format!(": {SUPERSEDED_WHY}"));
         assert_eq!(
-            input_placeholder("write", 3210, "1a2b3c4d"),
+            input_placeholder("write", 3210, "1a2b3c4d", None),
             "[write input omitted (~3,210 tokens): `shake show :1a2b3c4d` prints the call as written]"
+        );
+        assert_eq!(
+            input_placeholder("Write", 3210, "u", Some("the input as written is saved in /a/t.input.json")),
+            "[Write input omitted (~3,210 tokens): the input as written is saved in /a/t.input.json]"
         );
     }
 }

@@ -103,7 +103,7 @@ fn claude_code_resumes_a_fork_with_placeholders_where_shake_put_them() {
         texts.iter().filter(|(_, s)| s.len() > 2000 && !is_tombstone(s)).map(|(id, _)| id.clone()).collect();
     targets.sort();
     assert!(targets.len() >= 2, "{targets:?}");
-    let forked = fork(&t, &live.file, &targets, &new_session_id(), placeholder).unwrap();
+    let forked = fork(&t, &live.file, (&targets, &[]), &new_session_id(), placeholder).unwrap();
     assert_eq!(forked.folded.len(), targets.len());
     assert_eq!(std::fs::read(&live.file).unwrap(), source_bytes, "the source was written");
 
@@ -150,7 +150,7 @@ fn claude_code_resumes_a_fork_with_placeholders_where_shake_put_them() {
 
     // A fork of the fork with the originals put back resumes exactly as the source.
     let ft = Transcript::read(&forked.path).unwrap();
-    let back = claude::fork::fork(&ft, &forked.path, &targets, &new_session_id(), |_, p| {
+    let back = claude::fork::fork(&ft, &forked.path, (&targets, &[]), &new_session_id(), |_, p| {
         let id = p.file_stem().unwrap().to_string_lossy();
         std::fs::read_to_string(forked.folded.iter().find(|(f, _)| *f == id).unwrap().1.clone()).unwrap()
     })
@@ -218,12 +218,7 @@ fn claude_code_resumes_a_transcript_shake_folded_in_place_and_undid_in_place() {
     let fold = shake(&live, &store, &["fold", "--json", "--profile", "aggressive", "--in-place", "--force"]);
     assert_eq!(fold["fork"]["sessionId"], live.id.as_str(), "{fold}");
     assert_eq!(fold["fork"]["inPlace"], true);
-    let saved: Vec<(&str, &str)> = fold["fork"]["saved"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| (s["id"].as_str().unwrap(), s["path"].as_str().unwrap()))
-        .collect();
+    let saved = crate::claude_fold::saved_files(&fold);
     assert!(!saved.is_empty(), "{fold}");
     // Claude Code resumes the same session with the placeholders exactly where shake said.
     let resumed = live.resumed(&live.id);
