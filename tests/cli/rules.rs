@@ -330,6 +330,17 @@ fn tool_inputs_are_refused_on_omp_and_folded_on_claude_code() {
         let undo = json(&env, &["undo", "--json", fold["fork"]["path"].as_str().unwrap()]);
         let undone = std::fs::read_to_string(undo["session"]["path"].as_str().unwrap()).unwrap();
         assert_eq!(undone, renamed(&sid, undo["session"]["sessionId"].as_str().unwrap()), "{name}: undo");
+        // In place: the transcript itself gets the fork's bytes (its own id kept), and undo in
+        // place gives back the bytes the fold read.
+        let args = ["fold", p, "--json", "--tokenizer", "pi", "--fold-tool-inputs", "--in-place", "--force"];
+        let in_place = json(&env, &args);
+        assert_eq!((&in_place["toolInputs"], &in_place["tokensFreed"]), (&fold["toolInputs"], &fold["tokensFreed"]));
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            String::from_utf8(crate::claude_fold::renamed(fork.as_bytes(), fork_id, &sid)).unwrap()
+        );
+        env.ok(&["undo", p, "--in-place", "--force"]);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), source, "{name}: undo in place");
     }
 }
 
