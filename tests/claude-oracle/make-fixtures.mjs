@@ -130,8 +130,8 @@ const SCENARIOS = {
 	// them outside the tail.
 	"write-edit": async (box, api) => {
 		const file = join(box.cwd, "story.txt");
-		const text = prose(9, 120);
-		const old = text.split("\n").slice(20, 50).join("\n");
+		const text = prose(9, 60);
+		const old = text.split("\n").slice(10, 40).join("\n");
 		await claude(box, api, ["-p", "write and edit"], [
 			{ tool: "Write", input: { file_path: file, content: text } },
 			{ tool: "Edit", input: { file_path: file, old_string: old, new_string: old.toUpperCase() } },

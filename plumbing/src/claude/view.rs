@@ -32,11 +32,15 @@ impl<'s> ClaudeView<'s, '_> {
         let content = parse_content(Some(raw));
         let mut splices: Vec<(usize, usize, String)> = Vec::new();
         for block in content.blocks() {
-            let BlockKind::ToolCall { arguments: Some(args), .. } = &block.kind else { continue };
+            let BlockKind::ToolCall { id: Some(id), arguments: Some(args), .. } = &block.kind else { continue };
             if !write::holds_folded_input(args.get()) {
                 continue;
             }
+            // The path comes from the file: only this call's saved input is read.
             let saved = write::folded_input_path(args)?;
+            if saved.file_name()?.to_str()? != format!("{id}.{}", write::INPUT_EXT) {
+                return None;
+            }
             let original = std::fs::read_to_string(&saved).ok()?;
             if !write::is_folded_input(args, &original, &saved)? {
                 return None;
