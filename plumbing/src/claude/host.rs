@@ -438,18 +438,20 @@ impl<'a> ClaudeSession<'a> {
     ) -> View<'s, 'a> {
         let mut calls: Vec<Call<'s>> = Vec::new();
         // The assistant rows holding calls: a fold of their inputs names the row (its uuid).
-        let mut callers: HashSet<usize> = HashSet::new();
-        for &n in &context {
-            let before = calls.len();
-            calls.extend(self.calls_of(n));
-            if calls.len() > before {
-                callers.insert(n);
-            }
-        }
+        // Per context position, whether its row holds calls.
+        let callers: Vec<bool> = context
+            .iter()
+            .map(|&n| {
+                let before = calls.len();
+                calls.extend(self.calls_of(n));
+                calls.len() > before
+            })
+            .collect();
         let by_id: HashMap<&str, &Call<'s>> = before.iter().chain(&calls).map(|c| (c.id.as_ref(), c)).collect();
         let units = context
             .iter()
-            .map(|&n| {
+            .zip(callers)
+            .map(|(&n, caller)| {
                 let role = self.role(n);
                 let result = self.nodes[n].result.as_ref().filter(|_| role == Role::ToolResult);
                 let tool = result.map(|r| {
@@ -460,7 +462,7 @@ impl<'a> ClaudeSession<'a> {
                         arguments: call.and_then(|c| c.arguments),
                     }
                 });
-                let caller = callers.contains(&n).then(|| self.row(n).uuid()).flatten();
+                let caller = caller.then(|| self.row(n).uuid()).flatten();
                 let tombstone = match (result, caller) {
                     (Some(r), _) => crate::regions::claude_shake::is_tombstone(&text_of(&parse_content(r.content))),
                     // A row whose call's input a fold replaced is never folded again.
