@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::profile::Profile;
 use crate::rules::Rules;
-use crate::scope::{input_regions, is_big_string, regions, Scope};
+use crate::scope::{input_regions, regions, Scope};
 use serde_json::value::RawValue;
 use shake_plumbing::host::{BlockKind, Content, Role, Unit, View};
 use shake_plumbing::js::json::{js_string, raw, trusted, RawObject};
@@ -15,7 +15,7 @@ use shake_plumbing::js::string_json;
 use shake_plumbing::js::utf16_len;
 use shake_plumbing::regions::claude_shake::{is_tombstone, ClaudeShake, Output};
 use shake_plumbing::regions::rules::{keep_tool_uses, stale_changes, superseded};
-use shake_plumbing::regions::{skip, tail_start, RegionKind, Skip};
+use shake_plumbing::regions::{is_big_string, skip, tail_start, RegionKind, Skip};
 use shake_plumbing::tokens::{tokens_with, Tokenizer};
 
 use crate::wall::{Item, Wall};

@@ -172,9 +172,10 @@ pub fn holds_folded_input(json: &str) -> bool {
     memchr::memmem::find(json.as_bytes(), INPUT_SAVED.as_bytes()).is_some()
 }
 
-/// Whether tool input `now` is `original` (JSON, as saved) with some string members turned into
-/// one placeholder that names `saved`: the same keys in the same order, every other member the
-/// same bytes. `None` when either is not an object whose keys hold no escape.
+/// Whether tool input `now` is `original` (JSON, as saved) with its big string members
+/// ([`crate::regions::is_big_string`]), and those alone, turned into one placeholder that names
+/// `saved`: what a fold of it writes. `None` when either is not an object whose keys hold no
+/// escape.
 pub fn is_folded_input(now: &RawValue, original: &str, saved: &Path) -> Option<bool> {
     let original: &RawValue = serde_json::from_str(original).ok()?;
     let now: Vec<_> = trusted::members(now)?.collect::<Option<_>>()?;
@@ -188,11 +189,14 @@ pub fn is_folded_input(now: &RawValue, original: &str, saved: &Path) -> Option<b
         if key != was_key {
             return Some(false);
         }
-        if value.get() == was_value.get() {
-            continue;
+        if !crate::regions::is_big_string(was_value) {
+            match value.get() == was_value.get() {
+                true => continue,
+                false => return Some(false),
+            }
         }
         let one = placeholder.is_none_or(|p| p == value.get());
-        if !(one && was_value.get().starts_with('"') && is_placeholder(value)) {
+        if !(one && is_placeholder(value)) {
             return Some(false);
         }
         placeholder = Some(value.get());
@@ -396,29 +400,35 @@ mod tests {
     /// kept), and is known for the saved input it names.
     #[test]
     fn a_call_input_is_spliced_and_known_by_its_saved_file() {
-        let text = concat!(
-            "{\"parentUuid\":null,\"type\":\"assistant\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",",
-            "\"id\":\"c1\",\"name\":\"Write\",\"input\":{\"file_path\":\"/a\",\"content\":\"big\"}}]},\"uuid\":\"a1\",\"sessionId\":\"old\"}\n",
+        let big = "b".repeat(300);
+        let input = |path: &str, content: &str| format!(r#"{{"file_path":"{path}","content":"{content}"}}"#);
+        let original = input("/a", &big);
+        let text = format!(
+            "{{\"parentUuid\":null,\"type\":\"assistant\",\"message\":{{\"role\":\"assistant\",\"content\":[{{\"type\":\"tool_use\",\"id\":\"c1\",\"name\":\"Write\",\"input\":{original}}}]}},\"uuid\":\"a1\",\"sessionId\":\"old\"}}\n"
         );
-        let t = transcript(text);
+        let t = transcript(&text);
         let saved = Path::new("/s/c1.input.json");
         let placeholder = format!("[Write input omitted (~9 tokens): {}]", input_way_back(saved));
         let new = format!("{{\"file_path\":\"/a\",\"content\":{}}}", js_string(&placeholder));
         let mut replace = Replace::default();
         replace.inputs.insert("c1".into(), new.clone().into());
         let (bytes, replaced) = fork_bytes(&t, "old", "old", &replace);
-        assert_eq!(String::from_utf8(bytes).unwrap(), text.replace(r#"{"file_path":"/a","content":"big"}"#, &new));
+        assert_eq!(String::from_utf8(bytes).unwrap(), text.replace(&original, &new));
         assert_eq!(replaced, ["c1"]);
         let new: Box<RawValue> = serde_json::from_str(&new).unwrap();
         assert_eq!(folded_input_path(&new).as_deref(), Some(saved));
         assert!(holds_folded_input(new.get()));
-        let original = r#"{"file_path":"/a","content":"big"}"#;
-        assert_eq!(is_folded_input(&new, original, saved), Some(true));
-        // Another saved file, another key, or another kept member: not this fold.
-        assert_eq!(is_folded_input(&new, original, Path::new("/s/other.input.json")), Some(false));
-        assert_eq!(is_folded_input(&new, r#"{"path":"/a","content":"big"}"#, saved), Some(false));
-        assert_eq!(is_folded_input(&new, r#"{"file_path":"/b","content":"big"}"#, saved), Some(false));
-        assert_eq!(is_folded_input(&new, r#"{"file_path":"/a","content":1}"#, saved), Some(false));
+        assert_eq!(is_folded_input(&new, &original, saved), Some(true));
+        // Another saved file, another key, another kept member, or a member too small to have
+        // been folded: not this fold.
+        assert_eq!(is_folded_input(&new, &original, Path::new("/s/other.input.json")), Some(false));
+        assert_eq!(is_folded_input(&new, &original.replace("file_path", "path"), saved), Some(false));
+        assert_eq!(is_folded_input(&new, &input("/b", &big), saved), Some(false));
+        assert_eq!(is_folded_input(&new, &input("/a", "small"), saved), Some(false));
+        // A big member left as it was: not what a fold writes.
+        let half = format!(r#"{{"file_path":"{big}","content":{}}}"#, js_string(&placeholder));
+        let half: Box<RawValue> = serde_json::from_str(&half).unwrap();
+        assert_eq!(is_folded_input(&half, &input(&big, &big), saved), Some(false));
     }
 
     /// A noted placeholder keeps Claude Code's form and the saved file's line, and gives its
