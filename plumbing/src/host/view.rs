@@ -7,10 +7,10 @@ use std::borrow::Cow;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use super::model::Pieces;
 use super::model::{Content, Role, Tool};
 use super::session::Session;
 use super::{Host, HostView};
-use crate::tokens::Pieces;
 
 /// Entry index → its position in a context list, for every entry of the session (a table, not
 /// a hash map: every unit, fold and estimate looks positions up). The host's side of a view
