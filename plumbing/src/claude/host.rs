@@ -22,7 +22,6 @@ use super::loader::{load_at, Chain, LoadOptions};
 use super::transcript::{as_str, Row, Transcript};
 use super::{paths, unresumable, write};
 use crate::host::view::{Positions, Target, NO_EDIT};
-use crate::host::Pieces;
 use crate::host::{
     self, Block, BlockKind, Call, Content, ForkWrite, Header, Host, HostKind, HostSession, Node, Refusal, Reply, Role,
     SessionFile, Tool, TreeLine, Unit, View, Warning, Writer,

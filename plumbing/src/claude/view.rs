@@ -11,8 +11,8 @@ use super::host::{parse_content, ClaudeSession, ResultHead};
 use super::loader::Chain;
 use super::{project, write};
 use crate::host::view::Positions;
+use crate::host::Pieces;
 use crate::host::{self, Block, BlockKind, Content, HostView, Projected, View};
-use crate::tokens::Pieces;
 
 /// One leaf's context, as Claude Code loads and sends it.
 pub struct ClaudeView<'s, 'a> {
