@@ -106,7 +106,7 @@ pub fn run(ctx: &Context, args: &MeterArgs, (host, own): (&dyn Host, &dyn OwnMet
 /// Bumped whenever [`Memo`]'s layout, or what a remembered field says, changes (an older file is
 /// then ignored; 4: the newest turn's facts are remembered; 5: a Claude session's tokenizer is
 /// OMP's encoding, `omp-v3`, not `claude-v3`).
-const MEMO_MAGIC: &str = "shake-meter-memo-omp 5";
+const MEMO_MAGIC: &str = "shake-meter-memo-omp 6";
 
 /// A reading of a host's own meter remembered per (session file, rules), as shake's meter
 /// remembers its own (`cmd::meter::memo`): recalled while the file is unchanged, by its stamp

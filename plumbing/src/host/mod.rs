@@ -376,6 +376,14 @@ pub trait Host: Sync {
     /// messages into blocks, so those are not).
     fn foldable_content(&self, role: Role, content: &Content<'_>) -> bool;
 
+    /// Tells whether a fold may rewrite the arguments of the tool calls in content of this
+    /// shape for this role (`--fold-tool-inputs`) and the host take them back exactly; by default
+    /// where it may rewrite the content ([`Host::foldable_content`]). A host that rewrites calls
+    /// alone (Claude Code splices a call's `input`) says so here.
+    fn foldable_inputs(&self, role: Role, content: &Content<'_>) -> bool {
+        self.foldable_content(role, content)
+    }
+
     /// The host's own meter, when it rewrites its files by rules of its own (oh-my-pi's
     /// `/shake`): `shake meter` prints what they would free instead of shake's plan.
     fn own_meter(&self) -> Option<&'static dyn own::OwnMeter> {
@@ -587,6 +595,14 @@ pub trait HostView<'s> {
     /// `<persisted-output>` form pointing at the saved original), saying `why` when the fold
     /// says why (a superseded read); `None`: shake's placeholder.
     fn own_placeholder(&self, _index: usize, _why: Option<&str>) -> Option<Box<RawValue>> {
+        None
+    }
+
+    /// How the model gets back the arguments of the tool call in block `block` of entry
+    /// `index` once a fold replaced them, as the placeholder says it after the size, when the
+    /// host keeps them itself (Claude Code: `the input as written is saved in <path>`); `None`:
+    /// shake's own way (`shake show :<entry>`).
+    fn input_way_back(&self, _index: usize, _block: usize) -> Option<String> {
         None
     }
 

@@ -234,6 +234,12 @@ impl<'s, 'a> View<'s, 'a> {
         self.data.own_placeholder(index, why)
     }
 
+    /// How the model gets back the arguments of the tool call in block `block` of entry
+    /// `index` once folded, when the host keeps them itself ([`super::HostView::input_way_back`]).
+    pub fn input_way_back(&self, index: usize, block: usize) -> Option<String> {
+        self.data.input_way_back(index, block)
+    }
+
     /// What the host keeps to follow rows appended after this context, the view being at its
     /// own leaf; `ids` is given every id of the file a new row must not reuse.
     pub fn tail(&self, ids: &mut dyn FnMut(&str)) -> Option<super::Tail> {
