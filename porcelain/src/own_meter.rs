@@ -55,8 +55,7 @@ pub fn run(ctx: &Context, args: &MeterArgs, (host, own): (&dyn Host, &dyn OwnMet
             Some(figures) => figures,
             None => {
                 let mut proof = None;
-                let figures =
-                    own.measure(ctx, &state.path, &rules, &mut caches, &mut |b| proof = Some(Proof::of(b)))?;
+                let figures = own.measure(ctx, &state.path, &rules, &mut caches, &mut |p| proof = Some(p.clone()))?;
                 let proof = proof.unwrap_or_else(|| Proof::of(&[]));
                 let memo = Memo { key: key.clone(), seen: Seen::new(&state, proof), figures };
                 memo::save(ctx, &key, MEMO_MAGIC, &memo);

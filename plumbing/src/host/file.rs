@@ -308,7 +308,13 @@ impl SessionFile {
         let _ = self.proven.set(proof);
     }
 
-    /// The proof of these bytes when an import proved them, with the file's stamp when they were
+    /// The proof of these bytes, made on first use and kept: the store's import and the meter's
+    /// memo each need it, and hashing a large file is a few percent of a cold meter.
+    pub fn proof(&self) -> &Proof {
+        self.proven.get_or_init(|| Proof::of(&self.raw))
+    }
+
+    /// The proof of these bytes when an import (or [`SessionFile::proof`]) proved them, with the file's stamp when they were
     /// read (`None` for bytes not read from a file).
     pub fn proven(&self) -> Option<(Stamp, &Proof)> {
         Some((self.stamp?, self.proven.get()?))

@@ -6,6 +6,7 @@
 use std::path::Path;
 
 use super::SessionFile;
+use crate::proof::Proof;
 use crate::token_cache::CachedTokenizer;
 use crate::{Context, Result};
 
@@ -18,7 +19,7 @@ pub trait OwnMeter: Sync {
 
     /// Reads the file at `path` (the store imports the bytes read: the version before the host
     /// rewrites it is kept) and measures it by `rules`, with the newest turn's facts that price
-    /// the figure; `seen` is given the bytes measured.
+    /// the figure; `seen` is given the proof of the bytes measured.
     /// `caches` keeps the token caches opened, for later readings under `--watch`.
     fn measure<'c>(
         &self,
@@ -26,7 +27,7 @@ pub trait OwnMeter: Sync {
         path: &Path,
         rules: &Rules,
         caches: &mut Vec<CachedTokenizer<'c>>,
-        seen: &mut dyn FnMut(&[u8]),
+        seen: &mut dyn FnMut(&Proof),
     ) -> Result<OwnFigures>;
 }
 

@@ -43,13 +43,14 @@ impl OwnMeter for OmpRules {
         path: &Path,
         rules: &Rules,
         caches: &mut Vec<CachedTokenizer<'c>>,
-        seen: &mut dyn FnMut(&[u8]),
+        seen: &mut dyn FnMut(&crate::proof::Proof),
     ) -> Result<OwnFigures> {
         let config = if rules.name == "omp-auto" { AUTO } else { AGGRESSIVE };
         let (file, read) = OmpFile::read_shared(path)?;
-        // A store failure only warns; the import takes the bytes just read.
+        // A store failure only warns; the import takes the bytes just read, and proves them once
+        // for both.
         crate::store::touch::import_read(ctx, &read);
-        seen(read.raw());
+        seen(read.proof());
         drop(read);
         // The session's model decides what counts (o200k, Claude's encoding), so its cache is
         // opened once the file is read, and kept for later readings under --watch.
