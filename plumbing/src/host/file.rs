@@ -346,6 +346,12 @@ impl SessionFile {
         }
     }
 
+    /// The whole file as text when it is UTF-8 (checked once when read: a reader of its lines
+    /// need not check them again).
+    pub fn utf8(&self) -> Option<&str> {
+        self.lossy.is_none().then(|| self.text())
+    }
+
     /// Returns a line's exact bytes.
     pub fn line_raw(&self, line: &Line) -> &[u8] {
         &self.raw()[line.raw.clone()]
