@@ -8,7 +8,7 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::host::HostKind;
+use crate::host::kind::HostKind;
 
 /// The environment a command runs in.
 #[derive(Clone, Debug)]
@@ -59,16 +59,6 @@ impl Context {
             // Not eprintln!, which panics when stderr is closed: a warning nobody can read is
             // dropped, as a closed stdout is.
             let _ = writeln!(std::io::stderr().lock(), "shake: warning: {message}");
-        }
-    }
-
-    /// Prints the warnings of a parsed session, each naming file and line.
-    pub fn warn_session(&self, session: &crate::host::Session<'_>) {
-        for w in &session.warnings {
-            match w.line {
-                0 => self.warn(format_args!("{}: {}", session.file.display(), w.message)),
-                n => self.warn(format_args!("{}:{}: {}", session.file.display(), n, w.message)),
-            }
         }
     }
 }

@@ -127,7 +127,7 @@ impl Rev {
         let mut session = crate::hosts::load(file, ctx.host)?;
         session.choose_model(ctx.model.as_deref());
         crate::fork_record::attach(ctx, &mut session)?;
-        ctx.warn_session(&session);
+        session.warn(ctx);
         let leaf = self.leaf(&session)?;
         Ok((session, leaf))
     }

@@ -20,7 +20,7 @@ mod o200k_ascii;
 use std::fmt;
 use std::str::FromStr;
 
-use crate::host::{Estimator, Session, View};
+use crate::host::{Estimator, Pieces, Session, View};
 use crate::token_cache::{self, TokenCache};
 use bpe::Bpe;
 
@@ -425,21 +425,31 @@ pub fn named_default(session: &Session<'_>, leaf: Option<usize>, model: Option<&
 /// The tokenizer `calibrated` scales.
 pub const CALIBRATION_BASE: TokenizerName = TokenizerName::O200k;
 
-/// Receives the pieces messages are counted from, in the host's order.
-pub trait Pieces {
-    /// One piece of text.
-    fn text(&mut self, text: &str);
-    /// One image.
-    fn image(&mut self);
-    /// Ends one message (an estimate may round per message).
-    fn end_message(&mut self) {}
-}
-
 /// The host's own estimate a tokenizer is: `pi`, the estimate of the host of that name.
 fn estimator(name: TokenizerName) -> Option<&'static dyn Estimator> {
     match name {
-        TokenizerName::Pi => crate::hosts::named(name.as_str()).and_then(|h| h.estimator()),
+        TokenizerName::Pi => Some(&PiRule),
         _ => None,
+    }
+}
+
+/// pi 1.6.0's `estimateTokens`, the `pi` tokenizer: UTF-16 code units, an image 4,800 of them
+/// (`ESTIMATED_IMAGE_CHARS`), `ceil(units / 4)` per message. The pi host offers it as its own
+/// estimate ([`crate::host::Host::estimator`]); what it counts of each message is the host's
+/// ([`crate::host::View::pieces`]).
+pub struct PiRule;
+
+impl Estimator for PiRule {
+    fn text(&self, text: &str) -> u64 {
+        crate::js::utf16_len(text) as u64
+    }
+
+    fn image(&self) -> u64 {
+        4_800
+    }
+
+    fn tokens(&self, units: u64) -> u64 {
+        units.div_ceil(4)
     }
 }
 

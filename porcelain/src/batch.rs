@@ -128,7 +128,7 @@ pub fn open<'a>(
 /// its branch: when shake already wrote batches after it, the write acts at their end
 /// ([`after_batches`]), so folding the same branch twice folds nothing the second time.
 pub fn write_leaf(ctx: &Context, session: &Session<'_>, rev: &Rev, dry_run: bool) -> Result<usize> {
-    ctx.warn_session(session);
+    session.warn(ctx);
     check_writable(ctx, session, dry_run)?;
     let leaf = rev
         .leaf(session)?

@@ -92,13 +92,13 @@ pub fn with_two_leaves<T>(
     let load = |rev: &str| RevArgs { rev: Some(rev.to_string()), leaf: None }.load(ctx);
     let ((file_a, rev_a), (file_b, rev_b)) = (load(a)?, load(b)?);
     let mut session_a = shake_plumbing::hosts::load(&file_a, ctx.host)?;
-    ctx.warn_session(&session_a);
+    session_a.warn(ctx);
     let mut session_b = shake_plumbing::hosts::load(&file_b, ctx.host)?;
     // A Claude Code fork's folds are recorded in the store, not in the file.
     shake_plumbing::fork_record::attach(ctx, &mut session_a)?;
     shake_plumbing::fork_record::attach(ctx, &mut session_b)?;
     if file_b.path != file_a.path {
-        ctx.warn_session(&session_b);
+        session_b.warn(ctx);
     }
     // Bound, not temporaries: a view's host data may be read when it drops, so it must drop
     // before the sessions it borrows.

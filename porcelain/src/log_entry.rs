@@ -139,7 +139,7 @@ impl LogTarget<'_> {
     pub fn placeholder(&self) -> Option<String> {
         match RegionKind::parse(&self.kind)? {
             RegionKind::Thinking => None,
-            RegionKind::ToolInput => Some(crate::scope::input_placeholder(&self.label, self.tokens, &self.id)),
+            RegionKind::ToolInput => Some(crate::scope::input_placeholder(&self.label, self.tokens, &self.id, None)),
             kind => Some(placeholder(kind, &self.label, self.tokens)),
         }
     }

@@ -14,7 +14,6 @@ use serde_json::{json, Value};
 use shake_plumbing::host::own::{OwnFigures, OwnMeter, Rules};
 use shake_plumbing::host::Host;
 use shake_plumbing::rev::RevArgs;
-use shake_plumbing::token_cache::CachedTokenizer;
 use shake_plumbing::{Context, Result};
 
 use crate::cmd::meter::memo;
@@ -22,6 +21,7 @@ use crate::cmd::meter::stamp::{FileState, Seen};
 use crate::fingerprint::Proof;
 use crate::meter::{append_log, render, with_verdict, MeterArgs, Severity};
 use crate::price::{economics, Economics};
+use shake_plumbing::store::touch;
 
 /// How often `--watch` looks at the file.
 const POLL: Duration = Duration::from_millis(500);
@@ -45,8 +45,6 @@ pub fn run(ctx: &Context, args: &MeterArgs, (host, own): (&dyn Host, &dyn OwnMet
         .hint("omit --fold-tool-inputs"));
     }
     let rules = own.rules(args.profile.map(|p| p.as_str()), args.rev.rev().entry.is_some())?;
-    // Opened by the first reading that measures with it: a recalled one reads no token cache.
-    let mut caches: Vec<CachedTokenizer<'_>> = Vec::new();
     let config = crate::config::load(ctx)?;
     loop {
         let state = FileState::of(ctx, &args.rev)?;
@@ -55,7 +53,12 @@ pub fn run(ctx: &Context, args: &MeterArgs, (host, own): (&dyn Host, &dyn OwnMet
             Some(figures) => figures,
             None => {
                 let mut proof = None;
-                let figures = own.measure(ctx, &state.path, &rules, &mut caches, &mut |p| proof = Some(p.clone()))?;
+                let figures = own.measure(ctx, &state.path, &rules, &mut |read| {
+                    // A store failure only warns; the import takes the bytes just read, and
+                    // proves them once for both.
+                    touch::import_read(ctx, read);
+                    proof = Some(read.proof().clone());
+                })?;
                 let proof = proof.unwrap_or_else(|| Proof::of(&[]));
                 let memo = Memo { key: key.clone(), seen: Seen::new(&state, proof), figures };
                 memo::save(ctx, &key, MEMO_MAGIC, &memo);
@@ -104,7 +107,7 @@ pub fn run(ctx: &Context, args: &MeterArgs, (host, own): (&dyn Host, &dyn OwnMet
 /// Bumped whenever [`Memo`]'s layout, or what a remembered field says, changes (an older file is
 /// then ignored; 4: the newest turn's facts are remembered; 5: a Claude session's tokenizer is
 /// OMP's encoding, `omp-v3`, not `claude-v3`).
-const MEMO_MAGIC: &str = "shake-meter-memo-omp 5";
+const MEMO_MAGIC: &str = "shake-meter-memo-omp 6";
 
 /// A reading of a host's own meter remembered per (session file, rules), as shake's meter
 /// remembers its own (`cmd::meter::memo`): recalled while the file is unchanged, by its stamp

@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::profile::Profile;
 use crate::rules::Rules;
-use crate::scope::{input_regions, is_big_string, regions, Scope};
+use crate::scope::{input_regions, regions, Scope};
 use serde_json::value::RawValue;
 use shake_plumbing::host::{BlockKind, Content, Role, Unit, View};
 use shake_plumbing::js::json::{js_string, raw, trusted, RawObject};
@@ -15,7 +15,7 @@ use shake_plumbing::js::string_json;
 use shake_plumbing::js::utf16_len;
 use shake_plumbing::regions::claude_shake::{is_tombstone, ClaudeShake, Output};
 use shake_plumbing::regions::rules::{keep_tool_uses, stale_changes, superseded};
-use shake_plumbing::regions::{skip, tail_start, RegionKind};
+use shake_plumbing::regions::{is_big_string, skip, tail_start, RegionKind, Skip};
 use shake_plumbing::tokens::{tokens_with, Tokenizer};
 
 use crate::wall::{Item, Wall};
@@ -263,7 +263,14 @@ fn plan_before<'s>(
         let index = unit.index;
         let Some(base_raw) = wall.base_content(view, index) else { continue };
         let base = view.parse_content(Some(base_raw));
-        if skip(view, unit, Some(&base)).is_some() {
+        let skipped = skip(view, unit, Some(&base));
+        // A host may rewrite the calls of an entry whose content it takes back otherwise only
+        // whole (Claude Code splices a call's `input` alone): only its calls are in play then.
+        let calls_only = skipped == Some(Skip::OddContent)
+            && !inputs.is_empty()
+            && unit.role == Role::Assistant
+            && view.host().foldable_inputs(unit.role, &base);
+        if skipped.is_some() && !calls_only {
             continue;
         }
         // claude-shake folds tool results longer than 2,000 characters, nothing else.
@@ -272,7 +279,7 @@ fn plan_before<'s>(
             continue;
         }
         let Some(target) = unit.target.map(|t| Cow::Borrowed(t.0)) else { continue };
-        let new = regions_in(unit, &target, &base, wall, options, stale, inputs);
+        let new = regions_in(view, unit, (&target, &base), wall, options, stale, (inputs, calls_only));
         if new.is_empty() {
             continue;
         }
@@ -303,26 +310,30 @@ fn plan_before<'s>(
 }
 
 /// The regions of one target that the scope would fold and the wall has not folded yet (a whole
-/// tool result is folded once, as a superseded read or not).
+/// tool result is folded once, as a superseded read or not); the arguments of the calls
+/// `inputs` names, and only those when `calls_only`.
 fn regions_in<'s>(
+    view: &View<'s, '_>,
     unit: &Unit<'s>,
-    target: &Cow<'s, str>,
-    base: &Content<'_>,
+    (target, base): (&Cow<'s, str>, &Content<'_>),
     wall: &Wall,
     o: &FoldOptions,
     superseded: bool,
-    inputs: &HashSet<String>,
+    (inputs, calls_only): (&HashSet<String>, bool),
 ) -> Vec<Item<'s>> {
     let folded: Vec<_> = wall.items_of(target).iter().map(Item::key).collect();
     let whole = wall.items_of(target).iter().any(|it| it.kind.is_whole());
-    let mut found = regions(unit, base, o.scope, o.profile, &o.tokenizer, superseded);
+    let mut found = match calls_only {
+        true => Vec::new(),
+        false => regions(unit, base, o.scope, o.profile, &o.tokenizer, superseded),
+    };
     if !inputs.is_empty() && unit.role == Role::Assistant {
         found.extend(input_regions(base, inputs, o.profile, &o.tokenizer, |name| o.rules.excludes(name)));
     }
     found
         .into_iter()
         .filter(|r| !(folded.contains(&r.key()) || whole && r.kind.is_whole()))
-        .map(|r| Item::new(target.clone(), unit.index, r, ""))
+        .map(|r| Item::new(target.clone(), unit.index, r, "").in_view(view))
         .collect()
 }
 
@@ -508,7 +519,7 @@ mod tests {
     use super::*;
 
     fn item(kind: RegionKind, block: Option<usize>, at: Option<(usize, usize)>) -> Item<'static> {
-        Item { target: "t".into(), index: 0, kind, label: "x".into(), tokens: 5, block, at, log: "" }
+        Item { target: "t".into(), index: 0, kind, label: "x".into(), tokens: 5, block, at, log: "", way_back: None }
     }
 
     fn parse(r: &RawValue) -> Content<'_> {

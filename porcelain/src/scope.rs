@@ -6,7 +6,7 @@
 use std::fmt;
 
 use shake_plumbing::host::{BlockKind, Content, Role, Unit};
-use shake_plumbing::regions::{find_spans, thousands, tool_label, Region, RegionKind};
+use shake_plumbing::regions::{find_spans, is_big_string, thousands, tool_label, Region, RegionKind};
 use shake_plumbing::tokens::{Tokenizer, IMAGE_TOKENS};
 
 use crate::profile::Profile;
@@ -66,13 +66,24 @@ pub fn placeholder(kind: RegionKind, label: &str, tokens: u64) -> String {
 
 /// The text that replaces the big arguments of a folded tool call (`target`: the entry holding
 /// the call): what it was and how to get it back, `[write input omitted (~3,210 tokens): `shake
-/// show :1a2b3c4d` prints the call as written]` (`shake show SESSION:ENTRY` prints an entry's line).
-pub fn input_placeholder(label: &str, tokens: u64, target: &str) -> String {
+/// show :1a2b3c4d` prints the call as written]` (`shake show SESSION:ENTRY` prints an entry's
+/// line), or the host's own way when it keeps the arguments itself (`way_back`, Claude Code's
+/// saved file: [`shake_plumbing::host::View::input_way_back`]).
+pub fn input_placeholder(label: &str, tokens: u64, target: &str, way_back: Option<&str>) -> String {
     let mut out = placeholder(RegionKind::ToolInput, label, tokens);
     out.pop();
-    out.push_str(": `shake show :");
-    out.push_str(target);
-    out.push_str("` prints the call as written]");
+    match way_back {
+        Some(way) => {
+            out.push_str(": ");
+            out.push_str(way);
+            out.push(']');
+        }
+        None => {
+            out.push_str(": `shake show :");
+            out.push_str(target);
+            out.push_str("` prints the call as written]");
+        }
+    }
     out
 }
 
@@ -158,14 +169,9 @@ pub fn regions(
     out
 }
 
-/// A tool call's argument big enough to fold: a string member whose JSON takes at least this
-/// many bytes (a whole file written, an edit's long old or new text); the others (a path, an
-/// offset) stay, so the model still sees what the call did.
-pub const BIG_ARGUMENT_BYTES: usize = 200;
-
 /// The tool-call regions of an assistant entry with content `content` (`--fold-tool-inputs`):
 /// each call whose id is in `calls` (its result is folded, or its file changed later), not of an
-/// excluded tool, whose arguments hold a big string ([`BIG_ARGUMENT_BYTES`]) and come to at least
+/// excluded tool, whose arguments hold a big string ([`is_big_string`]) and come to at least
 /// the profile's block minimum.
 pub fn input_regions(
     content: &Content<'_>,
@@ -189,16 +195,10 @@ pub fn input_regions(
     out
 }
 
-/// Whether a call's arguments are an object with a big string member ([`BIG_ARGUMENT_BYTES`]).
+/// Whether a call's arguments are an object with a big string member ([`is_big_string`]).
 fn has_big_string(args: &serde_json::value::RawValue) -> bool {
     let Some(mut members) = shake_plumbing::js::json::trusted::members(args) else { return false };
     members.any(|m| m.is_some_and(|(_, v)| is_big_string(v)))
-}
-
-/// Whether an argument's JSON is a string of at least [`BIG_ARGUMENT_BYTES`].
-pub fn is_big_string(value: &serde_json::value::RawValue) -> bool {
-    let v = value.get();
-    v.starts_with('"') && v.len() >= BIG_ARGUMENT_BYTES
 }
 
 #[cfg(test)]
@@ -215,8 +215,12 @@ mod tests {
         );
         assert_eq!(SUPERSEDED, format!(": {SUPERSEDED_WHY}"));
         assert_eq!(
-            input_placeholder("write", 3210, "1a2b3c4d"),
+            input_placeholder("write", 3210, "1a2b3c4d", None),
             "[write input omitted (~3,210 tokens): `shake show :1a2b3c4d` prints the call as written]"
+        );
+        assert_eq!(
+            input_placeholder("Write", 3210, "u", Some("the input as written is saved in /a/t.input.json")),
+            "[Write input omitted (~3,210 tokens): the input as written is saved in /a/t.input.json]"
         );
     }
 }

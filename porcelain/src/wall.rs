@@ -44,13 +44,16 @@ pub struct Item<'w> {
     pub at: Option<(usize, usize)>,
     /// The log entry that folded it (empty for a region a plan is about to fold).
     pub log: &'w str,
+    /// For a tool input, how the model gets it back when the host keeps it itself (Claude
+    /// Code's saved file: [`View::input_way_back`]); `None`: `shake show`.
+    pub way_back: Option<Box<str>>,
 }
 
 impl<'w> Item<'w> {
     /// Places a region of entry `index` (id `target`) folded by log entry `log`.
     pub fn new(target: Cow<'w, str>, index: usize, r: Region, log: &'w str) -> Item<'w> {
         let label = Cow::Owned(r.label);
-        Item { target, index, kind: r.kind, label, tokens: r.tokens, block: r.block, at: r.at, log }
+        Item { target, index, kind: r.kind, label, tokens: r.tokens, block: r.block, at: r.at, log, way_back: None }
     }
 
     /// The item a fold log's target names, at entry `index`, folded by log entry `log` (`None`
@@ -65,7 +68,17 @@ impl<'w> Item<'w> {
             block: t.block,
             at: t.at.map(|[a, b]| (a, b)),
             log,
+            way_back: None,
         })
+    }
+
+    /// The item with the host's way back for a tool input of entry `index` in `view` (none for
+    /// another kind).
+    pub fn in_view(mut self, view: &View<'_, '_>) -> Item<'w> {
+        if let (RegionKind::ToolInput, Some(block)) = (self.kind, self.block) {
+            self.way_back = view.input_way_back(self.index, block).map(String::into_boxed_str);
+        }
+        self
     }
 
     /// The identity of a region inside its target: a region is folded at most once.
@@ -77,7 +90,9 @@ impl<'w> Item<'w> {
     pub fn placeholder(&self) -> Option<String> {
         match self.kind {
             RegionKind::Thinking => None,
-            RegionKind::ToolInput => Some(crate::scope::input_placeholder(&self.label, self.tokens, &self.target)),
+            RegionKind::ToolInput => {
+                Some(crate::scope::input_placeholder(&self.label, self.tokens, &self.target, self.way_back.as_deref()))
+            }
             kind => Some(placeholder(kind, &self.label, self.tokens)),
         }
     }
@@ -391,9 +406,9 @@ impl<'w> Wall<'w> {
         for (i, data) in &logs {
             for t in data.targets.iter().filter(|_| data.op() == Some(Op::Fold)) {
                 let unit = projection.units.iter().find(|u| u.target.as_deref() == Some(&*t.id));
-                let Some(item) =
-                    unit.filter(|u| u.tombstone).and_then(|u| Item::logged(t, u.index, session.entries[*i].id()))
-                else {
+                let item =
+                    unit.filter(|u| u.tombstone).and_then(|u| Item::logged(t, u.index, session.entries[*i].id()));
+                let Some(item) = item.map(|it| it.in_view(projection)) else {
                     continue;
                 };
                 wall.items.retain(|it| it.target != t.id);

@@ -45,7 +45,7 @@ export async function claude(box, api, args, steps) {
 	};
 	if (box.configDir) env.CLAUDE_CONFIG_DIR = box.configDir;
 	// Async: the local API runs in this process and must answer while Claude Code waits.
-	const child = spawn(claudeBin, [...args, "--model", box.model ?? MODEL, "--allowedTools", "Bash", "Read", "Agent"], {
+	const child = spawn(claudeBin, [...args, "--model", box.model ?? MODEL, "--allowedTools", "Bash", "Read", "Agent", "Write", "Edit"], {
 		cwd: box.cwd,
 		env,
 		stdio: ["ignore", "pipe", "pipe"],

@@ -125,6 +125,23 @@ const SCENARIOS = {
 		]);
 		return sessions(box)[0];
 	},
+	// A Write of a whole file, an Edit with long old and new texts, then a Read of the file whole
+	// (both calls' inputs are stale: `--fold-tool-inputs`), and outputs enough after them to leave
+	// them outside the tail.
+	"write-edit": async (box, api) => {
+		const file = join(box.cwd, "story.txt");
+		const text = prose(9, 60);
+		const old = text.split("\n").slice(10, 40).join("\n");
+		await claude(box, api, ["-p", "write and edit"], [
+			{ tool: "Write", input: { file_path: file, content: text } },
+			{ tool: "Edit", input: { file_path: file, old_string: old, new_string: old.toUpperCase() } },
+			read(file),
+			{ text: "written, edited and read" },
+		]);
+		const id = sessions(box)[0];
+		await claude(box, api, ["-p", "more output", "--resume", id], [bash("seq 1 3000", "numbers"), bash("seq 1 2000 | paste -sd' '", "wide"), { text: "done" }]);
+		return id;
+	},
 	// A long session for benchmarks (not a fixture: run it by name): 40 resumed turns, each with
 	// three outputs of varied size.
 	long: async (box, api) => {

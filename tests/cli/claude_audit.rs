@@ -259,3 +259,38 @@ fn audit_rewind_follows_the_rows_a_branch_reaches_and_checks_each_fold_at_its_ro
     let seen: Vec<&Value> = audit["folds"][0]["targets"].as_array().unwrap().iter().map(|t| &t["seen"]).collect();
     assert_eq!(seen, ["restored", "folded"], "{audit}");
 }
+
+/// A fold of tool inputs is audited as any: its targets (the rows holding the calls) are
+/// recoverable while each saved input is the one the placeholder was made from; a saved input
+/// changed since is not put back, and the audit says so.
+#[test]
+fn audit_fork_checks_the_saved_inputs_of_folded_calls() {
+    let env = TestEnv::new();
+    let path = install(&env, &crate::env::fixture_path("claude/write-edit"));
+    let fold = json(&env, &["fold", "--json", path.to_str().unwrap(), "--fold-tool-inputs"]);
+    let fork = Path::new(fold["fork"]["path"].as_str().unwrap()).to_path_buf();
+    let inputs: Vec<&str> = fold["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["kind"] == "toolInput")
+        .map(|t| t["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(inputs.len(), 2, "{fold}");
+    let leaf = fold["leafBefore"].as_str().unwrap().to_string();
+    assert_eq!(verdicts(&audit(&env, &path, &fork, 0)), [("new".into(), leaf, targets_of(&fold))]);
+    // The Write's saved input, changed: the same keys, another content.
+    let (_, saved) = crate::claude_fold::saved_files(&fold).into_iter().find(|(id, _)| *id == inputs[0]).unwrap();
+    let mut input: Value = serde_json::from_str(&std::fs::read_to_string(saved).unwrap()).unwrap();
+    input["content"] = Value::from("other");
+    std::fs::write(saved, input.to_string()).unwrap();
+    let problems: Targets =
+        verdicts(&audit(&env, &path, &fork, 1))[0].2.iter().filter(|t| !t.1.is_null()).cloned().collect();
+    assert_eq!(problems, [(inputs[0].to_string(), Value::from("original not saved"))]);
+    // Undo puts back the Edit's input and leaves the Write's placeholder where it is.
+    let undo = json(&env, &["undo", "--json", fork.to_str().unwrap()]);
+    let undone = std::fs::read_to_string(undo["session"]["path"].as_str().unwrap()).unwrap();
+    let row = |uuid: &str| undone.lines().find(|l| l.contains(&format!("\"uuid\":\"{uuid}\""))).unwrap().to_string();
+    assert!(row(inputs[0]).contains("input omitted"), "the Write's input stays folded");
+    assert!(!row(inputs[1]).contains("input omitted"), "the Edit's input is back");
+}

@@ -18,9 +18,15 @@ use crate::env::TestEnv;
 
 /// The file with every `"sessionId":"<from>"` turned into `<to>` (what a fork changes besides
 /// the folded results).
-fn renamed(bytes: &[u8], from: &str, to: &str) -> Vec<u8> {
+pub fn renamed(bytes: &[u8], from: &str, to: &str) -> Vec<u8> {
     let text = String::from_utf8_lossy(bytes);
     text.replace(&format!("\"sessionId\":\"{from}\""), &format!("\"sessionId\":\"{to}\"")).into_bytes()
+}
+
+/// The originals a fold's `--json` report says it saved: (target, path).
+pub fn saved_files(fold: &Value) -> Vec<(&str, &str)> {
+    let saved = fold["fork"]["saved"].as_array().unwrap().iter();
+    saved.map(|s| (s["id"].as_str().unwrap(), s["path"].as_str().unwrap())).collect()
 }
 
 fn texts(path: &Path) -> HashMap<String, String> {
@@ -56,12 +62,7 @@ pub fn fold_and_undo(env: &TestEnv, path: &Path, profile: &str) -> (PathBuf, Pat
     // The fork: the source's bytes, its session id, and the placeholders at the targets only.
     let targets: Vec<&str> = fold["targets"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
     let (before, after) = (texts(path), texts(&fork));
-    let saved: HashMap<&str, &str> = fold["fork"]["saved"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| (s["id"].as_str().unwrap(), s["path"].as_str().unwrap()))
-        .collect();
+    let saved: HashMap<&str, &str> = saved_files(&fold).into_iter().collect();
     let renamed_source = String::from_utf8(renamed(&source, &sid, &fork_id)).unwrap();
     let mut lines: Vec<String> = renamed_source.split_inclusive('\n').map(str::to_string).collect();
     for (id, text) in &before {

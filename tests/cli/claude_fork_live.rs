@@ -103,7 +103,7 @@ fn claude_code_resumes_a_fork_with_placeholders_where_shake_put_them() {
         texts.iter().filter(|(_, s)| s.len() > 2000 && !is_tombstone(s)).map(|(id, _)| id.clone()).collect();
     targets.sort();
     assert!(targets.len() >= 2, "{targets:?}");
-    let forked = fork(&t, &live.file, &targets, &new_session_id(), placeholder).unwrap();
+    let forked = fork(&t, &live.file, (&targets, &[]), &new_session_id(), placeholder).unwrap();
     assert_eq!(forked.folded.len(), targets.len());
     assert_eq!(std::fs::read(&live.file).unwrap(), source_bytes, "the source was written");
 
@@ -150,7 +150,7 @@ fn claude_code_resumes_a_fork_with_placeholders_where_shake_put_them() {
 
     // A fork of the fork with the originals put back resumes exactly as the source.
     let ft = Transcript::read(&forked.path).unwrap();
-    let back = claude::fork::fork(&ft, &forked.path, &targets, &new_session_id(), |_, p| {
+    let back = claude::fork::fork(&ft, &forked.path, (&targets, &[]), &new_session_id(), |_, p| {
         let id = p.file_stem().unwrap().to_string_lossy();
         std::fs::read_to_string(forked.folded.iter().find(|(f, _)| *f == id).unwrap().1.clone()).unwrap()
     })
@@ -218,12 +218,7 @@ fn claude_code_resumes_a_transcript_shake_folded_in_place_and_undid_in_place() {
     let fold = shake(&live, &store, &["fold", "--json", "--profile", "aggressive", "--in-place", "--force"]);
     assert_eq!(fold["fork"]["sessionId"], live.id.as_str(), "{fold}");
     assert_eq!(fold["fork"]["inPlace"], true);
-    let saved: Vec<(&str, &str)> = fold["fork"]["saved"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| (s["id"].as_str().unwrap(), s["path"].as_str().unwrap()))
-        .collect();
+    let saved = crate::claude_fold::saved_files(&fold);
     assert!(!saved.is_empty(), "{fold}");
     // Claude Code resumes the same session with the placeholders exactly where shake said.
     let resumed = live.resumed(&live.id);
@@ -300,4 +295,75 @@ fn a_rewind_in_claude_code_strands_the_folds_its_branch_no_longer_reaches() {
     let leaves = audit["leaves"].as_array().unwrap();
     assert!(leaves.len() >= 3, "{audit}");
     assert!(audit["folds"].as_array().unwrap().iter().all(|f| f["ok"] == true), "{audit}");
+}
+
+/// Each `tool_use` block of the messages, in order: (id, name, input).
+fn calls(messages: &[Value]) -> Vec<(String, String, Value)> {
+    let blocks = messages.iter().filter_map(|m| m["content"].as_array()).flatten();
+    let uses = blocks.filter(|b| b["type"] == "tool_use");
+    uses.map(|b| (b["id"].as_str().unwrap().into(), b["name"].as_str().unwrap().into(), b["input"].clone())).collect()
+}
+
+#[test]
+fn claude_code_resumes_a_fork_with_folded_tool_inputs_and_undo_gives_them_back() {
+    let live = LiveSession::make("write-edit");
+    let store = live._tmp.path().join("store");
+    let source_bytes = std::fs::read(&live.file).unwrap();
+    let original = live.resumed(&live.id);
+    let fold = shake(&live, &store, &["fold", "--json", "--fold-tool-inputs"]);
+    assert_eq!(fold["toolInputs"], 2, "the Write and the Edit: {fold}");
+    assert_eq!(std::fs::read(&live.file).unwrap(), source_bytes, "the source was written");
+    let fork_id = fold["fork"]["sessionId"].as_str().unwrap().to_string();
+    // The folded inputs' placeholders, and the folded results' ids.
+    let (inputs, others): (Vec<&Value>, Vec<&Value>) =
+        fold["targets"].as_array().unwrap().iter().partition(|t| t["kind"] == "toolInput");
+    let placeholders: Vec<&str> = inputs.iter().map(|t| t["placeholder"].as_str().unwrap()).collect();
+    let shaken: HashSet<&str> = others.iter().map(|t| t["id"].as_str().unwrap()).collect();
+    // Claude Code sends what shake projects for the fork: every call with its id and name, the
+    // folded inputs with each big string the placeholder naming the saved input.
+    let resumed = live.resumed(&fork_id);
+    assert_same_messages("fork", &projected(Path::new(fold["fork"]["path"].as_str().unwrap())), &resumed);
+    assert_eq!(resumed.len(), original.len());
+    let (was, now) = (calls(&original), calls(&resumed));
+    assert_eq!(was.len(), now.len());
+    let mut folded = Vec::new();
+    for ((id, name, input), (id2, name2, input2)) in was.iter().zip(&now) {
+        assert_eq!((id, name), (id2, name2));
+        if input == input2 {
+            continue;
+        }
+        let (input, input2) = (input.as_object().unwrap(), input2.as_object().unwrap());
+        assert_eq!(input.keys().collect::<Vec<_>>(), input2.keys().collect::<Vec<_>>(), "{id}");
+        let saved = format!("{id}.input.json]");
+        for (key, value) in input2.iter().filter(|(k, v)| input[*k] != **v) {
+            let text = value.as_str().unwrap();
+            assert!(placeholders.contains(&text) && text.ends_with(&saved), "{id} {key}: {text}");
+            assert!(input[key].as_str().is_some_and(|s| s.len() >= 200), "{id} {key}");
+        }
+        folded.push((id.clone(), name.clone()));
+    }
+    assert_eq!(folded.iter().map(|(_, n)| n.as_str()).collect::<Vec<_>>(), ["Write", "Edit"]);
+    // The folded results aside, every other message is the same.
+    for (i, (a, b)) in original.iter().zip(&resumed).enumerate() {
+        let touched = calls(std::slice::from_ref(a)).iter().any(|(id, ..)| folded.iter().any(|(f, _)| f == id))
+            || results(std::slice::from_ref(a)).iter().any(|(id, _)| shaken.contains(id.as_str()));
+        assert!(touched || a == b, "message {i} changed");
+    }
+
+    // The model can read the input as written back through the placeholder's path.
+    let saved = placeholders[0].rsplit_once("saved in ").unwrap().1.trim_end_matches(']');
+    let read = live.probe(&fork_id, Some(Path::new(saved)));
+    let body = read["read"].as_str().unwrap().split("\n\n<system-reminder>").next().unwrap().to_string();
+    assert_eq!(unnumbered(&body).trim_end(), std::fs::read_to_string(saved).unwrap().trim_end());
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(saved).unwrap()).unwrap();
+    assert!(was.iter().any(|(.., input)| *input == written), "the saved input is a call's input as sent");
+
+    // Undo gives the source's bytes back (under the undone session's id); Claude Code resumes it
+    // as the source.
+    let undo = shake(&live, &store, &["undo", "--json", &fork_id]);
+    let undone = undo["session"]["sessionId"].as_str().unwrap();
+    let sid = Transcript::read(&live.file).unwrap().session_id().unwrap().to_string();
+    let bytes = std::fs::read(undo["session"]["path"].as_str().unwrap()).unwrap();
+    assert_eq!(bytes, crate::claude_fold::renamed(&source_bytes, &sid, undone), "the undone session's bytes");
+    assert_eq!(live.resumed(undone), original, "the undone session resumes as the source");
 }

@@ -141,7 +141,8 @@ fn rows_claude_code_appends_while_shake_folds_in_place_survive() {
     let targets = vec!["toolu_0".to_string(), "toolu_1".to_string()];
     let rows = turn(sid, "z", "y1") + &turn(sid, "y1", "y2");
     let forked =
-        fold_in_place(&t, &path, &targets, placeholder, |s| on(s, Stage::Written, || append(&path, &rows))).unwrap();
+        fold_in_place(&t, &path, (&targets, &[]), placeholder, |s| on(s, Stage::Written, || append(&path, &rows)))
+            .unwrap();
     assert_eq!((forked.session_id.as_str(), forked.carried), (sid, rows.len() as u64));
     let saved: Vec<(String, String)> =
         forked.folded.iter().map(|(id, p)| (id.clone(), p.to_string_lossy().into_owned())).collect();
@@ -160,7 +161,7 @@ fn rows_claude_code_appends_while_shake_folds_in_place_survive() {
     let t = Transcript::read(&path).unwrap();
     let half = "{\"parentUuid\":\"y2\",\"type\":\"user\",\"mess";
     let hook = |s| on(s, Stage::Written, || append(&path, half));
-    let e = fold_in_place(&t, &path, &["toolu_2".to_string()], placeholder, hook).unwrap_err();
+    let e = fold_in_place(&t, &path, (&["toolu_2".to_string()], &[]), placeholder, hook).unwrap_err();
     assert!(e.to_string().contains("midway through writing a row"), "{e}");
     let mut left = before.clone();
     left.extend_from_slice(half.as_bytes());
@@ -237,7 +238,7 @@ fn a_row_written_to_the_old_file_after_the_rename_is_carried_over_in_order() {
             }));
         })
     };
-    let forked = fold_in_place(&t, &path, &["toolu_0".to_string()], placeholder, hook).unwrap();
+    let forked = fold_in_place(&t, &path, (&["toolu_0".to_string()], &[]), placeholder, hook).unwrap();
     writer.unwrap().join().unwrap();
     assert_eq!(forked.carried, first.len() as u64);
     let now = std::fs::read_to_string(&path).unwrap();

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use shake_plumbing::regions::thousands;
 
+use crate::claude_fold::{renamed, saved_files};
 use crate::env::{fixture_path, settled, TestEnv};
 
 const PI: &str = "pi-mono-before-compaction.v3-migrated-by-pi-1.6.0.jsonl";
@@ -251,17 +252,119 @@ fn tool_inputs_fold_on_request_and_pi_projects_them() {
 }
 
 #[test]
-fn tool_inputs_are_refused_on_omp_and_not_yet_folded_on_claude_code() {
+fn tool_inputs_are_refused_on_omp_and_folded_on_claude_code() {
     let env = TestEnv::new();
     // oh-my-pi's own /shake never folds a tool call: its meter says so rather than ignore it.
     let omp = copy(&env, "omp/omp-large-session.jsonl", "o");
     let err = env.fails(&["meter", omp.to_str().unwrap(), "--fold-tool-inputs"], 1);
     assert!(err.contains("OMP's own /shake never folds tool inputs"), "{err}");
-    // Claude Code: the fork rewrites tool results only, so the rule finds nothing there yet, and
-    // the figures stay one number with it on.
+    // Claude Code, a real session whose calls are all small (its longest Edit is 1,100 bytes,
+    // under the block minimum): nothing more is folded, and the figures stay one number.
     let path = copy(&env, CLAUDE, "c");
-    let p = path.to_str().unwrap();
-    let without = json(&env, &["fold", p, "--dry-run", "--json", "--tokenizer", "pi"]);
+    let without = json(&env, &["fold", path.to_str().unwrap(), "--dry-run", "--json", "--tokenizer", "pi"]);
     let fold = one_number(&env, &path, &["--fold-tool-inputs"]);
     assert_eq!((&fold["toolInputs"], &fold["tokensFreed"]), (&Value::from(0), &without["tokensFreed"]));
+    // A Write then an Edit of one file read whole after them (made by Claude Code 2.1.328): the
+    // fork splices each call's `input`, and the figures stay one number with the rule on.
+    for (name, dir) in [("claude/write-edit/transcript.jsonl", "w")] {
+        let path = copy(&env, name, dir);
+        let p = path.to_str().unwrap();
+        let source = std::fs::read_to_string(&path).unwrap();
+        let without = json(&env, &["fold", p, "--dry-run", "--json", "--tokenizer", "pi"]);
+        let fold = one_number(&env, &path, &["--fold-tool-inputs"]);
+        let n = fold["toolInputs"].as_u64().unwrap();
+        assert_eq!(n, 2, "{name}: the Write and the Edit: {fold}");
+        assert!(fold["tokensFreed"].as_u64() > without["tokensFreed"].as_u64(), "{name}");
+        let fork = std::fs::read_to_string(fold["fork"]["path"].as_str().unwrap()).unwrap();
+        let (sid, fork_id) = (session_id(&source), fold["fork"]["sessionId"].as_str().unwrap());
+        let renamed = |from: &str, to: &str| String::from_utf8(renamed(source.as_bytes(), from, to)).unwrap();
+        let mut want = renamed(&sid, fork_id);
+        let saved = saved_files(&fold);
+        let inputs: Vec<&Value> =
+            fold["targets"].as_array().unwrap().iter().filter(|t| t["kind"] == "toolInput").collect();
+        assert_eq!(inputs.len() as u64, n);
+        for t in inputs {
+            // The target is the assistant row (its uuid); its call keeps id, name and every key,
+            // and each big string is the placeholder, which names the saved input.
+            let uuid = t["id"].as_str().unwrap();
+            let placeholder = t["placeholder"].as_str().unwrap();
+            let (_, at) = *saved.iter().find(|(id, _)| *id == uuid).unwrap_or_else(|| panic!("{uuid} saved"));
+            assert!(
+                placeholder.ends_with(&format!("tokens): the input as written is saved in {at}]")),
+                "{placeholder}"
+            );
+            let holds = format!("\"uuid\":\"{uuid}\"");
+            let (was, now) = (call_of(&want, &holds), call_of(&fork, &holds));
+            assert_eq!((&was.1["id"], &was.1["name"]), (&now.1["id"], &now.1["name"]), "{uuid}");
+            let (was_args, now_args) = (was.1["input"].as_object().unwrap(), now.1["input"].as_object().unwrap());
+            assert_eq!(was_args.keys().collect::<Vec<_>>(), now_args.keys().collect::<Vec<_>>(), "{uuid}");
+            for (key, value) in now_args {
+                match value == &was_args[key] {
+                    true => {}
+                    false => assert!(value == placeholder && was_args[key].is_string(), "{uuid}: {key}"),
+                }
+            }
+            // The saved file is the input as written, byte for byte; the fork's row is the
+            // source's with the folded input in its place.
+            let original = std::fs::read_to_string(at).unwrap();
+            assert_eq!(original, was.0, "{uuid}: the saved input");
+            let line = want.lines().find(|l| l.contains(&holds)).unwrap().to_string();
+            want = want.replacen(&line, &line.replacen(&original, &now.0, 1), 1);
+        }
+        // Every other byte is the source's, folded results aside.
+        let results: Vec<&str> = fold["targets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["kind"] != "toolInput")
+            .map(|t| t["id"].as_str().unwrap())
+            .collect();
+        for (w, f) in want.lines().zip(fork.lines()) {
+            assert!(
+                w == f || results.iter().any(|id| w.contains(&format!("\"tool_use_id\":\"{id}\""))),
+                "{name}: {f:.300}"
+            );
+        }
+        assert_eq!(want.lines().count(), fork.lines().count());
+        // Undo gives the source's bytes back, under the undone session's id.
+        let undo = json(&env, &["undo", "--json", fold["fork"]["path"].as_str().unwrap()]);
+        let undone = std::fs::read_to_string(undo["session"]["path"].as_str().unwrap()).unwrap();
+        assert_eq!(undone, renamed(&sid, undo["session"]["sessionId"].as_str().unwrap()), "{name}: undo");
+        // In place: the transcript itself gets the fork's bytes (its own id kept), and undo in
+        // place gives back the bytes the fold read.
+        let args = ["fold", p, "--json", "--tokenizer", "pi", "--fold-tool-inputs", "--in-place", "--force"];
+        let in_place = json(&env, &args);
+        assert_eq!((&in_place["toolInputs"], &in_place["tokensFreed"]), (&fold["toolInputs"], &fold["tokensFreed"]));
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            String::from_utf8(crate::claude_fold::renamed(fork.as_bytes(), fork_id, &sid)).unwrap()
+        );
+        env.ok(&["undo", p, "--in-place", "--force"]);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), source, "{name}: undo in place");
+    }
+}
+
+/// A transcript's session id (the first row naming one).
+fn session_id(text: &str) -> String {
+    let row = text.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).find(|r| r["sessionId"].is_string());
+    row.unwrap()["sessionId"].as_str().unwrap().to_string()
+}
+
+/// The `tool_use` block of the row holding `holds` in `text`: its `input` as written, and the
+/// block parsed.
+fn call_of(text: &str, holds: &str) -> (String, Value) {
+    use serde_json::value::RawValue;
+    type Object<'a> = std::collections::HashMap<&'a str, &'a RawValue>;
+    let line = text.lines().find(|l| l.contains(holds)).unwrap_or_else(|| panic!("no row {holds}"));
+    let row: Object = serde_json::from_str(line).unwrap();
+    let message: Object = serde_json::from_str(row["message"].get()).unwrap();
+    let blocks: Vec<&RawValue> = serde_json::from_str(message["content"].get()).unwrap();
+    for block in blocks {
+        let parsed: Value = serde_json::from_str(block.get()).unwrap();
+        if parsed["type"] == "tool_use" {
+            let members: Object = serde_json::from_str(block.get()).unwrap();
+            return (members["input"].get().to_string(), parsed);
+        }
+    }
+    panic!("no tool_use in {holds}")
 }

@@ -103,6 +103,95 @@ fn the_seam_and_the_floor_name_no_host() {
     assert!(names("    let h = crate::pi::Pi;") && names("use crate::hosts::HOSTS;") && !names("/// see crate::pi::x"));
 }
 
+/// The rooms below the seam: what `host/` may import, and what imports no room of `host/` but
+/// the host's name (`host/kind.rs`, which `--host` in the context names).
+const FLOOR: [&str; 9] = ["context", "error", "output", "durable", "proof", "time", "id", "js", "fault"];
+
+/// The crate modules a code line of `text` imports or names by a path from the crate's root:
+/// `crate::tokens::X` gives `tokens`; `use crate::{Context, Error}` gives the modules those root
+/// names come from (`context`, `error`). Comments are left out (a doc may link anywhere).
+fn crate_modules(text: &str) -> Vec<String> {
+    let root_name = |name: &str| match name {
+        "Context" => "context".to_string(),
+        "Error" | "ErrorKind" | "Result" => "error".to_string(),
+        other => other.split("::").next().unwrap_or(other).to_string(),
+    };
+    let mut out = Vec::new();
+    for line in text.lines().map(|l| l.split("//").next().unwrap_or_default()) {
+        for (at, _) in line.match_indices("crate::") {
+            let rest = &line[at + "crate::".len()..];
+            match rest.strip_prefix('{') {
+                Some(list) => out.extend(list.split('}').next().unwrap_or("").split(',').map(|p| root_name(p.trim()))),
+                None => out.push(root_name(
+                    rest.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':')).next().unwrap_or(""),
+                )),
+            }
+        }
+    }
+    out.retain(|m| !m.is_empty());
+    out
+}
+
+/// No import circle runs through the seam (issue 34): `host/` imports only the floor below it
+/// (never `tokens`, `token_cache`, the registry or a host), the floor imports nothing of `host/`
+/// but the host's name, and the hosts and their counting import nothing above them, so nothing
+/// that `host/` reaches, or that reaches it, comes back.
+#[test]
+fn the_seam_stands_on_the_floor_alone() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let src = root.join("plumbing/src");
+    let mut seam = Vec::new();
+    rust_files(&src.join("host"), &mut seam);
+    let mut leaks = Vec::new();
+    for f in &seam {
+        let at = f.strip_prefix(root).unwrap_or(f).display().to_string();
+        for m in crate_modules(&std::fs::read_to_string(f).unwrap()) {
+            if m != "host" && !FLOOR.contains(&m.as_str()) {
+                leaks.push(format!("{at} imports {m}, above the seam"));
+            }
+        }
+    }
+    let mut floor = Vec::new();
+    for room in FLOOR {
+        match src.join(room).is_dir() {
+            true => rust_files(&src.join(room), &mut floor),
+            false => floor.push(src.join(format!("{room}.rs"))),
+        }
+    }
+    floor.push(src.join("host/kind.rs"));
+    for f in &floor {
+        let at = f.strip_prefix(root).unwrap_or(f).display().to_string();
+        let text = std::fs::read_to_string(f).unwrap_or_else(|e| panic!("{at}: {e}"));
+        let up = text.lines().filter(|l| !l.trim_start().starts_with("//")).any(|l| {
+            l.match_indices("crate::host").any(|(at, _)| !l[at..].starts_with("crate::host::kind::"))
+                || (f.ends_with("host/kind.rs") && l.contains("crate::"))
+        });
+        if up {
+            leaks.push(format!("{at} imports the seam from below it"));
+        }
+    }
+    // Nor around it: a host and the counting it uses import nothing of the engine above them
+    // (the registry, the store), so the registry's way down to a host never comes back up.
+    let mut below = Vec::new();
+    for room in ["pi", "claude", "omp", "tokens"] {
+        rust_files(&src.join(room), &mut below);
+    }
+    below.extend(["tokens.rs", "token_cache.rs", "calibration.rs"].map(|f| src.join(f)));
+    for f in &below {
+        let at = f.strip_prefix(root).unwrap_or(f).display().to_string();
+        for m in crate_modules(&std::fs::read_to_string(f).unwrap()) {
+            if ["hosts", "store", "rev", "remote", "search", "fork_record", "cmd"].contains(&m.as_str()) {
+                leaks.push(format!("{at} imports {m}, above it"));
+            }
+        }
+    }
+    assert!(leaks.is_empty(), "an import runs back through host/:\n{}", leaks.join("\n"));
+    // The check itself sees what it must.
+    assert_eq!(crate_modules("use crate::{Context, Error, Result};"), ["context", "error", "error"]);
+    assert_eq!(crate_modules("use crate::token_cache::CachedTokenizer; // crate::pi"), ["token_cache"]);
+    assert_eq!(crate_modules("/// [`crate::tokens::Pieces`]\nlet n = crate::tokens::count(x);"), ["tokens"]);
+}
+
 /// Every host and where it lives: its module path segment and its folder (or file) under
 /// `plumbing/src`. The toy host is the tests' own (`fixture-host`), registered in one line.
 const HOST_MODULES: [(&str, &str); 4] = [("pi", "pi"), ("claude", "claude"), ("omp", "omp"), ("toy", "hosts/toy.rs")];

@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::transcript::Transcript;
-use super::write::{result_spans, save_original, write_fork_bytes, Replace, SaveError};
+use super::write::{result_spans, save_input, save_original, write_fork_bytes, Replace, SaveError};
 use crate::durable::{Batch, FileError};
 use crate::js::json::js_string;
 
@@ -18,7 +18,8 @@ pub struct Forked {
     pub session_id: String,
     /// The new session file.
     pub path: PathBuf,
-    /// The results folded (tool_use ids), each with the saved original's path.
+    /// The results folded (tool_use ids) and the rows whose calls' inputs were folded (uuids),
+    /// each with the saved original's path.
     pub folded: Vec<(String, PathBuf)>,
     /// In place: the bytes of rows Claude Code appended meanwhile, copied (0 for a fork).
     pub carried: u64,
@@ -140,6 +141,12 @@ pub fn saved_path(source: &Path, session_id: &str, tool_use_id: &str) -> PathBuf
     saved_dir(source, session_id).join(format!("{tool_use_id}.txt"))
 }
 
+/// Where the input of tool call `call` of session `session_id`, read from `source`, is saved
+/// when a fold replaces it: beside its result's original, `<call>.input.json`.
+pub fn saved_input_path(source: &Path, session_id: &str, call: &str) -> PathBuf {
+    saved_dir(source, session_id).join(format!("{call}.{}", super::write::INPUT_EXT))
+}
+
 /// The folder of [`saved_path`]'s files (the source's folder made absolute: a look-up per
 /// folder of the path, so found once per fold).
 fn saved_dir(source: &Path, session_id: &str) -> PathBuf {
@@ -148,18 +155,32 @@ fn saved_dir(source: &Path, session_id: &str) -> PathBuf {
     dir.join(session_id).join("shake")
 }
 
+/// A tool call whose `input` a fold replaces (`--fold-tool-inputs`).
+#[derive(Clone, Debug)]
+pub struct Input {
+    /// The call's id (its `tool_use` block's `id`): the saved input's name.
+    pub call: String,
+    /// The uuid of the assistant row holding it: the fold's target.
+    pub row: String,
+    /// The input as written in the source (a JSON object), saved before anything points at it.
+    pub original: String,
+    /// The new input (a JSON object whose big strings are the placeholder naming the saved file).
+    pub new: String,
+}
+
 /// Writes a fork of `source` (read as `t`) with each result of `targets` replaced by
-/// `replacement(text, saved path)`; originals go to [`saved_path`] first. `new_id` is the
-/// fork's session id ([`new_session_id`] for a fresh one).
+/// `replacement(text, saved path)` and each call of `inputs` given its new input; originals go
+/// to [`saved_path`] (an input's to [`saved_input_path`]) first. `new_id` is the fork's session
+/// id ([`new_session_id`] for a fresh one).
 pub fn fork(
     t: &Transcript,
     source: &Path,
-    targets: &[String],
+    (targets, inputs): (&[String], &[Input]),
     new_id: &str,
     replacement: impl Fn(&str, &Path) -> String,
 ) -> Result<Forked, ForkError> {
     let old_id = checked_source(t, source)?;
-    let (replace, folded) = save_originals(t, source, &old_id, targets, replacement)?;
+    let (replace, folded) = save_originals(t, source, &old_id, (targets, inputs), replacement)?;
     let path = write_fork(t, source, &old_id, new_id, &replace)?;
     Ok(Forked { session_id: new_id.to_string(), path, folded, carried: 0 })
 }
@@ -170,12 +191,12 @@ pub fn fork(
 pub fn fold_in_place(
     t: &Transcript,
     source: &Path,
-    targets: &[String],
+    (targets, inputs): (&[String], &[Input]),
     replacement: impl Fn(&str, &Path) -> String,
     hook: impl FnMut(super::in_place::Stage),
 ) -> Result<Forked, ForkError> {
     let id = checked_source(t, source)?;
-    let (replace, folded) = save_originals(t, source, &id, targets, replacement)?;
+    let (replace, folded) = save_originals(t, source, &id, (targets, inputs), replacement)?;
     let write = |out: &mut dyn Write| super::in_place::write_replaced(t, source, &replace, out);
     let carried = super::in_place::rewrite(t, source, write, hook)?;
     Ok(Forked { session_id: id, path: source.to_path_buf(), folded, carried })
@@ -193,12 +214,12 @@ fn save_originals(
     t: &Transcript,
     source: &Path,
     old_id: &str,
-    targets: &[String],
+    (targets, inputs): (&[String], &[Input]),
     replacement: impl Fn(&str, &Path) -> String,
 ) -> Result<Saved, ForkError> {
     let dir = saved_dir(source, old_id);
     let texts = Results::new(t);
-    let mut replace = HashMap::new();
+    let mut replace = Replace::default();
     let mut folded = Vec::new();
     let mut batch = Batch::default();
     crate::durable::remove_dead_temps(&dir);
@@ -210,8 +231,16 @@ fn save_originals(
             SaveError::File(e) => ForkError::File(e),
             e => ForkError::Unsaved(shown.clone(), id.clone(), e),
         })?;
-        replace.insert(id.clone(), js_string(&replacement(&text, &saved)).into());
+        replace.results.insert(id.clone(), js_string(&replacement(&text, &saved)).into());
         folded.push((id.clone(), saved));
+    }
+    for input in inputs {
+        let saved = save_input(&dir, &input.call, &input.original, &mut batch).map_err(|e| match e {
+            SaveError::File(e) => ForkError::File(e),
+            e => ForkError::Unsaved(shown.clone(), input.call.clone(), e),
+        })?;
+        replace.inputs.insert(input.call.clone(), input.new.clone().into());
+        folded.push((input.row.clone(), saved));
     }
     // Every original on disk before the caller writes a placeholder pointing at one.
     batch.sync()?;

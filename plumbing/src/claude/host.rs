@@ -17,19 +17,17 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use serde_json::{json, Value};
 
 use super::loader::{load_at, Chain, LoadOptions};
 use super::transcript::{as_str, Row, Transcript};
-use super::{paths, project, unresumable, write};
+use super::{paths, unresumable, write};
 use crate::host::view::{Positions, Target, NO_EDIT};
 use crate::host::{
-    self, Block, BlockKind, Call, Content, ForkWrite, Header, Host, HostKind, HostSession, HostView, Node, Projected,
-    Refusal, Reply, Role, SessionFile, Tool, TreeLine, Unit, View, Warning, Writer,
+    self, Block, BlockKind, Call, Content, ForkWrite, Header, Host, HostKind, HostSession, Node, Refusal, Reply, Role,
+    SessionFile, Tool, TreeLine, Unit, View, Warning, Writer,
 };
 use crate::js::json::members;
 use crate::output::shell_word;
-use crate::tokens::Pieces;
 use crate::{Context, Error, Result};
 
 /// The conversation row types (the rows with `uuid`/`parentUuid` that form the tree).
@@ -194,6 +192,11 @@ impl Host for Claude {
         role == Role::ToolResult
             && matches!(content, Content::Blocks(b) if b.len() == 1 && b[0].raw.get().starts_with('"'))
     }
+
+    fn foldable_inputs(&self, role: Role, content: &Content<'_>) -> bool {
+        // The fork splices a `tool_use` block's `input` in an assistant row (`claude::write`).
+        role == Role::Assistant && matches!(content, Content::Blocks(_))
+    }
 }
 
 impl host::Forks for Claude {
@@ -278,20 +281,21 @@ fn message_of<'a>(file: &'a SessionFile, row: &Row) -> Option<&'a str> {
     row.message_in(file.line_text(&file.lines[row.line - 1]))
 }
 
+/// A `tool_result` block's fields that the view reads.
 #[derive(Deserialize)]
-struct ResultHead<'a> {
+pub(super) struct ResultHead<'a> {
     #[serde(rename = "type", borrow, default)]
     kind: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     tool_use_id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    content: Option<&'a RawValue>,
+    pub(super) content: Option<&'a RawValue>,
 }
 
 /// The one `tool_result` a user row holds: the call it answers and its content, as written.
 pub(super) struct ResultRef<'a> {
     pub(super) call_id: Cow<'a, str>,
-    content: Option<&'a RawValue>,
+    pub(super) content: Option<&'a RawValue>,
 }
 
 /// One conversation row's parts the seam hands out, borrowed from the file.
@@ -433,13 +437,21 @@ impl<'a> ClaudeSession<'a> {
         before: Vec<Call<'s>>,
     ) -> View<'s, 'a> {
         let mut calls: Vec<Call<'s>> = Vec::new();
-        for &n in &context {
-            calls.extend(self.calls_of(n));
-        }
+        // The assistant rows holding calls: a fold of their inputs names the row (its uuid).
+        // Per context position, whether its row holds calls.
+        let callers: Vec<bool> = context
+            .iter()
+            .map(|&n| {
+                let before = calls.len();
+                calls.extend(self.calls_of(n));
+                calls.len() > before
+            })
+            .collect();
         let by_id: HashMap<&str, &Call<'s>> = before.iter().chain(&calls).map(|c| (c.id.as_ref(), c)).collect();
         let units = context
             .iter()
-            .map(|&n| {
+            .zip(callers)
+            .map(|(&n, caller)| {
                 let role = self.role(n);
                 let result = self.nodes[n].result.as_ref().filter(|_| role == Role::ToolResult);
                 let tool = result.map(|r| {
@@ -450,12 +462,17 @@ impl<'a> ClaudeSession<'a> {
                         arguments: call.and_then(|c| c.arguments),
                     }
                 });
-                let tombstone = result
-                    .is_some_and(|r| crate::regions::claude_shake::is_tombstone(&text_of(&parse_content(r.content))));
+                let caller = caller.then(|| self.row(n).uuid()).flatten();
+                let tombstone = match (result, caller) {
+                    (Some(r), _) => crate::regions::claude_shake::is_tombstone(&text_of(&parse_content(r.content))),
+                    // A row whose call's input a fold replaced is never folded again.
+                    (None, Some(_)) => self.nodes[n].content.is_some_and(|c| write::holds_folded_input(c.get())),
+                    (None, None) => false,
+                };
                 Unit {
                     index: n,
                     role,
-                    target: result.map(|r| Target(&r.call_id)),
+                    target: result.map(|r| Target(&r.call_id)).or(caller.map(Target)),
                     tool: tool.map(Box::new),
                     tombstone,
                     omitted: false,
@@ -465,7 +482,8 @@ impl<'a> ClaudeSession<'a> {
             .collect();
         let path = context.clone();
         let leaf = chain.leaf.and_then(|r| self.node_of_row[r]);
-        let view = ClaudeView { host: self, chain, positions: Positions::new(&context, session.entries.len()) };
+        let view =
+            super::view::ClaudeView { host: self, chain, positions: Positions::new(&context, session.entries.len()) };
         View::new(session, leaf, path, context, units, calls, Box::new(view))
     }
 
@@ -504,7 +522,7 @@ impl<'a> ClaudeSession<'a> {
     }
 
     /// The content a fold sees for node `n`: a tool result's own content, else the message's.
-    fn own(&self, n: usize) -> Option<&'a RawValue> {
+    pub(super) fn own(&self, n: usize) -> Option<&'a RawValue> {
         let node = &self.nodes[n];
         match &node.result {
             Some(r) => r.content,
@@ -655,293 +673,12 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
         edits: &[(String, &RawValue)],
         how: ForkWrite,
     ) -> Result<host::Forked> {
-        let source = &session.file.path;
-        let shown = session.file.display();
-        let sid = self.t.session_id().ok_or_else(|| Error::user(format!("{shown}: no row names a sessionId")))?;
-        let texts = super::fork::Results::new(&self.t);
-        // The new contents as JSON strings, borrowed from the edits where they are written as
-        // shake writes a text (an undo's originals: held once, not again decoded).
-        let mut contents = write::Replace::new();
-        // The notes the plan's placeholders carry (a superseded read's), by saved file.
-        let mut notes = std::collections::HashMap::new();
-        for (target, content) in edits {
-            let text =
-                texts.text(target).ok_or_else(|| Error::user(format!("{shown}: no text tool_result {target}")))?;
-            let new = serde_json::from_str::<String>(content.get())
-                .map_err(|_| Error::user(format!("{shown}: the new content of {target} is not a string")))?;
-            // A fold writes Claude Code's placeholder: it must be what the plan counted.
-            let saved = super::fork::saved_path(source, sid, target);
-            let note = write::note_of(&new);
-            if how.is_fold() && new != write::noted_placeholder(&text, &saved, note) {
-                return Err(Error::user(format!("{shown}: the planned placeholder of {target} is not the fork's")));
-            }
-            if let Some(note) = note.filter(|_| how.is_fold()) {
-                notes.insert(saved, note.to_string());
-            }
-            let json = crate::js::json::js_string(&new);
-            let json = if json == content.get() { std::borrow::Cow::Borrowed(content.get()) } else { json.into() };
-            contents.insert(target.clone(), json);
-        }
-        let cwd = self.t.cwd().map(str::to_string);
-        let fail = |e: super::fork::ForkError| match e {
-            super::fork::ForkError::File(e) => Error::from(e),
-            e => Error::user(e.to_string()),
-        };
-        let forked = |f: super::fork::Forked, in_place| host::Forked {
-            session_id: f.session_id,
-            path: f.path,
-            cwd: cwd.clone(),
-            saved: f.folded,
-            reused: false,
-            in_place,
-            carried: f.carried,
-        };
-        let targets: Vec<String> = edits.iter().map(|(t, _)| t.clone()).collect();
-        let noted = |text: &str, saved: &std::path::Path| {
-            write::noted_placeholder(text, saved, notes.get(saved).map(String::as_str))
-        };
-        match how {
-            ForkWrite::Fold => {
-                let id = super::fork::new_session_id();
-                let f = super::fork::fork(&self.t, source, &targets, &id, noted).map_err(fail)?;
-                return Ok(forked(f, false));
-            }
-            ForkWrite::FoldInPlace => {
-                let f = super::fork::fold_in_place(&self.t, source, &targets, noted, |_| {}).map_err(fail)?;
-                return Ok(forked(f, true));
-            }
-            ForkWrite::RestoreInPlace(exact) => {
-                // The new bytes are streamed to the temporary file, hashed on the way: the
-                // rewrite is abandoned (the file left as it is) when they are not the fold's.
-                let mismatch = std::cell::Cell::new(false);
-                let write = |out: &mut dyn std::io::Write| {
-                    let Some(exact) = exact else {
-                        return super::in_place::write_replaced(&self.t, source, &contents, out);
-                    };
-                    let mut hashed = super::fork::PrefixHash { out, left: exact.len, hasher: blake3::Hasher::new() };
-                    super::in_place::write_replaced(&self.t, source, &contents, &mut hashed)?;
-                    if hashed.left > 0 || *hashed.hasher.finalize().as_bytes() != exact.hash {
-                        mismatch.set(true);
-                        return Err(super::fork::ForkError::Rewritten(shown.to_string()));
-                    }
-                    Ok(())
-                };
-                let carried = super::in_place::rewrite(&self.t, source, write, |_| {});
-                if let (true, Some(exact)) = (mismatch.get(), exact) {
-                    return Err(Error::user(format!(
-                        "{shown}: putting the saved originals back would not give the bytes the fold read (blake3 {}, {} bytes); nothing was written",
-                        blake3::Hash::from(exact.hash).to_hex(),
-                        exact.len
-                    ))
-                    .hint("`shake sessions --versions` lists every version imported; `shake restore --version N` brings one back byte for byte"));
-                }
-                let carried = carried.map_err(fail)?;
-                let f = super::fork::Forked {
-                    session_id: sid.to_string(),
-                    path: source.to_path_buf(),
-                    folded: Vec::new(),
-                    carried,
-                };
-                return Ok(forked(f, true));
-            }
-            ForkWrite::Restore => {}
-        }
-        // The same undo of the same bytes is the same session: written once.
-        let mut key = blake3::Hasher::new();
-        key.update(b"shake undo\0").update(self.t.file.raw());
-        let mut targets: Vec<&String> = contents.keys().collect();
-        targets.sort();
-        for t in targets {
-            key.update(t.as_bytes()).update(b"\0");
-        }
-        let id = super::fork::session_id_from(key.finalize().as_bytes());
-        let (path, reused) = super::fork::restore(&self.t, source, &contents, &id).map_err(fail)?;
-        let f = super::fork::Forked { session_id: id, path, folded: Vec::new(), carried: 0 };
-        Ok(host::Forked { reused, ..forked(f, false) })
+        super::write_back::write_fork(self, session, edits, how)
     }
 
     fn export(&self, _ctx: &Context, session: &host::Session<'a>, _leaf: usize) -> Result<host::Export<'a>> {
         Err(Error::user(format!("{}: shake does not export Claude Code sessions", session.file.display()))
             .hint("Claude Code forks a session itself: claude --resume <id> --fork-session"))
-    }
-}
-
-/// One leaf's context, as Claude Code loads and sends it.
-pub struct ClaudeView<'s, 'a> {
-    pub(super) host: &'s ClaudeSession<'a>,
-    pub(super) chain: Chain,
-    /// Each node's position in the chain (the context list, which the view holds).
-    positions: Positions,
-}
-
-impl<'s> ClaudeView<'s, '_> {
-    /// The leaf row's uuid.
-    fn leaf_id(&self) -> Option<&str> {
-        self.chain.leaf.and_then(|r| self.host.t.rows[r].uuid())
-    }
-
-    /// Feeds the pieces of node `n`'s row, with `replaced` standing for the content of its
-    /// tool result when given.
-    fn row_pieces(&self, n: usize, replaced: Option<&Content<'_>>, sink: &mut dyn Pieces) {
-        let row = self.host.row(n);
-        match row.kind() {
-            "user" => {
-                let content = parse_content(self.host.nodes[n].content);
-                for block in content.blocks() {
-                    match (&block.kind, replaced) {
-                        (BlockKind::ToolResult { .. }, Some(new)) => content_pieces(new, sink),
-                        (BlockKind::ToolResult { .. }, None) => {
-                            let inner = serde_json::from_str::<ResultHead<'_>>(block.raw.get()).ok();
-                            content_pieces(&parse_content(inner.and_then(|r| r.content)), sink);
-                        }
-                        _ => block_pieces(block, sink),
-                    }
-                }
-            }
-            "assistant" => {
-                for block in parse_content(self.host.nodes[n].content).blocks() {
-                    match &block.kind {
-                        BlockKind::Text(s) | BlockKind::Thinking(s) => sink.text(s),
-                        BlockKind::ToolCall { name, arguments, .. } => {
-                            sink.text(name);
-                            sink.text(arguments.map_or("{}", |a| a.get()));
-                        }
-                        _ => {}
-                    }
-                }
-            }
-            "attachment" => {
-                for part in project::rendered_parts(&self.host.t, row).unwrap_or_default() {
-                    match &part {
-                        Value::String(s) => sink.text(s),
-                        Value::Array(blocks) => blocks
-                            .iter()
-                            .filter_map(|b| b.get("text").and_then(Value::as_str))
-                            .for_each(|s| sink.text(s)),
-                        _ => {}
-                    }
-                }
-            }
-            _ => return,
-        }
-        sink.end_message();
-    }
-}
-
-/// Text and images of a content value, as a user message or a tool result carries them.
-fn content_pieces(content: &Content<'_>, sink: &mut dyn Pieces) {
-    match content {
-        Content::Text(s) => sink.text(s),
-        Content::Blocks(blocks) => blocks.iter().for_each(|b| block_pieces(b, sink)),
-        Content::Other => {}
-    }
-}
-
-fn block_pieces(block: &Block<'_>, sink: &mut dyn Pieces) {
-    match &block.kind {
-        BlockKind::Text(s) => sink.text(s),
-        BlockKind::Image { .. } => sink.image(),
-        _ => {}
-    }
-}
-
-impl<'s> HostView<'s> for ClaudeView<'s, '_> {
-    fn projected(&self, _index: usize) -> Projected<'s> {
-        Projected::Raw
-    }
-
-    fn content(&self, index: usize) -> Option<Content<'s>> {
-        Some(parse_content(self.host.own(index)))
-    }
-
-    fn edit_target(&self, _index: usize) -> Option<Cow<'s, str>> {
-        None
-    }
-
-    fn replacement(&self, _edit: usize) -> Option<&'s RawValue> {
-        None
-    }
-
-    fn positions(&self) -> &Positions {
-        &self.positions
-    }
-
-    fn pieces(&self, _pos: usize, index: usize, sink: &mut dyn Pieces) {
-        self.row_pieces(index, None, sink)
-    }
-
-    fn pieces_with(&self, index: usize, content: &Content<'_>, sink: &mut dyn Pieces) {
-        self.row_pieces(index, Some(content), sink)
-    }
-
-    fn messages_json(&self, _pos: usize, index: usize) -> Vec<Value> {
-        let row = self.host.row(index);
-        match row.kind() {
-            kind @ ("user" | "assistant") => {
-                self.host.t.content(row).map(|c| json!({"role": kind, "content": c})).into_iter().collect()
-            }
-            "attachment" => project::rendered_parts(&self.host.t, row)
-                .unwrap_or_default()
-                .into_iter()
-                .map(|part| json!({"role": "user", "content": part}))
-                .collect(),
-            _ => Vec::new(),
-        }
-    }
-
-    fn original(&self, index: usize) -> Option<Box<RawValue>> {
-        let result = self.host.nodes[index].result.as_ref()?;
-        let content = parse_content(result.content);
-        let Content::Blocks(blocks) = &content else { return None };
-        let [Block { kind: BlockKind::Text(text), .. }] = blocks.as_slice() else { return None };
-        let path = text.strip_prefix("<persisted-output>\n")?.lines().next()?.split_once("Full output saved to: ")?.1;
-        let path = std::path::Path::new(path);
-        let original = std::fs::read_to_string(path).ok()?;
-        // Only an original the placeholder was made from is put back.
-        (write::noted_placeholder(&original, path, write::note_of(text)) == *text)
-            .then(|| RawValue::from_string(crate::js::json::js_string(&original)).ok())
-            .flatten()
-    }
-
-    fn own_placeholder(&self, index: usize, why: Option<&str>) -> Option<Box<RawValue>> {
-        let result = self.host.nodes[index].result.as_ref()?;
-        let text = parse_content(result.content);
-        let Content::Blocks(blocks) = &text else { return None };
-        let [Block { kind: BlockKind::Text(text), .. }] = blocks.as_slice() else { return None };
-        let sid = self.host.session_id()?;
-        let saved = super::fork::saved_path(&self.host.t.file.path, sid, &result.call_id);
-        RawValue::from_string(crate::js::json::js_string(&write::noted_placeholder(text, &saved, why))).ok()
-    }
-
-    fn tail(&self, view: &View<'s, '_>, ids: &mut dyn FnMut(&str)) -> Option<host::Tail> {
-        super::tail::ClaudeTail::of(self, view, ids).map(|t| t.into_tail())
-    }
-
-    fn to_json(&self, _context: &[usize]) -> Value {
-        json!({"leafId": self.leaf_id(), "messages": project::project(&self.host.t, &self.chain)})
-    }
-
-    /// [`HostView::to_json`]'s bytes, one message at a time (the messages as one `Value` were
-    /// ~2.5x their JSON, 1.8x the file).
-    fn write_json_text(&self, _context: &[usize], out: &mut dyn std::io::Write) -> std::io::Result<()> {
-        use std::io::Write;
-        let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
-        out.write_all(b"{\"leafId\":")?;
-        serde_json::to_writer(&mut out, &self.leaf_id())?;
-        out.write_all(b",\"messages\":[")?;
-        let mut written = Ok(0);
-        project::each_message(&self.host.t, &self.chain, |m| {
-            if let Ok(n) = &mut written {
-                let comma = if *n > 0 { out.write_all(b",") } else { Ok(()) };
-                *n += 1;
-                if let Err(e) = comma.and_then(|()| serde_json::to_writer(&mut out, &m).map_err(std::io::Error::from)) {
-                    written = Err(e);
-                }
-            }
-        });
-        written?;
-        out.write_all(b"]}")?;
-        out.flush()
     }
 }
 

@@ -236,7 +236,7 @@ mod tests {
 
     /// Writes `t` with result t1 folded.
     fn folded<'t>(t: &'t Transcript, path: &'t Path) -> impl FnOnce(&mut dyn Write) -> Result<(), ForkError> + 't {
-        move |out| write_replaced(t, path, &Replace::from([("t1".to_string(), "\"[folded]\"".into())]), out)
+        move |out| write_replaced(t, path, &Replace::results([("t1".to_string(), "\"[folded]\"".into())]), out)
     }
 
     fn append(path: &Path, bytes: &str) {

@@ -19,7 +19,9 @@ pub mod tail;
 mod toolsearch;
 pub mod transcript;
 mod unresumable;
+mod view;
 pub mod write;
+mod write_back;
 
 #[cfg(feature = "fixture-host")]
 pub use loader::{load, load_at, Chain, LoadOptions};

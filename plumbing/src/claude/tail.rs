@@ -23,9 +23,10 @@ use std::io::{Read, Seek, SeekFrom};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::host::{Claude, ClaudeSession, ClaudeView, Follows, Part};
+use super::host::{Claude, ClaudeSession, Follows, Part};
 use super::loader::{cuts, is_anchored, load_at, size_gate, LoadOptions, MAX_SURVIVORS, SIZE_GATE};
 use super::transcript::{Row, Transcript};
+use super::view::ClaudeView;
 use crate::host::{self, Call, Followed, Role, SessionFile, View};
 
 /// The most calls waiting for a result that a tail keeps (a result answering one not kept is

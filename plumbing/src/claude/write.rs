@@ -14,12 +14,24 @@ use serde_json::value::RawValue;
 
 use super::transcript::Transcript;
 use crate::durable::{Batch, FileError};
-use crate::js::json::{js_string, RawObject};
+use crate::js::json::{js_string, trusted, RawObject};
 use crate::js::utf16_len;
 
 /// The exact byte range of each `tool_result` block's `content` in a row's line, by
 /// `tool_use_id` (empty for lines that are not user rows with results).
 pub fn result_spans(line: &str) -> Vec<(String, Range<usize>)> {
+    block_spans(line, "tool_result", "tool_use_id", "content")
+}
+
+/// The exact byte range of each `tool_use` block's `input` in a row's line, by the call's `id`
+/// (empty for lines that are not assistant rows with calls).
+pub fn input_spans(line: &str) -> Vec<(String, Range<usize>)> {
+    block_spans(line, "tool_use", "id", "input")
+}
+
+/// The exact byte range of member `member` of each block of type `kind` in a row's
+/// `message.content`, by the block's string member `id`.
+fn block_spans(line: &str, kind: &str, id: &str, member: &str) -> Vec<(String, Range<usize>)> {
     let span = |raw: &RawValue| {
         let start = raw.get().as_ptr() as usize - line.as_ptr() as usize;
         start..start + raw.get().len()
@@ -32,26 +44,41 @@ pub fn result_spans(line: &str) -> Vec<(String, Range<usize>)> {
     for block in blocks {
         let Some(b) = RawObject::parse(block.get()) else { continue };
         let field = |k: &str| b.get(k).and_then(|v| serde_json::from_str::<String>(v.get()).ok());
-        if field("type").as_deref() != Some("tool_result") {
+        if field("type").as_deref() != Some(kind) {
             continue;
         }
-        if let (Some(id), Some(content)) = (field("tool_use_id"), b.get("content")) {
+        if let (Some(id), Some(value)) = (field(id), b.get(member)) {
             // The RawObject re-borrows from `block`, itself a slice of `line`.
-            spans.push((id, span(content)));
+            spans.push((id, span(value)));
         }
     }
     spans
 }
 
-/// The new `content` of each `tool_result` to replace, by `tool_use_id`, as the JSON string to
-/// write ([`js_string`] of the text): an undo's borrow the originals the plan read, a fold's
-/// are its placeholders.
-pub type Replace<'a> = HashMap<String, Cow<'a, str>>;
+/// What a fork changes besides the session id, as the JSON to write at each place: an undo's
+/// borrow the originals the plan read, a fold's are its placeholders.
+#[derive(Debug, Default)]
+pub struct Replace<'a> {
+    /// The new `content` of each `tool_result`, by `tool_use_id` (a JSON string: [`js_string`]
+    /// of the text).
+    pub results: HashMap<String, Cow<'a, str>>,
+    /// The new `input` of each `tool_use` block, by the call's `id` (a JSON object).
+    pub inputs: HashMap<String, Cow<'a, str>>,
+}
+
+impl<'a> Replace<'a> {
+    /// The results of `results` replaced, no input.
+    #[cfg(test)]
+    pub fn results(results: impl IntoIterator<Item = (String, Cow<'a, str>)>) -> Replace<'a> {
+        Replace { results: results.into_iter().collect(), inputs: HashMap::new() }
+    }
+}
 
 /// Writes a fork's bytes to `out`, line by line: every line of `t` as it is, except that rows
-/// whose `sessionId` is `old_id` get `new_id` in each `"sessionId":"<old_id>"`, and the
-/// `content` of each `tool_result` named in `replace` becomes that JSON string. Returns the ids
-/// replaced.
+/// whose `sessionId` is `old_id` get `new_id` in each `"sessionId":"<old_id>"`, the `content` of
+/// each `tool_result` named in `replace` becomes that JSON string, and the `input` of each
+/// `tool_use` named there that JSON object (the call's id and name, and every other byte, kept).
+/// Returns the ids replaced.
 pub fn write_fork_bytes(
     t: &Transcript,
     old_id: &str,
@@ -76,9 +103,17 @@ pub fn write_fork_bytes(
         };
         let text = t.file.line_text(line);
         let mut edits: Vec<(Range<usize>, &str)> = Vec::new();
-        if !replace.is_empty() && row.kind() == "user" && row.has_tool_result() {
+        if !replace.results.is_empty() && row.kind() == "user" && row.has_tool_result() {
             for (id, span) in result_spans(text) {
-                if let Some(new) = replace.get(&id) {
+                if let Some(new) = replace.results.get(&id) {
+                    edits.push((span, new));
+                    replaced.push(id);
+                }
+            }
+        }
+        if !replace.inputs.is_empty() && row.kind() == "assistant" {
+            for (id, span) in input_spans(text) {
+                if let Some(new) = replace.inputs.get(&id) {
                     edits.push((span, new));
                     replaced.push(id);
                 }
@@ -108,6 +143,65 @@ pub fn fork_bytes(t: &Transcript, old_id: &str, new_id: &str, replace: &Replace<
     let mut out = Vec::with_capacity(t.file.raw().len());
     let replaced = write_fork_bytes(t, old_id, new_id, replace, &mut out).expect("writing to memory cannot fail");
     (out, replaced)
+}
+
+/// What a folded tool input's placeholder says after its size: where the input as written is
+/// saved ([`super::fork::saved_input_path`]), so the model can `Read` it back.
+pub fn input_way_back(saved: &Path) -> String {
+    format!("{INPUT_SAVED}{}", saved.display())
+}
+
+/// The words before the saved input's path in a folded input's placeholder.
+const INPUT_SAVED: &str = "the input as written is saved in ";
+
+/// The file a folded tool input's placeholder names ([`input_way_back`]): where its input as
+/// written is, wherever the fold that wrote it read the transcript (a fork's placeholders name
+/// its source's saved files). `None` when no string member of `input` is such a placeholder.
+pub fn folded_input_path(input: &RawValue) -> Option<std::path::PathBuf> {
+    trusted::members(input)?.flatten().find_map(|(_, value)| {
+        let text = serde_json::from_str::<Cow<'_, str>>(value.get()).ok()?;
+        let path = text.strip_prefix('[')?.strip_suffix(']')?.rsplit_once(INPUT_SAVED)?.1;
+        Some(std::path::PathBuf::from(path))
+    })
+}
+
+/// Whether a tool input (its JSON) holds a placeholder of a folded input ([`input_way_back`]):
+/// the cheap look a view takes at every call (the placeholder is then checked against the saved
+/// file before anything is put back).
+pub fn holds_folded_input(json: &str) -> bool {
+    memchr::memmem::find(json.as_bytes(), INPUT_SAVED.as_bytes()).is_some()
+}
+
+/// Whether tool input `now` is `original` (JSON, as saved) with its big string members
+/// ([`crate::regions::is_big_string`]), and those alone, turned into one placeholder that names
+/// `saved`: what a fold of it writes. `None` when either is not an object whose keys hold no
+/// escape.
+pub fn is_folded_input(now: &RawValue, original: &str, saved: &Path) -> Option<bool> {
+    let original: &RawValue = serde_json::from_str(original).ok()?;
+    let now: Vec<_> = trusted::members(now)?.collect::<Option<_>>()?;
+    let was: Vec<_> = trusted::members(original)?.collect::<Option<_>>()?;
+    let ending = format!(": {}]", input_way_back(saved));
+    let is_placeholder = |v: &RawValue| {
+        serde_json::from_str::<Cow<'_, str>>(v.get()).is_ok_and(|t| t.starts_with('[') && t.ends_with(&ending))
+    };
+    let mut placeholder: Option<&str> = None;
+    for ((key, value), (was_key, was_value)) in now.iter().zip(&was) {
+        if key != was_key {
+            return Some(false);
+        }
+        if !crate::regions::is_big_string(was_value) {
+            match value.get() == was_value.get() {
+                true => continue,
+                false => return Some(false),
+            }
+        }
+        let one = placeholder.is_none_or(|p| p == value.get());
+        if !(one && is_placeholder(value)) {
+            return Some(false);
+        }
+        placeholder = Some(value.get());
+    }
+    Some(now.len() == was.len() && placeholder.is_some())
 }
 
 /// What Claude Code puts before a preview (`Preview (first 2KB):`), in characters.
@@ -209,6 +303,20 @@ pub enum SaveError {
 /// holding the start of `text` only (an older shake killed while writing it) is replaced; one
 /// with other bytes is an error. Returns the file's path.
 pub fn save_original(dir: &Path, id: &str, text: &str, batch: &mut Batch) -> Result<std::path::PathBuf, SaveError> {
+    save_as(dir, id, "txt", text, batch)
+}
+
+/// [`save_original`] of a tool call's input as written (a JSON object), as `<dir>/<id>.input.json`:
+/// beside its result's original, which has the same id.
+pub fn save_input(dir: &Path, id: &str, json: &str, batch: &mut Batch) -> Result<std::path::PathBuf, SaveError> {
+    save_as(dir, id, INPUT_EXT, json, batch)
+}
+
+/// The extension of a saved input ([`save_input`]).
+pub const INPUT_EXT: &str = "input.json";
+
+/// [`save_original`] as `<dir>/<id>.<ext>`.
+fn save_as(dir: &Path, id: &str, ext: &str, text: &str, batch: &mut Batch) -> Result<std::path::PathBuf, SaveError> {
     let safe =
         !id.is_empty() && id.len() <= 128 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
     if !safe {
@@ -231,7 +339,7 @@ pub fn save_original(dir: &Path, id: &str, text: &str, batch: &mut Batch) -> Res
         return Err(SaveError::NotAFolder(folder.display().to_string()));
     }
     folders().for_each(|f| batch.add_dir(f));
-    let path = dir.join(format!("{id}.txt"));
+    let path = dir.join(format!("{id}.{ext}"));
     let replace = match std::fs::symlink_metadata(&path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
         Err(e) => return Err(FileError::at(&path, "read")(e).into()),
@@ -278,7 +386,7 @@ mod tests {
         );
         let t = transcript(text);
         let replace =
-            Replace::from([("t1".to_string(), js_string("[folded]").into()), ("t9".to_string(), "\"x\"".into())]);
+            Replace::results([("t1".to_string(), js_string("[folded]").into()), ("t9".to_string(), "\"x\"".into())]);
         let (bytes, replaced) = fork_bytes(&t, "old", "new", &replace);
         let expected = text
             .replacen("\"sessionId\":\"old\"}\n{", "\"sessionId\":\"new\"}\n{", 1)
@@ -286,6 +394,41 @@ mod tests {
             .replace("\"big \\u00e9 output\"", "\"[folded]\"");
         assert_eq!(String::from_utf8(bytes).unwrap(), expected);
         assert_eq!(replaced, ["t1"]);
+    }
+
+    /// A folded input is spliced into its `tool_use` block alone (id, name, other keys and bytes
+    /// kept), and is known for the saved input it names.
+    #[test]
+    fn a_call_input_is_spliced_and_known_by_its_saved_file() {
+        let big = "b".repeat(300);
+        let input = |path: &str, content: &str| format!(r#"{{"file_path":"{path}","content":"{content}"}}"#);
+        let original = input("/a", &big);
+        let text = format!(
+            "{{\"parentUuid\":null,\"type\":\"assistant\",\"message\":{{\"role\":\"assistant\",\"content\":[{{\"type\":\"tool_use\",\"id\":\"c1\",\"name\":\"Write\",\"input\":{original}}}]}},\"uuid\":\"a1\",\"sessionId\":\"old\"}}\n"
+        );
+        let t = transcript(&text);
+        let saved = Path::new("/s/c1.input.json");
+        let placeholder = format!("[Write input omitted (~9 tokens): {}]", input_way_back(saved));
+        let new = format!("{{\"file_path\":\"/a\",\"content\":{}}}", js_string(&placeholder));
+        let mut replace = Replace::default();
+        replace.inputs.insert("c1".into(), new.clone().into());
+        let (bytes, replaced) = fork_bytes(&t, "old", "old", &replace);
+        assert_eq!(String::from_utf8(bytes).unwrap(), text.replace(&original, &new));
+        assert_eq!(replaced, ["c1"]);
+        let new: Box<RawValue> = serde_json::from_str(&new).unwrap();
+        assert_eq!(folded_input_path(&new).as_deref(), Some(saved));
+        assert!(holds_folded_input(new.get()));
+        assert_eq!(is_folded_input(&new, &original, saved), Some(true));
+        // Another saved file, another key, another kept member, or a member too small to have
+        // been folded: not this fold.
+        assert_eq!(is_folded_input(&new, &original, Path::new("/s/other.input.json")), Some(false));
+        assert_eq!(is_folded_input(&new, &original.replace("file_path", "path"), saved), Some(false));
+        assert_eq!(is_folded_input(&new, &input("/b", &big), saved), Some(false));
+        assert_eq!(is_folded_input(&new, &input("/a", "small"), saved), Some(false));
+        // A big member left as it was: not what a fold writes.
+        let half = format!(r#"{{"file_path":"{big}","content":{}}}"#, js_string(&placeholder));
+        let half: Box<RawValue> = serde_json::from_str(&half).unwrap();
+        assert_eq!(is_folded_input(&half, &input(&big, &big), saved), Some(false));
     }
 
     /// A noted placeholder keeps Claude Code's form and the saved file's line, and gives its

@@ -15,6 +15,7 @@
 //! made ([`Session`]'s and [`View`]'s `data`).
 
 pub mod file;
+pub mod kind;
 pub mod model;
 pub mod own;
 pub mod recent;
@@ -29,11 +30,11 @@ use std::path::PathBuf;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::tokens::Pieces;
 use crate::{Context, Error, Result};
 
 pub use file::SessionFile;
-pub use model::{Block, BlockKind, Content, Role, Tool};
+pub use kind::HostKind;
+pub use model::{Block, BlockKind, Content, Pieces, Role, Tool};
 pub use session::{Cycle, Header, Node, Session, Stored, Warning};
 pub use view::{Call, Projected, Unit, View};
 
@@ -92,59 +93,6 @@ pub struct Followed<'a> {
     pub known: Vec<String>,
     /// The tail after the new rows.
     pub tail: Tail,
-}
-
-/// Which host a session is: its name as typed (`--host`) and printed, and its agent's name
-/// for messages. Each host declares its own (`Host::kind`); the registry (`crate::hosts`) lists
-/// them, so this type names none. Two kinds are the same host when their names are.
-#[derive(Clone, Copy)]
-pub struct HostKind {
-    name: &'static str,
-    title: &'static str,
-}
-
-impl HostKind {
-    /// A host's kind: `name` as typed and printed (`pi`, `claude`), `title` its agent's name
-    /// (`Claude Code`).
-    pub const fn new(name: &'static str, title: &'static str) -> HostKind {
-        HostKind { name, title }
-    }
-
-    /// The name as typed and printed.
-    pub fn as_str(self) -> &'static str {
-        self.name
-    }
-
-    /// The agent's name, for messages.
-    pub fn title(self) -> &'static str {
-        self.title
-    }
-}
-
-impl PartialEq for HostKind {
-    fn eq(&self, other: &HostKind) -> bool {
-        self.name == other.name
-    }
-}
-
-impl Eq for HostKind {}
-
-impl std::hash::Hash for HostKind {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.name.hash(state)
-    }
-}
-
-impl fmt::Debug for HostKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name)
-    }
-}
-
-impl fmt::Display for HostKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name)
-    }
 }
 
 /// What a host can do with a fold ([`Host::writer`]): one value the engine matches on, not
@@ -426,6 +374,14 @@ pub trait Host: Sync {
     /// messages into blocks, so those are not).
     fn foldable_content(&self, role: Role, content: &Content<'_>) -> bool;
 
+    /// Tells whether a fold may rewrite the arguments of the tool calls in content of this
+    /// shape for this role (`--fold-tool-inputs`) and the host take them back exactly; by default
+    /// where it may rewrite the content ([`Host::foldable_content`]). A host that rewrites calls
+    /// alone (Claude Code splices a call's `input`) says so here.
+    fn foldable_inputs(&self, role: Role, content: &Content<'_>) -> bool {
+        self.foldable_content(role, content)
+    }
+
     /// The host's own meter, when it rewrites its files by rules of its own (oh-my-pi's
     /// `/shake`): `shake meter` prints what they would free instead of shake's plan.
     fn own_meter(&self) -> Option<&'static dyn own::OwnMeter> {
@@ -633,6 +589,14 @@ pub trait HostView<'s> {
     /// `<persisted-output>` form pointing at the saved original), saying `why` when the fold
     /// says why (a superseded read); `None`: shake's placeholder.
     fn own_placeholder(&self, _index: usize, _why: Option<&str>) -> Option<Box<RawValue>> {
+        None
+    }
+
+    /// How the model gets back the arguments of the tool call in block `block` of entry
+    /// `index` once a fold replaced them, as the placeholder says it after the size, when the
+    /// host keeps them itself (Claude Code: `the input as written is saved in <path>`); `None`:
+    /// shake's own way (`shake show :<entry>`).
+    fn input_way_back(&self, _index: usize, _block: usize) -> Option<String> {
         None
     }
 

@@ -119,3 +119,13 @@ pub fn call_path(arguments: Option<&RawValue>) -> Option<String> {
     let args: serde_json::Value = serde_json::from_str(arguments?.get()).ok()?;
     args.get("path").and_then(|p| p.as_str().map(str::to_string))
 }
+
+/// Receives the pieces messages are counted from, in the host's order.
+pub trait Pieces {
+    /// One piece of text.
+    fn text(&mut self, text: &str);
+    /// One image.
+    fn image(&mut self);
+    /// Ends one message (an estimate may round per message).
+    fn end_message(&mut self) {}
+}

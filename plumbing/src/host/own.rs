@@ -6,8 +6,6 @@
 use std::path::Path;
 
 use super::SessionFile;
-use crate::proof::Proof;
-use crate::token_cache::CachedTokenizer;
 use crate::{Context, Result};
 
 /// A host's own meter: what the host's own rules would free now (oh-my-pi's `/shake`), printed
@@ -17,17 +15,15 @@ pub trait OwnMeter: Sync {
     /// or of a leaf (`leaf`: one was named), that the host's rules do not take.
     fn rules(&self, profile: Option<&str>, leaf: bool) -> Result<Rules>;
 
-    /// Reads the file at `path` (the store imports the bytes read: the version before the host
-    /// rewrites it is kept) and measures it by `rules`, with the newest turn's facts that price
-    /// the figure; `seen` is given the proof of the bytes measured.
-    /// `caches` keeps the token caches opened, for later readings under `--watch`.
-    fn measure<'c>(
+    /// Reads the file at `path` and measures it by `rules`, with the newest turn's facts that
+    /// price the figure; `seen` is given the file as read (the engine imports those bytes: the
+    /// version before the host rewrites it is kept).
+    fn measure(
         &self,
-        ctx: &'c Context,
+        ctx: &Context,
         path: &Path,
         rules: &Rules,
-        caches: &mut Vec<CachedTokenizer<'c>>,
-        seen: &mut dyn FnMut(&Proof),
+        seen: &mut dyn FnMut(&SessionFile),
     ) -> Result<OwnFigures>;
 }
 

@@ -291,6 +291,17 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// Prints the warnings its parse gave on stderr ([`crate::Context::warn`]), each naming the
+    /// file and line.
+    pub fn warn(&self, ctx: &crate::Context) {
+        for w in &self.warnings {
+            match w.line {
+                0 => ctx.warn(format_args!("{}: {}", self.file.display(), w.message)),
+                n => ctx.warn(format_args!("{}:{}: {}", self.file.display(), n, w.message)),
+            }
+        }
+    }
+
     /// The host whose format this is.
     pub fn host(&self) -> &'static dyn Host {
         self.host

@@ -7,10 +7,10 @@ use std::borrow::Cow;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use super::model::Pieces;
 use super::model::{Content, Role, Tool};
 use super::session::Session;
 use super::{Host, HostView};
-use crate::tokens::Pieces;
 
 /// Entry index → its position in a context list, for every entry of the session (a table, not
 /// a hash map: every unit, fold and estimate looks positions up). The host's side of a view
@@ -232,6 +232,12 @@ impl<'s, 'a> View<'s, 'a> {
     /// placeholder of its own, saying `why` when the fold says why (a superseded read).
     pub fn own_placeholder(&self, index: usize, why: Option<&str>) -> Option<Box<RawValue>> {
         self.data.own_placeholder(index, why)
+    }
+
+    /// How the model gets back the arguments of the tool call in block `block` of entry
+    /// `index` once folded, when the host keeps them itself ([`super::HostView::input_way_back`]).
+    pub fn input_way_back(&self, index: usize, block: usize) -> Option<String> {
+        self.data.input_way_back(index, block)
     }
 
     /// What the host keeps to follow rows appended after this context, the view being at its

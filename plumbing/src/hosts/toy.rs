@@ -21,11 +21,11 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use crate::host::view::{Positions, Target, NO_EDIT};
+use crate::host::Pieces;
 use crate::host::{
     self, Appender, Block, BlockKind, Content, Header, Host, HostKind, HostSession, HostView, Node, Projected, Refusal,
     Reply, Role, Session, SessionFile, Tool, TreeLine, Unit, View, Writer,
 };
-use crate::tokens::Pieces;
 use crate::{Context, Error, Result};
 
 /// The toy host.

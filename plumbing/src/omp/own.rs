@@ -8,7 +8,7 @@ use super::shake::{Kind, AGGRESSIVE, AUTO};
 use super::{history, reading, session_tokenizer, OmpFile, OmpTokenizer};
 use crate::host::own::{Compared, History, OwnFigures, OwnMeter, Rules};
 use crate::host::SessionFile;
-use crate::token_cache::{open_cached, CachedTokenizer};
+use crate::token_cache::open_cached;
 use crate::tokens::{Tokenizer, TokenizerName};
 use crate::{Context, Error, Result};
 
@@ -37,39 +37,28 @@ impl OwnMeter for OmpRules {
         Ok(Rules { name, key: accurate().to_string() })
     }
 
-    fn measure<'c>(
+    fn measure(
         &self,
-        ctx: &'c Context,
+        ctx: &Context,
         path: &Path,
         rules: &Rules,
-        caches: &mut Vec<CachedTokenizer<'c>>,
-        seen: &mut dyn FnMut(&crate::proof::Proof),
+        seen: &mut dyn FnMut(&SessionFile),
     ) -> Result<OwnFigures> {
         let config = if rules.name == "omp-auto" { AUTO } else { AGGRESSIVE };
         let (file, read) = OmpFile::read_shared(path)?;
-        // A store failure only warns; the import takes the bytes just read, and proves them once
-        // for both.
-        crate::store::touch::import_read(ctx, &read);
-        seen(read.proof());
+        seen(&read);
         drop(read);
         // The session's model decides what counts (o200k, Claude's encoding), so its cache is
-        // opened once the file is read, and kept for later readings under --watch.
+        // opened once the file is read (once a process: a later reading under --watch counts
+        // through the same one), and saved when the reading ends.
         let (model, tok) = session_tokenizer(&file, accurate(), Tokenizer::new(TokenizerName::Pi));
-        let cached = tok.counts_with().map(|name| match caches.iter().position(|c| c.base() == name) {
-            Some(at) => &caches[at],
-            None => {
-                caches.push(open_cached(ctx, name));
-                &caches[caches.len() - 1]
-            }
-        });
-        let tok = match cached {
+        let cached = tok.counts_with().map(|name| open_cached(ctx, name));
+        let tok = match &cached {
             Some(cached) => tok.with_cached(**cached),
             None => tok,
         };
         let r = reading(&file, &config, model, tok);
-        if let Some(cached) = cached {
-            cached.save();
-        }
+        drop(cached);
         let count = |kind| r.regions.iter().filter(|g| g.kind == kind).count();
         Ok(OwnFigures {
             tokens: r.freed,

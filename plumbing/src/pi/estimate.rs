@@ -11,12 +11,9 @@ use serde_json::value::RawValue;
 use super::entry::{as_str, is_truthy, EntryType};
 use super::message::Message;
 use super::project::Projection;
+use crate::host::Pieces;
 use crate::host::{BlockKind, Content, Projected};
 use crate::js::stringify;
-use crate::tokens::Pieces;
-
-/// pi's fixed estimate for one image, in characters (`ESTIMATED_IMAGE_CHARS`).
-pub const IMAGE_CHARS: u64 = 4_800;
 
 /// The provider's prompt size for an assistant reply, when it is usable: not aborted or failed,
 /// and not zero (pi's own rule for trusting usage).

@@ -97,24 +97,7 @@ impl Host for Pi {
     }
 
     fn estimator(&self) -> Option<&'static dyn host::Estimator> {
-        Some(&PiEstimate)
-    }
-}
-
-/// pi's `estimateTokens`: UTF-16 code units, `ceil(units / 4)` per message.
-struct PiEstimate;
-
-impl host::Estimator for PiEstimate {
-    fn text(&self, text: &str) -> u64 {
-        crate::js::utf16_len(text) as u64
-    }
-
-    fn image(&self) -> u64 {
-        estimate::IMAGE_CHARS
-    }
-
-    fn tokens(&self, units: u64) -> u64 {
-        units.div_ceil(4)
+        Some(&crate::tokens::PiRule)
     }
 }
 

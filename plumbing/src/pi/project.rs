@@ -640,11 +640,11 @@ impl<'s> host::HostView<'s> for Projection<'s, '_> {
         &self.positions
     }
 
-    fn pieces(&self, pos: usize, index: usize, sink: &mut dyn crate::tokens::Pieces) {
+    fn pieces(&self, pos: usize, index: usize, sink: &mut dyn crate::host::Pieces) {
         super::estimate::visit_entry(self, pos, index, sink)
     }
 
-    fn pieces_with(&self, index: usize, content: &Content<'_>, sink: &mut dyn crate::tokens::Pieces) {
+    fn pieces_with(&self, index: usize, content: &Content<'_>, sink: &mut dyn crate::host::Pieces) {
         super::estimate::visit_with(self, index, content, sink)
     }
 

@@ -166,6 +166,18 @@ pub fn tail_start(tokens: &[u64], tail: u64) -> usize {
     start
 }
 
+/// A tool call's argument big enough to fold ([`RegionKind::ToolInput`]): a string member whose
+/// JSON takes at least this many bytes (a whole file written, an edit's long old or new text);
+/// the others (a path, an offset) stay, so the model still sees what the call did. A folded
+/// call's arguments are its own with exactly these members turned into one placeholder.
+pub const BIG_ARGUMENT_BYTES: usize = 200;
+
+/// Whether an argument's JSON is a string of at least [`BIG_ARGUMENT_BYTES`].
+pub fn is_big_string(value: &serde_json::value::RawValue) -> bool {
+    let v = value.get();
+    v.starts_with('"') && v.len() >= BIG_ARGUMENT_BYTES
+}
+
 /// Returns the label of a tool result: its tool's name, else `tool`.
 pub fn tool_label(tool: Option<&Tool<'_>>) -> String {
     tool.map(|t| t.name.to_string()).filter(|t| !t.is_empty()).unwrap_or_else(|| "tool".to_string())

@@ -288,6 +288,51 @@ mod tests {
         assert_eq!(normalise("a.rs/", Some("/w/")), "/w/a.rs");
     }
 
+    /// A Claude Code transcript in `cwd` of calls and their results, in order: (tool, input).
+    fn claude_transcript(cwd: &str, calls: &[(&str, &str)]) -> crate::host::SessionFile {
+        let row = |kind: &str, uuid: &str, parent: &str, content: String| {
+            format!(
+                "{{\"parentUuid\":{parent},\"type\":\"{kind}\",\"message\":{{\"role\":\"{kind}\",\"content\":{content}}},\"uuid\":\"{uuid}\",\"sessionId\":\"s\",\"cwd\":\"{cwd}\"}}\n"
+            )
+        };
+        let mut text = row("user", "u0", "null", "\"go\"".into());
+        let mut parent = "\"u0\"".to_string();
+        for (i, (name, input)) in calls.iter().enumerate() {
+            let call = format!("[{{\"type\":\"tool_use\",\"id\":\"c{i}\",\"name\":\"{name}\",\"input\":{input}}}]");
+            text.push_str(&row("assistant", &format!("a{i}"), &parent, call));
+            let result = format!("[{{\"tool_use_id\":\"c{i}\",\"type\":\"tool_result\",\"content\":\"x\"}}]");
+            text.push_str(&row("user", &format!("r{i}"), &format!("\"a{i}\""), result));
+            parent = format!("\"r{i}\"");
+        }
+        crate::host::SessionFile::from_bytes("t.jsonl".into(), text.into_bytes())
+    }
+
+    /// On Claude Code too, a path written relative to the session's `cwd` and the same path
+    /// written absolute (or with `.` and `..`) are one file.
+    #[test]
+    fn two_spellings_of_one_path_are_one_file_on_claude_code() {
+        let file = claude_transcript(
+            "/w",
+            &[
+                ("Read", r#"{"file_path":"./src/a.rs"}"#),  // edited below, written absolute
+                ("Read", r#"{"file_path":"/w/src/b.rs"}"#), // written below, relative
+                ("Read", r#"{"file_path":"/w/c.rs"}"#),     // read below as src/../c.rs
+                ("Read", r#"{"file_path":"d.rs"}"#),        // /d.rs below: another file
+                ("Edit", r#"{"file_path":"/w/src/a.rs","old_string":"x","new_string":"y"}"#),
+                ("Write", r#"{"file_path":"src/b.rs","content":"z"}"#),
+                ("Read", r#"{"file_path":"src/../c.rs"}"#),
+                ("Read", r#"{"file_path":"/d.rs"}"#),
+                ("Read", r#"{"file_path":"./src/b.rs"}"#), // after the Write of b: it is stale
+            ],
+        );
+        assert_eq!(stale_ids(&file), ["r0", "r1", "r2"]);
+        let s = crate::hosts::load(&file, None).unwrap();
+        let v = View::at(&s, s.default_leaf()).unwrap();
+        let changed = stale_changes(&v).into_iter().enumerate().filter(|(_, c)| *c);
+        let changed: Vec<&str> = changed.map(|(p, _)| s.entries[v.context[p]].id()).collect();
+        assert_eq!(changed, ["r5"]);
+    }
+
     #[test]
     fn accesses_are_read_from_each_hosts_arguments() {
         let (a, b, c) =

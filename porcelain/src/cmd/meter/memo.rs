@@ -116,7 +116,7 @@ fn memo_key(
 }
 
 /// Bumped whenever the memo's layout changes (an older file is then ignored).
-const MEMO_MAGIC: &str = "shake-meter-memo 10";
+const MEMO_MAGIC: &str = "shake-meter-memo 11";
 
 fn memo_path(ctx: &Context, key: &str) -> PathBuf {
     let hash = blake3::hash(key.as_bytes()).to_hex();
