@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use shake_plumbing::{Context, Error, Result};
+use shake_plumbing::Context;
 
 /// The `[fold]` table: every key optional (absent: the next place, else the profile's default).
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
@@ -90,7 +90,7 @@ pub fn places(ctx: &Context) -> [PathBuf; 2] {
 
 /// Reads the config files: a missing file sets nothing; an unreadable or invalid one is an
 /// error naming it (and, for TOML, the line).
-pub fn load(ctx: &Context) -> Result<Loaded> {
+pub fn load(ctx: &Context) -> Result<Loaded, ConfigError> {
     let mut loaded = Loaded::default();
     // The user's first, the project's over it.
     for path in places(ctx).iter().rev() {
@@ -112,17 +112,57 @@ pub fn load(ctx: &Context) -> Result<Loaded> {
 }
 
 /// Reads one config file (`None`: there is none).
-fn read(path: &Path) -> Result<Option<Config>> {
+fn read(path: &Path) -> Result<Option<Config>, ConfigError> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::user(format!("{}: cannot read the config file: {e}", path.display()))),
+        Err(source) => return Err(ConfigError::Unreadable { path: path.to_path_buf(), source }),
     };
-    toml::from_str(&text).map(Some).map_err(|e| {
-        let message = e.to_string().replace('\n', " ").trim().to_string();
-        Error::user(format!("{}: not a valid shake config: {message}", path.display()))
-            .hint("see docs/folding.md, \"Rules\", for the keys")
-    })
+    toml::from_str(&text).map(Some).map_err(|source| ConfigError::Invalid { path: path.to_path_buf(), source })
+}
+
+/// Why the settings that choose the fold's rules cannot be used: the config files
+/// (`.shake.toml`, `~/.config/shake/config.toml`) and the profile named in pi's settings. The
+/// commands give the exit code and the hints (`cmd/command_error.rs`).
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// A config file is there but cannot be read.
+    #[error("{}: cannot read the config file: {source}", path.display())]
+    Unreadable {
+        /// The config file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A config file is not TOML, or has a key or a value shake does not know.
+    #[error("{}: not a valid shake config: {}", path.display(), one_line(source))]
+    Invalid {
+        /// The config file.
+        path: PathBuf,
+        /// The TOML reader's words (with the line).
+        source: toml::de::Error,
+    },
+    /// The config's `floor` is text that is not a floor.
+    #[error("{}: floor {floor:?} is neither a number of tokens nor a percentage like \"15%\"", file.display())]
+    BadFloor {
+        /// The config file that set it (empty if none is known).
+        file: PathBuf,
+        /// The floor written.
+        floor: String,
+    },
+    /// A settings file names a profile shake does not have.
+    #[error("{}: unknown shake profile {name}", path.display())]
+    UnknownProfile {
+        /// The settings file.
+        path: PathBuf,
+        /// The value found, as JSON.
+        name: String,
+    },
+}
+
+/// The TOML reader's message on one line (it spans several, with a caret under the column).
+fn one_line(e: &toml::de::Error) -> String {
+    e.to_string().replace('\n', " ").trim().to_string()
 }
 
 #[cfg(test)]
@@ -155,7 +195,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("proj")).unwrap();
         std::fs::write(dir.path().join("proj/.shake.toml"), "[fold]\nkeep-tool-uses = 3\nwild = 1\n").unwrap();
-        let e = load(&ctx(dir.path())).unwrap_err().message;
+        let e = load(&ctx(dir.path())).unwrap_err().to_string();
         assert!(e.contains(".shake.toml: not a valid shake config") && e.contains("line 3"), "{e}");
     }
 }

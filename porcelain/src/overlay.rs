@@ -12,8 +12,8 @@ use shake_plumbing::host::{HostKind, Session, SessionFile, View, Writer};
 use shake_plumbing::id::{Kind, ObjectId};
 use shake_plumbing::js::write_string;
 use shake_plumbing::store::import::OwnAppend;
-use shake_plumbing::store::{path_nodes, refs, touch, Store};
-use shake_plumbing::{Context, Error, Result};
+use shake_plumbing::store::{path_nodes, refs, touch, Store, StoreError};
+use shake_plumbing::{Context, Result};
 
 use crate::wall::{Appended, Wall};
 
@@ -43,15 +43,27 @@ fn bytes_at(session: &Session<'_>, leaf_id: &str, wall: &crate::wall::Overlay<'_
     out
 }
 
+/// Why a leaf's node (what its overlay ref is named by) cannot be had. The commands give the
+/// exit code (`cmd/command_error.rs`).
+#[derive(Debug, thiserror::Error)]
+pub enum OverlayError {
+    /// The store's failure hashing the path (a cycle, a damaged store).
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The path to the leaf has no entry.
+    #[error("an empty path has no leaf node")]
+    EmptyPath,
+}
+
 /// The node id of `leaf` (what its overlay ref is named by).
-fn leaf_node(session: &Session<'_>, leaf: usize) -> Result<ObjectId> {
-    path_nodes(session, leaf)?.last().copied().ok_or_else(|| Error::user("an empty path has no leaf node"))
+fn leaf_node(session: &Session<'_>, leaf: usize) -> Result<ObjectId, OverlayError> {
+    path_nodes(session, leaf)?.last().copied().ok_or(OverlayError::EmptyPath)
 }
 
 /// [`leaf_node`], taken from the import state of the file when it describes the bytes the
 /// session was read from (the command imported them as it started): a lookup, not the hash of
 /// every line on the path. Only for the latest entry of its id, the one the state names.
-fn known_leaf_node(ctx: &Context, session: &Session<'_>, leaf: usize) -> Result<ObjectId> {
+fn known_leaf_node(ctx: &Context, session: &Session<'_>, leaf: usize) -> Result<ObjectId, OverlayError> {
     let id = session.entries[leaf].id();
     let latest = session.index_of(id) == Some(leaf);
     let known = Store::open(ctx).ok().filter(|_| latest).and_then(|store| store.imported_node(session.file, id));

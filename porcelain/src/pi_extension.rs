@@ -4,7 +4,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use shake_plumbing::{Context, Error, Result};
+use shake_plumbing::durable::FileError;
+use shake_plumbing::{Context, Result};
 
 /// The extension's source, exactly as in `integrations/pi/shake.ts`.
 pub const SOURCE: &str = include_str!("../../integrations/pi/shake.ts");
@@ -50,8 +51,23 @@ pub fn install_path(ctx: &Context) -> PathBuf {
     ctx.agent_dir.join("extensions").join(FILE_NAME)
 }
 
+/// Why the extension was not installed. The commands give the exit code and the hint
+/// (`cmd/command_error.rs`).
+#[derive(Debug, thiserror::Error)]
+pub enum InstallError {
+    /// The extension's place is a symlink (to a checkout, say): it is left alone.
+    #[error("{} is a symlink; leaving it alone", path.display())]
+    Symlink {
+        /// The extension's place.
+        path: PathBuf,
+    },
+    /// Writing the file failed.
+    #[error(transparent)]
+    Write(#[from] FileError),
+}
+
 /// Writes the extension atomically and durably and says what happened.
-fn install(path: &Path) -> Result<&'static str> {
+fn install(path: &Path) -> Result<&'static str, InstallError> {
     let verb = match std::fs::read(path) {
         Ok(old) if old == SOURCE.as_bytes() => return Ok("Already installed:"),
         Ok(_) => "Updated",
@@ -59,8 +75,7 @@ fn install(path: &Path) -> Result<&'static str> {
     };
     // A symlink someone made to a checkout is replaced by the embedded copy only if they ask: refuse.
     if path.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) {
-        return Err(Error::user(format!("{} is a symlink; leaving it alone", path.display()))
-            .hint("remove it first to install the copy this shake carries"));
+        return Err(InstallError::Symlink { path: path.to_path_buf() });
     }
     shake_plumbing::durable::write(path, SOURCE.as_bytes())?;
     Ok(verb)

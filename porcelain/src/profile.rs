@@ -6,7 +6,9 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use shake_plumbing::{Context, Error, Result};
+use shake_plumbing::Context;
+
+use crate::config::ConfigError;
 
 /// The built-in profiles (DESIGN §5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
@@ -103,7 +105,7 @@ impl fmt::Display for ProfileSource {
 }
 
 /// Resolves the profile: the flag, else the settings files, else the default.
-pub fn resolve(ctx: &Context, flag: Option<Profile>) -> Result<(Profile, ProfileSource)> {
+pub fn resolve(ctx: &Context, flag: Option<Profile>) -> Result<(Profile, ProfileSource), ConfigError> {
     if let Some(p) = flag {
         return Ok((p, ProfileSource::Flag));
     }
@@ -120,7 +122,7 @@ pub fn resolve(ctx: &Context, flag: Option<Profile>) -> Result<(Profile, Profile
 
 /// Reads `shake.profile` from a settings file. A missing or unreadable file sets nothing (pi
 /// itself tolerates a broken settings file); an unknown profile name is an error.
-fn from_settings(ctx: &Context, path: &Path) -> Result<Option<Profile>> {
+fn from_settings(ctx: &Context, path: &Path) -> Result<Option<Profile>, ConfigError> {
     let Ok(text) = std::fs::read_to_string(path) else { return Ok(None) };
     let value: serde_json::Value = match serde_json::from_str(&text) {
         Ok(v) => v,
@@ -131,10 +133,7 @@ fn from_settings(ctx: &Context, path: &Path) -> Result<Option<Profile>> {
     };
     let Some(name) = value.get("shake").and_then(|s| s.get("profile")) else { return Ok(None) };
     let parsed = name.as_str().and_then(Profile::parse);
-    parsed.map(Some).ok_or_else(|| {
-        Error::user(format!("{}: unknown shake profile {name}", path.display()))
-            .hint("use \"default\", \"conservative\" or \"aggressive\"")
-    })
+    parsed.map(Some).ok_or_else(|| ConfigError::UnknownProfile { path: path.to_path_buf(), name: name.to_string() })
 }
 
 /// A context in a test's folder: the project `proj/`, home the folder itself, pi's agent
@@ -175,6 +174,6 @@ mod tests {
         assert_eq!((p, source.to_string()), (Profile::Conservative, "settings.json (project)".to_string()));
         assert_eq!(resolve(&c, Some(Profile::Default)).unwrap().1, ProfileSource::Flag);
         std::fs::write(dir.path().join("proj/.pi/settings.json"), r#"{"shake":{"profile":"wild"}}"#).unwrap();
-        assert!(resolve(&c, None).unwrap_err().message.contains("unknown shake profile \"wild\""));
+        assert!(resolve(&c, None).unwrap_err().to_string().contains("unknown shake profile \"wild\""));
     }
 }

@@ -6,9 +6,9 @@
 use std::fmt;
 
 use shake_plumbing::regions::thousands;
-use shake_plumbing::{Context, Error, Result};
+use shake_plumbing::Context;
 
-use crate::config::{self, FloorValue};
+use crate::config::{self, ConfigError, FloorValue};
 use crate::profile::Profile;
 
 /// The smallest fold worth writing.
@@ -137,7 +137,7 @@ fn parse_floor(s: &str) -> std::result::Result<Floor, String> {
 }
 
 /// Resolves the rules: each flag, else the config file, else the profile's default.
-pub fn resolve(ctx: &Context, args: &RuleArgs, profile: Profile) -> Result<Rules> {
+pub fn resolve(ctx: &Context, args: &RuleArgs, profile: Profile) -> Result<Rules, ConfigError> {
     let loaded = config::load(ctx)?;
     let f = &loaded.config.fold;
     let mut rules = Rules::of(profile);
@@ -151,9 +151,9 @@ pub fn resolve(ctx: &Context, args: &RuleArgs, profile: Profile) -> Result<Rules
     let from_config = match &f.floor {
         None => None,
         Some(FloorValue::Tokens(n)) => Some(Floor::Tokens(*n)),
-        Some(FloorValue::Text(t)) => Some(Floor::parse(t).ok_or_else(|| {
-            let file = loaded.files.first().map(|p| p.display().to_string()).unwrap_or_default();
-            Error::user(format!("{file}: floor {t:?} is neither a number of tokens nor a percentage like \"15%\""))
+        Some(FloorValue::Text(t)) => Some(Floor::parse(t).ok_or_else(|| ConfigError::BadFloor {
+            file: loaded.files.first().cloned().unwrap_or_default(),
+            floor: t.clone(),
         })?),
     };
     rules.floor = args.floor.or(from_config).or(rules.floor);

@@ -175,6 +175,25 @@ fn pi_extension_installs_the_copy_the_binary_carries() {
     assert_eq!(env.ok(&["pi-extension"]), source);
 }
 
+/// A symlink at the extension's place (to a checkout) is refused with the porcelain's own
+/// error, said at the command boundary: exit 1, the path, the hint (issue 34.4 moved it).
+#[test]
+fn pi_extension_leaves_a_symlink_alone() {
+    let env = TestEnv::new();
+    let path = env.agent_dir().join("extensions/shake.ts");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let checkout = env.agent_dir().join("checkout.ts");
+    std::fs::write(&checkout, "mine").unwrap();
+    std::os::unix::fs::symlink(&checkout, &path).unwrap();
+    let err = env.fails(&["pi-extension", "--install"], 1);
+    let want = format!(
+        "shake: error: {} is a symlink; leaving it alone\nhint: remove it first to install the copy this shake carries\n",
+        path.display()
+    );
+    assert_eq!(err, want);
+    assert_eq!(std::fs::read_to_string(&checkout).unwrap(), "mine");
+}
+
 #[test]
 fn extension_parses_completes_and_labels_like_pi_will_load_it() {
     PiCli::ensure();

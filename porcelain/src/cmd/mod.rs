@@ -2,6 +2,7 @@
 //! `run(ctx, args, out)`. What they share lives beside this folder, in the library modules.
 
 pub mod audit;
+mod command_error;
 pub mod diff;
 pub mod drop;
 pub mod fold;
