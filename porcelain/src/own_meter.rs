@@ -36,14 +36,6 @@ pub fn of(ctx: &Context, rev: &RevArgs) -> Option<(&'static dyn Host, &'static d
 
 /// Runs `shake meter` with the host's own meter.
 pub fn run(ctx: &Context, args: &MeterArgs, (host, own): (&dyn Host, &dyn OwnMeter), out: &mut dyn Write) -> Result {
-    // The only host with a meter of its own is oh-my-pi, whose /shake has no such rule: the
-    // flag is refused rather than ignored.
-    if args.rules.fold_tool_inputs == Some(true) {
-        return Err(shake_plumbing::Error::user(
-            "--fold-tool-inputs: this session's meter is OMP's own /shake, and OMP's own /shake never folds tool inputs",
-        )
-        .hint("omit --fold-tool-inputs"));
-    }
     let rules = own.rules(args.profile.map(|p| p.as_str()), args.rev.rev().entry.is_some())?;
     let config = crate::config::load(ctx)?;
     loop {

@@ -32,7 +32,7 @@ use shake_plumbing::regions::RegionKind;
 use shake_plumbing::rev::RevArgs;
 use shake_plumbing::token_cache::Caches;
 use shake_plumbing::tokens::{context_tokens, resolve, Tokenizer, TokenizerName};
-use shake_plumbing::{Context, Result};
+use shake_plumbing::{Context, Error, Result};
 
 use crate::fingerprint::Proof;
 use crate::plan::{plan_with_wall, FoldOptions};
@@ -355,6 +355,14 @@ pub fn run(ctx: &Context, args: &MeterArgs, out: &mut dyn Write) -> Result {
     }
     // A host with a meter of its own (oh-my-pi's /shake) measures by its own rules.
     if let Some(own) = crate::own_meter::of(ctx, &args.rev) {
+        // The only host with a meter of its own is oh-my-pi, whose /shake has no such rule: the
+        // flag is refused rather than ignored.
+        if args.rules.fold_tool_inputs == Some(true) {
+            return Err(Error::user(
+                "--fold-tool-inputs: this session's meter is OMP's own /shake, and OMP's own /shake never folds tool inputs",
+            )
+            .hint("omit --fold-tool-inputs"));
+        }
         return crate::own_meter::run(ctx, args, own, out);
     }
     let (profile, _) = profile::resolve(ctx, args.profile)?;
