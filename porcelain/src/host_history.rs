@@ -21,6 +21,38 @@ use shake_plumbing::{Context, Error, Result};
 
 use crate::render::{plural, thousands, Paint};
 
+/// Why versions cannot be listed or compared (the store's and the hosts' errors pass through
+/// as theirs). The commands give the exit code and the hints (`cmd/command_error.rs`).
+#[derive(Debug, thiserror::Error)]
+pub enum HistoryError {
+    /// The session has no version `n`.
+    #[error("{}: no version {n} (it has {have})", path.display())]
+    NoVersion {
+        /// The session file.
+        path: PathBuf,
+        /// The version asked for (1-based).
+        n: usize,
+        /// How many there are.
+        have: usize,
+    },
+    /// Version `n` is not a session of a host that rewrites its files.
+    #[error("{} version {n} is not a session of a host that rewrites its own files ({rewriters}): versions are compared for such rewrites", path.display())]
+    NotRewriter {
+        /// The session file.
+        path: PathBuf,
+        /// The version.
+        n: usize,
+        /// The hosts that do, by title.
+        rewriters: String,
+    },
+    /// A log of a host's rewrites was asked for at one leaf.
+    #[error("an {title} log lists the file's rewrites; a leaf cannot be chosen")]
+    LeafChosen {
+        /// The host's title.
+        title: &'static str,
+    },
+}
+
 /// The imported versions of one session file, oldest first (version 1 is the first import).
 struct Versions {
     store: Store,
@@ -59,11 +91,10 @@ impl Versions {
     }
 
     /// The id of version `n` (1-based), or an error saying how many there are.
-    fn id(&self, n: usize) -> Result<ObjectId> {
-        n.checked_sub(1).and_then(|i| self.chain.get(i)).copied().ok_or_else(|| {
-            Error::user(format!("{}: no version {n} (it has {})", self.path.display(), self.chain.len()))
-                .hint("`shake sessions --versions` lists them")
-        })
+    fn id(&self, n: usize) -> Result<ObjectId, HistoryError> {
+        let have = self.chain.len();
+        let found = n.checked_sub(1).and_then(|i| self.chain.get(i)).copied();
+        found.ok_or_else(|| HistoryError::NoVersion { path: self.path.clone(), n, have })
     }
 
     /// Version `n`'s bytes, as a file at the session's path.
@@ -73,19 +104,14 @@ impl Versions {
 
     /// The host of version `n` (`file`) and its history; a version whose host does not
     /// rewrite its files is refused.
-    fn host(&self, n: usize, file: &SessionFile) -> Result<(&'static dyn Host, &'static dyn History)> {
+    fn host(&self, n: usize, file: &SessionFile) -> Result<(&'static dyn Host, &'static dyn History), HistoryError> {
         let host = shake_plumbing::hosts::detect(file, None).ok();
         match host.and_then(|h| Some((h, h.history()?))) {
             Some(found) => Ok(found),
             None => {
                 let rewriters: Vec<&str> =
                     HOSTS.iter().filter(|h| h.history().is_some()).map(|h| h.kind().title()).collect();
-                Err(Error::user(format!(
-                    "{} version {n} is not a session of a host that rewrites its own files ({}): versions are compared for such rewrites",
-                    self.path.display(),
-                    rewriters.join(", ")
-                ))
-                .hint("to compare two leaves, name them as SESSION[:ENTRY]"))
+                Err(HistoryError::NotRewriter { path: self.path.clone(), n, rewriters: rewriters.join(", ") })
             }
         }
     }
@@ -194,7 +220,7 @@ pub fn log(ctx: &Context, rev: &RevArgs, host: &dyn Host, as_json: bool, out: &m
     let r = rev.rev();
     let title = host.kind().title();
     if r.entry.is_some() {
-        return Err(Error::user(format!("an {title} log lists the file's rewrites; a leaf cannot be chosen")));
+        return Err(HistoryError::LeafChosen { title }.into());
     }
     let v = Versions::of(ctx, r.session.as_deref())?;
     // Each version's bytes by their hash, the first version that had them: a rewrite to bytes an

@@ -182,7 +182,7 @@ fn omp_log_and_diff_name_exactly_what_omps_shake_changed() {
     let err = env.fails(&["diff", &a, p], 2);
     assert!(err.contains("not one of each"), "{err}");
     let err = env.fails(&["diff", &a, &format!("{p}@9")], 2);
-    assert!(err.contains("no version 9 (it has 2)"), "{err}");
+    assert!(err.contains("no version 9 (it has 2)\nhint: `shake sessions --versions` lists them\n"), "{err}");
 
     // The undo still brings the file back byte for byte, and the log then shows that rewrite too.
     env.ok(&["restore", p, "--version", "1", "--force"]);

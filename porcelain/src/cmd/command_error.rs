@@ -6,6 +6,7 @@
 use shake_plumbing::Error;
 
 use crate::config::ConfigError;
+use crate::host_history::HistoryError;
 use crate::overlay::OverlayError;
 use crate::pi_extension::InstallError;
 
@@ -16,11 +17,7 @@ impl From<ConfigError> for Error {
             ConfigError::Invalid { .. } => Some("see docs/folding.md, \"Rules\", for the keys"),
             ConfigError::UnknownProfile { .. } => Some("use \"default\", \"conservative\" or \"aggressive\""),
         };
-        let err = Error::user(e.to_string());
-        match hint {
-            Some(h) => err.hint(h),
-            None => err,
-        }
+        user(&e, hint)
     }
 }
 
@@ -41,5 +38,25 @@ impl From<InstallError> for Error {
             }
             InstallError::Write(e) => e.into(),
         }
+    }
+}
+
+impl From<HistoryError> for Error {
+    fn from(e: HistoryError) -> Error {
+        let hint = match e {
+            HistoryError::NoVersion { .. } => Some("`shake sessions --versions` lists them"),
+            HistoryError::NotRewriter { .. } => Some("to compare two leaves, name them as SESSION[:ENTRY]"),
+            HistoryError::LeafChosen { .. } => None,
+        };
+        user(&e, hint)
+    }
+}
+
+/// A user's error (exit 1) in the library's words, with its hint if it has one.
+fn user(e: &dyn std::fmt::Display, hint: Option<&str>) -> Error {
+    let err = Error::user(e.to_string());
+    match hint {
+        Some(h) => err.hint(h),
+        None => err,
     }
 }
