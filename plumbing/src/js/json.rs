@@ -298,7 +298,9 @@ pub mod trusted {
     impl<'a> Object<'a> {
         /// The object `raw` is, or `None` when it is another kind of value.
         pub fn of(raw: &'a RawValue) -> Option<Object<'a>> {
-            let mut members = Vec::new();
+            // Room for a message's or a block's members: no regrowth (reallocations were 2%
+            // of a cold OMP meter).
+            let mut members = Vec::with_capacity(16);
             for member in self::members(raw)? {
                 let Some((key, value)) = member else { return Self::decoded(raw) };
                 members.push((key.into(), value));
