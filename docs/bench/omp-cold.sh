@@ -66,5 +66,7 @@ done | awk '
 if [ "${INSTR:-0}" = 1 ]; then
   rm -rf "$work/store"
   valgrind --tool=callgrind --callgrind-out-file="$work/cg.out" "$SHAKE" meter --host omp "$work/s.jsonl" 2>"$work/cg.err" >/dev/null
-  echo "shake cold meter: $(grep -o 'Collected : [0-9]*' "$work/cg.err" | awk '{ printf "%\047d", $3 }') instructions (callgrind)"
+  # Python formats the count: some awks print past 2^31 as 2147483647.
+  n=$(grep -o 'Collected : [0-9]*' "$work/cg.err" | awk '{ print $3 }')
+  echo "shake cold meter: $(python3 -c 'import sys; print(f"{int(sys.argv[1]):,}")' "$n") instructions (callgrind)"
 fi

@@ -299,6 +299,7 @@ fn check_unchanged(file: &mut File, path: &Path, snapshot: &Snapshot) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(feature = "cli")]
     use crate::Error;
 
     #[test]
@@ -328,6 +329,7 @@ mod tests {
         assert_eq!(std::fs::read(&path).unwrap(), b"a\nb\n");
     }
 
+    #[cfg(feature = "cli")]
     #[test]
     fn torn_shake_line_is_terminated_first_and_foreign_partial_refused() {
         let dir = tempfile::tempdir().unwrap();
@@ -380,6 +382,7 @@ mod tests {
         assert!(take_back(&open(), b""));
     }
 
+    #[cfg(feature = "cli")]
     #[test]
     fn io_failures_name_the_file_and_the_step() {
         let err = append(Path::new("/nonexistent/s.jsonl"), &Snapshot::of(b""), b"b\n").unwrap_err();

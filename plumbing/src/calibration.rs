@@ -5,13 +5,35 @@
 //! tokens` shows it; every command that counts with `calibrated` uses it.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::host::error::HostError;
 use crate::host::{Session, View};
 use crate::tokens::{entry_tokens, Tokenizer, CALIBRATION_BASE};
-use crate::{Context, Error, Result};
+use crate::Context;
+
+/// Why a session's context could not be calibrated. The CLI's exit code and hint are the
+/// command boundary's (`command_error.rs`).
+#[derive(Debug, thiserror::Error)]
+pub enum CalibrationError {
+    /// Neither the session's own turns nor a ratio stored for its model give one.
+    #[error(
+        "{}: cannot calibrate: too few assistant turns whose usage follows the content, and no stored ratio for its model",
+        crate::output::path(path)
+    )]
+    NoRatio {
+        /// The session file.
+        path: PathBuf,
+    },
+    /// The host could not project a context the turns were sent.
+    #[error(transparent)]
+    Host(#[from] HostError),
+}
+
+/// What calibrating returns.
+pub type Result<T, E = CalibrationError> = std::result::Result<T, E>;
 
 /// A session needs this many usable turns before its own ratio calibrates.
 const MIN_CALIBRATION_TURNS: usize = 3;
@@ -62,7 +84,7 @@ type CountKey = (Option<usize>, bool);
 
 /// Finds the turns on the branch at `projection`'s leaf and counts each request's context with
 /// every tokenizer in `toks`.
-pub fn measure(session: &Session<'_>, leaf: Option<usize>, toks: &[Tokenizer]) -> Result<Vec<Turn>> {
+pub fn measure(session: &Session<'_>, leaf: Option<usize>, toks: &[Tokenizer]) -> Result<Vec<Turn>, HostError> {
     let Some(leaf) = leaf else { return Ok(Vec::new()) };
     // The host's own path to the leaf: pi's root→leaf entries; Claude Code's loader chain (its
     // relinked preserved segment and the rows its timestamp fallback recovers included).
@@ -301,13 +323,9 @@ pub fn calibration_from(ctx: &Context, session: &Session<'_>, turns: &[Turn], co
         return Ok(own.slope);
     }
     let model = key.or_else(|| latest_model(session));
-    model.and_then(|k| stored.models.get(&k).map(|c| c.ratio)).ok_or_else(|| {
-        Error::user(format!(
-            "{}: cannot calibrate: too few assistant turns whose usage follows the content, and no stored ratio for its model",
-            session.file.display()
-        ))
-        .hint("run `shake tokens` on a longer session of the same model first, or pick another --tokenizer")
-    })
+    model
+        .and_then(|k| stored.models.get(&k).map(|c| c.ratio))
+        .ok_or_else(|| CalibrationError::NoRatio { path: session.file.path.clone() })
 }
 
 /// The `provider/model` of the last assistant message, usable or not.

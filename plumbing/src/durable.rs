@@ -290,6 +290,7 @@ pub fn sync_dir(dir: &Path) -> Result<(), FileError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(feature = "cli")]
     use crate::Error;
     use std::os::unix::fs::PermissionsExt;
 
@@ -338,6 +339,7 @@ mod tests {
         assert_eq!(std::fs::read_dir(dir.path().join("a/b")).unwrap().count(), 1, "no temp file left");
     }
 
+    #[cfg(feature = "cli")]
     #[test]
     fn a_refused_replace_leaves_the_file_and_no_temp_file() {
         let dir = tempfile::tempdir().unwrap();

@@ -10,6 +10,8 @@
 
 use std::fmt;
 
+pub use crate::output::chain;
+
 /// What kind of failure an error is; each maps to one exit code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ErrorKind {
@@ -122,22 +124,6 @@ impl Error {
         }
         false
     }
-}
-
-/// Joins an error and its sources into one line: `a: b: c`.
-pub fn chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut next = e.source();
-    while let Some(s) = next {
-        let more = s.to_string();
-        // thiserror's transparent wrappers repeat their source's text: say it once.
-        if !text.ends_with(&more) {
-            text.push_str(": ");
-            text.push_str(&more);
-        }
-        next = s.source();
-    }
-    text
 }
 
 impl fmt::Display for Error {

@@ -5,8 +5,8 @@
 use std::borrow::Cow;
 use std::path::Path;
 
+use crate::host::error::{HostError, Result};
 use crate::host::{Host, HostKind, Refusal, Session, SessionFile};
-use crate::{Error, Result};
 
 /// pi's session generator: seeded, realistic sessions for tests and benchmarks.
 pub use crate::pi::generate;
@@ -49,7 +49,7 @@ pub fn generate_session(
 ) -> Result<Vec<u8>> {
     if kind == Some(crate::omp::host::KIND) {
         if cwd.is_some() {
-            return Err(Error::user("--cwd is for pi sessions; an OMP session has its own"));
+            return Err(HostError::refused("--cwd is for pi sessions; an OMP session has its own"));
         }
         return Ok(crate::omp::generate::generate(&crate::omp::generate::Options {
             seed,
@@ -59,10 +59,10 @@ pub fn generate_session(
         }));
     }
     if kind.is_some_and(|k| k != crate::pi::KIND) {
-        return Err(Error::user("generate-session writes pi and oh-my-pi sessions"));
+        return Err(HostError::refused("generate-session writes pi and oh-my-pi sessions"));
     }
     match model {
-        Some(_) => Err(Error::user("--model is for OMP sessions (--host omp)")),
+        Some(_) => Err(HostError::refused("--model is for OMP sessions (--host omp)")),
         None => Ok(generate::generate(&generate::Options { seed, limit, cwd })),
     }
 }
@@ -70,7 +70,7 @@ pub fn generate_session(
 /// Returns the registered host of `kind`, or the error a host not yet supported gives.
 pub fn of(kind: HostKind) -> Result<&'static dyn Host> {
     HOSTS.iter().copied().find(|h| h.kind() == kind).ok_or_else(|| {
-        Error::user(format!("{} sessions are not supported yet", kind.title()))
+        HostError::refused(format!("{} sessions are not supported yet", kind.title()))
             .hint("see docs/architecture.md for the hosts shake reads")
     })
 }
@@ -102,7 +102,7 @@ pub fn detect(file: &SessionFile, forced: Option<HostKind>) -> Result<&'static d
         0 => file.display().into_owned(),
         n => format!("{}:{n}", file.display()),
     };
-    Err(Error::user(format!("{at}: {}; {}", refusal.reason, crate::host::looks_like(file.raw()))))
+    Err(HostError::refused(format!("{at}: {}; {}", refusal.reason, crate::host::looks_like(file.raw()))))
 }
 
 /// How much of a file [`of_head`] reads at most.

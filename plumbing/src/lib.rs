@@ -20,9 +20,13 @@ pub mod claude;
 pub(crate) mod claude;
 #[cfg(feature = "cli")]
 pub mod cmd;
+// The CLI's error (exit codes, hints) and the command boundary that makes it from the engine's
+// own errors are the commands' (`docs/architecture.md`): the engine cannot build one.
+#[cfg(feature = "cli")]
 mod command_error;
 pub mod context;
 pub mod durable;
+#[cfg(feature = "cli")]
 pub mod error;
 pub mod fault;
 pub mod fork_record;
@@ -52,4 +56,5 @@ pub mod token_cache;
 pub mod tokens;
 
 pub use context::Context;
+#[cfg(feature = "cli")]
 pub use error::{Error, ErrorKind, Result};

@@ -10,8 +10,6 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::Result;
-
 /// The output flags of a command that lists records: `--json`, `--porcelain`, `-z`; without
 /// one it prints text for people. Flattened into the command's arguments, which says what its
 /// `--json` holds on the struct: `#[command(mut_arg("json", |a| a.help("Print JSON: {…}")))]`.
@@ -70,11 +68,27 @@ pub fn is_broken_pipe(e: &io::Error) -> bool {
 /// `written`. The answer is decided before the output: a reader that closes the pipe early
 /// (`shake diff A B | head -1`) cuts the output short but never changes the answer. Any other
 /// write error is the command's error.
-pub fn answer<T>(verdict: Result<T>, written: io::Result<()>) -> Result<T> {
+pub fn answer<T, E: From<io::Error>>(verdict: Result<T, E>, written: io::Result<()>) -> Result<T, E> {
     match written {
         Err(e) if !is_broken_pipe(&e) => Err(e.into()),
         _ => verdict,
     }
+}
+
+/// Joins an error and its sources into one line: `a: b: c`.
+pub fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut next = e.source();
+    while let Some(s) = next {
+        let more = s.to_string();
+        // thiserror's transparent wrappers repeat their source's text: say it once.
+        if !text.ends_with(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        next = s.source();
+    }
+    text
 }
 
 /// Quotes a free-text field (entry id, type) for line output the way git quotes paths: as is
@@ -235,9 +249,10 @@ mod tests {
     #[test]
     fn a_closed_pipe_keeps_the_answer_and_other_write_errors_do_not() {
         let pipe = || -> io::Result<()> { Err(io::Error::from(io::ErrorKind::BrokenPipe)) };
-        assert_eq!(answer(Ok(1), pipe()).unwrap(), 1);
-        assert_eq!(answer::<u8>(Err(crate::Error::corrupt("bad")), pipe()).unwrap_err().kind.exit_code(), 3);
-        assert!(answer(Ok(1), Err(io::Error::other("disk full"))).is_err());
+        assert_eq!(answer::<_, io::Error>(Ok(1), pipe()).unwrap(), 1);
+        let refused = io::Error::from(io::ErrorKind::InvalidData);
+        assert_eq!(answer::<u8, _>(Err(refused), pipe()).unwrap_err().kind(), io::ErrorKind::InvalidData);
+        assert!(answer::<_, io::Error>(Ok(1), Err(io::Error::other("disk full"))).is_err());
         let mut out = Vec::new();
         json_or(&mut out, true, || serde_json::json!({"a": 1}), |_| unreachable!()).unwrap();
         json_or(&mut out, false, || unreachable!(), |o: &mut dyn Write| o.write_all(b"text\n")).unwrap();

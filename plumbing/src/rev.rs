@@ -9,8 +9,112 @@
 use std::path::{Path, PathBuf};
 
 use crate::durable::FileError;
-use crate::host::{HostKind, Session, SessionFile};
-use crate::{Context, Error, Result};
+use crate::fork_record::RecordError;
+use crate::host::error::HostError;
+use crate::host::{Cycle, HostKind, Session, SessionFile};
+use crate::store::StoreError;
+use crate::Context;
+
+/// Why a revision names no session or no leaf. The CLI's exit code and hints for each are the
+/// command boundary's (`command_error.rs`).
+#[derive(Debug, thiserror::Error)]
+pub enum RevError {
+    /// The session names a folder.
+    #[error("{} is a directory, not a session file", path.display())]
+    Folder {
+        /// As the command line gave it.
+        path: PathBuf,
+    },
+    /// The session names a FIFO, a device, a socket or a symlink loop.
+    #[error("{}: not a regular file ({what}); a session file is one", path.display())]
+    NotRegular {
+        /// As the command line gave it.
+        path: PathBuf,
+        /// What it is.
+        what: &'static str,
+    },
+    /// The session is a path (it has a `/` or ends in `.jsonl`) that names nothing.
+    #[error("no such session file: {}", path.display())]
+    NoFile {
+        /// As the command line gave it.
+        path: PathBuf,
+    },
+    /// A session id no session has.
+    #[error("no session file or session id {id:?}")]
+    NoSession {
+        /// The id (prefix) given.
+        id: String,
+        /// Whether it is an entry of the session a command opens here without `REV`.
+        entry_here: bool,
+    },
+    /// A session id prefix several sessions have.
+    #[error("session id prefix {id:?} matches {} sessions: {}", files.len(), candidates(&shown(files)))]
+    AmbiguousSession {
+        /// The id (prefix) given.
+        id: String,
+        /// The session files that have it, sorted.
+        files: Vec<PathBuf>,
+        /// Whether each has the whole id (a copy, a session moved between projects).
+        whole: bool,
+    },
+    /// No session here for a command without `REV`: the first host's refusal, after every
+    /// other host had none either.
+    #[error("{source}")]
+    NoDefault {
+        /// The first choice's error.
+        source: HostError,
+        /// The other hosts looked at, by title.
+        others: Vec<&'static str>,
+    },
+    /// A session without entries has no leaf.
+    #[error("{}: the session has no entries, so no leaf", crate::output::path(path))]
+    NoLeaf {
+        /// The session file.
+        path: PathBuf,
+    },
+    /// The parent links loop on the way to the leaf.
+    #[error("{}: {cycle}", crate::output::path(path))]
+    Cycle {
+        /// The session file.
+        path: PathBuf,
+        /// Where they loop.
+        #[source]
+        cycle: Cycle,
+    },
+    /// No entry has that id (prefix).
+    #[error("{}: no entry {prefix:?}", crate::output::path(path))]
+    NoEntry {
+        /// The session file.
+        path: PathBuf,
+        /// The id (prefix) given.
+        prefix: String,
+    },
+    /// Several entries have that id prefix.
+    #[error("{}: entry prefix {prefix:?} is ambiguous: {}", crate::output::path(path), candidates(ids))]
+    AmbiguousEntry {
+        /// The session file.
+        path: PathBuf,
+        /// The id prefix given.
+        prefix: String,
+        /// The ids that have it, in file order.
+        ids: Vec<String>,
+    },
+    /// The file's host refused it, or the default session's.
+    #[error(transparent)]
+    Host(#[from] HostError),
+    /// The file could not be read.
+    #[error(transparent)]
+    File(#[from] FileError),
+    /// The store, resolving `<machine>/<session>`.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The fork records of the file.
+    #[error(transparent)]
+    Record(#[from] RecordError),
+}
+
+/// What a revision's operation returns.
+pub type Result<T, E = RevError> = std::result::Result<T, E>;
 
 /// The `[REV]` and `--leaf` arguments every command that reads a leaf takes.
 #[derive(Clone, Debug, Default)]
@@ -108,15 +212,12 @@ impl Rev {
         match &self.session {
             None => default_session(ctx),
             Some(s) if Path::new(s).is_file() => Ok(PathBuf::from(s)),
-            Some(s) if Path::new(s).is_dir() => Err(Error::user(format!("{s} is a directory, not a session file"))
-                .hint("name a .jsonl file in it, or a session id (`shake sessions` lists them)")),
+            Some(s) if Path::new(s).is_dir() => Err(RevError::Folder { path: s.into() }),
             Some(s) if not_regular(Path::new(s)).is_some() => {
                 let what = not_regular(Path::new(s)).unwrap_or_default();
-                Err(Error::user(format!("{s}: not a regular file ({what}); a session file is one")))
+                Err(RevError::NotRegular { path: s.into(), what })
             }
-            Some(s) if s.contains('/') || s.ends_with(".jsonl") => {
-                Err(Error::user(format!("no such session file: {s}")))
-            }
+            Some(s) if s.contains('/') || s.ends_with(".jsonl") => Err(RevError::NoFile { path: s.into() }),
             Some(id) => session_by_id(ctx, id),
         }
     }
@@ -172,18 +273,13 @@ pub fn split_version(arg: &str) -> Option<(Option<&str>, usize)> {
 
 /// Resolves a revision to its leaf and the root→leaf path; fails on an empty session or a cycle.
 pub fn leaf_path(session: &Session<'_>, rev: &Rev) -> Result<(usize, Vec<usize>)> {
-    let leaf = rev
-        .leaf(session)?
-        .ok_or_else(|| Error::user(format!("{}: the session has no entries, so no leaf", session.file.display())))?;
+    let leaf = rev.leaf(session)?.ok_or_else(|| RevError::NoLeaf { path: session.file.path.clone() })?;
     Ok((leaf, path_of(session, leaf)?))
 }
 
 /// Returns the root→leaf path, or an error naming the entry and line where `parentId` loops.
 pub fn path_of(session: &Session<'_>, leaf: usize) -> Result<Vec<usize>> {
-    session.path(leaf).map_err(|cycle| {
-        Error::user(format!("{}: {cycle}", session.file.display()))
-            .hint("repair the parentId of one entry on the loop by hand")
-    })
+    session.path(leaf).map_err(|cycle| RevError::Cycle { path: session.file.path.clone(), cycle })
 }
 
 /// Resolves an entry id or unique prefix to an entry index.
@@ -194,19 +290,11 @@ pub fn resolve_entry(session: &Session<'_>, prefix: &str) -> Result<usize> {
     let mut hits = session.entries.iter().enumerate().filter(|(_, e)| e.id().starts_with(prefix));
     match (hits.next(), hits.next()) {
         (Some((i, _)), None) => Ok(i),
-        (None, _) => Err(Error::user(format!("{}: no entry {prefix:?}", session.file.display())).hint(format!(
-            "`shake ls-entries {}` lists the entries to its leaf, `shake ls-leaves` its leaves",
-            crate::output::shell_word(&session.file.path.to_string_lossy())
-        ))),
+        (None, _) => Err(RevError::NoEntry { path: session.file.path.clone(), prefix: prefix.to_string() }),
         (Some(first), Some(second)) => {
             let rest: Vec<String> = hits.map(|(_, e)| e.id().to_string()).collect();
             let ids = [first.1.id().to_string(), second.1.id().to_string()].into_iter().chain(rest).collect::<Vec<_>>();
-            Err(Error::user(format!(
-                "{}: entry prefix {prefix:?} is ambiguous: {}",
-                session.file.display(),
-                candidates(&ids)
-            ))
-            .hint("type more of the id"))
+            Err(RevError::AmbiguousEntry { path: session.file.path.clone(), prefix: prefix.to_string(), ids })
         }
     }
 }
@@ -221,20 +309,19 @@ fn candidates(all: &[String]) -> String {
     }
 }
 
-/// The error for a session id that names no session: when it is an entry of the default session
-/// here (`shake show c38a1047`, as git would take it), the hint says how to name that.
-fn no_session(ctx: &Context, id: &str) -> Error {
-    let err = Error::user(format!("no session file or session id {id:?}"));
+/// Each path as a user reads it.
+fn shown(paths: &[PathBuf]) -> Vec<String> {
+    paths.iter().map(|p| crate::output::path(p).into_owned()).collect()
+}
+
+/// The error for a session id that names no session, and whether it is an entry of the default
+/// session here (`shake show c38a1047`, as git would take it: the hint says how to name that).
+fn no_session(ctx: &Context, id: &str) -> RevError {
     let default = default_session(ctx).ok();
-    let is_entry = default.and_then(|path| crate::hosts::read(&path).ok()).is_some_and(|file| {
+    let entry_here = default.and_then(|path| crate::hosts::read(&path).ok()).is_some_and(|file| {
         crate::hosts::load(&file, ctx.host).is_ok_and(|s| s.entries.iter().any(|e| e.id().starts_with(id)))
     });
-    match is_entry {
-        true => err.hint(format!("{id} is an entry of the current session here: name it `:{id}`")),
-        false => err.hint(
-            "name a session file, or a session id: `shake import` then `shake sessions` lists every host's sessions",
-        ),
-    }
+    RevError::NoSession { id: id.to_string(), entry_here }
 }
 
 /// The session a command without `REV` opens (`docs/revisions.md`, "Choosing the host").
@@ -264,10 +351,7 @@ pub fn default_choice(ctx: &Context) -> Result<(PathBuf, HostKind)> {
         .max_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
     match newest {
         Some((_, path, kind)) => Ok((path, kind)),
-        None => {
-            let names: Vec<&str> = others.map(|h| h.kind().title()).collect();
-            Err(no_pi.hint(format!("no {} session here either", names.join(" or "))))
-        }
+        None => Err(RevError::NoDefault { source: no_pi, others: others.map(|h| h.kind().title()).collect() }),
     }
 }
 
@@ -296,8 +380,7 @@ fn session_by_id(ctx: &Context, id: &str) -> Result<PathBuf> {
     match hits.len() {
         1 => Ok(hits.remove(0)),
         0 => Err(no_session(ctx, id)),
-        n => {
-            let files: Vec<String> = hits.iter().map(|p| crate::output::path(p).into_owned()).collect();
+        _ => {
             // A whole id in two files (a copy, a session moved between projects): more of
             // the id cannot pick one, its path can.
             let whole = hits.iter().all(|p| {
@@ -305,11 +388,7 @@ fn session_by_id(ctx: &Context, id: &str) -> Result<PathBuf> {
                     .and_then(|n| n.to_str())
                     .is_some_and(|n| crate::hosts::HOSTS.iter().any(|h| h.session_id_of_file(n).as_deref() == Some(id)))
             });
-            let how = match whole {
-                true => format!("{} have that id: name one by its path", if n == 2 { "both" } else { "all" }),
-                false => "type more of the id, or name the file by its path".to_string(),
-            };
-            Err(Error::user(format!("session id prefix {id:?} matches {n} sessions: {}", candidates(&files))).hint(how))
+            Err(RevError::AmbiguousSession { id: id.to_string(), files: hits, whole })
         }
     }
 }

@@ -19,10 +19,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+use crate::calibration::CalibrationError;
 use crate::host::Session;
 use crate::tokens::bpe::{self, Bpe};
 use crate::tokens::{Tokenizer, TokenizerName};
-use crate::{Context, Result};
+use crate::Context;
 
 /// What a count is keyed by: the first 128 bits of blake3 over the counted text.
 pub type Key = [u8; 16];
@@ -517,7 +518,7 @@ pub fn open_tokenizer<'c>(
     choice: Option<TokenizerName>,
     session: &Session<'_>,
     leaf: Option<usize>,
-) -> Result<CachedTokenizer<'c>> {
+) -> Result<CachedTokenizer<'c>, CalibrationError> {
     let name = crate::tokens::resolve(choice, session, leaf, ctx.model.as_deref());
     warn_foreign_estimate(ctx, name, session);
     let mut tok = open_cached(ctx, name);

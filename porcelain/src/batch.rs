@@ -48,10 +48,10 @@ impl WriteArgs {
         let leaf = self.branch.as_deref().map(|b| b.rsplit(':').next().unwrap_or(b).to_string());
         let rev = RevArgs { rev: self.rev.clone(), leaf };
         // A dry run changes nothing, not even a torn line's end (it says the real run repairs it).
-        match self.dry_run {
-            true => rev.load_as_is(ctx),
-            false => rev.load(ctx),
-        }
+        Ok(match self.dry_run {
+            true => rev.load_as_is(ctx)?,
+            false => rev.load(ctx)?,
+        })
     }
 }
 
@@ -74,7 +74,7 @@ impl InPlaceArgs {
         let (file, title) = (session.file.display(), session.kind.title());
         let writer = session.host().writer();
         if let Some(refused) = writer.refusal(session) {
-            return Err(refused);
+            return Err(refused.into());
         }
         let word = match writer {
             Writer::Fork(forks) => forks.file_word(),
@@ -211,7 +211,7 @@ pub fn commit<'d>(
         // A dry run says what the real run does: a host that never writes (oh-my-pi) refuses
         // both, in its own words.
         if let Some(refused) = session.host().writer().refusal(session) {
-            return Err(refused);
+            return Err(refused.into());
         }
         // Decided before anything is written, and the same in a dry run: the real run refuses.
         if !args.force {

@@ -99,7 +99,7 @@ impl Versions {
     ) -> Result<Compared> {
         let (_, history) = self.host(a, old)?;
         self.host(b, new)?;
-        history.compare(ctx, (&format!("version {a}"), old), (&format!("version {b}"), new))
+        Ok(history.compare(ctx, (&format!("version {a}"), old), (&format!("version {b}"), new))?)
     }
 
     /// How version `n` came from the one before (`first`, `appended`, `rewritten`).

@@ -54,9 +54,10 @@ pub fn run(ctx: &Context, args: &MeterArgs, (host, own): (&dyn Host, &dyn OwnMet
             None => {
                 let mut proof = None;
                 let figures = own.measure(ctx, &state.path, &rules, &mut |read| {
-                    // A store failure only warns; the import takes the bytes just read.
+                    // A store failure only warns; the import takes the bytes just read, and
+                    // proves them once for both.
                     touch::import_read(ctx, read);
-                    proof = Some(Proof::of(read.raw()));
+                    proof = Some(read.proof().clone());
                 })?;
                 let proof = proof.unwrap_or_else(|| Proof::of(&[]));
                 let memo = Memo { key: key.clone(), seen: Seen::new(&state, proof), figures };

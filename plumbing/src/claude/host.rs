@@ -21,6 +21,7 @@ use serde_json::value::RawValue;
 use super::loader::{load_at, Chain, LoadOptions};
 use super::transcript::{as_str, Row, Transcript};
 use super::{paths, unresumable, write};
+use crate::host::error::{HostError, Result};
 use crate::host::view::{Positions, Target, NO_EDIT};
 use crate::host::{
     self, Block, BlockKind, Call, Content, ForkWrite, Header, Host, HostKind, HostSession, Node, Refusal, Reply, Role,
@@ -28,7 +29,7 @@ use crate::host::{
 };
 use crate::js::json::members;
 use crate::output::shell_word;
-use crate::{Context, Error, Result};
+use crate::Context;
 
 /// The conversation row types (the rows with `uuid`/`parentUuid` that form the tree).
 const CONVERSATION: [&str; 4] = ["user", "assistant", "attachment", "system"];
@@ -101,7 +102,7 @@ impl Host for Claude {
                 0 => file.display().into_owned(),
                 n => format!("{}:{n}", file.display()),
             };
-            return Err(Error::user(format!("{at}: {}", r.reason)));
+            return Err(HostError::refused(format!("{at}: {}", r.reason)));
         }
         host::file::check_lines(&file.path, file.lines.len())?;
         let data = ClaudeSession::read(file);
@@ -152,7 +153,7 @@ impl Host for Claude {
         let newest =
             paths::project_dir(&projects, &cwd).and_then(|dir| paths::sessions_newest_first(&dir).into_iter().next());
         newest.ok_or_else(|| {
-            Error::user(format!(
+            HostError::refused(format!(
                 "no Claude Code session for {} (looked in {})",
                 ctx.cwd.display(),
                 projects.join(paths::encode_cwd(&cwd)).display()
@@ -407,7 +408,7 @@ impl<'a> ClaudeSession<'a> {
                     row.uuid().unwrap_or_default(),
                     row.parent_uuid(),
                 )
-                .ok_or_else(|| Error::user(format!("{}:{}: a row longer than 4 GiB", file.display(), row.line)))
+                .ok_or_else(|| HostError::refused(format!("{}:{}: a row longer than 4 GiB", file.display(), row.line)))
             })
             .collect()
     }
@@ -579,7 +580,7 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
         let chain = self.chain(leaf);
         if leaf.is_some() && chain.leaf.is_none() {
             let n = leaf.unwrap_or_default();
-            return Err(Error::user(format!(
+            return Err(HostError::refused(format!(
                 "{}:{}: row {} is not part of what Claude Code loads (it is before the last compaction of a file over 5 MiB, or dropped by a compaction's relink)",
                 session.file.display(),
                 session.entries[n].line(),
@@ -677,7 +678,7 @@ impl<'a> HostSession<'a> for ClaudeSession<'a> {
     }
 
     fn export(&self, _ctx: &Context, session: &host::Session<'a>, _leaf: usize) -> Result<host::Export<'a>> {
-        Err(Error::user(format!("{}: shake does not export Claude Code sessions", session.file.display()))
+        Err(HostError::refused(format!("{}: shake does not export Claude Code sessions", session.file.display()))
             .hint("Claude Code forks a session itself: claude --resume <id> --fork-session"))
     }
 }

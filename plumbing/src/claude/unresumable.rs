@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::transcript::Transcript;
+use crate::host::error::HostError;
 use crate::host::SessionFile;
-use crate::Error;
 
 /// The number of rows of a file whose every JSON line is a `summary` row with a `leafUuid`
 /// (`None` when another line, or no line, is there).
@@ -40,11 +40,11 @@ pub(crate) fn summary_only(file: &SessionFile) -> Option<usize> {
 }
 
 /// The error for a transcript Claude Code does not resume, when it is one.
-pub(crate) fn refusal(file: &SessionFile, t: &Transcript) -> Option<Error> {
+pub(crate) fn refusal(file: &SessionFile, t: &Transcript) -> Option<HostError> {
     let at = file.display();
     if let Some(rows) = summary_only(file) {
         let id = file.path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        return Some(Error::user(format!(
+        return Some(HostError::refused(format!(
             "{at}: a Claude Code file of {rows} `summary` rows and no conversation; Claude Code does not \
              resume it (\"No conversation found with session ID: {id}\")"
         )));
@@ -60,7 +60,7 @@ pub(crate) fn refusal(file: &SessionFile, t: &Transcript) -> Option<Error> {
         },
         None => "session".to_string(),
     };
-    Some(Error::user(format!(
+    Some(HostError::refused(format!(
         "{at}: a Claude Code sub-agent transcript (all {} of its rows are on a side chain); Claude Code \
          does not resume it on its own, only its parent {parent}",
         conversation.len()

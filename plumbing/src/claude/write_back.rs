@@ -11,8 +11,8 @@ use serde_json::value::RawValue;
 use super::fork::Input;
 use super::host::{parse_content, ClaudeSession};
 use super::write;
+use crate::host::error::{HostError, Result};
 use crate::host::{self, BlockKind, ForkWrite};
-use crate::{Error, Result};
 
 /// Writes a fold or an undo of `host`'s transcript ([`crate::host::HostSession::write_fork`]):
 /// each `(target, content)` of `edits` is a tool result's new content (target: its
@@ -26,7 +26,7 @@ pub(super) fn write_fork<'a>(
 ) -> Result<host::Forked> {
     let source = &session.file.path;
     let shown = session.file.display();
-    let sid = host.t.session_id().ok_or_else(|| Error::user(format!("{shown}: no row names a sessionId")))?;
+    let sid = host.t.session_id().ok_or_else(|| HostError::refused(format!("{shown}: no row names a sessionId")))?;
     let texts = super::fork::Results::new(&host.t);
     // The new contents as JSON strings, borrowed from the edits where they are written as
     // shake writes a text (an undo's originals: held once, not again decoded).
@@ -39,19 +39,19 @@ pub(super) fn write_fork<'a>(
     for (target, content) in edits {
         let Some(text) = texts.text(target) else {
             let changed = changed_inputs(host, source, sid, (target, content), how.is_fold())
-                .map_err(|why| Error::user(format!("{shown}: {why}")))?;
+                .map_err(|why| HostError::refused(format!("{shown}: {why}")))?;
             contents.inputs.extend(changed.iter().map(|i| (i.call.clone(), Cow::Owned(i.new.clone()))));
             inputs.extend(changed);
             continue;
         };
         targets.push(target.clone());
         let new = serde_json::from_str::<String>(content.get())
-            .map_err(|_| Error::user(format!("{shown}: the new content of {target} is not a string")))?;
+            .map_err(|_| HostError::refused(format!("{shown}: the new content of {target} is not a string")))?;
         // A fold writes Claude Code's placeholder: it must be what the plan counted.
         let saved = super::fork::saved_path(source, sid, target);
         let note = write::note_of(&new);
         if how.is_fold() && new != write::noted_placeholder(&text, &saved, note) {
-            return Err(Error::user(format!("{shown}: the planned placeholder of {target} is not the fork's")));
+            return Err(HostError::refused(format!("{shown}: the planned placeholder of {target} is not the fork's")));
         }
         if let Some(note) = note.filter(|_| how.is_fold()) {
             notes.insert(saved, note.to_string());
@@ -62,8 +62,8 @@ pub(super) fn write_fork<'a>(
     }
     let cwd = host.t.cwd().map(str::to_string);
     let fail = |e: super::fork::ForkError| match e {
-        super::fork::ForkError::File(e) => Error::from(e),
-        e => Error::user(e.to_string()),
+        super::fork::ForkError::File(e) => HostError::from(e),
+        e => HostError::refused(e.to_string()),
     };
     let forked = |f: super::fork::Forked, in_place| host::Forked {
         session_id: f.session_id,
@@ -105,7 +105,7 @@ pub(super) fn write_fork<'a>(
             };
             let carried = super::in_place::rewrite(&host.t, source, write, |_| {});
             if let (true, Some(exact)) = (mismatch.get(), exact) {
-                return Err(Error::user(format!(
+                return Err(HostError::refused(format!(
                     "{shown}: putting the saved originals back would not give the bytes the fold read (blake3 {}, {} bytes); nothing was written",
                     blake3::Hash::from(exact.hash).to_hex(),
                     exact.len

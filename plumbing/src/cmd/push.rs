@@ -23,7 +23,7 @@ pub struct PushArgs {
 }
 
 /// Runs `shake push`; `check` sees the sessions that would leave and may refuse.
-pub fn run(ctx: &Context, args: &PushArgs, out: &mut dyn Write, check: Check<'_>) -> Result {
+pub fn run(ctx: &Context, args: &PushArgs, out: &mut dyn Write, check: Check<'_, crate::Error>) -> Result {
     let remote = crate::remote::named(&ctx.store_dir, args.name.as_deref())?;
     let r = push::push(ctx, &remote, check, &Progress::new(args.json))?;
     let value = || {

@@ -308,7 +308,13 @@ impl SessionFile {
         let _ = self.proven.set(proof);
     }
 
-    /// The proof of these bytes when an import proved them, with the file's stamp when they were
+    /// The proof of these bytes, made on first use and kept: the store's import and the meter's
+    /// memo each need it, and hashing a large file is a few percent of a cold meter.
+    pub fn proof(&self) -> &Proof {
+        self.proven.get_or_init(|| Proof::of(&self.raw))
+    }
+
+    /// The proof of these bytes when an import (or [`SessionFile::proof`]) proved them, with the file's stamp when they were
     /// read (`None` for bytes not read from a file).
     pub fn proven(&self) -> Option<(Stamp, &Proof)> {
         Some((self.stamp?, self.proven.get()?))
@@ -338,6 +344,12 @@ impl SessionFile {
             // (the module doc says which writes could change them, and why no host makes them).
             None => unsafe { std::str::from_utf8_unchecked(&self.raw) },
         }
+    }
+
+    /// The whole file as text when it is UTF-8 (checked once when read: a reader of its lines
+    /// need not check them again).
+    pub fn utf8(&self) -> Option<&str> {
+        self.lossy.is_none().then(|| self.text())
     }
 
     /// Returns a line's exact bytes.

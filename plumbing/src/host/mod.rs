@@ -14,6 +14,7 @@
 //! them, and each host's reading of a file or a leaf is owned here as a trait object the host
 //! made ([`Session`]'s and [`View`]'s `data`).
 
+pub mod error;
 pub mod file;
 pub mod kind;
 pub mod model;
@@ -30,7 +31,8 @@ use std::path::PathBuf;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::{Context, Error, Result};
+use crate::Context;
+use error::{HostError, Result};
 
 pub use file::SessionFile;
 pub use kind::HostKind;
@@ -118,10 +120,10 @@ pub enum Writer {
 impl Writer {
     /// The refusal a write to `session`'s file meets on a host that never writes; `None` on
     /// one that does.
-    pub fn refusal(self, session: &Session<'_>) -> Option<Error> {
+    pub fn refusal(self, session: &Session<'_>) -> Option<HostError> {
         match self {
             Writer::ReadOnly { reason, hint } => {
-                Some(Error::user(format!("{}: {reason}", session.file.display())).hint(hint))
+                Some(HostError::refused(format!("{}: {reason}", session.file.display())).hint(hint))
             }
             Writer::Append | Writer::Fork(_) => None,
         }
@@ -525,7 +527,7 @@ pub trait HostSession<'a> {
 
     /// A writer for one appended batch ([`Writer::Append`] hosts only).
     fn appender(&self, session: &Session<'a>) -> Result<Box<dyn Appender>> {
-        Err(Error::user(format!(
+        Err(HostError::refused(format!(
             "{}: {} does not take a fold as appended lines",
             session.file.display(),
             session.kind.title()
@@ -535,7 +537,11 @@ pub trait HostSession<'a> {
     /// Writes a fold as a new session beside this one ([`Writer::Fork`] hosts only): each
     /// `(target, content)` replaces that target's content; the source is never written.
     fn write_fork(&self, session: &Session<'a>, _edits: &[(String, &RawValue)], _how: ForkWrite) -> Result<Forked> {
-        Err(Error::user(format!("{}: {} does not take a fold as a fork", session.file.display(), session.kind.title())))
+        Err(HostError::refused(format!(
+            "{}: {} does not take a fold as a fork",
+            session.file.display(),
+            session.kind.title()
+        )))
     }
 
     /// Writes the root→leaf path as a session file of its own, in the host's format (as the

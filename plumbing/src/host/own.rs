@@ -5,8 +5,9 @@
 
 use std::path::Path;
 
+use super::error::Result;
 use super::SessionFile;
-use crate::{Context, Result};
+use crate::Context;
 
 /// A host's own meter: what the host's own rules would free now (oh-my-pi's `/shake`), printed
 /// by `shake meter` in place of shake's fold plan, which such a host never takes.

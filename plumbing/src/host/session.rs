@@ -317,7 +317,7 @@ impl<'a> Session<'a> {
 
     /// Writes the context at `leaf` as the host itself would write it, byte for byte (`shake
     /// project --json`): [`super::View::write_json_text`], without a view where the host needs none.
-    pub fn write_context_json(&self, leaf: Option<usize>, out: &mut dyn std::io::Write) -> crate::Result<()> {
+    pub fn write_context_json(&self, leaf: Option<usize>, out: &mut dyn std::io::Write) -> super::error::Result<()> {
         self.data.write_context_json(self, leaf, out)
     }
 
@@ -392,17 +392,21 @@ impl<'a> Session<'a> {
     }
 
     /// A writer for one appended batch.
-    pub fn appender(&self) -> crate::Result<Box<dyn Appender>> {
+    pub fn appender(&self) -> super::error::Result<Box<dyn Appender>> {
         self.data.appender(self)
     }
 
     /// Writes a fold as a new session beside this one (hosts that write back as forks).
-    pub fn write_fork(&self, edits: &[(String, &RawValue)], how: super::ForkWrite) -> crate::Result<super::Forked> {
+    pub fn write_fork(
+        &self,
+        edits: &[(String, &RawValue)],
+        how: super::ForkWrite,
+    ) -> super::error::Result<super::Forked> {
         self.data.write_fork(self, edits, how)
     }
 
     /// The root→`leaf` path as a session file of its own.
-    pub fn export(&self, ctx: &crate::Context, leaf: usize) -> crate::Result<super::Export<'a>> {
+    pub fn export(&self, ctx: &crate::Context, leaf: usize) -> super::error::Result<super::Export<'a>> {
         self.data.export(ctx, self, leaf)
     }
 

@@ -133,14 +133,14 @@ pub struct View<'s, 'a> {
 
 impl<'s, 'a> View<'s, 'a> {
     /// The context the host sends at `leaf` (an entry index; `None` is the empty leaf).
-    pub fn at(session: &'s Session<'a>, leaf: Option<usize>) -> crate::Result<View<'s, 'a>> {
+    pub fn at(session: &'s Session<'a>, leaf: Option<usize>) -> super::error::Result<View<'s, 'a>> {
         session.data.view(session, leaf)
     }
 
     /// [`View::at`] for one of many leaves of a session: the host may keep what it reads of
     /// each entry for the session's other shared views, so projecting every leaf (`audit
     /// rewind`, stranded folds) reads each entry once, not once per leaf.
-    pub fn shared(session: &'s Session<'a>, leaf: Option<usize>) -> crate::Result<View<'s, 'a>> {
+    pub fn shared(session: &'s Session<'a>, leaf: Option<usize>) -> super::error::Result<View<'s, 'a>> {
         session.data.view_shared(session, leaf)
     }
 

@@ -20,13 +20,14 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
+use crate::host::error::{HostError, Result};
 use crate::host::view::{Positions, Target, NO_EDIT};
 use crate::host::Pieces;
 use crate::host::{
     self, Appender, Block, BlockKind, Content, Header, Host, HostKind, HostSession, HostView, Node, Projected, Refusal,
     Reply, Role, Session, SessionFile, Tool, TreeLine, Unit, View, Writer,
 };
-use crate::{Context, Error, Result};
+use crate::Context;
 
 /// The toy host.
 pub struct Toy;
@@ -99,7 +100,7 @@ impl Host for Toy {
         for (n, line) in (1..).zip(&file.lines) {
             let (text, raw) = (file.line_text(line), file.line_raw(line));
             let row: Row<'a> = serde_json::from_str(text)
-                .map_err(|e| Error::user(format!("{}:{n}: not a toy line: {e}", file.display())).caused_by(e))?;
+                .map_err(|e| HostError::refused(format!("{}:{n}: not a toy line: {e}", file.display())).caused_by(e))?;
             if row.toy.is_some() {
                 let id = row.session.clone().unwrap_or_default();
                 header = Some(Header { line: n as usize, raw, id, cwd: row.cwd.clone(), parent_session: None });
@@ -114,7 +115,7 @@ impl Host for Toy {
             };
             let id = row.id.as_deref().unwrap_or_default();
             let node = Node::new(n, raw, kind, id, row.parent.as_deref())
-                .ok_or_else(|| Error::user(format!("{}:{n}: line too long", file.display())))?;
+                .ok_or_else(|| HostError::refused(format!("{}:{n}: line too long", file.display())))?;
             nodes.push(node);
             rows.push(row);
         }
@@ -137,7 +138,7 @@ impl Host for Toy {
     }
 
     fn default_session(&self, _ctx: &Context) -> Result<PathBuf> {
-        Err(Error::user("the toy agent keeps no sessions folder").hint("name a toy session file"))
+        Err(HostError::refused("the toy agent keeps no sessions folder").hint("name a toy session file"))
     }
 
     fn session_roots(&self, _ctx: &Context) -> Vec<PathBuf> {
@@ -181,9 +182,9 @@ struct ToySession<'a> {
 impl<'a> HostSession<'a> for ToySession<'a> {
     fn view<'s>(&'s self, session: &'s Session<'a>, leaf: Option<usize>) -> Result<View<'s, 'a>> {
         let path = match leaf {
-            Some(leaf) => {
-                session.path(leaf).map_err(|e| Error::user(format!("{}: {e}", session.file.display())).caused_by(e))?
-            }
+            Some(leaf) => session
+                .path(leaf)
+                .map_err(|e| HostError::refused(format!("{}: {e}", session.file.display())).caused_by(e))?,
             None => Vec::new(),
         };
         let context = self.context(&path);
@@ -255,7 +256,7 @@ impl<'a> HostSession<'a> for ToySession<'a> {
     }
 
     fn export(&self, _ctx: &Context, session: &Session<'a>, _leaf: usize) -> Result<host::Export<'a>> {
-        Err(Error::user(format!("{}: the toy agent has no fork to export to", session.file.display())))
+        Err(HostError::refused(format!("{}: the toy agent has no fork to export to", session.file.display())))
     }
 }
 

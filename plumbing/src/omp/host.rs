@@ -15,12 +15,13 @@ use serde_json::value::RawValue;
 
 use super::file::{looks_like_omp, OmpFile};
 use super::paths;
+use crate::host::error::{HostError, Result};
 use crate::host::own::{History, OwnMeter};
 use crate::host::{
     self, Content, Host, HostKind, HostSession, Refusal, Reply, Role, SessionFile, TreeLine, View, Writer,
 };
 use crate::pi::{self, Pi};
-use crate::{Context, Error, Result};
+use crate::Context;
 
 /// OMP's entry types that pi does not have (`session-entries.ts`).
 const OMP_TYPES: [&str; 9] = [
@@ -85,7 +86,7 @@ impl Host for Omp {
         let name = paths::session_dir_name(&canonical(&ctx.cwd), &canonical(home), &canonical(&paths::temp_dir(env)));
         let dir = paths::sessions_root(env, home).join(name);
         paths::continue_choice(&dir).ok_or_else(|| {
-            Error::user(format!("no oh-my-pi session for {} (looked in {})", ctx.cwd.display(), dir.display()))
+            HostError::refused(format!("no oh-my-pi session for {} (looked in {})", ctx.cwd.display(), dir.display()))
                 .hint("name a session file, or run omp here first")
         })
     }
@@ -142,10 +143,12 @@ const READ_ONLY_HINT: &str =
     "`shake meter` shows what OMP's own /shake would free; run /shake in OMP, and `shake restore --version N` undoes it";
 
 /// The refusal of `what` (an export) on a read-only host.
-fn read_only(session: &host::Session<'_>, what: &str) -> Error {
+fn read_only(session: &host::Session<'_>, what: &str) -> HostError {
     let file = session.file.display();
-    Error::user(format!("{file}: an oh-my-pi session; oh-my-pi sessions are read-only: shake does not {what} them"))
-        .hint(READ_ONLY_HINT)
+    HostError::refused(format!(
+        "{file}: an oh-my-pi session; oh-my-pi sessions are read-only: shake does not {what} them"
+    ))
+    .hint(READ_ONLY_HINT)
 }
 
 impl<'a> HostSession<'a> for OmpSession<'a> {

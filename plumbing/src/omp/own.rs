@@ -6,11 +6,12 @@ use std::path::Path;
 
 use super::shake::{Kind, AGGRESSIVE, AUTO};
 use super::{history, reading, session_tokenizer, OmpFile, OmpTokenizer};
+use crate::host::error::{HostError, Result};
 use crate::host::own::{Compared, History, OwnFigures, OwnMeter, Rules};
 use crate::host::SessionFile;
 use crate::token_cache::open_cached;
 use crate::tokens::{Tokenizer, TokenizerName};
-use crate::{Context, Error, Result};
+use crate::Context;
 
 /// OMP's rules: its manual `/shake` and its auto-shake.
 pub struct OmpRules;
@@ -27,12 +28,14 @@ impl OwnMeter for OmpRules {
             None => "omp",
             Some("omp-auto") => "omp-auto",
             Some(p) => {
-                return Err(Error::user(format!("profile {p} is shake's; an oh-my-pi session meters OMP's /shake"))
-                    .hint("omit --profile for the manual /shake, or pass --profile omp-auto for OMP's auto-shake"))
+                return Err(HostError::refused(format!(
+                    "profile {p} is shake's; an oh-my-pi session meters OMP's /shake"
+                ))
+                .hint("omit --profile for the manual /shake, or pass --profile omp-auto for OMP's auto-shake"))
             }
         };
         if leaf {
-            return Err(Error::user("OMP's /shake takes the branch of the last entry; a leaf cannot be chosen"));
+            return Err(HostError::refused("OMP's /shake takes the branch of the last entry; a leaf cannot be chosen"));
         }
         Ok(Rules { name, key: accurate().to_string() })
     }
@@ -78,7 +81,7 @@ impl History for OmpRules {
     fn compare(&self, ctx: &Context, old: (&str, &SessionFile), new: (&str, &SessionFile)) -> Result<Compared> {
         let parse = |(name, file): (&str, &SessionFile)| {
             OmpFile::parse(file.path.clone(), file.raw().to_vec())
-                .map_err(|e| Error::user(format!("{name}: {e}")).caused_by(e))
+                .map_err(|e| HostError::refused(format!("{name}: {e}")).caused_by(e))
         };
         let (old, new) = (parse(old)?, parse(new)?);
         let tok = tokenizer(ctx, &old);

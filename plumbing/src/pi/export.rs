@@ -9,20 +9,25 @@ use serde_json::value::RawValue;
 use super::entry::{as_str, is_truthy, EntryType};
 use super::write::EntryWriter;
 use super::{ids, paths, Session};
+use crate::host::error::{HostError, Result};
 use crate::host::{self, Export};
 use crate::js::json::js_string as string;
 use crate::js::json::{raw, raw_string, RawObject};
-use crate::{Context, Error, Result};
+use crate::Context;
 
 /// Exports the path to `leaf` as pi's `/fork` writes it, for a new file in pi's session folder
 /// of the session's cwd.
 pub fn export<'a>(ctx: &Context, session: &host::Session<'a>, pi: &Session<'a>, leaf: usize) -> Result<Export<'a>> {
     let file = session.file;
     if pi.needs_migration() {
-        return Err(Error::user(format!("{}: a v{} session has no stable entry ids", file.display(), pi.version()))
-            .hint("open it in pi once (pi migrates it to v3), then export"));
+        return Err(HostError::refused(format!(
+            "{}: a v{} session has no stable entry ids",
+            file.display(),
+            pi.version()
+        ))
+        .hint("open it in pi once (pi migrates it to v3), then export"));
     }
-    let path = session.path(leaf).map_err(|c| Error::user(format!("{}: {c}", file.display())))?;
+    let path = session.path(leaf).map_err(|c| HostError::refused(format!("{}: {c}", file.display())))?;
     let millis = ids::now_millis();
     let session_id = ids::uuid_v7(millis);
     let source = std::fs::canonicalize(&file.path).unwrap_or_else(|_| file.path.clone());

@@ -21,10 +21,11 @@ use std::path::PathBuf;
 
 use serde_json::value::RawValue;
 
+use crate::host::error::{HostError, Result};
 use crate::host::{
     self, Appender, Content, Host, HostKind, HostSession, Refusal, Reply, Role, SessionFile, TreeLine, View, Writer,
 };
-use crate::{Context, Error, Result};
+use crate::Context;
 
 #[cfg(feature = "fixture-host")]
 pub use entry::Entry;
@@ -210,14 +211,14 @@ impl<'a> HostSession<'a> for Session<'a> {
     }
 }
 
-impl From<ParseError> for Error {
-    fn from(e: ParseError) -> Error {
-        Error::user(crate::error::chain(&e)).caused_by(e)
+impl From<ParseError> for HostError {
+    fn from(e: ParseError) -> HostError {
+        HostError::chained(e)
     }
 }
 
-impl From<ProjectError> for Error {
-    fn from(e: ProjectError) -> Error {
-        Error::user(crate::error::chain(&e)).caused_by(e)
+impl From<ProjectError> for HostError {
+    fn from(e: ProjectError) -> HostError {
+        HostError::chained(e)
     }
 }

@@ -3,8 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::host::error::{HostError, Result};
 use crate::host::recent::{self, Created, Name, Precision, Recency};
-use crate::{Context, Error, Result};
+use crate::Context;
 
 /// Returns pi's sessions root: `<agent dir>/sessions`.
 pub fn sessions_root(ctx: &Context) -> PathBuf {
@@ -43,7 +44,7 @@ pub fn default_session(ctx: &Context) -> Result<PathBuf> {
         None => false,
     });
     chosen.ok_or_else(|| {
-        Error::user(format!("no pi session for {} (looked in {})", ctx.cwd.display(), dir.display()))
+        HostError::refused(format!("no pi session for {} (looked in {})", ctx.cwd.display(), dir.display()))
             .hint("name a session file, or run shake from the directory you ran pi in")
     })
 }

@@ -3,10 +3,10 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
+use super::{RemoteError, Result};
 use crate::id::ObjectId;
 use crate::remote::{manifest, remote_packs, valid_id, Remote, Transport};
 use crate::store::pack::Pack;
-use crate::{Error, Result};
 
 /// What `fsck --remote` found.
 #[derive(Clone, Debug, Default)]
@@ -43,11 +43,11 @@ pub fn check(remote: &Remote) -> Result<Checked> {
                 }
             }
             Ok(None) => {}
-            Err(e) => checked.problems.push(e.message),
+            Err(e) => checked.problems.push(e.to_string()),
         }
     }
     checked.unnamed = present.keys().filter(|sum| !named.contains_key(*sum)).count();
-    let dir = tempfile::tempdir().map_err(|e| Error::io("cannot make a temp folder", e))?;
+    let dir = tempfile::tempdir().map_err(RemoteError::TempDir)?;
     let mut contents: BTreeMap<String, HashSet<ObjectId>> = BTreeMap::new();
     for (sum, by) in &named {
         if !present.contains_key(sum) {

@@ -16,12 +16,13 @@
 use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 
+use super::{RemoteError, Result};
 use crate::durable::FileError;
 use crate::id::ObjectId;
 use crate::remote::manifest::{self, Manifest};
 use crate::remote::{mirror_dir, remote_ids, sanitize, Progress, Remote, Transport};
 use crate::store::{pack::Pack, state, times, Store, WriteLock};
-use crate::{Context, Error, ErrorKind, Result};
+use crate::Context;
 
 /// What a fetch did.
 #[derive(Clone, Debug, Default)]
@@ -55,8 +56,8 @@ pub fn fetch(ctx: &Context, remote: &Remote, progress: &Progress) -> Result<Fetc
     for sum in wanted {
         let ids = match remote_ids(&ctx.store_dir, &transport, sum) {
             Ok(ids) => ids,
-            Err(e) if e.kind == ErrorKind::Corrupt => {
-                fetched.refused.push(e.message);
+            Err(e) if e.is_damage() => {
+                fetched.refused.push(e.to_string());
                 bad.insert(sum);
                 continue;
             }
@@ -72,8 +73,8 @@ pub fn fetch(ctx: &Context, remote: &Remote, progress: &Progress) -> Result<Fetc
         let size = sizes.get(*sum).copied().unwrap_or(0);
         match install(&ctx.store_dir, &transport, sum, &mut |got| progress.bytes(&what, got, size)) {
             Ok(bytes) => (fetched.packs, fetched.bytes) = (fetched.packs + 1, fetched.bytes + bytes),
-            Err(e) if e.kind == ErrorKind::Corrupt => {
-                fetched.refused.push(e.message);
+            Err(e) if e.is_damage() => {
+                fetched.refused.push(e.to_string());
                 bad.insert(sum);
             }
             Err(e) => return Err(e),
@@ -102,8 +103,11 @@ fn copy_sessions(batch: &mut crate::store::Batch<'_>, dir: &Path, m: &Manifest) 
     let mut taken = HashSet::new();
     for shared in &m.sessions {
         let version = shared.version_id().unwrap_or(ObjectId::NULL);
-        let bytes = batch.store().version_bytes(&version).map_err(|e| {
-            Error::corrupt(format!("machine {} ({}): session {}: {}", m.name, m.machine, shared.path, e))
+        let bytes = batch.store().version_bytes(&version).map_err(|source| RemoteError::SessionUnread {
+            name: m.name.clone(),
+            machine: m.machine.clone(),
+            path: shared.path.clone(),
+            source: Box::new(source),
         })?;
         let path = copy_path(dir, &shared.path, &mut taken);
         if std::fs::read(&path).ok().as_deref() != Some(&bytes[..]) {
@@ -177,8 +181,7 @@ fn install(store: &Path, remote: &Transport, sum: &str, got: &mut dyn FnMut(u64)
         });
         if !found.inspect_err(|_| clean())? {
             clean();
-            return Err(Error::corrupt(format!("remote {}: {name} is missing (a manifest names it)", remote.url()))
-                .hint("run shake fsck --remote"));
+            return Err(RemoteError::PackMissing { url: remote.url().to_string(), name });
         }
     }
     let size = |path: &Path| std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
@@ -196,14 +199,12 @@ fn install(store: &Path, remote: &Transport, sum: &str, got: &mut dyn FnMut(u64)
     if let Some(first) = problems.first() {
         clean();
         let first = first.replace(&tmp_pack.display().to_string(), "").replace(&tmp_idx.display().to_string(), "");
-        return Err(Error::corrupt(format!(
-            "remote {}: pack-{sum} is damaged ({} problem{}, first: {}); it was not fetched",
-            remote.url(),
-            problems.len(),
-            if problems.len() == 1 { "" } else { "s" },
-            first.trim_start_matches(": ")
-        ))
-        .hint("run shake fsck --remote; the machine that pushed it can push again"));
+        return Err(RemoteError::PackDamaged {
+            url: remote.url().to_string(),
+            sum: sum.to_string(),
+            count: problems.len(),
+            first: first.trim_start_matches(": ").to_string(),
+        });
     }
     let _lock = WriteLock::take(store)?;
     let (to_pack, to_idx) = (dir.join(format!("pack-{sum}.pack")), dir.join(format!("pack-{sum}.idx")));

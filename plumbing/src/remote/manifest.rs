@@ -5,9 +5,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::{RemoteError, Result};
 use crate::id::ObjectId;
 use crate::remote::{valid_id, valid_name, valid_sum, Transport};
-use crate::{Error, Result};
 
 /// The manifest format this shake writes and reads.
 pub const VERSION: u32 = 1;
@@ -79,18 +79,15 @@ pub fn read_all(remote: &Transport, skip: Option<&str>) -> Result<Vec<Manifest>>
 pub fn read(remote: &Transport, id: &str) -> Result<Option<Manifest>> {
     let key = name(id);
     let Some(bytes) = remote.get(&key)? else { return Ok(None) };
-    let damaged = |why: String| {
-        Error::corrupt(format!("remote {}: {key}: {why}", remote.url()))
-            .hint("run shake fsck --remote; the machine that wrote it can push again")
-    };
+    let damaged = |why: String| RemoteError::ManifestDamaged { url: remote.url().to_string(), key: key.clone(), why };
     let manifest: Manifest = serde_json::from_slice(&bytes).map_err(|e| damaged(format!("not a manifest: {e}")))?;
     if manifest.v != VERSION {
-        return Err(Error::user(format!(
-            "remote {}: {key} is a manifest of version {}; this shake reads {VERSION}",
-            remote.url(),
-            manifest.v
-        ))
-        .hint("upgrade shake"));
+        return Err(RemoteError::ManifestVersion {
+            url: remote.url().to_string(),
+            key,
+            version: manifest.v,
+            reads: VERSION,
+        });
     }
     if manifest.machine != id || !valid_name(&manifest.name) {
         return Err(damaged("its machine id or name is not one (or not its file's)".to_string()));
@@ -112,6 +109,6 @@ pub fn read(remote: &Transport, id: &str) -> Result<Option<Manifest>> {
 /// Writes this machine's manifest (after every pack it names is on the remote).
 pub fn write(remote: &Transport, manifest: &Manifest) -> Result<()> {
     let bytes =
-        serde_json::to_vec_pretty(manifest).map_err(|e| Error::user(format!("cannot encode a manifest: {e}")))?;
+        serde_json::to_vec_pretty(manifest).map_err(|source| RemoteError::Encode { what: "a manifest", source })?;
     remote.put(&name(&manifest.machine), bytes)
 }

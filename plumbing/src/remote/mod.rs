@@ -20,6 +20,7 @@
 //! `cache/remote-idx/` (the indexes of the remotes' packs: derived).
 
 pub mod check;
+pub mod error;
 pub mod fetch;
 pub mod manifest;
 pub mod push;
@@ -33,7 +34,8 @@ use serde::{Deserialize, Serialize};
 use crate::durable::FileError;
 use crate::id::ObjectId;
 use crate::store::{Store, StoreError, WriteLock};
-use crate::{Context, Error, Result};
+use crate::Context;
+pub use error::{RemoteError, Result};
 pub use transport::Transport;
 
 /// The file listing the store's remotes.
@@ -75,10 +77,10 @@ pub fn remotes(store: &Path) -> Result<Vec<Remote>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(FileError::at(&path, "read")(e).into()),
     };
-    let config: Config = serde_json::from_slice(&bytes)
-        .map_err(|e| Error::corrupt(format!("{}: not a remotes file: {e}", path.display())))?;
+    let config: Config =
+        serde_json::from_slice(&bytes).map_err(|source| RemoteError::BadRemotes { path: path.clone(), source })?;
     if config.v != 1 || !config.remotes.iter().all(|r| valid_name(&r.name)) {
-        return Err(Error::corrupt(format!("{}: not a remotes file of version 1", path.display())));
+        return Err(RemoteError::RemotesVersion { path });
     }
     Ok(config.remotes)
 }
@@ -86,10 +88,10 @@ pub fn remotes(store: &Path) -> Result<Vec<Remote>> {
 /// Adds a remote (a folder path is made absolute first); a name already taken is refused.
 pub fn add(ctx: &Context, name: &str, url: &str) -> Result<Remote> {
     if !valid_name(name) {
-        return Err(Error::user(format!("remote name {name:?}: use letters, digits, '.', '_' and '-' (64 at most)")));
+        return Err(RemoteError::BadName { name: name.to_string() });
     }
     let url = match url.strip_prefix("file://").or((!url.contains("://")).then_some(url)) {
-        Some("") => return Err(Error::user("remote URL is empty")),
+        Some("") => return Err(RemoteError::EmptyUrl),
         Some(path) => format!("file://{}", ctx.cwd.join(path).display()),
         None => url.to_string(),
     };
@@ -99,8 +101,7 @@ pub fn add(ctx: &Context, name: &str, url: &str) -> Result<Remote> {
         Transport::open(&remote.url)?;
     }
     change(&ctx.store_dir, |all| match all.iter().any(|r| r.name == name) {
-        true => Err(Error::user(format!("a remote is already named {name}"))
-            .hint(format!("`shake remote remove {name}` first, or choose another name"))),
+        true => Err(RemoteError::Exists { name: name.to_string() }),
         false => {
             all.push(remote.clone());
             Ok(())
@@ -127,7 +128,7 @@ fn change(store: &Path, edit: impl FnOnce(&mut Vec<Remote>) -> Result<()>) -> Re
     let mut all = remotes(store)?;
     edit(&mut all)?;
     let bytes = serde_json::to_vec_pretty(&Config { v: 1, remotes: all })
-        .map_err(|e| Error::user(format!("cannot encode the remotes: {e}")))?;
+        .map_err(|source| RemoteError::Encode { what: "the remotes", source })?;
     crate::durable::write(&store.join(CONFIG), &bytes)?;
     Ok(())
 }
@@ -138,18 +139,13 @@ pub fn named(store: &Path, name: Option<&str>) -> Result<Remote> {
     match name {
         Some(name) => all.into_iter().find(|r| r.name == name).ok_or_else(|| unknown(name)),
         None if all.len() == 1 => Ok(all.remove(0)),
-        None if all.is_empty() => {
-            Err(Error::user("no remote yet").hint("add one: shake remote add NAME URL (docs/remotes.md)"))
-        }
-        None => {
-            let names: Vec<&str> = all.iter().map(|r| r.name.as_str()).collect();
-            Err(Error::user(format!("several remotes ({}): name one", names.join(", "))))
-        }
+        None if all.is_empty() => Err(RemoteError::NoRemote),
+        None => Err(RemoteError::Several { names: all.into_iter().map(|r| r.name).collect() }),
     }
 }
 
-fn unknown(name: &str) -> Error {
-    Error::user(format!("no remote named {name:?}")).hint("`shake remote list` lists them")
+fn unknown(name: &str) -> RemoteError {
+    RemoteError::Unknown { name: name.to_string() }
 }
 
 /// Tells whether `name` may name a remote or a machine, and so a folder: 1 to 64 of ASCII
@@ -181,7 +177,7 @@ pub fn machine(store: &Path) -> Result<Machine> {
         match std::fs::read(path) {
             Ok(bytes) => match serde_json::from_slice::<Machine>(&bytes) {
                 Ok(m) if valid_id(&m.id) && valid_name(&m.name) => Ok(Some(m)),
-                _ => Err(Error::corrupt(format!("{}: not a machine file (id and name)", path.display()))),
+                _ => Err(RemoteError::BadMachine { path: path.to_path_buf() }),
             },
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(FileError::at(path, "read")(e).into()),
@@ -201,7 +197,7 @@ pub fn machine(store: &Path) -> Result<Machine> {
     let seed = [seed.as_bytes(), &std::fs::read("/proc/sys/kernel/random/uuid").unwrap_or_default()].concat();
     let id = blake3::hash(&seed).to_hex()[..32].to_string();
     let machine = Machine { id, name };
-    let bytes = serde_json::to_vec(&machine).map_err(|e| Error::user(format!("cannot encode the machine: {e}")))?;
+    let bytes = serde_json::to_vec(&machine).map_err(|source| RemoteError::Encode { what: "the machine", source })?;
     crate::durable::write(&path, &bytes)?;
     Ok(machine)
 }
@@ -252,7 +248,7 @@ fn mirror_dir(store: &Path, id: &str, name: &str) -> Result<PathBuf> {
             Err(e) => return Err(FileError::at(&mark, "read")(e).into()),
         }
     }
-    Err(Error::user(format!("{}: no folder left for machine {id} ({name})", store.join(MIRRORS).display())))
+    Err(RemoteError::NoMirror { dir: store.join(MIRRORS), id: id.to_string(), name: name.to_string() })
 }
 
 /// The machine a session file was fetched from, when `path` is in a machine's folder of the
@@ -265,9 +261,9 @@ pub fn machine_of(store: &Path, path: &Path) -> Option<String> {
 
 /// Resolves `<machine>/<session id or prefix>` to the file of that fetched session; `None` when
 /// `text` does not name a machine fetched into this store (it may be a path).
-pub fn resolve(ctx: &Context, text: &str) -> Result<Option<PathBuf>> {
+pub fn resolve(ctx: &Context, text: &str) -> crate::store::Result<Option<PathBuf>> {
     match named_session(&ctx.store_dir, text) {
-        Some(_) => Ok(resolve_in(&Store::open(ctx)?, text)?),
+        Some(_) => resolve_in(&Store::open(ctx)?, text),
         None => Ok(None),
     }
 }
@@ -337,16 +333,12 @@ pub fn remote_ids(store: &Path, remote: &Transport, sum: &str) -> Result<Vec<Obj
         }
     }
     let name = format!("packs/pack-{sum}.idx");
-    let bytes = remote.get(&name)?.ok_or_else(|| {
-        Error::corrupt(format!("remote {}: {name} is missing", remote.url())).hint("run shake fsck --remote")
-    })?;
+    let bytes = remote
+        .get(&name)?
+        .ok_or_else(|| RemoteError::IndexMissing { url: remote.url().to_string(), name: name.clone() })?;
     let found = crate::store::pack::index_ids(&bytes);
     if !matches(&found) {
-        return Err(Error::corrupt(format!(
-            "remote {}: {name} is damaged (not a sound index of that pack); nothing was read from it",
-            remote.url()
-        ))
-        .hint("run shake fsck --remote; the machine that pushed it can push again"));
+        return Err(RemoteError::IndexDamaged { url: remote.url().to_string(), name });
     }
     // A cache: a failed write costs a download next time, nothing else.
     let _ = crate::durable::write_cache(&cached, &bytes);

@@ -17,11 +17,12 @@
 use std::collections::HashSet;
 use std::path::Path;
 
+use super::{RemoteError, Result};
 use crate::id::ObjectId;
 use crate::remote::manifest::{self, Manifest, Shared};
 use crate::remote::{remote_ids, remote_packs, Machine, Progress, Remote, Transport};
 use crate::store::{pack::PackWriter, state, times, Store};
-use crate::{Context, Error, Result};
+use crate::Context;
 
 /// One session that would leave: its file on this machine and the version going up.
 #[derive(Clone, Debug)]
@@ -38,8 +39,9 @@ pub struct Leaving<'a> {
 }
 
 /// The check run before anything leaves: given the store and every session whose version
-/// would change on the remote, it returns an error to refuse the push (nothing is sent).
-pub type Check<'c> = &'c dyn Fn(&Store, &[Leaving<'_>]) -> Result<()>;
+/// would change on the remote, it returns an error to refuse the push (nothing is sent), the
+/// caller's own (the porcelain's secret scan words its refusal), which the push returns.
+pub type Check<'c, E> = &'c dyn Fn(&Store, &[Leaving<'_>]) -> std::result::Result<(), E>;
 
 /// What a push did.
 #[derive(Clone, Debug)]
@@ -60,11 +62,17 @@ pub struct Pushed {
     pub manifest: bool,
 }
 
-/// Pushes this store to `remote`, after `check` let the sessions go.
-pub fn push(ctx: &Context, remote: &Remote, check: Check<'_>, progress: &Progress) -> Result<Pushed> {
+/// Pushes this store to `remote`, after `check` let the sessions go; its refusal is returned
+/// as it is, the push's own errors as `E`.
+pub fn push<E: From<RemoteError>>(
+    ctx: &Context,
+    remote: &Remote,
+    check: Check<'_, E>,
+    progress: &Progress,
+) -> Result<Pushed, E> {
     let machine = super::machine(&ctx.store_dir)?;
     let transport = Transport::open(&remote.url)?;
-    let store = Store::open(ctx)?;
+    let store = Store::open(ctx).map_err(RemoteError::from)?;
     let sessions = own_sessions(&store, &ctx.store_dir)?;
     let previous = manifest::read(&transport, &machine.id)?;
     let before = |path: &str| {
@@ -126,7 +134,7 @@ fn own_sessions(store: &Store, store_dir: &Path) -> Result<Vec<Shared>> {
     let mirrors = std::fs::canonicalize(store_dir.join(super::MIRRORS)).ok();
     let mut shared = Vec::new();
     for (from, bytes) in store.states()? {
-        let (head, _) = state::decode(&from, &bytes)?;
+        let (head, _) = state::decode(&from, &bytes).map_err(crate::store::StoreError::from)?;
         if mirrors.as_ref().is_some_and(|m| Path::new(&head.path).starts_with(m)) {
             continue;
         }
@@ -175,11 +183,7 @@ fn send_missing(
             }
             let obj = pack.object_at(i)?;
             if ObjectId::hash(obj.kind, obj.bytes) != id {
-                return Err(Error::corrupt(format!(
-                    "{}: object {id} does not match its id; nothing was pushed",
-                    pack.path.display()
-                ))
-                .hint("run shake fsck"));
+                return Err(RemoteError::ObjectMismatch { path: pack.path.clone(), id });
             }
             writer.add(id, obj.kind, obj.bytes)?;
         }

@@ -14,8 +14,8 @@ use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path as Key;
 use object_store::{ObjectStore, ObjectStoreScheme, PutPayload, WriteMultipart};
 
+use super::{RemoteError, Result};
 use crate::durable::FileError;
-use crate::{Error, ErrorKind, Result};
 
 /// The size of each part of a large upload (S3 takes parts of 5 MiB and more, but the last).
 pub const PART: usize = 8 << 20;
@@ -43,10 +43,8 @@ impl Transport {
     /// Opens the remote at `url`: `s3://`, `gs://`, `az://` (and the other spellings
     /// object_store reads), `file://` or a plain absolute path (a folder, made if missing).
     pub fn open(url: &str) -> Result<Transport> {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| Error::io("cannot start the remote's I/O runtime", e))?;
+        let runtime =
+            tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(RemoteError::Runtime)?;
         let (store, prefix): (Arc<dyn ObjectStore>, String) = match folder(url) {
             Some(dir) => {
                 crate::durable::private_dir(&dir)?;
@@ -55,11 +53,10 @@ impl Transport {
                 (Arc::new(local), String::new())
             }
             None => {
-                let parsed = url::Url::parse(url).map_err(|e| Error::user(format!("remote URL {url:?}: {e}")))?;
-                let (scheme, prefix) = ObjectStoreScheme::parse(&parsed).map_err(|e| {
-                    Error::user(format!("remote URL {url:?}: {e}"))
-                        .hint("use s3://BUCKET/PREFIX, gs://BUCKET/PREFIX, az://CONTAINER/PREFIX, file:///PATH or a folder path")
-                })?;
+                let parsed =
+                    url::Url::parse(url).map_err(|source| RemoteError::Url { url: url.to_string(), source })?;
+                let (scheme, prefix) = ObjectStoreScheme::parse(&parsed)
+                    .map_err(|source| RemoteError::Scheme { url: url.to_string(), source: Box::new(source) })?;
                 let open = |e| service(url, "open", e);
                 let store: Arc<dyn ObjectStore> = match scheme {
                     ObjectStoreScheme::AmazonS3 => {
@@ -72,10 +69,7 @@ impl Transport {
                         object_store::azure::MicrosoftAzureBuilder::from_env().with_url(url).build().map_err(open)?,
                     ),
                     other => {
-                        return Err(Error::user(format!(
-                            "remote URL {url:?}: {other:?} is not a remote shake writes to"
-                        ))
-                        .hint("use s3://, gs://, az://, file:// or a folder path"))
+                        return Err(RemoteError::NotWritable { url: url.to_string(), scheme: format!("{other:?}") })
                     }
                 };
                 (store, prefix.to_string())
@@ -239,7 +233,6 @@ fn folder(url: &str) -> Option<PathBuf> {
 /// A service's failure: what shake was doing, on which remote, and what the service said. A
 /// refused login, a missing bucket or a dropped connection is neither the store's damage nor
 /// bad input: exit 4, as the system's refusals are.
-fn service(url: &str, doing: &str, e: object_store::Error) -> Error {
-    let message = format!("cannot {doing} remote {url}: {e}");
-    Error { kind: ErrorKind::Io, message, hints: Vec::new(), source: Some(Box::new(e)) }
+fn service(url: &str, doing: &str, source: object_store::Error) -> RemoteError {
+    RemoteError::Service { doing: doing.to_string(), url: url.to_string(), source: Box::new(source) }
 }

@@ -7,7 +7,7 @@ use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{Searcher, SearcherBuilder, Sink, SinkMatch};
 
 use super::Readable;
-use crate::{Error, Result};
+use super::{Result, SearchError};
 
 /// How the pattern is read: as ripgrep's `-i`, `-S`, `-F`, `-w`.
 #[derive(Clone, Copy, Debug, Default)]
@@ -33,7 +33,7 @@ pub fn matcher(pattern: &str, how: How) -> Result<RegexMatcher> {
         // Lines of text end with `\n`: a match never spans two.
         .line_terminator(Some(b'\n'))
         .build(pattern)
-        .map_err(|e| Error::user(format!("not a pattern: {pattern:?}: {e}")))
+        .map_err(|source| SearchError::NotAPattern { pattern: pattern.to_string(), source })
 }
 
 /// One matching line of text.
@@ -95,6 +95,6 @@ mod tests {
         let m = matcher("hello", How { ignore_case: true, ..How::default() }).unwrap();
         assert_eq!(search(&m, &r, None).iter().map(|h| h.line).collect::<Vec<_>>(), [1, 2]);
         assert_eq!(search(&m, &r, Some(1)).len(), 1);
-        assert!(matcher("(", How::default()).unwrap_err().message.contains("not a pattern"));
+        assert!(matcher("(", How::default()).unwrap_err().to_string().contains("not a pattern"));
     }
 }

@@ -3,6 +3,7 @@
 //! readable text ([`text`]) with a map back to the file's lines, the entries those lines are
 //! (id, role, time, from the session's own host), and the sessions taken on every core, in order.
 
+pub mod error;
 pub mod grep;
 pub mod secrets;
 pub mod text;
@@ -14,7 +15,7 @@ use std::sync::mpsc;
 
 use crate::host::{HostKind, Role, SessionFile};
 use crate::store::{SessionInfo, Store};
-use crate::Result;
+pub use error::{Result, SearchError};
 
 /// A session's readable text, and where each of its lines came from.
 #[derive(Debug, Default)]

@@ -20,8 +20,8 @@ use regex::bytes::{Regex, RegexBuilder};
 use std::path::PathBuf;
 
 use super::{Entries, Readable};
+use super::{Result, SearchError};
 use crate::store::{SessionInfo, Store};
-use crate::{Error, Result};
 
 /// gitleaks' default rules (`config/gitleaks.toml` of gitleaks/gitleaks at
 /// b58d3f102cf3a2c84cb7f923d05c25c9b1aed84b, MIT License, Copyright (c) 2019 Zachary Rice).
@@ -102,7 +102,9 @@ impl Allowed {
                 None | Some("secret") => Target::Secret,
                 Some("match") => Target::Match,
                 Some("line") => Target::Line,
-                Some(other) => return Err(Error::user(format!("{what}: unknown regexTarget {other:?}"))),
+                Some(other) => {
+                    return Err(SearchError::RegexTarget { what: what.to_string(), target: other.to_string() })
+                }
             };
             for r in &list.regexes {
                 allowed.regexes.push((target, compile(r, what)?));
@@ -150,7 +152,7 @@ fn compile(pattern: &str, what: &str) -> Result<Regex> {
         .unicode(false)
         .size_limit(SIZE_LIMIT)
         .build()
-        .map_err(|e| Error::user(format!("{what}: rule regex does not compile: {e}")))
+        .map_err(|source| SearchError::RuleRegex { what: what.to_string(), source })
 }
 
 /// Room for gitleaks' longest rules (`[\w-]{50,1000}`) compiled.
@@ -196,7 +198,8 @@ impl Rules {
         let mut wakes: Vec<Vec<usize>> = Vec::new();
         let mut always = Vec::new();
         for (name, text) in texts {
-            let file: File = toml::from_str(text).map_err(|e| Error::user(format!("{name}: {e}")))?;
+            let file: File =
+                toml::from_str(text).map_err(|source| SearchError::RulesFile { name: name.to_string(), source })?;
             global.extend(file.allowlist);
             for data in file.rules {
                 let Some(pattern) = data.regex.as_deref() else { continue };
@@ -232,7 +235,7 @@ impl Rules {
             // this many keywords, a contiguous NFA, took half the scan's time).
             .kind(Some(aho_corasick::AhoCorasickKind::DFA))
             .build(&keywords)
-            .map_err(|e| Error::user(format!("the secret rules' keywords: {e}")))?;
+            .map_err(SearchError::Keywords)?;
         Ok(Rules { keywords, wakes, always, global: Allowed::of(&global, "global allowlist")?, rules })
     }
 
@@ -373,10 +376,7 @@ impl Allow {
             let fp =
                 name.strip_prefix("fp:").is_some_and(|h| h.len() == 12 && h.bytes().all(|b| b.is_ascii_hexdigit()));
             if !fp && !kinds.contains(name) {
-                return Err(Error::user(format!(
-                    "--allow {name:?}: no secret rule has that id, nor is it a fp:<12 hex> fingerprint"
-                ))
-                .hint("`shake scan --list-rules` lists the rule ids"));
+                return Err(SearchError::NotAllowable { name: name.to_string() });
             }
             allow.names.insert(name.to_string());
         }
@@ -439,9 +439,13 @@ pub fn scan_sessions(store: &Store, sessions: &[SessionInfo], allow: &Allow) -> 
     failed.map(|()| findings)
 }
 
-/// The refusal `push` gives when the scan found something: each finding's session, entry and
-/// kind (the first few), and how to allow them.
-pub fn refusal(findings: &[Finding]) -> Error {
+/// The refusal `push` gives when the scan found something ([`SearchError::Secrets`]).
+pub fn refusal(findings: Vec<Finding>) -> SearchError {
+    SearchError::Secrets { findings }
+}
+
+/// What the refusal says of the findings: each one's session, entry and kind (the first few).
+pub(super) fn told(findings: &[Finding]) -> String {
     const SHOWN: usize = 5;
     let told: Vec<String> = findings
         .iter()
@@ -460,13 +464,12 @@ pub fn refusal(findings: &[Finding]) -> Error {
         0 => String::new(),
         n => format!("; and {n} more (shake scan lists them all)"),
     };
-    Error::user(format!(
+    format!(
         "{} secret{} in what would leave this machine: {}{more}",
         findings.len(),
         if findings.len() == 1 { "" } else { "s" },
         told.join("; ")
-    ))
-    .hint("allow a kind with --allow KIND, or one secret with --allow fp:… (`shake scan` prints each one's), or list them under [scan] allow in .shake.toml")
+    )
 }
 
 #[cfg(test)]
@@ -501,12 +504,13 @@ mod tests {
         assert_eq!(hits[0].fingerprint, fingerprint(b"ghp_4kd93nfLq0x8ZrT2mWv7YpB1cHs6Je5Ua3Rt"));
     }
 
+    #[cfg(feature = "cli")]
     #[test]
     fn the_refusal_names_session_entry_and_kind_never_the_secret() {
         let hit = scan("GITHUB_TOKEN=ghp_4kd93nfLq0x8ZrT2mWv7YpB1cHs6Je5Ua3Rt\n").remove(0);
         let finding =
             Finding { session: Some("s-1".into()), path: PathBuf::from("/x.jsonl"), entry: Some("e-9".into()), hit };
-        let e = refusal(&vec![finding; 7]);
+        let e = crate::Error::from(refusal(vec![finding; 7]));
         assert!(
             e.message.starts_with("7 secrets in what would leave this machine: s-1 entry e-9 (github-pat): "),
             "{}",

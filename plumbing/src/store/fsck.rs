@@ -57,7 +57,7 @@ pub fn check<E: std::fmt::Display>(dir: &Path, overlays: OverlayCheck<'_, E>) ->
             }
             // A pack fsck may not read is not a finding about the store: fsck cannot answer.
             Err(e) if e.is_io() => return Err(e.into()),
-            Err(e) => report.problems.push(crate::error::chain(&e)),
+            Err(e) => report.problems.push(crate::output::chain(&e)),
         }
     }
     note_ref_locks(dir, &mut report);
@@ -72,7 +72,7 @@ pub fn check<E: std::fmt::Display>(dir: &Path, overlays: OverlayCheck<'_, E>) ->
             None
         };
         match id {
-            Err(e) => report.problems.push(crate::error::chain(&e)),
+            Err(e) => report.problems.push(crate::output::chain(&e)),
             Ok(id) => expect(&store, &id, want, &format!("{}: ref", dir.join(&name).display()), &mut report),
         }
     }
@@ -182,7 +182,7 @@ fn check_links(store: &Store, report: &mut FsckReport) {
                         v.lines(store, &what)
                     });
                     match lines {
-                        Err(e) => report.problems.push(format!("{what}: {}", crate::error::chain(&e))),
+                        Err(e) => report.problems.push(format!("{what}: {}", crate::output::chain(&e))),
                         Ok(lines) => {
                             // A row puts back the version's session id: it must name one.
                             let session = Version::decode(obj.bytes, &what).ok().and_then(|v| v.session);
@@ -226,7 +226,7 @@ fn expect_line(store: &Store, id: &ObjectId, what: &str, report: &mut FsckReport
             report.missing.insert(*id);
             report.problems.push(format!("{what}: names missing object {id}"))
         }
-        Err(e) => report.problems.push(format!("{what}: names {id}: {}", crate::error::chain(&e))),
+        Err(e) => report.problems.push(format!("{what}: names {id}: {}", crate::output::chain(&e))),
     }
     None
 }
@@ -242,7 +242,7 @@ fn expect(store: &Store, id: &ObjectId, want: Option<Kind>, what: &str, report: 
             report.missing.insert(*id);
             report.problems.push(format!("{what}: names missing object {id}"))
         }
-        Err(e) => report.problems.push(format!("{what}: names {id}: {}", crate::error::chain(&e))),
+        Err(e) => report.problems.push(format!("{what}: names {id}: {}", crate::output::chain(&e))),
     }
 }
 
@@ -307,7 +307,7 @@ fn note_orphan_packs(store: &Store, report: &mut FsckReport) {
                 "{}: not a complete pack (no valid checksum) and no index; nothing reads it",
                 path.display()
             )),
-            Err(e) => report.problems.push(crate::error::chain(&e)),
+            Err(e) => report.problems.push(crate::output::chain(&e)),
         }
     }
     let Ok(read) = std::fs::read_dir(store.dir().join("packs")) else { return };

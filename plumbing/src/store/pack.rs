@@ -621,6 +621,7 @@ fn u64_at(bytes: &[u8], at: usize) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(feature = "cli")]
     use crate::Error;
 
     fn write_pack(dir: &Path, objects: &[(Kind, &[u8])]) -> PathBuf {
@@ -684,6 +685,7 @@ mod tests {
 
     /// A pack that cannot be started names the folder and the step, and is an I/O error (not
     /// the store's corruption) whose source is the system's error.
+    #[cfg(feature = "cli")]
     #[test]
     fn a_refused_write_names_the_folder() {
         let dir = tempfile::tempdir().unwrap();
@@ -703,6 +705,7 @@ mod tests {
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
+    #[cfg(feature = "cli")]
     #[test]
     fn flipped_byte_and_truncation_are_named() {
         let dir = tempfile::tempdir().unwrap();

@@ -426,7 +426,7 @@ impl Packed {
         for path in list(store)?.unwrap_or_default() {
             match PackedFile::open(&path) {
                 Ok(f) => files.push(f),
-                Err(e) => problems.push(crate::error::chain(&e)),
+                Err(e) => problems.push(crate::output::chain(&e)),
             }
         }
         let packed = Packed { files, lenient: true };

@@ -181,6 +181,7 @@ pub fn lock_files(store: &Path) -> Vec<PathBuf> {
 mod tests {
     use super::*;
     use crate::id::Kind;
+    #[cfg(feature = "cli")]
     use crate::Error;
 
     #[test]
@@ -195,6 +196,7 @@ mod tests {
         assert!(compare("refs/x", None, Expect::Id(b)).unwrap_err().to_string().contains("is absent"));
     }
 
+    #[cfg(feature = "cli")]
     #[test]
     fn names_are_checked_and_bad_files_named() {
         for bad in ["sessions/x", "refs/", "refs/a//b", "refs/../x", "refs/a.lock", "refs/a b"] {

@@ -631,6 +631,7 @@ pub fn encode_format_3(head: &FileState, resume: &Resume, table: &NodeTable) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(feature = "cli")]
     use crate::Error;
 
     fn head() -> FileState {
@@ -868,6 +869,7 @@ mod tests {
 
     /// A state that does not read is a typed error naming where it was read from, kept as the
     /// source of the corrupt-store error (exit 3) a listing gives, not flattened to a string.
+    #[cfg(feature = "cli")]
     #[test]
     fn a_state_that_does_not_read_is_a_typed_error_naming_it() {
         let dir = tempfile::tempdir().unwrap();

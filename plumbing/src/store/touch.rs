@@ -6,9 +6,13 @@
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::host::SessionFile;
-use crate::{Context, Error};
+use std::fmt::Display;
 
+use crate::host::error::HostError;
+use crate::host::SessionFile;
+use crate::Context;
+
+use super::import::ImportError;
 use super::{ImportReport, Store};
 
 static WARNED: AtomicBool = AtomicBool::new(false);
@@ -27,20 +31,30 @@ pub fn import_read(ctx: &Context, file: &SessionFile) -> Option<ImportReport> {
 
 fn reported(
     ctx: &Context,
-    import: impl FnOnce(&mut Store) -> Result<ImportReport, super::import::ImportError>,
+    import: impl FnOnce(&mut Store) -> Result<ImportReport, ImportError>,
 ) -> Option<ImportReport> {
-    match Store::open(ctx).map_err(Error::from).and_then(|mut store| Ok(import(&mut store)?)) {
+    match Store::open(ctx).map_err(ImportError::from).and_then(|mut store| import(&mut store)) {
         Ok(report) => Some(report),
         Err(e) => {
-            warn_once(ctx, &e);
+            warn_once(ctx, &reason(&e));
             None
         }
     }
 }
 
-/// Warns about a store failure the first time one happens in this process.
-pub fn warn_once(ctx: &Context, e: &Error) {
+/// What the warning says of an import's failure: its whole source chain, as a command says it;
+/// a host's refusal in the host's words alone.
+fn reason(e: &ImportError) -> String {
+    match e {
+        ImportError::Host(HostError::Refused { message, .. }) => message.clone(),
+        e => crate::output::chain(e),
+    }
+}
+
+/// Warns about a store failure the first time one happens in this process; `reason` says
+/// what failed.
+pub fn warn_once(ctx: &Context, reason: &dyn Display) {
     if !WARNED.swap(true, Ordering::Relaxed) {
-        ctx.warn(format_args!("store {} not updated: {}; going on without it", ctx.store_dir.display(), e.message));
+        ctx.warn(format_args!("store {} not updated: {reason}; going on without it", ctx.store_dir.display()));
     }
 }

@@ -272,11 +272,11 @@ fn fold_in_place(
     let before = record::read(ctx, record.source_session).map_err(|e| refused(e.into()))?;
     let session_id = record.source_session.to_string();
     record::write(ctx, record).map_err(|e| refused(e.into()))?;
-    session.write_fork(edits, ForkWrite::FoldInPlace).inspect_err(|_| {
+    Ok(session.write_fork(edits, ForkWrite::FoldInPlace).inspect_err(|_| {
         if let Err(e) = record::put(ctx, &session_id, before) {
             ctx.warn(format_args!("the record of the fold not written stays in the store: {}", Error::from(e).message));
         }
-    })
+    })?)
 }
 
 /// What an in-place write says of the rows the host appended while it wrote.

@@ -123,7 +123,7 @@ pub fn before_push(store: &Store, leaving: &[Leaving<'_>], allow: &Allow) -> Res
     let findings = secrets::scan_sessions(store, &versions, allow)?;
     match findings.is_empty() {
         true => Ok(()),
-        false => Err(secrets::refusal(&findings)),
+        false => Err(secrets::refusal(findings).into()),
     }
 }
 
@@ -131,7 +131,7 @@ pub fn before_push(store: &Store, leaving: &[Leaving<'_>], allow: &Allow) -> Res
 pub fn allow_list(ctx: &Context, flags: &[String]) -> Result<Allow> {
     let config = crate::config::load(ctx)?;
     let names = flags.iter().chain(&config.config.scan.allow).map(String::as_str);
-    Allow::new(Rules::builtin(), names)
+    Ok(Allow::new(Rules::builtin(), names)?)
 }
 
 fn to_json(ctx: &Context, f: &Finding) -> serde_json::Value {

@@ -30,10 +30,10 @@ use std::time::UNIX_EPOCH;
 
 use crate::append::Appended;
 use crate::durable::FileError;
+use crate::host::error::HostError;
 use crate::host::file::Bytes;
 use crate::host::{self, HostKind, SessionFile, Warning};
 use crate::id::ObjectId;
-use crate::{Error, Result};
 
 use super::pack::PackError;
 use super::{Batch, Store, StoreError};
@@ -70,10 +70,9 @@ pub enum ImportError {
     /// The store's part: its write lock, a state, a ref, the file's key.
     #[error(transparent)]
     Store(#[from] StoreError),
-    /// No host reads the file (the registry's refusal, in the CLI's terms until the hosts'
-    /// errors are typed).
+    /// No host reads the file (the registry's refusal).
     #[error(transparent)]
-    Host(#[from] Error),
+    Host(#[from] HostError),
 }
 
 /// What importing one file did.

@@ -72,7 +72,7 @@ pub(super) fn read_whole<'a>(
         None => ReadFile::Read(crate::hosts::read(path).map_err(FileError::at(path, "read"))?),
     };
     let host = crate::hosts::detect(&file, forced)?;
-    let proof = Proof::of(file.raw());
+    let proof = file.proof().clone();
     Ok(Read { host, file, origin: 0, prover: Prover::default(), proof })
 }
 

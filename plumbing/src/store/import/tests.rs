@@ -5,6 +5,8 @@ use crate::id::Kind;
 use crate::proof::Proof;
 use crate::store::state::{self, FileState, Hashed, NodeTable, Resume, Table};
 use crate::store::version;
+#[cfg(feature = "cli")]
+use crate::Error;
 
 #[test]
 fn path_nodes_match_what_import_stored() {
@@ -447,6 +449,7 @@ fn gc_keeps_the_chunks_in_use_and_drops_the_merged_ones() {
 /// Each failure names its file and says what was being done; the system's refusal keeps its
 /// `io::Error` as the source and becomes an I/O error (exit 4), a wrong kind of path is the
 /// user's (exit 1).
+#[cfg(feature = "cli")]
 #[test]
 fn import_errors_name_the_file_and_keep_their_kind() {
     let dir = tempfile::tempdir().unwrap();
@@ -467,6 +470,7 @@ fn import_errors_name_the_file_and_keep_their_kind() {
 
 /// A node table that does not read is a typed error naming the session file and the chunk,
 /// a damaged store to the CLI (exit 3), not a string threaded through the import.
+#[cfg(feature = "cli")]
 #[test]
 fn an_unread_node_table_names_the_file_and_the_chunk_and_is_corruption() {
     let chunk = ObjectId([9; 32]);

@@ -49,13 +49,13 @@ pub struct Rules {
 
 /// The measured normalization (ctok's `nfc`): borrowed where it changes nothing.
 pub fn normalize(text: &str, fold_quotes: bool) -> Cow<'_, str> {
-    // ASCII text is its own NFC (and the normalizer's lookups were a tenth of a count), and most
-    // other text is NFC already, which a quick check tells at a fraction of composing it.
-    if text.is_ascii() || unicode_normalization::is_nfc_quick(text.chars()) == unicode_normalization::IsNormalized::Yes
-    {
-        return normalized(text, fold_quotes);
+    // Most text is NFC already, which a quick check of its non-ASCII stretches tells at a
+    // fraction of composing it (ASCII is its own NFC, and the normalizer's lookups were a tenth
+    // of a count), made as the rest of the normalization reads the text.
+    match normalized(text, fold_quotes, true) {
+        Some(norm) => norm,
+        None => normalized(&text.nfc().collect::<String>(), fold_quotes, false).unwrap_or_default().into_owned().into(),
     }
-    normalized(&text.nfc().collect::<String>(), fold_quotes).into_owned().into()
 }
 
 /// What [`normalized`] does with one character.
@@ -67,20 +67,42 @@ enum Edit {
     SaraAm,
 }
 
-/// The rest of the normalization, on NFC text. Printable ASCII, tabs and line feeds are kept as
-/// they are, so only other characters are decoded; the text is copied only if something changes,
-/// and then in runs of what is kept.
-fn normalized(text: &str, fold_quotes: bool) -> Cow<'_, str> {
+/// Printable ASCII, tabs and line feeds: what the normalization keeps as it is.
+fn kept_ascii(b: u8) -> bool {
+    matches!(b, b'\t' | b'\n' | b' '..=b'~')
+}
+
+/// The rest of the normalization, on NFC text; with `check_nfc`, on any text, `None` when the
+/// quick check cannot tell it is NFC (a stretch of non-ASCII characters is not surely NFC: an
+/// ASCII character, of combining class 0 and NFC itself, ends what the check carries along).
+/// What is kept as it is is not copied: the text is copied only if something changes, and then
+/// in runs of what is kept.
+fn normalized(text: &str, fold_quotes: bool, check_nfc: bool) -> Option<Cow<'_, str>> {
     let bytes = text.as_bytes();
     let mut out: Option<String> = None;
-    // `text[kept..at]` is kept and not copied yet.
-    let (mut kept, mut at) = (0, 0);
+    // `text[kept..at]` is kept and not copied yet; `text[..checked]` passed the NFC check.
+    let (mut kept, mut at, mut checked) = (0, 0, 0);
     let mut prev_nikhahit = false;
     while at < bytes.len() {
-        if matches!(bytes[at], b'\t' | b'\n' | b' '..=b'~') {
-            prev_nikhahit = false;
+        // Runs of kept ASCII, 16 bytes at a time (a fold the compiler makes one vector test).
+        let from = at;
+        while at + 16 <= bytes.len() && bytes[at..at + 16].iter().fold(true, |all, &b| all & kept_ascii(b)) {
+            at += 16;
+        }
+        while at < bytes.len() && kept_ascii(bytes[at]) {
             at += 1;
+        }
+        if at > from {
+            prev_nikhahit = false;
             continue;
+        }
+        if check_nfc && at >= checked && !bytes[at].is_ascii() {
+            checked = bytes[at..].iter().position(u8::is_ascii).map_or(bytes.len(), |n| at + n);
+            if unicode_normalization::is_nfc_quick(text[at..checked].chars())
+                != unicode_normalization::IsNormalized::Yes
+            {
+                return None;
+            }
         }
         let c = text[at..].chars().next().unwrap_or('\0');
         let edit = match c {
@@ -130,13 +152,13 @@ fn normalized(text: &str, fold_quotes: bool) -> Cow<'_, str> {
         }
         at += c.len_utf8();
     }
-    match out {
+    Some(match out {
         None => Cow::Borrowed(text),
         Some(mut copy) => {
             copy.push_str(&text[kept..]);
             Cow::Owned(copy)
         }
-    }
+    })
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -538,12 +560,8 @@ impl Marked {
     /// `bow`. A single space between a word end and a word start is the boundary pair itself and
     /// is folded away (ctok's seam), unless the word end follows a line feed or opens the stream.
     fn open(&mut self, case: Option<char>, bow: bool) {
-        if bow {
-            let b = self.text.as_bytes();
-            let n = b.len();
-            if n >= 5 && b[n - 1] == b' ' && b[n - 4..n - 1] == *EOW_UTF8 && b[n - 5] != b'\n' {
-                self.text.pop();
-            }
+        if bow && self.ends_in_seam() {
+            self.text.pop();
         }
         // A word with neither (a contraction's suffix, `'s`) is no place to cut: `'s` + word end
         // is a piece.
@@ -558,6 +576,14 @@ impl Marked {
         }
     }
 
+    /// Whether the stream ends in a word end and one space that a word start written next folds
+    /// away (not after a line feed).
+    pub fn ends_in_seam(&self) -> bool {
+        let b = self.text.as_bytes();
+        let n = b.len();
+        n >= 5 && b[n - 1] == b' ' && b[n - 4..n - 1] == *EOW_UTF8 && b[n - 5] != b'\n'
+    }
+
     /// Writes a word end.
     fn close(&mut self) {
         self.text.push(EOW);
@@ -570,30 +596,78 @@ const EOW_UTF8: &[u8; 3] = b"\xEF\xB7\x91";
 /// Writes the marked stream of normalized text (ctok's `stream_norm`) to `out`, its trailing line
 /// feeds left out (the frame prices them: [`super`]). `head_space` tells whether the raw text
 /// began with a space.
+#[cfg(test)]
 pub fn marked(norm: &str, rules: Rules, head_space: bool, out: &mut Marked) {
-    let escaped: String;
-    let mut norm = norm;
+    write(&prepared(norm, rules, head_space), rules, true, out);
+}
+
+/// Normalized text as [`write`] takes it: the text's own noncharacters escaped, its trailing line
+/// feeds left out, and with `head_space` (the raw text began with a space) the one space the
+/// frame's word start stands for.
+pub fn prepared(norm: &str, rules: Rules, head_space: bool) -> Cow<'_, str> {
     // U+FDD0..=U+FDD4 are EF B7 90..=94 in UTF-8.
     let b = norm.as_bytes();
+    let mut text = Cow::Borrowed(norm);
     if memchr::memchr_iter(0xEF, b).any(|at| b.get(at + 1) == Some(&0xB7) && matches!(b.get(at + 2), Some(0x90..=0x94)))
     {
-        escaped = norm
-            .chars()
-            .map(|c| match c as u32 {
-                o @ 0xFDD0..=0xFDD4 => char::from_u32(o - ESCAPE_FROM + ESCAPE_TO).unwrap_or(c),
-                _ => c,
-            })
-            .collect();
-        norm = &escaped;
+        text = Cow::Owned(
+            norm.chars()
+                .map(|c| match c as u32 {
+                    o @ 0xFDD0..=0xFDD4 => char::from_u32(o - ESCAPE_FROM + ESCAPE_TO).unwrap_or(c),
+                    _ => c,
+                })
+                .collect(),
+        );
     }
-    let mut norm = norm.trim_end_matches('\n');
+    let mut range = 0..text.trim_end_matches('\n').len();
     // The frame's word start stands for one leading space (two or more are a token of their own).
-    if rules.frame_bow && head_space && norm.starts_with(' ') && !norm.starts_with("  ") {
-        norm = &norm[1..];
+    if rules.frame_bow && head_space && text.starts_with(' ') && !text.starts_with("  ") {
+        range.start = 1;
     }
+    match text {
+        Cow::Borrowed(t) => Cow::Borrowed(&t[range]),
+        Cow::Owned(t) => Cow::Owned(t[range].to_string()),
+    }
+}
+
+/// Splits prepared text into parts whose marked streams, written apart ([`write`], the first
+/// part `first`), are the whole's cut where a piece never spans: each part after the first
+/// starts with an ASCII letter after a space, tab or line feed. There a letter run opens with
+/// its word start (and a cut before it) whatever came before, and no rule reads across the place
+/// (a space run's neighbours are read only by punctuation, digits and hard characters, which a
+/// letter run is not, and a contraction's apostrophe is no space). The one thing that does is
+/// the seam: a part ending in a word end and one space loses that space to the next part's word
+/// start ([`Marked::ends_in_seam`]).
+pub fn parts(text: &str) -> impl Iterator<Item = &str> {
+    let bytes = text.as_bytes();
+    let mut from = 0;
+    let mut done = false;
+    std::iter::from_fn(move || {
+        if done {
+            return None;
+        }
+        // The spaces found by memchr (a byte loop was a tenth of a count), then the letter after.
+        let mut at = from;
+        let at = loop {
+            match memchr::memchr3(b' ', b'\n', b'\t', &bytes[at..]) {
+                Some(n) if bytes.get(at + n + 1).is_some_and(u8::is_ascii_alphabetic) => break at + n + 1,
+                Some(n) => at += n + 1,
+                None => break bytes.len(),
+            }
+        };
+        let part = &text[from..at];
+        from = at;
+        done = at == bytes.len();
+        Some(part)
+    })
+}
+
+/// Writes the marked stream of prepared text, or of one of its [`parts`]: the text's first part
+/// is `first` (the frame's word start before it).
+pub fn write(norm: &str, rules: Rules, first: bool, out: &mut Marked) {
     let runs = runs(norm);
     if runs.is_empty() {
-        if rules.frame_bow {
+        if first && rules.frame_bow {
             out.open(None, true);
         }
         return;
@@ -602,7 +676,8 @@ pub fn marked(norm: &str, rules: Rules, head_space: bool, out: &mut Marked) {
         let j = if left {
             match i.checked_sub(1) {
                 Some(j) => j,
-                None => return rules.frame_bow,
+                // A later part opens with a letter run, which never asks.
+                None => return first && rules.frame_bow,
             }
         } else {
             i + 1
@@ -617,14 +692,14 @@ pub fn marked(norm: &str, rules: Rules, head_space: bool, out: &mut Marked) {
             r.body.starts_with(' ') && !r.body.starts_with("  ")
         }
     };
-    let first = &runs[0];
+    let head = &runs[0];
     let head_quote = opens_word(&runs, 0);
     let own_bow = !head_quote
-        && (matches!(first.class, Class::Wordy | Class::Punct | Class::StrayMark)
-            || first.hard_bow()
-            || (matches!(first.class, Class::Digit | Class::Hard) && first.digit_bow())
-            || (first.class == Class::Space && first.body.starts_with(' ')));
-    if !own_bow && rules.frame_bow {
+        && (matches!(head.class, Class::Wordy | Class::Punct | Class::StrayMark)
+            || head.hard_bow()
+            || (matches!(head.class, Class::Digit | Class::Hard) && head.digit_bow())
+            || (head.class == Class::Space && head.body.starts_with(' ')));
+    if first && !own_bow && rules.frame_bow {
         match head_quote {
             true => out.text.push(' '),
             false => out.open(None, true),
