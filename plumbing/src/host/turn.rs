@@ -55,6 +55,18 @@ impl PartialEq for LastTurn {
     }
 }
 
+/// Whether the view's path is what [`crate::host::Session::path`] walks from `leaf`, told by ids
+/// alone: each entry names the one before as its parent and the first names none the session
+/// holds. Only when no id repeats (then the entry an id names is the one that has it); Claude
+/// Code's view holds its context there, which can differ.
+fn holds_the_chain(view: &View<'_, '_>, leaf: usize) -> bool {
+    let (s, path) = (view.session, &view.path);
+    !s.ids_repeat()
+        && path.last() == Some(&leaf)
+        && path.first().is_some_and(|&root| s.parent_of(root).is_none())
+        && path.windows(2).all(|w| s.entries[w[1]].parent_id() == Some(s.entries[w[0]].id()))
+}
+
 impl LastTurn {
     /// The newest turn's facts in a context: its leaf's path walked from the leaf back.
     pub fn of(view: &View<'_, '_>) -> LastTurn {
@@ -63,8 +75,19 @@ impl LastTurn {
         // shake's own log entry among them, reached no provider).
         let newest = view.units.iter().rev().find(|u| u.role == Role::Assistant);
         let at = newest.and_then(|u| session.timestamp(u.index));
-        let Some(path) = view.leaf.and_then(|leaf| session.path(leaf).ok()) else {
-            return LastTurn::gather(at.as_deref(), std::iter::empty());
+        // The view's path when it is the leaf's parent chain (pi's and OMP's are), else the walk
+        // again: 100,000 lookups by id on a tiny session's dry run.
+        let walked;
+        let path = match view.leaf {
+            Some(leaf) if holds_the_chain(view, leaf) => &view.path,
+            Some(leaf) => match session.path(leaf) {
+                Ok(path) => {
+                    walked = path;
+                    &walked
+                }
+                Err(_) => return LastTurn::gather(at.as_deref(), std::iter::empty()),
+            },
+            None => return LastTurn::gather(at.as_deref(), std::iter::empty()),
         };
         LastTurn::gather(at.as_deref(), path.iter().rev().filter_map(|&index| session.reply(index)))
     }

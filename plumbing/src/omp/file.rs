@@ -121,6 +121,26 @@ pub struct OmpFile {
     pub entries: Vec<OmpEntry>,
     /// 1-based numbers of the lines that did not parse as a JSON object.
     pub malformed: Vec<usize>,
+    /// The bytes as text, when the read checked them whole (their lines are not checked again).
+    text: Option<Utf8>,
+}
+
+/// Bytes checked to be UTF-8 (their own handle: [`OmpFile::bytes`] is the caller's to replace).
+#[derive(Clone)]
+struct Utf8(Bytes);
+
+impl Utf8 {
+    fn str(&self) -> &str {
+        // SAFETY: made only of bytes checked to be UTF-8 (`OmpFile::scanned`, given them as text),
+        // which a `Bytes` never changes (`SessionFile::text` relies on the same).
+        unsafe { std::str::from_utf8_unchecked(&self.0) }
+    }
+}
+
+impl std::fmt::Debug for Utf8 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Utf8({} bytes)", self.0.len())
+    }
 }
 
 /// Tells whether `bytes` look like an OMP file: a title slot first, or a header carrying one of
@@ -177,7 +197,10 @@ impl OmpFile {
     /// [`OmpFile::parse`], `text` being the bytes when they are known to be UTF-8.
     fn scanned(path: PathBuf, bytes: Bytes, text: Option<&str>) -> Result<OmpFile, OmpError> {
         let Scan { title, header: (header, header_value), entries, malformed } = scan(&path, &bytes, text, true)?;
-        Ok(OmpFile { path, bytes, title, header, header_value, entries, malformed })
+        // Only the very bytes checked (the same memory) are kept as text.
+        let same = |t: &&str| t.as_ptr() == bytes.as_ptr() && t.len() == bytes.len();
+        let text = text.filter(same).map(|_| Utf8(bytes.clone()));
+        Ok(OmpFile { path, bytes, title, header, header_value, entries, malformed, text })
     }
 
     /// Makes [`OmpFile::parse`]'s checks (torn title slot, missing header, old version) without
@@ -204,6 +227,15 @@ impl OmpFile {
     /// A line's exact bytes.
     pub fn line_bytes(&self, entry: &OmpEntry) -> &[u8] {
         &self.bytes[entry.raw.clone()]
+    }
+
+    /// An entry's line as raw JSON, to be read with [`crate::js::json::trusted`]: the scan
+    /// checked it is one JSON object of UTF-8 text.
+    pub fn raw(&self, entry: &OmpEntry) -> &serde_json::value::RawValue {
+        let checked = self.text.as_ref().and_then(|t| t.str().get(entry.raw.clone()));
+        // Else the line is checked again (bytes restored from the store, a test).
+        let text = checked.or_else(|| std::str::from_utf8(self.line_bytes(entry)).ok()).unwrap_or("{}");
+        crate::js::json::raw_within(text, 0..text.len())
     }
 
     /// An entry parsed from its line (again: nothing holds the parsed entries).

@@ -40,8 +40,8 @@ pub fn compare(old: &OmpFile, new: &OmpFile, tok: &OmpTokenizer) -> Rewrite {
             kind,
             old_line: before.map(|b| b.line),
             new_line: Some(e.line),
-            tokens_before: before_value.as_ref().map_or(0, |b| entry_tokens(b, tok)),
-            tokens_after: entry_tokens(&e_value, tok),
+            tokens_before: before.map_or(0, |b| entry_tokens(old.raw(b), tok)),
+            tokens_after: entry_tokens(new.raw(e), tok),
             placeholders: match (kind, &before_value) {
                 (ChangeKind::Shaken, Some(b)) => placeholders(b, &e_value),
                 _ => Vec::new(),
@@ -51,7 +51,7 @@ pub fn compare(old: &OmpFile, new: &OmpFile, tok: &OmpTokenizer) -> Rewrite {
     for e in &old.entries {
         let Some(id) = e.id() else { continue };
         if !new_ids.contains_key(id) && old_ids.get(id).map(|&j| old.entries[j].line) == Some(e.line) {
-            let tokens_before = entry_tokens(&old.value(e), tok);
+            let tokens_before = entry_tokens(old.raw(e), tok);
             changes.push(Change {
                 id: id.to_string(),
                 kind: ChangeKind::Removed,

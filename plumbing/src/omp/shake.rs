@@ -6,12 +6,18 @@
 //! before the newline defeats an XML tag line, and `trimStart` trims JavaScript's whitespace set
 //! (U+FEFF yes, U+0085 no). Offsets are reported in UTF-16 code units, as OMP's are.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
-use serde_json::{Map, Value};
+use serde_json::value::RawValue;
+#[cfg(any(test, feature = "fixture-host"))]
+use serde_json::Map;
+use serde_json::Value;
 
-use super::file::{message, role, OmpEntry, OmpFile};
+use super::file::{OmpEntry, OmpFile};
 use super::tokenizer::{OmpTokenizer, IMAGE_TOKENS};
+use crate::js::json::trusted::{self, Object};
+use crate::js::string::string_text;
 use crate::js::{stringify, utf16_len};
 
 /// A `ShakeConfig` preset.
@@ -263,42 +269,45 @@ fn read_part(
     let mut calls: HashMap<String, CallInfo> = HashMap::new();
     let mut candidates: Vec<(usize, Candidate)> = Vec::new();
     for (i, entry) in branch.iter().enumerate().take(range.end).skip(range.start) {
-        let value = file.value(entry);
-        let (texts_tokens, extra) = entry_token_parts(&value, tok);
-        tokens.push(texts_tokens + extra);
+        // The line read once (the scan checked it): only the fields read are decoded.
+        let value = Object::of(file.raw(entry)).unwrap_or_default();
         let message = message(&value);
-        if role(&value) == Some("assistant") {
-            for b in blocks(message.and_then(|m| m.get("content"))) {
-                if let (true, Some(id)) = (is_type(b, "toolCall"), b.get("id").and_then(Value::as_str)) {
-                    let field = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
-                    let path = field(b.get("arguments").and_then(|a| a.get("path")));
-                    calls.insert(id.to_string(), CallInfo { name: field(b.get("name")), path });
+        let (texts_tokens, extra) = entry_token_parts(&value, message.as_ref(), tok);
+        tokens.push(texts_tokens + extra);
+        let role = message.as_ref().and_then(|m| text(m.get("role")));
+        if role.as_deref() == Some("assistant") {
+            for b in blocks(message.as_ref().and_then(|m| m.get("content"))) {
+                if let (true, Some(id)) = (is_type(&b, "toolCall"), text(b.get("id"))) {
+                    let path = object(b.get("arguments")).and_then(|a| text(a.get("path")));
+                    let name = text(b.get("name")).map(Cow::into_owned);
+                    calls.insert(id.into_owned(), CallInfo { name, path: path.map(Cow::into_owned) });
                 }
             }
         }
         if i < start {
             continue;
         }
-        let result = message.filter(|m| m.get("role").and_then(Value::as_str) == Some("toolResult"));
+        let result = message.as_ref().filter(|_| role.as_deref() == Some("toolResult"));
         if let Some(m) = result {
-            let mut texts =
-                blocks(m.get("content")).filter(|b| is_type(b, "text")).filter_map(|b| b.get("text")?.as_str());
-            if !texts.any(|t| !t.is_empty()) {
+            // A string is empty only as `""`: any escape is a character.
+            let mut texts = blocks(m.get("content")).filter(|b| is_type(b, "text")).filter_map(|b| b.get("text"));
+            if !texts.any(|t| t.get().starts_with('"') && t.get().len() > 2) {
                 continue;
             }
-            let source = m.get("details").and_then(|d| d.get("meta")?.get("source"));
+            let meta = object(m.get("details")).and_then(|d| object(d.get("meta")));
+            let source = meta.and_then(|meta| object(meta.get("source")));
             let artifact = source.is_some_and(|s| {
-                s.get("type").and_then(Value::as_str) == Some("internal")
-                    && s.get("value").and_then(Value::as_str).is_some_and(|v| v.starts_with("artifact://"))
+                text(s.get("type")).as_deref() == Some("internal")
+                    && text(s.get("value")).is_some_and(|v| v.starts_with("artifact://"))
             });
+            let is_true = |key| m.get(key).is_some_and(|v| v.get() == "true");
             candidates.push((
                 i,
                 Candidate::Result {
-                    useless: m.get("useless") == Some(&Value::Bool(true))
-                        && m.get("isError") != Some(&Value::Bool(true)),
-                    pruned: m.contains_key("prunedAt"),
-                    name: str_field(m, "toolName").to_string(),
-                    call_id: m.get("toolCallId").and_then(Value::as_str).map(str::to_string),
+                    useless: is_true("useless") && !is_true("isError"),
+                    pruned: m.get("prunedAt").is_some(),
+                    name: str_field(m, "toolName").into_owned(),
+                    call_id: text(m.get("toolCallId")).map(Cow::into_owned),
                     artifact,
                     // The region is the result's non-empty text blocks (its content is an
                     // array, or it had none): what `entryTokens` counted of it, without images.
@@ -308,7 +317,8 @@ fn read_part(
             continue;
         }
         let mut found = Vec::new();
-        for (block_index, label, text) in block_texts(&value) {
+        for (block_index, label, text) in block_texts(&value, message.as_ref()) {
+            let text = &*text;
             for range in scan_blocks(text) {
                 let slice = &text[range.clone()];
                 if slice.is_empty() {
@@ -404,16 +414,17 @@ fn apply(entry: &mut Map<String, Value>, region: &Region, replacement: &str, now
     match region.kind {
         Kind::ToolResult => {
             let Some(Value::Array(content)) = target.get_mut("content") else { return };
-            let first = content.iter().position(|b| {
-                is_type(b, "text") && b.get("text").and_then(Value::as_str).is_some_and(|t| !t.is_empty())
-            });
+            let is_text = |b: &Value| b.get("type").and_then(Value::as_str) == Some("text");
+            let first = content
+                .iter()
+                .position(|b| is_text(b) && b.get("text").and_then(Value::as_str).is_some_and(|t| !t.is_empty()));
             let Some(first) = first else { return };
             let kept: Vec<Value> = content
                 .drain(..)
                 .enumerate()
                 .filter_map(|(i, b)| match i == first {
                     true => Some(serde_json::json!({"type": "text", "text": replacement})),
-                    false => (!is_type(&b, "text")).then_some(b),
+                    false => (!is_text(&b)).then_some(b),
                 })
                 .collect();
             *content = kept;
@@ -433,23 +444,28 @@ fn apply(entry: &mut Map<String, Value>, region: &Region, replacement: &str, now
     }
 }
 
-/// `entryTokens` of an entry's value: a message's `countMessage`, a custom message's text, 0
+/// `entryTokens` of an entry's line: a message's `countMessage`, a custom message's text, 0
 /// for anything else.
-pub(crate) fn entry_tokens(entry: &Map<String, Value>, tok: &OmpTokenizer) -> u64 {
-    let (texts, extra) = entry_token_parts(entry, tok);
+pub(crate) fn entry_tokens(line: &RawValue, tok: &OmpTokenizer) -> u64 {
+    let entry = Object::of(line).unwrap_or_default();
+    let (texts, extra) = entry_token_parts(&entry, message(&entry).as_ref(), tok);
     texts + extra
 }
 
-/// [`entry_tokens`] in two parts: the count of its texts, and the flat charges (images, frames).
-/// A tool result's texts are its non-empty text blocks, so their count is its region's too.
-fn entry_token_parts(entry: &Map<String, Value>, tok: &OmpTokenizer) -> (u64, u64) {
-    match entry.get("type").and_then(Value::as_str).unwrap_or("") {
-        "message" => message(entry).map_or((0, 0), |m| message_tokens(m, tok)),
-        "custom_message" => match entry.get("content") {
-            Some(Value::String(s)) => (tok.count(s), 0),
-            content => {
-                let texts: Vec<&str> =
-                    blocks(content).filter(|b| is_type(b, "text")).filter_map(|b| b.get("text")?.as_str()).collect();
+/// [`entry_tokens`] in two parts: the count of its texts, and the flat charges (images, frames);
+/// `message` is the entry's [`message`]. A tool result's texts are its non-empty text blocks,
+/// so their count is its region's too.
+fn entry_token_parts(entry: &Object<'_>, message: Option<&Object<'_>>, tok: &OmpTokenizer) -> (u64, u64) {
+    match text(entry.get("type")).as_deref().unwrap_or("") {
+        "message" => message.map_or((0, 0), |m| message_tokens(m, tok)),
+        "custom_message" => match entry.get("content").filter(|c| c.get().starts_with('"')) {
+            Some(s) => (tok.count(&text(Some(s)).unwrap_or_default()), 0),
+            None => {
+                let texts: Vec<Cow<'_, str>> = blocks(entry.get("content"))
+                    .filter(|b| is_type(b, "text"))
+                    .filter_map(|b| text(b.get("text")))
+                    .collect();
+                let texts: Vec<&str> = texts.iter().map(|t| t.as_ref()).collect();
                 (tok.count_all(&texts), 0)
             }
         },
@@ -459,18 +475,18 @@ fn entry_token_parts(entry: &Map<String, Value>, tok: &OmpTokenizer) -> (u64, u6
 
 /// `Tokenizer.countMessage` (`tokenizer.ts` `#measureMessage`), encrypted reasoning included:
 /// the count of its texts, and its flat charges.
-fn message_tokens(m: &Map<String, Value>, tok: &OmpTokenizer) -> (u64, u64) {
-    let mut texts: Vec<std::borrow::Cow<'_, str>> = Vec::new();
+fn message_tokens(m: &Object<'_>, tok: &OmpTokenizer) -> (u64, u64) {
+    let mut texts: Vec<Cow<'_, str>> = Vec::new();
     let mut extra = 0;
     let content = m.get("content");
-    let mut text_and_images = |texts: &mut Vec<_>| match content {
-        Some(Value::String(s)) => texts.push(s.as_str().into()),
-        _ => {
+    let mut text_and_images = |texts: &mut Vec<_>| match content.filter(|c| c.get().starts_with('"')) {
+        Some(s) => texts.extend(text(Some(s))),
+        None => {
             for b in blocks(content) {
-                match b.get("type").and_then(Value::as_str) {
+                match text(b.get("type")).as_deref() {
                     Some("text") => {
-                        if let Some(t) = b.get("text").and_then(Value::as_str).filter(|t| !t.is_empty()) {
-                            texts.push(t.into())
+                        if let Some(t) = text(b.get("text")).filter(|t| !t.is_empty()) {
+                            texts.push(t)
                         }
                     }
                     Some("image") => extra += IMAGE_TOKENS,
@@ -479,41 +495,40 @@ fn message_tokens(m: &Map<String, Value>, tok: &OmpTokenizer) -> (u64, u64) {
             }
         }
     };
-    match m.get("role").and_then(Value::as_str).unwrap_or("") {
+    match text(m.get("role")).as_deref().unwrap_or("") {
         "bashExecution" => {
             for key in ["command", "output"] {
-                if let Some(s) = m.get(key).and_then(Value::as_str) {
-                    texts.push(s.into());
-                }
+                texts.extend(text(m.get(key)));
             }
         }
         "user" | "developer" | "custom" | "hookMessage" | "toolResult" => text_and_images(&mut texts),
         "assistant" => {
             for b in blocks(content) {
-                let field = |k: &str| b.get(k).and_then(Value::as_str).unwrap_or_default();
-                match b.get("type").and_then(Value::as_str) {
-                    Some("text") => texts.push(field("text").into()),
+                let field = |k: &str| text(b.get(k)).unwrap_or_default();
+                match text(b.get("type")).as_deref() {
+                    Some("text") => texts.push(field("text")),
                     Some("thinking") => {
-                        texts.push(field("thinking").into());
-                        if !field("thinkingSignature").is_empty() {
-                            texts.push(field("thinkingSignature").into());
+                        texts.push(field("thinking"));
+                        let signature = field("thinkingSignature");
+                        if !signature.is_empty() {
+                            texts.push(signature);
                         }
                     }
                     Some("toolCall") => {
-                        texts.push(field("name").into());
+                        texts.push(field("name"));
                         texts.push(json_text(b.get("arguments")).into());
                     }
-                    Some("redactedThinking") => texts.push(field("data").into()),
+                    Some("redactedThinking") => texts.push(field("data")),
                     Some("anthropicServerTool") => texts.push(json_text(b.get("block")).into()),
                     _ => {}
                 }
             }
         }
         "branchSummary" | "compactionSummary" => {
-            texts.push(str_field(m, "summary").into());
+            texts.push(str_field(m, "summary"));
             for b in blocks(m.get("blocks")) {
-                match b.get("text").and_then(Value::as_str).filter(|_| is_type(b, "text")) {
-                    Some(t) => texts.push(t.into()),
+                match text(b.get("text")).filter(|_| is_type(&b, "text")) {
+                    Some(t) => texts.push(t),
                     None => extra += FRAME_TOKENS,
                 }
             }
@@ -527,9 +542,13 @@ fn message_tokens(m: &Map<String, Value>, tok: &OmpTokenizer) -> (u64, u64) {
 /// snapcompact's charge for one rendered frame (`FRAME_TOKEN_ESTIMATE`).
 const FRAME_TOKENS: u64 = 5_024;
 
-/// `stringifyJson(value) ?? "null"`.
-fn json_text(value: Option<&Value>) -> String {
-    value.map_or_else(|| "null".to_string(), stringify::stringify_value)
+/// `stringifyJson(value) ?? "null"`, of the value as `serde_json` parses it (as the whole
+/// entry's parse gave it before: the same numbers, the same keys).
+fn json_text(value: Option<&RawValue>) -> String {
+    match value.map(|v| serde_json::from_str::<Value>(v.get())) {
+        Some(Ok(v)) => stringify::stringify_value(&v),
+        _ => "null".to_string(),
+    }
 }
 
 /// `isProtectedToolResult` with the preset's matchers: `skill`, reads of `skill://` (and of
@@ -551,16 +570,17 @@ fn protected(name: &str, call: Option<&CallInfo>, artifact: bool, config: &Confi
     read_path.is_some_and(|p| p.starts_with("artifact://")) || artifact
 }
 
-/// The texts `collectBlockRegions` scans in an entry's value: (content index or -1, label, text).
-fn block_texts(entry: &Map<String, Value>) -> Vec<(i64, &str, &str)> {
-    let (content, label) = match (entry.get("type").and_then(Value::as_str).unwrap_or(""), message(entry)) {
+/// The texts `collectBlockRegions` scans in an entry's value: (content index or -1, label,
+/// text); `message` is the entry's [`message`].
+fn block_texts<'a>(entry: &Object<'a>, message: Option<&Object<'a>>) -> Vec<(i64, Cow<'a, str>, Cow<'a, str>)> {
+    let (content, label) = match (text(entry.get("type")).as_deref().unwrap_or(""), message) {
         ("message", Some(m)) => {
             let role = str_field(m, "role");
             if role == "assistant" {
                 return blocks(m.get("content"))
                     .enumerate()
                     .filter(|(_, b)| is_type(b, "text"))
-                    .filter_map(|(i, b)| Some((i as i64, "assistant", b.get("text")?.as_str()?)))
+                    .filter_map(|(i, b)| Some((i as i64, "assistant".into(), text(b.get("text"))?)))
                     .collect();
             }
             if role != "user" && role != "developer" {
@@ -571,12 +591,12 @@ fn block_texts(entry: &Map<String, Value>) -> Vec<(i64, &str, &str)> {
         ("custom_message", _) => (entry.get("content"), str_field(entry, "customType")),
         _ => return Vec::new(),
     };
-    match content {
-        Some(Value::String(s)) => vec![(-1, label, s.as_str())],
-        _ => blocks(content)
+    match content.filter(|c| c.get().starts_with('"')) {
+        Some(s) => text(Some(s)).map(|s| (-1, label, s)).into_iter().collect(),
+        None => blocks(content)
             .enumerate()
             .filter(|(_, b)| is_type(b, "text"))
-            .filter_map(|(i, b)| Some((i as i64, label, b.get("text")?.as_str()?)))
+            .filter_map(|(i, b)| Some((i as i64, label.clone(), text(b.get("text"))?)))
             .collect(),
     }
 }
@@ -648,16 +668,36 @@ fn xml_close(line: &str) -> Option<&str> {
     (tag_name(inner) == inner.len() && !inner.is_empty()).then_some(inner)
 }
 
-fn blocks(content: Option<&Value>) -> impl Iterator<Item = &Value> {
-    content.and_then(Value::as_array).into_iter().flatten()
+/// The message of a `message` entry.
+fn message<'a>(entry: &Object<'a>) -> Option<Object<'a>> {
+    match text(entry.get("type")).as_deref() {
+        Some("message") => object(entry.get("message")),
+        _ => None,
+    }
 }
 
-fn is_type(block: &Value, kind: &str) -> bool {
-    block.get("type").and_then(Value::as_str) == Some(kind)
+/// A value as an object (`None` for any other value).
+fn object(value: Option<&RawValue>) -> Option<Object<'_>> {
+    value.and_then(Object::of)
 }
 
-fn str_field<'a>(m: &'a Map<String, Value>, key: &str) -> &'a str {
-    m.get(key).and_then(Value::as_str).unwrap_or_default()
+/// A value as a string (`Value::as_str`: `None` for any other value).
+fn text(value: Option<&RawValue>) -> Option<Cow<'_, str>> {
+    value.filter(|v| v.get().starts_with('"')).and_then(|v| string_text(v.get()))
+}
+
+/// The items of an array, each as an object (an item of another kind has no members); none
+/// for another value.
+fn blocks(content: Option<&RawValue>) -> impl Iterator<Item = Object<'_>> {
+    content.into_iter().flat_map(trusted::items).map(|b| Object::of(b).unwrap_or_default())
+}
+
+fn is_type(block: &Object<'_>, kind: &str) -> bool {
+    text(block.get("type")).as_deref() == Some(kind)
+}
+
+fn str_field<'a>(m: &Object<'a>, key: &str) -> Cow<'a, str> {
+    text(m.get(key)).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -145,25 +145,30 @@ pub struct Usage {
 impl Usage {
     /// Reads `usage` as pi holds it: absent fields are 0, a number out of a double's range is
     /// `±Infinity` (which pi's rule for trusting usage then refuses); `None` when a field is not
-    /// a number or `usage` not an object.
-    fn parse(raw: &RawValue) -> Option<Usage> {
+    /// a number or `usage` not an object. `cost` is read only when asked: it never refuses a
+    /// line, and a view's check of every message does not use it (its float parse and its
+    /// object were a tenth of what a view reads of a tiny session's messages).
+    fn parse(raw: &RawValue, with_cost: bool) -> Option<Usage> {
         let o = Slots::parse(raw, &["input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost"])?;
-        // A JSON number's text is one Rust reads as JavaScript does (the nearest double,
-        // `±Infinity` out of range); any other JSON value is not a number to either.
-        let n = |i| match o.raw(i).map(RawValue::get) {
-            None => Some(0.0),
-            // Most counts are small integers: exact as doubles, no float parser needed.
-            Some(v) if (1..=15).contains(&v.len()) && v.bytes().all(|c| c.is_ascii_digit()) => {
-                Some(v.bytes().fold(0u64, |n, c| n * 10 + u64::from(c - b'0')) as f64)
-            }
-            Some(v) => v.trim().parse::<f64>().ok(),
-        };
-        let cost = o.raw(5).and_then(|c| {
+        let n = |i| o.raw(i).map_or(Some(0.0), |v| number(v.get()));
+        let cost = o.raw(5).filter(|_| with_cost).and_then(|c| {
             let c = Slots::parse(c, &["input", "cacheRead", "cacheWrite"])?;
-            let n = |i| c.raw(i).map_or(Some(0.0), |v| v.get().trim().parse::<f64>().ok().filter(|x| x.is_finite()));
+            let n = |i| c.raw(i).map_or(Some(0.0), |v| number(v.get()).filter(|x| x.is_finite()));
             Some([n(0)?, n(1)?, n(2)?])
         });
         Some(Usage { input: n(0)?, output: n(1)?, cache_read: n(2)?, cache_write: n(3)?, total_tokens: n(4)?, cost })
+    }
+}
+
+/// A JSON number's text read as JavaScript reads it (the nearest double, `±Infinity` out of
+/// range); `None` for any other JSON value, a number to neither.
+fn number(v: &str) -> Option<f64> {
+    match v {
+        // Most counts are small integers: exact as doubles, no float parser needed.
+        v if (1..=15).contains(&v.len()) && v.bytes().all(|c| c.is_ascii_digit()) => {
+            Some(v.bytes().fold(0u64, |n, c| n * 10 + u64::from(c - b'0')) as f64)
+        }
+        v => v.trim().parse::<f64>().ok(),
     }
 }
 
@@ -176,7 +181,7 @@ impl<'a> Message<'a> {
         let Head { role, content, tool_name, tool_call_id } = Head::of(&o)?;
         let s = |i| o.opt_str(i).ok();
         let some = |i| o.raw(i).filter(|v| v.get() != "null");
-        let (usage, is_error) = o.checked()?;
+        let (usage, is_error) = o.checked(true)?;
         Some(Message {
             role,
             content,
@@ -268,7 +273,7 @@ impl<'a> Head<'a> {
 
     /// The head of a message's slots, when the members it does not decode have their types.
     fn checked(o: &Slots<'a, '_>) -> Option<Head<'a>> {
-        o.checked()?;
+        o.checked(false)?;
         // customType to stopReason: the string members Head does not decode.
         (m::CUSTOM_TYPE..=m::STOP_REASON).all(|i| o.is_str_or_null(i)).then_some(())?;
         Head::of(o)
@@ -379,11 +384,12 @@ impl<'a, 'k> Slots<'a, 'k> {
     }
 
     /// A message's `usage` and `isError` as [`Message`] reads them; `None` when either has the
-    /// wrong type (serde's reading of an `Option<&RawValue>`: `null` is absent).
-    fn checked(&self) -> Option<(Option<Usage>, Option<bool>)> {
+    /// wrong type (serde's reading of an `Option<&RawValue>`: `null` is absent); the usage's
+    /// cost read `with_cost`.
+    fn checked(&self, with_cost: bool) -> Option<(Option<Usage>, Option<bool>)> {
         let some = |i| self.raw(i).filter(|v| v.get() != "null");
         let usage = match some(m::USAGE) {
-            Some(u) => Some(Usage::parse(u)?),
+            Some(u) => Some(Usage::parse(u, with_cost)?),
             None => None,
         };
         let is_error = match some(m::IS_ERROR).map(|v| v.get()) {
