@@ -10,7 +10,7 @@ use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::scan::raw_control_in_string;
+use super::scan::{check_object, raw_control_in_string};
 use super::string::{string_json, string_text, Wtf8Visitor};
 
 /// A JSON object's members in order, values kept raw.
@@ -127,8 +127,23 @@ impl<'de: 'a, 'a> Deserialize<'de> for RawObject<'a> {
 /// The members named in `keys` of the JSON object `text`, raw and borrowed from it, in the
 /// order of `keys` (a key given twice takes its last value, as `JSON.parse` does); `None` when
 /// `text` is not one JSON object. Every other member is checked and skipped, never built: a
-/// field scan without a `Value` tree.
+/// field scan without a `Value` tree, in one pass ([`check_object`]) unless the text is one that
+/// pass leaves to serde_json (an escaped key, an error to name).
 pub fn members<'a, const N: usize>(text: &'a str, keys: &[&str; N]) -> Option<[Option<&'a RawValue>; N]> {
+    let mut out = [None; N];
+    let checked = check_object(text, |key, value| {
+        if let Some(i) = keys.iter().position(|k| *k == key) {
+            out[i] = Some(raw_within(text, value));
+        }
+    });
+    match checked {
+        Some(()) => Some(out),
+        None => members_by_serde(text, keys),
+    }
+}
+
+/// [`members`] as serde_json reads them: keys decoded (as WTF-8), every value checked.
+fn members_by_serde<'a, const N: usize>(text: &'a str, keys: &[&str; N]) -> Option<[Option<&'a RawValue>; N]> {
     struct Slots<'k, const N: usize>(&'k [&'k str; N]);
     impl<'de, const N: usize> DeserializeSeed<'de> for Slots<'_, N> {
         type Value = [Option<&'de RawValue>; N];
@@ -371,6 +386,41 @@ mod tests {
         assert_eq!((a.map(RawValue::get), b.map(RawValue::get), c.is_none()), (Some("[2]"), Some("\"s\""), true));
         assert!(members("[1]", &["a"]).is_none() && members(r#"{"a":1} x"#, &["a"]).is_none());
         assert!(members(r#"{"a":tru}"#, &["b"]).is_none());
+    }
+
+    /// The one-pass read of a line's members answers as serde_json's did, line for line: the
+    /// same values, the same refusals (bad JSON, a raw control character in a key or a value,
+    /// another value than an object, trailing bytes), and keys serde_json decodes.
+    #[test]
+    fn members_in_one_pass_answer_as_serde_json() {
+        let texts = [
+            r#"{"type":"message","id":"a1","parentId":null,"message":{"role":"user","content":"é \n"}}"#,
+            " { \"type\" : \"x\" , \"id\" : [1, {\"id\": 2}] } \n",
+            "{}",
+            " {} ",
+            r#"{"id":"a","id":"b","type":1}"#,
+            r#"{"\u0069d":"escaped key","type":"t"}"#,
+            r#"{"i\"d":"quote in key","id":"x"}"#,
+            "{\"i\td\":1,\"id\":2}",
+            "{\"id\":\"raw\ttab\"}",
+            r#"{"id":"\ud800","type":"lone surrogate"}"#,
+            r#"{"id":1,}"#,
+            r#"{"id" 1}"#,
+            r#"{"id":1} x"#,
+            r#"{"id":01}"#,
+            r#"[{"id":1}]"#,
+            r#""id""#,
+            "",
+            "{",
+            r#"{"id":"unterminated}"#,
+            r#"{"type":"x","parentId":-1.5e+3,"n":true,"m":false,"o":null}"#,
+        ];
+        let deep = format!("{{\"id\":{}1{},\"type\":\"deep\"}}", "[".repeat(200), "]".repeat(200));
+        for text in texts.iter().copied().chain([deep.as_str()]) {
+            let keys = ["type", "id", "parentId"];
+            let get = |found: Option<[Option<&RawValue>; 3]>| found.map(|f| f.map(|v| v.map(|v| v.get().to_string())));
+            assert_eq!(get(members(text, &keys)), get(members_by_serde(text, &keys)), "{text:?}");
+        }
     }
 
     /// A checked object read member by member answers as the parsed object does: the last of

@@ -214,6 +214,47 @@ pub fn check_value(b: &[u8], mut i: usize) -> Option<usize> {
     }
 }
 
+/// Checks `text` as one JSON object, as serde_json checks it, in one pass ([`check_value`] for
+/// each value), handing each member's key (between its quotes) and its value's range to
+/// `member`, in order; `None` for a text it leaves to serde_json: not valid JSON, not one object
+/// (whitespace around it is JSON's), a key with an escape, or a value nested past the check's
+/// depth. A reader of a few fields of many lines takes this path and asks serde_json only when
+/// it answers `None`: going through serde_json's visitor was most of such a read.
+pub fn check_object<'a>(text: &'a str, mut member: impl FnMut(&'a str, std::ops::Range<usize>)) -> Option<()> {
+    let b = text.as_bytes();
+    let mut i = skip_ws(b, 0);
+    (b.get(i) == Some(&b'{')).then_some(())?;
+    i = skip_ws(b, i + 1);
+    if b.get(i) == Some(&b'}') {
+        i += 1;
+    } else {
+        loop {
+            (b.get(i) == Some(&b'"')).then_some(())?;
+            let key_end = check_string(b, i)?;
+            // Cut at two quotes of a `str`: on its character boundaries.
+            let key = &text[i + 1..key_end - 1];
+            if key.contains('\\') {
+                return None;
+            }
+            i = skip_ws(b, key_end);
+            (b.get(i) == Some(&b':')).then_some(())?;
+            let start = skip_ws(b, i + 1);
+            let end = check_value(b, start)?;
+            member(key, start..end);
+            i = skip_ws(b, end);
+            match *b.get(i)? {
+                b',' => i = skip_ws(b, i + 1),
+                b'}' => {
+                    i += 1;
+                    break;
+                }
+                _ => return None,
+            }
+        }
+    }
+    (skip_ws(b, i) == b.len()).then_some(())
+}
+
 /// A key at `i`, its colon and the whitespace after it: the index of the member's value.
 fn check_key(b: &[u8], i: usize) -> Option<usize> {
     (b.get(i) == Some(&b'"')).then_some(())?;

@@ -203,42 +203,14 @@ impl<'a> Fields<'a> {
     /// visitor, with a key decoded and a raw value made for each member, was most of a load's
     /// time on many small entries.)
     fn scan(text: &str) -> Option<([(u32, u32); SLOTS], u32)> {
-        let b = text.as_bytes();
         let (mut spans, mut present) = ([(0u32, 0u32); SLOTS], 0u32);
-        let mut i = scan::skip_ws(b, 0);
-        (b.get(i) == Some(&b'{')).then_some(())?;
-        i = scan::skip_ws(b, i + 1);
-        if b.get(i) == Some(&b'}') {
-            i += 1;
-        } else {
-            loop {
-                (b.get(i) == Some(&b'"')).then_some(())?;
-                let key_end = scan::check_string(b, i)?;
-                // Cut at two quotes of a `str`: on its character boundaries.
-                let key = &text[i + 1..key_end - 1];
-                i = scan::skip_ws(b, key_end);
-                (b.get(i) == Some(&b':')).then_some(())?;
-                let start = scan::skip_ws(b, i + 1);
-                let end = scan::check_value(b, start)?;
-                if key.contains('\\') {
-                    return None;
-                }
-                if let Some(slot) = slot(key) {
-                    spans[slot as usize] = (start as u32, (end - start) as u32);
-                    present |= 1 << slot as usize;
-                }
-                i = scan::skip_ws(b, end);
-                match *b.get(i)? {
-                    b',' => i = scan::skip_ws(b, i + 1),
-                    b'}' => {
-                        i += 1;
-                        break;
-                    }
-                    _ => return None,
-                }
+        scan::check_object(text, |key, value| {
+            if let Some(slot) = slot(key) {
+                spans[slot as usize] = (value.start as u32, value.len() as u32);
+                present |= 1 << slot as usize;
             }
-        }
-        (scan::skip_ws(b, i) == b.len()).then_some((spans, present))
+        })?;
+        Some((spans, present))
     }
 
     #[inline]
