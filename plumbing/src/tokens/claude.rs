@@ -23,6 +23,7 @@
 mod stream;
 
 use std::collections::HashSet;
+use std::hash::BuildHasher;
 use std::sync::OnceLock;
 
 use stream::Rules;
@@ -193,17 +194,14 @@ impl Vocab {
     /// the rules' case markers alone, which are the vocabulary's (v3's or v4.7's), so the memo
     /// is the vocabulary's.
     fn part(&self, part: &str, rules: Rules, marked: &mut stream::Marked, memo: &mut Memo) -> (u64, bool) {
-        if let Some(&(n, seam)) = memo.parts.get(part.as_bytes()) {
+        if let Some((n, seam)) = memo.parts.get(part.as_bytes()) {
             return (n as u64, seam);
         }
         marked.clear();
         stream::write(part, rules, false, marked);
         let (n, seam) = (self.tile(marked, memo), marked.ends_in_seam());
         if part.len() <= Memo::LONGEST_PART {
-            if memo.parts.len() >= Memo::MOST {
-                memo.parts.clear();
-            }
-            memo.parts.insert(part.as_bytes().into(), (n as u32, seam));
+            memo.parts.insert(part.as_bytes(), (n as u32, seam));
         }
         (n, seam)
     }
@@ -214,14 +212,11 @@ impl Vocab {
         if seg.len() > Memo::LONGEST {
             return self.tile_segment(seg, &mut memo.best);
         }
-        if let Some(&n) = memo.counts.get(seg.as_bytes()) {
+        if let Some(n) = memo.counts.get(seg.as_bytes()) {
             return n as u64;
         }
         let n = self.tile_segment(seg, &mut memo.best);
-        if memo.counts.len() >= Memo::MOST {
-            memo.counts.clear(); // a bound on memory; the words that matter come back at once
-        }
-        memo.counts.insert(seg.as_bytes().into(), n as u32);
+        memo.counts.insert(seg.as_bytes(), n as u32);
         n
     }
 
@@ -287,9 +282,9 @@ impl Vocab {
 /// Segments and parts already counted, per thread and vocabulary, and the tiling's buffer.
 #[derive(Default)]
 struct Memo {
-    counts: std::collections::HashMap<Box<[u8]>, u32, foldhash::fast::RandomState>,
+    counts: Remembered<u32>,
     /// A text's later parts ([`stream::parts`]): their tokens and whether they end in a seam.
-    parts: std::collections::HashMap<Box<[u8]>, (u32, bool), foldhash::fast::RandomState>,
+    parts: Remembered<(u32, bool)>,
     best: Vec<u32>,
 }
 
@@ -300,6 +295,45 @@ impl Memo {
     const LONGEST_PART: usize = 128;
     /// At most this many segments, and as many parts, remembered (a few MB).
     const MOST: usize = 1 << 16;
+}
+
+/// Short byte strings remembered with a value, at most [`Memo::MOST`] (then all are let go: a
+/// bound on memory; the words that matter come back at once). Their bytes are kept in one
+/// buffer: a key of its own was an allocation a miss, and a free a key when the thread ended.
+#[derive(Default)]
+struct Remembered<V> {
+    bytes: Vec<u8>,
+    table: hashbrown::HashTable<Slot<V>>,
+    hasher: foldhash::fast::RandomState,
+}
+
+/// A remembered string: its hash, where its bytes are in [`Remembered::bytes`], its value.
+struct Slot<V> {
+    hash: u64,
+    at: u32,
+    len: u32,
+    value: V,
+}
+
+impl<V: Copy> Remembered<V> {
+    fn get(&self, key: &[u8]) -> Option<V> {
+        let hash = self.hasher.hash_one(key);
+        let same = |s: &Slot<V>| s.hash == hash && self.bytes.get(s.at as usize..(s.at + s.len) as usize) == Some(key);
+        self.table.find(hash, same).map(|s| s.value)
+    }
+
+    /// Remembers a key [`Remembered::get`] did not find (of at most [`Memo::LONGEST_PART`]
+    /// bytes: the buffer stays far below 4 GiB).
+    fn insert(&mut self, key: &[u8], value: V) {
+        if self.table.len() >= Memo::MOST {
+            self.table.clear();
+            self.bytes.clear();
+        }
+        let hash = self.hasher.hash_one(key);
+        let slot = Slot { hash, at: self.bytes.len() as u32, len: key.len() as u32, value };
+        self.bytes.extend_from_slice(key);
+        self.table.insert_unique(hash, slot, |s| s.hash);
+    }
 }
 
 /// A thread's buffers for counting: the marked stream, and each vocabulary's memo.
@@ -438,6 +472,22 @@ mod tests {
         }
         assert!(walk(b"bx").is_some_and(|n| !t.terminal(n) && t.child(n, 16).is_none()));
         assert!(walk(b"ab\0").is_none());
+    }
+
+    /// Remembered strings answer with their own value, strings that share bytes apart, and past
+    /// the bound all are let go and remembering starts again.
+    #[test]
+    fn remembered_strings_answer_with_their_value() {
+        let mut r = Remembered::<u32>::default();
+        let key = |i: usize| format!("{i}-").repeat(i % 5 + 1).into_bytes();
+        for i in 0..Memo::MOST {
+            assert_eq!(r.get(&key(i)), None, "{i}");
+            r.insert(&key(i), i as u32);
+        }
+        assert!((0..Memo::MOST).all(|i| r.get(&key(i)) == Some(i as u32)));
+        assert_eq!((r.get(b"1-1-"), r.get(b"1-"), r.get(b"")), (Some(1), None, None));
+        r.insert(b"new", 7);
+        assert_eq!((r.get(b"new"), r.get(&key(1)), r.table.len()), (Some(7), None, 1));
     }
 
     /// What [`segments`] relies on, for every piece of both vocabularies (OMP's are a subset): a
