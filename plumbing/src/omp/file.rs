@@ -305,8 +305,9 @@ fn scan_entry(line: &[u8], text: Option<&str>, number: usize, raw: Range<usize>)
         Some(text) => text,
         None => std::str::from_utf8(line).ok()?,
     };
-    let has = |b: &[u8]| memchr::memmem::find(line, b).is_some();
-    if (has(b"\\ud") || has(b"\\uD")) && serde_json::from_str::<Value>(text).is_err() {
+    // A `\\ud…` or `\\uD…` escape, found in one pass over the line.
+    let surrogate = memchr::memmem::find_iter(line, b"\\u").any(|at| matches!(line.get(at + 2), Some(b'd' | b'D')));
+    if surrogate && serde_json::from_str::<Value>(text).is_err() {
         return None;
     }
     let [kind, id, parent] = crate::js::json::members(text, &["type", "id", "parentId"])?;
@@ -403,6 +404,24 @@ mod tests {
         assert!(f.body().starts_with(HEADER.as_bytes()));
         assert!(looks_like_omp(&f.bytes));
         assert!(!looks_like_omp(HEADER.as_bytes()));
+    }
+
+    /// A line with a lone surrogate escape (either case) is skipped as serde_json refuses it; a
+    /// pair, an escaped backslash before `ud`, and other escapes are read.
+    #[test]
+    fn lone_surrogate_lines_are_skipped() {
+        let lines = [
+            (r#"{"type":"message","id":"a","x":"\ud800"}"#, false),
+            (r#"{"type":"message","id":"b","x":"\uDBFF!"}"#, false),
+            (r#"{"type":"message","id":"c","x":"\ud83d\ude00"}"#, true),
+            (r#"{"type":"message","id":"d","x":"\\ud800"}"#, true),
+            (r#"{"type":"message","id":"e","x":"\u001b[0m\u00e9"}"#, true),
+        ];
+        let text: String = lines.iter().map(|(l, _)| format!("{l}\n")).collect();
+        let f = OmpFile::parse("t.jsonl".into(), format!("{HEADER}\n{text}").into_bytes()).unwrap();
+        let read: Vec<_> = f.entries.iter().filter_map(|e| e.id()).collect();
+        assert_eq!(read, ["c", "d", "e"]);
+        assert_eq!(f.malformed, [2, 3]);
     }
 
     #[test]

@@ -91,14 +91,16 @@ pub struct Region {
 /// The current branch: from the last entry back to the root through `parentId` (a later entry
 /// with a repeated id wins, as in a JavaScript `Map`); a cycle ends the walk.
 pub fn branch(file: &OmpFile) -> Vec<&OmpEntry> {
-    let mut by_id: HashMap<&str, &OmpEntry> = HashMap::new();
+    // Hashed by foldhash: SipHash was most of this walk, made twice a reading.
+    let hasher = foldhash::fast::RandomState::default();
+    let mut by_id: HashMap<&str, &OmpEntry, _> = HashMap::with_capacity_and_hasher(file.entries.len(), hasher.clone());
     for e in &file.entries {
         if let Some(id) = e.id() {
             by_id.insert(id, e);
         }
     }
     let mut path = Vec::new();
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = std::collections::HashSet::with_hasher(hasher);
     let mut cur = file.entries.last();
     while let Some(e) = cur {
         if !seen.insert(e.line) {
