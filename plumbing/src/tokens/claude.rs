@@ -192,10 +192,18 @@ impl Vocab {
     /// word, and they repeat), else written to `marked` and tiled. A part's stream depends on
     /// the rules' case markers alone, which are the vocabulary's (v3's or v4.7's), so the memo
     /// is the vocabulary's.
+    #[inline]
     fn part(&self, part: &str, rules: Rules, marked: &mut stream::Marked, memo: &mut Memo) -> (u64, bool) {
-        if let Some((n, seam)) = memo.parts.get(part.as_bytes()) {
-            return (n as u64, seam);
+        match memo.parts.get(part.as_bytes()) {
+            Some((n, seam)) => (n as u64, seam),
+            None => self.new_part(part, rules, marked, memo),
         }
+    }
+
+    /// [`Vocab::part`] of a part `memo` lacks: apart, so that a remembered part (most of them)
+    /// costs its lookup alone, not the set-up of the call that writes and tiles.
+    #[inline(never)]
+    fn new_part(&self, part: &str, rules: Rules, marked: &mut stream::Marked, memo: &mut Memo) -> (u64, bool) {
         marked.clear();
         stream::write(part, rules, false, marked);
         let (n, seam) = (self.tile(marked, memo), marked.ends_in_seam());
