@@ -49,8 +49,6 @@ impl OwnMeter for OmpRules {
     ) -> Result<OwnFigures> {
         let config = if rules.name == "omp-auto" { AUTO } else { AGGRESSIVE };
         let (file, read) = OmpFile::read_shared(path)?;
-        seen(&read);
-        drop(read);
         // The session's model decides what counts (o200k, Claude's encoding), so its cache is
         // opened once the file is read (once a process: a later reading under --watch counts
         // through the same one), and saved when the reading ends.
@@ -60,7 +58,15 @@ impl OwnMeter for OmpRules {
             Some(cached) => tok.with_cached(**cached),
             None => tok,
         };
-        let r = reading(&file, &config, model, tok);
+        // The count (on every core, `shake::collect`) and the caller's use of the bytes read
+        // (the store's import: a quarter of a cold meter) go side by side: neither reads what
+        // the other makes. Both are done before the cache is saved.
+        let r = std::thread::scope(|s| {
+            let counting = s.spawn(|| reading(&file, &config, model, tok));
+            seen(&read);
+            counting.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
+        });
+        drop(read);
         drop(cached);
         let count = |kind| r.regions.iter().filter(|g| g.kind == kind).count();
         Ok(OwnFigures {
