@@ -638,32 +638,50 @@ pub fn prepared(norm: &str, rules: Rules, head_space: bool) -> Cow<'_, str> {
 /// letter run is not, and a contraction's apostrophe is no space). The one thing that does is
 /// the seam: a part ending in a word end and one space loses that space to the next part's word
 /// start ([`Marked::ends_in_seam`]).
-pub fn parts(text: &str) -> impl Iterator<Item = &str> {
-    let b = text.as_bytes();
-    // The places from `base` on whose byte is a space and the next a letter, one bit each.
-    let (mut from, mut base, mut mask) = (0, 0, starts(b, 0));
-    let mut done = false;
-    std::iter::from_fn(move || {
-        if done {
+pub fn parts(text: &str) -> Parts<'_> {
+    Parts { text, from: 0, base: 0, mask: starts(text.as_bytes(), 0), done: false }
+}
+
+/// The iterator of [`parts`].
+pub struct Parts<'a> {
+    text: &'a str,
+    /// Where the next part starts.
+    from: usize,
+    /// The places from `base` on whose byte is a space and the next a letter, one bit each
+    /// ([`starts`]), those passed cleared.
+    base: usize,
+    mask: u64,
+    done: bool,
+}
+
+impl<'a> Iterator for Parts<'a> {
+    type Item = &'a str;
+
+    // Inlined into the count's loop: a part is often one lookup, and a call per part was as
+    // much again.
+    #[inline(always)]
+    fn next(&mut self) -> Option<&'a str> {
+        if self.done {
             return None;
         }
+        let b = self.text.as_bytes();
         let at = loop {
-            if mask != 0 {
-                let space = base + mask.trailing_zeros() as usize;
-                mask &= mask - 1;
+            if self.mask != 0 {
+                let space = self.base + self.mask.trailing_zeros() as usize;
+                self.mask &= self.mask - 1;
                 break space + 1;
             }
-            base += 64;
-            if base + 1 >= b.len() {
+            self.base += 64;
+            if self.base + 1 >= b.len() {
                 break b.len();
             }
-            mask = starts(b, base);
+            self.mask = starts(b, self.base);
         };
-        let part = &text[from..at];
-        from = at;
-        done = at == b.len();
+        let part = &self.text[self.from..at];
+        self.from = at;
+        self.done = at == b.len();
         Some(part)
-    })
+    }
 }
 
 /// Of the 64 places from `base`, those (a bit each, the lowest first) whose byte is a space, a
