@@ -551,18 +551,9 @@ mod tests {
             "\r", "12", "3", ".", ",", "(", ")", "_", "—", "é", "\u{301}", "日本", "😀", "\u{FDD0}", "\u{FDD1}",
             "\u{A0}", "ẞ", "İ", "Σσς", "\u{0E4D}", "\u{0E32}", "ﷲ", "\u{3000}", "٣", "²", "\u{FE0F}",
         ];
-        let mut seed = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
         let names =
             [TokenizerName::ClaudeV3, TokenizerName::OmpV47, TokenizerName::ClaudeV5, TokenizerName::OmpV5Sonnet];
-        for _ in 0..3000 {
-            let len = next(24);
-            let text: String = (0..len).map(|_| BITS[next(BITS.len())]).collect();
+        for text in stream::random_texts(0x2545_F491_4F6C_DD1D, &BITS, 24).take(3000) {
             for name in names {
                 let claude = shared(name).unwrap();
                 // Opus 5 takes trailing whitespace free, and so no line feeds to price.

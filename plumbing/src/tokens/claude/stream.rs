@@ -813,6 +813,22 @@ pub fn write(norm: &str, rules: Rules, first: bool, out: &mut Marked) {
     }
 }
 
+/// Texts made at random (a xorshift from `seed`) of `bits`, each of fewer than `most` of them:
+/// what the tests of the parts compare on.
+#[cfg(test)]
+pub fn random_texts<'a>(mut seed: u64, bits: &'a [&'a str], most: usize) -> impl Iterator<Item = String> + 'a {
+    let mut next = move |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    std::iter::repeat_with(move || {
+        let len = next(most);
+        (0..len).map(|_| bits[next(bits.len())]).collect()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -823,16 +839,7 @@ mod tests {
     #[test]
     fn parts_start_where_a_byte_loop_finds() {
         const BITS: [&str; 14] = [" ", "\n", "\t", "a", "z", "A", "Z", "@", "[", "`", "{", "é", "\r", "0"];
-        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
-        for _ in 0..3000 {
-            let len = next(200);
-            let text: String = (0..len).map(|_| BITS[next(BITS.len())]).collect();
+        for text in random_texts(0x9E37_79B9_7F4A_7C15, &BITS, 200).take(3000) {
             let b = text.as_bytes();
             let starts: Vec<usize> = (1..b.len())
                 .filter(|&i| matches!(b[i - 1], b' ' | b'\n' | b'\t') && b[i].is_ascii_alphabetic())
