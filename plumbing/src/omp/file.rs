@@ -68,6 +68,9 @@ pub struct OmpEntry {
     kind: Box<str>,
     id: Option<Box<str>>,
     parent_id: Option<Box<str>>,
+    /// The line decoded as JavaScript decodes it, for a line that is not UTF-8 (U+FFFD for each
+    /// maximal invalid sequence, as `readFileSync(file, "utf8")` and `from_utf8_lossy` both do).
+    decoded: Option<Box<str>>,
 }
 
 impl OmpEntry {
@@ -231,16 +234,31 @@ impl OmpFile {
 
     /// An entry's line as raw JSON, to be read with [`crate::js::json::trusted`]: the scan
     /// checked it is one JSON object of UTF-8 text.
-    pub fn raw(&self, entry: &OmpEntry) -> &serde_json::value::RawValue {
-        let checked = self.text.as_ref().and_then(|t| t.str().get(entry.raw.clone()));
-        // Else the line is checked again (bytes restored from the store, a test).
-        let text = checked.or_else(|| std::str::from_utf8(self.line_bytes(entry)).ok()).unwrap_or("{}");
+    pub fn raw<'s>(&'s self, entry: &'s OmpEntry) -> &'s serde_json::value::RawValue {
+        let text = self.text_of(entry);
         crate::js::json::raw_within(text, 0..text.len())
     }
 
-    /// An entry parsed from its line (again: nothing holds the parsed entries).
+    /// An entry's line as text: as OMP decodes it when it is not UTF-8.
+    fn text_of<'s>(&'s self, entry: &'s OmpEntry) -> &'s str {
+        if let Some(decoded) = &entry.decoded {
+            return decoded;
+        }
+        let checked = self.text.as_ref().and_then(|t| t.str().get(entry.raw.clone()));
+        // Else the line is checked again (bytes restored from the store, a test).
+        checked.or_else(|| std::str::from_utf8(self.line_bytes(entry)).ok()).unwrap_or("{}")
+    }
+
+    /// An entry parsed from its line (again: nothing holds the parsed entries), as `JSON.parse`
+    /// reads it (a lone surrogate as U+FFFD).
     pub fn value(&self, entry: &OmpEntry) -> Map<String, Value> {
-        serde_json::from_slice(self.line_bytes(entry)).unwrap_or_default()
+        let text = self.text_of(entry);
+        let parsed = serde_json::from_str(text).ok();
+        let js = || match crate::js::value::parse(text).map(|js| js.to_value()) {
+            Ok(Value::Object(map)) => Some(map),
+            _ => None,
+        };
+        parsed.or_else(js).unwrap_or_default()
     }
 }
 
@@ -298,29 +316,21 @@ fn scan(path: &Path, bytes: &[u8], text: Option<&str>, entries_too: bool) -> Res
 }
 
 /// An entry's type, id and parent, read without building the entry; `None` when the line is
-/// not a JSON object (what OMP's reader skips), or holds a lone surrogate escape, which
-/// `serde_json` refuses as it always has here.
+/// not a JSON object (what OMP's reader skips). The line is read as OMP reads it: decoded with
+/// U+FFFD where it is not UTF-8, a lone surrogate escape taken (`JSON.parse` takes it).
 fn scan_entry(line: &[u8], text: Option<&str>, number: usize, raw: Range<usize>) -> Option<OmpEntry> {
-    let text = match text {
-        Some(text) => text,
-        None => std::str::from_utf8(line).ok()?,
+    let (text, decoded) = match text.map(Ok).unwrap_or_else(|| std::str::from_utf8(line)) {
+        Ok(text) => (text, None),
+        Err(_) => ("", Some(String::from_utf8_lossy(line).into_owned().into_boxed_str())),
     };
-    let has = |b: &[u8]| memchr::memmem::find(line, b).is_some();
-    if (has(b"\\ud") || has(b"\\uD")) && serde_json::from_str::<Value>(text).is_err() {
-        return None;
-    }
+    let text = decoded.as_deref().unwrap_or(text);
     let [kind, id, parent] = crate::js::json::members(text, &["type", "id", "parentId"])?;
     // `Value::as_str`: a string, decoded (only a string that parses is one here).
     let string = |raw: Option<&serde_json::value::RawValue>| {
         raw.and_then(|r| serde_json::from_str::<String>(r.get()).ok()).map(String::into_boxed_str)
     };
-    Some(OmpEntry {
-        line: number,
-        raw,
-        kind: string(kind).unwrap_or_default(),
-        id: string(id),
-        parent_id: string(parent),
-    })
+    let (kind, id, parent_id) = (string(kind).unwrap_or_default(), string(id), string(parent));
+    Some(OmpEntry { line: number, raw, kind, id, parent_id, decoded })
 }
 
 fn parse_title(path: &Path, line: &[u8], has_newline: bool) -> Result<TitleSlot, OmpError> {
