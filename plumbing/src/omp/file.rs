@@ -252,13 +252,10 @@ impl OmpFile {
     /// An entry parsed from its line (again: nothing holds the parsed entries), as `JSON.parse`
     /// reads it (a lone surrogate as U+FFFD).
     pub fn value(&self, entry: &OmpEntry) -> Map<String, Value> {
-        let text = self.text_of(entry);
-        let parsed = serde_json::from_str(text).ok();
-        let js = || match crate::js::value::parse(text).map(|js| js.to_value()) {
-            Ok(Value::Object(map)) => Some(map),
-            _ => None,
-        };
-        parsed.or_else(js).unwrap_or_default()
+        match crate::js::value(self.text_of(entry)) {
+            Some(Value::Object(map)) => map,
+            _ => Map::new(),
+        }
     }
 }
 
