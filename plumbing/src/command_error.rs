@@ -23,53 +23,37 @@ use crate::store::StoreError;
 impl From<StoreError> for Error {
     fn from(e: StoreError) -> Error {
         use StoreError as S;
-        let err = match e {
+        match e {
             S::Pack(e) => return e.into(),
             S::Ref(e) => return e.into(),
             S::State(e) => return e.into(),
             S::File(e) => return e.into(),
-            S::Damaged { .. } => Error::corrupt(e.to_string())
-                .hint("run shake fsck; nothing is merged or collected while the damage is there"),
-            S::NotMerging { .. } => Error::corrupt(e.to_string())
-                .hint("run shake fsck: nothing is merged, repacked or dropped until the damage is dealt with"),
-            S::NotCollecting { .. } => {
-                Error::corrupt(e.to_string()).hint("run shake fsck: gc keeps everything until the damage is dealt with")
-            }
-            S::Rehash { .. } => Error::corrupt(e.to_string()).hint(
-                "run shake fsck; shake restore or a re-import rebuilds the object from a session file that has it",
-            ),
-            S::NotPackedName { .. }
-            | S::BadPacked { .. }
-            | S::Mismatch { .. }
-            | S::Missing { .. }
-            | S::ChainLoops { .. }
-            | S::BadVersion { .. }
-            | S::PathTooLong { .. }
-            | S::PathTooShort { .. }
-            | S::BadNodeIn { .. }
-            | S::BadNode { .. }
-            | S::KeepsTooMuch { .. }
-            | S::RowWithoutSession { .. }
-            | S::StateUnreadable { .. }
-            | S::ResumeUnreadable { .. }
-            | S::ChunkUnread { .. }
-            | S::NotANode { .. } => Error::corrupt(e.to_string()),
-            S::Ambiguous { .. } => Error::user(e.to_string()).hint("type more digits"),
-            S::NoSession { .. } => Error::user(e.to_string()).hint("name the session file, or run shake import first"),
-            S::AmbiguousSession { ref paths, .. } => {
-                let paths: Vec<String> = paths.iter().map(|p| crate::output::path(p).into_owned()).collect();
-                Error::user(e.to_string()).hint(format!("name one of the files: {}", paths.join(", ")))
-            }
-            S::Unsettled { .. }
-            | S::WrongKind { .. }
-            | S::NotALine { .. }
-            | S::NotAnId { .. }
-            | S::NoObject { .. }
-            | S::NoTarget { .. }
-            | S::NotUtf8 { .. }
-            | S::Cycle { .. }
-            | S::Encode(_) => Error::user(chain(&e)),
+            _ => {}
+        }
+        // The kind is the store's own word on it: damage is exit 3, the rest the user's.
+        let err = match e.is_damage() {
+            true => Error::corrupt(e.to_string()),
+            false => Error::user(chain(&e)),
         };
+        let hint = match &e {
+            S::Damaged { .. } => "run shake fsck; nothing is merged or collected while the damage is there".into(),
+            S::NotMerging { .. } => {
+                "run shake fsck: nothing is merged, repacked or dropped until the damage is dealt with".into()
+            }
+            S::NotCollecting { .. } => "run shake fsck: gc keeps everything until the damage is dealt with".into(),
+            S::Rehash { .. } => {
+                "run shake fsck; shake restore or a re-import rebuilds the object from a session file that has it"
+                    .into()
+            }
+            S::Ambiguous { .. } => "type more digits".into(),
+            S::NoSession { .. } => "name the session file, or run shake import first".into(),
+            S::AmbiguousSession { paths, .. } => {
+                let paths: Vec<String> = paths.iter().map(|p| crate::output::path(p).into_owned()).collect();
+                format!("name one of the files: {}", paths.join(", "))
+            }
+            _ => String::new(),
+        };
+        let err = if hint.is_empty() { err } else { err.hint(hint) };
         err.caused_by(e)
     }
 }
@@ -91,10 +75,8 @@ impl From<ImportError> for Error {
 impl From<PackError> for Error {
     fn from(e: PackError) -> Error {
         let err = match &e {
-            PackError::Corrupt { .. } | PackError::BadObject { .. } | PackError::Vanished { .. } => {
-                Error::corrupt(chain(&e))
-            }
             PackError::File(f) => Error::os(f.source.kind(), &e),
+            _ => Error::corrupt(chain(&e)),
         };
         err.caused_by(e)
     }
@@ -344,6 +326,32 @@ fn remote_words(e: &RemoteError) -> (ErrorKind, Option<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The store says which of its errors are damage ([`StoreError::is_damage`], what a reader
+    /// asks before it takes a failure for "not there") and the boundary agrees: damage is exit 3,
+    /// the rest is not.
+    #[test]
+    fn the_store_says_what_is_damage_and_the_boundary_agrees() {
+        let path = std::path::PathBuf::from("/store/x");
+        let refused = || FileError { path: path.clone(), doing: "read", source: std::io::Error::other("no") };
+        let cases = [
+            (StoreError::Damaged { what: "x".into() }, true),
+            (StoreError::StateUnreadable { path: path.clone() }, true),
+            (StoreError::Ref(RefError::BadFile { path: path.clone() }), true),
+            (StoreError::Pack(PackError::Corrupt { path: path.clone(), why: "x".into() }), true),
+            (StoreError::Pack(PackError::File(refused())), false),
+            (StoreError::Ref(RefError::BadName { name: "x".into(), why: "y" }), false),
+            (StoreError::File(refused()), false),
+            (StoreError::NoSession { prefix: "x".into() }, false),
+            (StoreError::Ambiguous { text: "ab".into(), count: 2 }, false),
+            (StoreError::NotUtf8 { path: path.clone() }, false),
+        ];
+        for (e, damage) in cases {
+            let said = format!("{e:?}");
+            assert_eq!(e.is_damage(), damage, "{said}");
+            assert_eq!(Error::from(e).kind == ErrorKind::Corrupt, damage, "{said}");
+        }
+    }
 
     /// A host's error becomes the CLI's at the boundary with the kind and hints it had when the
     /// hosts built the CLI's error themselves: a refusal is the user's (exit 1) with its hints

@@ -7,17 +7,138 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use shake_plumbing::append::{self, ending, recently_written, Ending, Snapshot};
+use shake_plumbing::append::{self, ending, recently_written, AppendError, Ending, Snapshot};
 use shake_plumbing::durable::FileError;
+use shake_plumbing::fork_record::RecordError;
+use shake_plumbing::host::error::HostError;
 use shake_plumbing::host::{Appender, Session, SessionFile, View, Writer};
-use shake_plumbing::rev::{Rev, RevArgs};
-use shake_plumbing::{Context, Error, Result};
+use shake_plumbing::output::path as shown;
+use shake_plumbing::rev::{Rev, RevArgs, RevError};
+use shake_plumbing::Context;
 
 use crate::log_entry::{self, LogData, CUSTOM_TYPE};
 use crate::overlay::{self, AfterWrite, Landed};
 use crate::plan::TargetEdit;
 use crate::render::Paint;
 use crate::wall::{Appended, Wall};
+
+/// Why a fold or undo is not written (the hosts', the store's records' and the safe writer's
+/// errors pass through as theirs). The commands give the exit code and the hints
+/// (`cmd/command_error.rs`).
+#[derive(Debug, thiserror::Error)]
+pub enum BatchError {
+    /// `--in-place` on a host that always writes in place, by appending.
+    #[error("{}: --in-place is for the sessions a fold writes anew ({forks}); a {title} session is always written in place, by appending", shown(path))]
+    InPlaceAppends {
+        /// The session file.
+        path: PathBuf,
+        /// The hosts whose folds are new sessions, by title.
+        forks: String,
+        /// The session's host, by title.
+        title: &'static str,
+    },
+    /// `--in-place` without `--force`.
+    #[error("{}: --in-place rewrites the {word} itself, and nobody can tell from outside whether a running {title} has it open: one that has keeps sending the originals it holds in memory, and may write the file again over the fold", shown(path))]
+    InPlaceUnforced {
+        /// The session file.
+        path: PathBuf,
+        /// What the host calls its file.
+        word: &'static str,
+        /// The session's host, by title.
+        title: &'static str,
+    },
+    /// The session has no entry to write after.
+    #[error("{}: the session has no entries", shown(path))]
+    NoEntries {
+        /// The session file.
+        path: PathBuf,
+    },
+    /// The view has no leaf to write after.
+    #[error("{}: no leaf to write after", shown(path))]
+    NoLeaf {
+        /// The session file.
+        path: PathBuf,
+    },
+    /// A session fetched from another machine.
+    #[error("{}: fetched from machine {machine}, read-only here", shown(path))]
+    Fetched {
+        /// The session file.
+        path: PathBuf,
+        /// The machine it is from.
+        machine: String,
+    },
+    /// A session of a format version its host rewrites on open.
+    #[error(
+        "{}: a version {version} session; pi migrates and rewrites such a file (with new entry ids) when it opens it",
+        shown(path)
+    )]
+    NeedsMigration {
+        /// The session file.
+        path: PathBuf,
+        /// Its format version.
+        version: u64,
+    },
+    /// Another program wrote the file moments ago.
+    #[error("{} was written {secs}s ago by another program: if {title} has this session open, its next message would put this change on a side branch", shown(path))]
+    Live {
+        /// The session file.
+        path: PathBuf,
+        /// How long ago, in seconds.
+        secs: u64,
+        /// The session's host, by title.
+        title: &'static str,
+    },
+    /// The write would move the host's resume point to another branch.
+    #[error("{}: writing after {leaf} moves {title}'s resume point: {title} resumes a session at its last entry, which would be this batch, on the branch ending at {leaf} instead of {resume}", shown(path))]
+    MovesResumePoint {
+        /// The session file.
+        path: PathBuf,
+        /// The session's host, by title.
+        title: &'static str,
+        /// The entry written after.
+        leaf: String,
+        /// The entry the host resumes at now.
+        resume: String,
+    },
+    /// The host appended again after the batch was written anew.
+    #[error(
+        "{}: pi keeps appending to this session; the batch was not applied (pi's entries are all on its branch)",
+        shown(path)
+    )]
+    KeepsAppending {
+        /// The session file.
+        path: PathBuf,
+    },
+    /// The host appended after every copy of the batch.
+    #[error(
+        "{}: pi kept appending while shake wrote; the batch is on a side branch, pi's entries on its own",
+        shown(path)
+    )]
+    KeptAppending {
+        /// The session file.
+        path: PathBuf,
+    },
+    /// The log entry does not encode as JSON.
+    #[error("cannot encode the log entry: {0}")]
+    Encode(serde_json::Error),
+    /// The session named does not resolve or read.
+    #[error(transparent)]
+    Rev(#[from] RevError),
+    /// The host refuses, or does not read the session.
+    #[error(transparent)]
+    Host(#[from] HostError),
+    /// The store's records of a fork do not read.
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    /// The safe writer refused or failed.
+    #[error(transparent)]
+    Append(#[from] AppendError),
+    /// The system refused a step.
+    #[error(transparent)]
+    File(#[from] FileError),
+}
+
+type Result<T, E = BatchError> = std::result::Result<T, E>;
 
 /// The arguments every command that appends takes.
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -44,7 +165,7 @@ pub struct WriteArgs {
 
 impl WriteArgs {
     /// Reads the session file these arguments name.
-    pub fn load(&self, ctx: &Context) -> Result<(SessionFile, Rev)> {
+    pub fn load(&self, ctx: &Context) -> Result<(SessionFile, Rev), RevError> {
         let leaf = self.branch.as_deref().map(|b| b.rsplit(':').next().unwrap_or(b).to_string());
         let rev = RevArgs { rev: self.rev.clone(), leaf };
         // A dry run changes nothing, not even a torn line's end (it says the real run repairs it).
@@ -71,7 +192,7 @@ impl InPlaceArgs {
         if !self.in_place {
             return Ok(false);
         }
-        let (file, title) = (session.file.display(), session.kind.title());
+        let (path, title) = (session.file.path.clone(), session.kind.title());
         let writer = session.host().writer();
         if let Some(refused) = writer.refusal(session) {
             return Err(refused.into());
@@ -85,20 +206,11 @@ impl InPlaceArgs {
                     .filter(|h| matches!(h.writer(), Writer::Fork(_)))
                     .map(|h| h.kind().title())
                     .collect();
-                return Err(Error::user(format!(
-                    "{file}: --in-place is for the sessions a fold writes anew ({}); a {title} session is always written in place, by appending",
-                    forks.join(", ")
-                ))
-                .hint("leave out --in-place"));
+                return Err(BatchError::InPlaceAppends { path, forks: forks.join(", "), title });
             }
         };
         if !force && !dry_run {
-            return Err(Error::user(format!(
-                "{file}: --in-place rewrites the {word} itself, and nobody can tell from outside whether a running {title} has it open: one that has keeps sending the originals it holds in memory, and may write the file again over the fold"
-            ))
-            .hint(format!(
-                "quit every {title} running this session, then add --force; or leave out --in-place to write a new session (the {word} is never written)"
-            )));
+            return Err(BatchError::InPlaceUnforced { path, word, title });
         }
         Ok(true)
     }
@@ -130,9 +242,7 @@ pub fn open<'a>(
 pub fn write_leaf(ctx: &Context, session: &Session<'_>, rev: &Rev, dry_run: bool) -> Result<usize> {
     session.warn(ctx);
     check_writable(ctx, session, dry_run)?;
-    let leaf = rev
-        .leaf(session)?
-        .ok_or_else(|| Error::user(format!("{}: the session has no entries", session.file.display())))?;
+    let leaf = rev.leaf(session)?.ok_or_else(|| BatchError::NoEntries { path: session.file.path.clone() })?;
     Ok(if rev.entry.is_some() { after_batches(session, leaf) } else { leaf })
 }
 
@@ -190,8 +300,7 @@ pub fn commit<'d>(
     data: impl FnOnce(&View<'_, '_>, Vec<String>) -> LogData<'d>,
 ) -> Result<Outcome> {
     let session = projection.session;
-    let leaf =
-        projection.leaf.ok_or_else(|| Error::user(format!("{}: no leaf to write after", session.file.display())))?;
+    let leaf = projection.leaf.ok_or_else(|| BatchError::NoLeaf { path: session.file.path.clone() })?;
     let repairs: Vec<String> = wall.torn.iter().map(|t| t.log.clone()).collect();
     let repaired = !repairs.is_empty() || torn_last_line(session.file);
     let writes = !edits.is_empty() || repaired;
@@ -202,11 +311,7 @@ pub fn commit<'d>(
         // A session fetched from another machine is that machine's to change: a fold here would
         // be overwritten by the next fetch (`docs/remotes.md`).
         if let Some(machine) = shake_plumbing::remote::machine_of(&ctx.store_dir, &session.file.path) {
-            return Err(Error::user(format!(
-                "{}: fetched from machine {machine}, read-only here",
-                session.file.display()
-            ))
-            .hint(format!("fold it on {machine}, or work on a copy: shake restore {machine}/<session> -o FILE")));
+            return Err(BatchError::Fetched { path: session.file.path.clone(), machine });
         }
         // A dry run says what the real run does: a host that never writes (oh-my-pi) refuses
         // both, in its own words.
@@ -256,14 +361,11 @@ pub enum Leftover {
 /// makes the session, view, wall and plan as its own locals: they are let go when it returns
 /// (the last made first, each before what it borrows), then the file, and only then is the
 /// write imported, so the import's memory never adds to theirs and the command never maps two
-/// files. `work` returns the command's result (a failure to print still stores the write) with
-/// what it left.
-pub fn write_then_store(
-    ctx: &Context,
-    file: SessionFile,
-    work: impl FnOnce(&SessionFile) -> Result<(Result, Leftover)>,
-) -> Result {
-    let (result, leftover) = work(&file)?;
+/// files. `work` says what it wrote in its `Leftover` as soon as it has written it: whatever it
+/// returns after (a report that failed to print), the write is stored.
+pub fn write_then_store<T>(ctx: &Context, file: SessionFile, work: impl FnOnce(&SessionFile, &mut Leftover) -> T) -> T {
+    let mut leftover = Leftover::Nothing;
+    let result = work(&file, &mut leftover);
     drop(file);
     match leftover {
         Leftover::Nothing | Leftover::Appended(None) | Leftover::Written(None) => {}
@@ -279,19 +381,15 @@ pub fn write_then_store(
 /// ending in a partial line shake did not write. A dry run only warns about the latter.
 pub fn check_writable(ctx: &Context, session: &Session<'_>, dry_run: bool) -> Result<()> {
     if session.needs_migration() {
-        return Err(Error::user(format!(
-            "{}: a version {} session; pi migrates and rewrites such a file (with new entry ids) when it opens it",
-            session.file.display(),
-            session.version().unwrap_or_default()
-        ))
-        .hint("open the session in pi once (pi --session <file>), quit, then run shake again"));
+        let version = session.version().unwrap_or_default();
+        return Err(BatchError::NeedsMigration { path: session.file.path.clone(), version });
     }
     if ending(session.file.raw()) == Ending::Partial {
-        let err = Error::from(append::partial_line(&session.file.path));
+        let err = append::partial_line(&session.file.path);
         if !dry_run {
-            return Err(err);
+            return Err(err.into());
         }
-        ctx.warn(&err.message);
+        ctx.warn(shake_plumbing::output::chain(&err));
     }
     Ok(())
 }
@@ -306,28 +404,20 @@ fn refuse_live(ctx: &Context, session: &Session<'_>) -> Result<()> {
     let shakes = || shake_plumbing::own_write::is_last(ctx, path) || append::last_line_is_shakes(session.file.raw());
     match recently_written(path).filter(|_| !shakes()) {
         None => Ok(()),
-        Some(age) => Err(Error::user(format!(
-            "{} was written {}s ago by another program: if {title} has this session open, its next message would put this change on a side branch",
-            session.file.display(),
-            age.as_secs()
-        ))
-        .hint(format!("quit {title} (or use /shake inside it), then run the command again; or pass --force to write all the same"))),
+        Some(age) => Err(BatchError::Live { path: path.clone(), secs: age.as_secs(), title }),
     }
 }
 
 /// The refusal of a write at a leaf that is not the host's leaf on load: a host that appends
 /// resumes a session at its last entry, and the batch would become that, on another branch.
-fn moves_resume_point(session: &Session<'_>, leaf: usize) -> Error {
-    let title = session.kind.title();
-    let leaf_id = session.entries[leaf].id();
+fn moves_resume_point(session: &Session<'_>, leaf: usize) -> BatchError {
     let resume = session.default_leaf().map(|i| session.entries[i].id()).unwrap_or_default();
-    Error::user(format!(
-        "{}: writing after {leaf_id} moves {title}'s resume point: {title} resumes a session at its last entry, which would be this batch, on the branch ending at {leaf_id} instead of {resume}",
-        session.file.display()
-    ))
-    .hint(format!(
-        "pass --force to write there all the same; to go back to {resume} afterwards, move {title} back to it (pi: /tree) before your next message"
-    ))
+    BatchError::MovesResumePoint {
+        path: session.file.path.clone(),
+        title: session.kind.title(),
+        leaf: session.entries[leaf].id().to_string(),
+        resume: resume.to_string(),
+    }
 }
 
 /// Tells whether the file ends in a line a shake batch left half-written.
@@ -430,22 +520,12 @@ fn append_batch(
             Ok(landed) => landed,
             // pi wrote again after the re-read: its newest entries are the file's last, so they
             // are on the branch pi resumes; shake's batch is on a side branch, not applied.
-            Err(append::AppendError::Changed { .. }) => {
-                return Err(Error::user(format!(
-                    "{}: pi keeps appending to this session; the batch was not applied (pi's entries are all on its branch)",
-                    shake_plumbing::output::path(path)
-                ))
-                .hint("quit pi, or use the pi extension (/shake), then run the command again"));
-            }
+            Err(AppendError::Changed { .. }) => return Err(BatchError::KeepsAppending { path: path.clone() }),
             Err(e) => return Err(e.into()),
         };
         ours.push(landed.len - again.len() as u64..landed.len);
     }
-    Err(Error::user(format!(
-        "{}: pi kept appending while shake wrote; the batch is on a side branch, pi's entries on its own",
-        shake_plumbing::output::path(path)
-    ))
-    .hint("quit pi, or use the pi extension (/shake), then run the command again"))
+    Err(BatchError::KeptAppending { path: path.clone() })
 }
 
 /// A batch before its bytes are made: its ids, fresh in the session it is appended to (the log
@@ -474,8 +554,7 @@ impl<'d> Prepared<'d> {
     /// The batch's bytes chained from `parent`: the log entry, then the edits, a line each.
     fn bytes(&self, parent: &str, edits: &[TargetEdit]) -> Result<Vec<u8>> {
         // Serialised straight from the data (no `Value` tree of every target).
-        let json = serde_json::value::to_raw_value(&self.data)
-            .map_err(|e| Error::user(format!("cannot encode the log entry: {e}")))?;
+        let json = serde_json::value::to_raw_value(&self.data).map_err(BatchError::Encode)?;
         // One buffer for the batch, each line written into it as it is made.
         let contents: usize = edits.iter().map(|e| e.content.get().len() + 160).sum();
         let mut bytes = Vec::with_capacity(json.get().len() + 160 + contents);
@@ -491,7 +570,13 @@ impl<'d> Prepared<'d> {
 }
 
 /// Prints the lines that follow a fold's or undo's sentence: a repair, a moved resume point.
-pub fn notices(out: &mut dyn std::io::Write, paint: Paint, outcome: &Outcome, dry_run: bool, leaf: &str) -> Result<()> {
+pub fn notices(
+    out: &mut dyn std::io::Write,
+    paint: Paint,
+    outcome: &Outcome,
+    dry_run: bool,
+    leaf: &str,
+) -> std::io::Result<()> {
     if outcome.repaired && !dry_run {
         writeln!(out, "Repaired a half-written shake batch (see `shake status`).")?;
     } else if outcome.repaired {

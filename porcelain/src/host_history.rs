@@ -10,14 +10,15 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
+use shake_plumbing::host::error::HostError;
 use shake_plumbing::host::own::{Change, ChangeKind, Compared, History, Rewrite};
 use shake_plumbing::host::{Host, SessionFile};
 use shake_plumbing::hosts::{short_path, HOSTS};
 use shake_plumbing::id::ObjectId;
 use shake_plumbing::output::{answer, json_or, table, write_json, write_record, RecordArgs};
-use shake_plumbing::rev::{Rev, RevArgs};
-use shake_plumbing::store::Store;
-use shake_plumbing::{Context, Error, Result};
+use shake_plumbing::rev::{Rev, RevArgs, RevError};
+use shake_plumbing::store::{Store, StoreError};
+use shake_plumbing::{Context, Result};
 
 use crate::render::{plural, thousands, Paint};
 
@@ -51,6 +52,15 @@ pub enum HistoryError {
         /// The host's title.
         title: &'static str,
     },
+    /// The session named does not resolve.
+    #[error(transparent)]
+    Rev(#[from] RevError),
+    /// The store does not answer.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The host does not compare the versions.
+    #[error(transparent)]
+    Host(#[from] HostError),
 }
 
 /// The imported versions of one session file, oldest first (version 1 is the first import).
@@ -65,7 +75,7 @@ impl Versions {
     /// The versions of the session `session` names (`None`: the default session here; a file
     /// that is gone is found by the path or id the store recorded). What is at the path now is
     /// imported first, so it is the latest version.
-    fn of(ctx: &Context, session: Option<&str>) -> Result<Versions> {
+    fn of(ctx: &Context, session: Option<&str>) -> Result<Versions, HistoryError> {
         let path = match session {
             None => shake_plumbing::rev::default_session(ctx)?,
             Some(s) if Path::new(s).is_file() => PathBuf::from(s),
@@ -79,10 +89,10 @@ impl Versions {
             shake_plumbing::store::touch::import(ctx, &path);
         }
         let store = Store::open(ctx)?;
-        let info = match store.session(&path).map_err(Error::from) {
+        let info = match store.session(&path) {
             Ok(Some(info)) => info,
             // A damaged store is said, never taken for "not imported".
-            Err(e) if e.kind == shake_plumbing::ErrorKind::Corrupt => return Err(e),
+            Err(e) if e.is_damage() => return Err(e.into()),
             Ok(None) | Err(_) => store.find_session(ctx, &path.to_string_lossy())?,
         };
         let chain = store.version_chain(&info.version)?;
@@ -98,7 +108,7 @@ impl Versions {
     }
 
     /// Version `n`'s bytes, as a file at the session's path.
-    fn file(&self, n: usize) -> Result<SessionFile> {
+    fn file(&self, n: usize) -> Result<SessionFile, HistoryError> {
         Ok(SessionFile::from_bytes(self.path.clone(), self.store.version_bytes(&self.id(n)?)?))
     }
 
@@ -122,14 +132,14 @@ impl Versions {
         ctx: &Context,
         (a, old): (usize, &SessionFile),
         (b, new): (usize, &SessionFile),
-    ) -> Result<Compared> {
+    ) -> Result<Compared, HistoryError> {
         let (_, history) = self.host(a, old)?;
         self.host(b, new)?;
         Ok(history.compare(ctx, (&format!("version {a}"), old), (&format!("version {b}"), new))?)
     }
 
     /// How version `n` came from the one before (`first`, `appended`, `rewritten`).
-    fn how(&self, n: usize) -> Result<&'static str> {
+    fn how(&self, n: usize) -> Result<&'static str, HistoryError> {
         Ok(self.store.version(&self.id(n)?)?.how())
     }
 
@@ -228,7 +238,8 @@ pub fn log(ctx: &Context, rev: &RevArgs, host: &dyn Host, as_json: bool, out: &m
     let mut first_with: HashMap<blake3::Hash, usize> = HashMap::new();
     let mut rewrites = Vec::new();
     let mut old = None;
-    let rewritten: Vec<bool> = (1..=v.chain.len()).map(|n| Ok(v.how(n)? == "rewritten")).collect::<Result<_>>()?;
+    let rewritten: Vec<bool> =
+        (1..=v.chain.len()).map(|n| Ok(v.how(n)? == "rewritten")).collect::<Result<_, HistoryError>>()?;
     // Versions after the last rewrite are not read (none at all for a file never rewritten).
     let last = rewritten.iter().rposition(|&r| r).map_or(0, |i| i + 1);
     for n in 1..=last {

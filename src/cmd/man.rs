@@ -20,11 +20,12 @@ pub struct ManArgs {
     pub dir: Option<PathBuf>,
 }
 
-/// Runs `shake man`.
-pub fn run(args: &ManArgs, out: &mut dyn Write) -> Result {
+/// Runs `shake man` for the command line `cli` (handed in: the definitions are the binary's top,
+/// which this command's arguments are part of).
+pub fn run(args: &ManArgs, cli: clap::Command, out: &mut dyn Write) -> Result {
     // No `help` subcommand: it has no page of its own. Built, so each subcommand's display name
     // is its page's (`shake-fold`).
-    let mut cmd = crate::cli::command().disable_help_subcommand(true);
+    let mut cmd = cli.disable_help_subcommand(true);
     cmd.build();
     let Some(dir) = &args.dir else {
         out.write_all(&page(&cmd, true))?;

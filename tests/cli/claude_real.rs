@@ -567,3 +567,57 @@ fn tool_results_the_conversation_starts_with_are_not_sent() {
     let sent = assert_projects_as_sent(CONTEXT_SEAM);
     assert_eq!(texts(&sent[..1]), ["[Orphaned tool result removed due to conversation resume]"]);
 }
+
+const SPOTTER: &str = "marot__spotter__fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl";
+
+#[test]
+fn a_row_holding_a_lone_surrogate_or_a_byte_that_is_no_utf8_is_read_as_claude_code_reads_it() {
+    // Claude Code reads its file as JavaScript does: bytes that are no UTF-8 as U+FFFD, each line
+    // by JSON.parse, which takes a lone surrogate escape (JSON.stringify writes one for half an
+    // emoji, e.g. a tool output cut mid-character); the request carries U+FFFD. Before, shake
+    // skipped such a row as "not a JSON row": the chain broke there and the projection lost
+    // every message before it.
+    let source = std::fs::read(fixtures().join(SPOTTER)).unwrap();
+    let lines: Vec<&[u8]> = source.split(|&b| b == b'\n').collect();
+    let results: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].windows(13).any(|w| w == br#""tool_result""#))
+        .filter(|&i| lines[i].windows(11).any(|w| w == br#""content":""#))
+        .collect();
+    assert!(results.len() >= 2, "tool results with text content");
+    let dir = tempfile::tempdir().unwrap();
+    let with = |i: usize, insert: &[u8], name: &str| {
+        let mut rows: Vec<Vec<u8>> = lines.iter().map(|l| l.to_vec()).collect();
+        let row = &mut rows[i];
+        let result = row.windows(13).position(|w| w == br#""tool_result""#).unwrap();
+        let at = result + row[result..].windows(11).position(|w| w == br#""content":""#).unwrap() + 11;
+        row.splice(at..at, insert.iter().copied());
+        std::fs::write(dir.path().join(name), rows.join(&b'\n')).unwrap();
+    };
+    let id = "fa812bfe-b295-4cca-9c2f-fdf01028cb46";
+    let (surrogate, not_utf8) = (format!("lone__surrogate__{id}.jsonl"), format!("not__utf8__{id}.jsonl"));
+    with(results[0], br"half an emoji \ud83d, ", &surrogate);
+    // 0xe5 opens a three-byte character: alone, it is no UTF-8.
+    with(results[1], b"x\xe5y ", &not_utf8);
+    let resumed = resume_all(dir.path());
+    for name in [&surrogate, &not_utf8] {
+        let ours = project_file(&dir.path().join(name), resumed.get(name));
+        let sent = assert_same_as_sent(name, ours, resumed.get(name));
+        assert_eq!(sent.len(), assert_projects_as_sent(SPOTTER).len(), "{name}: every message");
+        assert!(texts_anywhere(&sent).contains('\u{fffd}'), "{name}: the request carries U+FFFD");
+    }
+}
+
+/// Every string of the messages, joined.
+fn texts_anywhere(messages: &[Value]) -> String {
+    fn walk(v: &Value, out: &mut String) {
+        match v {
+            Value::String(s) => out.push_str(s),
+            Value::Array(items) => items.iter().for_each(|i| walk(i, out)),
+            Value::Object(map) => map.values().for_each(|i| walk(i, out)),
+            _ => {}
+        }
+    }
+    let mut out = String::new();
+    messages.iter().for_each(|m| walk(m, &mut out));
+    out
+}

@@ -142,11 +142,8 @@ fn porcelain_names_cli_error(line: &str) -> bool {
 #[test]
 fn the_porcelain_library_returns_its_own_errors() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("porcelain/src");
-    // Rooms not moved yet (issue 34.4 goes on): each must still leak, so the list only shrinks.
-    let pending = ["batch.rs", "host_history.rs"];
     let mut files = 0;
     let mut leaks = Vec::new();
-    let mut still = Vec::new();
     for entry in walkdir::WalkDir::new(&root) {
         let path = entry.unwrap().into_path();
         if path.extension().is_none_or(|x| x != "rs") || path.starts_with(root.join("cmd")) {
@@ -155,21 +152,12 @@ fn the_porcelain_library_returns_its_own_errors() {
         files += 1;
         let text = std::fs::read_to_string(&path).unwrap();
         let code = text.split("#[cfg(test)]").next().unwrap();
-        let waits = path.strip_prefix(&root).is_ok_and(|p| pending.iter().any(|w| p == Path::new(w)));
         for (n, line) in code.lines().enumerate().filter(|(_, l)| porcelain_names_cli_error(l)) {
-            let leak = format!("{}:{}: {}", path.display(), n + 1, line.trim());
-            if waits {
-                still.push(leak)
-            } else {
-                leaks.push(leak)
-            }
+            leaks.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
         }
     }
     assert!(files > 15, "porcelain/src moved: {files} files");
     assert!(leaks.is_empty(), "a porcelain library room builds the CLI's error:\n{}", leaks.join("\n"));
-    for room in pending {
-        assert!(still.iter().any(|l| l.contains(&format!("/{room}:"))), "{room} moved: take it off the pending list");
-    }
     // The check itself sees what it must.
     assert!(porcelain_names_cli_error("        return Err(Error::user(format!(\"x\")));"));
     assert!(porcelain_names_cli_error("use shake_plumbing::{Context, Error, Result};"));

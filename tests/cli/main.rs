@@ -24,6 +24,7 @@ mod env;
 mod export;
 mod family;
 mod fault_claude;
+mod fault_omp;
 mod fault_pi;
 mod fault_remote;
 mod fault_store;

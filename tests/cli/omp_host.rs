@@ -109,6 +109,36 @@ fn omp_meter_prints_omps_own_figure_for_claude_models() {
     }
 }
 
+/// OMP reads its file as JavaScript does: the bytes decoded as UTF-8 with U+FFFD for what is
+/// not (`readFileSync(file, "utf8")`), each line by `JSON.parse`, which takes a lone surrogate
+/// escape (`JSON.stringify` writes one for half an emoji cut by a tool's output). So such an
+/// entry is on the branch, and the meter prints OMP's figure for it. Before, shake skipped
+/// both lines as malformed: the branch ended there and the meter printed a fifth of the figure.
+#[test]
+fn omp_meter_reads_lines_as_javascript_does() {
+    let env = TestEnv::new();
+    let source = std::fs::read_to_string(crate::env::fixture_path("omp/omp-large-session.jsonl")).unwrap();
+    let lines: Vec<&str> = source.split('\n').collect();
+    let results: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].contains(r#""role":"toolResult""#)).collect();
+    let (a, b) = (results[results.len() / 3], results[results.len() / 2]);
+    let mut surrogate: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    surrogate[a] = lines[a].replacen(r#""text":""#, r#""text":"half an emoji \ud83d, "#, 1);
+    let mut broken: Vec<Vec<u8>> = lines.iter().map(|l| l.as_bytes().to_vec()).collect();
+    let at = broken[b].windows(8).position(|w| w == br#""text":""#).unwrap() + 8;
+    // A byte that is no UTF-8 on its own (0xe5 opens a three-byte character), inside a text.
+    broken[b].insert(at, 0xe5);
+    let broken = broken.join(&b'\n');
+    let sessions = [env.write("surrogate.jsonl", surrogate.join("\n")), env.write("not-utf8.jsonl", broken)];
+    let model = "anthropic/claude-sonnet-4-5";
+    let jobs: Vec<_> = sessions.iter().map(|p| (p.as_path(), Some(model), false)).collect();
+    let want = OmpOracle::regions(&jobs, &[]);
+    for (path, want) in sessions.iter().zip(&want) {
+        assert_eq!(want["branch"].as_u64(), Some(lines.iter().filter(|l| l.contains(r#""parentId""#)).count() as u64));
+        let got: Value = serde_json::from_str(&env.ok(&["meter", "--json", path.to_str().unwrap()])).unwrap();
+        assert_eq!(got["tokens"], want["freed"], "{}", path.display());
+    }
+}
+
 #[test]
 fn omp_bad_input_names_file_and_line_and_changes_nothing() {
     let env = TestEnv::new();

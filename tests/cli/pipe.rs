@@ -90,3 +90,51 @@ fn grep_answers_found_through_a_closed_pipe() {
     exits_through_a_closed_pipe(&env, &["grep", "."], 0);
     exits_through_a_closed_pipe(&env, &["grep", "--json", "."], 0);
 }
+
+/// A fold whose report cannot be printed (stdout on a full disk) has still written its session:
+/// the store keeps what was written, on every host, as it keeps a fold that printed (the
+/// batch's errors and the command's result are apart: `batch::write_then_store`).
+#[test]
+fn a_fold_whose_report_fails_is_stored_all_the_same() {
+    let env = TestEnv::new();
+    let sessions = |env: &TestEnv| -> Vec<String> {
+        let listed: serde_json::Value = serde_json::from_str(&env.ok(&["sessions", "--json"])).unwrap();
+        listed.as_array().unwrap().iter().map(|s| s["path"].as_str().unwrap().to_string()).collect()
+    };
+    let full = || std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+
+    // Claude Code: the fork is a new session file, stored as the fold writes it.
+    let source = crate::claude_host::install_bytes(
+        &env,
+        "11111111-2222-4333-8444-999999999999",
+        crate::claude_host::transcript("11111111-2222-4333-8444-999999999999", &[30_000, 30_000, 10], None).as_bytes(),
+    );
+    let s = source.to_str().unwrap();
+    let out = env.cmd().args(["fold", s]).stdout(full()).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "into /dev/full: {stderr}");
+    assert!(stderr.contains("No space left on device"), "{stderr}");
+    let dir = source.parent().unwrap();
+    let forks: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl") && p != &source)
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(forks.len(), 1, "one fork written: {forks:?}");
+    assert!(sessions(&env).contains(&forks[0]), "the fork is stored: {:?}", sessions(&env));
+
+    // pi: the batch appended is stored as the file's newest version.
+    let pi = env.dir.path().join("pi.jsonl");
+    let p = pi.to_str().unwrap();
+    env.ok(&["generate-session", "--seed", "3", "-o", p]);
+    let out = env.cmd().args(["fold", p, "--force"]).stdout(full()).output().unwrap();
+    assert_eq!(out.status.code(), Some(4), "{}", String::from_utf8_lossy(&out.stderr));
+    let stored: serde_json::Value = serde_json::from_str(&env.ok(&["sessions", "--json"])).unwrap();
+    let row = stored.as_array().unwrap().iter().find(|s| s["path"] == p).expect("the pi session is stored");
+    assert_eq!(
+        row["bytes"].as_u64(),
+        Some(std::fs::metadata(&pi).unwrap().len()),
+        "the folded file is the stored version"
+    );
+}

@@ -141,3 +141,20 @@ fn a_forks_damaged_records_are_said_by_status_and_log() {
     assert_corrupt(&env.run(&["status", "--json", f]), newest, "status");
     assert_corrupt(&env.run(&["log", f]), newest, "log");
 }
+
+/// `shake log` of a host that rewrites its files (oh-my-pi) reads the session's versions from
+/// the store: a damaged import state is said (exit 3, naming the packed file), never taken for a
+/// session not imported yet (whose versions the log would then look up by name).
+#[test]
+fn a_rewriting_hosts_log_says_a_damaged_store() {
+    let env = TestEnv::new();
+    let session =
+        env.write("omp.jsonl", std::fs::read(crate::env::fixture_path("omp/omp-large-session.jsonl")).unwrap());
+    let s = session.to_str().unwrap();
+    env.ok(&["import", s]);
+    assert!(env.ok(&["log", s]).contains("1 version imported"), "{}", env.ok(&["log", s]));
+    let [file] = &packed_files(&env)[..] else { panic!("one packed file") };
+    flip_in_record(file, &state_name(&session));
+    assert_corrupt(&env.run(&["log", s]), file, "log");
+    assert_corrupt(&env.run(&["log", "--json", s]), file, "log --json");
+}

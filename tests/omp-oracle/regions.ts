@@ -1,7 +1,7 @@
 // OMP 18.2.11's own /shake regions for a session file's current branch (last entry to the root),
 // counted with OMP's own Tokenizer: `bun regions.ts FILE [--model provider/id] [--default]`, or
 // `bun regions.ts --jobs JOBS.json` for many files at once ([{file, model?, default?}] in, an array
-// of results out). --default uses DEFAULT_SHAKE_CONFIG (auto-shake) instead of
+// of results out; a job OMP's code throws on is {error}). --default uses DEFAULT_SHAKE_CONFIG (auto-shake) instead of
 // AGGRESSIVE_SHAKE_CONFIG (manual /shake). NODE_ENV=test makes OMP count bytes/4 for every model,
 // PI_TOKENIZER_ACCURATE=1 o200k for models without a tokenizer family (both read at load).
 // Derived from shared/tools/omp-oracle/regions.ts; prints regions without their text, and the
@@ -54,7 +54,14 @@ function run(job: Job) {
 const args = process.argv.slice(2);
 if (args[0] === "--jobs") {
 	const jobs: Job[] = JSON.parse(readFileSync(args[1], "utf8"));
-	console.log(JSON.stringify(jobs.map(run)));
+	// A file OMP's own code throws on is said, per job, rather than ending the others.
+	console.log(JSON.stringify(jobs.map(job => {
+		try {
+			return run(job);
+		} catch (e) {
+			return { error: String(e) };
+		}
+	})));
 } else {
 	const model = args.includes("--model") ? args[args.indexOf("--model") + 1] : undefined;
 	console.log(JSON.stringify(run({ file: args[0], model, default: args.includes("--default") })));

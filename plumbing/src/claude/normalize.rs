@@ -143,7 +143,7 @@ pub(crate) fn local_command(t: &Transcript, row: &Row) -> Option<Value> {
     if t.member(row, "isDisplayOnly").is_some_and(|v| v.get() == "true") {
         return None;
     }
-    let content: Value = serde_json::from_str(t.member(row, "content")?.get()).ok()?;
+    let content = crate::js::value(t.member(row, "content")?.get())?;
     content.is_string().then_some(content)
 }
 

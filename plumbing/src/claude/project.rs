@@ -228,7 +228,7 @@ pub(crate) fn rendered_parts(t: &Transcript, row: &Row) -> Option<Vec<Value>> {
 /// [`rendered_parts`] when Claude Code sends to the model `target`.
 fn rendered_parts_for(t: &Transcript, row: &Row, target: Option<&str>) -> Option<Vec<Value>> {
     recorded_parts(t, row).or_else(|| {
-        let value: Value = serde_json::from_str(t.member(row, "attachment")?.get()).ok()?;
+        let value = crate::js::value(t.member(row, "attachment")?.get())?;
         Some(attachment::render(&value, target)).filter(|parts| !parts.is_empty())
     })
 }
@@ -236,7 +236,7 @@ fn rendered_parts_for(t: &Transcript, row: &Row, target: Option<&str>) -> Option
 /// An attachment's `rendered` parts when they are what Claude Code accepts (each `content` a
 /// non-empty string or a non-empty list of non-empty text blocks).
 fn recorded_parts(t: &Transcript, row: &Row) -> Option<Vec<Value>> {
-    let parts: Vec<Value> = serde_json::from_str(t.member(row, "rendered")?.get()).ok()?;
+    let Value::Array(parts) = crate::js::value(t.member(row, "rendered")?.get())? else { return None };
     let valid = |c: &Value| match c {
         Value::String(s) => !s.is_empty(),
         Value::Array(blocks) => {

@@ -12,4 +12,4 @@ pub mod stringify;
 pub mod value;
 
 pub use string::{js_number, lossy, string_json, string_text, string_wtf8, utf16_len, write_string, Wtf8Visitor};
-pub use value::{depth, has_lone_surrogate, is_stringified, parse, stringified_member, Js, Refused, MAX_DEPTH};
+pub use value::{depth, has_lone_surrogate, is_stringified, parse, stringified_member, value, Js, Refused, MAX_DEPTH};

@@ -61,6 +61,12 @@ pub fn parse(text: &str) -> Result<Js, Refused> {
     }
 }
 
+/// JSON text as a serde_json value, read as `JSON.parse` reads it where serde_json refuses it
+/// (a lone surrogate as U+FFFD, `1e400` as `null`: [`Js::to_value`]); `None` when it is not JSON.
+pub fn value(text: &str) -> Option<Value> {
+    serde_json::from_str(text).ok().or_else(|| Some(parse(text).ok()?.to_value()))
+}
+
 /// Returns how deep arrays and objects nest in JSON text (0 for a scalar), counting brackets
 /// outside strings; a cheap test for [`MAX_DEPTH`] that needs no parse.
 pub fn depth(text: &str) -> usize {

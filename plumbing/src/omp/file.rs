@@ -68,6 +68,9 @@ pub struct OmpEntry {
     kind: Box<str>,
     id: Option<Box<str>>,
     parent_id: Option<Box<str>>,
+    /// The line decoded as JavaScript decodes it, for a line that is not UTF-8 (U+FFFD for each
+    /// maximal invalid sequence, as `readFileSync(file, "utf8")` and `from_utf8_lossy` both do).
+    decoded: Option<Box<str>>,
 }
 
 impl OmpEntry {
@@ -231,16 +234,28 @@ impl OmpFile {
 
     /// An entry's line as raw JSON, to be read with [`crate::js::json::trusted`]: the scan
     /// checked it is one JSON object of UTF-8 text.
-    pub fn raw(&self, entry: &OmpEntry) -> &serde_json::value::RawValue {
-        let checked = self.text.as_ref().and_then(|t| t.str().get(entry.raw.clone()));
-        // Else the line is checked again (bytes restored from the store, a test).
-        let text = checked.or_else(|| std::str::from_utf8(self.line_bytes(entry)).ok()).unwrap_or("{}");
+    pub fn raw<'s>(&'s self, entry: &'s OmpEntry) -> &'s serde_json::value::RawValue {
+        let text = self.text_of(entry);
         crate::js::json::raw_within(text, 0..text.len())
     }
 
-    /// An entry parsed from its line (again: nothing holds the parsed entries).
+    /// An entry's line as text: as OMP decodes it when it is not UTF-8.
+    fn text_of<'s>(&'s self, entry: &'s OmpEntry) -> &'s str {
+        if let Some(decoded) = &entry.decoded {
+            return decoded;
+        }
+        let checked = self.text.as_ref().and_then(|t| t.str().get(entry.raw.clone()));
+        // Else the line is checked again (bytes restored from the store, a test).
+        checked.or_else(|| std::str::from_utf8(self.line_bytes(entry)).ok()).unwrap_or("{}")
+    }
+
+    /// An entry parsed from its line (again: nothing holds the parsed entries), as `JSON.parse`
+    /// reads it (a lone surrogate as U+FFFD).
     pub fn value(&self, entry: &OmpEntry) -> Map<String, Value> {
-        serde_json::from_slice(self.line_bytes(entry)).unwrap_or_default()
+        match crate::js::value(self.text_of(entry)) {
+            Some(Value::Object(map)) => map,
+            _ => Map::new(),
+        }
     }
 }
 
@@ -298,30 +313,21 @@ fn scan(path: &Path, bytes: &[u8], text: Option<&str>, entries_too: bool) -> Res
 }
 
 /// An entry's type, id and parent, read without building the entry; `None` when the line is
-/// not a JSON object (what OMP's reader skips), or holds a lone surrogate escape, which
-/// `serde_json` refuses as it always has here.
+/// not a JSON object (what OMP's reader skips). The line is read as OMP reads it: decoded with
+/// U+FFFD where it is not UTF-8, a lone surrogate escape taken (`JSON.parse` takes it).
 fn scan_entry(line: &[u8], text: Option<&str>, number: usize, raw: Range<usize>) -> Option<OmpEntry> {
-    let text = match text {
-        Some(text) => text,
-        None => std::str::from_utf8(line).ok()?,
+    let (text, decoded) = match text.map(Ok).unwrap_or_else(|| std::str::from_utf8(line)) {
+        Ok(text) => (text, None),
+        Err(_) => ("", Some(String::from_utf8_lossy(line).into_owned().into_boxed_str())),
     };
-    // A `\\ud…` or `\\uD…` escape, found in one pass over the line.
-    let surrogate = memchr::memmem::find_iter(line, b"\\u").any(|at| matches!(line.get(at + 2), Some(b'd' | b'D')));
-    if surrogate && serde_json::from_str::<Value>(text).is_err() {
-        return None;
-    }
+    let text = decoded.as_deref().unwrap_or(text);
     let [kind, id, parent] = crate::js::json::members(text, &["type", "id", "parentId"])?;
     // `Value::as_str`: a string, decoded (only a string that parses is one here).
     let string = |raw: Option<&serde_json::value::RawValue>| {
         raw.and_then(|r| serde_json::from_str::<String>(r.get()).ok()).map(String::into_boxed_str)
     };
-    Some(OmpEntry {
-        line: number,
-        raw,
-        kind: string(kind).unwrap_or_default(),
-        id: string(id),
-        parent_id: string(parent),
-    })
+    let (kind, id, parent_id) = (string(kind).unwrap_or_default(), string(id), string(parent));
+    Some(OmpEntry { line: number, raw, kind, id, parent_id, decoded })
 }
 
 fn parse_title(path: &Path, line: &[u8], has_newline: bool) -> Result<TitleSlot, OmpError> {
@@ -404,24 +410,6 @@ mod tests {
         assert!(f.body().starts_with(HEADER.as_bytes()));
         assert!(looks_like_omp(&f.bytes));
         assert!(!looks_like_omp(HEADER.as_bytes()));
-    }
-
-    /// A line with a lone surrogate escape (either case) is skipped as serde_json refuses it; a
-    /// pair, an escaped backslash before `ud`, and other escapes are read.
-    #[test]
-    fn lone_surrogate_lines_are_skipped() {
-        let lines = [
-            (r#"{"type":"message","id":"a","x":"\ud800"}"#, false),
-            (r#"{"type":"message","id":"b","x":"\uDBFF!"}"#, false),
-            (r#"{"type":"message","id":"c","x":"\ud83d\ude00"}"#, true),
-            (r#"{"type":"message","id":"d","x":"\\ud800"}"#, true),
-            (r#"{"type":"message","id":"e","x":"\u001b[0m\u00e9"}"#, true),
-        ];
-        let text: String = lines.iter().map(|(l, _)| format!("{l}\n")).collect();
-        let f = OmpFile::parse("t.jsonl".into(), format!("{HEADER}\n{text}").into_bytes()).unwrap();
-        let read: Vec<_> = f.entries.iter().filter_map(|e| e.id()).collect();
-        assert_eq!(read, ["c", "d", "e"]);
-        assert_eq!(f.malformed, [2, 3]);
     }
 
     #[test]

@@ -13,10 +13,10 @@ use crate::pi::message::Message;
 
 /// The facts of the branch `branch` (root first) of `file`, whose newest compaction keeps the
 /// entries from `first_kept` on ([`super::shake::boundary`]).
-pub fn last_turn(file: &OmpFile, branch: &[&OmpEntry], first_kept: Option<&str>) -> LastTurn {
-    let fields = |e: &&OmpEntry| {
-        let text = std::str::from_utf8(file.line_bytes(e)).ok()?;
-        let [message, timestamp] = crate::js::json::members(text, &["message", "timestamp"])?;
+pub fn last_turn<'f>(file: &'f OmpFile, branch: &[&'f OmpEntry], first_kept: Option<&str>) -> LastTurn {
+    // The line as OMP decodes it (`OmpFile::raw`: U+FFFD where it is not UTF-8).
+    let fields = |e: &'f OmpEntry| {
+        let [message, timestamp] = crate::js::json::members(file.raw(e).get(), &["message", "timestamp"])?;
         Some((message?, timestamp))
     };
     // The replies on the branch, newest first, each with its entry's position and timestamp.

@@ -274,3 +274,50 @@ pub enum StoreError {
         paths: Vec<PathBuf>,
     },
 }
+
+impl StoreError {
+    /// Whether the error is damage in the store (the store is corrupt, `fsck` finds it), not a
+    /// request it cannot answer nor a step the system refused. A reader that takes a failure for
+    /// "not there" asks this first: a damaged store is said to be damaged, never read as empty.
+    pub fn is_damage(&self) -> bool {
+        use StoreError as S;
+        match self {
+            S::Pack(e) => e.is_damage(),
+            S::Ref(e) => e.is_damage(),
+            S::State(_) => true,
+            S::File(_) => false,
+            S::Damaged { .. }
+            | S::NotPackedName { .. }
+            | S::BadPacked { .. }
+            | S::NotMerging { .. }
+            | S::NotCollecting { .. }
+            | S::Mismatch { .. }
+            | S::Rehash { .. }
+            | S::Missing { .. }
+            | S::ChainLoops { .. }
+            | S::BadVersion { .. }
+            | S::PathTooLong { .. }
+            | S::PathTooShort { .. }
+            | S::BadNodeIn { .. }
+            | S::BadNode { .. }
+            | S::KeepsTooMuch { .. }
+            | S::RowWithoutSession { .. }
+            | S::StateUnreadable { .. }
+            | S::ResumeUnreadable { .. }
+            | S::ChunkUnread { .. }
+            | S::NotANode { .. } => true,
+            S::Unsettled { .. }
+            | S::WrongKind { .. }
+            | S::NotALine { .. }
+            | S::NotAnId { .. }
+            | S::NoObject { .. }
+            | S::Ambiguous { .. }
+            | S::NoTarget { .. }
+            | S::NotUtf8 { .. }
+            | S::Cycle { .. }
+            | S::Encode(_)
+            | S::NoSession { .. }
+            | S::AmbiguousSession { .. } => false,
+        }
+    }
+}

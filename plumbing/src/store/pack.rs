@@ -84,6 +84,11 @@ impl PackError {
     pub fn is_io(&self) -> bool {
         matches!(self, PackError::File(_))
     }
+
+    /// Tells whether the error is damage in the pack: every error that is not the system's.
+    pub fn is_damage(&self) -> bool {
+        !self.is_io()
+    }
 }
 
 type Result<T> = std::result::Result<T, PackError>;

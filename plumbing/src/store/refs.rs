@@ -45,6 +45,14 @@ pub enum RefError {
     Io(#[from] FileError),
 }
 
+impl RefError {
+    /// Tells whether the error is damage in the store (a ref file that does not read), not a
+    /// request refused nor a step the system refused.
+    pub fn is_damage(&self) -> bool {
+        matches!(self, RefError::BadFile { .. })
+    }
+}
+
 /// The ref naming a session's latest imported version. An id of ASCII letters, digits, `-` and
 /// `_` (pi's UUIDs) is the name as it is; any other id is spelled `hex.<its UTF-8 bytes in hex>`,
 /// which no plain id can collide with (plain ids have no `.`).

@@ -5,10 +5,48 @@
 
 use shake_plumbing::Error;
 
+use crate::batch::BatchError;
 use crate::config::ConfigError;
 use crate::host_history::HistoryError;
 use crate::overlay::OverlayError;
 use crate::pi_extension::InstallError;
+
+impl From<BatchError> for Error {
+    fn from(e: BatchError) -> Error {
+        use BatchError as B;
+        let e = match e {
+            B::Rev(e) => return e.into(),
+            B::Host(e) => return e.into(),
+            B::Record(e) => return e.into(),
+            B::Append(e) => return e.into(),
+            B::File(e) => return e.into(),
+            e => e,
+        };
+        let hint = match &e {
+            B::InPlaceAppends { .. } => Some("leave out --in-place".to_string()),
+            B::InPlaceUnforced { word, title, .. } => Some(format!(
+                "quit every {title} running this session, then add --force; or leave out --in-place to write a new session (the {word} is never written)"
+            )),
+            B::Fetched { machine, .. } => {
+                Some(format!("fold it on {machine}, or work on a copy: shake restore {machine}/<session> -o FILE"))
+            }
+            B::NeedsMigration { .. } => {
+                Some("open the session in pi once (pi --session <file>), quit, then run shake again".to_string())
+            }
+            B::Live { title, .. } => Some(format!(
+                "quit {title} (or use /shake inside it), then run the command again; or pass --force to write all the same"
+            )),
+            B::MovesResumePoint { title, resume, .. } => Some(format!(
+                "pass --force to write there all the same; to go back to {resume} afterwards, move {title} back to it (pi: /tree) before your next message"
+            )),
+            B::KeepsAppending { .. } | B::KeptAppending { .. } => {
+                Some("quit pi, or use the pi extension (/shake), then run the command again".to_string())
+            }
+            _ => None,
+        };
+        user(&e, hint.as_deref())
+    }
+}
 
 impl From<ConfigError> for Error {
     fn from(e: ConfigError) -> Error {
@@ -47,6 +85,9 @@ impl From<HistoryError> for Error {
             HistoryError::NoVersion { .. } => Some("`shake sessions --versions` lists them"),
             HistoryError::NotRewriter { .. } => Some("to compare two leaves, name them as SESSION[:ENTRY]"),
             HistoryError::LeafChosen { .. } => None,
+            HistoryError::Rev(e) => return e.into(),
+            HistoryError::Store(e) => return e.into(),
+            HistoryError::Host(e) => return e.into(),
         };
         user(&e, hint)
     }

@@ -72,7 +72,7 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
         true => (crate::example::fresh_in_memory(ctx), RevArgs { rev: args.write.rev.clone(), leaf: None }.rev()),
         false => args.write.load(ctx)?,
     };
-    batch::write_then_store(ctx, file, |file| {
+    batch::write_then_store(ctx, file, |file, left| -> Result {
         let (session, leaf, in_place) = batch::open(ctx, file, &rev, &args.write, &args.in_place)?;
         let (profile, source) = profile::resolve(ctx, args.profile)?;
         let projection = View::at(&session, Some(leaf))?;
@@ -93,20 +93,20 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
                 Tokens::Freed(plan.tokens_freed),
                 &message,
             );
-            return Ok((printed, Leftover::Nothing));
+            return printed;
         }
         let mut outcome = match session.host().writer() {
             Writer::Fork(forks) => {
                 let session = (&session, forks, in_place);
-                let written = fork(ctx, args, (file, &rev), session, leaf, (&plan, &source, economics), out)?;
-                return Ok((Ok(0), Leftover::Written(written)));
+                fork(ctx, args, (file, &rev), session, leaf, (&plan, &source, economics), (out, left))?;
+                return Ok(0);
             }
             // A host that never writes refuses the batch as it is made, dry run or not.
             Writer::Append | Writer::ReadOnly { .. } => {
                 batch::commit(ctx, projection, &args.write, wall, &plan.edits, |_, repairs| log_data(&plan, repairs))?
             }
         };
-        let after = outcome.after.take();
+        *left = Leftover::Appended(outcome.after.take().map(Box::new));
         let leaf_id = session.entries[leaf].id().to_string();
         let report = Report {
             paint: Paint::new(ctx),
@@ -117,26 +117,23 @@ pub fn run(ctx: &Context, args: &FoldArgs, out: &mut dyn Write) -> Result {
             leaf: &leaf_id,
             outcome: &outcome,
         };
-        let printed = (|| -> Result<()> {
-            if args.write.json {
-                shake_plumbing::output::write_json(out, &report.json())?;
-            } else {
-                // The example's line above names its session already.
-                if !args.example {
-                    crate::render::write_session_line(out, ctx, &rev, &file.path)?;
-                }
-                report.human(out)?;
+        if args.write.json {
+            shake_plumbing::output::write_json(out, &report.json())?;
+        } else {
+            // The example's line above names its session already.
+            if !args.example {
+                crate::render::write_session_line(out, ctx, &rev, &file.path)?;
             }
-            Ok(())
-        })();
-        Ok((printed.map(|()| 0), Leftover::Appended(after.map(Box::new))))
+            report.human(out)?;
+        }
+        Ok(0)
     })
 }
 
 /// `shake fold` on a host that takes a fold as a new session (Claude Code): writes the fork with
 /// the plan's edits (never the source), stores the fold's record under the fork's id, and prints
-/// the command that resumes the fork. Returns the file written, for the caller to import
-/// ([`Leftover::Written`]).
+/// the command that resumes the fork. The file written is left for the caller to import
+/// ([`Leftover::Written`]) before anything is printed.
 fn fork(
     ctx: &Context,
     args: &FoldArgs,
@@ -144,8 +141,8 @@ fn fork(
     (session, forks, in_place): (&Session<'_>, &dyn Forks, bool),
     leaf: usize,
     (plan, source, economics): (&Plan, &ProfileSource, Option<crate::price::Economics>),
-    out: &mut dyn Write,
-) -> Result<Option<std::path::PathBuf>> {
+    (out, left): (&mut dyn Write, &mut Leftover),
+) -> Result<()> {
     let title = session.kind.title();
     if session.default_leaf() != Some(leaf) {
         return Err(Error::user(format!(
@@ -189,6 +186,7 @@ fn fork(
             }
         }
     };
+    *left = Leftover::Written(written.as_ref().map(|f| f.path.clone()));
     let outcome = batch::Outcome::default();
     let report = Report {
         paint: Paint::new(ctx),
@@ -212,8 +210,7 @@ fn fork(
                 "saved": f.saved.iter().map(|(id, p)| json!({"id": id, "path": p})).collect::<Vec<_>>(),
             }),
         };
-        shake_plumbing::output::write_json(out, &json)?;
-        return Ok(written.map(|f| f.path));
+        return Ok(shake_plumbing::output::write_json(out, &json)?);
     }
     crate::render::write_session_line(out, ctx, rev, &file.path)?;
     report.human(out)?;
@@ -245,7 +242,7 @@ fn fork(
             writeln!(out, "Continue with: {}", Paint::new(ctx).strong(&forks.resume_command(f)))?;
         }
     }
-    Ok(written.map(|f| f.path))
+    Ok(())
 }
 
 /// Folds the transcript in place, its way back stored first: the version read and the fold's
@@ -381,7 +378,7 @@ impl Report<'_> {
         if let Some(cache) = cache {
             writeln!(out, "{cache}")?;
         }
-        batch::notices(out, paint, self.outcome, self.dry_run, self.leaf)
+        Ok(batch::notices(out, paint, self.outcome, self.dry_run, self.leaf)?)
     }
 
     fn json(&self) -> serde_json::Value {

@@ -132,7 +132,7 @@ fn plan_undo<'s>(projection: &View<'s, '_>, wall: &Wall, tok: &Tokenizer, undoes
 /// Runs `shake undo`.
 pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
     let (file, rev) = args.write.load(ctx)?;
-    batch::write_then_store(ctx, file, |file| {
+    batch::write_then_store(ctx, file, |file, left| -> Result {
         let (session, leaf, in_place) = batch::open(ctx, file, &rev, &args.write, &args.in_place)?;
         let projection = View::at(&session, Some(leaf))?;
         let tok = open_tokenizer(ctx, args.tokenizer, &session, Some(leaf))?;
@@ -151,24 +151,24 @@ pub fn run(ctx: &Context, args: &UndoArgs, out: &mut dyn Write) -> Result {
                 Tokens::Restored(plan.tokens_restored),
                 &summary(&plan, &tok),
             );
-            return Ok((printed, Leftover::Nothing));
+            return printed;
         }
         let mut outcome = match session.host().writer() {
             Writer::Fork(forks) => {
                 let session = (&session, forks, in_place);
                 let data = data(&projection, Vec::new());
-                let written = undo_fork(ctx, args, (file, &rev), session, (&plan, &tok), data, out)?;
-                return Ok((Ok(0), Leftover::Written(written)));
+                undo_fork(ctx, args, (file, &rev), session, (&plan, &tok), data, (out, left))?;
+                return Ok(0);
             }
             // A host that never writes refuses the batch as it is made, dry run or not.
             Writer::Append | Writer::ReadOnly { .. } => {
                 batch::commit(ctx, projection, &args.write, wall, &plan.edits, data)?
             }
         };
-        let after = outcome.after.take();
+        *left = Leftover::Appended(outcome.after.take().map(Box::new));
         let leaf_id = session.entries[leaf].id().to_string();
-        let printed = report(ctx, args, (file, &rev), (&plan, &tok), &outcome, &leaf_id, out);
-        Ok((printed.map(|()| 0), Leftover::Appended(after.map(Box::new))))
+        report(ctx, args, (file, &rev), (&plan, &tok), &outcome, &leaf_id, out)?;
+        Ok(0)
     })
 }
 
@@ -208,7 +208,7 @@ fn report(
     crate::render::write_session_line(out, ctx, rev, &file.path)?;
     let prefix = if args.write.dry_run { "[dry-run] · " } else { "" };
     writeln!(out, "{prefix}{}", paint.strong(&summary(plan, tok)))?;
-    batch::notices(out, paint, outcome, args.write.dry_run, leaf_id)
+    Ok(batch::notices(out, paint, outcome, args.write.dry_run, leaf_id)?)
 }
 
 /// `shake undo` on a host whose folds are forks (Claude Code): writes a session whose folded
@@ -223,8 +223,8 @@ fn undo_fork(
     (session, forks, in_place): (&Session<'_>, &dyn Forks, bool),
     (plan, tok): (&UndoPlan, &Tokenizer),
     data: LogData,
-    out: &mut dyn Write,
-) -> Result<Option<std::path::PathBuf>> {
+    (out, left): (&mut dyn Write, &mut Leftover),
+) -> Result<()> {
     let title = session.kind.title();
     let sid = session.header.as_ref().map(|h| h.id.to_string()).unwrap_or_default();
     let written = match args.write.dry_run || plan.edits.is_empty() {
@@ -259,6 +259,7 @@ fn undo_fork(
             Some(restored)
         }
     };
+    *left = Leftover::Written(written.as_ref().map(|f| f.path.clone()));
     if args.write.json {
         let value = json!({
             "op": "undo",
@@ -267,8 +268,7 @@ fn undo_fork(
             "targets": plan.edits.iter().map(|e| json!({"id": e.target, "kind": "restore", "tokens": e.after.saturating_sub(e.before)})).collect::<Vec<_>>(),
             "session": written.as_ref().map(|f| json!({"sessionId": f.session_id, "path": f.path, "resume": forks.resume_command(f), "reused": f.reused, "inPlace": f.in_place, "carried": f.carried})),
         });
-        shake_plumbing::output::write_json(out, &value)?;
-        return Ok(written.map(|f| f.path));
+        return Ok(shake_plumbing::output::write_json(out, &value)?);
     }
     crate::render::write_session_line(out, ctx, rev, &file.path)?;
     if plan.edits.is_empty() {
@@ -276,7 +276,7 @@ fn undo_fork(
             out,
             "Nothing to undo: no fold is in force in this file. A fold of a {title} session writes a fork and leaves its source as it was (unless --in-place); undo the fork."
         )?;
-        return Ok(None);
+        return Ok(());
     }
     let prefix = if args.write.dry_run { "[dry-run] · " } else { "" };
     writeln!(out, "{prefix}{}", Paint::new(ctx).strong(&summary(plan, tok)))?;
@@ -305,7 +305,7 @@ fn undo_fork(
             writeln!(out, "Continue with: {}", Paint::new(ctx).strong(&forks.resume_command(f)))?;
         }
     }
-    Ok(written.map(|f| f.path))
+    Ok(())
 }
 
 /// The log entry's data for an undo plan (edit ids are filled in when the batch is written).
