@@ -2,10 +2,10 @@
 //! `/shake`): what the host's own rules would free now, counted as the host counts for the
 //! session's model (`docs/omp.md`), not shake's fold plan (such a host never takes one).
 //!
-//! Every run that measures imports the file first, so a footer that runs the meter keeps the
-//! version before each rewrite by the host in the store (`shake restore --version N` undoes it);
-//! a run that finds the file as last measured answers from the memo, and the store has that
-//! version.
+//! Every run that measures imports the file it read (beside the count), so a footer that runs
+//! the meter keeps the version before each rewrite by the host in the store (`shake restore
+//! --version N` undoes it); a run that finds the file as last measured answers from the memo, and
+//! the store has that version.
 
 use std::io::Write;
 use std::time::Duration;

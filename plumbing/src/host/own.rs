@@ -18,7 +18,8 @@ pub trait OwnMeter: Sync {
 
     /// Reads the file at `path` and measures it by `rules`, with the newest turn's facts that
     /// price the figure; `seen` is given the file as read (the engine imports those bytes: the
-    /// version before the host rewrites it is kept).
+    /// version before the host rewrites it is kept), on the calling thread, while the host's
+    /// count may run on others (the two share nothing but the bytes).
     fn measure(
         &self,
         ctx: &Context,
