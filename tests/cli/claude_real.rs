@@ -33,7 +33,7 @@ pub fn oracle() -> &'static HashMap<String, Resumed> {
 }
 
 /// Claude Code's answer for every transcript in `dir`, by file name (`probe-real.mjs`).
-fn resume_all(dir: &Path) -> HashMap<String, Resumed> {
+pub fn resume_all(dir: &Path) -> HashMap<String, Resumed> {
     let script = claude_oracle().join("probe-real.mjs");
     let out = Command::new("node").arg(script).arg(dir).output().expect("node");
     assert!(out.status.success(), "probe-real.mjs failed:\n{}", String::from_utf8_lossy(&out.stderr));
@@ -175,7 +175,7 @@ fn shown(v: &Value) -> String {
 }
 
 /// shake's messages for the file at `path` for the model Claude Code resumed it with.
-fn project_file(path: &Path, resumed: Option<&Resumed>) -> Vec<Value> {
+pub fn project_file(path: &Path, resumed: Option<&Resumed>) -> Vec<Value> {
     let Some(Resumed::Sent { model, .. }) = resumed else { return projected(path) };
     let t = shake_plumbing::claude::Transcript::read(path).unwrap();
     let chain = shake_plumbing::claude::load(&t, Default::default());
@@ -620,4 +620,45 @@ fn texts_anywhere(messages: &[Value]) -> String {
     let mut out = String::new();
     messages.iter().for_each(|m| walk(m, &mut out));
     out
+}
+
+#[test]
+fn calls_without_their_results_are_paired_as_claude_code_pairs_them() {
+    // Claude Code's ensureToolResultPairing: a call whose result is not in the user message
+    // after it gets "[Tool result missing due to internal error]" there, first; a result of no
+    // call of the message before it goes. Before, shake left out the whole API message of such
+    // a call (and so its answered calls and their results) when the conversation went on.
+    // Three copies of a real transcript whose first API message makes two calls (rows 10, 15)
+    // answered by rows 18 and 25: one result renamed; both renamed; row 18 torn (not JSON).
+    let source = std::fs::read(fixtures().join(SPOTTER)).unwrap();
+    let rows: Vec<&[u8]> = source.split(|&b| b == b'\n').collect();
+    let (first, second) = ("toolu_01SZB3juMsXcXZbHjVubHiga", "toolu_016BubCytDrE5ACMhyM1JFso");
+    assert!(String::from_utf8_lossy(rows[17]).contains(first) && String::from_utf8_lossy(rows[24]).contains(second));
+    let renamed = |row: &[u8], id: &str| String::from_utf8_lossy(row).replace(id, "toolu_renamed").into_bytes();
+    let dir = tempfile::tempdir().unwrap();
+    let id = "fa812bfe-b295-4cca-9c2f-fdf01028cb46";
+    let change = |variant: &str, i: usize, row: &[u8]| match (variant, i) {
+        ("one__renamed" | "both__renamed", 24) => renamed(row, second),
+        ("both__renamed", 17) => renamed(row, first),
+        ("one__torn", 17) => row[..row.len() / 2].to_vec(),
+        _ => row.to_vec(),
+    };
+    let names: Vec<String> = ["one__renamed", "both__renamed", "one__torn"]
+        .iter()
+        .map(|variant| {
+            let changed: Vec<Vec<u8>> = rows.iter().enumerate().map(|(i, row)| change(variant, i, row)).collect();
+            let name = format!("{variant}__{id}.jsonl");
+            std::fs::write(dir.path().join(&name), changed.join(&b'\n')).unwrap();
+            name
+        })
+        .collect();
+    let resumed = resume_all(dir.path());
+    for name in &names {
+        let sent =
+            assert_same_as_sent(name, project_file(&dir.path().join(name), resumed.get(name)), resumed.get(name));
+        let second_message = &sent[1]["content"];
+        let calls: Vec<&str> = second_message.as_array().unwrap().iter().filter_map(|b| b["id"].as_str()).collect();
+        assert_eq!(calls, [first, second], "{name}: both calls are sent");
+        assert!(sent[2].to_string().contains(shake_plumbing::claude::normalize::MISSING_RESULT), "{name}");
+    }
 }

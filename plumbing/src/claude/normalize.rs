@@ -14,11 +14,12 @@
 //! - tool calls keep their current names and inputs: the old `Task` tool is sent as `Agent`, and
 //!   `SendMessage` loses its legacy input fields (`type`, `recipient`, `content`);
 //! - an API message with nothing to say (only thinking, or blank text) is not sent ([`Plan`]);
-//! - an API message whose tool call has no result is not sent when the conversation goes on
-//!   after it; when it ends the conversation, each such call gets Claude Code's interrupted-call
-//!   result ([`Plan::interrupted`]);
+//! - when an API message whose tool call has no result ends the conversation, each such call
+//!   gets Claude Code's interrupted-call result ([`Plan::interrupted`]); before later messages,
+//!   the missing-result one ([`Pairing`]);
 //! - tool results with no assistant message before them (the conversation starts with them,
-//!   its first rows' parents being elsewhere) are not sent ([`Orphans`]).
+//!   its first rows' parents being elsewhere) are not sent, and a call whose result is not in the
+//!   message after it gets Claude Code's missing-result result ([`Pairing`]).
 
 use std::collections::HashSet;
 
@@ -217,9 +218,9 @@ impl Plan {
         let mut plan = Plan::default();
         for m in &messages {
             let open: Vec<&String> = m.calls.iter().filter(|c| !answered.contains(*c)).collect();
-            if !m.says_something || (!open.is_empty() && m.followed) {
+            if !m.says_something {
                 plan.dropped.insert(m.id.clone());
-            } else if !open.is_empty() {
+            } else if !open.is_empty() && !m.followed {
                 plan.interrupted = open.into_iter().cloned().collect();
             }
         }
@@ -248,39 +249,153 @@ impl Plan {
 /// The text Claude Code sends for a first message made only of tool results without their calls.
 const ORPHANED: &str = "[Orphaned tool result removed due to conversation resume]";
 
+/// The result Claude Code sends for a call whose result is not in the message after it.
+pub const MISSING_RESULT: &str = "[Tool result missing due to internal error]";
+
+/// What Claude Code sends for a message its pairing left empty.
+const NO_CONTENT: &str = "(no content)";
+
 /// Claude Code's last pass over the messages (its `ensureToolResultPairing`, for what a
-/// transcript holds): a user message right after a message that is not an assistant's (after the
-/// joins: the first message) loses its `tool_result` blocks; left empty, the first message
-/// becomes [`ORPHANED`] and any other is not sent.
+/// transcript holds), on the messages as they are sent (after the joins):
+/// - a user message right after a message that is not an assistant's loses its `tool_result`
+///   blocks; left empty, the first message becomes [`ORPHANED`] and any other is not sent;
+/// - an assistant message loses a `tool_use` whose id an earlier one had;
+/// - the user message right after an assistant message gets a [`MISSING_RESULT`] result, first,
+///   for each call of it without one, and loses the results of no call of it and the repeats
+///   (a string content becomes a text block); left empty, it is [`NO_CONTENT`]. When no user
+///   message follows, the missing results are a user message of their own.
+///
+/// Proven with the real Claude Code on a real transcript whose results were lost or renamed
+/// (`claude_real::calls_without_their_results_are_paired_as_claude_code_pairs_them`).
 #[derive(Default)]
-pub(crate) struct Orphans {
+pub(crate) struct Pairing {
     /// The role of the last message passed on.
     last: Option<String>,
+    /// The calls of the last message, when it is an assistant's.
+    calls: Vec<String>,
+    /// Every call id passed on.
+    seen: HashSet<String>,
 }
 
-impl Orphans {
-    /// The next message as it is sent, if it is.
-    pub(crate) fn pass(&mut self, mut message: Value) -> Option<Value> {
-        let after_assistant = self.last.as_deref() == Some("assistant");
+impl Pairing {
+    /// Passes the next message on to `emit` as Claude Code sends it (or not at all), with the
+    /// missing results of the message before it when they are a message of their own.
+    pub(crate) fn pass(&mut self, mut message: Value, emit: &mut impl FnMut(Value)) {
         let role = message["role"].as_str().map(str::to_string);
-        if role.as_deref() == Some("user") && !after_assistant {
-            if let Some(blocks) = message["content"].as_array_mut() {
-                let before = blocks.len();
-                blocks.retain(|b| b["type"] != "tool_result");
-                if blocks.is_empty() && before > 0 {
-                    if self.last.is_some() {
-                        return None;
+        let calls = std::mem::take(&mut self.calls);
+        let after_assistant = self.last.as_deref() == Some("assistant");
+        match role.as_deref() {
+            Some("user") if after_assistant => {
+                if !answer(&mut message, &calls) {
+                    message["content"] = NO_CONTENT.into();
+                }
+            }
+            Some("user") => {
+                if let Some(blocks) = message["content"].as_array_mut() {
+                    let before = blocks.len();
+                    blocks.retain(|b| b["type"] != "tool_result");
+                    if blocks.is_empty() && before > 0 {
+                        if self.last.is_some() {
+                            return;
+                        }
+                        blocks.push(text_block(ORPHANED));
                     }
-                    let mut text = Map::new();
-                    text.insert("type".into(), "text".into());
-                    text.insert("text".into(), ORPHANED.into());
-                    blocks.push(Value::Object(text));
+                }
+            }
+            _ => {
+                if !calls.is_empty() {
+                    emit(missing_results(&calls));
+                }
+                if role.as_deref() == Some("assistant") {
+                    self.calls = self.own_calls(&mut message);
                 }
             }
         }
         self.last = role;
-        Some(message)
+        emit(message);
     }
+
+    /// At the end: the calls of a last assistant message get their missing results.
+    pub(crate) fn finish(&mut self, emit: &mut impl FnMut(Value)) {
+        let calls = std::mem::take(&mut self.calls);
+        if !calls.is_empty() {
+            emit(missing_results(&calls));
+        }
+    }
+
+    /// The ids of an assistant message's calls, less those an earlier message had (whose
+    /// blocks it loses).
+    fn own_calls(&mut self, message: &mut Value) -> Vec<String> {
+        let Some(blocks) = message["content"].as_array_mut() else { return Vec::new() };
+        let mut own = Vec::new();
+        blocks.retain(|b| {
+            let Some(id) = b["id"].as_str().filter(|_| b["type"] == "tool_use") else { return true };
+            let new = self.seen.insert(id.to_string());
+            if new {
+                own.push(id.to_string());
+            }
+            new
+        });
+        own
+    }
+}
+
+/// Pairs a user message with the calls of the assistant message before it; `false` when it is
+/// left empty.
+fn answer(message: &mut Value, calls: &[String]) -> bool {
+    let results: Vec<&str> = match message["content"].as_array() {
+        Some(blocks) => {
+            blocks.iter().filter(|b| b["type"] == "tool_result").filter_map(|b| b["tool_use_id"].as_str()).collect()
+        }
+        None => Vec::new(),
+    };
+    let repeated = results.iter().enumerate().any(|(i, r)| results[..i].contains(r));
+    let missing: Vec<&String> = calls.iter().filter(|c| !results.contains(&c.as_str())).collect();
+    let stray = results.iter().any(|r| !calls.iter().any(|c| c == r));
+    if missing.is_empty() && !stray && !repeated {
+        return true;
+    }
+    let blocks = match message["content"].take() {
+        Value::Array(blocks) => blocks,
+        Value::String(text) => vec![text_block(&text)],
+        _ => Vec::new(),
+    };
+    let mut kept = HashSet::new();
+    let blocks = blocks.into_iter().filter(|b| {
+        let Some(id) = b["tool_use_id"].as_str().filter(|_| b["type"] == "tool_result") else { return true };
+        calls.iter().any(|c| c == id) && kept.insert(id.to_string())
+    });
+    let all: Vec<Value> = missing.iter().map(|c| missing_result(c)).chain(blocks).collect();
+    let filled = !all.is_empty();
+    message["content"] = Value::Array(all);
+    filled
+}
+
+/// The user message of [`MISSING_RESULT`] results for `calls`.
+fn missing_results(calls: &[String]) -> Value {
+    let blocks: Vec<Value> = calls.iter().map(|c| missing_result(c)).collect();
+    let mut message = Map::new();
+    message.insert("role".into(), "user".into());
+    message.insert("content".into(), Value::Array(blocks));
+    Value::Object(message)
+}
+
+/// A [`MISSING_RESULT`] block for call `id`, keys in Claude Code's order.
+fn missing_result(id: &str) -> Value {
+    let mut block = Map::new();
+    block.insert("type".into(), "tool_result".into());
+    block.insert("tool_use_id".into(), id.into());
+    block.insert("content".into(), MISSING_RESULT.into());
+    block.insert("is_error".into(), true.into());
+    Value::Object(block)
+}
+
+/// A text block.
+fn text_block(text: &str) -> Value {
+    let mut block = Map::new();
+    block.insert("type".into(), "text".into());
+    block.insert("text".into(), text.into());
+    Value::Object(block)
 }
 
 /// The blocks of a raw `content` (none when it is not an array).

@@ -70,9 +70,9 @@ pub fn each_message(t: &Transcript, chain: &Chain, emit: impl FnMut(Value)) {
 }
 
 /// [`each_message`] for the model `target`.
-pub fn each_message_for(t: &Transcript, chain: &Chain, target: Option<&str>, mut emit: impl FnMut(Value)) {
-    let mut orphans = normalize::Orphans::default();
-    let mut emit = |m: Value| orphans.pass(m).into_iter().for_each(&mut emit);
+pub fn each_message_for(t: &Transcript, chain: &Chain, target: Option<&str>, mut sink: impl FnMut(Value)) {
+    let mut pairing = normalize::Pairing::default();
+    let mut emit = |m: Value| pairing.pass(m, &mut sink);
     let plan = normalize::Plan::of(t, chain);
     let mut bubble = Bubble::default();
     let mut out: Vec<Msg> = Vec::new();
@@ -89,6 +89,7 @@ pub fn each_message_for(t: &Transcript, chain: &Chain, target: Option<&str>, mut
     }
     flush(&mut out, &mut pending, target, &mut emit);
     out.into_iter().for_each(|m| emit(m.into_json()));
+    pairing.finish(&mut sink);
 }
 
 /// Holds a system text until the next assistant message, before which the texts held go
