@@ -5,7 +5,6 @@
 //! trait impl needs no import), so the floor (`error.rs`) stays below the engine.
 
 use crate::append::AppendError;
-use crate::calibration::CalibrationError;
 use crate::durable::FileError;
 use crate::error::{chain, Error, ErrorKind};
 use crate::fork_record::RecordError;
@@ -19,6 +18,7 @@ use crate::store::pack::PackError;
 use crate::store::refs::RefError;
 use crate::store::state::StateError;
 use crate::store::StoreError;
+use crate::tokens::calibration::CalibrationError;
 
 impl From<StoreError> for Error {
     fn from(e: StoreError) -> Error {

@@ -9,7 +9,6 @@
 compile_error!("shake builds on Unix only: Linux, where every test runs, and macOS and the BSDs");
 
 pub mod append;
-pub mod calibration;
 // The hosts are the registry's (`hosts.rs`): the porcelain and the binary reach one only through
 // the seam (`host/`), so outside this crate a host module is private. The tests' surface
 // (`fixture-host`, on only in test builds) opens their insides to the conformance, fault and
@@ -52,7 +51,6 @@ pub mod rev;
 pub mod search;
 pub mod store;
 pub mod time;
-pub mod token_cache;
 pub mod tokens;
 
 pub use context::Context;

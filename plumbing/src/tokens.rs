@@ -13,6 +13,8 @@
 //! through [`Tokenizer`], so they all share one cache and one definition of a token.
 
 pub mod bpe;
+pub mod cache;
+pub mod calibration;
 pub mod claude;
 pub mod family;
 mod o200k_ascii;
@@ -21,8 +23,8 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::host::{Estimator, Pieces, Session, View};
-use crate::token_cache::{self, TokenCache};
 use bpe::Bpe;
+use cache::TokenCache;
 
 /// An image's cost in tokens for every BPE tokenizer (what pi's estimate gives one).
 pub const IMAGE_TOKENS: u64 = 1_200;
@@ -193,7 +195,7 @@ impl Tokenizer {
             // Every piece goes through the cache, short ones too: a warm run then never builds
             // the BPE tables (0.15-0.35 s).
             Some(cache) => {
-                let key = token_cache::key(text);
+                let key = cache::key(text);
                 cache.get(&key).unwrap_or_else(|| {
                     let n = self.counter().count(text);
                     cache.insert(key, n);
@@ -268,7 +270,7 @@ impl Tokenizer {
     }
 
     /// Counts `texts` on every core into the cache (`prefetch`'s work once the misses are known).
-    fn prefetch_texts<T: AsRef<str> + Sync>(&self, texts: &[(token_cache::Key, T)]) {
+    fn prefetch_texts<T: AsRef<str> + Sync>(&self, texts: &[(cache::Key, T)]) {
         let Some(cache) = self.cache else { return };
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         // The work: every text, a huge one (a 100 MB line) cut in one part per core, so one
@@ -464,8 +466,8 @@ const PENDING_BYTES: usize = 8 << 20;
 struct Misses {
     tokenizer: Tokenizer,
     cache: &'static TokenCache,
-    seen: std::collections::HashSet<token_cache::Key>,
-    texts: Vec<(token_cache::Key, String)>,
+    seen: std::collections::HashSet<cache::Key>,
+    texts: Vec<(cache::Key, String)>,
     bytes: usize,
     /// [`PENDING_BYTES`] (smaller in tests).
     budget: usize,
@@ -479,7 +481,7 @@ impl Misses {
     }
 
     /// Adds a text the cache lacks, unless it was added already.
-    fn add(&mut self, key: token_cache::Key, text: &str) {
+    fn add(&mut self, key: cache::Key, text: &str) {
         if text.len() >= self.budget {
             self.tokenizer.prefetch_texts(&[(key, text)]);
         } else if self.seen.insert(key) {
@@ -506,7 +508,7 @@ impl Pieces for Misses {
         if text.is_empty() {
             return;
         }
-        let key = token_cache::key(text);
+        let key = cache::key(text);
         if !self.cache.contains(&key) {
             self.add(key, text);
         }
@@ -529,7 +531,7 @@ impl Pieces for Lookup<'_, '_> {
         if text.is_empty() {
             return;
         }
-        let key = token_cache::key(text);
+        let key = cache::key(text);
         match self.cache.get(&key) {
             Some(n) => self.tally.tokens += n,
             None => {
@@ -670,11 +672,11 @@ mod tests {
     #[test]
     fn counts_come_from_the_cache_when_it_has_them() {
         let cache: &'static TokenCache = Box::leak(Box::new(TokenCache::in_memory(TokenizerName::O200k)));
-        cache.insert(token_cache::key("hello world"), 99);
+        cache.insert(cache::key("hello world"), 99);
         let o = Tokenizer::new(TokenizerName::O200k).with_cache(cache);
         assert_eq!(o.count("hello world"), 99);
         assert_eq!(o.count("hello there"), 2);
-        assert_eq!(cache.stats(), token_cache::CacheStats { hits: 1, added: 2, len: 2 });
+        assert_eq!(cache.stats(), cache::CacheStats { hits: 1, added: 2, len: 2 });
         // A cache for another tokenizer is not used.
         let c = Tokenizer::new(TokenizerName::Cl100k).with_cache(cache);
         assert_eq!(c.count("hello world"), 2);
@@ -687,12 +689,12 @@ mod tests {
         let cache: &'static TokenCache = Box::leak(Box::new(TokenCache::in_memory(TokenizerName::ClaudeV3)));
         let c = Tokenizer::new(TokenizerName::ClaudeV3).with_cache(cache);
         assert_eq!(c.count("hello, world"), 3);
-        assert_eq!(cache.get(&token_cache::key("hello, world")), Some(3));
-        cache.insert(token_cache::key("cached"), 99);
+        assert_eq!(cache.get(&cache::key("hello, world")), Some(3));
+        cache.insert(cache::key("cached"), 99);
         assert_eq!(c.count("cached"), 99);
         assert!(Tokenizer::new(TokenizerName::OmpV3).with_cache(cache).cache().is_none());
         // Counted on every core into the cache, as the meter prefetches.
-        let texts = ["un", "deux trois", "\u{FFFD}"].map(|t| (token_cache::key(t), t));
+        let texts = ["un", "deux trois", "\u{FFFD}"].map(|t| (cache::key(t), t));
         c.prefetch_texts(&texts);
         assert_eq!(cache.get(&texts[2].0), Some(1));
         assert_eq!(TokenizerName::ClaudeV5Sonnet.as_str().parse(), Ok(TokenizerName::ClaudeV5Sonnet));
@@ -762,7 +764,7 @@ mod tests {
         misses.text(&big);
         assert_eq!(misses.texts.len(), 1);
         misses.flush();
-        assert_eq!(cache.get(&token_cache::key(&big)), Some(bpe::shared(TokenizerName::O200k, None).0.count(&big)));
+        assert_eq!(cache.get(&cache::key(&big)), Some(bpe::shared(TokenizerName::O200k, None).0.count(&big)));
     }
 
     /// The texts a cache lacks are copied only up to [`PENDING_BYTES`] before they are counted,
@@ -785,7 +787,7 @@ mod tests {
         misses.flush();
         let bpe = bpe::shared(TokenizerName::O200k, None).0;
         for text in texts.iter().chain([&huge]) {
-            assert_eq!(cache.get(&token_cache::key(text)), Some(bpe.count(text)));
+            assert_eq!(cache.get(&cache::key(text)), Some(bpe.count(text)));
         }
     }
 

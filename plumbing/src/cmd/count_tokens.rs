@@ -27,7 +27,7 @@ pub fn run(ctx: &Context, args: &CountTokensArgs, out: &mut dyn Write) -> Result
     let (file, rev) = args.rev.load(ctx)?;
     let (session, leaf) = rev.open(ctx, &file)?;
     let projection = View::at(&session, leaf)?;
-    let tok = crate::token_cache::open_tokenizer(ctx, args.tokenizer, &session, leaf)?;
+    let tok = crate::tokens::cache::open_tokenizer(ctx, args.tokenizer, &session, leaf)?;
     let counts = context_tokens(&projection, &tok);
     let total: u64 = counts.iter().sum();
     let ids = projection.context.iter().map(|&i| session.entries[i].id());

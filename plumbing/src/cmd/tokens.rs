@@ -2,18 +2,18 @@
 //! the provider's own count of that request, turn by turn; the error of each tokenizer on the
 //! session, on whole requests and on what each turn added; and the calibration that
 //! `--tokenizer calibrated` uses (`docs/tokens.md`). The measuring and the calibration are
-//! library code, in [`crate::calibration`].
+//! library code, in [`crate::tokens::calibration`].
 
 use std::io::Write;
 
 use serde_json::json;
 
-use crate::calibration::{
-    added, added_pairs, calibration_from, measure, summarize, AddedPairs, AddedSummary, ErrorSummary, Turn,
-};
 use crate::host::View;
 use crate::rev::RevArgs;
-use crate::token_cache::{open_cached, open_tokenizer, CachedTokenizer};
+use crate::tokens::cache::{open_cached, open_tokenizer, CachedTokenizer};
+use crate::tokens::calibration::{
+    added, added_pairs, calibration_from, measure, summarize, AddedPairs, AddedSummary, ErrorSummary, Turn,
+};
 use crate::tokens::{TokenizerName, CALIBRATION_BASE};
 use crate::{Context, Result};
 

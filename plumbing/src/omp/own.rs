@@ -9,7 +9,7 @@ use super::{history, reading, session_tokenizer, OmpFile, OmpTokenizer};
 use crate::host::error::{HostError, Result};
 use crate::host::own::{Compared, History, OwnFigures, OwnMeter, Rules};
 use crate::host::SessionFile;
-use crate::token_cache::open_cached;
+use crate::tokens::cache::open_cached;
 use crate::tokens::{Tokenizer, TokenizerName};
 use crate::Context;
 

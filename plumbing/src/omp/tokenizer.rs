@@ -128,7 +128,7 @@ pub fn ratio(family: Family) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::token_cache::TokenCache;
+    use crate::tokens::cache::TokenCache;
 
     #[test]
     fn bytes4_is_per_fragment() {
@@ -155,6 +155,6 @@ mod tests {
         let tok = OmpTokenizer::new(Some(Family::ClaudeV3), false).with_cached(cached);
         assert_eq!(tok.counts_with(), Some(TokenizerName::OmpV3));
         assert_eq!(tok.count("hello, world"), 3);
-        assert_eq!(cache.get(&crate::token_cache::key("hello, world")), Some(3));
+        assert_eq!(cache.get(&crate::tokens::cache::key("hello, world")), Some(3));
     }
 }

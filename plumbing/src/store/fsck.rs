@@ -95,8 +95,8 @@ fn check_tables(dir: &Path, report: &mut FsckReport) {
                 .problems
                 .push(format!("{}: damaged BPE table ({why}); delete it to have it rebuilt", path.display()));
         }
-        if let Err(why) = crate::token_cache::check(dir, name) {
-            let path = crate::token_cache::cache_path(dir, name);
+        if let Err(why) = crate::tokens::cache::check(dir, name) {
+            let path = crate::tokens::cache::cache_path(dir, name);
             report.problems.push(format!("{}: damaged token cache: {why}", path.display()));
         }
     }

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use shake_plumbing::hosts::short_path;
 use shake_plumbing::output::{answer, json_or, table, write_record, RecordArgs};
 use shake_plumbing::rev::split_version;
-use shake_plumbing::token_cache::open_tokenizer;
+use shake_plumbing::tokens::cache::open_tokenizer;
 use shake_plumbing::tokens::TokenizerName;
 use shake_plumbing::{Context, Error, Result};
 

@@ -12,7 +12,7 @@ use shake_plumbing::fork_record as record;
 use shake_plumbing::host::{ForkWrite, Forked, Forks, Session, SessionFile, View, Writer};
 use shake_plumbing::regions::RegionKind;
 use shake_plumbing::rev::{Rev, RevArgs};
-use shake_plumbing::token_cache::open_tokenizer;
+use shake_plumbing::tokens::cache::open_tokenizer;
 use shake_plumbing::tokens::{context_tokens, TokenizerName};
 use shake_plumbing::{Context, Error, Result};
 

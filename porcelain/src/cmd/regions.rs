@@ -10,7 +10,7 @@ use serde_json::json;
 use shake_plumbing::host::View;
 use shake_plumbing::output::{json_or, write_record};
 use shake_plumbing::rev::RevArgs;
-use shake_plumbing::token_cache::open_tokenizer;
+use shake_plumbing::tokens::cache::open_tokenizer;
 use shake_plumbing::tokens::{context_tokens, TokenizerName};
 use shake_plumbing::{Context, Result};
 

@@ -8,7 +8,7 @@ use shake_plumbing::host::{Projected, Session, View};
 use shake_plumbing::output::quote;
 use shake_plumbing::regions::RegionKind;
 use shake_plumbing::rev::resolve_entry;
-use shake_plumbing::token_cache::open_tokenizer;
+use shake_plumbing::tokens::cache::open_tokenizer;
 use shake_plumbing::tokens::{context_tokens, Tokenizer};
 use shake_plumbing::{Context, Result};
 

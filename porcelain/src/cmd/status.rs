@@ -6,7 +6,7 @@ use std::io::Write;
 use serde_json::json;
 use shake_plumbing::host::{View, Writer};
 use shake_plumbing::regions::RegionKind;
-use shake_plumbing::token_cache::open_tokenizer;
+use shake_plumbing::tokens::cache::open_tokenizer;
 use shake_plumbing::{Context, Result};
 
 use crate::batch::torn_last_line;

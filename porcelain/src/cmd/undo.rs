@@ -11,7 +11,7 @@ use shake_plumbing::fork_record as record;
 use shake_plumbing::host::{ForkWrite, Forks, Role, Session, SessionFile, View, Writer};
 use shake_plumbing::regions::tool_label;
 use shake_plumbing::rev::Rev;
-use shake_plumbing::token_cache::open_tokenizer;
+use shake_plumbing::tokens::cache::open_tokenizer;
 use shake_plumbing::tokens::{Tokenizer, TokenizerName};
 use shake_plumbing::{Context, Error, Result};
 

@@ -26,11 +26,11 @@ use crate::rules::Rules;
 use crate::scope::Scope;
 use anstyle::{AnsiColor, Style};
 use serde_json::{json, Value};
-use shake_plumbing::calibration::calibrated_for;
 use shake_plumbing::host::{Session, View};
 use shake_plumbing::regions::RegionKind;
 use shake_plumbing::rev::RevArgs;
-use shake_plumbing::token_cache::Caches;
+use shake_plumbing::tokens::cache::Caches;
+use shake_plumbing::tokens::calibration::calibrated_for;
 use shake_plumbing::tokens::{context_tokens, resolve, Tokenizer, TokenizerName};
 use shake_plumbing::{Context, Error, Result};
 
@@ -303,7 +303,7 @@ fn read(ctx: &Context, rev: &RevArgs, policy: (Profile, &Rules), counting: &Coun
     let (session, leaf) = rev.open(ctx, &file)?;
     let tok = counting.tokenizer(resolve(counting.choice, &session, leaf, ctx.model.as_deref()));
     if counting.says_estimate {
-        shake_plumbing::token_cache::warn_foreign_estimate(ctx, tok.name, &session);
+        shake_plumbing::tokens::cache::warn_foreign_estimate(ctx, tok.name, &session);
     }
     let tok = match tok.name {
         TokenizerName::Calibrated => calibrated_for(ctx, &session, tok)?,

@@ -19,9 +19,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use crate::calibration::CalibrationError;
 use crate::host::Session;
 use crate::tokens::bpe::{self, Bpe};
+use crate::tokens::calibration::CalibrationError;
 use crate::tokens::{Tokenizer, TokenizerName};
 use crate::Context;
 
@@ -523,7 +523,7 @@ pub fn open_tokenizer<'c>(
     warn_foreign_estimate(ctx, name, session);
     let mut tok = open_cached(ctx, name);
     if name == TokenizerName::Calibrated {
-        tok.set(crate::calibration::calibrated_for(ctx, session, *tok)?);
+        tok.set(crate::tokens::calibration::calibrated_for(ctx, session, *tok)?);
     }
     Ok(tok)
 }
@@ -546,7 +546,7 @@ pub fn warn_foreign_estimate(ctx: &Context, name: TokenizerName, session: &Sessi
 /// cache is saved when the guard is dropped. The cache lives as long as the process, so that a
 /// `Tokenizer` stays `Copy`, and is opened once per store and tokenizer ([`OPENED`]): a second
 /// call counts through the same one (a watching meter re-calibrates with
-/// [`crate::calibration::calibrated_for`] and [`CachedTokenizer::set`], it does not reopen).
+/// [`crate::tokens::calibration::calibrated_for`] and [`CachedTokenizer::set`], it does not reopen).
 pub fn open_cached(ctx: &Context, name: TokenizerName) -> CachedTokenizer<'_> {
     let tok = Tokenizer::new(name);
     let tok = match tok.base() {
