@@ -628,8 +628,9 @@ fn calls_without_their_results_are_paired_as_claude_code_pairs_them() {
     // after it gets "[Tool result missing due to internal error]" there, first; a result of no
     // call of the message before it goes. Before, shake left out the whole API message of such
     // a call (and so its answered calls and their results) when the conversation went on.
-    // Three copies of a real transcript whose first API message makes two calls (rows 10, 15)
-    // answered by rows 18 and 25: one result renamed; both renamed; row 18 torn (not JSON).
+    // Copies of a real transcript whose first API message makes two calls (rows 10, 15)
+    // answered by rows 18 and 25: one result renamed; both renamed; row 18 torn (not JSON); and
+    // row 26's call turned into text, so row 33's result answers no call.
     let source = std::fs::read(fixtures().join(SPOTTER)).unwrap();
     let rows: Vec<&[u8]> = source.split(|&b| b == b'\n').collect();
     let (first, second) = ("toolu_01SZB3juMsXcXZbHjVubHiga", "toolu_016BubCytDrE5ACMhyM1JFso");
@@ -641,9 +642,16 @@ fn calls_without_their_results_are_paired_as_claude_code_pairs_them() {
         ("one__renamed" | "both__renamed", 24) => renamed(row, second),
         ("both__renamed", 17) => renamed(row, first),
         ("one__torn", 17) => row[..row.len() / 2].to_vec(),
+        // A later API message that makes no call: its result is of no call; the user message
+        // left empty is Claude Code's "(no content)".
+        ("no__call", 25) => {
+            let mut r: Value = serde_json::from_slice(row).unwrap();
+            r["message"]["content"] = serde_json::json!([{"type": "text", "text": "I will look at it."}]);
+            serde_json::to_vec(&r).unwrap()
+        }
         _ => row.to_vec(),
     };
-    let names: Vec<String> = ["one__renamed", "both__renamed", "one__torn"]
+    let names: Vec<String> = ["one__renamed", "both__renamed", "one__torn", "no__call"]
         .iter()
         .map(|variant| {
             let changed: Vec<Vec<u8>> = rows.iter().enumerate().map(|(i, row)| change(variant, i, row)).collect();
@@ -659,6 +667,9 @@ fn calls_without_their_results_are_paired_as_claude_code_pairs_them() {
         let second_message = &sent[1]["content"];
         let calls: Vec<&str> = second_message.as_array().unwrap().iter().filter_map(|b| b["id"].as_str()).collect();
         assert_eq!(calls, [first, second], "{name}: both calls are sent");
-        assert!(sent[2].to_string().contains(shake_plumbing::claude::normalize::MISSING_RESULT), "{name}");
+        match name.starts_with("no__call") {
+            true => assert_eq!(sent[4]["content"], "(no content)", "{name}"),
+            false => assert!(sent[2].to_string().contains(shake_plumbing::claude::normalize::MISSING_RESULT), "{name}"),
+        }
     }
 }
