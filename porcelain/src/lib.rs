@@ -1,6 +1,6 @@
 //! shake for people: fold policy (profiles, scopes, placeholders, the wall) and the library the
 //! commands share (plans, batches, overlays, rendering); the commands themselves in [`cmd`]
-//! (re-exported here under their own names); and the pi integration (`pi-extension`).
+//! (re-exported here under their own names), the pi integration (`pi-extension`) among them.
 
 pub mod batch;
 pub mod cmd;
@@ -12,8 +12,6 @@ pub mod host_plan;
 pub mod leaf;
 pub mod log_entry;
 pub mod overlay;
-pub mod own_meter;
-pub mod pi_extension;
 pub mod plan;
 pub mod price;
 pub mod profile;
@@ -23,4 +21,4 @@ pub mod rules;
 pub mod scope;
 pub mod wall;
 
-pub use cmd::{audit, diff, drop, fold, grep, log, meter, regions, scan, show, status, undo};
+pub use cmd::{audit, diff, drop, fold, grep, log, meter, pi_extension, regions, scan, show, status, undo};

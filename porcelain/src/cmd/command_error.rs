@@ -5,11 +5,11 @@
 
 use shake_plumbing::Error;
 
+use super::pi_extension::InstallError;
 use crate::batch::BatchError;
 use crate::config::ConfigError;
 use crate::host_history::HistoryError;
 use crate::overlay::OverlayError;
-use crate::pi_extension::InstallError;
 
 impl From<BatchError> for Error {
     fn from(e: BatchError) -> Error {

@@ -9,6 +9,7 @@ pub mod fold;
 pub mod grep;
 pub mod log;
 pub mod meter;
+pub mod pi_extension;
 pub mod regions;
 pub mod scan;
 pub mod show;

@@ -7,11 +7,13 @@
 //! The rooms: this file (the command, a reading and its label, a measurement), [`watch`] (one
 //! reading, or with `--watch` one per change of the file), [`serve`](mod@serve) (`--serve`'s loop), [`memo`]
 //! (the reading remembered per session file), [`grow`] (the append shortcut: measuring the new
-//! bytes alone), [`log`] (`--log`) and [`statusline`] (`--statusline`, Claude Code's status line).
+//! bytes alone), [`log`] (`--log`), [`statusline`] (`--statusline`, Claude Code's status line)
+//! and [`own`] (a host's own meter: OMP's `/shake`).
 
 mod grow;
 mod log;
 pub(crate) mod memo;
+mod own;
 mod serve;
 pub(crate) mod stamp;
 mod statusline;
@@ -354,7 +356,7 @@ pub fn run(ctx: &Context, args: &MeterArgs, out: &mut dyn Write) -> Result {
         return statusline::run(ctx, args, std::io::stdin().lock(), out);
     }
     // A host with a meter of its own (oh-my-pi's /shake) measures by its own rules.
-    if let Some(own) = crate::own_meter::of(ctx, &args.rev) {
+    if let Some(own) = own::of(ctx, &args.rev) {
         // The only host with a meter of its own is oh-my-pi, whose /shake has no such rule: the
         // flag is refused rather than ignored.
         if args.rules.fold_tool_inputs == Some(true) {
@@ -363,7 +365,7 @@ pub fn run(ctx: &Context, args: &MeterArgs, out: &mut dyn Write) -> Result {
             )
             .hint("omit --fold-tool-inputs"));
         }
-        return crate::own_meter::run(ctx, args, own, out);
+        return own::run(ctx, args, own, out);
     }
     let (profile, _) = profile::resolve(ctx, args.profile)?;
     let rules = crate::rules::resolve(ctx, &args.rules, profile)?;

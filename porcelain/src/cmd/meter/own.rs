@@ -16,10 +16,10 @@ use shake_plumbing::host::Host;
 use shake_plumbing::rev::RevArgs;
 use shake_plumbing::{Context, Result};
 
-use crate::cmd::meter::memo;
-use crate::cmd::meter::stamp::{FileState, Seen};
+use super::memo;
+use super::stamp::{FileState, Seen};
+use super::{append_log, render, with_verdict, MeterArgs, Severity};
 use crate::fingerprint::Proof;
-use crate::meter::{append_log, render, with_verdict, MeterArgs, Severity};
 use crate::price::{economics, Economics};
 use shake_plumbing::store::touch;
 

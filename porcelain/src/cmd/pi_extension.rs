@@ -8,7 +8,7 @@ use shake_plumbing::durable::FileError;
 use shake_plumbing::{Context, Result};
 
 /// The extension's source, exactly as in `integrations/pi/shake.ts`.
-pub const SOURCE: &str = include_str!("../../integrations/pi/shake.ts");
+pub const SOURCE: &str = include_str!("../../../integrations/pi/shake.ts");
 
 /// The file name pi loads it under (pi loads every `*.ts` in its extensions folder).
 const FILE_NAME: &str = "shake.ts";
