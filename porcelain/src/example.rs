@@ -5,9 +5,9 @@
 
 use std::path::PathBuf;
 
-use shake_plumbing::durable;
+use shake_plumbing::durable::{self, FileError};
 use shake_plumbing::host::SessionFile;
-use shake_plumbing::{Context, Result};
+use shake_plumbing::Context;
 
 /// The bundled session's bytes.
 const SESSION: &[u8] = include_bytes!("../../tests/fixtures/pi-mono-before-compaction.v3-migrated-by-pi-1.6.0.jsonl");
@@ -22,7 +22,7 @@ pub fn path(ctx: &Context) -> PathBuf {
 
 /// Writes a fresh copy of the bundled session at [`path`] (replacing an earlier one, folds and
 /// all) and returns its path.
-pub fn fresh_copy(ctx: &Context) -> Result<PathBuf> {
+pub fn fresh_copy(ctx: &Context) -> Result<PathBuf, FileError> {
     let path = path(ctx);
     durable::write(&path, SESSION)?;
     // shake wrote it: the fold that follows does not warn that pi may have it open.

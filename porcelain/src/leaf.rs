@@ -5,14 +5,16 @@ use std::collections::HashSet;
 use std::io::Write;
 
 use serde_json::{json, Value};
+use shake_plumbing::fork_record::RecordError;
+use shake_plumbing::host::error::HostError;
 use shake_plumbing::host::{Projected, Session, View, Writer};
 use shake_plumbing::id::ObjectId;
 use shake_plumbing::nodes::NodeIds;
 use shake_plumbing::output::write_record;
 use shake_plumbing::rev::leaf_path;
-use shake_plumbing::rev::{Rev, RevArgs};
+use shake_plumbing::rev::{Rev, RevArgs, RevError};
 use shake_plumbing::tokens::{entry_tokens, Tokenizer};
-use shake_plumbing::{Context, Result};
+use shake_plumbing::Context;
 
 use crate::wall::{Item, Wall};
 
@@ -46,6 +48,23 @@ impl Seen {
         }
     }
 }
+
+/// Why a leaf does not load: the revision, the host's reading, or the store's records of a fork
+/// (each passed through as its own; the commands give the exit code and hints).
+#[derive(Debug, thiserror::Error)]
+pub enum LeafError {
+    /// The revision names no session or no leaf.
+    #[error(transparent)]
+    Rev(#[from] RevError),
+    /// The host does not read the session or project the leaf.
+    #[error(transparent)]
+    Host(#[from] HostError),
+    /// The store's records of a fork do not read.
+    #[error(transparent)]
+    Record(#[from] RecordError),
+}
+
+type Result<T, E = LeafError> = std::result::Result<T, E>;
 
 /// One leaf of a session, projected, with its wall and the node id of every path entry.
 pub struct LeafView<'s, 'a> {
@@ -83,26 +102,31 @@ impl<'s, 'a> Leaves<'s, 'a> {
 
 /// Loads the leaves two revisions name (`SESSION[:ENTRY]`, in one session file or two) and
 /// hands them to `f`; warnings about a file are printed once.
-pub fn with_two_leaves<T>(
+pub fn with_two_leaves<T, E: From<LeafError>>(
     ctx: &Context,
     a: &str,
     b: &str,
-    f: impl for<'s, 'a> FnOnce(&LeafView<'s, 'a>, &LeafView<'s, 'a>) -> Result<T>,
-) -> Result<T> {
-    let load = |rev: &str| RevArgs { rev: Some(rev.to_string()), leaf: None }.load(ctx);
+    f: impl for<'s, 'a> FnOnce(&LeafView<'s, 'a>, &LeafView<'s, 'a>) -> Result<T, E>,
+) -> Result<T, E> {
+    // Each step's error as the caller's (`E`), through the loading's own.
+    fn up<E: From<LeafError>>(e: impl Into<LeafError>) -> E {
+        E::from(e.into())
+    }
+    let load = |rev: &str| RevArgs { rev: Some(rev.to_string()), leaf: None }.load(ctx).map_err(up::<E>);
     let ((file_a, rev_a), (file_b, rev_b)) = (load(a)?, load(b)?);
-    let mut session_a = shake_plumbing::hosts::load(&file_a, ctx.host)?;
+    let mut session_a = shake_plumbing::hosts::load(&file_a, ctx.host).map_err(up::<E>)?;
     session_a.warn(ctx);
-    let mut session_b = shake_plumbing::hosts::load(&file_b, ctx.host)?;
+    let mut session_b = shake_plumbing::hosts::load(&file_b, ctx.host).map_err(up::<E>)?;
     // A Claude Code fork's folds are recorded in the store, not in the file.
-    shake_plumbing::fork_record::attach(ctx, &mut session_a)?;
-    shake_plumbing::fork_record::attach(ctx, &mut session_b)?;
+    shake_plumbing::fork_record::attach(ctx, &mut session_a).map_err(up::<E>)?;
+    shake_plumbing::fork_record::attach(ctx, &mut session_b).map_err(up::<E>)?;
     if file_b.path != file_a.path {
         session_b.warn(ctx);
     }
     // Bound, not temporaries: a view's host data may be read when it drops, so it must drop
     // before the sessions it borrows.
-    let (leaf_a, leaf_b) = (LeafView::of_rev(&session_a, &rev_a)?, LeafView::of_rev(&session_b, &rev_b)?);
+    let leaf_a = LeafView::of_rev(&session_a, &rev_a).map_err(up::<E>)?;
+    let leaf_b = LeafView::of_rev(&session_b, &rev_b).map_err(up::<E>)?;
     f(&leaf_a, &leaf_b)
 }
 

@@ -119,7 +119,7 @@ pub fn of_plan(
     view: &View<'_, '_>,
     plan: &crate::plan::Plan<'_>,
     tokens: &[u64],
-) -> shake_plumbing::Result<Option<Economics>> {
+) -> Result<Option<Economics>, crate::config::ConfigError> {
     let config = crate::config::load(ctx)?;
     let now = shake_plumbing::time::now_millis();
     Ok(economics(plan.tokens_freed, suffix_of(view, plan, tokens), &LastTurn::of(view), now, &config))

@@ -14,7 +14,6 @@
 use std::collections::{BTreeMap, HashSet};
 
 use shake_plumbing::host::{Session, View, Writer};
-use shake_plumbing::Result;
 
 use crate::leaf::{LeafView, Seen};
 use crate::log_entry::{self, Op};
@@ -165,7 +164,7 @@ pub struct RecordCheck {
 /// Checks every fold record of the session at its own row: each target is in the context there
 /// and shows folded (its row holds a placeholder the record puts on the wall), unless a later
 /// undo record put it back, when it must show unfolded.
-pub fn checks(session: &Session<'_>) -> Result<Vec<RecordCheck>> {
+pub fn checks(session: &Session<'_>) -> Result<Vec<RecordCheck>, crate::leaf::LeafError> {
     let records = log_entry::stored(session);
     let mut out = Vec::new();
     for (n, (at, data)) in records.iter().enumerate().filter(|(_, (_, d))| d.op() == Some(Op::Fold)) {

@@ -9,6 +9,7 @@ use super::pi_extension::InstallError;
 use crate::batch::BatchError;
 use crate::config::ConfigError;
 use crate::host_history::HistoryError;
+use crate::leaf::LeafError;
 use crate::overlay::OverlayError;
 
 impl From<BatchError> for Error {
@@ -45,6 +46,16 @@ impl From<BatchError> for Error {
             _ => None,
         };
         user(&e, hint.as_deref())
+    }
+}
+
+impl From<LeafError> for Error {
+    fn from(e: LeafError) -> Error {
+        match e {
+            LeafError::Rev(e) => e.into(),
+            LeafError::Host(e) => e.into(),
+            LeafError::Record(e) => e.into(),
+        }
     }
 }
 
