@@ -35,25 +35,23 @@ impl From<StoreError> for Error {
             true => Error::corrupt(e.to_string()),
             false => Error::user(chain(&e)),
         };
-        let hint = match &e {
-            S::Damaged { .. } => "run shake fsck; nothing is merged or collected while the damage is there".into(),
+        let err = match &e {
+            S::Damaged { .. } => err.hint("run shake fsck; nothing is merged or collected while the damage is there"),
             S::NotMerging { .. } => {
-                "run shake fsck: nothing is merged, repacked or dropped until the damage is dealt with".into()
+                err.hint("run shake fsck: nothing is merged, repacked or dropped until the damage is dealt with")
             }
-            S::NotCollecting { .. } => "run shake fsck: gc keeps everything until the damage is dealt with".into(),
-            S::Rehash { .. } => {
-                "run shake fsck; shake restore or a re-import rebuilds the object from a session file that has it"
-                    .into()
-            }
-            S::Ambiguous { .. } => "type more digits".into(),
-            S::NoSession { .. } => "name the session file, or run shake import first".into(),
+            S::NotCollecting { .. } => err.hint("run shake fsck: gc keeps everything until the damage is dealt with"),
+            S::Rehash { .. } => err.hint(
+                "run shake fsck; shake restore or a re-import rebuilds the object from a session file that has it",
+            ),
+            S::Ambiguous { .. } => err.hint("type more digits"),
+            S::NoSession { .. } => err.hint("name the session file, or run shake import first"),
             S::AmbiguousSession { paths, .. } => {
                 let paths: Vec<String> = paths.iter().map(|p| crate::output::path(p).into_owned()).collect();
-                format!("name one of the files: {}", paths.join(", "))
+                err.hint(format!("name one of the files: {}", paths.join(", ")))
             }
-            _ => String::new(),
+            _ => err,
         };
-        let err = if hint.is_empty() { err } else { err.hint(hint) };
         err.caused_by(e)
     }
 }

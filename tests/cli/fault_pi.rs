@@ -17,7 +17,7 @@ use crate::append::{append_as_pi, cut_fold, pi_resumes, resumed_branch, small};
 use serde_json::Value;
 
 use crate::env::{fixture_path, Oracle, TestEnv};
-use crate::fault_study::{trials, Figures, Rng};
+use crate::fault_study::{flip_one_bit, trials, Figures, Rng};
 
 /// `shake ARGS…` under `timeout`: a hang ends as exit 124.
 fn run(env: &TestEnv, args: &[&str], delay: &str) -> Output {
@@ -147,11 +147,7 @@ fn flips(rng: &mut Rng, n: usize) -> Figures {
     let paths: Vec<String> = (0..n)
         .map(|t| {
             let mut bytes = sources[t % 2].clone();
-            let at = rng.below(bytes.len());
-            bytes[at] ^= 1 << rng.below(8);
-            // The line flipped, from its start to 40 bytes past the flip, for the report.
-            let start = bytes[..at].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-            flipped.push(String::from_utf8_lossy(&bytes[start..(at + 40).min(bytes.len())]).into_owned());
+            flipped.push(flip_one_bit(rng, &mut bytes).1);
             env.write(&format!("flip-{t}.jsonl"), bytes).to_str().unwrap().to_string()
         })
         .collect();

@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use crate::claude_real::{project_file, resume_all, same, without_probe, Resumed};
 use crate::env::{fixture_path, TestEnv};
-use crate::fault_study::{trials, Figures, Rng};
+use crate::fault_study::{flip_one_bit, trials, Figures, Rng};
 use crate::omp::OmpOracle;
 
 /// Flips one bit of an OMP session per trial (OMP's own fixture, and a generated session of
@@ -36,10 +36,8 @@ fn flips(rng: &mut Rng, n: usize) -> (Figures, usize) {
     let paths: Vec<PathBuf> = (0..n)
         .map(|t| {
             let mut bytes = sources[t % 2].clone();
-            let at = rng.below(bytes.len());
-            bytes[at] ^= 1 << rng.below(8);
-            let start = bytes[..at].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-            flipped.push(format!("byte {at}: {}", String::from_utf8_lossy(&bytes[start..(at + 40).min(bytes.len())])));
+            let (at, line) = flip_one_bit(rng, &mut bytes);
+            flipped.push(format!("byte {at}: {line}"));
             env.write(&format!("flip-{t}.jsonl"), bytes)
         })
         .collect();
@@ -111,10 +109,8 @@ fn claude_flips(rng: &mut Rng, n: usize) -> Figures {
         .map(|t| {
             let (source, id) = &sources[t % sources.len()];
             let mut bytes = source.clone();
-            let at = rng.below(bytes.len());
-            bytes[at] ^= 1 << rng.below(8);
-            let start = bytes[..at].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-            flipped.push(format!("byte {at}: {}", String::from_utf8_lossy(&bytes[start..(at + 40).min(bytes.len())])));
+            let (at, line) = flip_one_bit(rng, &mut bytes);
+            flipped.push(format!("byte {at}: {line}"));
             let name = format!("trial{t}__x__{id}");
             std::fs::write(dir.join(&name), bytes).unwrap();
             name

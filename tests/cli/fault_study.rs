@@ -59,6 +59,15 @@ impl Figures {
     }
 }
 
+/// Flips one random bit of `bytes`. Returns where, and the line flipped from its start to 40 bytes
+/// past the flip, for the report.
+pub fn flip_one_bit(rng: &mut Rng, bytes: &mut [u8]) -> (usize, String) {
+    let at = rng.below(bytes.len());
+    bytes[at] ^= 1 << rng.below(8);
+    let start = bytes[..at].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    (at, String::from_utf8_lossy(&bytes[start..(at + 40).min(bytes.len())]).into_owned())
+}
+
 pub fn trials(name: &str, default: usize) -> usize {
     std::env::var(format!("SHAKE_STUDY_{name}")).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }

@@ -24,7 +24,7 @@
 use std::collections::HashSet;
 
 use serde_json::value::RawValue;
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 
 use super::loader::Chain;
 use super::transcript::{as_str, Row, Transcript};
@@ -374,28 +374,18 @@ fn answer(message: &mut Value, calls: &[String]) -> bool {
 /// The user message of [`MISSING_RESULT`] results for `calls`.
 fn missing_results(calls: &[String]) -> Value {
     let blocks: Vec<Value> = calls.iter().map(|c| missing_result(c)).collect();
-    let mut message = Map::new();
-    message.insert("role".into(), "user".into());
-    message.insert("content".into(), Value::Array(blocks));
-    Value::Object(message)
+    json!({"role": "user", "content": blocks})
 }
 
-/// A [`MISSING_RESULT`] block for call `id`, keys in Claude Code's order.
+/// A [`MISSING_RESULT`] block for call `id`, keys in Claude Code's order (serde_json keeps
+/// the order written: `preserve_order`).
 fn missing_result(id: &str) -> Value {
-    let mut block = Map::new();
-    block.insert("type".into(), "tool_result".into());
-    block.insert("tool_use_id".into(), id.into());
-    block.insert("content".into(), MISSING_RESULT.into());
-    block.insert("is_error".into(), true.into());
-    Value::Object(block)
+    json!({"type": "tool_result", "tool_use_id": id, "content": MISSING_RESULT, "is_error": true})
 }
 
 /// A text block.
 fn text_block(text: &str) -> Value {
-    let mut block = Map::new();
-    block.insert("type".into(), "text".into());
-    block.insert("text".into(), text.into());
-    Value::Object(block)
+    json!({"type": "text", "text": text})
 }
 
 /// The blocks of a raw `content` (none when it is not an array).

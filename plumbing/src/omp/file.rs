@@ -10,6 +10,7 @@
 //! the file it read is still the one at the path, retrying a few times before it gives up. The
 //! title slot is OMP's to overwrite: it is parsed for display only, never byte-compared.
 
+use std::borrow::Cow;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -316,17 +317,21 @@ fn scan(path: &Path, bytes: &[u8], text: Option<&str>, entries_too: bool) -> Res
 /// not a JSON object (what OMP's reader skips). The line is read as OMP reads it: decoded with
 /// U+FFFD where it is not UTF-8, a lone surrogate escape taken (`JSON.parse` takes it).
 fn scan_entry(line: &[u8], text: Option<&str>, number: usize, raw: Range<usize>) -> Option<OmpEntry> {
-    let (text, decoded) = match text.map(Ok).unwrap_or_else(|| std::str::from_utf8(line)) {
-        Ok(text) => (text, None),
-        Err(_) => ("", Some(String::from_utf8_lossy(line).into_owned().into_boxed_str())),
+    let text = match text {
+        Some(text) => Cow::Borrowed(text),
+        None => String::from_utf8_lossy(line),
     };
-    let text = decoded.as_deref().unwrap_or(text);
-    let [kind, id, parent] = crate::js::json::members(text, &["type", "id", "parentId"])?;
+    let [kind, id, parent] = crate::js::json::members(&text, &["type", "id", "parentId"])?;
     // `Value::as_str`: a string, decoded (only a string that parses is one here).
     let string = |raw: Option<&serde_json::value::RawValue>| {
         raw.and_then(|r| serde_json::from_str::<String>(r.get()).ok()).map(String::into_boxed_str)
     };
     let (kind, id, parent_id) = (string(kind).unwrap_or_default(), string(id), string(parent));
+    // Kept only when decoding changed the line (it was not UTF-8).
+    let decoded = match text {
+        Cow::Owned(decoded) => Some(decoded.into_boxed_str()),
+        Cow::Borrowed(_) => None,
+    };
     Some(OmpEntry { line: number, raw, kind, id, parent_id, decoded })
 }
 
